@@ -1,0 +1,280 @@
+package apiserver
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"github.com/kapi-dev/kapi/codec"
+)
+
+// VersionInfo is what /version answers, as Kubernetes' version.Info.
+type VersionInfo struct {
+	Major        string `json:"major"`
+	Minor        string `json:"minor"`
+	GitVersion   string `json:"gitVersion"`
+	GitCommit    string `json:"gitCommit"`
+	GitTreeState string `json:"gitTreeState"`
+	BuildDate    string `json:"buildDate"`
+	GoVersion    string `json:"goVersion"`
+	Compiler     string `json:"compiler"`
+	Platform     string `json:"platform"`
+}
+
+// defaultVersion reports the Kubernetes API level kapi implements, with
+// kapi's own version as build metadata.
+func defaultVersion() VersionInfo {
+	v := VersionInfo{
+		Major: "1", Minor: "33", GitVersion: "v1.33.0+kapi",
+		GoVersion: runtime.Version(), Compiler: runtime.Compiler, Platform: runtime.GOOS + "/" + runtime.GOARCH,
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/kapi-dev/kapi" && d.Version != "" && d.Version != "(devel)" {
+				v.GitVersion += "." + d.Version
+			}
+		}
+	}
+	return v
+}
+
+func (s *Server) serveVersion(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, r, s.config.version)
+}
+
+// writeJSON answers with a document that is only offered in JSON.
+func writeJSON(w http.ResponseWriter, r *http.Request, v any) {
+	if _, err := codec.Negotiate(r.Header.Get("Accept")); err != nil {
+		writeStatus(w, r, statusOf(err, target{}))
+		return
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		writeStatus(w, r, statusOf(err, target{}))
+		return
+	}
+	writeBody(w, http.StatusOK, "application/json", data)
+}
+
+// Legacy discovery documents (meta/v1).
+
+type groupVersionForDiscovery struct {
+	GroupVersion string `json:"groupVersion"`
+	Version      string `json:"version"`
+}
+
+type apiGroup struct {
+	Kind             string                     `json:"kind,omitempty"`
+	APIVersion       string                     `json:"apiVersion,omitempty"`
+	Name             string                     `json:"name"`
+	Versions         []groupVersionForDiscovery `json:"versions"`
+	PreferredVersion groupVersionForDiscovery   `json:"preferredVersion"`
+}
+
+type apiResource struct {
+	Name               string   `json:"name"`
+	SingularName       string   `json:"singularName"`
+	Namespaced         bool     `json:"namespaced"`
+	Kind               string   `json:"kind"`
+	Verbs              []string `json:"verbs"`
+	ShortNames         []string `json:"shortNames,omitempty"`
+	Categories         []string `json:"categories,omitempty"`
+	StorageVersionHash string   `json:"storageVersionHash,omitempty"`
+}
+
+var (
+	resourceVerbs = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+	statusVerbs   = []string{"get", "patch", "update"}
+)
+
+func (s *Server) apiGroups() []apiGroup {
+	var groups []apiGroup
+	for _, gv := range s.groupVersions() {
+		if gv.group == "" {
+			continue
+		}
+		d := groupVersionForDiscovery{gv.group + "/" + gv.version, gv.version}
+		if n := len(groups); n > 0 && groups[n-1].Name == gv.group {
+			groups[n-1].Versions = append(groups[n-1].Versions, d)
+			continue
+		}
+		groups = append(groups, apiGroup{Name: gv.group, Versions: []groupVersionForDiscovery{d}, PreferredVersion: d})
+	}
+	return groups
+}
+
+func (s *Server) serveCoreVersions(w http.ResponseWriter, r *http.Request) {
+	if aggregated := wantsAggregated(r); aggregated != "" {
+		s.serveAggregated(w, aggregated, true)
+		return
+	}
+	versions := []string{}
+	for _, gv := range s.groupVersions() {
+		if gv.group == "" {
+			versions = append(versions, gv.version)
+		}
+	}
+	writeJSON(w, r, map[string]any{
+		"kind": "APIVersions", "versions": versions,
+		"serverAddressByClientCIDRs": []map[string]string{{"clientCIDR": "0.0.0.0/0", "serverAddress": r.Host}},
+	})
+}
+
+func (s *Server) serveGroups(w http.ResponseWriter, r *http.Request) {
+	if aggregated := wantsAggregated(r); aggregated != "" {
+		s.serveAggregated(w, aggregated, false)
+		return
+	}
+	groups := s.apiGroups()
+	if groups == nil {
+		groups = []apiGroup{}
+	}
+	writeJSON(w, r, map[string]any{"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+}
+
+func (s *Server) serveGroup(group string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		for _, g := range s.apiGroups() {
+			if g.Name == group {
+				g.Kind, g.APIVersion = "APIGroup", "v1"
+				writeJSON(w, r, g)
+				return
+			}
+		}
+	}
+}
+
+func (s *Server) serveResources(gv groupVersion) http.HandlerFunc {
+	groupVersion := gv.version
+	if gv.group != "" {
+		groupVersion = gv.group + "/" + gv.version
+	}
+	resources := []apiResource{}
+	for _, res := range s.resourcesOf(gv) {
+		resources = append(resources, apiResource{
+			Name: res.Plural, SingularName: res.Singular, Namespaced: res.Namespaced, Kind: res.Kind,
+			Verbs: resourceVerbs, ShortNames: res.ShortNames, Categories: res.Categories,
+			StorageVersionHash: storageVersionHash(res),
+		})
+		if res.statusField != nil {
+			resources = append(resources, apiResource{Name: res.Plural + "/status", Namespaced: res.Namespaced, Kind: res.Kind, Verbs: statusVerbs})
+		}
+	}
+	doc := map[string]any{"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": groupVersion, "resources": resources}
+	return func(w http.ResponseWriter, r *http.Request) { writeJSON(w, r, doc) }
+}
+
+// storageVersionHash lets clients notice that the storage version of a
+// resource changed; kapi stores each resource in its one version. The form
+// is kube-apiserver's: the first 8 bytes of a SHA-256, in base64.
+func storageVersionHash(res *resource) string {
+	sum := sha256.Sum256([]byte(res.Group + "/" + res.Version + "/" + res.Kind))
+	return base64.StdEncoding.EncodeToString(sum[:8])
+}
+
+// Aggregated discovery (apidiscovery.k8s.io/v2, and v2beta1 of the same shape).
+
+const aggregatedMediaType = "application/json;g=apidiscovery.k8s.io;v=%s;as=APIGroupDiscoveryList"
+
+// wantsAggregated returns the aggregated discovery version the Accept header
+// asks for first ("v2" or "v2beta1"), or "".
+func wantsAggregated(r *http.Request) string {
+	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
+		params := map[string]string{}
+		fields := strings.Split(part, ";")
+		for _, f := range fields[1:] {
+			k, v, _ := strings.Cut(strings.TrimSpace(f), "=")
+			params[k] = v
+		}
+		if strings.TrimSpace(fields[0]) == "application/json" && params["g"] == "apidiscovery.k8s.io" && params["as"] == "APIGroupDiscoveryList" &&
+			(params["v"] == "v2" || params["v"] == "v2beta1") {
+			return params["v"]
+		}
+	}
+	return ""
+}
+
+type groupVersionKind struct {
+	Group   string `json:"group"`
+	Version string `json:"version"`
+	Kind    string `json:"kind"`
+}
+
+type resourceDiscovery struct {
+	Resource         string                 `json:"resource"`
+	ResponseKind     groupVersionKind       `json:"responseKind"`
+	Scope            string                 `json:"scope"`
+	SingularResource string                 `json:"singularResource"`
+	Verbs            []string               `json:"verbs"`
+	ShortNames       []string               `json:"shortNames,omitempty"`
+	Categories       []string               `json:"categories,omitempty"`
+	Subresources     []subresourceDiscovery `json:"subresources,omitempty"`
+}
+
+type subresourceDiscovery struct {
+	Subresource  string           `json:"subresource"`
+	ResponseKind groupVersionKind `json:"responseKind"`
+	Verbs        []string         `json:"verbs"`
+}
+
+type versionDiscovery struct {
+	Version   string              `json:"version"`
+	Resources []resourceDiscovery `json:"resources"`
+	Freshness string              `json:"freshness"`
+}
+
+type groupDiscovery struct {
+	Metadata struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	Versions []versionDiscovery `json:"versions"`
+}
+
+// serveAggregated answers /api (core) or /apis with every group, version and
+// resource in one document.
+func (s *Server) serveAggregated(w http.ResponseWriter, version string, core bool) {
+	groups := []groupDiscovery{}
+	for _, gv := range s.groupVersions() {
+		if (gv.group == "") != core {
+			continue
+		}
+		vd := versionDiscovery{Version: gv.version, Freshness: "Current", Resources: []resourceDiscovery{}}
+		for _, res := range s.resourcesOf(gv) {
+			scope := "Cluster"
+			if res.Namespaced {
+				scope = "Namespaced"
+			}
+			kind := groupVersionKind{res.Group, res.Version, res.Kind}
+			rd := resourceDiscovery{
+				Resource: res.Plural, ResponseKind: kind, Scope: scope, SingularResource: res.Singular,
+				Verbs: resourceVerbs, ShortNames: res.ShortNames, Categories: res.Categories,
+			}
+			if res.statusField != nil {
+				rd.Subresources = append(rd.Subresources, subresourceDiscovery{"status", kind, statusVerbs})
+			}
+			vd.Resources = append(vd.Resources, rd)
+		}
+		if n := len(groups); n > 0 && groups[n-1].Metadata.Name == gv.group {
+			groups[n-1].Versions = append(groups[n-1].Versions, vd)
+			continue
+		}
+		g := groupDiscovery{Versions: []versionDiscovery{vd}}
+		g.Metadata.Name = gv.group
+		groups = append(groups, g)
+	}
+	data, err := json.Marshal(map[string]any{
+		"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/" + version,
+		"metadata": map[string]any{}, "items": groups,
+	})
+	if err != nil {
+		writeStatus(w, nil, statusOf(err, target{}))
+		return
+	}
+	w.Header().Set("Vary", "Accept")
+	writeBody(w, http.StatusOK, fmt.Sprintf(aggregatedMediaType, version), data)
+}

@@ -1,0 +1,53 @@
+// Package apiserver serves Go types over the Kubernetes API, as an
+// http.Handler that kubectl, client-go and every other Kubernetes client can
+// use unmodified.
+//
+// # Registering a resource
+//
+// A resource type is a struct that embeds kapi.TypeMeta and kapi.ObjectMeta.
+// Register describes it — group, version, kind, plural, scope, subresources,
+// and the hooks that default and validate it:
+//
+//	srv, err := apiserver.New() // in memory; apiserver.WithStorage(...) for another backend
+//	err = apiserver.Register(srv, apiserver.Resource[Widget]{
+//		Group: "example.com", Version: "v1", Kind: "Widget", Plural: "widgets",
+//		Namespaced: true, ShortNames: []string{"wd"}, Status: true,
+//		Validate: validateWidget,
+//	})
+//	mux.Handle("/", srv)
+//
+// A mistake in the description is an error from Register, never a panic
+// later. Registration ends when the server first serves a request.
+//
+// # What is served
+//
+// Under /apis/{group}/{version} (or /api/v1 for the core group): get, list,
+// watch, create, update, patch, delete and deletecollection, namespaced or
+// cluster-scoped, and the status subresource; discovery (/api, /apis, and the
+// aggregated form), /version, /healthz, /livez, /readyz, and OpenAPI v3
+// derived from the Go types.
+//
+// # Writes
+//
+// The server sets uid, creationTimestamp, resourceVersion and generation
+// (which moves only when the spec changes) and generates names from
+// generateName. An update names the version it changes through
+// metadata.resourceVersion (409 Conflict when stale); an update that changes
+// nothing writes nothing. Objects with finalizers are marked for deletion and
+// removed when the last finalizer goes.
+//
+// # Errors
+//
+// Every failure is a kapi.Status with the code and reason of the Kubernetes
+// API Conventions. Validation hooks return FieldErrors (built with Required,
+// Invalid, NotSupported, Forbidden, Duplicate): the client gets 422 Invalid
+// with one cause per field. Any hook may return a *StatusError to choose its
+// own response.
+//
+// # Reads and watches
+//
+// Reads are served from a cache fed by the store's watch (package watch):
+// each object version is encoded once per media type and its bytes shared by
+// every GET, LIST and watcher. A read without resourceVersion is consistent:
+// it waits until the cache has caught up with the store.
+package apiserver

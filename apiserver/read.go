@@ -1,0 +1,299 @@
+package apiserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/watch"
+)
+
+func (rq *request) get(ctx context.Context) error {
+	if err := rq.consistent(ctx, rq.query.Get("resourceVersion")); err != nil {
+		return err
+	}
+	item, _ := rq.res.cache.Get(rq.res.key(rq.namespace, rq.name))
+	if item == nil {
+		return storage.ErrNotFound
+	}
+	data, err := item.Encoded(rq.out.MediaType, rq.out.Encode)
+	if err != nil {
+		return err
+	}
+	writeBody(rq.w, http.StatusOK, rq.out.MediaType, data)
+	return nil
+}
+
+// continueToken is where the next page of a chunked list starts. It travels
+// base64-encoded and opaque, as kube-apiserver's.
+type continueToken struct {
+	APIVersion string `json:"v"`
+	Revision   int64  `json:"rv"`
+	Start      string `json:"start"` // relative to the list's key prefix
+}
+
+func encodeContinue(rev int64, start string) string {
+	data, _ := json.Marshal(continueToken{"meta.k8s.io/v1", rev, start})
+	return base64.RawURLEncoding.EncodeToString(data)
+}
+
+func decodeContinue(s string) (continueToken, error) {
+	var t continueToken
+	data, err := base64.RawURLEncoding.DecodeString(s)
+	if err == nil {
+		err = json.Unmarshal(data, &t)
+	}
+	if err != nil || t.APIVersion != "meta.k8s.io/v1" || t.Revision <= 0 || t.Start == "" {
+		return t, badRequest("continue key is not valid: the token is malformed; start the list again without it")
+	}
+	return t, nil
+}
+
+func (rq *request) list(ctx context.Context) error {
+	q := rq.query
+	limit := int64(0)
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 {
+			return badRequest("limit must be a non-negative integer, not %q", s)
+		}
+		limit = n
+	}
+	sel, err := rq.parseSelectors()
+	if err != nil {
+		return err
+	}
+	prefix := rq.res.keyPrefix(rq.namespace)
+	var items []*watch.Item
+	var rev int64
+	var lastKey string // where the next page starts after
+	var remaining int64
+	if token := q.Get("continue"); token != "" {
+		t, err := decodeContinue(token)
+		if err != nil {
+			return err
+		}
+		page, err := rq.s.config.store.List(ctx, prefix, storage.ListOptions{Revision: t.Revision, Start: prefix + t.Start, Limit: limit})
+		if errors.Is(err, storage.ErrExpired) {
+			return NewStatusError(http.StatusGone, kapi.StatusReasonExpired,
+				"The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
+		}
+		if err != nil {
+			return err
+		}
+		for _, kv := range page.Items {
+			obj, err := rq.res.decodeStored(kv)
+			if err != nil {
+				return err
+			}
+			if sel.matches(obj.(kapi.Object)) {
+				items = append(items, &watch.Item{Key: kv.Key, Revision: kv.ModRevision, Object: obj})
+			}
+		}
+		rev, remaining = page.Revision, page.Remaining
+		if n := len(page.Items); n > 0 {
+			lastKey = page.Items[n-1].Key
+		}
+	} else {
+		if err := rq.consistent(ctx, q.Get("resourceVersion")); err != nil {
+			return err
+		}
+		var n int
+		items, rev, n = rq.res.cache.List(prefix, "", int(limit), sel.filter())
+		remaining = int64(n)
+		if len(items) > 0 {
+			lastKey = items[len(items)-1].Key
+		}
+	}
+
+	meta := kapi.ListMeta{ResourceVersion: formatRevision(rev)}
+	if remaining > 0 && lastKey != "" {
+		meta.Continue = encodeContinue(rev, strings.TrimPrefix(lastKey, prefix)+"\x00")
+		if sel.empty() {
+			meta.RemainingItemCount = &remaining
+		}
+	}
+	data, err := rq.encodeList(meta, items)
+	if err != nil {
+		return err
+	}
+	writeBody(rq.w, http.StatusOK, rq.out.MediaType, data)
+	return nil
+}
+
+// encodeList writes a list from the cached encodings of its items.
+func (rq *request) encodeList(meta kapi.ListMeta, items []*watch.Item) ([]byte, error) {
+	metaJSON, err := json.Marshal(meta)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `{"kind":%q,"apiVersion":%q,"metadata":%s,"items":[`, rq.res.Kind+"List", rq.res.apiVersion(), metaJSON)
+	for i, it := range items {
+		data, err := it.Encoded(rq.out.MediaType, rq.out.Encode)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(data)
+	}
+	b.WriteString("]}")
+	return b.Bytes(), nil
+}
+
+func (rq *request) watch(ctx context.Context) error {
+	if rq.out.StreamMediaType == "" {
+		return NewStatusError(http.StatusNotAcceptable, kapi.StatusReasonNotAcceptable, "the requested media type cannot carry a watch stream")
+	}
+	q := rq.query
+	sel, err := rq.parseSelectors()
+	if err != nil {
+		return err
+	}
+	bookmarks, _, err := rq.strictBool("allowWatchBookmarks")
+	if err != nil {
+		return err
+	}
+	initial, initialSet, err := rq.strictBool("sendInitialEvents")
+	if err != nil {
+		return err
+	}
+	rv, match := q.Get("resourceVersion"), q.Get("resourceVersionMatch")
+	if initialSet && match != "NotOlderThan" {
+		return listOptionsInvalid(&FieldError{Type: kapi.CauseTypeFieldValueForbidden, Field: "sendInitialEvents",
+			Detail: "sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan"})
+	}
+	if match != "" && !initialSet {
+		return listOptionsInvalid(&FieldError{Type: kapi.CauseTypeFieldValueForbidden, Field: "resourceVersionMatch",
+			Detail: "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"})
+	}
+	timeout := time.Duration(30+rand.IntN(30)) * time.Minute
+	if s := q.Get("timeoutSeconds"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 {
+			return badRequest("timeoutSeconds must be a non-negative integer, not %q", s)
+		}
+		if n > 0 {
+			timeout = time.Duration(n) * time.Second
+		}
+	}
+
+	opts := watch.WatchOptions{Prefix: rq.res.keyPrefix(rq.namespace)}
+	if bookmarks {
+		opts.BookmarkInterval = rq.s.config.bookmarkInterval
+	}
+	switch {
+	case initial || !initialSet && (rv == "" || rv == "0"):
+		// Synthetic ADDED events for the state at rv first; with bookmarks,
+		// the bookmark that says they are over.
+		if err := rq.consistent(ctx, rv); err != nil {
+			return err
+		}
+		opts.InitialEvents, opts.InitialEventsEnd = true, bookmarks
+	case rv == "" || rv == "0":
+		// sendInitialEvents=false: only the changes from now on.
+		if err := rq.consistent(ctx, rv); err != nil {
+			return err
+		}
+		opts.Revision = rq.s.hub.Revision()
+	default:
+		rev, err := parseRevision(rv)
+		if err != nil {
+			return err
+		}
+		opts.Revision = rev
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	stop := context.AfterFunc(rq.s.ctx, cancel)
+	defer stop()
+
+	w := rq.w
+	w.Header().Set("Content-Type", rq.out.StreamMediaType)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	flush := func() {
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	flush()
+
+	watcher, err := rq.res.cache.Watch(opts)
+	for err == nil {
+		var ev watch.Event
+		if ev, err = watcher.Next(ctx); err != nil {
+			break
+		}
+		var send bool
+		if ev.Type, send = sel.watchEvent(ev); send {
+			err = rq.writeEvent(ev)
+			flush()
+		}
+	}
+	if errors.Is(err, storage.ErrExpired) {
+		st := NewStatusError(http.StatusGone, kapi.StatusReasonExpired,
+			fmt.Sprintf("too old resource version: %s (%d)", rv, rq.s.hub.Revision())).Status
+		data, _ := json.Marshal(st)
+		_, _ = fmt.Fprintf(w, `{"type":"ERROR","object":%s}`+"\n", data)
+		flush()
+	}
+	return nil // the stream has begun: it ends, it does not fail
+}
+
+// writeEvent writes one watch event as a line of JSON.
+func (rq *request) writeEvent(ev watch.Event) error {
+	var object []byte
+	if ev.Type == watch.Bookmark {
+		object = rq.bookmarkObject(ev)
+	} else {
+		var err error
+		if object, err = ev.Item.Encoded(rq.out.MediaType, rq.out.Encode); err != nil {
+			return err
+		}
+	}
+	var b bytes.Buffer
+	b.Grow(len(object) + 32)
+	b.WriteString(`{"type":"`)
+	b.WriteString(string(ev.Type))
+	b.WriteString(`","object":`)
+	b.Write(object)
+	b.WriteString("}\n")
+	_, err := rq.w.Write(b.Bytes())
+	return err
+}
+
+// bookmarkObject is the object of a BOOKMARK: only kind, apiVersion and the
+// resourceVersion, plus the annotation that ends initial events.
+func (rq *request) bookmarkObject(ev watch.Event) []byte {
+	var annotations string
+	if ev.InitialEventsEnd {
+		annotations = `,"annotations":{"k8s.io/initial-events-end":"true"}`
+	}
+	return fmt.Appendf(nil, `{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":"%d","creationTimestamp":null%s}}`,
+		rq.res.Kind, rq.res.apiVersion(), ev.Revision, annotations)
+}
+
+// listOptionsInvalid is kube-apiserver's 422 for a bad combination of list or
+// watch parameters.
+func listOptionsInvalid(errs ...*FieldError) error {
+	e := invalid(target{}, errs)
+	e.Status.Message = "ListOptions.meta.k8s.io \"\" is invalid: " + FieldErrors(errs).Error()
+	e.Status.Details.Group, e.Status.Details.Kind = "meta.k8s.io", "ListOptions"
+	return e
+}

@@ -1,0 +1,227 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+
+	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/watch"
+)
+
+// Resource describes one resource type T to serve. T is a struct that embeds
+// kapi.TypeMeta (inline) and kapi.ObjectMeta (as "metadata").
+type Resource[T any] struct {
+	// Group ("" for the core group, served under /api/v1), Version and Kind
+	// name the type: example.com, v1, Widget.
+	Group, Version, Kind string
+	// Plural is the resource name in URLs (widgets); Singular defaults to the
+	// lower-case Kind.
+	Plural, Singular string
+	// Namespaced resources live in a namespace; the others are cluster-scoped.
+	Namespaced bool
+	// ShortNames and Categories are offered to clients through discovery
+	// (kubectl get wd, kubectl get all).
+	ShortNames, Categories []string
+
+	// Status enables the status subresource: writes to the resource ignore
+	// the field "status" of T, writes to /status change only it. T must then
+	// have a field whose JSON name is "status".
+	Status bool
+
+	// Default fills in defaults before validation, on every write.
+	Default func(obj *T)
+	// Validate checks an object about to be written; old is nil on create.
+	// It returns the invalid fields (422 Invalid) or nil.
+	Validate func(ctx context.Context, obj, old *T) FieldErrors
+	// ValidateName checks metadata.name on create and returns what is wrong
+	// with it; nil accepts it. The default requires a DNS-1123 subdomain.
+	ValidateName func(name string) []string
+}
+
+// Register adds a resource type to the server. It fails if the description is
+// incomplete or clashes with one already registered, or if the server has
+// started serving.
+func Register[T any, P interface {
+	*T
+	kapi.Object
+}](s *Server, r Resource[T]) error {
+	res := &resource{
+		Group: r.Group, Version: r.Version, Kind: r.Kind,
+		Plural: r.Plural, Singular: r.Singular, Namespaced: r.Namespaced,
+		ShortNames: r.ShortNames, Categories: r.Categories,
+		typ:          reflect.TypeFor[T](),
+		newObject:    func() kapi.Object { return P(new(T)) },
+		validateName: r.ValidateName,
+	}
+	if r.Default != nil {
+		res.defaulter = func(obj kapi.Object) { r.Default(obj.(P)) }
+	}
+	if r.Validate != nil {
+		res.validate = func(ctx context.Context, obj, old kapi.Object) FieldErrors {
+			var oldT *T
+			if old != nil {
+				oldT = old.(P)
+			}
+			return r.Validate(ctx, obj.(P), oldT)
+		}
+	}
+	if err := res.complete(r.Status); err != nil {
+		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
+	}
+	return s.add(res)
+}
+
+// resource is a registered type with everything the handlers need, type-erased.
+type resource struct {
+	Group, Version, Kind   string
+	Plural, Singular       string
+	Namespaced             bool
+	ShortNames, Categories []string
+
+	typ         reflect.Type
+	statusField []int // index of the status field; nil without the subresource
+	newObject   func() kapi.Object
+
+	defaulter    func(kapi.Object)
+	validate     func(ctx context.Context, obj, old kapi.Object) FieldErrors
+	validateName func(string) []string
+
+	prefix string // storage keys of this resource start with it
+	cache  *watch.Cache
+}
+
+var dns1123Label = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+func (r *resource) complete(status bool) error {
+	var errs []error
+	if r.typ.Kind() != reflect.Struct {
+		errs = append(errs, fmt.Errorf("type %s is not a struct", r.typ))
+	}
+	if r.Version == "" || !dns1123Label.MatchString(r.Version) {
+		errs = append(errs, fmt.Errorf("version %q is not a DNS-1123 label", r.Version))
+	}
+	if r.Group != "" && len(isDNS1123Subdomain(r.Group)) > 0 {
+		errs = append(errs, fmt.Errorf("group %q is not a DNS-1123 subdomain", r.Group))
+	}
+	if r.Kind == "" || strings.ContainsAny(r.Kind, "/. ") {
+		errs = append(errs, fmt.Errorf("kind %q is empty or holds one of '/', '.', ' '", r.Kind))
+	}
+	if !dns1123Label.MatchString(r.Plural) {
+		errs = append(errs, fmt.Errorf("plural %q is not a lower-case DNS-1123 label", r.Plural))
+	}
+	if r.Singular == "" {
+		r.Singular = strings.ToLower(r.Kind)
+	}
+	if !dns1123Label.MatchString(r.Singular) {
+		errs = append(errs, fmt.Errorf("singular %q is not a lower-case DNS-1123 label", r.Singular))
+	}
+	for _, n := range r.ShortNames {
+		if !dns1123Label.MatchString(n) {
+			errs = append(errs, fmt.Errorf("short name %q is not a lower-case DNS-1123 label", n))
+		}
+	}
+	if status && r.typ.Kind() == reflect.Struct {
+		if r.statusField = jsonField(r.typ, "status"); r.statusField == nil {
+			errs = append(errs, fmt.Errorf("the status subresource needs a field with JSON name \"status\" in %s", r.typ))
+		}
+	}
+	if r.validateName == nil {
+		r.validateName = isDNS1123Subdomain
+	}
+	return errors.Join(errs...)
+}
+
+// jsonField finds the top-level field of t with the given JSON name.
+func jsonField(t reflect.Type, name string) []int {
+	for _, f := range reflect.VisibleFields(t) {
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if tag == name && len(f.Index) == 1 {
+			return f.Index
+		}
+	}
+	return nil
+}
+
+func (r *resource) gvk() string {
+	return fmt.Sprintf("%s/%s, Kind=%s", r.Group, r.Version, r.Kind)
+}
+
+func (r *resource) apiVersion() string {
+	if r.Group == "" {
+		return r.Version
+	}
+	return r.Group + "/" + r.Version
+}
+
+// qualifiedResource is "widgets.example.com", or "widgets" in the core group.
+func (r *resource) qualifiedResource() string {
+	if r.Group == "" {
+		return r.Plural
+	}
+	return r.Plural + "." + r.Group
+}
+
+// key is where an object lives in storage.
+func (r *resource) key(namespace, name string) string {
+	if r.Namespaced {
+		return r.prefix + namespace + "/" + name
+	}
+	return r.prefix + name
+}
+
+// keyPrefix selects the objects of a namespace, or all of them.
+func (r *resource) keyPrefix(namespace string) string {
+	if r.Namespaced && namespace != "" {
+		return r.prefix + namespace + "/"
+	}
+	return r.prefix
+}
+
+// statusValue is the status field of obj, addressable.
+func (r *resource) statusValue(obj kapi.Object) reflect.Value {
+	return reflect.ValueOf(obj).Elem().FieldByIndex(r.statusField)
+}
+
+// decodeStored turns a stored value into an object with its resourceVersion.
+func (r *resource) decodeStored(kv storage.KeyValue) (any, error) {
+	obj := r.newObject()
+	if err := unmarshalStored(kv.Value, obj); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", kv.Key, err)
+	}
+	obj.GetObjectMeta().ResourceVersion = formatRevision(kv.ModRevision)
+	return obj, nil
+}
+
+const dns1123SubdomainMessage = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+
+var dns1123Subdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+
+// isDNS1123Subdomain is the default name validation of Kubernetes.
+func isDNS1123Subdomain(name string) []string {
+	var msgs []string
+	if len(name) > 253 {
+		msgs = append(msgs, "must be no more than 253 characters")
+	}
+	if !dns1123Subdomain.MatchString(name) {
+		msgs = append(msgs, dns1123SubdomainMessage)
+	}
+	return msgs
+}
+
+const dns1123LabelMessage = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+
+func isDNS1123Label(name string) []string {
+	var msgs []string
+	if len(name) > 63 {
+		msgs = append(msgs, "must be no more than 63 characters")
+	}
+	if !dns1123Label.MatchString(name) {
+		msgs = append(msgs, dns1123LabelMessage)
+	}
+	return msgs
+}

@@ -1,0 +1,349 @@
+package apiserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/storage"
+)
+
+type verb int
+
+const (
+	verbGet verb = iota
+	verbList
+	verbCreate
+	verbUpdate
+	verbPatch
+	verbDelete
+	verbDeleteCollection
+)
+
+// request is one resource request, parsed.
+type request struct {
+	s           *Server
+	res         *resource
+	namespace   string // "" for cluster-scoped resources and all-namespace lists
+	name        string
+	subresource string
+	query       url.Values
+	out         *codec.Format // the response format
+	w           http.ResponseWriter
+	r           *http.Request
+}
+
+// handle serves one verb on the resources of one group version.
+func (s *Server) handle(gv groupVersion, v verb) http.HandlerFunc {
+	byPlural := map[string]*resource{}
+	for _, r := range s.resourcesOf(gv) {
+		byPlural[r.Plural] = r
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		rq := &request{
+			s: s, res: byPlural[chi.URLParam(r, "resource")],
+			namespace: chi.URLParam(r, "namespace"), name: chi.URLParam(r, "name"),
+			subresource: chi.URLParam(r, "subresource"), query: r.URL.Query(), w: w, r: r,
+		}
+		if err := rq.serve(v); err != nil {
+			rq.fail(err)
+		}
+	}
+}
+
+func (rq *request) serve(v verb) error {
+	res := rq.res
+	if res == nil || rq.namespace != "" && !res.Namespaced || res.Namespaced && rq.namespace == "" && rq.name != "" ||
+		rq.subresource != "" && (rq.subresource != "status" || res.statusField == nil) {
+		return NewStatusError(http.StatusNotFound, kapi.StatusReasonNotFound, "the server could not find the requested resource")
+	}
+	if res.Namespaced && rq.namespace == "" && (v == verbCreate || v == verbDeleteCollection) {
+		return NewStatusError(http.StatusMethodNotAllowed, kapi.StatusReasonMethodNotAllowed, "the server does not allow this method on the requested resource")
+	}
+	if rq.name != "" {
+		if msgs := isValidPathSegment(rq.name); len(msgs) > 0 {
+			return badRequest("Name parameter invalid: %q: %s", rq.name, strings.Join(msgs, ";"))
+		}
+	}
+	if rq.namespace != "" {
+		if msgs := isValidPathSegment(rq.namespace); len(msgs) > 0 {
+			return badRequest("Namespace parameter invalid: %q: %s", rq.namespace, strings.Join(msgs, ";"))
+		}
+	}
+	var err error
+	if rq.out, err = codec.Negotiate(rq.r.Header.Get("Accept")); err != nil {
+		return err
+	}
+	ctx := rq.r.Context()
+	switch v {
+	case verbGet:
+		return rq.get(ctx)
+	case verbList:
+		if rq.boolParam("watch") {
+			return rq.watch(ctx)
+		}
+		return rq.list(ctx)
+	case verbCreate:
+		return rq.create(ctx)
+	case verbUpdate:
+		return rq.update(ctx)
+	case verbPatch:
+		return rq.patch(ctx)
+	case verbDelete:
+		return rq.delete(ctx)
+	case verbDeleteCollection:
+		return rq.deleteCollection(ctx)
+	}
+	return fmt.Errorf("unknown verb %d", v)
+}
+
+func isValidPathSegment(name string) []string {
+	switch {
+	case name == "." || name == "..":
+		return []string{fmt.Sprintf("may not be '%s'", name)}
+	case strings.ContainsAny(name, "/%"):
+		return []string{"may not contain '/' or '%'"}
+	}
+	return nil
+}
+
+// fail answers with the Status of err, unless the response has begun.
+func (rq *request) fail(err error) {
+	writeStatus(rq.w, rq.r, statusOf(err, target{rq.res, rq.name}))
+}
+
+// writeStatus writes a Status as JSON with its code.
+func writeStatus(w http.ResponseWriter, r *http.Request, st kapi.Status) {
+	data, err := json.Marshal(st)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	code := int(st.Code)
+	if code == 0 {
+		code = http.StatusOK
+	}
+	if code == http.StatusGatewayTimeout && st.Details != nil && st.Details.RetryAfterSeconds > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
+	}
+	writeBody(w, code, "application/json", data)
+}
+
+func writeBody(w http.ResponseWriter, code int, contentType string, data []byte) {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Length", strconv.Itoa(len(data)))
+	w.WriteHeader(code)
+	_, _ = w.Write(data)
+}
+
+// respond encodes obj in the negotiated format.
+func (rq *request) respond(code int, obj kapi.Object) error {
+	data, err := rq.out.Encode(obj)
+	if err != nil {
+		return err
+	}
+	writeBody(rq.w, code, rq.out.MediaType, data)
+	return nil
+}
+
+// boolParam reads a boolean query parameter as kube-apiserver does: true,
+// True, 1, ... (strconv.ParseBool); anything unparsable is false.
+func (rq *request) boolParam(name string) bool {
+	b, _ := strconv.ParseBool(rq.query.Get(name))
+	return b
+}
+
+// strictBool reads a boolean parameter and refuses a value that is not one.
+func (rq *request) strictBool(name string) (value, set bool, err error) {
+	s := rq.query.Get(name)
+	if s == "" {
+		return false, false, nil
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, false, badRequest("invalid boolean value for %s: %q", name, s)
+	}
+	return b, true, nil
+}
+
+// dryRun reads the dryRun parameter: only All is known.
+func (rq *request) dryRun(fromBody []string) (bool, error) {
+	values := append(rq.query["dryRun"], fromBody...)
+	for _, v := range values {
+		if v != "All" {
+			return false, badRequest("Invalid dryRun value %q: only \"All\" is supported", v)
+		}
+	}
+	return len(values) > 0, nil
+}
+
+// body reads the request body, up to the server's limit.
+func (rq *request) body() ([]byte, error) {
+	return io.ReadAll(http.MaxBytesReader(rq.w, rq.r.Body, rq.s.config.maxBodyBytes))
+}
+
+// decodeBody reads and decodes the request body into a new object.
+func (rq *request) decodeBody() (kapi.Object, error) {
+	in, err := codec.ForContentType(rq.r.Header.Get("Content-Type"))
+	if err != nil {
+		return nil, err
+	}
+	data, err := rq.body()
+	if err != nil {
+		return nil, err
+	}
+	return rq.decode(in, data)
+}
+
+// decode reads data into a new object and checks its kind and version.
+func (rq *request) decode(in *codec.Format, data []byte) (kapi.Object, error) {
+	strict := false
+	switch v := rq.query.Get("fieldValidation"); v {
+	case "", "Warn", "Ignore":
+	case "Strict":
+		strict = true
+	default:
+		return nil, badRequest("fieldValidation must be one of Ignore, Warn or Strict, not %q", v)
+	}
+	obj := rq.res.newObject()
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fmt.Errorf("%w: the request body is empty", errUndecodable)
+	}
+	var err error
+	if strict {
+		d := json.NewDecoder(bytes.NewReader(data))
+		d.DisallowUnknownFields()
+		if err = d.Decode(obj); err != nil && strings.HasPrefix(err.Error(), "json: unknown field") {
+			err = fmt.Errorf("%w: strict decoding error: %s", errUndecodable, strings.TrimPrefix(err.Error(), "json: "))
+		}
+	} else {
+		err = in.Decode(data, obj)
+	}
+	if err != nil {
+		var syntax *json.SyntaxError
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &syntax) || errors.As(err, &typeErr) || errors.Is(err, errUndecodable) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %v", errUndecodable, err)
+	}
+	tm := obj.GetTypeMeta()
+	if tm.APIVersion != "" && tm.APIVersion != rq.res.apiVersion() {
+		return nil, badRequest("the API version in the data (%s) does not match the expected API version (%s)", tm.APIVersion, rq.res.apiVersion())
+	}
+	if tm.Kind != "" && tm.Kind != rq.res.Kind {
+		return nil, badRequest("the kind in the data (%s) does not match the expected kind (%s)", tm.Kind, rq.res.Kind)
+	}
+	tm.APIVersion, tm.Kind = rq.res.apiVersion(), rq.res.Kind
+	return obj, nil
+}
+
+// parseRevision reads a resourceVersion sent by a client.
+func parseRevision(s string) (int64, error) {
+	rev, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || rev < 0 {
+		return 0, badRequest("invalid resource version %q: must be a non-negative integer", s)
+	}
+	return rev, nil
+}
+
+func formatRevision(rev int64) string { return strconv.FormatInt(rev, 10) }
+
+// consistent waits until the cache can answer a read with resourceVersion rv:
+// "" is the store's latest revision, "0" any, another value at least it.
+func (rq *request) consistent(ctx context.Context, rv string) error {
+	var rev int64
+	switch rv {
+	case "0":
+	case "":
+		var err error
+		if rev, err = rq.s.config.store.Revision(ctx); err != nil {
+			return err
+		}
+	default:
+		var err error
+		if rev, err = parseRevision(rv); err != nil {
+			return err
+		}
+	}
+	wait, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if err := rq.s.hub.WaitFor(wait, rev); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if rv == "" || rv == "0" {
+			return NewStatusError(http.StatusGatewayTimeout, kapi.StatusReasonTimeout, "the cache is not ready yet; try again")
+		}
+		return storage.ErrFutureRevision
+	}
+	return nil
+}
+
+// stored is the storage form of an object: JSON without a resourceVersion,
+// which the store's revision supplies.
+func marshalStored(obj kapi.Object) ([]byte, error) {
+	meta := obj.GetObjectMeta()
+	rv := meta.ResourceVersion
+	meta.ResourceVersion = ""
+	defer func() { meta.ResourceVersion = rv }()
+	return json.Marshal(obj)
+}
+
+func unmarshalStored(data []byte, obj kapi.Object) error {
+	return json.Unmarshal(data, obj)
+}
+
+// shallowCopy returns a new object whose fields are those of obj.
+func shallowCopy(obj kapi.Object) kapi.Object {
+	v := reflect.New(reflect.TypeOf(obj).Elem())
+	v.Elem().Set(reflect.ValueOf(obj).Elem())
+	return v.Interface().(kapi.Object)
+}
+
+// randomSuffix is what generateName appends: five characters from the
+// alphabet Kubernetes uses (no vowels, no confusable digits).
+func randomSuffix() string {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	b := make([]byte, 5)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b)
+}
+
+// newUID is a random RFC 4122 version 4 UUID.
+func newUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// mediaType is the bare media type of a Content-Type header.
+func mediaType(contentType string) string {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return ""
+	}
+	return mt
+}

@@ -1,0 +1,229 @@
+package apiserver
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/watch"
+)
+
+// selector is a label selector and a field selector, both parsed; the zero
+// value selects everything.
+type selector struct {
+	labels []requirement
+	fields []requirement
+}
+
+type requirement struct {
+	key    string
+	op     string // "=", "!=", "in", "notin", "exists", "!", "gt", "lt"
+	values []string
+}
+
+func (s selector) empty() bool { return len(s.labels) == 0 && len(s.fields) == 0 }
+
+// parseSelectors reads labelSelector and fieldSelector; a syntax error or an
+// unsupported field is 400.
+func (rq *request) parseSelectors() (selector, error) {
+	var sel selector
+	var err error
+	if sel.labels, err = parseLabelSelector(rq.query.Get("labelSelector")); err != nil {
+		return sel, badRequest("unable to parse requirement: %v", err)
+	}
+	if sel.fields, err = parseFieldSelector(rq.query.Get("fieldSelector")); err != nil {
+		return sel, badRequest("%v", err)
+	}
+	for _, r := range sel.fields {
+		if r.key != "metadata.name" && (r.key != "metadata.namespace" || !rq.res.Namespaced) {
+			return sel, badRequest("field label not supported: %s", r.key)
+		}
+	}
+	return sel, nil
+}
+
+// matches says whether obj is selected.
+func (s selector) matches(obj kapi.Object) bool {
+	meta := obj.GetObjectMeta()
+	for _, r := range s.labels {
+		v, ok := meta.Labels[r.key]
+		if !r.matches(v, ok) {
+			return false
+		}
+	}
+	for _, r := range s.fields {
+		v := meta.Name
+		if r.key == "metadata.namespace" {
+			v = meta.Namespace
+		}
+		if !r.matches(v, true) {
+			return false
+		}
+	}
+	return true
+}
+
+// filter is the selector as a cache filter, nil when it selects everything.
+func (s selector) filter() func(*watch.Item) bool {
+	if s.empty() {
+		return nil
+	}
+	return func(it *watch.Item) bool { return s.matches(it.Object.(kapi.Object)) }
+}
+
+func (r requirement) matches(v string, present bool) bool {
+	switch r.op {
+	case "exists":
+		return present
+	case "!":
+		return !present
+	case "=", "in":
+		return present && slices.Contains(r.values, v)
+	case "!=", "notin":
+		return !present || !slices.Contains(r.values, v)
+	case "gt", "lt":
+		n, err := strconv.ParseInt(v, 10, 64)
+		if !present || err != nil {
+			return false
+		}
+		bound, _ := strconv.ParseInt(r.values[0], 10, 64)
+		return r.op == "gt" && n > bound || r.op == "lt" && n < bound
+	}
+	return false
+}
+
+var (
+	qualifiedName  = regexp.MustCompile(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`)
+	labelValue     = regexp.MustCompile(`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`)
+	setRequirement = regexp.MustCompile(`^(\S+)\s+(in|notin)\s*\((.*)\)$`)
+)
+
+// parseLabelSelector reads the label selector syntax: comma-separated
+// requirements key, !key, key=v, key==v, key!=v, key in (a,b),
+// key notin (a,b), key>n, key<n.
+func parseLabelSelector(s string) ([]requirement, error) {
+	var reqs []requirement
+	for _, part := range splitTopLevel(s) {
+		part = strings.TrimSpace(part)
+		var r requirement
+		switch {
+		case part == "":
+			return nil, fmt.Errorf("found '', expected: identifier")
+		case strings.HasPrefix(part, "!"):
+			r = requirement{key: strings.TrimSpace(part[1:]), op: "!"}
+		case setRequirement.MatchString(part):
+			m := setRequirement.FindStringSubmatch(part)
+			r = requirement{key: m[1], op: m[2]}
+			for _, v := range strings.Split(m[3], ",") {
+				r.values = append(r.values, strings.TrimSpace(v))
+			}
+		default:
+			key, op, value, found := cutOperator(part, "!=", "==", "=", ">", "<")
+			if !found {
+				r = requirement{key: part, op: "exists"}
+				break
+			}
+			switch op {
+			case "==":
+				op = "="
+			case ">":
+				op = "gt"
+			case "<":
+				op = "lt"
+			}
+			r = requirement{key: key, op: op, values: []string{value}}
+			if op == "gt" || op == "lt" {
+				if _, err := strconv.ParseInt(value, 10, 64); err != nil {
+					return nil, fmt.Errorf("for 'Gt', 'Lt' operators, the value must be an integer: %q", value)
+				}
+			}
+		}
+		if !qualifiedName.MatchString(r.key) || len(r.key) > 316 {
+			return nil, fmt.Errorf("invalid label key %q: must be a qualified name", r.key)
+		}
+		for _, v := range r.values {
+			if (r.op != "gt" && r.op != "lt") && (len(v) > 63 || !labelValue.MatchString(v)) {
+				return nil, fmt.Errorf("invalid label value: %q: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", v)
+			}
+		}
+		reqs = append(reqs, r)
+	}
+	return reqs, nil
+}
+
+// parseFieldSelector reads key=v, key==v and key!=v, comma-separated.
+func parseFieldSelector(s string) ([]requirement, error) {
+	var reqs []requirement
+	for _, part := range splitTopLevel(s) {
+		key, op, value, found := cutOperator(strings.TrimSpace(part), "!=", "==", "=")
+		if !found || key == "" {
+			return nil, fmt.Errorf("invalid selector: '%s'; can't understand '%s'", s, part)
+		}
+		if op == "==" {
+			op = "="
+		}
+		reqs = append(reqs, requirement{key: key, op: op, values: []string{value}})
+	}
+	return reqs, nil
+}
+
+// splitTopLevel splits at commas outside parentheses; "" has no parts.
+func splitTopLevel(s string) []string {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	var parts []string
+	depth, start := 0, 0
+	for i, c := range s {
+		switch c {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				parts = append(parts, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(parts, s[start:])
+}
+
+// cutOperator splits s at the first of ops found (earlier ops win at the same
+// position, so "!=" is not read as "=").
+func cutOperator(s string, ops ...string) (key, op, value string, found bool) {
+	best := -1
+	for _, o := range ops {
+		if i := strings.Index(s, o); i >= 0 && (best < 0 || i < best) {
+			best, op = i, o
+		}
+	}
+	if best < 0 {
+		return "", "", "", false
+	}
+	return strings.TrimSpace(s[:best]), op, strings.TrimSpace(s[best+len(op):]), true
+}
+
+// watchEvent says how a change looks through the selector: an object that
+// starts matching is ADDED, one that stops matching is DELETED, one that
+// never matched is not sent (false).
+func (s selector) watchEvent(ev watch.Event) (watch.EventType, bool) {
+	if s.empty() || ev.Type == watch.Bookmark {
+		return ev.Type, true
+	}
+	now := s.matches(ev.Item.Object.(kapi.Object))
+	before := ev.Prev != nil && s.matches(ev.Prev.Object.(kapi.Object))
+	switch {
+	case ev.Type != watch.Modified:
+		return ev.Type, now
+	case now && !before:
+		return watch.Added, true
+	case !now && before:
+		return watch.Deleted, true
+	}
+	return ev.Type, now
+}

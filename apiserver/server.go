@@ -1,0 +1,251 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/storage/memory"
+	"github.com/kapi-dev/kapi/watch"
+)
+
+// Option configures a Server.
+type Option func(*config)
+
+type config struct {
+	store            storage.Interface
+	keyPrefix        string
+	maxBodyBytes     int64
+	bookmarkInterval time.Duration
+	version          VersionInfo
+}
+
+// WithStorage stores objects in store instead of a new in-memory store.
+func WithStorage(store storage.Interface) Option { return func(c *config) { c.store = store } }
+
+// WithKeyPrefix puts every key the server writes under prefix (default "/"),
+// so one store can be shared with other data.
+func WithKeyPrefix(prefix string) Option { return func(c *config) { c.keyPrefix = prefix } }
+
+// WithMaxRequestBodyBytes limits request bodies (default 3 MiB, as
+// kube-apiserver); larger bodies are refused with 413.
+func WithMaxRequestBodyBytes(n int64) Option { return func(c *config) { c.maxBodyBytes = n } }
+
+// WithBookmarkInterval sets how often an idle watch that allows bookmarks
+// gets one (default one minute).
+func WithBookmarkInterval(d time.Duration) Option { return func(c *config) { c.bookmarkInterval = d } }
+
+// WithVersion sets what /version answers.
+func WithVersion(v VersionInfo) Option { return func(c *config) { c.version = v } }
+
+// Server serves registered resources over the Kubernetes API. Create it with
+// New, add resources with Register, then use it as an http.Handler. Close
+// releases it.
+type Server struct {
+	config config
+	hub    *watch.Hub
+
+	mu        sync.Mutex
+	resources []*resource
+	handler   http.Handler // set when serving starts; no registration after
+	ctx       context.Context
+	stop      context.CancelFunc
+	done      chan struct{}
+	openAPI   map[groupVersion]*openAPIDoc
+}
+
+// New makes a server. Its storage is in memory unless WithStorage says
+// otherwise.
+func New(opts ...Option) (*Server, error) {
+	c := config{
+		keyPrefix:        "/",
+		maxBodyBytes:     3 << 20,
+		bookmarkInterval: time.Minute,
+		version:          defaultVersion(),
+	}
+	for _, o := range opts {
+		o(&c)
+	}
+	var errs []error
+	if c.maxBodyBytes <= 0 {
+		errs = append(errs, fmt.Errorf("max request body bytes must be positive, not %d", c.maxBodyBytes))
+	}
+	if c.bookmarkInterval <= 0 {
+		errs = append(errs, fmt.Errorf("bookmark interval must be positive, not %v", c.bookmarkInterval))
+	}
+	if c.keyPrefix == "" || c.keyPrefix[0] != '/' || c.keyPrefix[len(c.keyPrefix)-1] != '/' {
+		errs = append(errs, fmt.Errorf("key prefix %q must start and end with '/'", c.keyPrefix))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("apiserver: %w", err)
+	}
+	if c.store == nil {
+		c.store = memory.New()
+	}
+	s := &Server{config: c, hub: watch.New(c.store, c.keyPrefix), done: make(chan struct{})}
+	s.ctx, s.stop = context.WithCancel(context.Background())
+	return s, nil
+}
+
+func (s *Server) add(r *resource) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.handler != nil {
+		return fmt.Errorf("apiserver: register %s: the server is already serving", r.gvk())
+	}
+	for _, o := range s.resources {
+		if o.Group != r.Group || o.Version != r.Version {
+			continue
+		}
+		if o.Plural == r.Plural || o.Kind == r.Kind {
+			return fmt.Errorf("apiserver: register %s: clashes with %s (resource %q)", r.gvk(), o.gvk(), o.Plural)
+		}
+		for _, n := range append([]string{r.Singular}, r.ShortNames...) {
+			if n == o.Plural || n == o.Singular || slices.Contains(o.ShortNames, n) {
+				return fmt.Errorf("apiserver: register %s: name %q is already used by %s", r.gvk(), n, o.gvk())
+			}
+		}
+	}
+	r.prefix = s.config.keyPrefix + r.qualifiedResource() + "/"
+	r.cache = s.hub.Register(r.prefix, r.decodeStored)
+	s.resources = append(s.resources, r)
+	return nil
+}
+
+// ServeHTTP serves the Kubernetes API. The first call starts the cache that
+// feeds reads and watches.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.serving().ServeHTTP(w, r)
+}
+
+func (s *Server) serving() http.Handler {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.handler == nil {
+		s.handler = s.routes()
+		go func() {
+			defer close(s.done)
+			_ = s.hub.Run(s.ctx)
+		}()
+	}
+	return s.handler
+}
+
+// Close ends every watch and stops the cache. The storage is left open: it
+// belongs to whoever passed it in (the default in-memory store is dropped).
+func (s *Server) Close() error {
+	s.mu.Lock()
+	started := s.handler != nil
+	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeStatus(w, r, NewStatusError(http.StatusServiceUnavailable, "ServiceUnavailable", "the server is shutting down").Status)
+	})
+	s.mu.Unlock()
+	s.stop()
+	if started {
+		<-s.done
+	}
+	return nil
+}
+
+func (s *Server) routes() http.Handler {
+	r := chi.NewRouter()
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		writeStatus(w, r, NewStatusError(http.StatusNotFound, "NotFound", "the server could not find the requested resource").Status)
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		writeStatus(w, r, NewStatusError(http.StatusMethodNotAllowed, "MethodNotAllowed", "the server does not allow this method on the requested resource").Status)
+	})
+
+	for _, p := range []string{"/healthz", "/livez", "/readyz"} {
+		r.Get(p, s.health)
+	}
+	r.Get("/version", s.serveVersion)
+	r.Get("/api", s.serveCoreVersions)
+	r.Get("/apis", s.serveGroups)
+	r.Get("/openapi/v3", s.serveOpenAPIRoot)
+
+	for _, gv := range s.groupVersions() {
+		base := "/apis/" + gv.group + "/" + gv.version
+		if gv.group == "" {
+			base = "/api/" + gv.version
+		} else {
+			r.Get("/apis/"+gv.group, s.serveGroup(gv.group))
+		}
+		r.Get(base, s.serveResources(gv))
+		r.Get("/openapi/v3"+base, s.serveOpenAPI(gv))
+		r.Route(base, func(r chi.Router) { s.resourceRoutes(r, gv) })
+	}
+	return r
+}
+
+// resourceRoutes mounts the resource paths of one group version.
+func (s *Server) resourceRoutes(r chi.Router, gv groupVersion) {
+	collection := func(r chi.Router) {
+		r.Get("/", s.handle(gv, verbList))
+		r.Post("/", s.handle(gv, verbCreate))
+		r.Delete("/", s.handle(gv, verbDeleteCollection))
+	}
+	item := func(r chi.Router) {
+		r.Get("/", s.handle(gv, verbGet))
+		r.Put("/", s.handle(gv, verbUpdate))
+		r.Patch("/", s.handle(gv, verbPatch))
+		r.Delete("/", s.handle(gv, verbDelete))
+	}
+	sub := func(r chi.Router) {
+		r.Get("/", s.handle(gv, verbGet))
+		r.Put("/", s.handle(gv, verbUpdate))
+		r.Patch("/", s.handle(gv, verbPatch))
+	}
+	r.Route("/namespaces/{namespace}/{resource}", collection)
+	r.Route("/namespaces/{namespace}/{resource}/{name}", item)
+	r.Route("/namespaces/{namespace}/{resource}/{name}/{subresource}", sub)
+	r.Route("/{resource}", collection)
+	r.Route("/{resource}/{name}", item)
+	r.Route("/{resource}/{name}/{subresource}", sub)
+}
+
+type groupVersion struct{ group, version string }
+
+// groupVersions lists the registered group versions, in registration order.
+func (s *Server) groupVersions() []groupVersion {
+	var gvs []groupVersion
+	for _, r := range s.resources {
+		gv := groupVersion{r.Group, r.Version}
+		if !slices.Contains(gvs, gv) {
+			gvs = append(gvs, gv)
+		}
+	}
+	slices.SortStableFunc(gvs, func(a, b groupVersion) int {
+		if (a.group == "") != (b.group == "") { // the core group first
+			if a.group == "" {
+				return -1
+			}
+			return 1
+		}
+		return 0
+	})
+	return gvs
+}
+
+func (s *Server) resourcesOf(gv groupVersion) []*resource {
+	var out []*resource
+	for _, r := range s.resources {
+		if r.Group == gv.group && r.Version == gv.version {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	_, _ = w.Write([]byte("ok"))
+}

@@ -1,0 +1,519 @@
+package apiserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+
+	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/patch"
+	"github.com/kapi-dev/kapi/storage"
+)
+
+func (rq *request) create(ctx context.Context) error {
+	obj, err := rq.decodeBody()
+	if err != nil {
+		return err
+	}
+	return rq.createObject(ctx, obj)
+}
+
+// createObject stores a new object decoded from a request.
+func (rq *request) createObject(ctx context.Context, obj kapi.Object) error {
+	dryRun, err := rq.dryRun(nil)
+	if err != nil {
+		return err
+	}
+	res, meta := rq.res, obj.GetObjectMeta()
+	if err := rq.setNamespace(meta); err != nil {
+		return err
+	}
+	if rq.name != "" && meta.Name != "" && meta.Name != rq.name { // server-side apply names the object in the URL
+		return badRequest("the name of the object (%s) does not match the name on the URL (%s)", meta.Name, rq.name)
+	}
+	if meta.Name == "" {
+		meta.Name = rq.name
+	}
+	generated := meta.Name == "" && meta.GenerateName != ""
+	meta.UID = newUID()
+	meta.CreationTimestamp = kapi.Now()
+	meta.Generation = 1
+	meta.ResourceVersion = ""
+	meta.DeletionTimestamp, meta.DeletionGracePeriodSeconds = nil, nil
+	if res.statusField != nil {
+		v := res.statusValue(obj)
+		v.Set(reflect.Zero(v.Type()))
+	}
+	if res.defaulter != nil {
+		res.defaulter(obj)
+	}
+
+	for attempt := 0; ; attempt++ {
+		if generated {
+			meta.Name = generateName(meta.GenerateName)
+		}
+		rq.name = meta.Name
+		if errs := rq.validate(ctx, obj, nil); len(errs) > 0 {
+			return errs
+		}
+		if dryRun {
+			return rq.respond(http.StatusCreated, obj)
+		}
+		value, err := marshalStored(obj)
+		if err != nil {
+			return err
+		}
+		rev, err := rq.s.config.store.Create(ctx, res.key(meta.Namespace, meta.Name), value)
+		if errors.Is(err, storage.ErrExists) && generated && attempt < 8 {
+			continue // another name, as kube-apiserver retries generateName
+		}
+		if err != nil {
+			return err
+		}
+		meta.ResourceVersion = formatRevision(rev)
+		return rq.respond(http.StatusCreated, obj)
+	}
+}
+
+func generateName(base string) string {
+	const maxBase = 63 - 5
+	if len(base) > maxBase {
+		base = base[:maxBase]
+	}
+	return base + randomSuffix()
+}
+
+// setNamespace checks the object's namespace against the request's, and
+// fills it in.
+func (rq *request) setNamespace(meta *kapi.ObjectMeta) error {
+	if !rq.res.Namespaced {
+		meta.Namespace = ""
+		return nil
+	}
+	if meta.Namespace != "" && meta.Namespace != rq.namespace {
+		return badRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	meta.Namespace = rq.namespace
+	return nil
+}
+
+// validate checks the metadata kube-apiserver checks, then runs the
+// resource's own validation.
+func (rq *request) validate(ctx context.Context, obj, old kapi.Object) FieldErrors {
+	meta := obj.GetObjectMeta()
+	var errs FieldErrors
+	if meta.Name == "" {
+		errs = append(errs, Required("metadata.name", "name or generateName is required"))
+	} else if old == nil {
+		for _, msg := range rq.res.validateName(meta.Name) {
+			errs = append(errs, Invalid("metadata.name", meta.Name, msg))
+		}
+	}
+	if rq.res.Namespaced {
+		for _, msg := range isDNS1123Label(meta.Namespace) {
+			errs = append(errs, Invalid("metadata.namespace", meta.Namespace, msg))
+		}
+	}
+	if old != nil && old.GetObjectMeta().DeletionTimestamp != nil {
+		for _, f := range meta.Finalizers {
+			if !contains(old.GetObjectMeta().Finalizers, f) {
+				errs = append(errs, Forbidden("metadata.finalizers", fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers []string{%q}", f)))
+			}
+		}
+	}
+	if rq.res.validate != nil {
+		errs = append(errs, rq.res.validate(ctx, obj, old)...)
+	}
+	return errs
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (rq *request) update(ctx context.Context) error {
+	obj, err := rq.decodeBody()
+	if err != nil {
+		return err
+	}
+	meta := obj.GetObjectMeta()
+	if meta.Name != rq.name {
+		return badRequest("the name of the object (%s) does not match the name on the URL (%s)", meta.Name, rq.name)
+	}
+	if err := rq.setNamespace(meta); err != nil {
+		return err
+	}
+	out, err := rq.write(ctx, func(kapi.Object) (kapi.Object, error) { return shallowCopy(obj), nil })
+	if err != nil {
+		return err
+	}
+	return rq.respond(http.StatusOK, out)
+}
+
+func (rq *request) patch(ctx context.Context) error {
+	typ := patch.Type(mediaType(rq.r.Header.Get("Content-Type")))
+	switch typ {
+	case patch.JSONPatch, patch.MergePatch, patch.ApplyYAML:
+	default:
+		return NewStatusError(http.StatusUnsupportedMediaType, kapi.StatusReasonUnsupportedMediaType,
+			fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s", patch.JSONPatch, patch.MergePatch, patch.ApplyYAML))
+	}
+	doc, err := rq.body()
+	if err != nil {
+		return err
+	}
+	if typ == patch.ApplyYAML {
+		if rq.query.Get("fieldManager") == "" {
+			return badRequest("PATCH requests with the apply content type must have a fieldManager")
+		}
+		if doc, err = codec.YAMLToJSON(doc); err != nil {
+			return fmt.Errorf("%w: %v", errUndecodable, err)
+		}
+		obj, err := rq.decode(codec.JSON(), doc)
+		if err != nil {
+			return err
+		}
+		// Until server-side apply tracks field ownership, applying to an
+		// existing object merges the configuration into it.
+		typ = patch.MergePatch
+		if _, err := rq.s.config.store.Get(ctx, rq.res.key(rq.namespace, rq.name), 0); errors.Is(err, storage.ErrNotFound) && rq.subresource == "" {
+			if err := rq.setNamespace(obj.GetObjectMeta()); err != nil {
+				return err
+			}
+			return rq.createObject(ctx, obj)
+		}
+	}
+	out, err := rq.write(ctx, func(cur kapi.Object) (kapi.Object, error) {
+		original, err := json.Marshal(cur)
+		if err != nil {
+			return nil, err
+		}
+		patched, err := patch.Apply(typ, original, doc)
+		if err != nil {
+			return nil, err
+		}
+		obj, err := rq.decode(codec.JSON(), patched)
+		if err != nil {
+			return nil, err
+		}
+		meta := obj.GetObjectMeta()
+		if meta.Name != rq.name || meta.Namespace != rq.namespace {
+			return nil, badRequest("the patch must not change the name or namespace of the object")
+		}
+		return obj, nil
+	})
+	if err != nil {
+		return err
+	}
+	return rq.respond(http.StatusOK, out)
+}
+
+// write is the read-modify-write of an update or a patch: it reads the
+// current object, asks desired for the new one, applies the rules of the
+// resource or subresource, and writes it if it changed. If another write got
+// in between it starts again, unless the client's resourceVersion named the
+// version it meant to change.
+func (rq *request) write(ctx context.Context, desired func(cur kapi.Object) (kapi.Object, error)) (kapi.Object, error) {
+	dryRun, err := rq.dryRun(nil)
+	if err != nil {
+		return nil, err
+	}
+	store, key := rq.s.config.store, rq.res.key(rq.namespace, rq.name)
+	for {
+		kv, err := store.Get(ctx, key, 0)
+		if err != nil {
+			return nil, err
+		}
+		decoded, err := rq.res.decodeStored(kv)
+		if err != nil {
+			return nil, err
+		}
+		cur := decoded.(kapi.Object)
+		want, err := desired(shallowCopy(cur))
+		if err != nil {
+			return nil, err
+		}
+		if rv := want.GetObjectMeta().ResourceVersion; rv != "" {
+			rev, err := parseRevision(rv)
+			if err != nil {
+				return nil, err
+			}
+			if rev != kv.ModRevision {
+				return nil, storage.ErrConflict
+			}
+		}
+		next, err := rq.prepareUpdate(cur, want)
+		if err != nil {
+			return nil, err
+		}
+		if errs := rq.validate(ctx, next, cur); len(errs) > 0 {
+			return nil, errs
+		}
+		value, err := marshalStored(next)
+		if err != nil {
+			return nil, err
+		}
+		meta := next.GetObjectMeta()
+		if bytes.Equal(value, kv.Value) || dryRun {
+			meta.ResourceVersion = cur.GetObjectMeta().ResourceVersion
+			return next, nil // nothing changed: nothing is written
+		}
+		var rev int64
+		if meta.DeletionTimestamp != nil && len(meta.Finalizers) == 0 {
+			var gone storage.KeyValue
+			gone, err = store.Delete(ctx, key, kv.ModRevision)
+			rev = gone.ModRevision
+		} else {
+			rev, err = store.Update(ctx, key, value, kv.ModRevision)
+		}
+		if errors.Is(err, storage.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		meta.ResourceVersion = formatRevision(rev)
+		return next, nil
+	}
+}
+
+// prepareUpdate applies the rules of an update to what the client wants:
+// server-set metadata stays; the resource ignores status and the status
+// subresource ignores everything else; generation moves with the spec.
+func (rq *request) prepareUpdate(cur, want kapi.Object) (kapi.Object, error) {
+	res := rq.res
+	if rq.subresource == "status" {
+		next := shallowCopy(cur)
+		res.statusValue(next).Set(res.statusValue(want))
+		return next, nil
+	}
+	om, wm := cur.GetObjectMeta(), want.GetObjectMeta()
+	if wm.UID != "" && wm.UID != om.UID {
+		return nil, NewStatusError(http.StatusConflict, kapi.StatusReasonConflict,
+			fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", wm.UID, om.UID))
+	}
+	wm.UID, wm.CreationTimestamp = om.UID, om.CreationTimestamp
+	wm.DeletionTimestamp, wm.DeletionGracePeriodSeconds = om.DeletionTimestamp, om.DeletionGracePeriodSeconds
+	wm.GenerateName = om.GenerateName
+	if res.statusField != nil {
+		res.statusValue(want).Set(res.statusValue(cur))
+	}
+	if res.defaulter != nil {
+		res.defaulter(want)
+	}
+	wm.Generation = om.Generation
+	changed, err := res.specChanged(cur, want)
+	if err != nil {
+		return nil, err
+	}
+	if changed {
+		wm.Generation++
+	}
+	return want, nil
+}
+
+// specChanged says whether a and b differ outside metadata and status: what
+// moves metadata.generation.
+func (r *resource) specChanged(a, b kapi.Object) (bool, error) {
+	sa, err := json.Marshal(r.withoutMetaAndStatus(a))
+	if err != nil {
+		return false, err
+	}
+	sb, err := json.Marshal(r.withoutMetaAndStatus(b))
+	if err != nil {
+		return false, err
+	}
+	return !bytes.Equal(sa, sb), nil
+}
+
+func (r *resource) withoutMetaAndStatus(obj kapi.Object) kapi.Object {
+	c := shallowCopy(obj)
+	*c.GetObjectMeta() = kapi.ObjectMeta{}
+	if r.statusField != nil {
+		v := r.statusValue(c)
+		v.Set(reflect.Zero(v.Type()))
+	}
+	return c
+}
+
+// deleteOptions is the body of a DELETE, as meta/v1 DeleteOptions.
+type deleteOptions struct {
+	GracePeriodSeconds *int64 `json:"gracePeriodSeconds,omitempty"`
+	Preconditions      *struct {
+		UID             *string `json:"uid,omitempty"`
+		ResourceVersion *string `json:"resourceVersion,omitempty"`
+	} `json:"preconditions,omitempty"`
+	OrphanDependents  *bool    `json:"orphanDependents,omitempty"`
+	PropagationPolicy *string  `json:"propagationPolicy,omitempty"`
+	DryRun            []string `json:"dryRun,omitempty"`
+}
+
+func (rq *request) deleteOptions() (deleteOptions, bool, error) {
+	var opts deleteOptions
+	data, err := rq.body()
+	if err != nil {
+		return opts, false, err
+	}
+	if len(bytes.TrimSpace(data)) > 0 {
+		if err := json.Unmarshal(data, &opts); err != nil {
+			return opts, false, badRequest("the body of the DELETE is not valid DeleteOptions: %v", err)
+		}
+	}
+	if p := rq.query.Get("propagationPolicy"); p != "" {
+		opts.PropagationPolicy = &p
+	}
+	if opts.PropagationPolicy != nil {
+		switch *opts.PropagationPolicy {
+		case "Orphan", "Background", "Foreground":
+		default:
+			e := invalid(target{}, FieldErrors{NotSupported("propagationPolicy", *opts.PropagationPolicy, "Foreground", "Background", "Orphan")})
+			e.Status.Message = "DeleteOptions.meta.k8s.io \"\" is invalid: " + e.Status.Details.Causes[0].Field + ": " + e.Status.Details.Causes[0].Message
+			e.Status.Details.Group, e.Status.Details.Kind = "meta.k8s.io", "DeleteOptions"
+			return opts, false, e
+		}
+	}
+	if s := rq.query.Get("gracePeriodSeconds"); s != "" {
+		if _, err := parseRevision(s); err != nil {
+			return opts, false, badRequest("gracePeriodSeconds must be a non-negative integer, not %q", s)
+		}
+	}
+	dryRun, err := rq.dryRun(opts.DryRun)
+	return opts, dryRun, err
+}
+
+func (rq *request) delete(ctx context.Context) error {
+	opts, dryRun, err := rq.deleteOptions()
+	if err != nil {
+		return err
+	}
+	obj, deleted, err := rq.deleteOne(ctx, rq.name, opts, dryRun)
+	if err != nil {
+		return err
+	}
+	if !deleted { // finalizers hold it: it is being deleted
+		return rq.respond(http.StatusOK, obj)
+	}
+	st := kapi.Status{
+		TypeMeta: kapi.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   kapi.StatusSuccess,
+		Details:  &kapi.StatusDetails{Name: rq.name, Group: rq.res.Group, Kind: rq.res.Plural, UID: obj.GetObjectMeta().UID},
+	}
+	writeStatus(rq.w, rq.r, st)
+	return nil
+}
+
+// deleteOne deletes the named object, or marks it for deletion if it has
+// finalizers. It returns the object's last state and whether it is gone.
+func (rq *request) deleteOne(ctx context.Context, name string, opts deleteOptions, dryRun bool) (kapi.Object, bool, error) {
+	store, key := rq.s.config.store, rq.res.key(rq.namespace, name)
+	for {
+		kv, err := store.Get(ctx, key, 0)
+		if err != nil {
+			return nil, false, err
+		}
+		decoded, err := rq.res.decodeStored(kv)
+		if err != nil {
+			return nil, false, err
+		}
+		obj := decoded.(kapi.Object)
+		meta := obj.GetObjectMeta()
+		if p := opts.Preconditions; p != nil {
+			if p.UID != nil && *p.UID != meta.UID {
+				return nil, false, NewStatusError(http.StatusConflict, kapi.StatusReasonConflict,
+					fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, meta.UID))
+			}
+			if p.ResourceVersion != nil && *p.ResourceVersion != meta.ResourceVersion {
+				return nil, false, NewStatusError(http.StatusConflict, kapi.StatusReasonConflict,
+					fmt.Sprintf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, meta.ResourceVersion))
+			}
+		}
+		if len(meta.Finalizers) > 0 {
+			if meta.DeletionTimestamp != nil || dryRun {
+				if meta.DeletionTimestamp == nil {
+					now, zero := kapi.Now(), int64(0)
+					meta.DeletionTimestamp, meta.DeletionGracePeriodSeconds = &now, &zero
+				}
+				return obj, false, nil
+			}
+			now, zero := kapi.Now(), int64(0)
+			meta.DeletionTimestamp, meta.DeletionGracePeriodSeconds = &now, &zero
+			value, err := marshalStored(obj)
+			if err != nil {
+				return nil, false, err
+			}
+			rev, err := store.Update(ctx, key, value, kv.ModRevision)
+			if errors.Is(err, storage.ErrConflict) {
+				continue
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			meta.ResourceVersion = formatRevision(rev)
+			return obj, false, nil
+		}
+		if dryRun {
+			return obj, true, nil
+		}
+		gone, err := store.Delete(ctx, key, kv.ModRevision)
+		if errors.Is(err, storage.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		meta.ResourceVersion = formatRevision(gone.ModRevision)
+		return obj, true, nil
+	}
+}
+
+func (rq *request) deleteCollection(ctx context.Context) error {
+	opts, dryRun, err := rq.deleteOptions()
+	if err != nil {
+		return err
+	}
+	sel, err := rq.parseSelectors()
+	if err != nil {
+		return err
+	}
+	if err := rq.consistent(ctx, ""); err != nil {
+		return err
+	}
+	items, rev, _ := rq.res.cache.List(rq.res.keyPrefix(rq.namespace), "", 0, sel.filter())
+	var out []kapi.Object
+	for _, it := range items {
+		name := it.Object.(kapi.Object).GetObjectMeta().Name
+		obj, _, err := rq.deleteOne(ctx, name, opts, dryRun)
+		if errors.Is(err, storage.ErrNotFound) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return err
+		}
+		out = append(out, obj)
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":%q},"items":[`, rq.res.Kind+"List", rq.res.apiVersion(), formatRevision(rev))
+	for i, obj := range out {
+		data, err := rq.out.Encode(obj)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(data)
+	}
+	b.WriteString("]}")
+	writeBody(rq.w, http.StatusOK, rq.out.MediaType, b.Bytes())
+	return nil
+}

@@ -1,0 +1,74 @@
+package patch_test
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/kapi-dev/kapi/patch"
+)
+
+const original = `{"metadata":{"name":"a","labels":{"x":"1"}},"spec":{"color":"red","ports":[{"name":"http","port":80}]}}`
+
+func TestApply(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		typ     patch.Type
+		doc     string
+		want    string
+		wantErr error
+	}{
+		{"merge sets", patch.MergePatch, `{"spec":{"color":"blue"}}`, `{"metadata":{"labels":{"x":"1"},"name":"a"},"spec":{"color":"blue","ports":[{"name":"http","port":80}]}}`, nil},
+		{"merge null removes", patch.MergePatch, `{"metadata":{"labels":{"x":null}}}`, `{"metadata":{"labels":{},"name":"a"},"spec":{"color":"red","ports":[{"name":"http","port":80}]}}`, nil},
+		{"merge replaces lists", patch.MergePatch, `{"spec":{"ports":[]}}`, `{"metadata":{"labels":{"x":"1"},"name":"a"},"spec":{"color":"red","ports":[]}}`, nil},
+		{"merge malformed", patch.MergePatch, `{`, "", patch.ErrMalformed},
+		{"json replace", patch.JSONPatch, `[{"op":"replace","path":"/spec/color","value":"green"}]`, `{"metadata":{"name":"a","labels":{"x":"1"}},"spec":{"color":"green","ports":[{"name":"http","port":80}]}}`, nil},
+		{"json test passes", patch.JSONPatch, `[{"op":"test","path":"/spec/color","value":"red"},{"op":"remove","path":"/spec/ports/0"}]`, `{"metadata":{"name":"a","labels":{"x":"1"}},"spec":{"color":"red","ports":[]}}`, nil},
+		{"json test fails", patch.JSONPatch, `[{"op":"test","path":"/spec/color","value":"blue"}]`, "", patch.ErrNotApplicable},
+		{"json bad path", patch.JSONPatch, `[{"op":"remove","path":"/spec/nothing"}]`, "", patch.ErrNotApplicable},
+		{"json malformed", patch.JSONPatch, `{"op":"add"}`, "", patch.ErrMalformed},
+		{"unsupported type", patch.StrategicMergePatch, `{}`, "", patch.ErrMalformed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := patch.Apply(tc.typ, []byte(original), []byte(tc.doc))
+			if tc.wantErr != nil {
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || !jsonEqual(t, got, []byte(tc.want)) {
+				t.Fatalf("Apply = %s, %v\nwant %s", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzApply(f *testing.F) {
+	f.Add(string(patch.MergePatch), `{"spec":{"color":null}}`)
+	f.Add(string(patch.JSONPatch), `[{"op":"add","path":"/spec/ports/-","value":{"name":"x"}}]`)
+	f.Add(string(patch.JSONPatch), `[{"op":"move","from":"/spec","path":"/spec/x"}]`)
+	f.Add(string(patch.JSONPatch), `[{"op":"copy","from":"/metadata","path":"/metadata/x"}]`)
+	f.Fuzz(func(t *testing.T, typ, doc string) {
+		out, err := patch.Apply(patch.Type(typ), []byte(original), []byte(doc))
+		if err != nil && !errors.Is(err, patch.ErrMalformed) && !errors.Is(err, patch.ErrNotApplicable) {
+			t.Fatalf("Apply(%s, %q): error %v is neither ErrMalformed nor ErrNotApplicable", typ, doc, err)
+		}
+		if err == nil && len(out) == 0 {
+			t.Fatalf("Apply(%s, %q): no error and no output", typ, doc)
+		}
+	})
+}
+
+func jsonEqual(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var va, vb any
+	if err := json.Unmarshal(a, &va); err != nil {
+		t.Fatalf("not JSON: %s", a)
+	}
+	if err := json.Unmarshal(b, &vb); err != nil {
+		t.Fatalf("not JSON: %s", b)
+	}
+	return reflect.DeepEqual(va, vb)
+}

@@ -1,0 +1,32 @@
+// Package storage defines the storage SPI kapi writes objects through: a
+// revisioned key–value store shaped like etcd's.
+//
+// # Revisions
+//
+// Every successful write (create, update or delete) gets the next revision of
+// the whole store, a strictly increasing int64 starting at 1. An object's
+// resourceVersion is the decimal form of the revision of its last write; a
+// list's is the revision it was read at. Revision 0 in a read means "the
+// latest".
+//
+// # History and expiry
+//
+// A backend keeps a window of recent history. Reads at an older revision and
+// watches from an older revision are served while that revision is in the
+// window; once it has been compacted away they fail with [ErrExpired], which
+// the HTTP layer turns into 410 Gone.
+//
+// # Watch
+//
+// [Watcher.Watch] delivers every change after a revision, in revision order,
+// without gaps or duplicates, on a channel that the backend owns and closes.
+// The channel is closed when the caller's context ends; if the backend must
+// end the stream itself (the watcher fell out of the history window, the
+// backend was closed), it sends one final event whose Err is set, then closes.
+// A backend never blocks its writers on a slow watcher.
+//
+// # Conformance
+//
+// Package storagetest holds the suite every backend must pass:
+// storagetest.Run(t, newStore).
+package storage
