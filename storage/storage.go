@@ -28,9 +28,9 @@ type Writer interface {
 	// Create stores value under key if the key is absent (ErrExists
 	// otherwise) and returns the write's revision.
 	Create(ctx context.Context, key string, value []byte) (int64, error)
-	// Update replaces the value of an existing key (ErrNotFound otherwise).
-	// If expect is not 0 the key's current ModRevision must equal it
-	// (ErrConflict otherwise). It returns the write's revision.
+	// Update replaces the value of an existing key (ErrNotFound otherwise,
+	// whatever expect is). If expect is not 0 the key's current ModRevision
+	// must equal it (ErrConflict otherwise). It returns the write's revision.
 	Update(ctx context.Context, key string, value []byte, expect int64) (int64, error)
 	// Delete removes an existing key, with the same precondition as Update,
 	// and returns the value deleted with ModRevision set to the deletion's
@@ -41,9 +41,13 @@ type Writer interface {
 // Watcher streams changes.
 type Watcher interface {
 	// Watch delivers every change to keys with the given prefix whose
-	// revision is greater than rev, in order, until ctx ends. A rev that has
-	// left the history window is ErrExpired, returned at once. See the
-	// package documentation for how the stream ends.
+	// revision is greater than rev, in order, until ctx ends. Rev 0 means
+	// the store's current revision: only changes from now on. A rev ahead
+	// of the store is waited for. A rev that has left the history window
+	// (a read at rev would fail with ErrExpired) is ErrExpired, returned at
+	// once. When ctx ends the channel is closed with no error event; when the
+	// backend ends the stream (ErrExpired for a watcher left behind,
+	// ErrClosed) it sends one event with Err set, then closes.
 	Watch(ctx context.Context, prefix string, rev int64) (<-chan Event, error)
 }
 
@@ -105,7 +109,8 @@ type Event struct {
 	// change; for Delete, Value is the value removed and ModRevision the
 	// deletion's revision.
 	KeyValue
-	// Prev is the value before an update or delete; nil after a create.
+	// Prev is the value before an update or delete (non-nil even if that
+	// value was empty); nil after a create, and only then.
 	Prev []byte
 	// Err ends the stream: it is set only on the last event sent.
 	Err error

@@ -1,0 +1,40 @@
+// Package memory is kapi's default storage backend: a revisioned key–value
+// store held in the process's memory, implementing [storage.Interface].
+//
+//	s := memory.New()
+//	defer s.Close()
+//
+// Nothing survives the process; use it for tests, demos and servers whose
+// state can be rebuilt.
+//
+// # Revisions and history
+//
+// Each key keeps the versions that reads inside the history window can still
+// ask for. The window is the last n revisions ([WithHistory], 10000 by
+// default): with the store at revision r, reads at revisions r-n to r and
+// watches from them work, older ones fail with [storage.ErrExpired]. Every
+// write moves the window by one revision and drops the versions that left it,
+// so the cost of keeping history is constant per write and memory stays
+// proportional to the number of live keys plus n. [Store.Compact] moves the
+// start of the window forward on demand.
+//
+// # Values are shared
+//
+// Values are stored as given, without copying: a caller must not modify a
+// slice after passing it to Create or Update, and the values returned by Get,
+// List and Watch are the stored ones, shared with every other reader, and
+// must not be modified either.
+//
+// # Watch
+//
+// Writers never wait for watchers. Each watch runs one goroutine that reads
+// the store's event log at its own position and hands events to an
+// unbuffered channel; when it has read everything it sleeps until the next
+// write. A watcher that falls so far behind that its next event leaves the
+// window receives one event whose Err is [storage.ErrExpired]; after
+// [Store.Close] every watcher receives one whose Err is [storage.ErrClosed].
+// After that final event, or when the watch's context ends, the channel is
+// closed and the goroutine exits. Watching from revision 0 means "from the
+// current revision"; watching from a future revision waits for it, as etcd
+// does.
+package memory

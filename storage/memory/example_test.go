@@ -1,0 +1,82 @@
+package memory_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/storage/memory"
+)
+
+func ExampleNew() {
+	ctx := context.Background()
+	s := memory.New()
+	defer s.Close()
+
+	a, _ := s.Create(ctx, "/widgets/default/a", []byte(`{"size":1}`))
+	s.Create(ctx, "/widgets/default/b", []byte(`{"size":5}`))
+	s.Update(ctx, "/widgets/default/a", []byte(`{"size":2}`), a)
+
+	// The update's precondition no longer holds.
+	_, err := s.Update(ctx, "/widgets/default/a", []byte(`{"size":3}`), a)
+	fmt.Println(errors.Is(err, storage.ErrConflict))
+
+	// Reads at an older revision see the store as it was.
+	old, _ := s.Get(ctx, "/widgets/default/a", a)
+	fmt.Printf("at %d: %s\n", a, old.Value)
+
+	page, _ := s.List(ctx, "/widgets/default/", storage.ListOptions{Limit: 1})
+	for _, kv := range page.Items {
+		fmt.Printf("%s %s (created %d, modified %d)\n", kv.Key, kv.Value, kv.CreateRevision, kv.ModRevision)
+	}
+	fmt.Println("revision", page.Revision, "remaining", page.Remaining)
+	// Output:
+	// true
+	// at 1: {"size":1}
+	// /widgets/default/a {"size":2} (created 1, modified 3)
+	// revision 3 remaining 1
+}
+
+func ExampleStore_Watch() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel() // ends the watch
+	s := memory.New()
+	defer s.Close()
+
+	events, _ := s.Watch(ctx, "/widgets/", 0)
+	rev, _ := s.Create(ctx, "/widgets/a", []byte("one"))
+	s.Update(ctx, "/widgets/a", []byte("two"), rev)
+	s.Delete(ctx, "/widgets/a", 0)
+
+	for range 3 {
+		ev := <-events
+		fmt.Printf("%s %s at %d: %s (prev %q)\n", ev.Type, ev.Key, ev.ModRevision, ev.Value, ev.Prev)
+	}
+	// Output:
+	// PUT /widgets/a at 1: one (prev "")
+	// PUT /widgets/a at 2: two (prev "one")
+	// DELETE /widgets/a at 3: two (prev "two")
+}
+
+func ExampleStore_Compact() {
+	ctx := context.Background()
+	s := memory.New()
+	defer s.Close()
+
+	for _, key := range []string{"/a", "/b", "/c"} {
+		s.Create(ctx, key, []byte("x"))
+	}
+	s.Compact(ctx, 2)
+
+	_, err := s.Get(ctx, "/a", 1)
+	fmt.Println(errors.Is(err, storage.ErrExpired))
+	_, err = s.Watch(ctx, "/", 1)
+	fmt.Println(errors.Is(err, storage.ErrExpired))
+	kv, _ := s.Get(ctx, "/a", 2)
+	fmt.Printf("%s at 2: modified %d\n", kv.Key, kv.ModRevision)
+	// Output:
+	// true
+	// true
+	// /a at 2: modified 1
+}

@@ -1,0 +1,130 @@
+package memory
+
+import (
+	"iter"
+	"slices"
+	"strings"
+
+	"github.com/kapi-dev/kapi/storage"
+)
+
+// version is one write of one key.
+type version struct {
+	rev     int64 // the write's revision: the version's ModRevision
+	create  int64 // CreateRevision of the key's current life
+	value   []byte
+	deleted bool // a tombstone: the key was deleted at rev
+}
+
+func (v version) keyValue(key string) storage.KeyValue {
+	return storage.KeyValue{Key: key, Value: v.value, CreateRevision: v.create, ModRevision: v.rev}
+}
+
+// record is a key and the versions of it reads in the window may still see,
+// oldest first. A record in the index has at least one version.
+type record struct {
+	key      string
+	versions []version
+}
+
+func (r *record) latest() version { return r.versions[len(r.versions)-1] }
+
+// live reports whether the key exists at the latest revision.
+func (r *record) live() bool { return !r.latest().deleted }
+
+// at returns the version of the key at revision rev, if it existed then.
+func (r *record) at(rev int64) (version, bool) {
+	for i := len(r.versions) - 1; i >= 0; i-- {
+		if v := r.versions[i]; v.rev <= rev {
+			return v, !v.deleted
+		}
+	}
+	return version{}, false
+}
+
+// keyIndex holds the records in key order. It is a sorted slice with a map
+// for point lookups: inserting and deleting cost O(n) moves, which is fine
+// for the thousands of keys a memory store holds; a B-tree can take its
+// place behind the same four methods.
+type keyIndex struct {
+	byKey  map[string]*record
+	sorted []*record
+}
+
+func newKeyIndex() keyIndex {
+	return keyIndex{byKey: make(map[string]*record)}
+}
+
+func (ix *keyIndex) get(key string) *record { return ix.byKey[key] }
+
+// put adds r, whose key must not be in the index.
+func (ix *keyIndex) put(r *record) {
+	i, _ := ix.search(r.key)
+	ix.sorted = slices.Insert(ix.sorted, i, r)
+	ix.byKey[r.key] = r
+}
+
+func (ix *keyIndex) delete(key string) {
+	if i, found := ix.search(key); found {
+		ix.sorted = slices.Delete(ix.sorted, i, i+1)
+		delete(ix.byKey, key)
+	}
+}
+
+// from yields the records with keys at or after start, in key order. The
+// index must not change during the iteration.
+func (ix *keyIndex) from(start string) iter.Seq[*record] {
+	return func(yield func(*record) bool) {
+		i, _ := ix.search(start)
+		for _, r := range ix.sorted[i:] {
+			if !yield(r) {
+				return
+			}
+		}
+	}
+}
+
+func (ix *keyIndex) search(key string) (int, bool) {
+	return slices.BinarySearchFunc(ix.sorted, key, func(r *record, key string) int {
+		return strings.Compare(r.key, key)
+	})
+}
+
+// eventLog is a ring of the events after the compaction point, oldest
+// first. It grows as needed up to the history size, then stays that size.
+type eventLog struct {
+	ring  []storage.Event
+	first int // index in ring of the oldest event
+	n     int
+}
+
+func (l *eventLog) len() int { return l.n }
+
+// at returns the i-th oldest event.
+func (l *eventLog) at(i int) *storage.Event { return &l.ring[(l.first+i)%len(l.ring)] }
+
+// push appends ev. The caller keeps the log shorter than limit before the
+// call.
+func (l *eventLog) push(ev storage.Event, limit int64) {
+	if l.n == len(l.ring) {
+		ring := make([]storage.Event, min(max(2*int64(l.n), 64), limit))
+		for i := range l.n {
+			ring[i] = *l.at(i)
+		}
+		l.ring, l.first = ring, 0
+	}
+	*l.at(l.n) = ev
+	l.n++
+}
+
+// dropFirst removes the k oldest events.
+func (l *eventLog) dropFirst(k int) {
+	if k == 0 {
+		return
+	}
+	for i := range k {
+		*l.at(i) = storage.Event{}
+	}
+	l.first = (l.first + k) % len(l.ring)
+	l.n -= k
+}

@@ -1,0 +1,53 @@
+// Package storagetest is the conformance suite of the storage SPI
+// ([storage.Interface]). Every backend's test file is one call to [Run], so
+// a case added here reaches every backend at once.
+//
+// # Using the suite
+//
+//	func TestConformance(t *testing.T) {
+//		storagetest.Run(t, func(t *testing.T) storage.Interface {
+//			s := mybackend.New()
+//			t.Cleanup(func() { s.Close() })
+//			return s
+//		})
+//	}
+//
+// Run calls newStore once per subtest. It must return an empty store
+// (revision 0) whose history window holds at least a few thousand
+// revisions, and register with t.Cleanup whatever releases it. The subtests
+// are named Group/Case, for example Watch/FromZero, so that one case can be
+// run alone: go test -run 'TestConformance/Watch/FromZero'.
+//
+// # Compaction
+//
+// Backends that can compact on demand implement [Compactor]; the suite uses
+// it to test [storage.ErrExpired]: reads and watches below the compacted
+// revision, and a watcher that falls behind a compaction. The Compact
+// subtests are skipped for a store that does not implement it.
+//
+// # What the suite pins down
+//
+// Beyond the doc comments of package storage, the suite checks these
+// choices, which are etcd's:
+//
+//   - Revisions are consecutive: each successful write gets the previous
+//     revision plus one, and a failed write uses none.
+//   - Watch from revision 0 delivers the changes after the store's current
+//     revision ("from now").
+//   - A Delete event carries the removed value both as Value and as Prev.
+//   - Revision r has left the window once a read at r fails with
+//     ErrExpired; a watch from such an r fails the same way, at once.
+//   - Ending a watch's context closes its channel (possibly after events
+//     already under way, but with no error event required) and ends every
+//     goroutine the watch started.
+//   - An operation whose context is already cancelled fails with an error
+//     wrapping the context's error, and writes nothing.
+//
+// # Timing
+//
+// The suite asserts no durations. Every wait (for a watch event, a closed
+// channel, goroutines to exit) polls or blocks up to a deadline of ten
+// seconds, generous for loaded machines. The goroutine-leak check compares
+// runtime.NumGoroutine before and after, so do not run Run alongside
+// parallel tests (t.Parallel) of the same process.
+package storagetest
