@@ -41,8 +41,8 @@ type Writer interface {
 // Watcher streams changes.
 type Watcher interface {
 	// Watch delivers every change to keys with the given prefix whose
-	// revision is greater than rev, in order, until ctx ends. Rev 0 means
-	// the store's current revision: only changes from now on. A rev ahead
+	// revision is greater than rev, in order, until ctx ends; rev 0 is no
+	// exception (every change since the store began). A rev ahead
 	// of the store is waited for. A rev that has left the history window
 	// (a read at rev would fail with ErrExpired) is ErrExpired, returned at
 	// once. When ctx ends the channel is closed with no error event; when the

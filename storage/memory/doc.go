@@ -34,7 +34,7 @@
 // window receives one event whose Err is [storage.ErrExpired]; after
 // [Store.Close] every watcher receives one whose Err is [storage.ErrClosed].
 // After that final event, or when the watch's context ends, the channel is
-// closed and the goroutine exits. Watching from revision 0 means "from the
-// current revision"; watching from a future revision waits for it, as etcd
-// does.
+// closed and the goroutine exits. Watching from revision 0 delivers every
+// change since the store began (while in the window); watching from a future
+// revision waits for it, as etcd does.
 package memory

@@ -201,13 +201,11 @@ func (s *Store) Watch(ctx context.Context, prefix string, rev int64) (<-chan sto
 		return nil, negativeRevision(rev)
 	}
 	s.mu.RLock()
-	closed, current, compacted := s.closed, s.rev, s.compacted
+	closed, compacted := s.closed, s.compacted
 	s.mu.RUnlock()
 	switch {
 	case closed:
 		return nil, storage.ErrClosed
-	case rev == 0:
-		rev = current
 	case rev < compacted:
 		return nil, expired(rev, compacted)
 	}

@@ -109,11 +109,11 @@ func TestCloseEndsWatches(t *testing.T) {
 		ctx := t.Context()
 		s := memory.New()
 		mustWrite(t, s, "/a")
-		caughtUp, err := s.Watch(ctx, "/", 0)
+		caughtUp, err := s.Watch(ctx, "/", 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		behind, err := s.Watch(ctx, "/", 0)
+		behind, err := s.Watch(ctx, "/", 1)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,8 +32,9 @@
 //
 //   - Revisions are consecutive: each successful write gets the previous
 //     revision plus one, and a failed write uses none.
-//   - Watch from revision 0 delivers the changes after the store's current
-//     revision ("from now").
+//   - Watch from revision 0 delivers every change since the store began
+//     (while that is in the window): "after rev" means the same for every
+//     rev. A caller that wants only new changes watches from Revision().
 //   - A Delete event carries the removed value both as Value and as Prev.
 //   - Revision r has left the window once a read at r fails with
 //     ErrExpired; a watch from such an r fails the same way, at once.
