@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // openAPIDocs builds each group version's OpenAPI v3 document once, with the
@@ -61,6 +62,9 @@ func (s *Server) serveOpenAPIRoot(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, r, map[string]any{"paths": paths})
 }
 
+// serveOpenAPI serves one group version's document as kube-apiserver does:
+// under its hash it is immutable, and kubectl's disk cache keeps it only
+// when told for how long (Expires).
 func (s *Server) serveOpenAPI(gv groupVersion) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		d := s.openAPIFor(gv)
@@ -68,12 +72,31 @@ func (s *Server) serveOpenAPI(gv groupVersion) http.HandlerFunc {
 			writeStatus(w, r, statusOf(d.err, target{}))
 			return
 		}
-		w.Header().Set("Etag", `"`+d.hash+`"`)
-		if r.URL.Query().Get("hash") == d.hash {
-			w.Header().Set("Cache-Control", "public, immutable")
-		} else {
-			w.Header().Set("Cache-Control", "no-cache, private")
+		h := w.Header()
+		etag := `"` + d.hash + `"`
+		h.Set("Etag", etag)
+		h.Set("Vary", "Accept")
+		switch hash := r.URL.Query().Get("hash"); {
+		case hash == d.hash:
+			h.Set("Cache-Control", "public, immutable")
+			h.Set("Expires", time.Now().AddDate(1, 0, 0).UTC().Format(http.TimeFormat))
+		case hash != "":
+			http.Redirect(w, r, "/openapi/v3/"+openAPIPath(gv)+"?hash="+d.hash, http.StatusMovedPermanently)
+			return
+		default:
+			h.Set("Cache-Control", "no-cache, private")
+		}
+		if r.Header.Get("If-None-Match") == etag {
+			w.WriteHeader(http.StatusNotModified)
+			return
 		}
 		writeBody(w, http.StatusOK, "application/json", d.data)
 	}
+}
+
+// serveOpenAPIV2 answers /openapi/v2 with an empty document. kubectl 1.27
+// and 1.28 fetch it before the v3 documents and give up on a 404; an empty
+// document sends them on to v3, where the schemas are.
+func (s *Server) serveOpenAPIV2(w http.ResponseWriter, r *http.Request) {
+	writeBody(w, http.StatusOK, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf", nil)
 }

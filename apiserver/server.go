@@ -170,6 +170,7 @@ func (s *Server) routes() http.Handler {
 	r.Get("/api", s.serveCoreVersions)
 	r.Get("/apis", s.serveGroups)
 	r.Get("/openapi/v3", s.serveOpenAPIRoot)
+	r.Get("/openapi/v2", s.serveOpenAPIV2)
 
 	for _, gv := range s.groupVersions() {
 		base := "/apis/" + gv.group + "/" + gv.version
