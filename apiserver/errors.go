@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -67,8 +66,6 @@ func statusOf(err error, t target) kapi.Status {
 		return e.Status
 	}
 	var tooLarge *http.MaxBytesError
-	var syntax *json.SyntaxError
-	var typeErr *json.UnmarshalTypeError
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		return withDetails(NewStatusError(http.StatusNotFound, kapi.StatusReasonNotFound,
@@ -99,26 +96,11 @@ func statusOf(err error, t target) kapi.Status {
 		s := NewStatusError(http.StatusUnprocessableEntity, kapi.StatusReasonInvalid, "the server rejected our request due to an error in our request").Status
 		s.Details = &kapi.StatusDetails{Causes: []kapi.StatusCause{{Type: kapi.CauseTypeUnexpectedServerError, Message: strings.TrimPrefix(err.Error(), patch.ErrNotApplicable.Error()+": ")}}}
 		return s
-	case errors.As(err, &syntax), errors.As(err, &typeErr), errors.Is(err, errUndecodable):
-		kind := "object"
-		if t.res != nil {
-			kind = t.res.Kind
-		}
-		return badRequest("%s in version %q cannot be handled as a %s: %v", kind, versionOf(t), kind, err).Status
 	case errors.Is(err, context.Canceled):
 		return NewStatusError(499, kapi.StatusReasonTimeout, "the request was cancelled").Status
 	}
 	return NewStatusError(http.StatusInternalServerError, kapi.StatusReasonInternalError,
 		fmt.Sprintf("Internal error occurred: %v", err)).Status
-}
-
-var errUndecodable = errors.New("undecodable body")
-
-func versionOf(t target) string {
-	if t.res == nil {
-		return ""
-	}
-	return t.res.Version
 }
 
 // invalid is the 422 for a list of bad fields, worded as kube-apiserver does.

@@ -73,17 +73,25 @@ func (rq *request) list(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	rv, match, token := q.Get("resourceVersion"), q.Get("resourceVersionMatch"), q.Get("continue")
+	if errs := validateListOptions(rv, match, token, q.Has("sendInitialEvents")); len(errs) > 0 {
+		return listOptionsInvalid(errs...)
+	}
 	prefix := rq.res.keyPrefix(rq.namespace)
 	var items []*watch.Item
 	var rev int64
 	var lastKey string // where the next page starts after
 	var remaining int64
-	if token := q.Get("continue"); token != "" {
+	switch {
+	case token != "":
+		if rv != "" && rv != "0" {
+			return badRequest("specifying resource version is not allowed when using continue")
+		}
 		t, err := decodeContinue(token)
 		if err != nil {
 			return err
 		}
-		page, err := rq.s.config.store.List(ctx, prefix, storage.ListOptions{Revision: t.Revision, Start: prefix + t.Start, Limit: limit})
+		items, rev, remaining, lastKey, err = rq.listStored(ctx, prefix, t.Revision, prefix+t.Start, limit, sel)
 		if errors.Is(err, storage.ErrExpired) {
 			return NewStatusError(http.StatusGone, kapi.StatusReasonExpired,
 				"The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
@@ -91,21 +99,18 @@ func (rq *request) list(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		for _, kv := range page.Items {
-			obj, err := rq.res.decodeStored(kv)
-			if err != nil {
-				return err
-			}
-			if sel.matches(obj.(kapi.Object)) {
-				items = append(items, &watch.Item{Key: kv.Key, Revision: kv.ModRevision, Object: obj})
-			}
+	case match == "Exact" || match == "" && limit > 0 && rv != "" && rv != "0":
+		// The list exactly as it was at rv (a limit with a resourceVersion
+		// and no match means Exact, for older clients).
+		at, err := parseRevision(rv)
+		if err != nil {
+			return err
 		}
-		rev, remaining = page.Revision, page.Remaining
-		if n := len(page.Items); n > 0 {
-			lastKey = page.Items[n-1].Key
+		if items, rev, remaining, lastKey, err = rq.listStored(ctx, prefix, at, prefix, limit, sel); err != nil {
+			return err
 		}
-	} else {
-		if err := rq.consistent(ctx, q.Get("resourceVersion")); err != nil {
+	default:
+		if err := rq.consistent(ctx, rv); err != nil {
 			return err
 		}
 		var n int
@@ -129,6 +134,52 @@ func (rq *request) list(ctx context.Context) error {
 	}
 	writeBody(rq.w, http.StatusOK, rq.out.MediaType, data)
 	return nil
+}
+
+// validateListOptions refuses the combinations of list parameters that
+// kube-apiserver refuses, with its words.
+func validateListOptions(rv, match, token string, sendInitialEvents bool) FieldErrors {
+	var errs FieldErrors
+	if match != "" {
+		if rv == "" {
+			errs = append(errs, Forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided"))
+		}
+		if token != "" {
+			errs = append(errs, Forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"))
+		}
+		if match != "Exact" && match != "NotOlderThan" {
+			errs = append(errs, NotSupported("resourceVersionMatch", match, "Exact", "NotOlderThan", ""))
+		}
+		if match == "Exact" && rv == "0" {
+			errs = append(errs, Forbidden("resourceVersionMatch", `resourceVersionMatch "exact" is forbidden for resourceVersion "0"`))
+		}
+	}
+	if sendInitialEvents {
+		errs = append(errs, Forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
+	}
+	return errs
+}
+
+// listStored reads one page from the store at revision rev, for reads the
+// cache cannot serve: continued pages and exact revisions.
+func (rq *request) listStored(ctx context.Context, prefix string, rev int64, start string, limit int64, sel selector) (items []*watch.Item, at, remaining int64, lastKey string, err error) {
+	page, err := rq.s.config.store.List(ctx, prefix, storage.ListOptions{Revision: rev, Start: start, Limit: limit})
+	if err != nil {
+		return nil, 0, 0, "", err
+	}
+	for _, kv := range page.Items {
+		obj, err := rq.res.decodeStored(kv)
+		if err != nil {
+			return nil, 0, 0, "", err
+		}
+		if sel.matches(obj.(kapi.Object)) {
+			items = append(items, &watch.Item{Key: kv.Key, Revision: kv.ModRevision, Object: obj})
+		}
+	}
+	if n := len(page.Items); n > 0 {
+		lastKey = page.Items[n-1].Key
+	}
+	return items, page.Revision, page.Remaining, lastKey, nil
 }
 
 // encodeList writes a list from the cached encodings of its items.
@@ -162,14 +213,8 @@ func (rq *request) watch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	bookmarks, _, err := rq.strictBool("allowWatchBookmarks")
-	if err != nil {
-		return err
-	}
-	initial, initialSet, err := rq.strictBool("sendInitialEvents")
-	if err != nil {
-		return err
-	}
+	bookmarks, _ := rq.boolParam("allowWatchBookmarks")
+	initial, initialSet := rq.boolParam("sendInitialEvents")
 	rv, match := q.Get("resourceVersion"), q.Get("resourceVersionMatch")
 	if initialSet && match != "NotOlderThan" {
 		return listOptionsInvalid(&FieldError{Type: kapi.CauseTypeFieldValueForbidden, Field: "sendInitialEvents",

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -94,7 +93,7 @@ func (rq *request) serve(v verb) error {
 	case verbGet:
 		return rq.get(ctx)
 	case verbList:
-		if rq.boolParam("watch") {
+		if watch, _ := rq.boolParam("watch"); watch {
 			return rq.watch(ctx)
 		}
 		return rq.list(ctx)
@@ -163,24 +162,19 @@ func (rq *request) respond(code int, obj kapi.Object) error {
 	return nil
 }
 
-// boolParam reads a boolean query parameter as kube-apiserver does: true,
-// True, 1, ... (strconv.ParseBool); anything unparsable is false.
-func (rq *request) boolParam(name string) bool {
-	b, _ := strconv.ParseBool(rq.query.Get(name))
-	return b
-}
-
-// strictBool reads a boolean parameter and refuses a value that is not one.
-func (rq *request) strictBool(name string) (value, set bool, err error) {
-	s := rq.query.Get(name)
-	if s == "" {
-		return false, false, nil
+// boolParam reads a boolean query parameter as kube-apiserver converts
+// them: absent is false, "false" and "0" (in any case) are false, any other
+// value is true. set says whether it was given.
+func (rq *request) boolParam(name string) (value, set bool) {
+	values, set := rq.query[name]
+	if !set || len(values) == 0 {
+		return false, false
 	}
-	b, err := strconv.ParseBool(s)
-	if err != nil {
-		return false, false, badRequest("invalid boolean value for %s: %q", name, s)
+	switch strings.ToLower(values[0]) {
+	case "false", "0":
+		return false, true
 	}
-	return b, true, nil
+	return true, true
 }
 
 // dryRun reads the dryRun parameter: only All is known.
@@ -224,25 +218,20 @@ func (rq *request) decode(in *codec.Format, data []byte) (kapi.Object, error) {
 	}
 	obj := rq.res.newObject()
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, fmt.Errorf("%w: the request body is empty", errUndecodable)
+		return nil, rq.undecodable("the request body is empty")
 	}
 	var err error
 	if strict {
 		d := json.NewDecoder(bytes.NewReader(data))
 		d.DisallowUnknownFields()
 		if err = d.Decode(obj); err != nil && strings.HasPrefix(err.Error(), "json: unknown field") {
-			err = fmt.Errorf("%w: strict decoding error: %s", errUndecodable, strings.TrimPrefix(err.Error(), "json: "))
+			return nil, rq.undecodable("strict decoding error: " + strings.TrimPrefix(err.Error(), "json: "))
 		}
 	} else {
 		err = in.Decode(data, obj)
 	}
 	if err != nil {
-		var syntax *json.SyntaxError
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &syntax) || errors.As(err, &typeErr) || errors.Is(err, errUndecodable) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%w: %v", errUndecodable, err)
+		return nil, rq.undecodable(err.Error())
 	}
 	tm := obj.GetTypeMeta()
 	if tm.APIVersion != "" && tm.APIVersion != rq.res.apiVersion() {
@@ -253,6 +242,12 @@ func (rq *request) decode(in *codec.Format, data []byte) (kapi.Object, error) {
 	}
 	tm.APIVersion, tm.Kind = rq.res.apiVersion(), rq.res.Kind
 	return obj, nil
+}
+
+// undecodable is kube-apiserver's 400 for a body that is not an object of
+// the resource's kind.
+func (rq *request) undecodable(reason string) error {
+	return badRequest("%s in version %q cannot be handled as a %s: %s", rq.res.Kind, rq.res.Version, rq.res.Kind, reason)
 }
 
 // parseRevision reads a resourceVersion sent by a client.

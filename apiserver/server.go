@@ -179,9 +179,11 @@ func (s *Server) routes() http.Handler {
 		} else {
 			r.Get("/apis/"+gv.group, s.serveGroup(gv.group))
 		}
-		r.Get(base, s.serveResources(gv))
 		r.Get("/openapi/v3"+base, s.serveOpenAPI(gv))
-		r.Route(base, func(r chi.Router) { s.resourceRoutes(r, gv) })
+		r.Route(base, func(r chi.Router) {
+			r.Get("/", s.serveResources(gv)) // a route of its own would be shadowed by this subrouter
+			s.resourceRoutes(r, gv)
+		})
 	}
 	return r
 }

@@ -177,7 +177,7 @@ func (rq *request) patch(ctx context.Context) error {
 			return badRequest("PATCH requests with the apply content type must have a fieldManager")
 		}
 		if doc, err = codec.YAMLToJSON(doc); err != nil {
-			return fmt.Errorf("%w: %v", errUndecodable, err)
+			return rq.undecodable(err.Error())
 		}
 		obj, err := rq.decode(codec.JSON(), doc)
 		if err != nil {

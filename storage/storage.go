@@ -20,6 +20,8 @@ type Reader interface {
 	// opts.Limit items (0: no limit).
 	List(ctx context.Context, prefix string, opts ListOptions) (ListResult, error)
 	// Revision is the store's current revision: that of its last write.
+	// A new store is at revision 1 or more, never 0 (which clients send to
+	// mean "any"), as etcd.
 	Revision(ctx context.Context) (int64, error)
 }
 

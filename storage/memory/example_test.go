@@ -33,9 +33,9 @@ func ExampleNew() {
 	fmt.Println("revision", page.Revision, "remaining", page.Remaining)
 	// Output:
 	// true
-	// at 1: {"size":1}
-	// /widgets/default/a {"size":2} (created 1, modified 3)
-	// revision 3 remaining 1
+	// at 2: {"size":1}
+	// /widgets/default/a {"size":2} (created 2, modified 4)
+	// revision 4 remaining 1
 }
 
 func ExampleStore_Watch() {
@@ -54,9 +54,9 @@ func ExampleStore_Watch() {
 		fmt.Printf("%s %s at %d: %s (prev %q)\n", ev.Type, ev.Key, ev.ModRevision, ev.Value, ev.Prev)
 	}
 	// Output:
-	// PUT /widgets/a at 1: one (prev "")
-	// PUT /widgets/a at 2: two (prev "one")
-	// DELETE /widgets/a at 3: two (prev "two")
+	// PUT /widgets/a at 2: one (prev "")
+	// PUT /widgets/a at 3: two (prev "one")
+	// DELETE /widgets/a at 4: two (prev "two")
 }
 
 func ExampleStore_Compact() {
@@ -67,16 +67,17 @@ func ExampleStore_Compact() {
 	for _, key := range []string{"/a", "/b", "/c"} {
 		s.Create(ctx, key, []byte("x"))
 	}
-	s.Compact(ctx, 2)
+	// The writes are revisions 2, 3 and 4 (a store starts at 1).
+	s.Compact(ctx, 3)
 
-	_, err := s.Get(ctx, "/a", 1)
+	_, err := s.Get(ctx, "/a", 2)
 	fmt.Println(errors.Is(err, storage.ErrExpired))
-	_, err = s.Watch(ctx, "/", 1)
+	_, err = s.Watch(ctx, "/", 2)
 	fmt.Println(errors.Is(err, storage.ErrExpired))
-	kv, _ := s.Get(ctx, "/a", 2)
-	fmt.Printf("%s at 2: modified %d\n", kv.Key, kv.ModRevision)
+	kv, _ := s.Get(ctx, "/a", 3)
+	fmt.Printf("%s at 3: modified %d\n", kv.Key, kv.ModRevision)
 	// Output:
 	// true
 	// true
-	// /a at 2: modified 1
+	// /a at 3: modified 2
 }

@@ -47,13 +47,18 @@ type Store struct {
 
 var _ storage.Interface = (*Store)(nil)
 
-// New returns an empty store at revision 0.
+// initialRevision is where a new store starts, as etcd does: no
+// resourceVersion is ever "0", which clients send to mean "any". No change
+// has it, so the history "before" it is empty rather than compacted.
+const initialRevision = 1
+
+// New returns an empty store at revision 1.
 func New(opts ...Option) *Store {
 	c := config{history: defaultHistory}
 	for _, opt := range opts {
 		opt(&c)
 	}
-	return &Store{history: c.history, keys: newKeyIndex()}
+	return &Store{history: c.history, keys: newKeyIndex(), rev: initialRevision, compacted: initialRevision}
 }
 
 // Get returns the key's value at rev (0: the latest).
@@ -200,6 +205,7 @@ func (s *Store) Watch(ctx context.Context, prefix string, rev int64) (<-chan sto
 	if rev < 0 {
 		return nil, negativeRevision(rev)
 	}
+	rev = max(rev, initialRevision) // nothing happened at or before it
 	s.mu.RLock()
 	closed, compacted := s.closed, s.compacted
 	s.mu.RUnlock()

@@ -27,27 +27,27 @@ func TestHistoryWindow(t *testing.T) {
 		for i := range 10 {
 			mustWrite(t, s, fmt.Sprintf("/k/%d", i))
 		}
-		// At revision 10 with 3 revisions of history, 7 is the oldest readable.
-		if _, err := s.Get(ctx, "/k/0", 6); !errors.Is(err, storage.ErrExpired) {
-			t.Errorf("Get at 6: %v, want ErrExpired", err)
+		// Writes at 2..11 (a store starts at 1); with 3 revisions of history, 8 is the oldest readable.
+		if _, err := s.Get(ctx, "/k/0", 7); !errors.Is(err, storage.ErrExpired) {
+			t.Errorf("Get at 7: %v, want ErrExpired", err)
 		}
-		if _, err := s.List(ctx, "/k/", storage.ListOptions{Revision: 6}); !errors.Is(err, storage.ErrExpired) {
-			t.Errorf("List at 6: %v, want ErrExpired", err)
+		if _, err := s.List(ctx, "/k/", storage.ListOptions{Revision: 7}); !errors.Is(err, storage.ErrExpired) {
+			t.Errorf("List at 7: %v, want ErrExpired", err)
 		}
-		if _, err := s.Watch(ctx, "/k/", 6); !errors.Is(err, storage.ErrExpired) {
-			t.Errorf("Watch from 6: %v, want ErrExpired", err)
+		if _, err := s.Watch(ctx, "/k/", 7); !errors.Is(err, storage.ErrExpired) {
+			t.Errorf("Watch from 7: %v, want ErrExpired", err)
 		}
-		if kv, err := s.Get(ctx, "/k/0", 7); err != nil || kv.ModRevision != 1 {
-			t.Errorf("Get of a key written at 1, at 7: %+v, %v", kv, err)
+		if kv, err := s.Get(ctx, "/k/0", 8); err != nil || kv.ModRevision != 2 {
+			t.Errorf("Get of a key written at 2, at 8: %+v, %v", kv, err)
 		}
-		if res, err := s.List(ctx, "/k/", storage.ListOptions{Revision: 7}); err != nil || len(res.Items) != 7 {
-			t.Errorf("List at 7: %d items, %v; want 7", len(res.Items), err)
+		if res, err := s.List(ctx, "/k/", storage.ListOptions{Revision: 8}); err != nil || len(res.Items) != 7 {
+			t.Errorf("List at 8: %d items, %v; want 7", len(res.Items), err)
 		}
-		ch, err := s.Watch(ctx, "/k/", 7)
+		ch, err := s.Watch(ctx, "/k/", 8)
 		if err != nil {
-			t.Fatalf("Watch from 7: %v", err)
+			t.Fatalf("Watch from 8: %v", err)
 		}
-		for want := int64(8); want <= 10; want++ {
+		for want := int64(9); want <= 11; want++ {
 			if ev := <-ch; ev.Err != nil || ev.ModRevision != want {
 				t.Errorf("event %+v, want revision %d", ev, want)
 			}
@@ -60,12 +60,12 @@ func TestWithHistoryBelowOne(t *testing.T) {
 	defer s.Close()
 	mustWrite(t, s, "/a")
 	mustWrite(t, s, "/b")
-	if _, err := s.Get(t.Context(), "/a", 1); err != nil {
-		t.Errorf("Get at 1 with one revision of history: %v", err)
+	if _, err := s.Get(t.Context(), "/a", 2); err != nil {
+		t.Errorf("Get at 2 with one revision of history: %v", err)
 	}
 	mustWrite(t, s, "/c")
-	if _, err := s.Get(t.Context(), "/a", 1); !errors.Is(err, storage.ErrExpired) {
-		t.Errorf("Get at 1 two writes later: %v, want ErrExpired", err)
+	if _, err := s.Get(t.Context(), "/a", 2); !errors.Is(err, storage.ErrExpired) {
+		t.Errorf("Get at 2 two writes later: %v, want ErrExpired", err)
 	}
 }
 
@@ -109,11 +109,11 @@ func TestCloseEndsWatches(t *testing.T) {
 		ctx := t.Context()
 		s := memory.New()
 		mustWrite(t, s, "/a")
-		caughtUp, err := s.Watch(ctx, "/", 1)
+		caughtUp, err := s.Watch(ctx, "/", 2)
 		if err != nil {
 			t.Fatal(err)
 		}
-		behind, err := s.Watch(ctx, "/", 1)
+		behind, err := s.Watch(ctx, "/", 2)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,6 +30,8 @@
 // Beyond the doc comments of package storage, the suite checks these
 // choices, which are etcd's:
 //
+//   - A new store is at a revision of at least 1, never 0, as etcd: 0 is
+//     what clients send to mean "any revision".
 //   - Revisions are consecutive: each successful write gets the previous
 //     revision plus one, and a failed write uses none.
 //   - Watch from revision 0 delivers every change since the store began

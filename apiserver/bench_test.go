@@ -1,0 +1,238 @@
+package apiserver_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/apiserver"
+	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
+)
+
+// The benchmarks measure the server through its http.Handler: "handler"
+// calls ServeHTTP directly (the server's own cost), "loopback" goes through
+// net/http over 127.0.0.1 (what a client sees).
+
+func newBenchServer(b *testing.B) *apiserver.Server {
+	b.Helper()
+	srv, err := apiserver.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := widgetapi.Register(srv); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = srv.Close() })
+	return srv
+}
+
+// serve sends one request to h and checks the code.
+func serve(b *testing.B, h http.Handler, method, path string, body []byte, want int) *httptest.ResponseRecorder {
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req := httptest.NewRequest(method, path, r)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != want {
+		b.Fatalf("%s %s: HTTP %d, want %d: %s", method, path, rec.Code, want, rec.Body.Bytes())
+	}
+	return rec
+}
+
+// loopback serves srv on 127.0.0.1 and returns a function that sends one
+// request and returns the body's size.
+func loopback(b *testing.B, srv *apiserver.Server) func(method, path string, body []byte, want int) int {
+	hs := httptest.NewServer(srv)
+	b.Cleanup(hs.Close)
+	client := hs.Client()
+	return func(method, path string, body []byte, want int) int {
+		var r io.Reader
+		if body != nil {
+			r = bytes.NewReader(body)
+		}
+		req, err := http.NewRequest(method, hs.URL+path, r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != want {
+			b.Fatalf("%s %s: HTTP %d, %v", method, path, resp.StatusCode, err)
+		}
+		return int(n)
+	}
+}
+
+// realisticWidget is a widget with the fields a real one carries.
+func realisticWidget(ns, name string) *widgetapi.Widget {
+	replicas := int32(3)
+	now := kapi.NewTime(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC))
+	return &widgetapi.Widget{
+		TypeMeta: kapi.TypeMeta{Kind: "Widget", APIVersion: "example.com/v1"},
+		ObjectMeta: kapi.ObjectMeta{
+			Name: name, Namespace: ns, UID: "6f1c8a52-3b1e-4c8e-9a55-0d2f6b7e9c11",
+			ResourceVersion: "123456", Generation: 4, CreationTimestamp: now,
+			Labels:      map[string]string{"app.kubernetes.io/name": "shop", "app.kubernetes.io/component": "frontend", "tier": "web"},
+			Annotations: map[string]string{"example.com/owner": "team-storefront", "example.com/revision": "42"},
+			Finalizers:  []string{"example.com/cleanup"},
+			OwnerReferences: []kapi.OwnerReference{{
+				APIVersion: "example.com/v1", Kind: "WidgetClass", Name: "gold",
+				UID: "0b9d7a1e-2f45-4b6c-8d3e-5a6f7b8c9d0e", Controller: ptr(true),
+			}},
+		},
+		Spec: widgetapi.WidgetSpec{
+			Color: "blue", Replicas: &replicas, Size: 12,
+			Ports: []widgetapi.WidgetPort{
+				{Name: "http", Port: 8080, Protocol: "TCP"},
+				{Name: "metrics", Port: 9090, Protocol: "TCP"},
+				{Name: "dns", Port: 53, Protocol: "UDP"},
+			},
+			Selector: map[string]string{"app.kubernetes.io/name": "shop"},
+		},
+		Status: widgetapi.WidgetStatus{
+			Replicas: 3, Selector: "app.kubernetes.io/name=shop", ObservedGeneration: 4,
+			Conditions: []kapi.Condition{
+				{Type: "Ready", Status: kapi.ConditionTrue, ObservedGeneration: 4, LastTransitionTime: now, Reason: "AllReplicasReady", Message: "3 of 3 replicas are ready"},
+				{Type: "Progressing", Status: kapi.ConditionFalse, ObservedGeneration: 4, LastTransitionTime: now, Reason: "Stable", Message: "the rollout is complete"},
+			},
+		},
+	}
+}
+
+// creatable is a realistic widget as a client would POST it.
+func creatable(ns, name string) []byte {
+	w := realisticWidget(ns, name)
+	w.UID, w.ResourceVersion, w.Generation = "", "", 0
+	w.CreationTimestamp = kapi.Time{}
+	w.Finalizers, w.OwnerReferences = nil, nil
+	w.Status = widgetapi.WidgetStatus{}
+	data, err := json.Marshal(w)
+	if err != nil {
+		panic(err)
+	}
+	return data
+}
+
+func BenchmarkGet(b *testing.B) {
+	b.Run("handler", func(b *testing.B) {
+		srv := newBenchServer(b)
+		serve(b, srv, http.MethodPost, widgetsIn("default"), creatable("default", "w"), http.StatusCreated)
+		path := widgetPath("default", "w")
+		rec := serve(b, srv, http.MethodGet, path, nil, http.StatusOK)
+		b.SetBytes(int64(rec.Body.Len()))
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			serve(b, srv, http.MethodGet, path, nil, http.StatusOK)
+		}
+	})
+	b.Run("loopback", func(b *testing.B) {
+		srv := newBenchServer(b)
+		do := loopback(b, srv)
+		do(http.MethodPost, widgetsIn("default"), creatable("default", "w"), http.StatusCreated)
+		path := widgetPath("default", "w")
+		b.SetBytes(int64(do(http.MethodGet, path, nil, http.StatusOK)))
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			do(http.MethodGet, path, nil, http.StatusOK)
+		}
+	})
+}
+
+func BenchmarkList500(b *testing.B) {
+	fill := func(b *testing.B, create func(name string)) {
+		for i := range 500 {
+			create(fmt.Sprintf("w-%03d", i))
+		}
+	}
+	path := widgetsIn("default")
+	b.Run("handler", func(b *testing.B) {
+		srv := newBenchServer(b)
+		fill(b, func(name string) {
+			serve(b, srv, http.MethodPost, path, creatable("default", name), http.StatusCreated)
+		})
+		rec := serve(b, srv, http.MethodGet, path, nil, http.StatusOK)
+		var l widgetList
+		if err := json.Unmarshal(rec.Body.Bytes(), &l); err != nil || len(l.Items) != 500 {
+			b.Fatalf("the list has %d items (%v)", len(l.Items), err)
+		}
+		b.SetBytes(int64(rec.Body.Len()))
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			serve(b, srv, http.MethodGet, path, nil, http.StatusOK)
+		}
+	})
+	b.Run("loopback", func(b *testing.B) {
+		srv := newBenchServer(b)
+		do := loopback(b, srv)
+		fill(b, func(name string) {
+			do(http.MethodPost, path, creatable("default", name), http.StatusCreated)
+		})
+		b.SetBytes(int64(do(http.MethodGet, path, nil, http.StatusOK)))
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			do(http.MethodGet, path, nil, http.StatusOK)
+		}
+	})
+}
+
+func BenchmarkCreate(b *testing.B) {
+	path := widgetsIn("default")
+	b.Run("handler", func(b *testing.B) {
+		srv := newBenchServer(b)
+		body := creatable("default", "PLACEHOLDER")
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			i++
+			serve(b, srv, http.MethodPost, path, bytes.Replace(body, []byte("PLACEHOLDER"), fmt.Appendf(nil, "w-%d", i), 1), http.StatusCreated)
+		}
+	})
+	b.Run("loopback", func(b *testing.B) {
+		srv := newBenchServer(b)
+		do := loopback(b, srv)
+		body := creatable("default", "PLACEHOLDER")
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			i++
+			do(http.MethodPost, path, bytes.Replace(body, []byte("PLACEHOLDER"), fmt.Appendf(nil, "w-%d", i), 1), http.StatusCreated)
+		}
+	})
+}
+
+func BenchmarkEncodeWidget(b *testing.B) {
+	w := realisticWidget("default", "shop-frontend")
+	data, err := json.Marshal(w)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := json.Marshal(w); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
