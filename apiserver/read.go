@@ -19,10 +19,21 @@ import (
 )
 
 func (rq *request) get(ctx context.Context) error {
-	if err := rq.consistent(ctx, rq.query.Get("resourceVersion")); err != nil {
+	key := rq.res.key(rq.namespace, rq.name)
+	if err := rq.consistent(ctx, rq.query.Get("resourceVersion")); errors.Is(err, errCacheBehind) {
+		kv, err := rq.s.config.store.Get(ctx, key, 0)
+		if err != nil {
+			return err
+		}
+		obj, err := rq.res.decodeStored(kv)
+		if err != nil {
+			return err
+		}
+		return rq.respond(http.StatusOK, obj.(kapi.Object))
+	} else if err != nil {
 		return err
 	}
-	item, _ := rq.res.cache.Get(rq.res.key(rq.namespace, rq.name))
+	item, _ := rq.res.cache.Get(key)
 	if item == nil {
 		return storage.ErrNotFound
 	}
@@ -110,7 +121,12 @@ func (rq *request) list(ctx context.Context) error {
 			return err
 		}
 	default:
-		if err := rq.consistent(ctx, rv); err != nil {
+		if err := rq.consistent(ctx, rv); errors.Is(err, errCacheBehind) {
+			if items, rev, remaining, lastKey, err = rq.listStored(ctx, prefix, 0, prefix, limit, sel); err != nil {
+				return err
+			}
+			break
+		} else if err != nil {
 			return err
 		}
 		var n int

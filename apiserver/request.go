@@ -261,6 +261,10 @@ func parseRevision(s string) (int64, error) {
 
 func formatRevision(rev int64) string { return strconv.FormatInt(rev, 10) }
 
+// errCacheBehind says that the cache has not caught up with the store in
+// time; gets and lists then read the store instead.
+var errCacheBehind = NewStatusError(http.StatusGatewayTimeout, kapi.StatusReasonTimeout, "the cache has not caught up with the store yet; try again")
+
 // consistent waits until the cache can answer a read with resourceVersion rv:
 // "" is the store's latest revision, "0" any, another value at least it.
 func (rq *request) consistent(ctx context.Context, rv string) error {
@@ -285,7 +289,7 @@ func (rq *request) consistent(ctx context.Context, rv string) error {
 			return ctx.Err()
 		}
 		if rv == "" || rv == "0" {
-			return NewStatusError(http.StatusGatewayTimeout, kapi.StatusReasonTimeout, "the cache is not ready yet; try again")
+			return errCacheBehind
 		}
 		return storage.ErrFutureRevision
 	}
