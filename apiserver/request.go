@@ -207,30 +207,40 @@ func (rq *request) decodeBody() (kapi.Object, error) {
 }
 
 // decode reads data into a new object and checks its kind and version.
+// Unknown and duplicate fields are handled as fieldValidation says: Strict
+// refuses them, Warn (the default) answers a warning for each, Ignore says
+// nothing; both drop unknown fields, and the last duplicate wins.
 func (rq *request) decode(in *codec.Format, data []byte) (kapi.Object, error) {
-	strict := false
-	switch v := rq.query.Get("fieldValidation"); v {
-	case "", "Warn", "Ignore":
-	case "Strict":
-		strict = true
+	validation := rq.query.Get("fieldValidation")
+	switch validation {
+	case "", "Warn", "Ignore", "Strict":
 	default:
-		return nil, badRequest("fieldValidation must be one of Ignore, Warn or Strict, not %q", v)
+		return nil, badRequest("fieldValidation must be one of Ignore, Warn or Strict, not %q", validation)
 	}
-	obj := rq.res.newObject()
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, rq.undecodable("the request body is empty")
 	}
-	var err error
-	if strict {
-		d := json.NewDecoder(bytes.NewReader(data))
-		d.DisallowUnknownFields()
-		if err = d.Decode(obj); err != nil && strings.HasPrefix(err.Error(), "json: unknown field") {
-			return nil, rq.undecodable("strict decoding error: " + strings.TrimPrefix(err.Error(), "json: "))
+	// A document that is not JSON fails the check; decoding it below says why.
+	if report, cleaned, err := codec.CheckJSONFields(data, rq.res.typ); err == nil && !report.Empty() {
+		var problems []string
+		for _, f := range report.Duplicates {
+			problems = append(problems, fmt.Sprintf("duplicate field %q", f))
 		}
-	} else {
-		err = in.Decode(data, obj)
+		for _, f := range report.Unknown {
+			problems = append(problems, fmt.Sprintf("unknown field %q", f))
+		}
+		switch validation {
+		case "Strict":
+			return nil, rq.undecodable("strict decoding error: " + strings.Join(problems, ", "))
+		case "", "Warn":
+			for _, p := range problems {
+				rq.w.Header().Add("Warning", "299 - "+strconv.Quote(p))
+			}
+		}
+		data = cleaned
 	}
-	if err != nil {
+	obj := rq.res.newObject()
+	if err := in.Decode(data, obj); err != nil {
 		return nil, rq.undecodable(err.Error())
 	}
 	tm := obj.GetTypeMeta()

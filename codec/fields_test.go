@@ -1,0 +1,736 @@
+package codec_test
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/codec"
+)
+
+type Widget struct {
+	kapi.TypeMeta   `json:",inline"`
+	kapi.ObjectMeta `json:"metadata,omitempty"`
+	Spec            WidgetSpec   `json:"spec"`
+	Status          WidgetStatus `json:"status,omitempty"`
+}
+
+type WidgetSpec struct {
+	Color    string            `json:"color,omitempty"`
+	Replicas *int32            `json:"replicas,omitempty"`
+	Ports    []WidgetPort      `json:"ports,omitempty"`
+	Selector map[string]string `json:"selector,omitempty"`
+}
+
+type WidgetPort struct {
+	Name string `json:"name"`
+	Port int32  `json:"port"`
+}
+
+type WidgetStatus struct {
+	Conditions []kapi.Condition `json:"conditions,omitempty"`
+}
+
+// Zoo has a field of each shape CheckJSONFields knows.
+type Zoo struct {
+	*ZooEmbedded `json:",inline"`
+	Pointer      *ZooInner           `json:"p,omitempty"`
+	Struct       ZooInner            `json:"s"`
+	Map          map[string]ZooInner `json:"m,omitempty"`
+	IntKeys      map[int]string      `json:"ik,omitempty"`
+	List         []*ZooInner         `json:"l,omitempty"`
+	Array        [2]ZooInner         `json:"arr"`
+	Any          any                 `json:"any,omitempty"`
+	AnyMap       map[string]any      `json:"anymap,omitempty"`
+	Raw          json.RawMessage     `json:"raw,omitempty"`
+	Bytes        []byte              `json:"bytes,omitempty"`
+	Time         kapi.Time           `json:"t"`
+	Strings      []string            `json:"strs,omitempty"`
+	Self         *Zoo                `json:"self,omitempty"`
+	Untagged     string
+	Hidden       string `json:"-"`
+	unexported   string
+}
+
+type ZooEmbedded struct {
+	Embedded string `json:"e,omitempty"`
+}
+
+type ZooInner struct {
+	A      string `json:"a,omitempty"`
+	Quoted *int64 `json:"q,string,omitempty"`
+	Nums   []int  `json:"n,omitempty"`
+}
+
+var (
+	widgetType = reflect.TypeFor[Widget]()
+	zooType    = reflect.TypeFor[Zoo]()
+)
+
+func TestCheckJSONFields(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		typ        reflect.Type // Widget if nil
+		doc        string
+		duplicates []string
+		unknown    []string
+		cleaned    string // "" for none
+	}{
+		{name: "clean", doc: widgetJSON},
+		{
+			name:    "unknown top-level",
+			doc:     `{"apiVersion":"example.com/v1","kind":"Widget","extra":{"a":[1,2]},"spec":{"color":"red"}}`,
+			unknown: []string{"extra"},
+			cleaned: `{"apiVersion":"example.com/v1","kind":"Widget","spec":{"color":"red"}}`,
+		},
+		{
+			name:    "unknown nested",
+			doc:     `{"spec":{"color":"red","bogus":true}}`,
+			unknown: []string{"spec.bogus"},
+			cleaned: `{"spec":{"color":"red"}}`,
+		},
+		{
+			name:    "unknown in a list item",
+			doc:     `{"spec":{"ports":[{"name":"http","port":80},{"name":"https","port":443,"extra":1}]}}`,
+			unknown: []string{"spec.ports[1].extra"},
+			cleaned: `{"spec":{"ports":[{"name":"http","port":80},{"name":"https","port":443}]}}`,
+		},
+		{
+			name:    "unknown in a condition",
+			doc:     `{"status":{"conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2024-01-02T03:04:05Z","reason":"r","message":"m","bogus":1}]}}`,
+			unknown: []string{"status.conditions[0].bogus"},
+			cleaned: `{"status":{"conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2024-01-02T03:04:05Z","reason":"r","message":"m"}]}}`,
+		},
+		{
+			name:    "case differs",
+			doc:     `{"Spec":{"color":"red"},"spec":{"Color":"blue","color":"green"}}`,
+			unknown: []string{"Spec", "spec.Color"},
+			cleaned: `{"spec":{"color":"green"}}`,
+		},
+		{
+			name:       "duplicate top-level",
+			doc:        `{"kind":"Gadget","apiVersion":"v1","kind":"Widget"}`,
+			duplicates: []string{"kind"},
+			cleaned:    `{"apiVersion":"v1","kind":"Widget"}`,
+		},
+		{
+			name:       "duplicate nested",
+			doc:        `{"spec":{"color":"red","replicas":1,"color":"blue"}}`,
+			duplicates: []string{"spec.color"},
+			cleaned:    `{"spec":{"replicas":1,"color":"blue"}}`,
+		},
+		{
+			name:       "duplicates and unknown fields, each in document order",
+			doc:        `{"extra":1,"spec":{"color":"a","bogus":2,"color":"b"},"kind":"W","kind":"W","spec":{"x":1}}`,
+			duplicates: []string{"spec.color", "kind", "spec"},
+			unknown:    []string{"extra", "spec.bogus", "spec.x"},
+			cleaned:    `{"kind":"W","spec":{"color":"b"}}`,
+		},
+		{
+			name:    "unknown twice is reported once",
+			doc:     `{"extra":1,"extra":2,"kind":"W"}`,
+			unknown: []string{"extra"},
+			cleaned: `{"kind":"W"}`,
+		},
+		{
+			name:    "unknown in metadata, any label",
+			doc:     `{"metadata":{"name":"a","labels":{"Anything":"goes","bogus":"too"},"bogus":1}}`,
+			unknown: []string{"metadata.bogus"},
+			cleaned: `{"metadata":{"name":"a","labels":{"Anything":"goes","bogus":"too"}}}`,
+		},
+		{
+			name:       "duplicate label",
+			doc:        `{"metadata":{"labels":{"app":"a","tier":"web","app":"b"}}}`,
+			duplicates: []string{"metadata.labels.app"},
+			cleaned:    `{"metadata":{"labels":{"tier":"web","app":"b"}}}`,
+		},
+		{
+			name:       "duplicate map key in spec",
+			doc:        `{"spec":{"selector":{"app":"a","app":"b"}}}`,
+			duplicates: []string{"spec.selector.app"},
+			cleaned:    `{"spec":{"selector":{"app":"b"}}}`,
+		},
+		{
+			name:       "escaped names are the same name",
+			doc:        `{"sp\u0065c":{"color":"red"},"spec":{"color":"blue"}}`,
+			duplicates: []string{"spec"},
+			cleaned:    `{"spec":{"color":"blue"}}`,
+		},
+		{
+			name:    "large numbers kept exactly",
+			doc:     `{"metadata":{"generation":9007199254740993,"bogus":1.0000000000000000001e400}}`,
+			unknown: []string{"metadata.bogus"},
+			cleaned: `{"metadata":{"generation":9007199254740993}}`,
+		},
+		{
+			name:       "large number repeated",
+			doc:        `{"metadata":{"generation":1,"generation":9007199254740993}}`,
+			duplicates: []string{"metadata.generation"},
+			cleaned:    `{"metadata":{"generation":9007199254740993}}`,
+		},
+		{
+			name:       "repeated objects merge",
+			doc:        `{"spec":{"color":"red","replicas":1},"spec":{"replicas":2}}`,
+			duplicates: []string{"spec"},
+			cleaned:    `{"spec":{"color":"red","replicas":2}}`,
+		},
+		{
+			name:       "null after a string is a no-op",
+			doc:        `{"spec":{"color":"red","color":null}}`,
+			duplicates: []string{"spec.color"},
+			cleaned:    `{"spec":{"color":"red"}}`,
+		},
+		{
+			name:       "null after a pointer clears it",
+			doc:        `{"spec":{"replicas":3,"replicas":null}}`,
+			duplicates: []string{"spec.replicas"},
+			cleaned:    `{"spec":{"replicas":null}}`,
+		},
+		{
+			name:       "repeated list decodes into the earlier items",
+			doc:        `{"spec":{"ports":[{"name":"a","port":1},{"name":"x","port":2}],"ports":[{"name":"b"}]}}`,
+			duplicates: []string{"spec.ports"},
+			cleaned:    `{"spec":{"ports":[{"port":1,"name":"b"}]}}`, // members where they last appear
+		},
+		{
+			name:       "repeated value that fails to decode still fails",
+			doc:        `{"spec":{"replicas":"three","replicas":3}}`,
+			duplicates: []string{"spec.replicas"},
+			cleaned:    `{"spec":{"replicas":"three"}}`,
+		},
+		{
+			name: "values that decode themselves are not looked into",
+			doc:  `{"metadata":{"managedFields":[{"manager":"m","fieldsV1":{"f:spec":{},"f:spec":{},"Bogus":1}}]}}`,
+		},
+		{
+			name: "wrong kind of value is left to the decoder",
+			doc:  `{"spec":[{"bogus":1}],"status":"x"}`,
+		},
+		{
+			name:    "whitespace",
+			doc:     " {\n \"spec\" : { \"color\" : \"red\" , \"Bogus\" : [ 1 , 2 ] } } \n",
+			unknown: []string{"spec.Bogus"},
+			cleaned: `{"spec":{"color":"red"}}`,
+		},
+		{
+			name:    "map of structs",
+			typ:     zooType,
+			doc:     `{"m":{"k":{"a":"x","extra":1},"k.2":{"b":2}}}`,
+			unknown: []string{"m.k.extra", "m.k.2.b"},
+			cleaned: `{"m":{"k":{"a":"x"},"k.2":{}}}`,
+		},
+		{
+			name:       "interface values: duplicates, no unknown fields",
+			typ:        zooType,
+			doc:        `{"any":{"x":[{"y":1,"y":2}],"Z":1},"anymap":{"a":{"b":1,"b":2},"a":3}}`,
+			duplicates: []string{"any.x[0].y", "anymap.a.b", "anymap.a"},
+			cleaned:    `{"any":{"x":[{"y":2}],"Z":1},"anymap":{"a":3}}`,
+		},
+		{
+			name:    "promoted through a pointer, untagged, hidden, unexported",
+			typ:     zooType,
+			doc:     `{"e":"x","Untagged":"u","untagged":"v","Hidden":1,"-":2,"unexported":3}`,
+			unknown: []string{"untagged", "Hidden", "-", "unexported"},
+			cleaned: `{"e":"x","Untagged":"u"}`,
+		},
+		{
+			name:    "array elements beyond its length are not decoded",
+			typ:     zooType,
+			doc:     `{"arr":[{"a":"1"},{"a":"2","x":1},{"bogus":3}]}`,
+			unknown: []string{"arr[1].x"},
+			cleaned: `{"arr":[{"a":"1"},{"a":"2"}]}`,
+		},
+		{
+			name:       "quoted numbers",
+			typ:        zooType,
+			doc:        `{"s":{"q":"1","q":"9007199254740993"}}`,
+			duplicates: []string{"s.q"},
+			cleaned:    `{"s":{"q":"9007199254740993"}}`,
+		},
+		{
+			name:       "recursive type",
+			typ:        zooType,
+			doc:        `{"self":{"self":{"self":{"s":{"a":"x","a":"y","b":1}}}}}`,
+			duplicates: []string{"self.self.self.s.a"},
+			unknown:    []string{"self.self.self.s.b"},
+			cleaned:    `{"self":{"self":{"self":{"s":{"a":"y"}}}}}`,
+		},
+		{
+			name:       "dropped value that fails to decode still fails",
+			typ:        zooType,
+			doc:        `{"p":{"q":"x","b":1},"p":null}`,
+			duplicates: []string{"p"},
+			unknown:    []string{"p.b"},
+			cleaned:    `{"p":{"q":"x"}}`,
+		},
+		{
+			name:       "dropped value with unknown fields only",
+			typ:        zooType,
+			doc:        `{"p":{"Q":"x"},"p":null}`,
+			duplicates: []string{"p"},
+			unknown:    []string{"p.Q"},
+			cleaned:    `{"p":null}`,
+		},
+		{
+			name:       "dropped value that fails to decode and has duplicates",
+			typ:        zooType,
+			doc:        `{"m":{"k":{"q":"x","a":"1","a":"2"},"k":{}}}`,
+			duplicates: []string{"m.k.a", "m.k"},
+			cleaned:    `{"m":{"k":[]}}`,
+		},
+		{
+			name:       "list item hidden by a shorter list fails to decode",
+			typ:        zooType,
+			doc:        `{"l":[{"a":"1"},{"q":"x"}],"l":[{"a":"2"}],"arr":[{"a":"1"},{"q":"y"}],"arr":[{"a":"2"}]}`,
+			duplicates: []string{"l", "arr"},
+			cleaned:    `{"l":[{"q":"x"}],"arr":[{"q":"y"}]}`,
+		},
+		{
+			name:       "slice of scalars repeated",
+			typ:        zooType,
+			doc:        `{"strs":["a","b","c"],"strs":["x",null]}`,
+			duplicates: []string{"strs"},
+			cleaned:    `{"strs":["x","b"]}`,
+		},
+		{
+			name:       "integer map keys",
+			typ:        zooType,
+			doc:        `{"ik":{"1":"a","01":"b","1":"c"}}`,
+			duplicates: []string{"ik.1"},
+			cleaned:    `{"ik":{"01":"b","1":"c"}}`,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			typ := tc.typ
+			if typ == nil {
+				typ = widgetType
+			}
+			report, cleaned, err := codec.CheckJSONFields([]byte(tc.doc), typ)
+			if err != nil {
+				t.Fatalf("CheckJSONFields: %v", err)
+			}
+			if !slices.Equal(report.Duplicates, tc.duplicates) || !slices.Equal(report.Unknown, tc.unknown) {
+				t.Errorf("report = %q, %q; want %q, %q", report.Duplicates, report.Unknown, tc.duplicates, tc.unknown)
+			}
+			if report.Empty() != (tc.duplicates == nil && tc.unknown == nil) {
+				t.Errorf("Empty() = %v", report.Empty())
+			}
+			if tc.cleaned == "" && cleaned != nil || tc.cleaned != "" && string(cleaned) != tc.cleaned {
+				t.Errorf("cleaned = %#q; want %#q", cleaned, tc.cleaned)
+			}
+			checkDecodesAsKube(t, typ, []byte(tc.doc), cleaned)
+		})
+	}
+}
+
+// checkDecodesAsKube checks that decoding cleaned (or data, if nil) with
+// encoding/json gives what kube-apiserver gives for data.
+func checkDecodesAsKube(t *testing.T, typ reflect.Type, data, cleaned []byte) {
+	t.Helper()
+	body := data
+	if cleaned != nil {
+		body = cleaned
+	}
+	got, want := reflect.New(typ), reflect.New(typ)
+	gotErr := json.Unmarshal(body, got.Interface())
+	wantErr := json.Unmarshal(asKube(typ, data), want.Interface())
+	if (gotErr == nil) != (wantErr == nil) {
+		t.Fatalf("decoding %#q: %v; kube-apiserver would decode %#q: %v", body, gotErr, data, wantErr)
+	}
+	if wantErr == nil && !reflect.DeepEqual(got.Interface(), want.Interface()) {
+		t.Fatalf("decoding %#q gives\n%+v\nkube-apiserver would decode %#q as\n%+v", body, got.Elem(), data, want.Elem())
+	}
+}
+
+func TestCheckJSONFieldsDecodesAsKube(t *testing.T) {
+	doc := `{"kind":"Gadget","Kind":"Thing","kind":"Widget",
+		"metadata":{"name":"w","labels":{"a":"1","a":"2"}},
+		"spec":{"color":"red","Color":"blue","bogus":1,"ports":[{"name":"http","Port":8080,"port":80}]},
+		"spec":{"replicas":2}}`
+	_, cleaned, err := codec.CheckJSONFields([]byte(doc), widgetType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got Widget
+	if err := json.Unmarshal(cleaned, &got); err != nil {
+		t.Fatal(err)
+	}
+	two := int32(2)
+	want := Widget{
+		TypeMeta:   kapi.TypeMeta{Kind: "Widget"},
+		ObjectMeta: kapi.ObjectMeta{Name: "w", Labels: map[string]string{"a": "2"}},
+		Spec:       WidgetSpec{Color: "red", Replicas: &two, Ports: []WidgetPort{{Name: "http", Port: 80}}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("decoded cleaned = %+v; want %+v", got, want)
+	}
+	var plain Widget
+	if err := json.Unmarshal([]byte(doc), &plain); err != nil {
+		t.Fatal(err)
+	}
+	if reflect.DeepEqual(plain, want) {
+		t.Errorf("encoding/json decodes the document as kube-apiserver does; the test shows nothing")
+	}
+}
+
+func TestCheckJSONFieldsEmbedding(t *testing.T) {
+	type inner struct {
+		Deep string `json:"deep"`
+	}
+	type left struct {
+		Name   string `json:"name"`
+		Both   string
+		Tagged string `json:"tagged"`
+		inner
+	}
+	type Right struct {
+		Name   string `json:"name"`
+		Both   string
+		Tagged string
+		Deep   string `json:"deep"`
+	}
+	type clash struct {
+		left
+		*Right `json:",inline"`
+		Own    string `json:"own"`
+	}
+	for _, tc := range []struct {
+		doc     string
+		unknown []string
+	}{
+		{`{"own":"o","tagged":"t","deep":"d"}`, nil},           // tagged beats untagged; shallower wins
+		{`{"name":"n","Both":"b"}`, []string{"name", "Both"}},  // a tie drops the name
+		{`{"inner":{},"Name":"n"}`, []string{"inner", "Name"}}, // no field is named either
+	} {
+		report, _, err := codec.CheckJSONFields([]byte(tc.doc), reflect.TypeFor[*clash]())
+		if err != nil || !slices.Equal(report.Unknown, tc.unknown) || report.Duplicates != nil {
+			t.Errorf("CheckJSONFields(%s) = %+v, %v; want unknown %q", tc.doc, report, err, tc.unknown)
+		}
+		// encoding/json agrees: what is unknown is not decoded.
+		var v clash
+		if err := json.Unmarshal([]byte(tc.doc), &v); err != nil {
+			t.Fatal(err)
+		}
+		if tc.unknown != nil && !reflect.DeepEqual(v, clash{}) {
+			t.Errorf("encoding/json decodes %s as %+v", tc.doc, v)
+		}
+	}
+}
+
+func TestCheckJSONFieldsSyntax(t *testing.T) {
+	for _, doc := range []string{
+		``, ` `, `{`, `}`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{,}`, `[1,]`, `{"a":1}{}`, `{"a":1} x`,
+		`{"a":01}`, `{"a":-}`, `{"a":1.}`, `{"a":1e}`, `{"a":.5}`, `{"a":tru}`, `{"a":nul}`, `{"a":"\x"}`,
+		`{"a":"\u12"}`, "{\"a\":\"\x01\"}", `{"a":"unterminated}`, `{"a" 1}`, `{a:1}`, `{"spec":{"color":"red"}`,
+		`{"spec":{"ports":[{"name":"a"}}}`, `{"metadata":{"labels":{"a":"b",}}}`,
+	} {
+		if _, _, err := codec.CheckJSONFields([]byte(doc), widgetType); err == nil {
+			t.Errorf("CheckJSONFields(%#q): no error", doc)
+		}
+		if json.Valid([]byte(doc)) {
+			t.Errorf("json.Valid(%#q)", doc)
+		}
+	}
+	for _, doc := range []string{`{}`, " {}\n", `null`, `[]`, `"x"`, `-0.5e+10`, `{"kind":"\u00e9\ud83d\ude00\ud800"}`, "{\"kind\":\"\xff\"}"} {
+		report, cleaned, err := codec.CheckJSONFields([]byte(doc), widgetType)
+		if err != nil || cleaned != nil || !report.Empty() {
+			t.Errorf("CheckJSONFields(%#q) = %+v, %q, %v", doc, report, cleaned, err)
+		}
+	}
+}
+
+func TestCheckJSONFieldsDepth(t *testing.T) {
+	nested := func(depth int) []byte {
+		// The object is one level, the arrays in it the others.
+		return []byte(`{"any":` + strings.Repeat("[", depth-1) + strings.Repeat("]", depth-1) + `}`)
+	}
+	for _, typ := range []reflect.Type{zooType, widgetType} { // checked, and skipped as unknown
+		if _, _, err := codec.CheckJSONFields(nested(10000), typ); err != nil {
+			t.Errorf("%v, depth 10000: %v", typ, err)
+		}
+		if _, _, err := codec.CheckJSONFields(nested(10001), typ); err == nil {
+			t.Errorf("%v, depth 10001: no error", typ)
+		}
+	}
+	if !json.Valid(nested(10000)) || json.Valid(nested(10001)) {
+		t.Errorf("encoding/json's limit is not 10000")
+	}
+	deep := []byte(`{"any":` + strings.Repeat(`{"a":`, 9998) + `1` + strings.Repeat(`}`, 9998) + `,"any":1}`)
+	report, cleaned, err := codec.CheckJSONFields(deep, zooType)
+	if err != nil || !slices.Equal(report.Duplicates, []string{"any"}) || string(cleaned) != `{"any":1}` {
+		t.Errorf("deep duplicate: %+v, %.40q, %v", report, cleaned, err)
+	}
+}
+
+func TestCheckJSONFieldsReportLimit(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"kind":"W"`)
+	for i := range 150 {
+		fmt.Fprintf(&b, `,"x%d":1,"kind":"W"`, i)
+	}
+	b.WriteString(`}`)
+	report, cleaned, err := codec.CheckJSONFields([]byte(b.String()), widgetType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(report.Unknown) + len(report.Duplicates); n != 100 || len(report.Duplicates) != 1 {
+		t.Errorf("reported %d unknown and %d duplicate fields; want 100 in all, the duplicate once", len(report.Unknown), len(report.Duplicates))
+	}
+	if string(cleaned) != `{"kind":"W"}` {
+		t.Errorf("cleaned = %.80q", cleaned)
+	}
+}
+
+func TestCheckJSONFieldsConcurrent(t *testing.T) {
+	type fresh struct {
+		Spec struct {
+			Color string `json:"color"`
+		} `json:"spec"`
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 100 {
+				report, cleaned, err := codec.CheckJSONFields([]byte(`{"spec":{"color":"a","bogus":1}}`), reflect.TypeFor[fresh]())
+				if err != nil || !slices.Equal(report.Unknown, []string{"spec.bogus"}) || string(cleaned) != `{"spec":{"color":"a"}}` {
+					t.Errorf("CheckJSONFields = %+v, %s, %v", report, cleaned, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func ExampleCheckJSONFields() {
+	type Spec struct {
+		Color string `json:"color"`
+	}
+	type Widget struct {
+		Spec Spec `json:"spec"`
+	}
+	body := []byte(`{"spec":{"color":"red","Color":"blue","size":3,"color":"green"}}`)
+	report, cleaned, err := codec.CheckJSONFields(body, reflect.TypeFor[Widget]())
+	if err != nil {
+		panic(err)
+	}
+	for _, path := range report.Duplicates {
+		fmt.Printf("duplicate field %q\n", path)
+	}
+	for _, path := range report.Unknown {
+		fmt.Printf("unknown field %q\n", path)
+	}
+	fmt.Println(string(cleaned))
+	// Output:
+	// duplicate field "spec.color"
+	// unknown field "spec.Color"
+	// unknown field "spec.size"
+	// {"spec":{"color":"green"}}
+}
+
+// widgetJSON is a Widget of about 1 KiB with nothing wrong in it.
+const widgetJSON = `{
+  "apiVersion": "example.com/v1",
+  "kind": "Widget",
+  "metadata": {
+    "name": "frontend",
+    "namespace": "default",
+    "uid": "6f1c7a52-3c1e-4b8e-9f5a-0d2d3c4b5a69",
+    "resourceVersion": "123456",
+    "generation": 3,
+    "creationTimestamp": "2024-05-01T12:00:00Z",
+    "labels": {"app": "frontend", "tier": "web", "team": "storefront"},
+    "annotations": {"example.com/owner": "storefront@example.com", "example.com/revision": "42"},
+    "finalizers": ["example.com/cleanup"],
+    "managedFields": [{"manager": "kubectl", "operation": "Apply", "apiVersion": "example.com/v1",
+      "time": "2024-05-01T12:00:00Z", "fieldsType": "FieldsV1",
+      "fieldsV1": {"f:spec": {"f:color": {}, "f:replicas": {}, "f:ports": {}}}}]
+  },
+  "spec": {
+    "color": "blue",
+    "replicas": 3,
+    "ports": [{"name": "http", "port": 80}, {"name": "https", "port": 443}, {"name": "metrics", "port": 9090}],
+    "selector": {"app": "frontend", "tier": "web"}
+  },
+  "status": {
+    "conditions": [
+      {"type": "Ready", "status": "True", "observedGeneration": 3, "lastTransitionTime": "2024-05-01T12:01:00Z",
+       "reason": "AllReplicasReady", "message": "3 of 3 replicas are ready"},
+      {"type": "Progressing", "status": "False", "observedGeneration": 3, "lastTransitionTime": "2024-05-01T12:01:00Z",
+       "reason": "Complete", "message": "rollout complete"}
+    ]
+  }
+}`
+
+func BenchmarkCheckJSONFields(b *testing.B) {
+	data := []byte(widgetJSON)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		report, cleaned, err := codec.CheckJSONFields(data, widgetType)
+		if err != nil || !report.Empty() || cleaned != nil {
+			b.Fatal(report, err)
+		}
+	}
+}
+
+func FuzzCheckJSONFields(f *testing.F) {
+	for _, s := range []string{
+		widgetJSON,
+		`{"spec":{"color":"a","bogus":2,"color":"b"},"Spec":1,"spec":{"ports":[{"name":"x","port":1},{"Name":"y"}]}}`,
+		`{"spec":{"ports":[{"name":"a","port":1},{"name":"x"}],"ports":[{"name":"b"}],"ports":[null,{"port":2},{}]}}`,
+		`{"spec":{"replicas":1,"replicas":null,"replicas":"x"},"metadata":{"labels":{"a":"1","a":null}}}`,
+		`{"metadata":{"creationTimestamp":"2024-01-01T00:00:00Z","creationTimestamp":null,"generation":9007199254740993}}`,
+		`{"p":{"a":"x"},"p":null,"p":{"q":"5"},"m":{"k":{"a":"1"},"k":{"n":[1]},"k":null},"l":[{"a":"1"},null],"l":[{"n":[2]}]}`,
+		`{"arr":[{"a":"1"},{"a":"2"}],"arr":[{"n":[1]}],"arr":null,"ik":{"1":"a","01":"b"},"bytes":"aGk=","bytes":[1,2]}`,
+		`{"any":{"a":{"b":1,"b":[1,{"c":2,"c":3}]}},"anymap":{"x":1,"x":{"y":2}},"raw":{"a":1, "a" : 2},"raw":[ 1 ]}`,
+		`{"e":"1","Untagged":"u","UNTAGGED":"v","self":{"self":{"s":{"a":"1","a":"2"}},"self":{"e":"x"}},"t":null,"t":"2024-01-01T00:00:00Z"}`,
+		`{"s":{"q":"1","q":1},"strs":["a","b"],"strs":[null],"arr":[{},{},{}]}`,
+		`{"sp\u0065c":{"c\u006Flor":"\ud83d\ude00"},"spec":{"color":"\u00e9"}}`,
+		`[1,{"a":2}]`, `{"a":[`, ``, `{"spec":{"ports":[{"port":1e1000}]}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, typ := range []reflect.Type{widgetType, zooType} {
+			report, cleaned, err := codec.CheckJSONFields(data, typ)
+			if (err == nil) != json.Valid(data) {
+				t.Fatalf("CheckJSONFields(%#q): error %v; json.Valid says %v", data, err, json.Valid(data))
+			}
+			if err != nil {
+				continue
+			}
+			if (cleaned == nil) != report.Empty() {
+				t.Fatalf("CheckJSONFields(%#q) = %+v with cleaned %#q", data, report, cleaned)
+			}
+			if cleaned != nil {
+				if !json.Valid(cleaned) {
+					t.Fatalf("CheckJSONFields(%#q): cleaned %#q is not JSON", data, cleaned)
+				}
+				again, twice, err := codec.CheckJSONFields(cleaned, typ)
+				if err != nil || !again.Empty() || twice != nil {
+					t.Fatalf("CheckJSONFields(%#q): cleaned %#q has %+v, %v", data, cleaned, again, err)
+				}
+			}
+			checkDecodesAsKube(t, typ, data, cleaned)
+		}
+	})
+}
+
+// asKube rewrites data so that encoding/json decodes it into a typ as
+// kube-apiserver (sigs.k8s.io/json, case-sensitive) does: it drops members
+// whose names are not exactly those of fields, and keeps everything else,
+// repeated members too. Written apart from CheckJSONFields, to test it.
+func asKube(typ reflect.Type, data []byte) []byte {
+	data = bytes.TrimSpace(data)
+	for typ.Kind() == reflect.Pointer && !decodesItself(typ) {
+		typ = typ.Elem()
+	}
+	if len(data) == 0 || decodesItself(typ) {
+		return data
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var out []byte
+	switch {
+	case data[0] == '{' && (typ.Kind() == reflect.Struct || typ.Kind() == reflect.Map):
+		var fields map[string]reflect.Type
+		if typ.Kind() == reflect.Struct {
+			fields = jsonNames(typ)
+		}
+		dec.Token()
+		out = append(out, '{')
+		for dec.More() {
+			tok, _ := dec.Token()
+			name, _ := tok.(string)
+			var value json.RawMessage
+			if dec.Decode(&value) != nil {
+				return data
+			}
+			ft := fields[name]
+			if typ.Kind() == reflect.Map {
+				ft = typ.Elem()
+			} else if ft == nil {
+				continue
+			}
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			key, _ := json.Marshal(name)
+			out = append(append(out, key...), ':')
+			out = append(out, asKube(ft, value)...)
+		}
+		return append(out, '}')
+	case data[0] == '[' && (typ.Kind() == reflect.Slice && typ.Elem().Kind() != reflect.Uint8 || typ.Kind() == reflect.Array):
+		dec.Token()
+		out = append(out, '[')
+		for dec.More() {
+			var value json.RawMessage
+			if dec.Decode(&value) != nil {
+				return data
+			}
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			out = append(out, asKube(typ.Elem(), value)...)
+		}
+		return append(out, ']')
+	}
+	return data
+}
+
+func decodesItself(t reflect.Type) bool {
+	for _, i := range []reflect.Type{reflect.TypeFor[json.Unmarshaler](), reflect.TypeFor[encoding.TextUnmarshaler]()} {
+		if t.Implements(i) || reflect.PointerTo(t).Implements(i) {
+			return true
+		}
+	}
+	return false
+}
+
+// jsonNames maps the JSON names of a struct's fields to their types, for
+// structs without clashing names.
+func jsonNames(t reflect.Type) map[string]reflect.Type {
+	names := map[string]reflect.Type{}
+	tagName := func(f reflect.StructField) (string, bool) {
+		tag := f.Tag.Get("json")
+		name, _, _ := strings.Cut(tag, ",")
+		return name, tag != "-"
+	}
+	promoted := func(f reflect.StructField) bool {
+		name, ok := tagName(f)
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		return f.Anonymous && ok && name == "" && ft.Kind() == reflect.Struct
+	}
+fields:
+	for _, f := range reflect.VisibleFields(t) {
+		name, ok := tagName(f)
+		if !f.IsExported() || !ok || promoted(f) {
+			continue
+		}
+		outer := t
+		for _, i := range f.Index[:len(f.Index)-1] {
+			embedded := outer.Field(i)
+			if !promoted(embedded) {
+				continue fields
+			}
+			if outer = embedded.Type; outer.Kind() == reflect.Pointer {
+				outer = outer.Elem()
+			}
+		}
+		if name == "" {
+			name = f.Name
+		}
+		names[name] = f.Type
+	}
+	return names
+}
