@@ -204,13 +204,17 @@ func (rq *request) encodeList(meta kapi.ListMeta, items []*watch.Item) ([]byte, 
 	if err != nil {
 		return nil, err
 	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, `{"kind":%q,"apiVersion":%q,"metadata":%s,"items":[`, rq.res.Kind+"List", rq.res.apiVersion(), metaJSON)
+	encoded := make([][]byte, len(items))
+	size := len(metaJSON) + 64 + len(rq.res.Kind) + len(rq.res.apiVersion())
 	for i, it := range items {
-		data, err := it.Encoded(rq.out.MediaType, rq.out.Encode)
-		if err != nil {
+		if encoded[i], err = it.Encoded(rq.out.MediaType, rq.out.Encode); err != nil {
 			return nil, err
 		}
+		size += len(encoded[i]) + 1
+	}
+	b := bytes.NewBuffer(make([]byte, 0, size))
+	fmt.Fprintf(b, `{"kind":%q,"apiVersion":%q,"metadata":%s,"items":[`, rq.res.Kind+"List", rq.res.apiVersion(), metaJSON)
+	for i, data := range encoded {
 		if i > 0 {
 			b.WriteByte(',')
 		}

@@ -110,6 +110,13 @@ func (h *Hub) Revision() int64 {
 	return h.rev
 }
 
+// Reached reports whether the caches reflect revision rev or later.
+func (h *Hub) Reached(rev int64) bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.synced && h.rev >= rev
+}
+
 // WaitFor waits until the caches reflect revision rev or later, or ctx ends.
 func (h *Hub) WaitFor(ctx context.Context, rev int64) error {
 	for {
