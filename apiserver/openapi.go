@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/internal/jsonfields"
 )
 
 // This file derives the OpenAPI v3 documents of /openapi/v3/apis/{group}/{version}
@@ -528,16 +529,16 @@ func (b *openAPIBuilder) structSchema(t reflect.Type, path string) (*oapiSchema,
 
 	descriptions := oapiMetaDescriptions[t]
 	s := &oapiSchema{Type: "object", Description: descriptions[""]}
-	for _, f := range oapiJSONFields(t) {
-		fieldPath := f.name
+	for _, f := range jsonfields.Of(t) {
+		fieldPath := f.Name
 		if path != "" {
-			fieldPath = path + "." + f.name
+			fieldPath = path + "." + f.Name
 		}
-		fs, err := b.schemaOf(f.typ, fieldPath)
+		fs, err := b.schemaOf(f.Type, fieldPath)
 		if err != nil {
 			return nil, err
 		}
-		if f.quoted {
+		if f.Quoted {
 			// `json:",string"` writes a number or bool as a string.
 			fs = &oapiSchema{Type: "string"}
 		}
@@ -545,33 +546,33 @@ func (b *openAPIBuilder) structSchema(t reflect.Type, path string) (*oapiSchema,
 			// A $ref has no siblings in OpenAPI 3.0: wrap it to describe the field.
 			fs = &oapiSchema{AllOf: []*oapiSchema{fs}}
 		}
-		fs.Description = f.sf.Tag.Get("description")
-		if d := oapiMetaDescriptions[f.owner][f.name]; d != "" && fs.Description == "" {
+		fs.Description = f.StructField.Tag.Get("description")
+		if d := oapiMetaDescriptions[f.Owner][f.Name]; d != "" && fs.Description == "" {
 			fs.Description = d
 		}
-		fs.PatchStrategy = f.sf.Tag.Get("patchStrategy")
-		fs.PatchMergeKey = f.sf.Tag.Get("patchMergeKey")
-		if lt, ok := f.sf.Tag.Lookup("listType"); ok {
+		fs.PatchStrategy = f.StructField.Tag.Get("patchStrategy")
+		fs.PatchMergeKey = f.StructField.Tag.Get("patchMergeKey")
+		if lt, ok := f.StructField.Tag.Lookup("listType"); ok {
 			fs.ListType = lt
-		} else if lt := oapiMetaListTypes[f.owner][f.name]; lt != "" {
+		} else if lt := oapiMetaListTypes[f.Owner][f.Name]; lt != "" {
 			fs.ListType = lt
 		}
-		if keys := f.sf.Tag.Get("listMapKey"); keys != "" {
+		if keys := f.StructField.Tag.Get("listMapKey"); keys != "" {
 			fs.ListMapKeys = strings.Split(keys, ",")
 		} else if fs.ListType == "map" && fs.PatchMergeKey != "" {
 			fs.ListMapKeys = []string{fs.PatchMergeKey}
 		}
-		if mt := f.sf.Tag.Get("mapType"); mt != "" {
+		if mt := f.StructField.Tag.Get("mapType"); mt != "" {
 			fs.MapType = mt
 		}
 		if s.Properties == nil {
 			s.Properties = map[string]*oapiSchema{}
 		}
-		s.Properties[f.name] = fs
+		s.Properties[f.Name] = fs
 		// The Kubernetes convention: a field is optional when it may be left
 		// out of the JSON, or is a pointer.
-		if !f.omitEmpty && !f.omitZero && !f.optional && f.typ.Kind() != reflect.Pointer && !oapiMetaOptional[t] {
-			s.Required = append(s.Required, f.name)
+		if !f.OmitEmpty && !f.OmitZero && !f.Optional && f.Type.Kind() != reflect.Pointer && !oapiMetaOptional[t] {
+			s.Required = append(s.Required, f.Name)
 		}
 	}
 	if t == reflect.TypeFor[kapi.OwnerReference]() {
@@ -690,156 +691,6 @@ func (b *openAPIBuilder) componentName(t reflect.Type) string {
 	}
 	b.named[t], b.taken[name] = name, true
 	return name
-}
-
-// oapiField is one field of a struct's JSON object.
-type oapiField struct {
-	name      string
-	index     []int
-	typ       reflect.Type
-	sf        reflect.StructField // the Go field, for its tags
-	owner     reflect.Type        // the struct type that declares it
-	tagged    bool                // named by its json tag
-	optional  bool                // promoted from an embedded pointer
-	omitEmpty bool
-	omitZero  bool
-	quoted    bool // `json:",string"`
-}
-
-// oapiJSONFields lists the fields encoding/json writes for struct type t, in
-// the order it writes them: fields of embedded structs without a json name
-// are promoted, a shallower field hides a deeper one of the same name, at the
-// same depth a tagged one hides untagged ones, and otherwise both are dropped.
-func oapiJSONFields(t reflect.Type) []oapiField {
-	type embedded struct {
-		typ      reflect.Type
-		index    []int
-		optional bool // reached through an embedded pointer, which may be nil
-	}
-	var fields []oapiField
-	current, next := []embedded{}, []embedded{{typ: t}}
-	var count, nextCount map[reflect.Type]int
-	visited := map[reflect.Type]bool{}
-	for len(next) > 0 {
-		current, next = next, current[:0]
-		count, nextCount = nextCount, map[reflect.Type]int{}
-		for _, e := range current {
-			if visited[e.typ] {
-				continue
-			}
-			visited[e.typ] = true
-			for i := range e.typ.NumField() {
-				sf := e.typ.Field(i)
-				if sf.Anonymous {
-					ft := sf.Type
-					if ft.Kind() == reflect.Pointer {
-						ft = ft.Elem()
-					}
-					if !sf.IsExported() && ft.Kind() != reflect.Struct {
-						continue
-					}
-				} else if !sf.IsExported() {
-					continue
-				}
-				tag := sf.Tag.Get("json")
-				if tag == "-" {
-					continue
-				}
-				name, opts, _ := strings.Cut(tag, ",")
-				if !oapiValidTagName(name) {
-					name = ""
-				}
-				index := append(slices.Clone(e.index), i)
-				ft := sf.Type
-				if ft.Name() == "" && ft.Kind() == reflect.Pointer {
-					ft = ft.Elem()
-				}
-				if name != "" || !sf.Anonymous || ft.Kind() != reflect.Struct {
-					f := oapiField{
-						name: name, index: index, typ: sf.Type, sf: sf, owner: e.typ, tagged: name != "", optional: e.optional,
-						omitEmpty: oapiHasOption(opts, "omitempty"),
-						omitZero:  oapiHasOption(opts, "omitzero"),
-					}
-					if f.name == "" {
-						f.name = sf.Name
-					}
-					if oapiHasOption(opts, "string") {
-						switch ft.Kind() {
-						case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-							reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-							reflect.Float32, reflect.Float64, reflect.String:
-							f.quoted = true
-						}
-					}
-					fields = append(fields, f)
-					if count[e.typ] > 1 {
-						// The same struct embedded twice at one depth: its
-						// fields annihilate each other below.
-						fields = append(fields, f)
-					}
-					continue
-				}
-				nextCount[ft]++
-				if nextCount[ft] == 1 {
-					next = append(next, embedded{typ: ft, index: index, optional: e.optional || sf.Type.Kind() == reflect.Pointer})
-				}
-			}
-		}
-	}
-
-	slices.SortStableFunc(fields, func(a, b oapiField) int {
-		if c := strings.Compare(a.name, b.name); c != 0 {
-			return c
-		}
-		if c := len(a.index) - len(b.index); c != 0 {
-			return c
-		}
-		if a.tagged != b.tagged {
-			if a.tagged {
-				return -1
-			}
-			return 1
-		}
-		return slices.Compare(a.index, b.index)
-	})
-	out := fields[:0]
-	for i := 0; i < len(fields); {
-		j := i + 1
-		for j < len(fields) && fields[j].name == fields[i].name {
-			j++
-		}
-		group := fields[i:j]
-		// The first of a group dominates unless the next is as shallow and as tagged.
-		if len(group) == 1 || len(group[1].index) > len(group[0].index) || group[0].tagged != group[1].tagged {
-			out = append(out, group[0])
-		}
-		i = j
-	}
-	slices.SortFunc(out, func(a, b oapiField) int { return slices.Compare(a.index, b.index) })
-	return out
-}
-
-func oapiHasOption(opts, option string) bool {
-	for opts != "" {
-		var o string
-		o, opts, _ = strings.Cut(opts, ",")
-		if o == option {
-			return true
-		}
-	}
-	return false
-}
-
-// oapiValidTagName is encoding/json's test of a json tag's name.
-func oapiValidTagName(s string) bool {
-	for _, c := range s {
-		switch {
-		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c):
-		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
-			return false
-		}
-	}
-	return true
 }
 
 // Kubernetes' meta types, as components named as Kubernetes names them.

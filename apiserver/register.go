@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/internal/jsonfields"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/watch"
 )
@@ -126,7 +127,10 @@ func (r *resource) complete(status bool) error {
 		}
 	}
 	if status && r.typ.Kind() == reflect.Struct {
-		if r.statusField = jsonField(r.typ, "status"); r.statusField == nil {
+		// A top-level field: one promoted from an embedded pointer may be nil.
+		if f, ok := jsonfields.Named(r.typ, "status"); ok && len(f.Index) == 1 {
+			r.statusField = f.Index
+		} else {
 			errs = append(errs, fmt.Errorf("the status subresource needs a field with JSON name \"status\" in %s", r.typ))
 		}
 	}
@@ -134,17 +138,6 @@ func (r *resource) complete(status bool) error {
 		r.validateName = isDNS1123Subdomain
 	}
 	return errors.Join(errs...)
-}
-
-// jsonField finds the top-level field of t with the given JSON name.
-func jsonField(t reflect.Type, name string) []int {
-	for _, f := range reflect.VisibleFields(t) {
-		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if tag == name && len(f.Index) == 1 {
-			return f.Index
-		}
-	}
-	return nil
 }
 
 func (r *resource) gvk() string {

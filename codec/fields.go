@@ -10,11 +10,12 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/kapi-dev/kapi/internal/jsonfields"
 )
 
 // FieldReport lists what a document holds that its Go type does not: fields
@@ -158,12 +159,12 @@ func (b *shapeBuilder) build(t reflect.Type) *shape {
 		s.kind = anyShape
 	case t.Kind() == reflect.Struct:
 		s.kind = structShape
-		fields := jsonFields(t)
+		fields := jsonfields.Of(t)
 		s.fields = make([]fieldShape, len(fields))
 		s.byName = make(map[string]int, len(fields))
 		for i, f := range fields {
-			s.fields[i] = fieldShape{name: f.name, shape: b.build(f.typ), quoted: f.quoted}
-			s.byName[f.name] = i
+			s.fields[i] = fieldShape{name: f.Name, shape: b.build(f.Type), quoted: f.Quoted}
+			s.byName[f.Name] = i
 		}
 	case t.Kind() == reflect.Map && mapKeyDecodes(t.Key()):
 		s.kind = mapShape
@@ -222,144 +223,6 @@ func mapKeyDecodes(k reflect.Type) bool {
 		return true
 	}
 	return reflect.PointerTo(k).Implements(textUnmarshalerType)
-}
-
-// A jsonField is a field of a struct as encoding/json sees it.
-type jsonField struct {
-	name   string
-	tagged bool
-	index  []int
-	typ    reflect.Type
-	quoted bool
-}
-
-// jsonFields returns the fields encoding/json decodes into a struct of type
-// t: a port of its typeFields, embedded structs promoted by Go's rules,
-// except that a tagged field beats an untagged one at the same depth.
-func jsonFields(t reflect.Type) []jsonField {
-	type embedded struct {
-		typ   reflect.Type
-		index []int
-	}
-	var current []embedded
-	next := []embedded{{typ: t}}
-	var count, nextCount map[reflect.Type]int
-	visited := map[reflect.Type]bool{}
-	var fields []jsonField
-	for len(next) > 0 {
-		current, next = next, current[:0]
-		count, nextCount = nextCount, map[reflect.Type]int{}
-		for _, e := range current {
-			if visited[e.typ] {
-				continue
-			}
-			visited[e.typ] = true
-			for i := range e.typ.NumField() {
-				sf := e.typ.Field(i)
-				if sf.Anonymous {
-					ft := sf.Type
-					if ft.Kind() == reflect.Pointer {
-						ft = ft.Elem()
-					}
-					if !sf.IsExported() && ft.Kind() != reflect.Struct {
-						continue
-					}
-				} else if !sf.IsExported() {
-					continue
-				}
-				tag := sf.Tag.Get("json")
-				if tag == "-" {
-					continue
-				}
-				name, opts, _ := strings.Cut(tag, ",")
-				if !isValidTag(name) {
-					name = ""
-				}
-				index := append(e.index[:len(e.index):len(e.index)], i)
-				ft := sf.Type
-				if ft.Name() == "" && ft.Kind() == reflect.Pointer {
-					ft = ft.Elem()
-				}
-				if name != "" || !sf.Anonymous || ft.Kind() != reflect.Struct {
-					f := jsonField{name: name, tagged: name != "", index: index, typ: sf.Type, quoted: quotable(ft, opts)}
-					if f.name == "" {
-						f.name = sf.Name
-					}
-					fields = append(fields, f)
-					if count[e.typ] > 1 {
-						// Twice, so that the name is dropped below.
-						fields = append(fields, f)
-					}
-					continue
-				}
-				nextCount[ft]++
-				if nextCount[ft] == 1 {
-					next = append(next, embedded{typ: ft, index: index})
-				}
-			}
-		}
-	}
-	slices.SortFunc(fields, func(a, b jsonField) int {
-		if c := strings.Compare(a.name, b.name); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(len(a.index), len(b.index)); c != 0 {
-			return c
-		}
-		if a.tagged != b.tagged {
-			if a.tagged {
-				return -1
-			}
-			return +1
-		}
-		return slices.Compare(a.index, b.index)
-	})
-	out := fields[:0]
-	for i := 0; i < len(fields); {
-		j := i + 1
-		for j < len(fields) && fields[j].name == fields[i].name {
-			j++
-		}
-		// The shallowest wins, then a tagged one; a tie drops the name.
-		if j == i+1 || len(fields[i].index) < len(fields[i+1].index) || fields[i].tagged != fields[i+1].tagged {
-			out = append(out, fields[i])
-		}
-		i = j
-	}
-	return out
-}
-
-// quotable reports whether `json:",string"` applies to a field of type t.
-func quotable(t reflect.Type, opts string) bool {
-	quoted := false
-	for opts != "" {
-		var opt string
-		opt, opts, _ = strings.Cut(opts, ",")
-		quoted = quoted || opt == "string"
-	}
-	switch t.Kind() {
-	case reflect.Bool,
-		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-		reflect.Float32, reflect.Float64,
-		reflect.String:
-		return quoted
-	}
-	return false
-}
-
-func isValidTag(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		switch {
-		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c):
-		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
-			return false
-		}
-	}
-	return true
 }
 
 // # The check

@@ -1,0 +1,22 @@
+// Package jsonfields lists the fields of a Go struct as encoding/json sees
+// them. Package codec checks request bodies against that list and package
+// apiserver writes OpenAPI schemas from it, so both agree with what
+// encoding/json decodes and encodes, and with each other.
+//
+// # The rules
+//
+// [Of] ports encoding/json's own field listing. A struct's exported fields
+// are its JSON fields, named by their json tag or else by their Go name; a
+// tag of "-" leaves a field out (a tag of "-," names it "-"), and a tag name
+// encoding/json would not accept is ignored. The fields of an embedded struct
+// without a json name are promoted, as Go promotes them: a shallower field
+// hides deeper ones of the same name; at equal depth a tagged field hides
+// untagged ones; otherwise the name is dropped altogether.
+//
+// # Caching
+//
+// Nothing is cached. Each caller keeps what it builds from the fields
+// (codec its per-type shapes, apiserver its documents) and so asks once
+// per type; a cache here would only hold a second copy, and would have to
+// hand out copies to stay safe from callers that modify the result.
+package jsonfields
