@@ -25,7 +25,7 @@
 //
 // # Lifecycle
 //
-// [Hub.Run] feeds the caches until its context ends; every watcher ends with
-// it. If the storage watch itself expires, the hub relists and restarts its
+// [Hub.Run] feeds the caches until its context ends; every watcher then ends
+// with [ErrStopped]. If the storage watch itself expires, the hub relists and restarts its
 // history, which ends the watchers it could no longer serve.
 package watch

@@ -47,7 +47,19 @@ type Hub struct {
 	caches   map[string]*Cache // by resource prefix
 	rev      int64             // every change up to rev has been applied
 	synced   bool
+	stopped  bool          // Run has returned
 	progress chan struct{} // closed and replaced whenever rev moves
+}
+
+// stop marks the hub stopped and wakes everything waiting on it.
+func (h *Hub) stop() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.stopped = true
+	for _, c := range h.caches {
+		c.notify()
+	}
+	h.advance()
 }
 
 // New makes a hub over the keys of store that start with root. Register the
@@ -78,8 +90,13 @@ func (h *Hub) Register(prefix string, decode DecodeFunc) *Cache {
 }
 
 // Run fills the caches and keeps them current until ctx ends. It returns nil
-// when ctx ends, or the error that stopped it.
+// when ctx ends, or the error that stopped it; either way every watcher then
+// ends with ErrStopped.
 func (h *Hub) Run(ctx context.Context) error {
+	h.mu.Lock()
+	h.stopped = false
+	h.mu.Unlock()
+	defer h.stop()
 	retry := time.Duration(0)
 	for {
 		rev, err := h.relist(ctx)
@@ -117,14 +134,18 @@ func (h *Hub) Reached(rev int64) bool {
 	return h.synced && h.rev >= rev
 }
 
-// WaitFor waits until the caches reflect revision rev or later, or ctx ends.
+// WaitFor waits until the caches reflect revision rev or later, or ctx ends,
+// or the hub stops (ErrStopped).
 func (h *Hub) WaitFor(ctx context.Context, rev int64) error {
 	for {
 		h.mu.RLock()
-		ok, progress := h.synced && h.rev >= rev, h.progress
+		ok, stopped, progress := h.synced && h.rev >= rev, h.stopped, h.progress
 		h.mu.RUnlock()
 		if ok {
 			return nil
+		}
+		if stopped {
+			return ErrStopped
 		}
 		select {
 		case <-progress:
@@ -211,8 +232,18 @@ func (h *Hub) follow(ctx context.Context, rev int64) error {
 func (h *Hub) apply(ev storage.Event) {
 	c := h.cacheFor(ev.Key)
 	var item *Item
+	typ := ev.Type
 	if c != nil {
 		obj, err := c.decode(ev.KeyValue)
+		if err != nil && ev.Prev != nil {
+			// What was served is gone from the cache: announce its
+			// deletion, with its last state at this revision.
+			h.config.onError(err)
+			typ = storage.Delete
+			prev := ev.KeyValue
+			prev.Value = ev.Prev
+			obj, err = c.decode(prev)
+		}
 		if err != nil {
 			h.config.onError(err)
 		} else {
@@ -223,7 +254,7 @@ func (h *Hub) apply(ev storage.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if c != nil {
-		c.apply(ev.Type, ev.Key, item, ev.ModRevision)
+		c.apply(typ, ev.Key, item, ev.ModRevision)
 	}
 	h.rev = ev.ModRevision
 	h.advance()
@@ -279,8 +310,8 @@ func (c *Cache) apply(typ storage.EventType, key string, item *Item, rev int64) 
 		if prev == nil {
 			return
 		}
-		if item == nil { // undecodable: announce the deletion of what was served
-			item = prev
+		if item == nil { // not even the last state decodes: what was served, at this revision
+			item = &Item{Key: key, Revision: rev, Object: prev.Object}
 		}
 		ev.Type, ev.Item = Deleted, item
 		delete(c.items, key)

@@ -89,9 +89,9 @@ func (c *Cache) Watch(opts WatchOptions) (*Watcher, error) {
 }
 
 // Next blocks until the watcher's next event, and returns it. It returns
-// ctx.Err() when ctx ends, and storage.ErrExpired when the events the watcher
-// had still to read have left the history window: the watch cannot go on
-// without a gap.
+// ctx.Err() when ctx ends, ErrStopped when the hub has stopped, and
+// storage.ErrExpired when the events the watcher had still to read have left
+// the history window: the watch cannot go on without a gap.
 func (w *Watcher) Next(ctx context.Context) (Event, error) {
 	if len(w.queue) > 0 {
 		it := w.queue[0]
@@ -133,6 +133,9 @@ func (w *Watcher) read() (Event, <-chan struct{}, error) {
 	c := w.cache
 	c.hub.mu.RLock()
 	defer c.hub.mu.RUnlock()
+	if c.hub.stopped {
+		return Event{}, nil, ErrStopped
+	}
 	if w.pos < c.floor {
 		return Event{}, nil, storage.ErrExpired
 	}
