@@ -4,9 +4,14 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/apiserver"
+	"github.com/kapi-dev/kapi/apiserver/apiservertest"
+	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
+	"github.com/kapi-dev/kapi/storage/memory"
 )
 
 // bookmark is the object of a BOOKMARK event.
@@ -266,4 +271,40 @@ func TestWatchEndsOnServerClose(t *testing.T) {
 
 	// After Close the server refuses requests with a Status.
 	c.get(widgetsIn("default")).failure(t, http.StatusServiceUnavailable, kapi.StatusReasonServiceUnavailable)
+}
+
+// TestWatchTooOldResourceVersion: a watch from a resourceVersion the cache's
+// history no longer covers (here: older than a restarted server's history)
+// gets, as from kube-apiserver's watch cache, HTTP 200 and one ERROR event
+// carrying a 410 Expired Status, then the end of the stream.
+func TestWatchTooOldResourceVersion(t *testing.T) {
+	store := memory.New()
+	t.Cleanup(func() { store.Close() })
+	first := apiservertest.New(t, widgetapi.Register, apiserver.WithStorage(store))
+	c := &apiClient{t: t, base: first.URL, hc: first.Client()}
+	old := c.create(newWidget("default", "a")).ResourceVersion
+	c.create(newWidget("default", "b"))
+	first.API.Close()
+
+	restarted := apiservertest.New(t, widgetapi.Register, apiserver.WithStorage(store))
+	c = &apiClient{t: t, base: restarted.URL, hc: restarted.Client()}
+	events := c.watch(widgetsIn("default") + "?watch=true&resourceVersion=" + old).untilEnd()
+	if len(events) != 1 || events[0].Type != "ERROR" {
+		t.Fatalf("events %v, want one ERROR", events)
+	}
+	var st kapi.Status
+	if err := json.Unmarshal(events[0].Object, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Kind != "Status" || st.APIVersion != "v1" || st.Code != http.StatusGone || st.Reason != kapi.StatusReasonExpired ||
+		!strings.HasPrefix(st.Message, "too old resource version: "+old+" (") {
+		t.Errorf("ERROR object %+v, want a 410 Expired Status about %s", st, old)
+	}
+
+	// From the revision the restarted server listed at, the watch goes on.
+	rv := c.list(widgetsIn("default")).Metadata.ResourceVersion
+	ws := c.watch(widgetsIn("default") + "?watch=true&resourceVersion=" + rv)
+	defer ws.stop()
+	c.create(newWidget("default", "c"))
+	ws.expect("ADDED c")
 }
