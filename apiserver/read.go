@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -152,6 +153,27 @@ func (rq *request) list(ctx context.Context) error {
 	return nil
 }
 
+// validateWatchOptions refuses the combinations of watch parameters that
+// kube-apiserver refuses, with its words.
+func validateWatchOptions(match, token string, sendInitialEvents bool) FieldErrors {
+	var errs FieldErrors
+	if sendInitialEvents && match != "NotOlderThan" {
+		errs = append(errs, Forbidden("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
+	}
+	if match != "" {
+		if !sendInitialEvents {
+			errs = append(errs, Forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"))
+		}
+		if match != "NotOlderThan" {
+			errs = append(errs, NotSupported("resourceVersionMatch", match, "NotOlderThan"))
+		}
+		if token != "" {
+			errs = append(errs, Forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"))
+		}
+	}
+	return errs
+}
+
 // validateListOptions refuses the combinations of list parameters that
 // kube-apiserver refuses, with its words.
 func validateListOptions(rv, match, token string, sendInitialEvents bool) FieldErrors {
@@ -236,13 +258,8 @@ func (rq *request) watch(ctx context.Context) error {
 	bookmarks, _ := rq.boolParam("allowWatchBookmarks")
 	initial, initialSet := rq.boolParam("sendInitialEvents")
 	rv, match := q.Get("resourceVersion"), q.Get("resourceVersionMatch")
-	if initialSet && match != "NotOlderThan" {
-		return listOptionsInvalid(&FieldError{Type: kapi.CauseTypeFieldValueForbidden, Field: "sendInitialEvents",
-			Detail: "sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan"})
-	}
-	if match != "" && !initialSet {
-		return listOptionsInvalid(&FieldError{Type: kapi.CauseTypeFieldValueForbidden, Field: "resourceVersionMatch",
-			Detail: "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"})
+	if errs := validateWatchOptions(match, q.Get("continue"), initialSet); len(errs) > 0 {
+		return listOptionsInvalid(errs...)
 	}
 	timeout := time.Duration(30+rand.IntN(30)) * time.Minute
 	if s := q.Get("timeoutSeconds"); s != "" {
@@ -255,7 +272,7 @@ func (rq *request) watch(ctx context.Context) error {
 		}
 	}
 
-	opts := watch.WatchOptions{Prefix: rq.res.keyPrefix(rq.namespace)}
+	opts := watch.WatchOptions{Prefix: rq.res.keyPrefix(rq.namespace), Filter: sel.filter()}
 	if bookmarks {
 		opts.BookmarkInterval = rq.s.config.bookmarkInterval
 	}
@@ -302,12 +319,10 @@ func (rq *request) watch(ctx context.Context) error {
 	watcher, err := rq.res.cache.Watch(opts)
 	for err == nil {
 		var ev watch.Event
-		if ev, err = watcher.Next(ctx); err != nil {
-			break
-		}
-		var send bool
-		if ev.Type, send = sel.watchEvent(ev); send {
+		if ev, err = watcher.Next(ctx); err == nil {
 			err = rq.writeEvent(ev)
+		}
+		if !watcher.Buffered() { // as kube-apiserver: one flush per burst, not per event
 			flush()
 		}
 	}
@@ -321,25 +336,33 @@ func (rq *request) watch(ctx context.Context) error {
 	return nil // the stream has begun: it ends, it does not fail
 }
 
-// writeEvent writes one watch event as a line of JSON.
+// writeEvent writes one watch event as a line of JSON, around the item's
+// shared encoding.
 func (rq *request) writeEvent(ev watch.Event) error {
 	var object []byte
-	if ev.Type == watch.Bookmark {
+	var err error
+	switch {
+	case ev.Type == watch.Bookmark:
 		object = rq.bookmarkObject(ev)
-	} else {
-		var err error
-		if object, err = ev.Item.Encoded(rq.out.MediaType, rq.out.Encode); err != nil {
-			return err
-		}
+	case ev.Item.Revision != ev.Revision:
+		// An object that stopped matching the selector: its last matching
+		// state, stamped with the event's revision as kube-apiserver does.
+		obj := shallowCopy(ev.Item.Object.(kapi.Object))
+		obj.GetObjectMeta().ResourceVersion = formatRevision(ev.Revision)
+		object, err = rq.out.Encode(obj)
+	default:
+		object, err = ev.Item.Encoded(rq.out.MediaType, rq.out.Encode)
 	}
-	var b bytes.Buffer
-	b.Grow(len(object) + 32)
-	b.WriteString(`{"type":"`)
-	b.WriteString(string(ev.Type))
-	b.WriteString(`","object":`)
-	b.Write(object)
-	b.WriteString("}\n")
-	_, err := rq.w.Write(b.Bytes())
+	if err != nil {
+		return err
+	}
+	if _, err := io.WriteString(rq.w, `{"type":"`+string(ev.Type)+`","object":`); err != nil {
+		return err
+	}
+	if _, err := rq.w.Write(object); err != nil {
+		return err
+	}
+	_, err = io.WriteString(rq.w, "}\n")
 	return err
 }
 

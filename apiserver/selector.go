@@ -207,23 +207,3 @@ func cutOperator(s string, ops ...string) (key, op, value string, found bool) {
 	}
 	return strings.TrimSpace(s[:best]), op, strings.TrimSpace(s[best+len(op):]), true
 }
-
-// watchEvent says how a change looks through the selector: an object that
-// starts matching is ADDED, one that stops matching is DELETED, one that
-// never matched is not sent (false).
-func (s selector) watchEvent(ev watch.Event) (watch.EventType, bool) {
-	if s.empty() || ev.Type == watch.Bookmark {
-		return ev.Type, true
-	}
-	now := s.matches(ev.Item.Object.(kapi.Object))
-	before := ev.Prev != nil && s.matches(ev.Prev.Object.(kapi.Object))
-	switch {
-	case ev.Type != watch.Modified:
-		return ev.Type, now
-	case now && !before:
-		return watch.Added, true
-	case !now && before:
-		return watch.Deleted, true
-	}
-	return ev.Type, now
-}

@@ -232,8 +232,10 @@ func TestWatchLabelSelector(t *testing.T) {
 	m = c.update(m) // starts matching: ADDED
 	m.Spec.Size = 2
 	m = c.update(m) // still matches: MODIFIED
+	matching := m
 	m.Labels = map[string]string{"app": "db"}
 	m = c.update(m) // stops matching: DELETED
+	stopped := m.ResourceVersion
 	m.Spec.Size = 3
 	c.update(m) // matches neither before nor after: nothing
 	s := newWidget("default", "s")
@@ -242,8 +244,11 @@ func TestWatchLabelSelector(t *testing.T) {
 
 	ws := c.watch(widgetsIn("default") + "?watch=true&labelSelector=app%3Dweb&resourceVersion=" + rv0)
 	evs := ws.expect("ADDED m", "MODIFIED m", "DELETED m", "ADDED s")
-	if got := evs[2].widget(t).Labels["app"]; got != "db" {
-		t.Errorf("DELETED m carries app=%q, want the object as it is now (db)", got)
+	// As kube-apiserver's watch cache (cacher/cache_watcher.go): the last
+	// state that matched, with the resourceVersion of the change.
+	if got := evs[2].widget(t); got.Labels["app"] != "web" || got.Spec.Size != matching.Spec.Size || got.ResourceVersion != stopped {
+		t.Errorf("DELETED m carries app=%q size=%d at %s, want its last matching state (web, %d) at %s",
+			got.Labels["app"], got.Spec.Size, got.ResourceVersion, matching.Spec.Size, stopped)
 	}
 
 	// Initial events through a selector: only what matches.

@@ -3,8 +3,9 @@
 //
 // # Shape
 //
-// A [Hub] owns one storage watch over the server's key space and one [Cache]
-// per resource key prefix. Because it sees every revision of the store, the hub
+// A [Hub] owns one storage watch over the whole store and one [Cache] per
+// resource key prefix under its root. Because it sees every revision of the
+// store (changes outside root only move its revision), the hub
 // always knows how far it has caught up, and a consistent read can wait until
 // it has reached the store's current revision ([Hub.WaitFor]).
 //

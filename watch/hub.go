@@ -216,7 +216,9 @@ type state struct {
 func (h *Hub) follow(ctx context.Context, rev int64) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	events, err := h.store.Watch(ctx, h.root, rev)
+	// Every key, not only root's: a write elsewhere in a shared store moves
+	// its revision too, and a consistent read waits for the hub to reach it.
+	events, err := h.store.Watch(ctx, "", rev)
 	if err != nil {
 		return err
 	}

@@ -52,6 +52,12 @@ type WatchOptions struct {
 	// BookmarkInterval, if not 0, sends a bookmark when the watcher has been
 	// idle that long.
 	BookmarkInterval time.Duration
+	// Filter, if not nil, narrows the watch to the objects it accepts, as a
+	// selector does: an object that starts being accepted arrives as Added,
+	// one that stops as Deleted (its Item then the version before the
+	// change, whose Revision is older than the event's), and the changes of
+	// objects never accepted are not seen at all.
+	Filter func(*Item) bool
 }
 
 // Watcher is one watch on a cache. It holds no buffer and no goroutine: Next
@@ -75,7 +81,9 @@ func (c *Cache) Watch(opts WatchOptions) (*Watcher, error) {
 	defer c.hub.mu.RUnlock()
 	if opts.InitialEvents {
 		for _, k := range c.rangeOf(prefix) {
-			w.queue = append(w.queue, c.items[k])
+			if it := c.items[k]; w.accepts(it) {
+				w.queue = append(w.queue, it)
+			}
 		}
 		w.pos = c.hub.rev
 		w.end = opts.InitialEventsEnd
@@ -143,11 +151,55 @@ func (w *Watcher) read() (Event, <-chan struct{}, error) {
 	for ; i < len(c.log); i++ {
 		ev := c.log[i].Event
 		w.pos = ev.Revision
-		if strings.HasPrefix(ev.Item.Key, w.opts.Prefix) {
+		if ev, ok := w.filter(ev); ok {
 			return ev, nil, nil
 		}
 	}
 	return Event{}, c.changed, nil
+}
+
+func (w *Watcher) accepts(it *Item) bool { return w.opts.Filter == nil || w.opts.Filter(it) }
+
+// filter says whether the watcher sees ev, and as what.
+func (w *Watcher) filter(ev Event) (Event, bool) {
+	if !strings.HasPrefix(ev.Item.Key, w.opts.Prefix) {
+		return ev, false
+	}
+	if w.opts.Filter == nil {
+		return ev, true
+	}
+	now := w.opts.Filter(ev.Item)
+	if ev.Type != Modified {
+		return ev, now
+	}
+	before := w.opts.Filter(ev.Prev)
+	switch {
+	case now && !before:
+		ev.Type = Added
+	case !now && before:
+		ev.Type, ev.Item = Deleted, ev.Prev
+	}
+	return ev, now || before
+}
+
+// Buffered reports whether Next has an event ready without waiting: a
+// writer can leave flushing to the last of them.
+func (w *Watcher) Buffered() bool {
+	if len(w.queue) > 0 || w.end {
+		return true
+	}
+	c := w.cache
+	c.hub.mu.RLock()
+	defer c.hub.mu.RUnlock()
+	if c.hub.stopped || w.pos < c.floor {
+		return true // Next ends the watch at once
+	}
+	for i := sort.Search(len(c.log), func(i int) bool { return c.log[i].Revision > w.pos }); i < len(c.log); i++ {
+		if _, ok := w.filter(c.log[i].Event); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // bookmark reports that the watcher has seen every event up to the hub's

@@ -932,3 +932,52 @@ func TestRelistAfterStorageWatchExpires(t *testing.T) {
 		checkCacheMatchesStore(t, e.store, e.widgets)
 	})
 }
+
+// TestFilter: a watch narrowed by a filter sees an object that starts being
+// accepted as Added and one that stops as Deleted with its accepted state,
+// never sees the others, and Buffered says exactly whether Next would
+// return without waiting.
+func TestFilter(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.run(t)
+	red := func(it *watch.Item) bool { return strings.HasPrefix(it.Object.(object).Value, "red") }
+	start := mustRevision(t, e.store)
+	w, err := e.widgets.Watch(watch.WatchOptions{Revision: start, Filter: red})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Buffered() {
+		t.Fatal("Buffered before any change")
+	}
+	rev := mustCreate(t, e.store, widgets+"ns/a", "blue")
+	mustWaitFor(t, e.hub, rev)
+	if w.Buffered() {
+		t.Fatal("Buffered with only a change the filter refuses")
+	}
+	for _, step := range []struct{ value, want string }{
+		{"red 1", "ADDED red 1"},    // starts being accepted
+		{"red 2", "MODIFIED red 2"}, // stays accepted
+		{"blue 2", "DELETED red 2"}, // stops: its last accepted state
+		{"blue 3", ""},              // never seen
+		{"red 4", "ADDED red 4"},
+	} {
+		rev := mustUpdate(t, e.store, widgets+"ns/a", step.value)
+		mustWaitFor(t, e.hub, rev)
+		if step.want == "" {
+			if w.Buffered() {
+				t.Fatalf("after %q: Buffered, want nothing to see", step.value)
+			}
+			continue
+		}
+		if !w.Buffered() {
+			t.Fatalf("after %q: not Buffered", step.value)
+		}
+		ev, err := w.Next(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(ev.Type) + " " + ev.Item.Object.(object).Value; got != step.want || ev.Revision != rev {
+			t.Fatalf("after %q: %s at %d, want %s at %d", step.value, got, ev.Revision, step.want, rev)
+		}
+	}
+}
