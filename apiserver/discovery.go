@@ -108,45 +108,52 @@ func (s *Server) apiGroups() []apiGroup {
 	return groups
 }
 
-func (s *Server) serveCoreVersions(w http.ResponseWriter, r *http.Request) {
-	if aggregated := wantsAggregated(r); aggregated != "" {
-		s.serveAggregated(w, aggregated, true)
-		return
-	}
+// serveCoreVersions answers /api: the core group's versions, or all its
+// resources in the aggregated form when the client asks for it.
+func (s *Server) serveCoreVersions() http.HandlerFunc {
+	aggregated := s.aggregated(true)
 	versions := []string{}
 	for _, gv := range s.groupVersions() {
 		if gv.group == "" {
 			versions = append(versions, gv.version)
 		}
 	}
-	writeJSON(w, r, map[string]any{
-		"kind": "APIVersions", "versions": versions,
-		"serverAddressByClientCIDRs": []map[string]string{{"clientCIDR": "0.0.0.0/0", "serverAddress": r.Host}},
-	})
+	return func(w http.ResponseWriter, r *http.Request) {
+		if aggregated.serve(w, r) {
+			return
+		}
+		writeJSON(w, r, map[string]any{
+			"kind": "APIVersions", "versions": versions,
+			"serverAddressByClientCIDRs": []map[string]string{{"clientCIDR": "0.0.0.0/0", "serverAddress": r.Host}},
+		})
+	}
 }
 
-func (s *Server) serveGroups(w http.ResponseWriter, r *http.Request) {
-	if aggregated := wantsAggregated(r); aggregated != "" {
-		s.serveAggregated(w, aggregated, false)
-		return
-	}
+// serveGroups answers /apis: the groups, or all their resources in the
+// aggregated form when the client asks for it.
+func (s *Server) serveGroups() http.HandlerFunc {
+	aggregated := s.aggregated(false)
 	groups := s.apiGroups()
 	if groups == nil {
 		groups = []apiGroup{}
 	}
-	writeJSON(w, r, map[string]any{"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+	doc := map[string]any{"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !aggregated.serve(w, r) {
+			writeJSON(w, r, doc)
+		}
+	}
 }
 
 func (s *Server) serveGroup(group string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		for _, g := range s.apiGroups() {
-			if g.Name == group {
-				g.Kind, g.APIVersion = "APIGroup", "v1"
-				writeJSON(w, r, g)
-				return
-			}
+	var doc apiGroup
+	for _, g := range s.apiGroups() {
+		if g.Name == group {
+			doc = g
 		}
 	}
+	doc.Kind, doc.APIVersion = "APIGroup", "v1"
+	return func(w http.ResponseWriter, r *http.Request) { writeJSON(w, r, doc) }
 }
 
 func (s *Server) serveResources(gv groupVersion) http.HandlerFunc {
@@ -235,9 +242,25 @@ type groupDiscovery struct {
 	Versions []versionDiscovery `json:"versions"`
 }
 
-// serveAggregated answers /api (core) or /apis with every group, version and
-// resource in one document.
-func (s *Server) serveAggregated(w http.ResponseWriter, version string, core bool) {
+// aggregatedDocs are the aggregated discovery documents of /api or /apis,
+// by apidiscovery version (v2, v2beta1: the same shape).
+type aggregatedDocs map[string][]byte
+
+// serve answers with the document the Accept header asks for, if it asks
+// for one.
+func (docs aggregatedDocs) serve(w http.ResponseWriter, r *http.Request) bool {
+	version := wantsAggregated(r)
+	if version == "" {
+		return false
+	}
+	w.Header().Set("Vary", "Accept")
+	writeBody(w, http.StatusOK, fmt.Sprintf(aggregatedMediaType, version), docs[version])
+	return true
+}
+
+// aggregated builds the documents of /api (core) or /apis, with every group,
+// version and resource.
+func (s *Server) aggregated(core bool) aggregatedDocs {
 	groups := []groupDiscovery{}
 	for _, gv := range s.groupVersions() {
 		if (gv.group == "") != core {
@@ -267,14 +290,13 @@ func (s *Server) serveAggregated(w http.ResponseWriter, version string, core boo
 		g.Metadata.Name = gv.group
 		groups = append(groups, g)
 	}
-	data, err := json.Marshal(map[string]any{
-		"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/" + version,
-		"metadata": map[string]any{}, "items": groups,
-	})
-	if err != nil {
-		writeStatus(w, nil, statusOf(err, target{}))
-		return
+	docs := aggregatedDocs{}
+	for _, version := range []string{"v2", "v2beta1"} {
+		// Plain data: it always marshals.
+		docs[version], _ = json.Marshal(map[string]any{
+			"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/" + version,
+			"metadata": map[string]any{}, "items": groups,
+		})
 	}
-	w.Header().Set("Vary", "Accept")
-	writeBody(w, http.StatusOK, fmt.Sprintf(aggregatedMediaType, version), data)
+	return docs
 }

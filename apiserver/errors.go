@@ -79,7 +79,9 @@ func statusOf(err error, t target) kapi.Status {
 	case errors.Is(err, storage.ErrExpired):
 		return NewStatusError(http.StatusGone, kapi.StatusReasonExpired,
 			"The resourceVersion for the provided list is too old.").Status
-	case errors.Is(err, storage.ErrFutureRevision), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded):
+		return NewStatusError(http.StatusGatewayTimeout, kapi.StatusReasonTimeout, "Timeout: request did not complete within the allotted timeout").Status
+	case errors.Is(err, storage.ErrFutureRevision):
 		s := NewStatusError(http.StatusGatewayTimeout, kapi.StatusReasonTimeout, "Too large resource version").Status
 		s.Details = &kapi.StatusDetails{RetryAfterSeconds: 1, Causes: []kapi.StatusCause{{Type: kapi.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}}
 		return s

@@ -4,42 +4,34 @@ import (
 	"crypto/sha512"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 )
 
-// openAPIDocs builds each group version's OpenAPI v3 document once, with the
-// hash its URL carries.
+// openAPIDoc is one group version's OpenAPI v3 document, built once when
+// serving starts, with the hash its URL carries.
 type openAPIDoc struct {
-	once sync.Once
 	data []byte
 	hash string
 	err  error
 }
 
-func (s *Server) openAPIFor(gv groupVersion) *openAPIDoc {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.openAPI == nil {
-		s.openAPI = map[groupVersion]*openAPIDoc{}
+func (s *Server) openAPIDoc(gv groupVersion) *openAPIDoc {
+	var resources []openAPIResource
+	for _, r := range s.resourcesOf(gv) {
+		resources = append(resources, r.openAPI())
 	}
-	d := s.openAPI[gv]
-	if d == nil {
-		d = &openAPIDoc{}
-		s.openAPI[gv] = d
-	}
-	d.once.Do(func() {
-		var resources []openAPIResource
-		for _, r := range s.resourcesOf(gv) {
-			resources = append(resources, openAPIResource{
-				Group: r.Group, Version: r.Version, Kind: r.Kind, Plural: r.Plural,
-				Namespaced: r.Namespaced, Type: r.typ, Status: r.statusField != nil,
-			})
-		}
-		d.data, d.err = openAPIGroupVersion(gv.group, gv.version, resources)
-		d.hash = fmt.Sprintf("%X", sha512.Sum512(d.data))
-	})
+	d := &openAPIDoc{}
+	d.data, d.err = openAPIGroupVersion(gv.group, gv.version, resources)
+	d.hash = fmt.Sprintf("%X", sha512.Sum512(d.data))
 	return d
+}
+
+// openAPI is what the OpenAPI generator needs of a resource.
+func (r *resource) openAPI() openAPIResource {
+	return openAPIResource{
+		Group: r.Group, Version: r.Version, Kind: r.Kind, Plural: r.Plural,
+		Namespaced: r.Namespaced, Type: r.typ, Status: r.statusField != nil,
+	}
 }
 
 func openAPIPath(gv groupVersion) string {
@@ -49,25 +41,21 @@ func openAPIPath(gv groupVersion) string {
 	return "apis/" + gv.group + "/" + gv.version
 }
 
-func (s *Server) serveOpenAPIRoot(w http.ResponseWriter, r *http.Request) {
+// serveOpenAPIRoot lists the group-version documents by their hashed URLs.
+func serveOpenAPIRoot(docs map[groupVersion]*openAPIDoc) http.HandlerFunc {
 	paths := map[string]any{}
-	for _, gv := range s.groupVersions() {
-		d := s.openAPIFor(gv)
-		if d.err != nil {
-			writeStatus(w, r, statusOf(d.err, target{}))
-			return
-		}
+	for gv, d := range docs {
 		paths[openAPIPath(gv)] = map[string]string{"serverRelativeURL": "/openapi/v3/" + openAPIPath(gv) + "?hash=" + d.hash}
 	}
-	writeJSON(w, r, map[string]any{"paths": paths})
+	root := map[string]any{"paths": paths}
+	return func(w http.ResponseWriter, r *http.Request) { writeJSON(w, r, root) }
 }
 
 // serveOpenAPI serves one group version's document as kube-apiserver does:
 // under its hash it is immutable, and kubectl's disk cache keeps it only
 // when told for how long (Expires).
-func (s *Server) serveOpenAPI(gv groupVersion) http.HandlerFunc {
+func serveOpenAPI(gv groupVersion, d *openAPIDoc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		d := s.openAPIFor(gv)
 		if d.err != nil {
 			writeStatus(w, r, statusOf(d.err, target{}))
 			return
@@ -97,6 +85,6 @@ func (s *Server) serveOpenAPI(gv groupVersion) http.HandlerFunc {
 // serveOpenAPIV2 answers /openapi/v2 with an empty document. kubectl 1.27
 // and 1.28 fetch it before the v3 documents and give up on a 404; an empty
 // document sends them on to v3, where the schemas are.
-func (s *Server) serveOpenAPIV2(w http.ResponseWriter, r *http.Request) {
+func serveOpenAPIV2(w http.ResponseWriter, r *http.Request) {
 	writeBody(w, http.StatusOK, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf", nil)
 }

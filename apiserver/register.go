@@ -134,6 +134,23 @@ func (r *resource) complete(status bool) error {
 			errs = append(errs, fmt.Errorf("the status subresource needs a field with JSON name \"status\" in %s", r.typ))
 		}
 	}
+	if r.typ.Kind() == reflect.Struct {
+		// The handlers copy objects shallowly and set metadata in place: it
+		// must be a value, not a pointer that copies would share.
+		if f, ok := jsonfields.Named(r.typ, "metadata"); !ok || len(f.Index) != 1 || f.Type != reflect.TypeFor[kapi.ObjectMeta]() {
+			errs = append(errs, fmt.Errorf("%s must embed kapi.ObjectMeta (not a pointer to it) as \"metadata\"", r.typ))
+		}
+		if f, ok := jsonfields.Named(r.typ, "kind"); !ok || f.Owner != reflect.TypeFor[kapi.TypeMeta]() {
+			errs = append(errs, fmt.Errorf("%s must embed kapi.TypeMeta inline", r.typ))
+		}
+		if len(errs) == 0 {
+			// Every type must be describable in OpenAPI, or kubectl cannot
+			// create it: better to know now than at the first request.
+			if _, err := openAPIGroupVersion(r.Group, r.Version, []openAPIResource{r.openAPI()}); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
 	if r.validateName == nil {
 		r.validateName = isDNS1123Subdomain
 	}

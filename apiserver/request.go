@@ -43,6 +43,7 @@ type request struct {
 	subresource string
 	query       url.Values
 	out         *codec.Format // the response format
+	warned      map[string]bool
 	w           http.ResponseWriter
 	r           *http.Request
 }
@@ -121,7 +122,8 @@ func isValidPathSegment(name string) []string {
 	return nil
 }
 
-// fail answers with the Status of err, unless the response has begun.
+// fail answers with the Status of err. Handlers that begin a response (a
+// watch) do not fail after that.
 func (rq *request) fail(err error) {
 	writeStatus(rq.w, rq.r, statusOf(err, target{rq.res, rq.name}))
 }
@@ -193,11 +195,15 @@ func (rq *request) body() ([]byte, error) {
 	return io.ReadAll(http.MaxBytesReader(rq.w, rq.r.Body, rq.s.config.maxBodyBytes))
 }
 
-// decodeBody reads and decodes the request body into a new object.
+// decodeBody reads and decodes the request body into a new object. A body
+// without Content-Type is read as JSON, as kube-apiserver does.
 func (rq *request) decodeBody() (kapi.Object, error) {
-	in, err := codec.ForContentType(rq.r.Header.Get("Content-Type"))
-	if err != nil {
-		return nil, err
+	in := codec.JSON()
+	if ct := rq.r.Header.Get("Content-Type"); ct != "" {
+		var err error
+		if in, err = codec.ForContentType(ct); err != nil {
+			return nil, err
+		}
 	}
 	data, err := rq.body()
 	if err != nil {
@@ -217,8 +223,11 @@ func (rq *request) decode(in *codec.Format, data []byte) (kapi.Object, error) {
 	default:
 		return nil, badRequest("fieldValidation must be one of Ignore, Warn or Strict, not %q", validation)
 	}
-	if len(bytes.TrimSpace(data)) == 0 {
+	switch string(bytes.TrimSpace(data)) {
+	case "":
 		return nil, rq.undecodable("the request body is empty")
+	case "null":
+		return nil, rq.undecodable("the request body is null, not an object")
 	}
 	// A document that is not JSON fails the check; decoding it below says why.
 	if report, cleaned, err := codec.CheckJSONFields(data, rq.res.typ); err == nil && !report.Empty() {
@@ -234,7 +243,7 @@ func (rq *request) decode(in *codec.Format, data []byte) (kapi.Object, error) {
 			return nil, rq.undecodable("strict decoding error: " + strings.Join(problems, ", "))
 		case "", "Warn":
 			for _, p := range problems {
-				rq.w.Header().Add("Warning", "299 - "+strconv.Quote(p))
+				rq.warn(p)
 			}
 		}
 		data = cleaned
@@ -252,6 +261,20 @@ func (rq *request) decode(in *codec.Format, data []byte) (kapi.Object, error) {
 	}
 	tm.APIVersion, tm.Kind = rq.res.apiVersion(), rq.res.Kind
 	return obj, nil
+}
+
+// warn adds a Warning header, once per text however often the body is
+// decoded (an apply decodes its configuration and the merged object, a
+// retried patch decodes again).
+func (rq *request) warn(text string) {
+	if rq.warned[text] {
+		return
+	}
+	if rq.warned == nil {
+		rq.warned = map[string]bool{}
+	}
+	rq.warned[text] = true
+	rq.w.Header().Add("Warning", "299 - "+strconv.Quote(text))
 }
 
 // undecodable is kube-apiserver's 400 for a body that is not an object of

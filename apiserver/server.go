@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/storage/memory"
 	"github.com/kapi-dev/kapi/watch"
@@ -25,6 +28,7 @@ type config struct {
 	maxBodyBytes     int64
 	bookmarkInterval time.Duration
 	version          VersionInfo
+	logger           *slog.Logger
 }
 
 // WithStorage stores objects in store instead of a new in-memory store.
@@ -42,6 +46,11 @@ func WithMaxRequestBodyBytes(n int64) Option { return func(c *config) { c.maxBod
 // gets one (default one minute).
 func WithBookmarkInterval(d time.Duration) Option { return func(c *config) { c.bookmarkInterval = d } }
 
+// WithLogger receives what the server recovers from without a request to
+// answer: a stored object that no longer decodes, a storage watch that
+// failed. The default is slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
 // WithVersion sets what /version answers.
 func WithVersion(v VersionInfo) Option { return func(c *config) { c.version = v } }
 
@@ -52,13 +61,14 @@ type Server struct {
 	config config
 	hub    *watch.Hub
 
-	mu        sync.Mutex
+	handler atomic.Pointer[http.Handler] // set when serving starts; no registration after
+
+	mu        sync.Mutex // guards registration and the start and end of serving
 	resources []*resource
-	handler   http.Handler // set when serving starts; no registration after
+	running   bool // the hub's goroutine was started: done will be closed
 	ctx       context.Context
 	stop      context.CancelFunc
 	done      chan struct{}
-	openAPI   map[groupVersion]*openAPIDoc
 }
 
 // New makes a server. Its storage is in memory unless WithStorage says
@@ -89,7 +99,13 @@ func New(opts ...Option) (*Server, error) {
 	if c.store == nil {
 		c.store = memory.New()
 	}
-	s := &Server{config: c, hub: watch.New(c.store, c.keyPrefix), done: make(chan struct{})}
+	if c.logger == nil {
+		c.logger = slog.Default()
+	}
+	s := &Server{config: c, done: make(chan struct{})}
+	s.hub = watch.New(c.store, c.keyPrefix, watch.WithErrorHandler(func(err error) {
+		c.logger.Warn("kapi: watch cache", "err", err)
+	}))
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	return s, nil
 }
@@ -97,7 +113,7 @@ func New(opts ...Option) (*Server, error) {
 func (s *Server) add(r *resource) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.handler != nil {
+	if s.handler.Load() != nil {
 		return fmt.Errorf("apiserver: register %s: the server is already serving", r.gvk())
 	}
 	for _, o := range s.resources {
@@ -122,33 +138,45 @@ func (s *Server) add(r *resource) error {
 // ServeHTTP serves the Kubernetes API. The first call starts the cache that
 // feeds reads and watches.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.serving().ServeHTTP(w, r)
+	h := s.handler.Load()
+	if h == nil {
+		h = s.start()
+	}
+	(*h).ServeHTTP(w, r)
 }
 
-func (s *Server) serving() http.Handler {
+// start builds the routes, with every document that does not change once
+// serving has begun, and starts the hub.
+func (s *Server) start() *http.Handler {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.handler == nil {
-		s.handler = s.routes()
-		go func() {
-			defer close(s.done)
-			_ = s.hub.Run(s.ctx)
-		}()
+	if h := s.handler.Load(); h != nil {
+		return h
 	}
-	return s.handler
+	h := s.routes()
+	s.handler.Store(&h)
+	s.running = true
+	go func() {
+		defer close(s.done)
+		if err := s.hub.Run(s.ctx); err != nil {
+			s.config.logger.Error("kapi: the watch cache stopped", "err", err)
+		}
+	}()
+	return &h
 }
 
-// Close ends every watch and stops the cache. The storage is left open: it
-// belongs to whoever passed it in (the default in-memory store is dropped).
+// Close ends every watch and stops the cache; later requests are answered
+// 503. The storage is left open: it belongs to whoever passed it in.
 func (s *Server) Close() error {
 	s.mu.Lock()
-	started := s.handler != nil
-	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeStatus(w, r, NewStatusError(http.StatusServiceUnavailable, "ServiceUnavailable", "the server is shutting down").Status)
+	var closed http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeStatus(w, r, NewStatusError(http.StatusServiceUnavailable, kapi.StatusReasonServiceUnavailable, "the server is shutting down").Status)
 	})
+	s.handler.Store(&closed)
+	running := s.running
 	s.mu.Unlock()
 	s.stop()
-	if started {
+	if running {
 		<-s.done
 	}
 	return nil
@@ -167,10 +195,14 @@ func (s *Server) routes() http.Handler {
 		r.Get(p, s.health)
 	}
 	r.Get("/version", s.serveVersion)
-	r.Get("/api", s.serveCoreVersions)
-	r.Get("/apis", s.serveGroups)
-	r.Get("/openapi/v3", s.serveOpenAPIRoot)
-	r.Get("/openapi/v2", s.serveOpenAPIV2)
+	r.Get("/api", s.serveCoreVersions())
+	r.Get("/apis", s.serveGroups())
+	docs := map[groupVersion]*openAPIDoc{}
+	for _, gv := range s.groupVersions() {
+		docs[gv] = s.openAPIDoc(gv)
+	}
+	r.Get("/openapi/v3", serveOpenAPIRoot(docs))
+	r.Get("/openapi/v2", serveOpenAPIV2)
 
 	for _, gv := range s.groupVersions() {
 		base := "/apis/" + gv.group + "/" + gv.version
@@ -179,7 +211,7 @@ func (s *Server) routes() http.Handler {
 		} else {
 			r.Get("/apis/"+gv.group, s.serveGroup(gv.group))
 		}
-		r.Get("/openapi/v3"+base, s.serveOpenAPI(gv))
+		r.Get("/openapi/v3"+base, serveOpenAPI(gv, docs[gv]))
 		r.Route(base, func(r chi.Router) {
 			r.Get("/", s.serveResources(gv)) // a route of its own would be shadowed by this subrouter
 			s.resourceRoutes(r, gv)
@@ -225,15 +257,15 @@ func (s *Server) groupVersions() []groupVersion {
 			gvs = append(gvs, gv)
 		}
 	}
-	slices.SortStableFunc(gvs, func(a, b groupVersion) int {
-		if (a.group == "") != (b.group == "") { // the core group first
-			if a.group == "" {
-				return -1
-			}
-			return 1
+	// The core group first, then each group where it was first registered,
+	// its versions together.
+	first := map[string]int{"": -1}
+	for i, gv := range gvs {
+		if _, ok := first[gv.group]; !ok {
+			first[gv.group] = i
 		}
-		return 0
-	})
+	}
+	slices.SortStableFunc(gvs, func(a, b groupVersion) int { return first[a.group] - first[b.group] })
 	return gvs
 }
 

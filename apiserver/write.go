@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/patch"
 	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/watch"
 )
 
 func (rq *request) create(ctx context.Context) error {
@@ -121,7 +123,7 @@ func (rq *request) validate(ctx context.Context, obj, old kapi.Object) FieldErro
 	}
 	if old != nil && old.GetObjectMeta().DeletionTimestamp != nil {
 		for _, f := range meta.Finalizers {
-			if !contains(old.GetObjectMeta().Finalizers, f) {
+			if !slices.Contains(old.GetObjectMeta().Finalizers, f) {
 				errs = append(errs, Forbidden("metadata.finalizers", fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers []string{%q}", f)))
 			}
 		}
@@ -130,15 +132,6 @@ func (rq *request) validate(ctx context.Context, obj, old kapi.Object) FieldErro
 		errs = append(errs, rq.res.validate(ctx, obj, old)...)
 	}
 	return errs
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (rq *request) update(ctx context.Context) error {
@@ -172,6 +165,7 @@ func (rq *request) patch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var applied kapi.Object // an apply's configuration: it creates the object when absent
 	if typ == patch.ApplyYAML {
 		if rq.query.Get("fieldManager") == "" {
 			return badRequest("PATCH requests with the apply content type must have a fieldManager")
@@ -179,21 +173,17 @@ func (rq *request) patch(ctx context.Context) error {
 		if doc, err = codec.YAMLToJSON(doc); err != nil {
 			return rq.undecodable(err.Error())
 		}
-		obj, err := rq.decode(codec.JSON(), doc)
-		if err != nil {
+		if applied, err = rq.decode(codec.JSON(), doc); err != nil {
+			return err
+		}
+		if err := rq.setNamespace(applied.GetObjectMeta()); err != nil {
 			return err
 		}
 		// Until server-side apply tracks field ownership, applying to an
 		// existing object merges the configuration into it.
 		typ = patch.MergePatch
-		if _, err := rq.s.config.store.Get(ctx, rq.res.key(rq.namespace, rq.name), 0); errors.Is(err, storage.ErrNotFound) && rq.subresource == "" {
-			if err := rq.setNamespace(obj.GetObjectMeta()); err != nil {
-				return err
-			}
-			return rq.createObject(ctx, obj)
-		}
 	}
-	out, err := rq.write(ctx, func(cur kapi.Object) (kapi.Object, error) {
+	merge := func(cur kapi.Object) (kapi.Object, error) {
 		original, err := json.Marshal(cur)
 		if err != nil {
 			return nil, err
@@ -211,11 +201,21 @@ func (rq *request) patch(ctx context.Context) error {
 			return nil, badRequest("the patch must not change the name or namespace of the object")
 		}
 		return obj, nil
-	})
-	if err != nil {
-		return err
 	}
-	return rq.respond(http.StatusOK, out)
+	for attempt := 1; ; attempt++ {
+		out, err := rq.write(ctx, merge)
+		if applied == nil || rq.subresource != "" || !errors.Is(err, storage.ErrNotFound) || attempt == 3 {
+			if err != nil {
+				return err
+			}
+			return rq.respond(http.StatusOK, out)
+		}
+		// Absent: apply creates it, unless another request did meanwhile;
+		// then the configuration is applied to that.
+		if err := rq.createObject(ctx, shallowCopy(applied)); !errors.Is(err, storage.ErrExists) {
+			return err
+		}
+	}
 }
 
 // write is the read-modify-write of an update or a patch: it reads the
@@ -489,7 +489,7 @@ func (rq *request) deleteCollection(ctx context.Context) error {
 		return err
 	}
 	items, rev, _ := rq.res.cache.List(rq.res.keyPrefix(rq.namespace), "", 0, sel.filter())
-	var out []kapi.Object
+	var deleted []*watch.Item
 	for _, it := range items {
 		name := it.Object.(kapi.Object).GetObjectMeta().Name
 		obj, _, err := rq.deleteOne(ctx, name, opts, dryRun)
@@ -499,21 +499,12 @@ func (rq *request) deleteCollection(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		out = append(out, obj)
+		deleted = append(deleted, &watch.Item{Key: it.Key, Object: obj})
 	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, `{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":%q},"items":[`, rq.res.Kind+"List", rq.res.apiVersion(), formatRevision(rev))
-	for i, obj := range out {
-		data, err := rq.out.Encode(obj)
-		if err != nil {
-			return err
-		}
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(data)
+	data, err := rq.encodeList(kapi.ListMeta{ResourceVersion: formatRevision(rev)}, deleted)
+	if err != nil {
+		return err
 	}
-	b.WriteString("]}")
-	writeBody(rq.w, http.StatusOK, rq.out.MediaType, b.Bytes())
+	writeBody(rq.w, http.StatusOK, rq.out.MediaType, data)
 	return nil
 }
