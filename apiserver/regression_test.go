@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/apiserver"
@@ -436,5 +437,27 @@ func TestHostileInputs(t *testing.T) {
 
 	if after := c.get(allWidgets).mustCode(t, http.StatusOK); string(after.Body) != string(before.Body) {
 		t.Errorf("the requests changed what is stored:\nbefore %s\nafter  %s", before.Body, after.Body)
+	}
+}
+
+// TestWarningsAreBounded: a body with very many unknown fields gets its
+// warnings bounded as kube-apiserver bounds them (4 Ki runes in all, long
+// ones cut to 256), not one header per field without end.
+func TestWarningsAreBounded(t *testing.T) {
+	_, c := newTestServer(t)
+	var body strings.Builder
+	body.WriteString(`{"metadata":{"name":"many"},"spec":{"color":"red"`)
+	for i := range 500 {
+		fmt.Fprintf(&body, `,"unknown%03d_%s":1`, i, strings.Repeat("x", 300))
+	}
+	body.WriteString(`}}`)
+	resp := c.do(http.MethodPost, widgetsIn("default"), body.String()).mustCode(t, http.StatusCreated)
+	warnings := resp.Header.Values("Warning")
+	total := 0
+	for _, w := range warnings {
+		total += utf8.RuneCountInString(w)
+	}
+	if len(warnings) == 0 || len(warnings) >= 500 || total > 2*4096 {
+		t.Errorf("%d Warning headers, %d runes in all; want some, bounded near 4 Ki runes", len(warnings), total)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 
@@ -44,6 +45,7 @@ type request struct {
 	query       url.Values
 	out         *codec.Format // the response format
 	warned      map[string]bool
+	warnedRunes int
 	w           http.ResponseWriter
 	r           *http.Request
 }
@@ -263,17 +265,30 @@ func (rq *request) decode(in *codec.Format, data []byte) (kapi.Object, error) {
 	return obj, nil
 }
 
+// Warning headers are bounded as kube-apiserver bounds them: 4 Ki runes in
+// all; past that, each is cut to 256 runes, and none is added once the
+// total is spent.
+const (
+	warningRunes     = 4 << 10
+	warningItemRunes = 256
+)
+
 // warn adds a Warning header, once per text however often the body is
 // decoded (an apply decodes its configuration and the merged object, a
 // retried patch decodes again).
 func (rq *request) warn(text string) {
-	if rq.warned[text] {
+	if rq.warned[text] || rq.warnedRunes >= warningRunes {
 		return
 	}
 	if rq.warned == nil {
 		rq.warned = map[string]bool{}
 	}
 	rq.warned[text] = true
+	n := utf8.RuneCountInString(text)
+	if rq.warnedRunes+n > warningRunes && n > warningItemRunes {
+		text, n = string([]rune(text)[:warningItemRunes]), warningItemRunes
+	}
+	rq.warnedRunes += n
 	rq.w.Header().Add("Warning", "299 - "+strconv.Quote(text))
 }
 
