@@ -3,11 +3,11 @@
 //
 // # Revisions
 //
-// Every successful write (create, update or delete) gets the next revision of
-// the whole store, a strictly increasing int64 starting at 1. An object's
-// resourceVersion is the decimal form of the revision of its last write; a
-// list's is the revision it was read at. Revision 0 in a read means "the
-// latest".
+// The store has one revision, a strictly increasing int64: a new store is at
+// revision 1 or more, never 0, and every successful write (create, update or
+// delete) gets the next one. An object's resourceVersion is the decimal form
+// of the revision of its last write; a list's is the revision it was read
+// at. Revision 0 in a read means "the latest".
 //
 // # History and expiry
 //

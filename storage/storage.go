@@ -28,7 +28,9 @@ type Reader interface {
 // Writer writes one key at a time; each successful write is one revision.
 type Writer interface {
 	// Create stores value under key if the key is absent (ErrExists
-	// otherwise) and returns the write's revision.
+	// otherwise) and returns the write's revision. The store may keep value
+	// itself, so the caller must not modify it afterwards (see
+	// [KeyValue].Value); likewise for Update.
 	Create(ctx context.Context, key string, value []byte) (int64, error)
 	// Update replaces the value of an existing key (ErrNotFound otherwise,
 	// whatever expect is). If expect is not 0 the key's current ModRevision
@@ -55,7 +57,11 @@ type Watcher interface {
 
 // KeyValue is one version of one key.
 type KeyValue struct {
-	Key   string
+	Key string
+	// Value is shared, not copied: a backend may store the very slice
+	// passed to Create or Update, and Get, List and Watch may hand the
+	// store's own slice to every reader (package memory does both). Callers
+	// must modify neither. Event.Prev is shared likewise.
 	Value []byte
 	// CreateRevision is the revision that created the key.
 	CreateRevision int64

@@ -10,13 +10,17 @@
 // # Revisions and history
 //
 // Each key keeps the versions that reads inside the history window can still
-// ask for. The window is the last n revisions ([WithHistory], 10000 by
-// default): with the store at revision r, reads at revisions r-n to r and
-// watches from them work, older ones fail with [storage.ErrExpired]. Every
-// write moves the window by one revision and drops the versions that left it,
-// so the cost of keeping history is constant per write and memory stays
-// proportional to the number of live keys plus n. [Store.Compact] moves the
-// start of the window forward on demand.
+// ask for. The window is at most the last n revisions ([WithHistory], 10000
+// by default): with the store at revision r, reads at revisions r-n to r and
+// watches from them work, older ones fail with [storage.ErrExpired]. The
+// window is also held to a byte budget ([WithHistoryBytes], 256 MiB by
+// default): when the values kept only for history (those since updated or
+// deleted) outgrow it, the window moves forward until they fit, so a client
+// rewriting one large object cannot fill memory with old copies of it. Every
+// write moves the window along and drops the versions that left it, at a cost
+// constant per write when amortised, so on top of the live keys and values
+// history takes at most the budget plus one value, and the keys of the last
+// n writes. [Store.Compact] moves the start of the window forward on demand.
 //
 // # Values are shared
 //

@@ -81,3 +81,24 @@ func ExampleStore_Compact() {
 	// true
 	// /a at 3: modified 2
 }
+
+func ExampleWithHistoryBytes() {
+	ctx := context.Background()
+	// Keep at most 1 KiB of values that have since been replaced.
+	s := memory.New(memory.WithHistoryBytes(1 << 10))
+	defer s.Close()
+
+	first, _ := s.Create(ctx, "/big", make([]byte, 512))
+	for range 4 {
+		s.Update(ctx, "/big", make([]byte, 512), 0)
+	}
+	// Revisions 2 to 6; the budget holds the two old values before the
+	// latest, so the window starts at 4.
+	_, err := s.Get(ctx, "/big", first+1)
+	fmt.Println(errors.Is(err, storage.ErrExpired))
+	kv, _ := s.Get(ctx, "/big", first+2)
+	fmt.Printf("%s at %d: modified %d\n", kv.Key, first+2, kv.ModRevision)
+	// Output:
+	// true
+	// /big at 4: modified 4
+}

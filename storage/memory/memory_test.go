@@ -10,7 +10,7 @@ import (
 
 func TestConformance(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storage.Interface {
-		s := memory.New(memory.WithHistory(10000))
+		s := memory.New() // the defaults, byte budget included
 		t.Cleanup(func() { s.Close() })
 		return s
 	})

@@ -10,27 +10,45 @@ import (
 	"github.com/kapi-dev/kapi/storage"
 )
 
-const defaultHistory = 10000
+const (
+	defaultHistory      = 10000
+	defaultHistoryBytes = 256 << 20
+)
 
 // Option configures a [Store].
 type Option func(*config)
 
 type config struct {
-	history int64
+	history      int64
+	historyBytes int64
 }
 
 // WithHistory sets how many revisions of history the store keeps: with the
 // store at revision r, reads at revisions r-n and later, and watches from
 // them, work; older ones fail with [storage.ErrExpired]. It also bounds how
 // far a watcher may fall behind. n below 1 counts as 1; the default is 10000.
+// [WithHistoryBytes] may keep the window shorter.
 func WithHistory(n int) Option {
 	return func(c *config) { c.history = int64(max(n, 1)) }
+}
+
+// WithHistoryBytes bounds the memory history takes: the bytes of the values
+// the store holds only for reads at older revisions and for watchers behind
+// the latest (values that were since updated or deleted). When a write takes
+// them over n, the window moves forward, ahead of [WithHistory]'s count,
+// until they fit again; reads and watches it leaves behind fail with
+// [storage.ErrExpired]. The last write's previous value is always kept, so
+// that a watcher that has caught up never expires: history may exceed n by
+// one value. n below 0 counts as 0; the default is 256 MiB.
+func WithHistoryBytes(n int64) Option {
+	return func(c *config) { c.historyBytes = max(n, 0) }
 }
 
 // Store is an in-memory [storage.Interface]. Its methods are safe for
 // concurrent use. The zero value is not usable: call [New].
 type Store struct {
-	history int64
+	history      int64
+	historyBytes int64 // the budget for heldBytes
 
 	mu        sync.RWMutex
 	closed    bool
@@ -38,6 +56,9 @@ type Store struct {
 	compacted int64 // oldest revision reads may ask for
 	keys      keyIndex
 	log       eventLog // the events after compacted, oldest first
+	// heldBytes is the length of the values of the versions that are not
+	// their key's latest: what the store holds only for history.
+	heldBytes int64
 
 	// changed is closed by the next write or by Close, waking the watchers
 	// that have read everything. Watchers create it while holding only the
@@ -54,11 +75,17 @@ const initialRevision = 1
 
 // New returns an empty store at revision 1.
 func New(opts ...Option) *Store {
-	c := config{history: defaultHistory}
+	c := config{history: defaultHistory, historyBytes: defaultHistoryBytes}
 	for _, opt := range opts {
 		opt(&c)
 	}
-	return &Store{history: c.history, keys: newKeyIndex(), rev: initialRevision, compacted: initialRevision}
+	return &Store{
+		history:      c.history,
+		historyBytes: c.historyBytes,
+		keys:         newKeyIndex(),
+		rev:          initialRevision,
+		compacted:    initialRevision,
+	}
 }
 
 // Get returns the key's value at rev (0: the latest).
@@ -112,7 +139,7 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 	return res, nil
 }
 
-// Revision returns the revision of the last write, 0 if there was none.
+// Revision returns the revision of the last write, 1 if there was none.
 func (s *Store) Revision(ctx context.Context) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -166,6 +193,7 @@ func (s *Store) Update(ctx context.Context, key string, value []byte, expect int
 	}
 	rev := s.rev + 1
 	r.versions = append(r.versions, version{rev: rev, create: cur.create, value: value})
+	s.heldBytes += int64(len(cur.value))
 	s.commit(storage.Event{
 		Type:     storage.Put,
 		KeyValue: storage.KeyValue{Key: key, Value: value, CreateRevision: cur.create, ModRevision: rev},
@@ -189,15 +217,19 @@ func (s *Store) Delete(ctx context.Context, key string, expect int64) (storage.K
 	}
 	rev := s.rev + 1
 	r.versions = append(r.versions, version{rev: rev, create: cur.create, deleted: true})
+	s.heldBytes += int64(len(cur.value))
 	removed := storage.KeyValue{Key: key, Value: cur.value, CreateRevision: cur.create, ModRevision: rev}
 	s.commit(storage.Event{Type: storage.Delete, KeyValue: removed, Prev: prevValue(cur.value)})
 	return removed, nil
 }
 
 // Watch delivers every change to keys with the given prefix whose revision
-// is greater than rev (0: the current revision), until ctx ends. The
-// channel is unbuffered; the goroutine feeding it exits when ctx ends or
-// after the stream's final error event has been received.
+// is greater than rev, until ctx ends. rev 0 is no exception: it replays
+// every change since the store began, and so fails with [storage.ErrExpired]
+// once the history window no longer reaches back to the store's start; to
+// see only new changes, watch from [Store.Revision]. The channel is
+// unbuffered; the goroutine feeding it exits when ctx ends or after the
+// stream's final error event has been received.
 func (s *Store) Watch(ctx context.Context, prefix string, rev int64) (<-chan storage.Event, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -253,6 +285,7 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.keys = keyIndex{}
 	s.log = eventLog{}
+	s.heldBytes = 0
 	s.wake()
 	return nil
 }
@@ -293,14 +326,21 @@ func (s *Store) current(key string, expect int64) (*record, version, error) {
 }
 
 // commit makes ev, whose version the caller has already appended to its
-// key, the store's next revision, moving the history window along. The
-// caller holds the write lock.
+// key (counting the value it superseded in heldBytes), the store's next
+// revision, moving the history window along. The caller holds the write
+// lock.
+//
+// Each step of the byte budget's loop drops one event from the log, and
+// each write adds one, so the loop costs O(1) per write amortised.
 func (s *Store) commit(ev storage.Event) {
 	s.rev = ev.ModRevision
 	if int64(s.log.len()) >= s.history {
 		s.compact(s.rev - s.history)
 	}
 	s.log.push(ev, s.history)
+	for s.heldBytes > s.historyBytes && s.compacted < s.rev-1 {
+		s.compact(s.compacted + 1)
+	}
 	s.wake()
 }
 
@@ -333,6 +373,9 @@ func (s *Store) prune(key string, c int64) {
 	}
 	if i == 0 {
 		return
+	}
+	for _, v := range r.versions[:i] {
+		s.heldBytes -= int64(len(v.value)) // none of them was the latest
 	}
 	// Reslicing rather than shifting the rest down keeps this O(versions
 	// dropped) for a key written at every revision; append reclaims the

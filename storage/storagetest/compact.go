@@ -52,35 +52,15 @@ func testCompactReads(t *testing.T, s storage.Interface) {
 
 	a3 := kv("/c/a", "a3", h.a1, h.a3)
 	cc := kv("/c/c", "c1", h.c, h.c)
-	gets := []struct {
-		name    string
-		key     string
-		rev     int64
-		want    storage.KeyValue
-		wantErr error
-	}{
-		{"AtCompacted", "/c/a", h.bDeleted, a3, nil},
-		{"Latest", "/c/a", 0, a3, nil},
-		{"BelowCompacted", "/c/a", h.a3, storage.KeyValue{}, storage.ErrExpired},
-		{"First", "/c/a", h.a1, storage.KeyValue{}, storage.ErrExpired},
-		{"DeletedAtCompacted", "/c/b", h.bDeleted, storage.KeyValue{}, storage.ErrNotFound},
-		{"NotYetCreated", "/c/c", h.bDeleted, storage.KeyValue{}, storage.ErrNotFound},
-		{"Created", "/c/c", h.c, cc, nil},
-	}
-	for _, tc := range gets {
-		t.Run("Get"+tc.name, func(t *testing.T) {
-			got, err := s.Get(t.Context(), tc.key, tc.rev)
-			what := fmt.Sprintf("Get(%q, rev %d) after Compact(%d)", tc.key, tc.rev, h.bDeleted)
-			if tc.wantErr != nil {
-				wantErr(t, what, err, tc.wantErr)
-				return
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", what, err)
-			}
-			checkKV(t, what, got, tc.want)
-		})
-	}
+	checkGets(t, s, fmt.Sprintf("Compact(%d)", h.bDeleted), []getCase{
+		{"GetAtCompacted", "/c/a", h.bDeleted, a3, nil},
+		{"GetLatest", "/c/a", 0, a3, nil},
+		{"GetBelowCompacted", "/c/a", h.a3, storage.KeyValue{}, storage.ErrExpired},
+		{"GetFirst", "/c/a", h.a1, storage.KeyValue{}, storage.ErrExpired},
+		{"GetDeletedAtCompacted", "/c/b", h.bDeleted, storage.KeyValue{}, storage.ErrNotFound},
+		{"GetNotYetCreated", "/c/c", h.bDeleted, storage.KeyValue{}, storage.ErrNotFound},
+		{"GetCreated", "/c/c", h.c, cc, nil},
+	})
 	lists := []struct {
 		name    string
 		rev     int64

@@ -12,11 +12,11 @@
 //		})
 //	}
 //
-// Run calls newStore once per subtest. It must return an empty store
-// (revision 0) whose history window holds at least a few thousand
-// revisions, and register with t.Cleanup whatever releases it. The subtests
-// are named Group/Case, for example Watch/FromZero, so that one case can be
-// run alone: go test -run 'TestConformance/Watch/FromZero'.
+// Run calls newStore once per subtest. It must return an empty store, at its
+// initial revision (1 or more), whose history window holds at least a few
+// thousand revisions, and register with t.Cleanup whatever releases it. The
+// subtests are named Group/Case, for example Watch/FromZero, so that one
+// case can be run alone: go test -run 'TestConformance/Watch/FromZero'.
 //
 // # Compaction
 //

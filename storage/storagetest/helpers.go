@@ -122,18 +122,6 @@ func recvN(t *testing.T, ch <-chan storage.Event, n int) []storage.Event {
 	return events
 }
 
-// recvOne receives one event, an error event included.
-func recvOne(t *testing.T, ch <-chan storage.Event) (storage.Event, bool) {
-	t.Helper()
-	select {
-	case ev, ok := <-ch:
-		return ev, ok
-	case <-time.After(waitTimeout):
-		t.Fatalf("no watch event and no close in %v", waitTimeout)
-		return storage.Event{}, false
-	}
-}
-
 // drain receives until the channel closes and returns what came.
 func drain(t *testing.T, ch <-chan storage.Event) []storage.Event {
 	t.Helper()
@@ -169,6 +157,39 @@ func waitGoroutines(t *testing.T, baseline int) {
 			t.Fatalf("%d goroutines running %v after the watches ended, %d before they started:\n%s", n, waitTimeout, baseline, buf)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// getCase is one Get and what it must return: want, or an error matching
+// wantErr.
+type getCase struct {
+	name    string
+	key     string
+	rev     int64
+	want    storage.KeyValue
+	wantErr error
+}
+
+// checkGets runs each case as a subtest of its name. after, if not empty,
+// says what the reads follow, for the failure messages.
+func checkGets(t *testing.T, s storage.Interface, after string, cases []getCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := s.Get(t.Context(), tc.key, tc.rev)
+			what := fmt.Sprintf("Get(%q, rev %d)", tc.key, tc.rev)
+			if after != "" {
+				what += " after " + after
+			}
+			if tc.wantErr != nil {
+				wantErr(t, what, err, tc.wantErr)
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			checkKV(t, what, got, tc.want)
+		})
 	}
 }
 

@@ -32,13 +32,7 @@ func testGetAtRevision(t *testing.T, s storage.Interface) {
 	r3 := mustCreate(t, s, "/other", "o")
 	r4 := mustDelete(t, s, "/k", r2)
 	r5 := mustCreate(t, s, "/k", "v3")
-	cases := []struct {
-		name    string
-		key     string
-		rev     int64
-		want    storage.KeyValue
-		wantErr error
-	}{
+	checkGets(t, s, "", []getCase{
 		{"FirstVersion", "/k", r1, kv("/k", "v1", r1, r1), nil},
 		{"SecondVersion", "/k", r2, kv("/k", "v2", r1, r2), nil},
 		{"UnchangedSince", "/k", r3, kv("/k", "v2", r1, r2), nil},
@@ -49,21 +43,7 @@ func testGetAtRevision(t *testing.T, s storage.Interface) {
 		{"AtCreation", "/other", r3, kv("/other", "o", r3, r3), nil},
 		{"Future", "/k", r5 + 1, storage.KeyValue{}, storage.ErrFutureRevision},
 		{"FarFuture", "/k", r5 + 1000, storage.KeyValue{}, storage.ErrFutureRevision},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := s.Get(t.Context(), tc.key, tc.rev)
-			what := fmt.Sprintf("Get(%q, rev %d)", tc.key, tc.rev)
-			if tc.wantErr != nil {
-				wantErr(t, what, err, tc.wantErr)
-				return
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", what, err)
-			}
-			checkKV(t, what, got, tc.want)
-		})
-	}
+	})
 }
 
 func testList(t *testing.T, s storage.Interface) {

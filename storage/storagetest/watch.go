@@ -72,8 +72,8 @@ func testWatchFromRevision(t *testing.T, s storage.Interface) {
 }
 
 // testWatchFromZero checks that watching from revision 0 delivers every
-// change since the store began: "after rev" has no exception for 0, so a
-// caller that listed an empty store at revision 0 misses nothing.
+// change since the store began, those before the watch started included:
+// "after rev" has no exception for 0.
 func testWatchFromZero(t *testing.T, s storage.Interface) {
 	a := mustCreate(t, s, "/w/a", "1")
 	b := mustCreate(t, s, "/w/b", "1")
