@@ -196,7 +196,7 @@ type openAPIBuilder struct {
 	// resources, and user types that refer to themselves) to their names.
 	named map[reflect.Type]string
 	taken map[string]bool // the component names of named
-	// inProgress holds the struct types whose schema is being built, to
+	// inProgress holds the named types whose schema is being built, to
 	// notice recursion; recursive marks those found to refer to themselves.
 	inProgress, recursive map[reflect.Type]bool
 }
@@ -282,12 +282,9 @@ func (b *openAPIBuilder) addPaths(r openAPIResource, name, listName string, gvk 
 	if r.Group == "" {
 		prefix = "/api/" + r.Version
 	}
+	group := oapiOperationID(oapiGroupName(r.Group), true)
 	op := func(verb, rest, subresource, action, description string, params []*oapiParameter) *oapiOperation {
-		group := strings.TrimSuffix(r.Group, ".k8s.io")
-		if group == "" {
-			group = "core"
-		}
-		id := verb + oapiOperationID(group, true) + oapiOperationID(r.Version, true) + oapiOperationID(rest, true) + oapiOperationID(subresource, true)
+		id := verb + group + oapiOperationID(r.Version, true) + oapiOperationID(rest, true) + oapiOperationID(subresource, true)
 		return &oapiOperation{
 			Tags:        []string{oapiTag(r.Group, r.Version)},
 			Description: description,
@@ -429,11 +426,16 @@ func oapiOperationID(s string, upper bool) string {
 
 // oapiTag is kube-apiserver's tag of a group version: exampleCom_v1, core_v1.
 func oapiTag(group, version string) string {
-	g := strings.TrimSuffix(group, ".k8s.io")
-	if g == "" {
-		g = "core"
+	return oapiOperationID(oapiGroupName(group), false) + "_" + oapiOperationID(version, false)
+}
+
+// oapiGroupName is how kube-apiserver names a group in tags and operation
+// ids: without ".k8s.io", and "core" for the core group.
+func oapiGroupName(group string) string {
+	if g := strings.TrimSuffix(group, ".k8s.io"); g != "" {
+		return g
 	}
-	return oapiOperationID(g, false) + "_" + oapiOperationID(version, false)
+	return "core"
 }
 
 // oapiArticle is "a " or "an " before a kind, "" before a plural-looking one.
@@ -524,9 +526,6 @@ func oapiDeleteCollectionParams() []*oapiParameter {
 // structSchema is the object schema of a struct type's JSON fields. path is
 // the JSON path of the struct, for errors.
 func (b *openAPIBuilder) structSchema(t reflect.Type, path string) (*oapiSchema, error) {
-	b.inProgress[t] = true
-	defer delete(b.inProgress, t)
-
 	descriptions := oapiMetaDescriptions[t]
 	s := &oapiSchema{Type: "object", Description: descriptions[""]}
 	for _, f := range jsonfields.Of(t) {
@@ -586,17 +585,13 @@ var (
 	oapiTextMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
 )
 
-// oapiImplements reports whether t or *t has the method set of iface, as
-// encoding/json checks for addressable values.
-func oapiImplements(t, iface reflect.Type) bool {
-	return t.Implements(iface) || (t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(iface))
-}
-
 // schemaOf is the schema of a value of type t at the JSON path path.
 func (b *openAPIBuilder) schemaOf(t reflect.Type, path string) (*oapiSchema, error) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
+	target, ok := jsonfields.Deref(t, nil)
+	if !ok {
+		return nil, fmt.Errorf("field %s: type %v has no JSON form: its pointers have no end", path, t)
 	}
+	t = target
 	if _, ok := oapiMetaNames[t]; ok {
 		return b.metaRef(t)
 	}
@@ -606,12 +601,33 @@ func (b *openAPIBuilder) schemaOf(t reflect.Type, path string) (*oapiSchema, err
 	switch {
 	case t == reflect.TypeFor[time.Time]():
 		return &oapiSchema{Type: "string", Format: "date-time"}, nil
-	case oapiImplements(t, oapiJSONMarshaler):
+	case jsonfields.Implements(t, oapiJSONMarshaler):
 		// A type that writes its own JSON may write anything.
 		return &oapiSchema{PreserveUnknown: true}, nil
-	case oapiImplements(t, oapiTextMarshaler):
+	case jsonfields.Implements(t, oapiTextMarshaler):
 		return &oapiSchema{Type: "string"}, nil
 	}
+	if t.Name() == "" {
+		return b.kindSchema(t, path) // only a named type can refer to itself
+	}
+	// A type that refers to itself (type Node struct{ Kids []Node }, type
+	// Tree map[string]Tree) becomes a component of its own.
+	if b.inProgress[t] {
+		b.recursive[t] = true
+		return oapiRef(b.componentName(t)), nil
+	}
+	b.inProgress[t] = true
+	s, err := b.kindSchema(t, path)
+	delete(b.inProgress, t)
+	if err != nil || !b.recursive[t] {
+		return s, err
+	}
+	b.schemas[b.named[t]] = s
+	return oapiRef(b.named[t]), nil
+}
+
+// kindSchema is the schema of a type by its kind, for schemaOf.
+func (b *openAPIBuilder) kindSchema(t reflect.Type, path string) (*oapiSchema, error) {
 	switch t.Kind() {
 	case reflect.Bool:
 		return &oapiSchema{Type: "boolean"}, nil
@@ -630,7 +646,7 @@ func (b *openAPIBuilder) schemaOf(t reflect.Type, path string) (*oapiSchema, err
 	case reflect.Interface:
 		return &oapiSchema{PreserveUnknown: true}, nil
 	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 && !oapiImplements(t.Elem(), oapiJSONMarshaler) && !oapiImplements(t.Elem(), oapiTextMarshaler) {
+		if t.Elem().Kind() == reflect.Uint8 && !jsonfields.Implements(t.Elem(), oapiJSONMarshaler) && !jsonfields.Implements(t.Elem(), oapiTextMarshaler) {
 			return &oapiSchema{Type: "string", Format: "byte"}, nil // base64
 		}
 		fallthrough
@@ -641,10 +657,8 @@ func (b *openAPIBuilder) schemaOf(t reflect.Type, path string) (*oapiSchema, err
 		}
 		return &oapiSchema{Type: "array", Items: items}, nil
 	case reflect.Map:
-		switch k := t.Key(); {
-		case k.Kind() == reflect.String, oapiImplements(k, oapiTextMarshaler):
-		case k.Kind() >= reflect.Int && k.Kind() <= reflect.Uintptr:
-		default:
+		// The map is an object both ways: kapi decodes what it serves.
+		if k := t.Key(); !jsonfields.MapKeyEncodes(k) || !jsonfields.MapKeyDecodes(k) {
 			return nil, fmt.Errorf("field %s: map key type %v cannot be a JSON object key", path, k)
 		}
 		values, err := b.schemaOf(t.Elem(), path+"[]")
@@ -653,20 +667,7 @@ func (b *openAPIBuilder) schemaOf(t reflect.Type, path string) (*oapiSchema, err
 		}
 		return &oapiSchema{Type: "object", AdditionalProperties: values}, nil
 	case reflect.Struct:
-		if b.inProgress[t] {
-			// A type that refers to itself becomes a component of its own.
-			b.recursive[t] = true
-			return oapiRef(b.componentName(t)), nil
-		}
-		s, err := b.structSchema(t, path)
-		if err != nil {
-			return nil, err
-		}
-		if b.recursive[t] {
-			b.schemas[b.named[t]] = s
-			return oapiRef(b.named[t]), nil
-		}
-		return s, nil
+		return b.structSchema(t, path)
 	}
 	return nil, fmt.Errorf("field %s: type %v has no JSON form", path, t)
 }

@@ -583,3 +583,160 @@ func TestOpenAPIErrors(t *testing.T) {
 		})
 	}
 }
+
+// Named types that refer to themselves without a struct, or point to
+// themselves.
+type (
+	testTreeMap   map[string]testTreeMap
+	testSelfList  []testSelfList
+	testArrayTree [2]*testArrayTree
+	testMapA      map[string]testListB
+	testListB     []testMapA
+	testPP        *testPP
+	testPA        *testPB
+	testPB        *testPA
+)
+
+type testRecursiveKinds struct {
+	kapi.TypeMeta   `json:",inline"`
+	kapi.ObjectMeta `json:"metadata,omitempty"`
+	Tree            testTreeMap   `json:"tree"`
+	List            testSelfList  `json:"list"`
+	Array           testArrayTree `json:"array"`
+	A               testMapA      `json:"a"`
+	B               *testListB    `json:"b,omitempty"`
+}
+
+type testPointerCycle struct {
+	kapi.TypeMeta   `json:",inline"`
+	kapi.ObjectMeta `json:"metadata,omitempty"`
+	P               testPP `json:"p,omitempty"`
+}
+
+type testPointerCycle2 struct {
+	kapi.TypeMeta   `json:",inline"`
+	kapi.ObjectMeta `json:"metadata,omitempty"`
+	Spec            struct {
+		P *testPA `json:"p,omitempty"`
+	} `json:"spec"`
+}
+
+// within runs f, failing the test rather than hanging it if f does not
+// return in a few seconds.
+func within[T any](t *testing.T, f func() T) T {
+	t.Helper()
+	done := make(chan T, 1)
+	go func() { done <- f() }()
+	select {
+	case v := <-done:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatal("did not return in 10s")
+		panic("not reached")
+	}
+}
+
+func TestOpenAPIRecursiveNonStructTypes(t *testing.T) {
+	r := openAPIResource{Group: "example.com", Version: "v1", Kind: "Rec", Plural: "recs", Type: reflect.TypeFor[testRecursiveKinds]()}
+	doc := within(t, func() map[string]any { return mustOpenAPI(t, r.Group, r.Version, r) })
+	schemas := at(t, doc, "components", "schemas")
+	props := at(t, schemas, "com.example.v1.Rec", "properties")
+	ref := func(name string) string { return `{"$ref":"#/components/schemas/com.example.v1.` + name + `"}` }
+	for field, name := range map[string]string{"tree": "testTreeMap", "list": "testSelfList", "array": "testArrayTree", "a": "testMapA"} {
+		wantJSON(t, field, at(t, props, field), `{"allOf":[`+ref(name)+`]}`)
+	}
+	wantJSON(t, "testTreeMap", at(t, schemas, "com.example.v1.testTreeMap"), `{"type":"object","additionalProperties":`+ref("testTreeMap")+`}`)
+	wantJSON(t, "testSelfList", at(t, schemas, "com.example.v1.testSelfList"), `{"type":"array","items":`+ref("testSelfList")+`}`)
+	wantJSON(t, "testArrayTree", at(t, schemas, "com.example.v1.testArrayTree"), `{"type":"array","items":`+ref("testArrayTree")+`}`)
+	// Of two types that refer to each other, the one met first is the component.
+	wantJSON(t, "testMapA", at(t, schemas, "com.example.v1.testMapA"), `{"type":"object","additionalProperties":{"type":"array","items":`+ref("testMapA")+`}}`)
+	wantJSON(t, "b", at(t, props, "b"), `{"type":"array","items":`+ref("testMapA")+`}`)
+	if has(schemas, "com.example.v1.testListB") {
+		t.Errorf("testListB, not itself recursive, has a component")
+	}
+}
+
+func TestOpenAPIPointerCycles(t *testing.T) {
+	for _, typ := range []reflect.Type{reflect.TypeFor[testPointerCycle](), reflect.TypeFor[testPointerCycle2]()} {
+		t.Run(typ.Name(), func(t *testing.T) {
+			r := openAPIResource{Group: "example.com", Version: "v1", Kind: "P", Plural: "ps", Type: typ}
+			err := within(t, func() error {
+				_, err := openAPIGroupVersion(r.Group, r.Version, []openAPIResource{r})
+				return err
+			})
+			if err == nil || !strings.Contains(err.Error(), "p: type") {
+				t.Errorf("error %v, want one naming the field p", err)
+			}
+		})
+	}
+}
+
+// Register builds the document: it must return for these types too.
+func TestRegisterRecursiveTypes(t *testing.T) {
+	s, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := within(t, func() error {
+		return Register(s, Resource[testRecursiveKinds]{Group: "example.com", Version: "v1", Kind: "Rec", Plural: "recs"})
+	}); err != nil {
+		t.Errorf("Register of recursive map, slice and array types: %v", err)
+	}
+	if err := within(t, func() error {
+		return Register(s, Resource[testPointerCycle]{Group: "example.com", Version: "v1", Kind: "P", Plural: "ps"})
+	}); err == nil {
+		t.Errorf("Register of a pointer type without end succeeded")
+	}
+}
+
+// Map keys: both ways a JSON object, as encoding/json encodes and decodes.
+type (
+	testTextKey      struct{ s string }
+	testPtrTextKey   struct{ s string }
+	testWriteOnlyKey struct{ s string }
+)
+
+func (k testTextKey) MarshalText() ([]byte, error)      { return []byte(k.s), nil }
+func (k *testTextKey) UnmarshalText(b []byte) error     { k.s = string(b); return nil }
+func (k *testPtrTextKey) MarshalText() ([]byte, error)  { return []byte(k.s), nil }
+func (k *testPtrTextKey) UnmarshalText(b []byte) error  { k.s = string(b); return nil }
+func (k testWriteOnlyKey) MarshalText() ([]byte, error) { return []byte(k.s), nil }
+
+type testKeyed[K comparable] struct {
+	kapi.TypeMeta   `json:",inline"`
+	kapi.ObjectMeta `json:"metadata,omitempty"`
+	ByKey           map[K]string `json:"byKey"`
+}
+
+func TestOpenAPIMapKeys(t *testing.T) {
+	for _, tc := range []struct {
+		typ reflect.Type
+		ok  bool
+	}{
+		{reflect.TypeFor[testKeyed[testTextKey]](), true},
+		{reflect.TypeFor[testKeyed[int8]](), true},
+		{reflect.TypeFor[testKeyed[testPtrTextKey]](), false},   // encoding/json cannot encode it
+		{reflect.TypeFor[testKeyed[testWriteOnlyKey]](), false}, // nor decode this one
+		{reflect.TypeFor[testKeyed[float64]](), false},
+	} {
+		t.Run(tc.typ.Name(), func(t *testing.T) {
+			r := openAPIResource{Group: "example.com", Version: "v1", Kind: "K", Plural: "ks", Type: tc.typ}
+			_, err := openAPIGroupVersion(r.Group, r.Version, []openAPIResource{r})
+			if (err == nil) != tc.ok {
+				t.Errorf("error %v; want one: %v", err, !tc.ok)
+			}
+			// encoding/json agrees.
+			v := reflect.New(tc.typ)
+			v.Elem().FieldByName("ByKey").Set(reflect.MakeMap(tc.typ.Field(2).Type))
+			v.Elem().FieldByName("ByKey").SetMapIndex(reflect.New(tc.typ.Field(2).Type.Key()).Elem(), reflect.ValueOf("x"))
+			data, err := json.Marshal(v.Interface())
+			if err == nil {
+				err = json.Unmarshal(data, v.Interface())
+			}
+			if (err == nil) != tc.ok {
+				t.Errorf("encoding/json round trip: %v", err)
+			}
+		})
+	}
+}

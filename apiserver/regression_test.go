@@ -461,3 +461,29 @@ func TestWarningsAreBounded(t *testing.T) {
 		t.Errorf("%d Warning headers, %d runes in all; want some, bounded near 4 Ki runes", len(warnings), total)
 	}
 }
+
+// TestDuplicateFieldsOnly: a body whose only problem is a duplicate field is
+// decoded with the last value winning (Warn warns, Ignore does not), as
+// kube-apiserver decodes it.
+func TestDuplicateFieldsOnly(t *testing.T) {
+	_, c := newTestServer(t)
+	for _, mode := range []string{"", "Warn", "Ignore"} {
+		t.Run("mode "+mode, func(t *testing.T) {
+			name := "dup-" + strings.ToLower(mode)
+			if mode == "" {
+				name = "dup-default"
+			}
+			body := `{"metadata":{"name":"` + name + `"},"spec":{"color":"red","color":"blue"}}`
+			resp := c.do(http.MethodPost, widgetsIn("default")+"?fieldValidation="+mode, body).mustCode(t, http.StatusCreated)
+			var w widgetapi.Widget
+			resp.into(t, &w)
+			if w.Spec.Color != "blue" {
+				t.Errorf("color %q, want the last duplicate, blue", w.Spec.Color)
+			}
+			warned := slices.Contains(resp.Header.Values("Warning"), `299 - "duplicate field \"spec.color\""`)
+			if warned != (mode != "Ignore") {
+				t.Errorf("warned %v with fieldValidation=%q: %q", warned, mode, resp.Header.Values("Warning"))
+			}
+		})
+	}
+}

@@ -248,7 +248,9 @@ func (rq *request) decode(in *codec.Format, data []byte) (kapi.Object, error) {
 				rq.warn(p)
 			}
 		}
-		data = cleaned
+		if cleaned != nil { // nil when only duplicates: encoding/json keeps the last, as kube
+			data = cleaned
+		}
 	}
 	obj := rq.res.newObject()
 	if err := in.Decode(data, obj); err != nil {

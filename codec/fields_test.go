@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
@@ -69,9 +71,18 @@ type ZooInner struct {
 	Nums   []int  `json:"n,omitempty"`
 }
 
+// Numbers has fields whose repeated values tell which one was decoded.
+type Numbers struct {
+	N    json.Number `json:"n,omitempty"`
+	F    float32     `json:"f,omitempty"`
+	List []Numbers   `json:"l,omitempty"`
+	Kid  *Numbers    `json:"k,omitempty"`
+}
+
 var (
-	widgetType = reflect.TypeFor[Widget]()
-	zooType    = reflect.TypeFor[Zoo]()
+	widgetType  = reflect.TypeFor[Widget]()
+	zooType     = reflect.TypeFor[Zoo]()
+	numbersType = reflect.TypeFor[Numbers]()
 )
 
 func TestCheckJSONFields(t *testing.T) {
@@ -118,20 +129,18 @@ func TestCheckJSONFields(t *testing.T) {
 			name:       "duplicate top-level",
 			doc:        `{"kind":"Gadget","apiVersion":"v1","kind":"Widget"}`,
 			duplicates: []string{"kind"},
-			cleaned:    `{"apiVersion":"v1","kind":"Widget"}`,
 		},
 		{
 			name:       "duplicate nested",
 			doc:        `{"spec":{"color":"red","replicas":1,"color":"blue"}}`,
 			duplicates: []string{"spec.color"},
-			cleaned:    `{"spec":{"replicas":1,"color":"blue"}}`,
 		},
 		{
 			name:       "duplicates and unknown fields, each in document order",
 			doc:        `{"extra":1,"spec":{"color":"a","bogus":2,"color":"b"},"kind":"W","kind":"W","spec":{"x":1}}`,
 			duplicates: []string{"spec.color", "kind", "spec"},
 			unknown:    []string{"extra", "spec.bogus", "spec.x"},
-			cleaned:    `{"kind":"W","spec":{"color":"b"}}`,
+			cleaned:    `{"spec":{"color":"a","color":"b"},"kind":"W","kind":"W","spec":{}}`,
 		},
 		{
 			name:    "unknown twice is reported once",
@@ -149,19 +158,16 @@ func TestCheckJSONFields(t *testing.T) {
 			name:       "duplicate label",
 			doc:        `{"metadata":{"labels":{"app":"a","tier":"web","app":"b"}}}`,
 			duplicates: []string{"metadata.labels.app"},
-			cleaned:    `{"metadata":{"labels":{"tier":"web","app":"b"}}}`,
 		},
 		{
 			name:       "duplicate map key in spec",
 			doc:        `{"spec":{"selector":{"app":"a","app":"b"}}}`,
 			duplicates: []string{"spec.selector.app"},
-			cleaned:    `{"spec":{"selector":{"app":"b"}}}`,
 		},
 		{
 			name:       "escaped names are the same name",
 			doc:        `{"sp\u0065c":{"color":"red"},"spec":{"color":"blue"}}`,
 			duplicates: []string{"spec"},
-			cleaned:    `{"spec":{"color":"blue"}}`,
 		},
 		{
 			name:    "large numbers kept exactly",
@@ -173,37 +179,31 @@ func TestCheckJSONFields(t *testing.T) {
 			name:       "large number repeated",
 			doc:        `{"metadata":{"generation":1,"generation":9007199254740993}}`,
 			duplicates: []string{"metadata.generation"},
-			cleaned:    `{"metadata":{"generation":9007199254740993}}`,
 		},
 		{
 			name:       "repeated objects merge",
 			doc:        `{"spec":{"color":"red","replicas":1},"spec":{"replicas":2}}`,
 			duplicates: []string{"spec"},
-			cleaned:    `{"spec":{"color":"red","replicas":2}}`,
 		},
 		{
 			name:       "null after a string is a no-op",
 			doc:        `{"spec":{"color":"red","color":null}}`,
 			duplicates: []string{"spec.color"},
-			cleaned:    `{"spec":{"color":"red"}}`,
 		},
 		{
 			name:       "null after a pointer clears it",
 			doc:        `{"spec":{"replicas":3,"replicas":null}}`,
 			duplicates: []string{"spec.replicas"},
-			cleaned:    `{"spec":{"replicas":null}}`,
 		},
 		{
 			name:       "repeated list decodes into the earlier items",
 			doc:        `{"spec":{"ports":[{"name":"a","port":1},{"name":"x","port":2}],"ports":[{"name":"b"}]}}`,
 			duplicates: []string{"spec.ports"},
-			cleaned:    `{"spec":{"ports":[{"port":1,"name":"b"}]}}`, // members where they last appear
 		},
 		{
 			name:       "repeated value that fails to decode still fails",
 			doc:        `{"spec":{"replicas":"three","replicas":3}}`,
 			duplicates: []string{"spec.replicas"},
-			cleaned:    `{"spec":{"replicas":"three"}}`,
 		},
 		{
 			name: "values that decode themselves are not looked into",
@@ -217,7 +217,7 @@ func TestCheckJSONFields(t *testing.T) {
 			name:    "whitespace",
 			doc:     " {\n \"spec\" : { \"color\" : \"red\" , \"Bogus\" : [ 1 , 2 ] } } \n",
 			unknown: []string{"spec.Bogus"},
-			cleaned: `{"spec":{"color":"red"}}`,
+			cleaned: " {\n \"spec\" : { \"color\" : \"red\" } } \n",
 		},
 		{
 			name:    "map of structs",
@@ -231,7 +231,6 @@ func TestCheckJSONFields(t *testing.T) {
 			typ:        zooType,
 			doc:        `{"any":{"x":[{"y":1,"y":2}],"Z":1},"anymap":{"a":{"b":1,"b":2},"a":3}}`,
 			duplicates: []string{"any.x[0].y", "anymap.a.b", "anymap.a"},
-			cleaned:    `{"any":{"x":[{"y":2}],"Z":1},"anymap":{"a":3}}`,
 		},
 		{
 			name:    "promoted through a pointer, untagged, hidden, unexported",
@@ -245,14 +244,13 @@ func TestCheckJSONFields(t *testing.T) {
 			typ:     zooType,
 			doc:     `{"arr":[{"a":"1"},{"a":"2","x":1},{"bogus":3}]}`,
 			unknown: []string{"arr[1].x"},
-			cleaned: `{"arr":[{"a":"1"},{"a":"2"}]}`,
+			cleaned: `{"arr":[{"a":"1"},{"a":"2"},{"bogus":3}]}`,
 		},
 		{
 			name:       "quoted numbers",
 			typ:        zooType,
 			doc:        `{"s":{"q":"1","q":"9007199254740993"}}`,
 			duplicates: []string{"s.q"},
-			cleaned:    `{"s":{"q":"9007199254740993"}}`,
 		},
 		{
 			name:       "recursive type",
@@ -260,7 +258,7 @@ func TestCheckJSONFields(t *testing.T) {
 			doc:        `{"self":{"self":{"self":{"s":{"a":"x","a":"y","b":1}}}}}`,
 			duplicates: []string{"self.self.self.s.a"},
 			unknown:    []string{"self.self.self.s.b"},
-			cleaned:    `{"self":{"self":{"self":{"s":{"a":"y"}}}}}`,
+			cleaned:    `{"self":{"self":{"self":{"s":{"a":"x","a":"y"}}}}}`,
 		},
 		{
 			name:       "dropped value that fails to decode still fails",
@@ -268,7 +266,7 @@ func TestCheckJSONFields(t *testing.T) {
 			doc:        `{"p":{"q":"x","b":1},"p":null}`,
 			duplicates: []string{"p"},
 			unknown:    []string{"p.b"},
-			cleaned:    `{"p":{"q":"x"}}`,
+			cleaned:    `{"p":{"q":"x"},"p":null}`,
 		},
 		{
 			name:       "dropped value with unknown fields only",
@@ -276,35 +274,86 @@ func TestCheckJSONFields(t *testing.T) {
 			doc:        `{"p":{"Q":"x"},"p":null}`,
 			duplicates: []string{"p"},
 			unknown:    []string{"p.Q"},
-			cleaned:    `{"p":null}`,
+			cleaned:    `{"p":{},"p":null}`,
 		},
 		{
 			name:       "dropped value that fails to decode and has duplicates",
 			typ:        zooType,
 			doc:        `{"m":{"k":{"q":"x","a":"1","a":"2"},"k":{}}}`,
 			duplicates: []string{"m.k.a", "m.k"},
-			cleaned:    `{"m":{"k":[]}}`,
 		},
 		{
 			name:       "list item hidden by a shorter list fails to decode",
 			typ:        zooType,
 			doc:        `{"l":[{"a":"1"},{"q":"x"}],"l":[{"a":"2"}],"arr":[{"a":"1"},{"q":"y"}],"arr":[{"a":"2"}]}`,
 			duplicates: []string{"l", "arr"},
-			cleaned:    `{"l":[{"q":"x"}],"arr":[{"q":"y"}]}`,
 		},
 		{
 			name:       "slice of scalars repeated",
 			typ:        zooType,
 			doc:        `{"strs":["a","b","c"],"strs":["x",null]}`,
 			duplicates: []string{"strs"},
-			cleaned:    `{"strs":["x","b"]}`,
 		},
 		{
 			name:       "integer map keys",
 			typ:        zooType,
 			doc:        `{"ik":{"1":"a","01":"b","1":"c"}}`,
 			duplicates: []string{"ik.1"},
-			cleaned:    `{"ik":{"01":"b","1":"c"}}`,
+		},
+		{
+			name:       "json.Number: the last one wins",
+			typ:        numbersType,
+			doc:        `{"n":1,"n":2}`,
+			duplicates: []string{"n"},
+		},
+		{
+			name:       "json.Number: the last one wins with unknown fields around",
+			typ:        numbersType,
+			doc:        `{"n":1,"N":3,"n":2}`,
+			duplicates: []string{"n"},
+			unknown:    []string{"N"},
+			cleaned:    `{"n":1,"n":2}`,
+		},
+		{
+			name:       "an earlier value that fails to decode fails",
+			typ:        numbersType,
+			doc:        `{"f":3.402823475e38,"f":1}`,
+			duplicates: []string{"f"},
+		},
+		{
+			name:    "unknown first, with the comma after it",
+			typ:     numbersType,
+			doc:     `{"x":1,"n":2}`,
+			unknown: []string{"x"},
+			cleaned: `{"n":2}`,
+		},
+		{
+			name:    "unknown last, with the comma before it",
+			typ:     numbersType,
+			doc:     `{"n":2, "x":1 }`,
+			unknown: []string{"x"},
+			cleaned: `{"n":2 }`,
+		},
+		{
+			name:    "runs of unknown fields",
+			typ:     numbersType,
+			doc:     `{"a":1,"b":2,"n":1,"c":3,"d":4,"f":1,"e":5}`,
+			unknown: []string{"a", "b", "c", "d", "e"},
+			cleaned: `{"n":1,"f":1}`,
+		},
+		{
+			name:    "only unknown fields",
+			typ:     numbersType,
+			doc:     `{ "a" : 1 , "b" : {"n":1} }`,
+			unknown: []string{"a", "b"},
+			cleaned: `{  }`,
+		},
+		{
+			name:    "unknown fields in nested objects and lists",
+			typ:     numbersType,
+			doc:     `{"l":[{"x":1},{"n":1,"x":2},{"x":3,"f":1}],"k":{"n":1,"Bogus":2},"n":3}`,
+			unknown: []string{"l[0].x", "l[1].x", "l[2].x", "k.Bogus"},
+			cleaned: `{"l":[{},{"n":1},{"f":1}],"k":{"n":1},"n":3}`,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -464,9 +513,10 @@ func TestCheckJSONFieldsDepth(t *testing.T) {
 	}
 	deep := []byte(`{"any":` + strings.Repeat(`{"a":`, 9998) + `1` + strings.Repeat(`}`, 9998) + `,"any":1}`)
 	report, cleaned, err := codec.CheckJSONFields(deep, zooType)
-	if err != nil || !slices.Equal(report.Duplicates, []string{"any"}) || string(cleaned) != `{"any":1}` {
+	if err != nil || !slices.Equal(report.Duplicates, []string{"any"}) || cleaned != nil {
 		t.Errorf("deep duplicate: %+v, %.40q, %v", report, cleaned, err)
 	}
+	checkDecodesAsKube(t, zooType, deep, cleaned)
 }
 
 func TestCheckJSONFieldsReportLimit(t *testing.T) {
@@ -483,8 +533,103 @@ func TestCheckJSONFieldsReportLimit(t *testing.T) {
 	if n := len(report.Unknown) + len(report.Duplicates); n != 100 || len(report.Duplicates) != 1 {
 		t.Errorf("reported %d unknown and %d duplicate fields; want 100 in all, the duplicate once", len(report.Unknown), len(report.Duplicates))
 	}
-	if string(cleaned) != `{"kind":"W"}` {
+	// The unknown fields past the limit are cut out too.
+	if want := `{"kind":"W"` + strings.Repeat(`,"kind":"W"`, 150) + `}`; string(cleaned) != want {
 		t.Errorf("cleaned = %.80q", cleaned)
+	}
+}
+
+// TestCheckJSONFieldsHostile feeds bodies of 3 MiB built to make the check
+// costly: repeated names under long paths, in maps, interface values and
+// recursive types. Each must allocate little, and report little.
+func TestCheckJSONFieldsHostile(t *testing.T) {
+	const size = 3 << 20
+	longKey := strings.Repeat("K", 1<<20)
+	repeat := func(head, member, tail string) []byte {
+		n := (size - len(head) - len(tail)) / len(member)
+		return []byte(head + strings.Repeat(member, n) + tail)
+	}
+	var distinct strings.Builder // 100 names repeated under a key of 2 MiB
+	distinct.WriteString(`{"anymap":{"` + strings.Repeat("K", 2<<20) + `":{"a":0`)
+	for i := range 100 {
+		fmt.Fprintf(&distinct, `,"a%d":1,"a%d":1`, i, i)
+	}
+	distinct.WriteString(`}}}`)
+	var wide strings.Builder // many keys in one interface value
+	wide.WriteString(`{"any":{"k":0`)
+	for i := 0; wide.Len() < size; i++ {
+		fmt.Fprintf(&wide, `,"k%d":1`, i)
+	}
+	wide.WriteString(`,"k0":2}}`)
+	const depth = 9990
+	for _, tc := range []struct {
+		name string
+		typ  reflect.Type
+		doc  []byte
+	}{
+		{"map[string]any: a long key, then one name repeated", zooType, repeat(`{"anymap":{"`+longKey+`":{"x":1`, `,"x":1`, `}}}`)},
+		{"any: a long key, then one name repeated", zooType, repeat(`{"any":{"`+longKey+`":[{"x":1`, `,"x":1`, `}]}}`)},
+		{"recursive struct: deep, then one unknown name repeated", zooType,
+			repeat(strings.Repeat(`{"self":`, depth)+`{"y":1`, `,"y":1`, `}`+strings.Repeat(`}`, depth))},
+		{"recursive map: deep, then one name repeated", oddType,
+			repeat(`{"sm":`+strings.Repeat(`{"m":`, depth)+`{"x":{}`, `,"x":{}`, `}`+strings.Repeat(`}`, depth)+`}`)},
+		{"recursive slice: a long key, then one unknown name repeated", oddType,
+			repeat(`{"r":{"byName":{"`+longKey+`":{"kids":[{"x":1`, `,"x":1`, `}]}}}}`)},
+		{"100 distinct names repeated under a long key", zooType, []byte(distinct.String())},
+		{"many keys in an interface value", zooType, []byte(wide.String())},
+		{"unknown and known fields in turn", numbersType, repeat(`{"n":1`, `,"x":1,"n":1`, `}`)},
+		{"many list items and an unknown field", widgetType, repeat(`{"bogus":1,"spec":{"ports":[{}`, `,{}`, `]}}`)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			report, cleaned, err := codec.CheckJSONFields(tc.doc, tc.typ)
+			runtime.ReadMemStats(&after)
+			if err != nil || report.Empty() {
+				t.Fatalf("CheckJSONFields = %v, %v", report.Empty(), err)
+			}
+			alloc := after.TotalAlloc - before.TotalAlloc
+			if alloc > 64<<20 {
+				t.Errorf("CheckJSONFields of %d bytes allocated %d MiB", len(tc.doc), alloc>>20)
+			}
+			t.Logf("%d bytes: allocated %.1f MiB, reported %d paths", len(tc.doc), float64(alloc)/(1<<20), len(report.Duplicates)+len(report.Unknown))
+			reported := 0
+			for _, p := range slices.Concat(report.Duplicates, report.Unknown) {
+				reported += len(p)
+				if len(p) > 1024 {
+					t.Errorf("path of %d bytes", len(p))
+				}
+			}
+			if reported > 100<<10 {
+				t.Errorf("report of %d bytes", reported)
+			}
+			if cleaned != nil && !json.Valid(cleaned) {
+				t.Errorf("cleaned is not JSON")
+			}
+		})
+	}
+}
+
+func TestCheckJSONFieldsLongPaths(t *testing.T) {
+	key := strings.Repeat("é", 1000) // 2000 bytes, two a rune
+	doc := `{"anymap":{"` + key + `":{"a1":1,"a1":1,"a2":1,"a2":1}}}`
+	report, _, err := codec.CheckJSONFields([]byte(doc), zooType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(report.Duplicates) != 2 {
+		t.Fatalf("duplicates %d, want 2: distinct paths stay distinct when cut", len(report.Duplicates))
+	}
+	for i, p := range report.Duplicates {
+		start, end := "anymap.é", fmt.Sprintf("é.a%d", i+1)
+		if len(p) > 1024 || !utf8.ValidString(p) || !strings.HasPrefix(p, start) || !strings.HasSuffix(p, end) || !strings.Contains(p, "é...é") {
+			t.Errorf("path %q (%d bytes): want at most 1024 bytes of UTF-8, %q...%q", p, len(p), start, end)
+		}
+	}
+	short := `{"anymap":{"` + strings.Repeat("k", 1015) + `":{"a":1,"a":1}}}` // a path of 1024 bytes
+	if report, _, _ := codec.CheckJSONFields([]byte(short), zooType); len(report.Duplicates) != 1 || len(report.Duplicates[0]) != 1024 || strings.Contains(report.Duplicates[0], "...") {
+		t.Errorf("a path of 1024 bytes was cut: %+v", report)
 	}
 }
 
@@ -528,11 +673,17 @@ func ExampleCheckJSONFields() {
 		fmt.Printf("unknown field %q\n", path)
 	}
 	fmt.Println(string(cleaned))
+	var w Widget
+	if err := json.Unmarshal(cleaned, &w); err != nil {
+		panic(err)
+	}
+	fmt.Println(w.Spec.Color)
 	// Output:
 	// duplicate field "spec.color"
 	// unknown field "spec.Color"
 	// unknown field "spec.size"
-	// {"spec":{"color":"green"}}
+	// {"spec":{"color":"red","color":"green"}}
+	// green
 }
 
 // widgetJSON is a Widget of about 1 KiB with nothing wrong in it.
@@ -595,32 +746,129 @@ func FuzzCheckJSONFields(f *testing.F) {
 		`{"s":{"q":"1","q":1},"strs":["a","b"],"strs":[null],"arr":[{},{},{}]}`,
 		`{"sp\u0065c":{"c\u006Flor":"\ud83d\ude00"},"spec":{"color":"\u00e9"}}`,
 		`[1,{"a":2}]`, `{"a":[`, ``, `{"spec":{"ports":[{"port":1e1000}]}}`,
+		`{"n":1,"n":"2","N":3,"f":3.402823475e38,"f":1,"l":[{"n":1,"x":1},{"x":2}],"k":{"k":{"x":1}},"k":null}`,
+		` { "x" : 1 , "n" : 2 , "y" : { } } `,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, typ := range []reflect.Type{widgetType, zooType} {
-			report, cleaned, err := codec.CheckJSONFields(data, typ)
-			if (err == nil) != json.Valid(data) {
-				t.Fatalf("CheckJSONFields(%#q): error %v; json.Valid says %v", data, err, json.Valid(data))
-			}
-			if err != nil {
-				continue
-			}
-			if (cleaned == nil) != report.Empty() {
-				t.Fatalf("CheckJSONFields(%#q) = %+v with cleaned %#q", data, report, cleaned)
-			}
-			if cleaned != nil {
-				if !json.Valid(cleaned) {
-					t.Fatalf("CheckJSONFields(%#q): cleaned %#q is not JSON", data, cleaned)
-				}
-				again, twice, err := codec.CheckJSONFields(cleaned, typ)
-				if err != nil || !again.Empty() || twice != nil {
-					t.Fatalf("CheckJSONFields(%#q): cleaned %#q has %+v, %v", data, cleaned, again, err)
-				}
-			}
-			checkDecodesAsKube(t, typ, data, cleaned)
+		for _, typ := range []reflect.Type{widgetType, zooType, numbersType} {
+			checkFields(t, typ, data)
 		}
+	})
+}
+
+// checkFields checks what CheckJSONFields says of data against encoding/json
+// and against itself, and that decoding its cleaned document gives what
+// kube-apiserver decodes.
+func checkFields(t *testing.T, typ reflect.Type, data []byte) {
+	t.Helper()
+	report, cleaned, err := codec.CheckJSONFields(data, typ)
+	if (err == nil) != json.Valid(data) {
+		t.Fatalf("CheckJSONFields(%#q): error %v; json.Valid says %v", data, err, json.Valid(data))
+	}
+	if err != nil {
+		return
+	}
+	entries := len(report.Unknown) + len(report.Duplicates)
+	if cleaned != nil && entries == 0 || len(report.Unknown) > 0 && cleaned == nil {
+		t.Fatalf("CheckJSONFields(%#q) = %+v with cleaned %#q", data, report, cleaned)
+	}
+	if entries > 100 {
+		t.Fatalf("CheckJSONFields(%#q): %d entries", data, entries)
+	}
+	for _, list := range [][]string{report.Duplicates, report.Unknown} {
+		for i, p := range list {
+			if len(p) > 1024 || !utf8.ValidString(p) || slices.Contains(list[:i], p) {
+				t.Fatalf("CheckJSONFields(%#q): path %.80q: too long, not UTF-8 or reported twice", data, p)
+			}
+		}
+	}
+	if cleaned != nil {
+		if !json.Valid(cleaned) {
+			t.Fatalf("CheckJSONFields(%#q): cleaned %#q is not JSON", data, cleaned)
+		}
+		again, twice, err := codec.CheckJSONFields(cleaned, typ)
+		if err != nil || len(again.Unknown) > 0 || twice != nil {
+			t.Fatalf("CheckJSONFields(%#q): cleaned %#q has %+v, %v", data, cleaned, again, err)
+		}
+		// Only unknown fields were cut: the duplicates are all still there.
+		if entries < 100 && !slices.Equal(again.Duplicates, report.Duplicates) {
+			t.Fatalf("CheckJSONFields(%#q): duplicates %q; in cleaned %#q, %q", data, report.Duplicates, cleaned, again.Duplicates)
+		}
+	}
+	checkDecodesAsKube(t, typ, data, cleaned)
+}
+
+// OddRec has fields of the types whose decoding has corners: pointers to
+// pointers, maps with integer and text keys, arrays, interfaces, quoted
+// scalars, values that decode themselves.
+type OddRec struct {
+	Name   string                    `json:"name,omitempty"`
+	Kids   []OddRec                  `json:"kids,omitempty"`
+	ByName map[string]*OddRec        `json:"byName,omitempty"`
+	Next   **OddRec                  `json:"next,omitempty"`
+	Arr    [2]*OddRec                `json:"arr"`
+	IK     map[int8]OddRec           `json:"ik,omitempty"`
+	UK     map[uint]string           `json:"uk,omitempty"`
+	TK     map[OddKey]OddRec         `json:"tk,omitempty"`
+	Str    fmt.Stringer              `json:"str,omitempty"`
+	AnyL   []any                     `json:"anyl,omitempty"`
+	AnyM   map[string][]any          `json:"anym,omitempty"`
+	Q      int                       `json:"q,string,omitempty"`
+	QP     *bool                     `json:"qp,string,omitempty"`
+	QS     string                    `json:"qs,string,omitempty"`
+	F      float32                   `json:"f,omitempty"`
+	U8     uint8                     `json:"u8,omitempty"`
+	B      [3]byte                   `json:"b3"`
+	Raw    json.RawMessage           `json:"raw,omitempty"`
+	Num    json.Number               `json:"num,omitempty"`
+	PA     *[]int                    `json:"pa,omitempty"`
+	MM     map[string]map[string]int `json:"mm,omitempty"`
+}
+
+// OddKey is a map key that decodes itself.
+type OddKey struct{ s string }
+
+func (k *OddKey) UnmarshalText(b []byte) error { k.s = string(b); return nil }
+func (k OddKey) MarshalText() ([]byte, error)  { return []byte(k.s), nil }
+
+// OddSelfSlice and OddSelfMap are recursive without a struct.
+type (
+	OddSelfSlice []OddSelfSlice
+	OddSelfMap   map[string]OddSelfMap
+)
+
+type Odd struct {
+	R  OddRec       `json:"r"`
+	SS OddSelfSlice `json:"ss,omitempty"`
+	SM OddSelfMap   `json:"sm,omitempty"`
+}
+
+var oddType = reflect.TypeFor[Odd]()
+
+func FuzzCheckJSONFieldsOddTypes(f *testing.F) {
+	for _, s := range []string{
+		`{"r":{"name":"a","name":"b","kids":[{"name":"x","zz":1}],"kids":[{"kids":[]}]}}`,
+		`{"r":{"ik":{"1":{"name":"a"},"01":{"name":"b"},"1":{"q":"3"}},"uk":{"1":"a","1":"b"}}}`,
+		`{"r":{"tk":{"a":{"name":"x"},"a":{"kids":[{}]}},"str":null,"str":null}}`,
+		`{"r":{"next":{"name":"a"},"next":null,"next":{"kids":[{"name":"q","name":"r"}]}}}`,
+		`{"r":{"arr":[{"name":"1"},{"name":"2"},{"name":"3"}],"arr":[{"zz":1}]}}`,
+		`{"r":{"anyl":[{"a":1,"a":2},[{"b":1,"b":{}}]],"anym":{"k":[{"x":1,"x":2}],"k":[]}}}`,
+		`{"r":{"q":"1","q":"2","qp":"true","qp":null,"qs":"\"x\"","qs":"\"y\""}}`,
+		`{"r":{"f":1e39,"f":1,"u8":300,"u8":1,"b3":[1,2,3,4],"b3":[1]}}`,
+		`{"r":{"raw":{"a":1,"a":2},"num":1,"num":"2","pa":[1],"pa":null,"pa":[2,3]}}`,
+		`{"ss":[[],[[]]],"ss":[[[]]],"sm":{"a":{"b":{}},"a":{"c":{},"c":{"d":{}}}}}`,
+		`{"r":{"mm":{"a":{"x":1,"x":2},"a":{"y":1}},"mm":null,"mm":{"b":{}}}}`,
+		`{"r":{"name":"\ud800","name":"\udc00\ud800"},"r":{"n\u0061me":"x"}}`,
+		"{\"r\":{\"byName\":{\"\xff\":{},\"\xfe\":{},\"\ufffd\":{\"name\":\"x\"}}}}",
+		`{"r":{"q":1,"q":"1"}}`, `{"r":{"kids":{}}}`, `{"r":{"kids":[1],"kids":[{"name":"a"}]}}`,
+		`{"r":{"Name":"x","num":1,"NUM":2,"num":3},"R":{},"r":{"kids":[{"Kids":[]}]}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkFields(t, oddType, data)
 	})
 }
 

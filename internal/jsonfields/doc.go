@@ -13,6 +13,14 @@
 // hides deeper ones of the same name; at equal depth a tagged field hides
 // untagged ones; otherwise the name is dropped altogether.
 //
+// # Types
+//
+// The rules encoding/json applies to types, which both packages need and
+// must not write twice: where it looks for methods ([Implements],
+// [DecodesItself]), which map key types make JSON objects ([MapKeyDecodes],
+// [MapKeyEncodes]), and how far to follow pointer types, which may point to
+// themselves ([Deref]).
+//
 // # Caching
 //
 // Nothing is cached. Each caller keeps what it builds from the fields

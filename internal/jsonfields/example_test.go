@@ -1,8 +1,10 @@
 package jsonfields_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
+	"time"
 
 	"github.com/kapi-dev/kapi/internal/jsonfields"
 )
@@ -36,4 +38,40 @@ func ExampleNamed() {
 	// Output:
 	// Color [1] true
 	// false
+}
+
+type Loopy *Loopy
+
+func ExampleDeref() {
+	fmt.Println(jsonfields.Deref(reflect.TypeFor[**Widget](), nil))
+	fmt.Println(jsonfields.Deref(reflect.TypeFor[Loopy](), nil))
+	// Output:
+	// jsonfields_test.Widget true
+	// jsonfields_test.Loopy false
+}
+
+func ExampleDecodesItself() {
+	fmt.Println(jsonfields.DecodesItself(reflect.TypeFor[json.RawMessage]()))
+	fmt.Println(jsonfields.DecodesItself(reflect.TypeFor[Widget]()))
+	// Output:
+	// true
+	// false
+}
+
+func ExampleImplements() {
+	// time.Time's UnmarshalJSON has a pointer receiver: encoding/json finds
+	// it on a time.Time it can address.
+	fmt.Println(jsonfields.Implements(reflect.TypeFor[time.Time](), reflect.TypeFor[json.Unmarshaler]()))
+	// Output:
+	// true
+}
+
+func ExampleMapKeyDecodes() {
+	for _, k := range []reflect.Type{reflect.TypeFor[int8](), reflect.TypeFor[time.Time](), reflect.TypeFor[float64]()} {
+		fmt.Println(k, jsonfields.MapKeyDecodes(k), jsonfields.MapKeyEncodes(k))
+	}
+	// Output:
+	// int8 true true
+	// time.Time true true
+	// float64 false false
 }
