@@ -3,7 +3,7 @@ module github.com/kapi-dev/kapi
 go 1.25
 
 require (
-	github.com/evanphx/json-patch/v5 v5.9.11 // indirect
-	github.com/go-chi/chi/v5 v5.5.0 // indirect
-	gopkg.in/yaml.v3 v3.0.1 // indirect
+	github.com/evanphx/json-patch/v5 v5.9.11
+	github.com/go-chi/chi/v5 v5.5.0
+	gopkg.in/yaml.v3 v3.0.1
 )
