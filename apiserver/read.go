@@ -261,7 +261,9 @@ func (rq *request) watch(ctx context.Context) error {
 	if errs := validateWatchOptions(match, q.Get("continue"), initialSet); len(errs) > 0 {
 		return listOptionsInvalid(errs...)
 	}
-	timeout := time.Duration(30+rand.IntN(30)) * time.Minute
+	// Without timeoutSeconds, a random time in [min, 2·min) spreads the
+	// reconnects of many watchers, as kube-apiserver's.
+	timeout := rq.s.config.minWatchTimeout + rand.N(rq.s.config.minWatchTimeout)
 	if s := q.Get("timeoutSeconds"); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || n < 0 {
@@ -323,6 +325,13 @@ func (rq *request) watch(ctx context.Context) error {
 			err = rq.writeEvent(ev)
 		}
 		if !watcher.Buffered() { // as kube-apiserver: one flush per burst, not per event
+			flush()
+		}
+	}
+	if watcher != nil && bookmarks && !errors.Is(err, storage.ErrExpired) && rq.r.Context().Err() == nil {
+		// The server ends the stream (timeout, shutdown): tell the client
+		// how far it got, so that it resumes without a gap.
+		if rq.writeEvent(watcher.Bookmark()) == nil {
 			flush()
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/kapi-dev/kapi"
@@ -42,6 +43,11 @@ type Resource[T any] struct {
 	// ValidateName checks metadata.name on create and returns what is wrong
 	// with it; nil accepts it. The default requires a DNS-1123 subdomain.
 	ValidateName func(name string) []string
+
+	// SelectableFields are the JSON paths of fields clients may use in
+	// field selectors (spec.color), besides metadata.name and
+	// metadata.namespace; each must lead to a string, boolean or integer.
+	SelectableFields []string
 }
 
 // Register adds a resource type to the server. It fails if the description is
@@ -58,6 +64,9 @@ func Register[T any, P interface {
 		typ:          reflect.TypeFor[T](),
 		newObject:    func() kapi.Object { return P(new(T)) },
 		validateName: r.ValidateName,
+	}
+	if err := res.selectable(r.SelectableFields); err != nil {
+		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
 	if r.Default != nil {
 		res.defaulter = func(obj kapi.Object) { r.Default(obj.(P)) }
@@ -91,6 +100,9 @@ type resource struct {
 	defaulter    func(kapi.Object)
 	validate     func(ctx context.Context, obj, old kapi.Object) FieldErrors
 	validateName func(string) []string
+
+	// fields are the field selectors the resource supports, by path.
+	fields map[string]func(kapi.Object) string
 
 	prefix string // storage keys of this resource start with it
 	cache  *watch.Cache
@@ -234,4 +246,89 @@ func isDNS1123Label(name string) []string {
 		msgs = append(msgs, dns1123LabelMessage)
 	}
 	return msgs
+}
+
+// selectable sets up the field selectors of the resource: metadata.name,
+// metadata.namespace when namespaced, and the given paths.
+func (r *resource) selectable(paths []string) error {
+	r.fields = map[string]func(kapi.Object) string{
+		"metadata.name": func(o kapi.Object) string { return o.GetObjectMeta().Name },
+	}
+	if r.Namespaced {
+		r.fields["metadata.namespace"] = func(o kapi.Object) string { return o.GetObjectMeta().Namespace }
+	}
+	var errs []error
+	for _, path := range paths {
+		if _, ok := r.fields[path]; ok || strings.HasPrefix(path, "metadata.") {
+			errs = append(errs, fmt.Errorf("selectable field %q: metadata fields are built in", path))
+			continue
+		}
+		get, err := fieldGetter(r.typ, path)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("selectable field %q: %w", path, err))
+			continue
+		}
+		r.fields[path] = get
+	}
+	return errors.Join(errs...)
+}
+
+// fieldGetter resolves a JSON path in t to a function that reads the field's
+// value as a field selector compares it; an absent value (a nil pointer on
+// the way) reads as "".
+func fieldGetter(t reflect.Type, path string) (func(kapi.Object) string, error) {
+	var steps [][]int
+	for _, name := range strings.Split(path, ".") {
+		t, _ = jsonfields.Deref(t, nil)
+		if t.Kind() != reflect.Struct {
+			return nil, fmt.Errorf("%s is not an object", name)
+		}
+		f, ok := jsonfields.Named(t, name)
+		if !ok {
+			return nil, fmt.Errorf("no field %q in %s", name, t)
+		}
+		steps, t = append(steps, f.Index), f.Type
+	}
+	leaf, _ := jsonfields.Deref(t, nil)
+	var format func(reflect.Value) string
+	switch leaf.Kind() {
+	case reflect.String:
+		format = reflect.Value.String
+	case reflect.Bool:
+		format = func(v reflect.Value) string { return strconv.FormatBool(v.Bool()) }
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		format = func(v reflect.Value) string { return strconv.FormatInt(v.Int(), 10) }
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		format = func(v reflect.Value) string { return strconv.FormatUint(v.Uint(), 10) }
+	default:
+		return nil, fmt.Errorf("a %s, not a string, boolean or integer", t)
+	}
+	return func(o kapi.Object) string {
+		v := reflect.ValueOf(o)
+		for _, index := range steps {
+			if v = derefValue(v); v.Kind() != reflect.Struct {
+				return "" // a nil pointer on the way
+			}
+			var err error
+			if v, err = v.FieldByIndexErr(index); err != nil {
+				return "" // a nil embedded pointer on the way
+			}
+		}
+		if v = derefValue(v); v.Kind() == reflect.Pointer {
+			return "" // nil
+		}
+		return format(v)
+	}, nil
+}
+
+// derefValue follows non-nil pointers, as far as jsonfields.Deref follows
+// pointer types.
+func derefValue(v reflect.Value) reflect.Value {
+	for range jsonfields.MaxPointers {
+		if v.Kind() != reflect.Pointer || v.IsNil() {
+			break
+		}
+		v = v.Elem()
+	}
+	return v
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -485,5 +486,72 @@ func TestDuplicateFieldsOnly(t *testing.T) {
 				t.Errorf("warned %v with fieldValidation=%q: %q", warned, mode, resp.Header.Values("Warning"))
 			}
 		})
+	}
+}
+
+// TestSelectableFields: fields a resource registers as selectable work in
+// field selectors on list, watch and deletecollection, as a CRD's
+// selectableFields do; others are 400.
+func TestSelectableFields(t *testing.T) {
+	_, c := newTestServer(t)
+	for name, color := range map[string]string{"r1": "red", "r2": "red", "g": "green", "b": "blue"} {
+		w := newWidget("default", name)
+		w.Spec.Color = color
+		c.create(w)
+	}
+	for sel, want := range map[string][]string{
+		"spec.color=red":                             {"r1", "r2"},
+		"spec.color==green":                          {"g"},
+		"spec.color!=red":                            {"b", "g"},
+		"spec.color=red,metadata.name!=r1":           {"r2"},
+		"spec.color=purple":                          {},
+		"metadata.namespace=default,spec.color=blue": {"b"},
+	} {
+		if got := c.list(widgetsIn("default") + "?fieldSelector=" + url.QueryEscape(sel)).names(); !slices.Equal(got, want) {
+			t.Errorf("fieldSelector %s: %v, want %v", sel, got, want)
+		}
+	}
+	c.do(http.MethodGet, widgetsIn("default")+"?fieldSelector=spec.size%3D1", nil).failure(t, http.StatusBadRequest, kapi.StatusReasonBadRequest)
+
+	ws := c.watch(widgetsIn("default") + "?watch=true&fieldSelector=spec.color%3Dblue&resourceVersion=" + c.list(widgetsIn("default")).Metadata.ResourceVersion)
+	defer ws.stop()
+	g := c.read("default", "g")
+	g.Spec.Color = "blue"
+	c.update(g) // starts matching
+	ws.expect("ADDED g")
+
+	c.do(http.MethodDelete, widgetsIn("default")+"?fieldSelector=spec.color%3Dred", nil).mustCode(t, http.StatusOK)
+	if got := c.list(widgetsIn("default")).names(); !slices.Equal(got, []string{"b", "g"}) {
+		t.Errorf("after deleting spec.color=red: %v, want [b g]", got)
+	}
+}
+
+func TestSelectableFieldsRegistration(t *testing.T) {
+	type spec struct {
+		Color   string            `json:"color"`
+		Count   *int32            `json:"count,omitempty"`
+		Labels  map[string]string `json:"labels,omitempty"`
+		Enabled bool              `json:"enabled"`
+	}
+	type thing struct {
+		kapi.TypeMeta   `json:",inline"`
+		kapi.ObjectMeta `json:"metadata,omitempty"`
+		Spec            *spec `json:"spec,omitempty"`
+	}
+	register := func(fields ...string) error {
+		srv, err := apiserver.New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Close()
+		return apiserver.Register(srv, apiserver.Resource[thing]{Group: "example.com", Version: "v1", Kind: "Thing", Plural: "things", SelectableFields: fields})
+	}
+	if err := register("spec.color", "spec.count", "spec.enabled"); err != nil {
+		t.Errorf("string, *int32 and bool fields: %v", err)
+	}
+	for _, bad := range []string{"spec.labels", "spec.nothing", "spec", "metadata.name", "spec.color.x"} {
+		if err := register(bad); err == nil {
+			t.Errorf("SelectableFields %q registered, want an error", bad)
+		}
 	}
 }

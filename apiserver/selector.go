@@ -22,6 +22,7 @@ type requirement struct {
 	key    string
 	op     string // "=", "!=", "in", "notin", "exists", "!", "gt", "lt"
 	values []string
+	value  func(kapi.Object) string // a field requirement's field
 }
 
 func (s selector) empty() bool { return len(s.labels) == 0 && len(s.fields) == 0 }
@@ -37,8 +38,8 @@ func (rq *request) parseSelectors() (selector, error) {
 	if sel.fields, err = parseFieldSelector(rq.query.Get("fieldSelector")); err != nil {
 		return sel, badRequest("%v", err)
 	}
-	for _, r := range sel.fields {
-		if r.key != "metadata.name" && (r.key != "metadata.namespace" || !rq.res.Namespaced) {
+	for i, r := range sel.fields {
+		if sel.fields[i].value = rq.res.fields[r.key]; sel.fields[i].value == nil {
 			return sel, badRequest("field label not supported: %s", r.key)
 		}
 	}
@@ -55,11 +56,7 @@ func (s selector) matches(obj kapi.Object) bool {
 		}
 	}
 	for _, r := range s.fields {
-		v := meta.Name
-		if r.key == "metadata.namespace" {
-			v = meta.Namespace
-		}
-		if !r.matches(v, true) {
+		if !r.matches(r.value(obj), true) {
 			return false
 		}
 	}

@@ -27,6 +27,7 @@ type config struct {
 	keyPrefix        string
 	maxBodyBytes     int64
 	bookmarkInterval time.Duration
+	minWatchTimeout  time.Duration
 	version          VersionInfo
 	logger           *slog.Logger
 }
@@ -50,6 +51,11 @@ func WithBookmarkInterval(d time.Duration) Option { return func(c *config) { c.b
 // answer: a stored object that no longer decodes, a storage watch that
 // failed. The default is slog.Default().
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// WithMinWatchTimeout sets how long a watch without timeoutSeconds lasts: a
+// random time between d and 2d (default 30 minutes), so that many clients
+// do not reconnect at once.
+func WithMinWatchTimeout(d time.Duration) Option { return func(c *config) { c.minWatchTimeout = d } }
 
 // WithVersion sets what /version answers.
 func WithVersion(v VersionInfo) Option { return func(c *config) { c.version = v } }
@@ -78,6 +84,7 @@ func New(opts ...Option) (*Server, error) {
 		keyPrefix:        "/",
 		maxBodyBytes:     3 << 20,
 		bookmarkInterval: time.Minute,
+		minWatchTimeout:  30 * time.Minute,
 		version:          defaultVersion(),
 	}
 	for _, o := range opts {
@@ -86,6 +93,9 @@ func New(opts ...Option) (*Server, error) {
 	var errs []error
 	if c.maxBodyBytes <= 0 {
 		errs = append(errs, fmt.Errorf("max request body bytes must be positive, not %d", c.maxBodyBytes))
+	}
+	if c.minWatchTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("minimum watch timeout must be positive, not %v", c.minWatchTimeout))
 	}
 	if c.bookmarkInterval <= 0 {
 		errs = append(errs, fmt.Errorf("bookmark interval must be positive, not %v", c.bookmarkInterval))

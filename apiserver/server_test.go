@@ -748,6 +748,7 @@ func TestNewOptionErrors(t *testing.T) {
 		"key prefix without /":  apiserver.WithKeyPrefix("kapi"),
 		"empty key prefix":      apiserver.WithKeyPrefix(""),
 		"key prefix without /$": apiserver.WithKeyPrefix("/kapi"),
+		"zero watch timeout":    apiserver.WithMinWatchTimeout(0),
 	} {
 		t.Run(name, func(t *testing.T) {
 			s, err := apiserver.New(opt)

@@ -313,3 +313,26 @@ func TestWatchTooOldResourceVersion(t *testing.T) {
 	c.create(newWidget("default", "c"))
 	ws.expect("ADDED c")
 }
+
+// TestWatchEndsWithBookmark: when the server ends a watch that allows
+// bookmarks (here on timeoutSeconds), its last event is a BOOKMARK at the
+// revision the client has reached, so it resumes from there without a gap.
+func TestWatchEndsWithBookmark(t *testing.T) {
+	_, c := newTestServer(t)
+	rv := c.create(newWidget("default", "a")).ResourceVersion
+	ws := c.watch(widgetsIn("default") + "?watch=true&allowWatchBookmarks=true&timeoutSeconds=1&resourceVersion=" + rv)
+	created := c.create(newWidget("default", "b")).ResourceVersion
+	events := ws.untilEnd()
+	if len(events) != 2 || events[0].Type != "ADDED" || events[1].Type != "BOOKMARK" {
+		t.Fatalf("events %v, want ADDED b then the closing BOOKMARK", events)
+	}
+	if got := events[1].widget(t).ResourceVersion; mustRevision(t, "bookmark", got) < mustRevision(t, "create", created) {
+		t.Errorf("closing bookmark at %s, before the last event's %s", got, created)
+	}
+
+	// Without allowWatchBookmarks, no bookmark.
+	ws = c.watch(widgetsIn("default") + "?watch=true&timeoutSeconds=1&resourceVersion=" + created)
+	if events := ws.untilEnd(); len(events) != 0 {
+		t.Errorf("events %v, want none", events)
+	}
+}

@@ -129,8 +129,7 @@ func (w *Watcher) Next(ctx context.Context) (Event, error) {
 		case <-ctx.Done():
 			return Event{}, ctx.Err()
 		case <-timer:
-			w.idle = time.Now()
-			return w.bookmark(), nil
+			return w.Bookmark(), nil
 		}
 	}
 }
@@ -202,9 +201,11 @@ func (w *Watcher) Buffered() bool {
 	return false
 }
 
-// bookmark reports that the watcher has seen every event up to the hub's
-// revision; it is only called when the watcher has caught up.
-func (w *Watcher) bookmark() Event {
+// Bookmark returns a bookmark for where the watcher is: every event up to
+// its revision has been delivered. A server sends one before it ends a
+// stream, so the client resumes from there.
+func (w *Watcher) Bookmark() Event {
+	w.idle = time.Now()
 	c := w.cache
 	c.hub.mu.RLock()
 	defer c.hub.mu.RUnlock()

@@ -15,6 +15,7 @@ func Register(srv *apiserver.Server) error {
 			Group: "example.com", Version: "v1", Kind: "Widget", Plural: "widgets",
 			Namespaced: true, ShortNames: []string{"wd"}, Status: true,
 			Default: defaultWidget, Validate: validateWidget,
+			SelectableFields: []string{"spec.color"},
 		}),
 		apiserver.Register(srv, apiserver.Resource[WidgetClass]{
 			Group: "example.com", Version: "v1", Kind: "WidgetClass", Plural: "widgetclasses",
