@@ -82,9 +82,7 @@ func statusOf(err error, t target) kapi.Status {
 	case errors.Is(err, context.DeadlineExceeded):
 		return NewStatusError(http.StatusGatewayTimeout, kapi.StatusReasonTimeout, "Timeout: request did not complete within the allotted timeout").Status
 	case errors.Is(err, storage.ErrFutureRevision):
-		s := NewStatusError(http.StatusGatewayTimeout, kapi.StatusReasonTimeout, "Too large resource version").Status
-		s.Details = &kapi.StatusDetails{RetryAfterSeconds: 1, Causes: []kapi.StatusCause{{Type: kapi.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}}
-		return s
+		return tooLargeResourceVersion("Too large resource version").Status
 	case errors.As(err, &tooLarge):
 		return NewStatusError(http.StatusRequestEntityTooLarge, kapi.StatusReasonRequestEntityTooLarge,
 			fmt.Sprintf("Request entity too large: limit is %d", tooLarge.Limit)).Status
@@ -103,6 +101,14 @@ func statusOf(err error, t target) kapi.Status {
 	}
 	return NewStatusError(http.StatusInternalServerError, kapi.StatusReasonInternalError,
 		fmt.Sprintf("Internal error occurred: %v", err)).Status
+}
+
+// tooLargeResourceVersion is kube-apiserver's 504 for a read at a revision
+// the store has not reached in time; client-go retries on its cause.
+func tooLargeResourceVersion(detail string) *StatusError {
+	e := NewStatusError(http.StatusGatewayTimeout, kapi.StatusReasonTimeout, "Timeout: "+detail)
+	e.Status.Details = &kapi.StatusDetails{RetryAfterSeconds: 1, Causes: []kapi.StatusCause{{Type: kapi.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}}
+	return e
 }
 
 // invalid is the 422 for a list of bad fields, worded as kube-apiserver does.

@@ -20,7 +20,6 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
-	"github.com/kapi-dev/kapi/storage"
 )
 
 type verb int
@@ -344,7 +343,7 @@ func (rq *request) consistent(ctx context.Context, rv string) error {
 		if rv == "" || rv == "0" {
 			return errCacheBehind
 		}
-		return storage.ErrFutureRevision
+		return tooLargeResourceVersion(fmt.Sprintf("Too large resource version: %d, current: %d", rev, rq.s.hub.Revision()))
 	}
 	return nil
 }
