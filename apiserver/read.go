@@ -118,6 +118,9 @@ func (rq *request) list(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if err := rq.consistent(ctx, rv); err != nil { // a revision ahead of the store is waited for, briefly
+			return err
+		}
 		if items, rev, remaining, lastKey, err = rq.listStored(ctx, prefix, at, prefix, limit, sel); err != nil {
 			return err
 		}

@@ -555,3 +555,30 @@ func TestSelectableFieldsRegistration(t *testing.T) {
 		}
 	}
 }
+
+// TestExactListWaitsForTheRevision: an Exact list at a revision the store
+// has not reached waits briefly for it, as every other read does, and
+// answers the list at that revision once it is written.
+func TestExactListWaitsForTheRevision(t *testing.T) {
+	_, c := newTestServer(t)
+	next := mustRevision(t, "list", c.list(widgetsIn("default")).Metadata.ResourceVersion) + 1
+	got := make(chan *response, 1)
+	go func() {
+		resp, err := c.send(http.MethodGet, widgetsIn("default")+fmt.Sprintf("?resourceVersion=%d&resourceVersionMatch=Exact", next), "", "")
+		if err != nil {
+			t.Error(err)
+		}
+		got <- resp
+	}()
+	time.Sleep(100 * time.Millisecond) // let the list start waiting; the assertion does not depend on it
+	c.create(newWidget("default", "late"))
+	resp := <-got
+	if resp == nil || resp.Code != http.StatusOK {
+		t.Fatalf("Exact list at %d: %+v, want 200 once written", next, resp)
+	}
+	var l widgetList
+	resp.into(t, &l)
+	if names := l.names(); !slices.Equal(names, []string{"late"}) || l.Metadata.ResourceVersion != fmt.Sprint(next) {
+		t.Errorf("Exact list at %d = %v at %s, want [late]", next, names, l.Metadata.ResourceVersion)
+	}
+}
