@@ -57,9 +57,20 @@ func informerSuite(t *testing.T, streaming bool) {
 // waits (at most 30s) for it to sync and checks how it listed.
 func startInformer(t *testing.T, srv *server, streaming bool, handler cache.ResourceEventHandler) cache.SharedIndexInformer {
 	t.Helper()
+	informer, _ := startSelectingInformer(t, srv, streaming, handler, "", "")
+	return informer
+}
+
+// startSelectingInformer is startInformer with a label and a field selector
+// on its list and watch; it also checks that every request carried them,
+// and returns the requests' log.
+func startSelectingInformer(t *testing.T, srv *server, streaming bool, handler cache.ResourceEventHandler, labelSelector, fieldSelector string) (cache.SharedIndexInformer, *requestLog) {
+	t.Helper()
 	log := &requestLog{}
 	client := dynamicClient(t, srv, log)
-	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, testNamespace, nil)
+	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, testNamespace, func(o *metav1.ListOptions) {
+		o.LabelSelector, o.FieldSelector = labelSelector, fieldSelector
+	})
 	informer := factory.ForResource(widgetsGVR).Informer()
 	if handler != nil {
 		if _, err := informer.AddEventHandler(handler); err != nil {
@@ -76,7 +87,8 @@ func startInformer(t *testing.T, srv *server, streaming bool, handler cache.Reso
 	syncCtx, syncCancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer syncCancel()
 	if !cache.WaitForCacheSync(syncCtx.Done(), informer.HasSynced) {
-		t.Fatalf("the informer did not sync within 30s (streaming list: %v); its requests:\n%s", streaming, log)
+		t.Fatalf("the informer (labelSelector %q, fieldSelector %q) did not sync within 30s (streaming list: %v); its requests:\n%s",
+			labelSelector, fieldSelector, streaming, log)
 	}
 
 	reqs := log.all()
@@ -87,6 +99,9 @@ func startInformer(t *testing.T, srv *server, streaming bool, handler cache.Reso
 			continue
 		}
 		q := u.Query()
+		if q.Get("labelSelector") != labelSelector || q.Get("fieldSelector") != fieldSelector {
+			t.Errorf("request %s does not carry labelSelector %q and fieldSelector %q", r, labelSelector, fieldSelector)
+		}
 		if q.Get("watch") == "true" && q.Get("sendInitialEvents") == "true" && r.Status == 200 {
 			streamed = true
 		}
@@ -101,7 +116,7 @@ func startInformer(t *testing.T, srv *server, streaming bool, handler cache.Reso
 		t.Fatalf("with WatchListClient off the informer should LIST and not stream; its requests:\n%s", log)
 	}
 	t.Logf("informer requests until synced:\n%s", log)
-	return informer
+	return informer, log
 }
 
 func informerSyncAndFollow(t *testing.T, streaming bool) {

@@ -20,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -352,14 +351,8 @@ type filteredInformer struct {
 // LIST and no streaming watch).
 func startFilteredInformer(t *testing.T, srv *server, streaming bool, labelSelector, fieldSelector string) *filteredInformer {
 	t.Helper()
-	fi := &filteredInformer{events: make(chan string, 100), log: &requestLog{}}
-	client := dynamicClient(t, srv, fi.log)
-	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, testNamespace, func(o *metav1.ListOptions) {
-		o.LabelSelector = labelSelector
-		o.FieldSelector = fieldSelector
-	})
-	fi.informer = factory.ForResource(widgetsGVR).Informer()
-	_, err := fi.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	fi := &filteredInformer{events: make(chan string, 100)}
+	fi.informer, fi.log = startSelectingInformer(t, srv, streaming, cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			fi.events <- "add " + obj.(*unstructured.Unstructured).GetName()
 		},
@@ -373,45 +366,7 @@ func startFilteredInformer(t *testing.T, srv *server, streaming bool, labelSelec
 			}
 			fi.events <- "delete " + obj.(*unstructured.Unstructured).GetName()
 		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	factory.Start(ctx.Done())
-	t.Cleanup(func() {
-		cancel()
-		factory.Shutdown()
-	})
-	syncCtx, syncCancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer syncCancel()
-	if !cache.WaitForCacheSync(syncCtx.Done(), fi.informer.HasSynced) {
-		t.Fatalf("the informer (labelSelector %q, fieldSelector %q, streaming %v) did not sync within 30s; its requests:\n%s",
-			labelSelector, fieldSelector, streaming, fi.log)
-	}
-	var streamed, listed bool
-	for _, r := range fi.log.all() {
-		u, err := url.Parse(r.URL)
-		if err != nil {
-			continue
-		}
-		q := u.Query()
-		if q.Get("labelSelector") != labelSelector || q.Get("fieldSelector") != fieldSelector {
-			t.Errorf("request %s does not carry labelSelector %q and fieldSelector %q", r, labelSelector, fieldSelector)
-		}
-		if q.Get("watch") == "true" && q.Get("sendInitialEvents") == "true" && r.Status == http.StatusOK {
-			streamed = true
-		}
-		if q.Get("watch") == "" && r.Method == http.MethodGet && strings.HasSuffix(u.Path, "/widgets") {
-			listed = true
-		}
-	}
-	if streaming && (!streamed || listed) {
-		t.Fatalf("the informer should sync from a streaming list alone; its requests:\n%s", fi.log)
-	}
-	if !streaming && (streamed || !listed) {
-		t.Fatalf("with WatchListClient off the informer should LIST and not stream; its requests:\n%s", fi.log)
-	}
+	}, labelSelector, fieldSelector)
 	return fi
 }
 
