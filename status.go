@@ -3,7 +3,7 @@ package kapi
 // Status is the body of every error response, and of some successful ones.
 type Status struct {
 	TypeMeta `json:",inline"`
-	ListMeta `json:"metadata"`
+	ListMeta `json:"metadata" protobuf:"bytes,1,opt,name=metadata"`
 	// Status is StatusSuccess or StatusFailure.
 	Status  string         `json:"status,omitempty" protobuf:"bytes,2,opt,name=status"`
 	Message string         `json:"message,omitempty" protobuf:"bytes,3,opt,name=message"`
