@@ -877,37 +877,6 @@ func TestListResourceVersionMatch(t *testing.T) {
 	})
 }
 
-// TestAcceptNegotiation sends the Accept headers real clients send; what
-// kapi cannot serve in the format asked for falls back to JSON when the
-// client allows it.
-func TestAcceptNegotiation(t *testing.T) {
-	_, c := newTestServer(t)
-	c.create(newWidget("default", "a"))
-	for name, accept := range map[string]string{
-		"kubectl get (Table, then JSON)": "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json",
-		"typed clientset":                "application/vnd.kubernetes.protobuf, */*",
-		"client-go preferring CBOR":      "application/json;q=0.9,application/cbor;q=1",
-		"wildcard":                       "*/*",
-		"application wildcard":           "application/*",
-		"with charset":                   "application/json; charset=utf-8",
-	} {
-		t.Run(name, func(t *testing.T) {
-			for _, path := range []string{widgetPath("default", "a"), widgetsIn("default")} {
-				r := c.do(http.MethodGet, path, nil, "Accept", accept).mustCode(t, http.StatusOK)
-				if ct := r.Header.Get("Content-Type"); ct != "application/json" {
-					t.Errorf("%s: Content-Type %q, want application/json", path, ct)
-				}
-				var v map[string]any
-				r.into(t, &v)
-			}
-		})
-	}
-	t.Run("watch with kubectl's Accept", func(t *testing.T) {
-		ws := c.watch(widgetsIn("default")+"?watch=true", "Accept", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
-		ws.expect("ADDED a")
-	})
-}
-
 // TestConcurrentCreateSameName races creates of one name: exactly one wins.
 func TestConcurrentCreateSameName(t *testing.T) {
 	_, c := newTestServer(t)

@@ -47,18 +47,21 @@ func (s *Server) serveVersion(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, r, s.config.version)
 }
 
+// jsonOnly is the offer of documents served in JSON alone.
+var jsonOnly = codec.Offer{Views: []codec.View{codec.ViewObject}, JSONOnly: true}
+
 // writeJSON answers with a document that is only offered in JSON.
 func writeJSON(w http.ResponseWriter, r *http.Request, v any) {
-	if _, err := codec.Negotiate(r.Header.Get("Accept")); err != nil {
-		writeStatus(w, r, statusOf(err, target{}))
+	if _, err := codec.Negotiate(r.Header.Get("Accept"), jsonOnly); err != nil {
+		writeStatus(w, r, nil, statusOf(err, target{}))
 		return
 	}
 	data, err := json.Marshal(v)
 	if err != nil {
-		writeStatus(w, r, statusOf(err, target{}))
+		writeStatus(w, r, nil, statusOf(err, target{}))
 		return
 	}
-	writeBody(w, http.StatusOK, "application/json", data)
+	writeBody(w, r, http.StatusOK, "application/json", data)
 }
 
 // Legacy discovery documents (meta/v1).
@@ -254,7 +257,7 @@ func (docs aggregatedDocs) serve(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	w.Header().Set("Vary", "Accept")
-	writeBody(w, http.StatusOK, fmt.Sprintf(aggregatedMediaType, version), docs[version])
+	writeBody(w, r, http.StatusOK, fmt.Sprintf(aggregatedMediaType, version), docs[version])
 	return true
 }
 

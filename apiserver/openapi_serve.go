@@ -57,7 +57,7 @@ func serveOpenAPIRoot(docs map[groupVersion]*openAPIDoc) http.HandlerFunc {
 func serveOpenAPI(gv groupVersion, d *openAPIDoc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if d.err != nil {
-			writeStatus(w, r, statusOf(d.err, target{}))
+			writeStatus(w, r, nil, statusOf(d.err, target{}))
 			return
 		}
 		h := w.Header()
@@ -78,7 +78,7 @@ func serveOpenAPI(gv groupVersion, d *openAPIDoc) http.HandlerFunc {
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
-		writeBody(w, http.StatusOK, "application/json", d.data)
+		writeBody(w, r, http.StatusOK, "application/json", d.data)
 	}
 }
 
@@ -86,5 +86,5 @@ func serveOpenAPI(gv groupVersion, d *openAPIDoc) http.HandlerFunc {
 // and 1.28 fetch it before the v3 documents and give up on a 404; an empty
 // document sends them on to v3, where the schemas are.
 func serveOpenAPIV2(w http.ResponseWriter, r *http.Request) {
-	writeBody(w, http.StatusOK, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf", nil)
+	writeBody(w, r, http.StatusOK, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf", nil)
 }

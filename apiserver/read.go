@@ -1,13 +1,11 @@
 package apiserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -15,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/watch"
 )
@@ -38,11 +37,11 @@ func (rq *request) get(ctx context.Context) error {
 	if item == nil {
 		return storage.ErrNotFound
 	}
-	data, err := item.Encoded(rq.out.MediaType, rq.out.Encode)
+	data, err := rq.encodeOne(item)
 	if err != nil {
 		return err
 	}
-	writeBody(rq.w, http.StatusOK, rq.out.MediaType, data)
+	rq.writeEncoded(http.StatusOK, data)
 	return nil
 }
 
@@ -152,7 +151,7 @@ func (rq *request) list(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	writeBody(rq.w, http.StatusOK, rq.out.MediaType, data)
+	rq.writeEncoded(http.StatusOK, data)
 	return nil
 }
 
@@ -223,36 +222,7 @@ func (rq *request) listStored(ctx context.Context, prefix string, rev int64, sta
 	return items, page.Revision, page.Remaining, lastKey, nil
 }
 
-// encodeList writes a list from the cached encodings of its items.
-func (rq *request) encodeList(meta kapi.ListMeta, items []*watch.Item) ([]byte, error) {
-	metaJSON, err := json.Marshal(meta)
-	if err != nil {
-		return nil, err
-	}
-	encoded := make([][]byte, len(items))
-	size := len(metaJSON) + 64 + len(rq.res.Kind) + len(rq.res.apiVersion())
-	for i, it := range items {
-		if encoded[i], err = it.Encoded(rq.out.MediaType, rq.out.Encode); err != nil {
-			return nil, err
-		}
-		size += len(encoded[i]) + 1
-	}
-	b := bytes.NewBuffer(make([]byte, 0, size))
-	fmt.Fprintf(b, `{"kind":%q,"apiVersion":%q,"metadata":%s,"items":[`, rq.res.Kind+"List", rq.res.apiVersion(), metaJSON)
-	for i, data := range encoded {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(data)
-	}
-	b.WriteString("]}")
-	return b.Bytes(), nil
-}
-
 func (rq *request) watch(ctx context.Context) error {
-	if rq.out.StreamMediaType == "" {
-		return NewStatusError(http.StatusNotAcceptable, kapi.StatusReasonNotAcceptable, "the requested media type cannot carry a watch stream")
-	}
 	q := rq.query
 	sel, err := rq.parseSelectors()
 	if err != nil {
@@ -309,7 +279,7 @@ func (rq *request) watch(ctx context.Context) error {
 	defer stop()
 
 	w := rq.w
-	w.Header().Set("Content-Type", rq.out.StreamMediaType)
+	w.Header().Set("Content-Type", rq.out.StreamContentType())
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(http.StatusOK)
@@ -341,52 +311,92 @@ func (rq *request) watch(ctx context.Context) error {
 	if errors.Is(err, storage.ErrExpired) {
 		st := NewStatusError(http.StatusGone, kapi.StatusReasonExpired,
 			fmt.Sprintf("too old resource version: %s (%d)", rv, rq.s.hub.Revision())).Status
-		data, _ := json.Marshal(st)
-		_, _ = fmt.Fprintf(w, `{"type":"ERROR","object":%s}`+"\n", data)
-		flush()
+		if element, err := rq.out.Marshal(&st); err == nil {
+			if rq.writeFrame("ERROR", st.TypeMeta, element) == nil {
+				flush()
+			}
+		}
 	}
 	return nil // the stream has begun: it ends, it does not fail
 }
 
-// writeEvent writes one watch event as a line of JSON, around the item's
-// shared encoding.
+// writeEvent writes one watch event around the item's shared element.
 func (rq *request) writeEvent(ev watch.Event) error {
-	var object []byte
-	var err error
+	var it *watch.Item
 	switch {
 	case ev.Type == watch.Bookmark:
-		object = rq.bookmarkObject(ev)
+		it = &watch.Item{Object: rq.bookmarkObject(ev)}
 	case ev.Item.Revision != ev.Revision:
 		// An object that stopped matching the selector: its last matching
 		// state, stamped with the event's revision as kube-apiserver does.
 		obj := shallowCopy(ev.Item.Object.(kapi.Object))
 		obj.GetObjectMeta().ResourceVersion = formatRevision(ev.Revision)
-		object, err = rq.out.Encode(obj)
+		it = &watch.Item{Object: obj}
 	default:
-		object, err = ev.Item.Encoded(rq.out.MediaType, rq.out.Encode)
+		it = ev.Item
+	}
+	var element []byte
+	var err error
+	switch rq.out.View {
+	case codec.ViewTable:
+		obj := it.Object.(kapi.Object)
+		if ev.Type == watch.Bookmark {
+			// No cells for a bookmark: the registration's columns are for
+			// objects, not for an empty one.
+			element, err = rq.bookmarkTable(obj)
+		} else {
+			element, err = rq.table(kapi.ListMeta{ResourceVersion: obj.GetObjectMeta().ResourceVersion}, []*watch.Item{it})
+		}
+	default:
+		element, err = rq.element(it, rq.out.Format, rq.out.View == codec.ViewMetadata)
 	}
 	if err != nil {
 		return err
 	}
-	if _, err := io.WriteString(rq.w, `{"type":"`+string(ev.Type)+`","object":`); err != nil {
+	return rq.writeFrame(string(ev.Type), rq.typeOf(), element)
+}
+
+// writeFrame writes one framed event.
+func (rq *request) writeFrame(eventType string, tm kapi.TypeMeta, element []byte) error {
+	frame, err := rq.out.AppendEvent(rq.frame[:0], eventType, tm, element)
+	if err != nil {
 		return err
 	}
-	if _, err := rq.w.Write(object); err != nil {
-		return err
-	}
-	_, err = io.WriteString(rq.w, "}\n")
+	rq.frame = frame // reused: one buffer per watch
+	_, err = rq.w.Write(frame)
 	return err
 }
 
 // bookmarkObject is the object of a BOOKMARK: only kind, apiVersion and the
 // resourceVersion, plus the annotation that ends initial events.
-func (rq *request) bookmarkObject(ev watch.Event) []byte {
-	var annotations string
+func (rq *request) bookmarkObject(ev watch.Event) kapi.Object {
+	obj := rq.res.newObject()
+	*obj.GetTypeMeta() = kapi.TypeMeta{Kind: rq.res.Kind, APIVersion: rq.res.apiVersion()}
+	meta := obj.GetObjectMeta()
+	meta.ResourceVersion = formatRevision(ev.Revision)
 	if ev.InitialEventsEnd {
-		annotations = `,"annotations":{"k8s.io/initial-events-end":"true"}`
+		meta.Annotations = map[string]string{"k8s.io/initial-events-end": "true"}
 	}
-	return fmt.Appendf(nil, `{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":"%d","creationTimestamp":null%s}}`,
-		rq.res.Kind, rq.res.apiVersion(), ev.Revision, annotations)
+	return obj
+}
+
+// bookmarkTable is the Table of a BOOKMARK: one row without cells whose
+// object, the bookmark's metadata, carries its annotations.
+func (rq *request) bookmarkTable(obj kapi.Object) ([]byte, error) {
+	object, err := json.Marshal(rq.partial(obj))
+	if err != nil {
+		return nil, err
+	}
+	t := kapi.Table{
+		TypeMeta: kapi.TypeMeta{Kind: "Table", APIVersion: rq.out.APIVersion()},
+		ListMeta: kapi.ListMeta{ResourceVersion: obj.GetObjectMeta().ResourceVersion},
+		Rows:     []kapi.TableRow{{Cells: []any{}, Object: object}},
+	}
+	data, err := json.Marshal(t)
+	if err != nil {
+		return nil, err
+	}
+	return rq.out.Transcode(data)
 }
 
 // listOptionsInvalid is kube-apiserver's 422 for a bad combination of list or

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/internal/jsonfields"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/watch"
@@ -48,6 +49,10 @@ type Resource[T any] struct {
 	// field selectors (spec.color), besides metadata.name and
 	// metadata.namespace; each must lead to a string, boolean or integer.
 	SelectableFields []string
+
+	// Columns are the columns of the Table the resource is shown as
+	// (kubectl get), after Name; without them, Name and Created At.
+	Columns []Column[T]
 }
 
 // Register adds a resource type to the server. It fails if the description is
@@ -66,6 +71,10 @@ func Register[T any, P interface {
 		validateName: r.ValidateName,
 	}
 	if err := res.selectable(r.SelectableFields); err != nil {
+		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
+	}
+	var err error
+	if res.columns, res.cells, err = tableColumns[T, P](r.Columns); err != nil {
 		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
 	if r.Default != nil {
@@ -103,6 +112,12 @@ type resource struct {
 
 	// fields are the field selectors the resource supports, by path.
 	fields map[string]func(kapi.Object) string
+
+	columns []kapi.TableColumnDefinition // Name first
+	cells   []func(kapi.Object) any      // of the columns after Name
+	// protobuf says whether the type travels in protobuf: every
+	// JSON field of it has a protobuf tag, or it is a proto.Message.
+	protobuf bool
 
 	prefix string // storage keys of this resource start with it
 	cache  *watch.Cache
@@ -166,6 +181,7 @@ func (r *resource) complete(status bool) error {
 	if r.validateName == nil {
 		r.validateName = isDNS1123Subdomain
 	}
+	r.protobuf = r.typ.Kind() == reflect.Struct && codec.SupportsProtobuf(r.typ) == nil
 	return errors.Join(errs...)
 }
 

@@ -42,11 +42,15 @@ type request struct {
 	name        string
 	subresource string
 	query       url.Values
-	out         *codec.Format // the response format
-	warned      map[string]bool
-	warnedRunes int
-	w           http.ResponseWriter
-	r           *http.Request
+	out         codec.Target // the response's format and view
+	// includeObject is the Table parameter: None, Metadata (also "") or Object.
+	includeObject    string
+	tableHeadersSent bool
+	frame            []byte // a watch's event buffer
+	warned           map[string]bool
+	warnedRunes      int
+	w                http.ResponseWriter
+	r                *http.Request
 }
 
 // handle serves one verb on the resources of one group version.
@@ -86,8 +90,19 @@ func (rq *request) serve(v verb) error {
 			return badRequest("Namespace parameter invalid: %q: %s", rq.namespace, strings.Join(msgs, ";"))
 		}
 	}
+	watch, _ := rq.boolParam("watch")
 	var err error
-	if rq.out, err = codec.Negotiate(rq.r.Header.Get("Accept")); err != nil {
+	switch {
+	case v == verbList && watch:
+		err = rq.negotiate(true, codec.ViewObject, codec.ViewTable, codec.ViewMetadata)
+	case v == verbGet:
+		err = rq.negotiate(false, codec.ViewObject, codec.ViewTable, codec.ViewMetadata)
+	case v == verbList:
+		err = rq.negotiate(false, codec.ViewObject, codec.ViewTable, codec.ViewMetadataList)
+	default:
+		err = rq.negotiate(false, codec.ViewObject)
+	}
+	if err != nil {
 		return err
 	}
 	ctx := rq.r.Context()
@@ -95,7 +110,7 @@ func (rq *request) serve(v verb) error {
 	case verbGet:
 		return rq.get(ctx)
 	case verbList:
-		if watch, _ := rq.boolParam("watch"); watch {
+		if watch {
 			return rq.watch(ctx)
 		}
 		return rq.list(ctx)
@@ -123,46 +138,10 @@ func isValidPathSegment(name string) []string {
 	return nil
 }
 
-// fail answers with the Status of err. Handlers that begin a response (a
-// watch) do not fail after that.
+// fail answers with the Status of err, in the negotiated format if there
+// is one. Handlers that begin a response (a watch) do not fail after that.
 func (rq *request) fail(err error) {
-	writeStatus(rq.w, rq.r, statusOf(err, target{rq.res, rq.name}))
-}
-
-// writeStatus writes a Status as JSON with its code.
-func writeStatus(w http.ResponseWriter, r *http.Request, st kapi.Status) {
-	data, err := json.Marshal(st)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	code := int(st.Code)
-	if code == 0 {
-		code = http.StatusOK
-	}
-	if code == http.StatusGatewayTimeout && st.Details != nil && st.Details.RetryAfterSeconds > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
-	}
-	writeBody(w, code, "application/json", data)
-}
-
-func writeBody(w http.ResponseWriter, code int, contentType string, data []byte) {
-	h := w.Header()
-	h.Set("Content-Type", contentType)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Length", strconv.Itoa(len(data)))
-	w.WriteHeader(code)
-	_, _ = w.Write(data)
-}
-
-// respond encodes obj in the negotiated format.
-func (rq *request) respond(code int, obj kapi.Object) error {
-	data, err := rq.out.Encode(obj)
-	if err != nil {
-		return err
-	}
-	writeBody(rq.w, code, rq.out.MediaType, data)
-	return nil
+	writeStatus(rq.w, rq.r, rq.out.Format, statusOf(err, target{rq.res, rq.name}))
 }
 
 // boolParam reads a boolean query parameter as kube-apiserver converts
@@ -202,7 +181,7 @@ func (rq *request) decodeBody() (kapi.Object, error) {
 	in := codec.JSON()
 	if ct := rq.r.Header.Get("Content-Type"); ct != "" {
 		var err error
-		if in, err = codec.ForContentType(ct); err != nil {
+		if in, err = codec.ForContentType(ct, rq.res.protobuf); err != nil {
 			return nil, err
 		}
 	}
@@ -224,10 +203,22 @@ func (rq *request) decode(in *codec.Format, data []byte) (kapi.Object, error) {
 	default:
 		return nil, badRequest("fieldValidation must be one of Ignore, Warn or Strict, not %q", validation)
 	}
-	switch string(bytes.TrimSpace(data)) {
-	case "":
+	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, rq.undecodable("the request body is empty")
-	case "null":
+	}
+	jsonData, text, err := in.ToJSON(data)
+	if err != nil {
+		return nil, rq.undecodable(err.Error())
+	}
+	if !text { // protobuf: decoded as is; unknown fields are skipped, as Kubernetes does
+		obj := rq.res.newObject()
+		if err := in.Unmarshal(data, obj); err != nil {
+			return nil, rq.undecodable(err.Error())
+		}
+		return rq.checkType(obj)
+	}
+	data = jsonData
+	if string(bytes.TrimSpace(data)) == "null" {
 		return nil, rq.undecodable("the request body is null, not an object")
 	}
 	// A document that is not JSON fails the check; decoding it below says why.
@@ -252,9 +243,15 @@ func (rq *request) decode(in *codec.Format, data []byte) (kapi.Object, error) {
 		}
 	}
 	obj := rq.res.newObject()
-	if err := in.Decode(data, obj); err != nil {
+	if err := codec.UnmarshalJSON(data, obj); err != nil {
 		return nil, rq.undecodable(err.Error())
 	}
+	return rq.checkType(obj)
+}
+
+// checkType refuses an object of another kind or version, and sets the
+// resource's on one that names none.
+func (rq *request) checkType(obj kapi.Object) (kapi.Object, error) {
 	tm := obj.GetTypeMeta()
 	if tm.APIVersion != "" && tm.APIVersion != rq.res.apiVersion() {
 		return nil, badRequest("the API version in the data (%s) does not match the expected API version (%s)", tm.APIVersion, rq.res.apiVersion())

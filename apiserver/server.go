@@ -180,7 +180,7 @@ func (s *Server) start() *http.Handler {
 func (s *Server) Close() error {
 	s.mu.Lock()
 	var closed http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeStatus(w, r, NewStatusError(http.StatusServiceUnavailable, kapi.StatusReasonServiceUnavailable, "the server is shutting down").Status)
+		writeStatus(w, r, nil, NewStatusError(http.StatusServiceUnavailable, kapi.StatusReasonServiceUnavailable, "the server is shutting down").Status)
 	})
 	s.handler.Store(&closed)
 	running := s.running
@@ -195,10 +195,10 @@ func (s *Server) Close() error {
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeStatus(w, r, NewStatusError(http.StatusNotFound, "NotFound", "the server could not find the requested resource").Status)
+		writeStatus(w, r, nil, NewStatusError(http.StatusNotFound, "NotFound", "the server could not find the requested resource").Status)
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeStatus(w, r, NewStatusError(http.StatusMethodNotAllowed, "MethodNotAllowed", "the server does not allow this method on the requested resource").Status)
+		writeStatus(w, r, nil, NewStatusError(http.StatusMethodNotAllowed, "MethodNotAllowed", "the server does not allow this method on the requested resource").Status)
 	})
 
 	for _, p := range []string{"/healthz", "/livez", "/readyz"} {

@@ -408,7 +408,7 @@ func (rq *request) delete(ctx context.Context) error {
 		Status:   kapi.StatusSuccess,
 		Details:  &kapi.StatusDetails{Name: rq.name, Group: rq.res.Group, Kind: rq.res.Plural, UID: obj.GetObjectMeta().UID},
 	}
-	writeStatus(rq.w, rq.r, st)
+	writeStatus(rq.w, rq.r, rq.out.Format, st)
 	return nil
 }
 
@@ -505,6 +505,6 @@ func (rq *request) deleteCollection(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	writeBody(rq.w, http.StatusOK, rq.out.MediaType, data)
+	rq.writeEncoded(http.StatusOK, data)
 	return nil
 }

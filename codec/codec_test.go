@@ -1,51 +1,108 @@
 package codec_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/kapi-dev/kapi"
 
 	"github.com/kapi-dev/kapi/codec"
 )
 
+var (
+	getOffer  = codec.Offer{Views: []codec.View{codec.ViewObject, codec.ViewTable, codec.ViewMetadata}, Protobuf: true}
+	listOffer = codec.Offer{Views: []codec.View{codec.ViewObject, codec.ViewTable, codec.ViewMetadataList}, Protobuf: true}
+	noProto   = codec.Offer{Views: []codec.View{codec.ViewObject, codec.ViewTable, codec.ViewMetadata}}
+)
+
 func TestNegotiate(t *testing.T) {
+	const (
+		table   = "application/json;as=Table;v=v1;g=meta.k8s.io"
+		tableB1 = "application/json;as=Table;v=v1beta1;g=meta.k8s.io"
+	)
 	for _, tc := range []struct {
 		name, accept string
-		want         string // media type, or "" for 406
+		offer        codec.Offer
+		want         string // Content-Type, or "" for 406
 	}{
-		{"empty accepts anything", "", "application/json"},
-		{"json", "application/json", "application/json"},
-		{"wildcard", "*/*", "application/json"},
-		{"type wildcard", "application/*", "application/json"},
-		{"kubectl table list falls back to json", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json", "application/json"},
-		{"table only", "application/json;as=Table;v=v1;g=meta.k8s.io", ""},
-		{"q=0 refuses", "application/json;q=0", ""},
-		{"unknown", "application/nonsense", ""},
-		{"charset is not a constraint", "application/json; charset=utf-8", "application/json"},
-		{"bad q skipped", "application/json;q=abc,*/*;q=0.1", "application/json"},
+		{"empty accepts anything", "", getOffer, "application/json"},
+		{"json", "application/json", getOffer, "application/json"},
+		{"wildcard", "*/*", getOffer, "application/json"},
+		{"type wildcard", "application/*", getOffer, "application/json"},
+		{"yaml", "application/yaml", getOffer, "application/yaml"},
+		{"cbor", "application/cbor", getOffer, "application/cbor"},
+		{"protobuf", "application/vnd.kubernetes.protobuf", getOffer, "application/vnd.kubernetes.protobuf"},
+		{"typed clientset", "application/vnd.kubernetes.protobuf, */*", getOffer, "application/vnd.kubernetes.protobuf"},
+		{"typed clientset, no protobuf mapping", "application/vnd.kubernetes.protobuf, */*", noProto, "application/json"},
+		{"protobuf only, no mapping", "application/vnd.kubernetes.protobuf", noProto, ""},
+		{"client-go preferring cbor", "application/json;q=0.9,application/cbor;q=1", getOffer, "application/cbor"},
+		{"higher q wins whatever the order", "application/yaml;q=0.5,application/json", getOffer, "application/json"},
+		{"equal q: first listed", "application/yaml,application/json", getOffer, "application/yaml"},
+		{"kubectl get", table + "," + tableB1 + ",application/json", getOffer, "application/json;as=Table;g=meta.k8s.io;v=v1"},
+		{"table v1beta1", tableB1, getOffer, "application/json;as=Table;g=meta.k8s.io;v=v1beta1"},
+		{"table in yaml", "application/yaml;as=Table;v=v1;g=meta.k8s.io", getOffer, "application/yaml;as=Table;g=meta.k8s.io;v=v1"},
+		{"no table in protobuf", "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io", getOffer, ""},
+		{"table of another group", "application/json;as=Table;v=v1;g=example.com", getOffer, ""},
+		{"table of another version", "application/json;as=Table;v=v2;g=meta.k8s.io", getOffer, ""},
+		{"metadata client get", "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json", getOffer,
+			"application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"},
+		{"metadata in protobuf without a mapping for the type", "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", noProto,
+			"application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"},
+		{"metadata client list", "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json", listOffer,
+			"application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"},
+		{"a metadata list is not a get's", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", getOffer, ""},
+		{"metadata of one object is not a list's", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", listOffer, ""},
+		{"unknown view", "application/json;as=Pod;g=meta.k8s.io;v=v1", getOffer, ""},
+		{"unknown parameter", "application/json;foo=bar", getOffer, ""},
+		{"stream=watch", "application/vnd.kubernetes.protobuf;stream=watch", getOffer, "application/vnd.kubernetes.protobuf"},
+		{"json only", "application/yaml,application/json;q=0.5", codec.Offer{Views: []codec.View{codec.ViewObject}, JSONOnly: true}, "application/json"},
+		{"watch: no yaml", "application/yaml", codec.Offer{Views: []codec.View{codec.ViewObject}, Watch: true}, ""},
+		{"watch: yaml, else json", "application/yaml,application/json;q=0.5", codec.Offer{Views: []codec.View{codec.ViewObject}, Watch: true}, "application/json"},
+		{"q=0 refuses", "application/json;q=0", getOffer, ""},
+		{"unknown", "application/nonsense", getOffer, ""},
+		{"charset is not a constraint", "application/json; charset=utf-8", getOffer, "application/json"},
+		{"bad q skipped", "application/json;q=abc,*/*;q=0.1", getOffer, "application/json"},
+		{"q above 1 skipped", "application/yaml;q=2,application/json;q=0.5", getOffer, "application/json"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, err := codec.Negotiate(tc.accept)
+			target, err := codec.Negotiate(tc.accept, tc.offer)
 			if tc.want == "" {
 				if !errors.Is(err, codec.ErrNotAcceptable) {
-					t.Fatalf("Negotiate(%q) = %v, %v; want ErrNotAcceptable", tc.accept, f, err)
+					t.Fatalf("Negotiate(%q) = %v, %v; want ErrNotAcceptable", tc.accept, target.ContentType(), err)
 				}
 				return
 			}
-			if err != nil || f.MediaType != tc.want {
-				t.Fatalf("Negotiate(%q) = %v, %v; want %s", tc.accept, f, err, tc.want)
+			if err != nil || target.ContentType() != tc.want {
+				t.Fatalf("Negotiate(%q) = %v, %v; want %s", tc.accept, target, err, tc.want)
 			}
 		})
 	}
 }
 
 func TestForContentType(t *testing.T) {
-	if f, err := codec.ForContentType("application/json; charset=utf-8"); err != nil || f.MediaType != "application/json" {
-		t.Fatalf("ForContentType(json) = %v, %v", f, err)
+	for ct, want := range map[string]string{
+		"application/json; charset=utf-8":     "application/json",
+		"application/yaml":                    "application/yaml",
+		"application/vnd.kubernetes.protobuf": "application/vnd.kubernetes.protobuf",
+		"application/cbor":                    "application/cbor",
+	} {
+		if f, err := codec.ForContentType(ct, true); err != nil || f.MediaType != want {
+			t.Errorf("ForContentType(%q) = %v, %v; want %s", ct, f, err, want)
+		}
 	}
 	for _, ct := range []string{"", "text/plain", "application/json-bogus", ";;"} {
-		if _, err := codec.ForContentType(ct); !errors.Is(err, codec.ErrUnsupportedMediaType) {
+		if _, err := codec.ForContentType(ct, true); !errors.Is(err, codec.ErrUnsupportedMediaType) {
 			t.Errorf("ForContentType(%q) = %v; want ErrUnsupportedMediaType", ct, err)
 		}
+	}
+	// A type without a protobuf mapping takes no protobuf body.
+	if _, err := codec.ForContentType("application/vnd.kubernetes.protobuf", false); !errors.Is(err, codec.ErrUnsupportedMediaType) {
+		t.Errorf("ForContentType(protobuf) without a mapping = %v; want ErrUnsupportedMediaType", err)
 	}
 }
 
@@ -53,14 +110,132 @@ func TestYAMLToJSON(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"a: 1\nb: [x, 2.5, true, null]\n", `{"a":1,"b":["x",2.5,true,null]}`},
 		{`{"spec":{"color":"red"}}`, `{"spec":{"color":"red"}}`},
-		{"metadata:\n  name: x\n  labels: {env: prod}\n", `{"metadata":{"labels":{"env":"prod"},"name":"x"}}`},
+		{"metadata:\n  name: x\n  labels: {env: prod}\n", `{"metadata":{"name":"x","labels":{"env":"prod"}}}`},
+		{"", "null"},
+		{"# only a comment\n", "null"},
+		{"n: 12345678901234567890123\n", `{"n":12345678901234567890123}`}, // exact: the Go type decides
+		{"n: 0x1F\nm: 0o17\nk: 1_000\n", `{"n":31,"m":15,"k":1000}`},
+		{"f: 1e3\ng: .5\nh: -0.0\n", `{"f":1e3,"g":0.5,"h":-0.0}`},
+		{"t: 2024-01-01T00:00:00Z\nd: 2024-01-01\n", `{"t":"2024-01-01T00:00:00Z","d":"2024-01-01"}`},
+		{"s: 'true'\nq: \"1\"\n", `{"s":"true","q":"1"}`},
+		{"yes: no\n", `{"yes":"no"}`},         // YAML 1.2: words are strings
+		{"a: x\na: y\n", `{"a":"x","a":"y"}`}, // duplicates are the field check's to name
+		{"a: &x [1, 2]\nb: *x\n", `{"a":[1,2],"b":[1,2]}`},
+		{"u: \"\\u00e9\\t\"\n", `{"u":"é\t"}`},
 	} {
 		got, err := codec.YAMLToJSON([]byte(tc.in))
 		if err != nil || string(got) != tc.want {
 			t.Errorf("YAMLToJSON(%q) = %s, %v; want %s", tc.in, got, err, tc.want)
 		}
 	}
-	if _, err := codec.YAMLToJSON([]byte("1: one\n")); err == nil {
-		t.Error("a non-string key must be an error")
+	for name, in := range map[string]string{
+		"non-string key":     "1: one\n",
+		"boolean key":        "true: x\n",
+		"map key":            "? {a: 1}\n: x\n",
+		"two documents":      "a: 1\n---\nb: 2\n",
+		"infinity":           "a: .inf\n",
+		"not a number":       "a: .nan\n",
+		"merge key":          "a: &x {b: 1}\nc:\n  <<: *x\n",
+		"syntax":             "a: [1, 2\n",
+		"billion laughs":     billionLaughs(),
+		"tab indentation":    "a:\n\tb: 1\n",
+		"unterminated quote": "a: \"x\n",
+	} {
+		if got, err := codec.YAMLToJSON([]byte(in)); err == nil {
+			t.Errorf("%s: YAMLToJSON(%q) = %.80s; want an error", name, in, got)
+		}
+	}
+}
+
+// billionLaughs is a small document whose aliases expand to 10^9 values.
+func billionLaughs() string {
+	var b strings.Builder
+	b.WriteString("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i <= 9; i++ {
+		fmt.Fprintf(&b, "a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	return b.String()
+}
+
+func TestFormatsRoundTrip(t *testing.T) {
+	// A JSON element goes out in each textual format and comes back as the
+	// same JSON value.
+	element := []byte(`{"kind":"Widget","apiVersion":"example.com/v1","metadata":{"name":"a","labels":{"b":"2","a":"1"},"creationTimestamp":"2024-01-01T00:00:00Z"},"spec":{"color":"red","replicas":3,"ratio":0.25,"on":true,"none":null,"big":9007199254740993,"text":"yes","num":"1"}}`)
+	for _, mt := range []string{codec.MediaTypeJSON, codec.MediaTypeYAML} {
+		f := codec.ByMediaType(mt)
+		converted, err := f.Transcode(element)
+		if err != nil {
+			t.Fatalf("%s: Transcode: %v", mt, err)
+		}
+		body, err := f.AppendBody(nil, kapi.TypeMeta{Kind: "Widget", APIVersion: "example.com/v1"}, converted)
+		if err != nil {
+			t.Fatalf("%s: AppendBody: %v", mt, err)
+		}
+		back, ok, err := f.ToJSON(body)
+		if err != nil || !ok {
+			t.Fatalf("%s: ToJSON(%s) = %v, %v", mt, body, ok, err)
+		}
+		if !sameJSON(t, back, element) {
+			t.Errorf("%s: round trip of %s\ngave %s\nvia %s", mt, element, back, body)
+		}
+	}
+}
+
+func sameJSON(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var va, vb any
+	for _, p := range []struct {
+		data []byte
+		v    *any
+	}{{a, &va}, {b, &vb}} {
+		d := json.NewDecoder(bytes.NewReader(p.data))
+		d.UseNumber()
+		if err := d.Decode(p.v); err != nil {
+			t.Fatalf("not JSON: %s: %v", p.data, err)
+		}
+	}
+	return reflect.DeepEqual(va, vb)
+}
+
+func TestYAMLOut(t *testing.T) {
+	f := codec.ByMediaType(codec.MediaTypeYAML)
+	got, err := f.AppendBody(nil, kapi.TypeMeta{}, []byte(`{"kind":"Widget","metadata":{"name":"a","labels":{"example.com/app":"x y","n":"1.5"}},"spec":{"text":"true","n":1.50,"list":[1,"x",{"b":2,"a":[]},[1,2]],"empty":{},"multi":"a\nb","html":"<&>","off":"Off","nil":null}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `kind: Widget
+metadata:
+  labels:
+    example.com/app: "x y"
+    "n": "1.5"
+  name: a
+spec:
+  empty: {}
+  html: "<&>"
+  list:
+  - 1
+  - x
+  - a: []
+    b: 2
+  - - 1
+    - 2
+  multi: "a\nb"
+  "n": 1.50
+  nil: null
+  "off": "Off"
+  text: "true"
+`
+	if string(got) != want {
+		t.Errorf("YAML:\n%s\nwant:\n%s", got, want)
+	}
+	for _, doc := range []string{`"x"`, `1`, `null`, `[]`, `{}`, `[{"a":1}]`} {
+		got, err := f.AppendBody(nil, kapi.TypeMeta{}, []byte(doc))
+		if err != nil {
+			t.Fatalf("%s: %v", doc, err)
+		}
+		back, _, err := f.ToJSON(got)
+		if err != nil || !sameJSON(t, back, []byte(doc)) {
+			t.Errorf("%s: YAML %q read back as %s, %v", doc, got, back, err)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
 )
 
@@ -30,9 +31,46 @@ func FuzzNegotiate(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, accept string) {
-		format, err := codec.Negotiate(accept)
-		if (format == nil) == (err == nil) {
-			t.Fatalf("Negotiate(%q) = %v, %v: want exactly one of a format and an error", accept, format, err)
+		for _, offer := range []codec.Offer{
+			{Views: []codec.View{codec.ViewObject, codec.ViewTable, codec.ViewMetadata}, Protobuf: true},
+			{Views: []codec.View{codec.ViewObject, codec.ViewMetadataList}},
+		} {
+			target, err := codec.Negotiate(accept, offer)
+			if (target.Format == nil) == (err == nil) {
+				t.Fatalf("Negotiate(%q) = %v, %v: want exactly one of a target and an error", accept, target, err)
+			}
+			if err == nil && target.View != codec.ViewObject && target.Version == "" {
+				t.Fatalf("Negotiate(%q) = %v: a view without a version", accept, target)
+			}
+		}
+	})
+}
+
+// FuzzYAMLOut checks the YAML kapi writes: any JSON document, written as
+// YAML and read back, is the same value.
+func FuzzYAMLOut(f *testing.F) {
+	for _, s := range []string{
+		`{"a":"true","b":"1.5","c":"x: y","d":"- a","e":"#c","f":"","g":" lead","h":"a\nb","i":"~","j":"null","k":"0x1F","l":"@x","m":"é"}`,
+		`[[],{},[[1]],{"a":{"b":[{"c":null}]}}]`, `"yes"`, `-0.0`, `1e300`, `{"":1,"-":2,"?":3,":":4}`,
+	} {
+		f.Add([]byte(s))
+	}
+	yaml := codec.ByMediaType(codec.MediaTypeYAML)
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		var v any
+		if json.Unmarshal(doc, &v) != nil {
+			return // not JSON, or numbers beyond float64 (kapi never writes them)
+		}
+		out, err := yaml.AppendBody(nil, kapi.TypeMeta{}, doc)
+		if err != nil {
+			t.Fatalf("YAML of %s: %v", doc, err)
+		}
+		back, _, err := yaml.ToJSON(out)
+		if err != nil {
+			t.Fatalf("YAML %q of %s does not read back: %v", out, doc, err)
+		}
+		if !sameJSON(t, back, doc) {
+			t.Fatalf("YAML %q of %s reads back as %s", out, doc, back)
 		}
 	})
 }

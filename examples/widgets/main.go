@@ -4,20 +4,34 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"log"
 	"net/http"
 	"os"
 	"os/signal"
+	"reflect"
 	"syscall"
 	"time"
 
 	"github.com/kapi-dev/kapi/apiserver"
+	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
 )
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to serve plain HTTP on")
+	proto := flag.Bool("proto", false, "print the .proto file of the example's types and exit")
 	flag.Parse()
+	if *proto {
+		// For clients in other languages: the messages kapi's protobuf
+		// responses carry, derived from the types' struct tags.
+		file, err := codec.ProtoFile("example.com.v1", reflect.TypeFor[widgetapi.Widget](), reflect.TypeFor[widgetapi.WidgetClass]())
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Print(file)
+		return
+	}
 	if err := run(*addr); err != nil {
 		log.Fatal(err)
 	}

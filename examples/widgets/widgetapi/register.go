@@ -16,6 +16,16 @@ func Register(srv *apiserver.Server) error {
 			Namespaced: true, ShortNames: []string{"wd"}, Status: true,
 			Default: defaultWidget, Validate: validateWidget,
 			SelectableFields: []string{"spec.color"},
+			Columns: []apiserver.Column[Widget]{
+				{Name: "Color", Type: "string", Description: "Color of the widget.", Value: func(w *Widget) any { return w.Spec.Color }},
+				{Name: "Replicas", Type: "integer", Description: "Desired number of replicas.", Value: func(w *Widget) any {
+					if w.Spec.Replicas == nil {
+						return nil
+					}
+					return *w.Spec.Replicas
+				}},
+				{Name: "Age", Type: "date", Description: "Time since the widget was created.", Value: func(w *Widget) any { return w.CreationTimestamp }},
+			},
 		}),
 		apiserver.Register(srv, apiserver.Resource[WidgetClass]{
 			Group: "example.com", Version: "v1", Kind: "WidgetClass", Plural: "widgetclasses",
