@@ -156,21 +156,25 @@ func (rq *request) update(ctx context.Context) error {
 func (rq *request) patch(ctx context.Context) error {
 	typ := patch.Type(mediaType(rq.r.Header.Get("Content-Type")))
 	switch typ {
-	case patch.JSONPatch, patch.MergePatch, patch.ApplyYAML:
+	case patch.JSONPatch, patch.MergePatch, patch.ApplyYAML, patch.ApplyCBOR:
 	default:
 		return NewStatusError(http.StatusUnsupportedMediaType, kapi.StatusReasonUnsupportedMediaType,
-			fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s", patch.JSONPatch, patch.MergePatch, patch.ApplyYAML))
+			fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s, %s", patch.JSONPatch, patch.MergePatch, patch.ApplyYAML, patch.ApplyCBOR))
 	}
 	doc, err := rq.body()
 	if err != nil {
 		return err
 	}
 	var applied kapi.Object // an apply's configuration: it creates the object when absent
-	if typ == patch.ApplyYAML {
+	if typ == patch.ApplyYAML || typ == patch.ApplyCBOR {
 		if rq.query.Get("fieldManager") == "" {
 			return badRequest("PATCH requests with the apply content type must have a fieldManager")
 		}
-		if doc, err = codec.YAMLToJSON(doc); err != nil {
+		format := codec.ByMediaType(codec.MediaTypeYAML)
+		if typ == patch.ApplyCBOR {
+			format = codec.ByMediaType(codec.MediaTypeCBOR)
+		}
+		if doc, _, err = format.ToJSON(doc); err != nil {
 			return rq.undecodable(err.Error())
 		}
 		if applied, err = rq.decode(codec.JSON(), doc); err != nil {
@@ -346,16 +350,20 @@ func (r *resource) withoutMetaAndStatus(obj kapi.Object) kapi.Object {
 	return c
 }
 
-// deleteOptions is the body of a DELETE, as meta/v1 DeleteOptions.
+// deleteOptions is the body of a DELETE, as meta/v1 DeleteOptions, with
+// Kubernetes' protobuf field numbers: clients send it in their content type.
 type deleteOptions struct {
-	GracePeriodSeconds *int64 `json:"gracePeriodSeconds,omitempty"`
-	Preconditions      *struct {
-		UID             *string `json:"uid,omitempty"`
-		ResourceVersion *string `json:"resourceVersion,omitempty"`
-	} `json:"preconditions,omitempty"`
-	OrphanDependents  *bool    `json:"orphanDependents,omitempty"`
-	PropagationPolicy *string  `json:"propagationPolicy,omitempty"`
-	DryRun            []string `json:"dryRun,omitempty"`
+	kapi.TypeMeta      `json:",inline"`
+	GracePeriodSeconds *int64         `json:"gracePeriodSeconds,omitempty" protobuf:"varint,1,opt,name=gracePeriodSeconds"`
+	Preconditions      *preconditions `json:"preconditions,omitempty" protobuf:"bytes,2,opt,name=preconditions"`
+	OrphanDependents   *bool          `json:"orphanDependents,omitempty" protobuf:"varint,3,opt,name=orphanDependents"`
+	PropagationPolicy  *string        `json:"propagationPolicy,omitempty" protobuf:"bytes,4,opt,name=propagationPolicy"`
+	DryRun             []string       `json:"dryRun,omitempty" protobuf:"bytes,5,rep,name=dryRun"`
+}
+
+type preconditions struct {
+	UID             *string `json:"uid,omitempty" protobuf:"bytes,1,opt,name=uid"`
+	ResourceVersion *string `json:"resourceVersion,omitempty" protobuf:"bytes,2,opt,name=resourceVersion"`
 }
 
 func (rq *request) deleteOptions() (deleteOptions, bool, error) {
@@ -365,7 +373,21 @@ func (rq *request) deleteOptions() (deleteOptions, bool, error) {
 		return opts, false, err
 	}
 	if len(bytes.TrimSpace(data)) > 0 {
-		if err := json.Unmarshal(data, &opts); err != nil {
+		in := codec.JSON()
+		if ct := rq.r.Header.Get("Content-Type"); ct != "" {
+			if in, err = codec.ForContentType(ct, true); err != nil {
+				return opts, false, err
+			}
+		}
+		jsonData, text, err := in.ToJSON(data)
+		switch {
+		case err != nil:
+		case text:
+			err = json.Unmarshal(jsonData, &opts)
+		default:
+			err = in.Unmarshal(data, &opts)
+		}
+		if err != nil {
 			return opts, false, badRequest("the body of the DELETE is not valid DeleteOptions: %v", err)
 		}
 	}

@@ -16,6 +16,7 @@ const (
 	MergePatch          Type = "application/merge-patch+json"
 	StrategicMergePatch Type = "application/strategic-merge-patch+json"
 	ApplyYAML           Type = "application/apply-patch+yaml"
+	ApplyCBOR           Type = "application/apply-patch+cbor"
 )
 
 // Sentinel errors; see the package documentation.
