@@ -154,7 +154,7 @@ func (rq *request) table(meta kapi.ListMeta, items []*watch.Item) ([]byte, error
 
 // writeEncoded writes a response body in the negotiated format.
 func (rq *request) writeEncoded(code int, data []byte) {
-	if rq.out.MediaType == codec.MediaTypeJSON {
+	if rq.out.MediaType() == codec.MediaTypeJSON {
 		if pretty, _ := rq.boolParam("pretty"); pretty {
 			var b bytes.Buffer
 			if json.Indent(&b, data, "", "  ") == nil {
@@ -196,7 +196,7 @@ func writeStatus(w http.ResponseWriter, r *http.Request, f *codec.Format, st kap
 	if code == http.StatusGatewayTimeout && st.Details != nil && st.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
 	}
-	writeBody(w, r, code, f.MediaType, data)
+	writeBody(w, r, code, f.MediaType(), data)
 }
 
 // gzipMinBytes is the size from which a response is compressed for a client
@@ -229,17 +229,21 @@ func writeBody(w http.ResponseWriter, r *http.Request, code int, contentType str
 	_, _ = w.Write(data)
 }
 
-// acceptsGzip reads Accept-Encoding: gzip listed without q=0.
+// acceptsGzip reads Accept-Encoding: gzip listed, without q=0.
 func acceptsGzip(r *http.Request) bool {
 	if r == nil {
 		return false
 	}
 	for _, enc := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
-		name, params, _ := strings.Cut(strings.TrimSpace(enc), ";")
-		if strings.EqualFold(strings.TrimSpace(name), "gzip") || strings.TrimSpace(name) == "*" {
-			q := strings.ReplaceAll(params, " ", "")
-			return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+		name, params, _ := strings.Cut(enc, ";")
+		if !strings.EqualFold(strings.TrimSpace(name), "gzip") {
+			continue
 		}
+		if v, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
+			q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return err == nil && q > 0
+		}
+		return true
 	}
 	return false
 }

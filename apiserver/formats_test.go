@@ -317,7 +317,9 @@ func TestFormatTables(t *testing.T) {
 				statusOfResponse(t, r, http.StatusNotAcceptable, kapi.StatusReasonNotAcceptable)
 				return
 			}
-			ws := openStream(t, c, path, tableAccept(f.mediaType, "v1"), tableAccept(f.streamType, "v1"))
+			// The stream's Content-Type is bare whatever the view, as
+			// kube-apiserver's: the events' objects name their kind.
+			ws := openStream(t, c, path, tableAccept(f.mediaType, "v1"), f.streamType)
 			evs := ws.nextN(2, true)
 			var names []string
 			for i, ev := range evs {
@@ -507,7 +509,7 @@ func TestFormatPartialObjectMetadata(t *testing.T) {
 
 	t.Run("watch", func(t *testing.T) {
 		path := widgetsIn("default") + "?watch=true"
-		jw := openStream(t, c, path, metadataAccept(mtJSON, "PartialObjectMetadata", "v1"), metadataAccept(mtJSON, "PartialObjectMetadata", "v1"))
+		jw := openStream(t, c, path, metadataAccept(mtJSON, "PartialObjectMetadata", "v1"), mtJSON)
 		pw := openStream(t, c, path, metadataAccept(mtProtobuf, "PartialObjectMetadata", "v1"), mtProtobuf+";stream=watch")
 		je, pe := jw.nextN(2, true), pw.nextN(2, true)
 		cur := c.read("default", "a")
@@ -567,7 +569,7 @@ func TestFormatNegotiation(t *testing.T) {
 	}{
 		{"kubectl get list", list + "?limit=500", kubectlGet, tableV1},
 		{"kubectl get one", get, kubectlGet, tableV1},
-		{"kubectl get -w", watch, kubectlGet, tableV1},
+		{"kubectl get -w", watch, kubectlGet, mtJSON}, // a stream's Content-Type is bare, as kube-apiserver's
 		{"kubectl with v1beta1 Tables only", list, "application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json", "application/json;as=Table;g=meta.k8s.io;v=v1beta1"},
 		{"kubectl get -o yaml", get, "application/json", mtJSON},
 		{"typed clientset get", get, typedClientset, mtProtobuf},
@@ -1046,7 +1048,7 @@ func TestFormatWatchErrorFrames(t *testing.T) {
 		{"json", mtJSON, mtJSON},
 		{"protobuf", mtProtobuf, mtProtobuf + ";stream=watch"},
 		{"cbor", mtCBOR, "application/cbor-seq"},
-		{"json Table", tableAccept(mtJSON, "v1"), tableAccept(mtJSON, "v1")},
+		{"json Table", tableAccept(mtJSON, "v1"), mtJSON},
 		{"protobuf PartialObjectMetadata", metadataAccept(mtProtobuf, "PartialObjectMetadata", "v1"), mtProtobuf + ";stream=watch"},
 	}
 	for _, tc := range cases {

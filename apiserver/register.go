@@ -181,7 +181,15 @@ func (r *resource) complete(status bool) error {
 	if r.validateName == nil {
 		r.validateName = isDNS1123Subdomain
 	}
-	r.protobuf = r.typ.Kind() == reflect.Struct && codec.SupportsProtobuf(r.typ) == nil
+	if r.typ.Kind() == reflect.Struct {
+		err := codec.SupportsProtobuf(r.typ)
+		r.protobuf = err == nil
+		if err != nil && hasProtobufTags(r.typ) {
+			// Tagged for protobuf, but not completely: a typo or a missing
+			// tag would silently serve it in JSON only.
+			errs = append(errs, fmt.Errorf("%s has protobuf tags but no complete protobuf mapping: %w", r.typ, err))
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -347,4 +355,14 @@ func derefValue(v reflect.Value) reflect.Value {
 		v = v.Elem()
 	}
 	return v
+}
+
+// hasProtobufTags says whether a field of t is tagged for protobuf.
+func hasProtobufTags(t reflect.Type) bool {
+	for i := range t.NumField() {
+		if tag, ok := t.Field(i).Tag.Lookup("protobuf"); ok && tag != "-" {
+			return true
+		}
+	}
+	return false
 }

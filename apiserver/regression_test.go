@@ -308,6 +308,13 @@ func TestRegisterRejectsPointerMetadata(t *testing.T) {
 		"chan field": func(s *apiserver.Server) error {
 			return apiserver.Register(s, apiserver.Resource[chanField]{Group: "toys.example.com", Version: "v1", Kind: "Gadget", Plural: "gadgets"})
 		},
+		"incomplete protobuf tags": func(s *apiserver.Server) error {
+			return apiserver.Register(s, apiserver.Resource[halfTagged]{Group: "toys.example.com", Version: "v1", Kind: "Gadget", Plural: "gadgets"})
+		},
+		"bad columns": func(s *apiserver.Server) error {
+			return apiserver.Register(s, apiserver.Resource[halfTagged]{Group: "toys.example.com", Version: "v1", Kind: "Gadget", Plural: "gadgets",
+				Columns: []apiserver.Column[halfTagged]{{Name: "Size", Type: "float", Value: func(*halfTagged) any { return 1 }}}})
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s, err := apiserver.New()
@@ -581,4 +588,13 @@ func TestExactListWaitsForTheRevision(t *testing.T) {
 	if names := l.names(); !slices.Equal(names, []string{"late"}) || l.Metadata.ResourceVersion != fmt.Sprint(next) {
 		t.Errorf("Exact list at %d = %v at %s, want [late]", next, names, l.Metadata.ResourceVersion)
 	}
+}
+
+// halfTagged is meant for protobuf, but its spec lost its tag.
+type halfTagged struct {
+	kapi.TypeMeta   `json:",inline"`
+	kapi.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
+	Spec            struct {
+		Size int32 `json:"size"`
+	} `json:"spec"`
 }

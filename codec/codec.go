@@ -36,14 +36,16 @@ const (
 // which the caller may cache; a single-object response, a list and a watch
 // event are then assembled around elements without encoding them again.
 type Format struct {
-	// MediaType is what Content-Type says of a body in this format.
-	MediaType string
-	// StreamMediaType is the Content-Type of a watch stream in this format;
-	// empty if the format cannot carry one.
-	StreamMediaType string
-
-	kind formatKind
+	mediaType, streamMediaType string
+	kind                       formatKind
 }
+
+// MediaType is what Content-Type says of a body in this format.
+func (f *Format) MediaType() string { return f.mediaType }
+
+// StreamMediaType is the Content-Type of a watch stream in this format;
+// empty if the format cannot carry one.
+func (f *Format) StreamMediaType() string { return f.streamMediaType }
 
 type formatKind int
 
@@ -57,10 +59,10 @@ const (
 // table is every format kapi serves, in order of preference when a client
 // accepts several equally.
 var table = []*Format{
-	{MediaType: MediaTypeJSON, StreamMediaType: MediaTypeJSON, kind: kindJSON},
-	{MediaType: MediaTypeYAML, kind: kindYAML},
-	{MediaType: MediaTypeProtobuf, StreamMediaType: MediaTypeProtobuf + ";stream=watch", kind: kindProtobuf},
-	{MediaType: MediaTypeCBOR, StreamMediaType: "application/cbor-seq", kind: kindCBOR},
+	{mediaType: MediaTypeJSON, streamMediaType: MediaTypeJSON, kind: kindJSON},
+	{mediaType: MediaTypeYAML, kind: kindYAML},
+	{mediaType: MediaTypeProtobuf, streamMediaType: MediaTypeProtobuf + ";stream=watch", kind: kindProtobuf},
+	{mediaType: MediaTypeCBOR, streamMediaType: "application/cbor-seq", kind: kindCBOR},
 }
 
 // JSON is the JSON format: the default, and what kapi stores.
@@ -69,7 +71,7 @@ func JSON() *Format { return table[0] }
 // ByMediaType returns the row of a bare media type, or nil.
 func ByMediaType(mediaType string) *Format {
 	for _, f := range table {
-		if f.MediaType == mediaType {
+		if f.mediaType == mediaType {
 			return f
 		}
 	}
@@ -89,7 +91,7 @@ func (f *Format) ElementType() string {
 	if f.kind == kindYAML {
 		return MediaTypeJSON
 	}
-	return f.MediaType
+	return f.mediaType
 }
 
 // Marshal encodes obj, a pointer to a struct, as an element.
@@ -113,7 +115,7 @@ func (f *Format) Transcode(jsonElement []byte) ([]byte, error) {
 	case kindCBOR:
 		return appendCBOR(nil, jsonElement)
 	}
-	return nil, fmt.Errorf("codec: %s is not made from JSON", f.MediaType)
+	return nil, fmt.Errorf("codec: %s is not made from JSON", f.mediaType)
 }
 
 // AppendBody appends a whole response body holding one element; tm is the
@@ -188,7 +190,7 @@ func (f *Format) AppendEvent(dst []byte, eventType string, tm kapi.TypeMeta, ele
 	case kindCBOR:
 		return appendCBOREvent(dst, eventType, element), nil
 	}
-	return nil, fmt.Errorf("codec: %s cannot carry a watch stream", f.MediaType)
+	return nil, fmt.Errorf("codec: %s cannot carry a watch stream", f.mediaType)
 }
 
 // ToJSON turns a request body in a textual format (JSON, YAML, CBOR) into
@@ -212,7 +214,7 @@ func (f *Format) ToJSON(data []byte) (out []byte, ok bool, err error) {
 // to a struct, setting its TypeMeta, if it embeds one, from the envelope.
 func (f *Format) Unmarshal(data []byte, v any) error {
 	if f.kind != kindProtobuf {
-		return fmt.Errorf("codec: %s bodies are read with ToJSON", f.MediaType)
+		return fmt.Errorf("codec: %s bodies are read with ToJSON", f.mediaType)
 	}
 	tm, raw, err := readEnvelope(data)
 	if err != nil {
@@ -226,10 +228,6 @@ func (f *Format) Unmarshal(data []byte, v any) error {
 	}
 	return nil
 }
-
-// Supports says whether objects of struct type t can travel in the format:
-// every type can, but in protobuf only those [protoSupported] accepts.
-type Supports func(f *Format) bool
 
 // View is what a response shows of each object.
 type View int
@@ -264,18 +262,15 @@ type Target struct {
 // type, with the view's parameters when it is not the object itself.
 func (t Target) ContentType() string {
 	if t.View == ViewObject {
-		return t.MediaType
+		return t.mediaType
 	}
-	return t.MediaType + ";as=" + t.View.String() + ";g=meta.k8s.io;v=" + t.Version
+	return t.mediaType + ";as=" + t.View.String() + ";g=meta.k8s.io;v=" + t.Version
 }
 
-// StreamContentType is the Content-Type of a watch stream to the target.
-func (t Target) StreamContentType() string {
-	if t.View == ViewObject || t.kind == kindProtobuf {
-		return t.StreamMediaType
-	}
-	return t.StreamMediaType + ";as=" + t.View.String() + ";g=meta.k8s.io;v=" + t.Version
-}
+// StreamContentType is the Content-Type of a watch stream to the target:
+// the format's stream media type, whatever the view, as kube-apiserver
+// sends it (the events' objects name their kind).
+func (t Target) StreamContentType() string { return t.streamMediaType }
 
 // APIVersion is the apiVersion of the view's kind (meta.k8s.io/v1).
 func (t Target) APIVersion() string { return "meta.k8s.io/" + t.Version }
@@ -296,7 +291,7 @@ type Offer struct {
 
 func (o Offer) has(f *Format, v View) bool {
 	switch {
-	case o.JSONOnly && f.kind != kindJSON, o.Watch && f.StreamMediaType == "":
+	case o.JSONOnly && f.kind != kindJSON, o.Watch && f.streamMediaType == "":
 		return false
 	case v == ViewTable && f.kind == kindProtobuf:
 		return false // a Table's cells are arbitrary JSON: Kubernetes gives it no protobuf
@@ -312,27 +307,34 @@ func (o Offer) has(f *Format, v View) bool {
 }
 
 // Negotiate picks the target of a response from an Accept header: the
-// highest q first, then the first listed. An empty header accepts anything.
-// Wildcards match the table's rows in order (JSON first); parameters other
-// than q, charset and stream=watch must name a view the offer has.
+// highest q first, then the most specific media range, then the first
+// listed. An empty header accepts anything. Wildcards match the table's rows
+// in order (JSON first); the as, g and v parameters must name a view the
+// offer has; other parameters are ignored, as kube-apiserver ignores them.
 func Negotiate(accept string, offer Offer) (Target, error) {
 	if strings.TrimSpace(accept) == "" {
 		accept = "*/*"
 	}
 	var best Target
-	bestQ := 0.0
+	bestQ, bestSpecific := 0.0, -1
 	for _, r := range strings.Split(accept, ",") {
-		mediaType, params, err := mime.ParseMediaType(strings.TrimSpace(r))
+		r = strings.TrimSpace(r)
+		if r == "*" || strings.HasPrefix(r, "*;") {
+			r = "*/*" + strings.TrimPrefix(r, "*") // what some clients send for */*
+		}
+		mediaType, params, err := mime.ParseMediaType(r)
 		if err != nil {
 			continue
 		}
 		q := 1.0
 		if s, ok := params["q"]; ok {
-			if q, err = strconv.ParseFloat(s, 64); err != nil || q < 0 || q > 1 {
+			if q, err = strconv.ParseFloat(s, 64); err != nil || !(q >= 0 && q <= 1) { // NaN too
 				continue
 			}
 		}
-		if q == 0 || q <= bestQ {
+		specific := strings.Count(mediaType, "*")
+		specific = 2 - specific // */* 0, type/* 1, type/subtype 2
+		if q == 0 || q < bestQ || q == bestQ && specific <= bestSpecific {
 			continue
 		}
 		view, version, ok := parseView(params)
@@ -340,8 +342,8 @@ func Negotiate(accept string, offer Offer) (Target, error) {
 			continue
 		}
 		for _, f := range table {
-			if matches(mediaType, f.MediaType) && offer.has(f, view) {
-				best, bestQ = Target{Format: f, View: view, Version: version}, q
+			if matches(mediaType, f.mediaType) && offer.has(f, view) {
+				best, bestQ, bestSpecific = Target{Format: f, View: view, Version: version}, q, specific
 				break
 			}
 		}
@@ -352,27 +354,10 @@ func Negotiate(accept string, offer Offer) (Target, error) {
 	return best, nil
 }
 
-// parseView reads the view a media range asks for; ok is false when it has
-// parameters kapi does not know or a view it does not serve.
+// parseView reads the view a media range asks for; ok is false when it asks
+// for a view kapi does not serve.
 func parseView(params map[string]string) (View, string, bool) {
-	var as, g, v string
-	for k, val := range params {
-		switch k {
-		case "q", "charset", "pretty":
-		case "stream":
-			if val != "watch" {
-				return 0, "", false
-			}
-		case "as":
-			as = val
-		case "g":
-			g = val
-		case "v":
-			v = val
-		default:
-			return 0, "", false
-		}
-	}
+	as, g, v := params["as"], params["g"], params["v"]
 	if as == "" {
 		return ViewObject, "", g == "" && v == ""
 	}
@@ -412,7 +397,7 @@ func supported(offer Offer) string {
 	var names []string
 	for _, f := range table {
 		if offer.has(f, ViewObject) {
-			names = append(names, f.MediaType)
+			names = append(names, f.mediaType)
 		}
 	}
 	return strings.Join(names, ", ")

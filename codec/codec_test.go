@@ -58,7 +58,10 @@ func TestNegotiate(t *testing.T) {
 		{"a metadata list is not a get's", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", getOffer, ""},
 		{"metadata of one object is not a list's", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", listOffer, ""},
 		{"unknown view", "application/json;as=Pod;g=meta.k8s.io;v=v1", getOffer, ""},
-		{"unknown parameter", "application/json;foo=bar", getOffer, ""},
+		{"unknown parameters are ignored, as kube-apiserver", "application/json;foo=bar;profile=x", getOffer, "application/json"},
+		{"NaN q is no q", "application/json;q=NaN,application/yaml;q=0.1", getOffer, "application/yaml"},
+		{"specific before wildcard at equal q", "*/*, application/vnd.kubernetes.protobuf", getOffer, "application/vnd.kubernetes.protobuf"},
+		{"a lone star", "*", getOffer, "application/json"},
 		{"stream=watch", "application/vnd.kubernetes.protobuf;stream=watch", getOffer, "application/vnd.kubernetes.protobuf"},
 		{"json only", "application/yaml,application/json;q=0.5", codec.Offer{Views: []codec.View{codec.ViewObject}, JSONOnly: true}, "application/json"},
 		{"watch: no yaml", "application/yaml", codec.Offer{Views: []codec.View{codec.ViewObject}, Watch: true}, ""},
@@ -91,7 +94,7 @@ func TestForContentType(t *testing.T) {
 		"application/vnd.kubernetes.protobuf": "application/vnd.kubernetes.protobuf",
 		"application/cbor":                    "application/cbor",
 	} {
-		if f, err := codec.ForContentType(ct, true); err != nil || f.MediaType != want {
+		if f, err := codec.ForContentType(ct, true); err != nil || f.MediaType() != want {
 			t.Errorf("ForContentType(%q) = %v, %v; want %s", ct, f, err, want)
 		}
 	}
@@ -129,8 +132,8 @@ func TestYAMLToJSON(t *testing.T) {
 		}
 	}
 	for name, in := range map[string]string{
-		"non-string key":     "1: one\n",
-		"boolean key":        "true: x\n",
+		"null key":           "~: one\n",
+		"signs":              "a: !!int -+5\n",
 		"map key":            "? {a: 1}\n: x\n",
 		"two documents":      "a: 1\n---\nb: 2\n",
 		"infinity":           "a: .inf\n",
@@ -237,5 +240,36 @@ spec:
 		if err != nil || !sameJSON(t, back, []byte(doc)) {
 			t.Errorf("%s: YAML %q read back as %s, %v", doc, got, back, err)
 		}
+	}
+}
+
+// v1beta1's PartialObjectMetadataList numbers items 1 and metadata 2, the
+// reverse of every other list.
+func TestProtobufMetadataListV1beta1(t *testing.T) {
+	type partial struct {
+		kapi.TypeMeta   `json:",inline"`
+		kapi.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
+	}
+	type v1beta1List struct {
+		kapi.TypeMeta `json:",inline"`
+		Items         []partial `json:"items" protobuf:"bytes,1,rep,name=items"`
+		kapi.ListMeta `json:"metadata,omitempty" protobuf:"bytes,2,opt,name=metadata"`
+	}
+	pb := codec.ByMediaType(codec.MediaTypeProtobuf)
+	element, err := pb.Marshal(&partial{ObjectMeta: kapi.ObjectMeta{Name: "a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := pb.AppendList(nil, kapi.TypeMeta{Kind: "PartialObjectMetadataList", APIVersion: "meta.k8s.io/v1beta1"},
+		kapi.ListMeta{ResourceVersion: "7", Continue: "next"}, [][]byte{element, element})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got v1beta1List
+	if err := pb.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Items) != 2 || got.Items[0].Name != "a" || got.ResourceVersion != "7" || got.Continue != "next" {
+		t.Errorf("v1beta1 list read as %+v", got)
 	}
 }

@@ -133,9 +133,13 @@ func appendProtoList(dst []byte, tm kapi.TypeMeta, meta kapi.ListMeta, elements 
 	if err != nil {
 		return nil, err
 	}
-	size := protowire.SizeTag(1) + protowire.SizeBytes(len(metaBytes))
+	metaField, itemsField := protowire.Number(1), protowire.Number(2)
+	if tm.Kind == "PartialObjectMetadataList" && tm.APIVersion == "meta.k8s.io/v1beta1" {
+		metaField, itemsField = 2, 1 // v1beta1 numbers them the other way round
+	}
+	size := protowire.SizeTag(metaField) + protowire.SizeBytes(len(metaBytes))
 	for _, e := range elements {
-		size += protowire.SizeTag(2) + protowire.SizeBytes(len(e))
+		size += protowire.SizeTag(itemsField) + protowire.SizeBytes(len(e))
 	}
 	dst = slices.Grow(dst, len(protobufMagic)+2*protowire.SizeBytes(typeMetaSize(tm))+protowire.SizeBytes(size))
 	dst = append(dst, protobufMagic...)
@@ -145,10 +149,10 @@ func appendProtoList(dst []byte, tm kapi.TypeMeta, meta kapi.ListMeta, elements 
 	dst = appendString(dst, 2, tm.Kind)
 	dst = protowire.AppendTag(dst, 2, protowire.BytesType)
 	dst = protowire.AppendVarint(dst, uint64(size))
-	dst = protowire.AppendTag(dst, 1, protowire.BytesType)
+	dst = protowire.AppendTag(dst, metaField, protowire.BytesType)
 	dst = protowire.AppendBytes(dst, metaBytes)
 	for _, e := range elements {
-		dst = protowire.AppendTag(dst, 2, protowire.BytesType)
+		dst = protowire.AppendTag(dst, itemsField, protowire.BytesType)
 		dst = protowire.AppendBytes(dst, e)
 	}
 	return dst, nil

@@ -84,9 +84,11 @@ func (c *yamlConverter) node(n *yaml.Node, depth int) error {
 			for k.Kind == yaml.AliasNode {
 				k = k.Alias
 			}
-			if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" {
+			if k.Kind != yaml.ScalarNode || k.ShortTag() == "!!null" {
 				return fmt.Errorf("line %d: map key %q is not a string", k.Line, k.Value)
 			}
+			// Other scalar keys (1, true, 2024-01-01) are their text, as
+			// Kubernetes' YAML reader makes them.
 			if !first {
 				c.out = append(c.out, ',')
 			}
@@ -170,7 +172,9 @@ func (c *yamlConverter) scalar(n *yaml.Node) error {
 // isJSONInteger says whether s is a decimal integer JSON can carry as is
 // (an optional sign, no leading zeros).
 func isJSONInteger(s string) bool {
-	s = strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
+	if len(s) > 0 && (s[0] == '-' || s[0] == '+') {
+		s = s[1:]
+	}
 	if s == "" || len(s) > 1 && s[0] == '0' {
 		return false
 	}
