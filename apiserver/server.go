@@ -201,9 +201,10 @@ func (s *Server) routes() http.Handler {
 		writeStatus(w, r, nil, NewStatusError(http.StatusMethodNotAllowed, "MethodNotAllowed", "the server does not allow this method on the requested resource").Status)
 	})
 
-	for _, p := range []string{"/healthz", "/livez", "/readyz"} {
+	for _, p := range []string{"/healthz", "/livez"} {
 		r.Get(p, s.health)
 	}
+	r.Get("/readyz", s.ready)
 	r.Get("/version", s.serveVersion)
 	r.Get("/api", s.serveCoreVersions())
 	r.Get("/apis", s.serveGroups())
@@ -287,6 +288,21 @@ func (s *Server) resourcesOf(gv groupVersion) []*resource {
 		}
 	}
 	return out
+}
+
+// ready is /readyz: ok once the watch cache holds the store's state, as
+// kube-apiserver is ready once its informers have synced. Until then, a
+// watch from a resourceVersion written before the cache's first list may be
+// 410 Expired.
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	if !s.hub.Reached(0) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte("the watch cache has not synced yet"))
+		return
+	}
+	s.health(w, r)
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/kapi-dev/kapi/apiserver"
 )
@@ -36,6 +37,22 @@ func New(t testing.TB, register func(*apiserver.Server) error, opts ...apiserver
 		_ = api.Close() // first: it ends the watches that Close below would wait for
 		hs.Close()
 	})
+	// Ready once the watch cache has synced: a test's first writes are then
+	// in the cache's history, and a watch from their resourceVersions works.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := hs.Client().Get(hs.URL + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("apiservertest: the server is not ready after 10s (last: %v)", err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	return &Server{URL: hs.URL, API: api, http: hs}
 }
 
