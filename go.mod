@@ -1,10 +1,13 @@
 module github.com/kapi-dev/kapi
 
-go 1.25
+go 1.25.0
 
 require (
 	github.com/evanphx/json-patch/v5 v5.9.11
 	github.com/go-chi/chi/v5 v5.5.0
+	go.etcd.io/bbolt v1.5.0
 	google.golang.org/protobuf v1.36.12
 	gopkg.in/yaml.v3 v3.0.1
 )
+
+require golang.org/x/sys v0.45.0 // indirect

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"reflect"
 	"syscall"
 	"time"
@@ -16,11 +17,13 @@ import (
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
+	"github.com/kapi-dev/kapi/storage/bolt"
 )
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to serve plain HTTP on")
 	proto := flag.Bool("proto", false, "print the .proto file of the example's types and exit")
+	data := flag.String("data", "", "keep the objects in the bbolt file DIR/kapi.db instead of in memory")
 	flag.Parse()
 	if *proto {
 		// For clients in other languages: the messages kapi's protobuf
@@ -32,13 +35,26 @@ func main() {
 		fmt.Print(file)
 		return
 	}
-	if err := run(*addr); err != nil {
+	if err := run(*addr, *data); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(addr string) error {
-	api, err := apiserver.New()
+func run(addr, data string) error {
+	var opts []apiserver.Option
+	if data != "" {
+		// Durable, for one process: every acknowledged write is on disk.
+		if err := os.MkdirAll(data, 0o700); err != nil {
+			return err
+		}
+		store, err := bolt.Open(filepath.Join(data, "kapi.db"))
+		if err != nil {
+			return err
+		}
+		defer store.Close() // after the server has stopped using it
+		opts = append(opts, apiserver.WithStorage(store))
+	}
+	api, err := apiserver.New(opts...)
 	if err != nil {
 		return err
 	}
@@ -53,7 +69,9 @@ func run(addr string) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	stopped := make(chan struct{})
 	go func() {
+		defer close(stopped)
 		<-ctx.Done()
 		_ = api.Close() // ends the watches, so Shutdown does not wait for them
 		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -65,5 +83,6 @@ func run(addr string) error {
 	if err := server.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	<-stopped // the requests under way have ended: the store may close
 	return nil
 }

@@ -46,6 +46,19 @@
 //   - An operation whose context is already cancelled fails with an error
 //     wrapping the context's error, and writes nothing.
 //
+// # Concurrency and linearizability
+//
+// Besides concurrent creates, watch ordering under concurrent writers and a
+// read-modify-write counter that must end at exactly writers × increments,
+// the suite records random concurrent histories of Create, Update (with and
+// without a precondition), Delete and Get on a few keys, with the real-time
+// order of every call, and checks each with a linearizability checker of
+// its own (Wing and Gong's search with Lowe's memoisation, as in porcupine):
+// some order of the calls that respects real time must be one a sequential
+// store, with store-wide consecutive revisions, would have answered the
+// same, values and revisions included. A store that serves a stale read, or
+// lets two conditional updates from one revision both succeed, fails it.
+//
 // # Timing
 //
 // The suite asserts no durations. Every wait (for a watch event, a closed

@@ -2,7 +2,10 @@ package storagetest
 
 import (
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kapi-dev/kapi/storage"
@@ -191,4 +194,56 @@ func testListPaging(t *testing.T, s storage.Interface) {
 		}
 	}
 	checkKVs(t, "pages", got, want.Items)
+}
+
+// testEveryRevision makes a random history of creates, updates and deletes
+// on a few keys, then reads the store at every revision of it: each List
+// and Get gives the state after exactly the writes up to that revision.
+func testEveryRevision(t *testing.T, s storage.Interface) {
+	const writes, keys = 60, 4
+	rng := rand.New(rand.NewPCG(5, 5))
+	type state = map[string]storage.KeyValue
+	start := mustRevision(t, s)
+	states := []state{{}} // states[i]: after revision start+i
+	for i := range writes {
+		cur := maps.Clone(states[len(states)-1])
+		key := fmt.Sprintf("/e/%d", rng.IntN(keys))
+		value := fmt.Sprintf("v%d", i)
+		old, live := cur[key]
+		switch {
+		case !live:
+			rev := mustCreate(t, s, key, value)
+			cur[key] = kv(key, value, rev, rev)
+		case rng.IntN(3) == 0:
+			mustDelete(t, s, key, old.ModRevision)
+			delete(cur, key)
+		default:
+			rev := mustUpdate(t, s, key, value, old.ModRevision)
+			cur[key] = kv(key, value, old.CreateRevision, rev)
+		}
+		states = append(states, cur)
+	}
+	wantRevision(t, s, start+writes, "after the writes")
+	for i, st := range states {
+		rev := start + int64(i)
+		want := slices.SortedFunc(maps.Values(st), func(a, b storage.KeyValue) int { return strings.Compare(a.Key, b.Key) })
+		res := mustList(t, s, "/e/", storage.ListOptions{Revision: rev})
+		checkKVs(t, fmt.Sprintf("List at %d", rev), res.Items, want)
+		if res.Revision != rev {
+			t.Errorf("List at %d: revision %d", rev, res.Revision)
+		}
+		for k := range keys {
+			key := fmt.Sprintf("/e/%d", k)
+			got, err := s.Get(t.Context(), key, rev)
+			if w, live := st[key]; live {
+				if err != nil {
+					t.Errorf("Get(%q) at %d: %v, want %s", key, rev, err, fmtKV(w))
+				} else {
+					checkKV(t, fmt.Sprintf("Get(%q) at %d", key, rev), got, w)
+				}
+			} else {
+				wantErr(t, fmt.Sprintf("Get(%q) at %d", key, rev), err, storage.ErrNotFound)
+			}
+		}
+	}
 }

@@ -44,6 +44,7 @@ var suite = []struct {
 		{"List", testList},
 		{"ListAtRevision", testListAtRevision},
 		{"ListPaging", testListPaging},
+		{"EveryRevision", testEveryRevision},
 	}},
 	{"Watch", []testCase{
 		{"Events", testWatchEvents},
@@ -62,6 +63,7 @@ var suite = []struct {
 	{"Concurrency", []testCase{
 		{"Creates", testConcurrentCreates},
 		{"Counter", testConcurrentCounter},
+		{"Linearizable", testLinearizable},
 	}},
 	{"Context", []testCase{
 		{"Cancelled", testCancelledContext},

@@ -1,0 +1,279 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"runtime"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/kapi-dev/kapi/storage"
+)
+
+// Writes are group-committed: every write is a request to one goroutine,
+// the committer, which applies all the requests waiting when it starts a
+// transaction in that one transaction, and so acknowledges them all with one
+// fsync. A lone writer waits for one fsync, as with a transaction of its
+// own; concurrent writers share them. (bbolt's DB.Batch does the like, but
+// waits up to a delay for the batch to fill, which a lone writer pays for
+// every write, and reruns the whole batch when one request fails its
+// precondition.)
+
+type op int
+
+const (
+	opCreate op = iota + 1
+	opUpdate
+	opDelete
+	opCompact
+)
+
+type request struct {
+	op     op
+	key    string
+	value  []byte
+	expect int64 // Update and Delete: the precondition; Compact: the revision
+
+	// Set by the committer before it closes done.
+	rev     int64
+	removed storage.KeyValue
+	err     error
+	done    chan struct{}
+}
+
+// write hands r to the committer and waits until it is on disk. Once
+// handed over, a write is waited for even if ctx ends, so that its error
+// says whether it happened.
+func (s *Store) write(ctx context.Context, r *request) (*request, error) {
+	if err := ctx.Err(); err != nil {
+		return r, err
+	}
+	if r.op != opCompact && len(r.key) > maxKeyLen {
+		return r, fmt.Errorf("bolt: key of %d bytes, the most is %d", len(r.key), maxKeyLen)
+	}
+	if r.op != opCompact && len(r.value) > bbolt.MaxValueSize-recordHeader {
+		return r, fmt.Errorf("bolt: value of %d bytes, the most is %d", len(r.value), bbolt.MaxValueSize-recordHeader)
+	}
+	if s.closed.Load() {
+		return r, storage.ErrClosed
+	}
+	r.done = make(chan struct{})
+	select {
+	case s.requests <- r:
+	case <-s.closing:
+		return r, storage.ErrClosed
+	case <-ctx.Done():
+		return r, ctx.Err()
+	}
+	<-r.done
+	return r, r.err
+}
+
+// commitLoop is the committer. It runs from Open until Close.
+func (s *Store) commitLoop() {
+	defer close(s.committerDone)
+	batch := make([]*request, 0, maxBatch)
+	for {
+		select {
+		case r := <-s.requests:
+			batch = append(batch[:0], r)
+		case <-s.closing:
+			return
+		}
+		// Take every writer already waiting; those arriving during the
+		// commit make the next batch. Yielding first lets the writers the
+		// last commit woke send their next writes: with few cores they are
+		// often still runnable, not yet waiting.
+		runtime.Gosched()
+	gather:
+		for len(batch) < maxBatch {
+			select {
+			case r := <-s.requests:
+				batch = append(batch, r)
+			default:
+				break gather
+			}
+		}
+		s.commit(batch)
+		clear(batch)
+	}
+}
+
+// commit applies batch in one transaction and answers each request.
+func (s *Store) commit(batch []*request) {
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		m, err := readMeta(tx)
+		if err != nil {
+			return err
+		}
+		w := writer{meta: m, history: tx.Bucket(historyBucket), log: tx.Bucket(logBucket)}
+		for _, r := range batch {
+			if err := w.apply(r); err != nil {
+				return err
+			}
+		}
+		if err := w.bound(s.config.history, s.config.historyBytes); err != nil {
+			return err
+		}
+		return writeMeta(tx, w.meta)
+	})
+	if err != nil {
+		// Nothing of the batch was written.
+		for _, r := range batch {
+			r.rev, r.removed, r.err = 0, storage.KeyValue{}, fmt.Errorf("bolt: commit: %w", err)
+		}
+	} else {
+		s.commits.Add(1)
+		s.wake()
+	}
+	for _, r := range batch {
+		close(r.done)
+	}
+}
+
+// writer applies requests inside one write transaction.
+type writer struct {
+	meta    meta
+	history *bbolt.Bucket
+	log     *bbolt.Bucket
+}
+
+// apply makes one request. A failed precondition is the request's error,
+// and changes nothing; a returned error fails the transaction.
+func (w *writer) apply(r *request) error {
+	if r.op == opCompact {
+		switch {
+		case r.expect > w.meta.rev:
+			r.err = fmt.Errorf("%w: compact at %d, store at %d", storage.ErrFutureRevision, r.expect, w.meta.rev)
+		case r.expect > w.meta.compacted:
+			return w.compact(r.expect)
+		}
+		return nil
+	}
+	cur, live, err := latest(w.history.Cursor(), r.key)
+	if err != nil {
+		return err
+	}
+	live = live && !cur.deleted
+	switch {
+	case r.op == opCreate && live:
+		r.err = storage.ErrExists
+		return nil
+	case r.op != opCreate && !live:
+		r.err = storage.ErrNotFound
+		return nil
+	case r.op != opCreate && r.expect != 0 && r.expect != cur.rev:
+		r.err = storage.ErrConflict
+		return nil
+	}
+	rev := w.meta.rev + 1
+	var rec []byte
+	switch r.op {
+	case opCreate:
+		rec = encodeRecord(rev, r.value, false)
+	case opUpdate:
+		rec = encodeRecord(cur.create, r.value, false)
+		w.meta.held += int64(len(cur.value))
+	case opDelete:
+		rec = encodeRecord(cur.create, nil, true)
+		w.meta.held += int64(len(cur.value))
+		// cur.value points into the transaction's pages, which the puts
+		// below may change.
+		r.removed = storage.KeyValue{Key: r.key, Value: bytes.Clone(cur.value), CreateRevision: cur.create, ModRevision: rev}
+	}
+	if err := w.history.Put(versionKey(r.key, rev), rec); err != nil {
+		return err
+	}
+	if err := w.log.Put(be64(rev), []byte(r.key)); err != nil {
+		return err
+	}
+	w.meta.rev, r.rev = rev, rev
+	return nil
+}
+
+// bound moves the start of the window forward as far as the history limits
+// require.
+func (w *writer) bound(history, historyBytes int64) error {
+	if w.meta.rev-w.meta.compacted > history {
+		if err := w.compact(w.meta.rev - history); err != nil {
+			return err
+		}
+	}
+	// One revision at a time: each step drops at least one version.
+	for w.meta.held > historyBytes && w.meta.compacted < w.meta.rev-1 {
+		if err := w.compact(w.meta.compacted + 1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// compact moves the start of the window to c, in (compacted, rev]: it
+// drops the log entries up to c and the versions that no read at c or later
+// can see. Only the keys written by the revisions leaving the window are
+// visited, so the cost is proportional to the history discarded.
+func (w *writer) compact(c int64) error {
+	var leaving [][]byte
+	lc := w.log.Cursor()
+	for k, v := lc.Seek(be64(w.meta.compacted + 1)); k != nil && unbe64(k) <= c; k, v = lc.Next() {
+		leaving = append(leaving, bytes.Clone(k), bytes.Clone(v))
+	}
+	pruned := map[string]bool{}
+	for i := 0; i < len(leaving); i += 2 {
+		key := string(leaving[i+1])
+		if !pruned[key] {
+			pruned[key] = true
+			if err := w.prune(key, c); err != nil {
+				return err
+			}
+		}
+		if err := w.log.Delete(leaving[i]); err != nil {
+			return err
+		}
+	}
+	w.meta.compacted = c
+	return nil
+}
+
+// prune drops key's versions that no read at c or later can see: all but
+// the newest at or below c, and that one too if it is a tombstone. Every
+// version dropped was superseded, so its value leaves the held bytes.
+func (w *writer) prune(key string, c int64) error {
+	type version struct {
+		key  []byte
+		size int64
+	}
+	var (
+		drop          []version
+		newest        version
+		newestDeleted bool
+	)
+	prefix := keyPrefix(key)
+	cur := w.history.Cursor()
+	for k, v := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = cur.Next() {
+		_, r := splitVersionKey(k)
+		if r > c {
+			break
+		}
+		rec, err := decodeRecord(r, v)
+		if err != nil {
+			return err
+		}
+		if newest.key != nil {
+			drop = append(drop, newest)
+		}
+		newest, newestDeleted = version{bytes.Clone(k), int64(len(rec.value))}, rec.deleted
+	}
+	if newestDeleted {
+		drop = append(drop, newest)
+	}
+	// Deleting after the scan: bbolt cursors may skip a key after a delete.
+	for _, d := range drop {
+		if err := w.history.Delete(d.key); err != nil {
+			return err
+		}
+		w.meta.held -= d.size
+	}
+	return nil
+}

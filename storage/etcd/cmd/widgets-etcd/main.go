@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"log"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/kapi-dev/kapi/apiserver"
+	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
+	"github.com/kapi-dev/kapi/storage/etcd"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8080", "address to serve plain HTTP on")
+	endpoints := flag.String("etcd", "http://127.0.0.1:2379", "etcd client URLs, comma-separated")
+	prefix := flag.String("prefix", "/kapi/", "where in etcd's key space the objects live")
+	flag.Parse()
+	if err := run(*addr, strings.Split(*endpoints, ","), *prefix); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(addr string, endpoints []string, prefix string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	client, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second})
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	connect, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	store, err := etcd.New(connect, client, etcd.WithPrefix(prefix))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	api, err := apiserver.New(apiserver.WithStorage(store))
+	if err != nil {
+		return err
+	}
+	if err := widgetapi.Register(api); err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", api)
+	server := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		<-ctx.Done()
+		_ = api.Close() // ends the watches, so Shutdown does not wait for them
+		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = server.Shutdown(shutdown)
+	}()
+
+	log.Printf("serving widgets.example.com/v1 on http://%s, stored in etcd at %s under %q", addr, strings.Join(endpoints, ","), prefix)
+	if err := server.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	<-stopped
+	return nil
+}

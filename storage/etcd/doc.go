@@ -1,0 +1,75 @@
+// Package etcd is kapi's storage backend for many replicas: a
+// [storage.Interface] on an etcd v3 cluster, so that any number of kapi
+// servers sharing the cluster serve one API.
+//
+//	client, err := clientv3.New(clientv3.Config{Endpoints: []string{"http://127.0.0.1:2379"}})
+//	if err != nil { ... }
+//	defer client.Close()
+//	s, err := etcd.New(ctx, client)
+//	if err != nil { ... }
+//	defer s.Close()
+//	srv, err := apiserver.New(apiserver.WithStorage(s))
+//
+// It is a module of its own (github.com/kapi-dev/kapi/storage/etcd), so
+// that importing kapi never brings in etcd's client.
+//
+// # Mapping
+//
+// A key k is stored at the etcd key prefix+"data"+k ([WithPrefix], "/kapi/"
+// by default). A resourceVersion is an etcd revision: an object's is its
+// key's mod_revision, a write's is the revision of its transaction. Create
+// is a transaction conditional on the key's create_revision being 0,
+// Update and Delete on its mod_revision being the expected one (or its
+// create_revision being set, without a precondition); a failed condition
+// reads the key in the same transaction to tell ErrNotFound from
+// ErrConflict. Reads at a revision are etcd reads at that revision, Watch
+// is an etcd watch from the revision after the one asked for, with the
+// previous values (WithPrevKV) for updates' and deletes' Prev.
+//
+// # The store's revision
+//
+// etcd's revision counts every write in the cluster, the ones outside the
+// prefix included, but kapi's watch cache must be able to wait for the
+// store's revision through its watch of the prefix: an event at that
+// revision has to come. So every write also updates one marker key,
+// prefix+"revision", in the same transaction, and the store's revision is
+// the marker's mod_revision: that of the last write under the prefix.
+// [Store.Revision] reads it, and a List at the latest revision reads it with
+// the page in one transaction and reports it as the page's revision (no key
+// under the prefix changed between it and etcd's revision, so the page is
+// the same). Writes elsewhere in the cluster then cannot leave a
+// consistent read waiting for a revision its watch never delivers, and etcd
+// progress notifications are not needed. The marker's creation, by the
+// first [New] on a prefix, is where the store begins: a new store's
+// revision is that of the marker's creation, 2 or more, never 0; reads and
+// watches before it read the empty store there.
+//
+// # History and compaction
+//
+// The history window is etcd's: everything since the cluster's last
+// compaction. Reads below it, and watches from below it, fail with
+// [storage.ErrExpired] (410 Gone at the HTTP layer); a watch that a
+// compaction overtakes ends with an ErrExpired event. [Store.Compact]
+// compacts the whole cluster, every prefix included. Run etcd with
+// automatic compaction (for example --auto-compaction-mode=periodic
+// --auto-compaction-retention=5m, which is what kube-apiserver arranges),
+// or compaction is never done and etcd's database grows until its quota.
+//
+// # Watch
+//
+// Each watch is one etcd watch, multiplexed by the client over one gRPC
+// stream, and one goroutine that converts its events. etcd's client
+// buffers the events of a slow watcher, so writers never wait for
+// watchers; a watcher is ended by etcd (ErrExpired) only when a compaction
+// passes it, or when the member it watches loses its leader, after which
+// the caller re-watches from its last revision, on any member. After
+// [Store.Close], every watch ends with [storage.ErrClosed].
+//
+// # Durability and replicas
+//
+// A write is acknowledged once etcd has committed it: on a quorum of
+// members, each of which has fsynced it to its write-ahead log. Reads are
+// linearizable (etcd's default). Replicas share no state but etcd: each
+// keeps its own watch cache, fed by its own watch, and a consistent read
+// on any replica waits until that cache has reached the store's revision.
+package etcd

@@ -1,0 +1,343 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/kapi-dev/kapi/storage"
+)
+
+const defaultPrefix = "/kapi/"
+
+// Option configures a [Store].
+type Option func(*config)
+
+type config struct {
+	prefix string
+}
+
+// WithPrefix sets where in etcd's key space the store lives: its keys are
+// prefix+"data"+key, and its revision marker is prefix+"revision". Stores
+// with different prefixes share one etcd cluster without seeing each
+// other's keys, as long as neither prefix begins with the other (end them
+// with "/"). The default is "/kapi/".
+func WithPrefix(prefix string) Option {
+	return func(c *config) { c.prefix = prefix }
+}
+
+// Store is a [storage.Interface] on an etcd cluster. Any number of Stores,
+// in any number of processes, may use the same cluster and prefix: they are
+// one store. Its methods are safe for concurrent use. The zero value is not
+// usable: call [New].
+type Store struct {
+	client *clientv3.Client
+	data   string // prefix of the etcd keys of the store's keys
+	marker string // the revision marker's etcd key
+	// began is the revision that created the marker: nothing under data
+	// was written before it, so reads and watches below it mean it.
+	began int64
+
+	closeOnce sync.Once
+	closing   chan struct{} // closed by Close
+}
+
+var _ storage.Interface = (*Store)(nil)
+
+// New returns the store under the configured prefix of the cluster client
+// talks to, creating its revision marker if this is the first store there.
+// The client stays the caller's: Close the store, then the client.
+func New(ctx context.Context, client *clientv3.Client, opts ...Option) (*Store, error) {
+	if client == nil {
+		return nil, errors.New("etcd: nil client")
+	}
+	c := config{prefix: defaultPrefix}
+	for _, opt := range opts {
+		opt(&c)
+	}
+	s := &Store{
+		client:  client,
+		data:    c.prefix + "data",
+		marker:  c.prefix + "revision",
+		closing: make(chan struct{}),
+	}
+	resp, err := client.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(s.marker), "=", 0)).
+		Then(clientv3.OpPut(s.marker, "")).
+		Else(clientv3.OpGet(s.marker)).
+		Commit()
+	if err != nil {
+		return nil, fmt.Errorf("etcd: creating the revision marker %q: %w", s.marker, err)
+	}
+	if resp.Succeeded {
+		s.began = resp.Header.Revision
+	} else {
+		kvs := resp.Responses[0].GetResponseRange().Kvs
+		if len(kvs) == 0 {
+			return nil, fmt.Errorf("etcd: the revision marker %q vanished", s.marker)
+		}
+		s.began = kvs[0].CreateRevision
+	}
+	return s, nil
+}
+
+// Get returns the key's value at rev (0: the latest).
+func (s *Store) Get(ctx context.Context, key string, rev int64) (storage.KeyValue, error) {
+	if err := s.check(ctx, rev); err != nil {
+		return storage.KeyValue{}, err
+	}
+	var kv []*mvccpb.KeyValue
+	if rev == 0 { // no need to know the store's revision
+		resp, err := s.client.Get(ctx, s.data+key)
+		if err != nil {
+			return storage.KeyValue{}, mapError(err)
+		}
+		kv = resp.Kvs
+	} else {
+		resp, _, err := s.read(ctx, clientv3.OpGet(s.data+key, s.at(rev)), rev)
+		if err != nil {
+			return storage.KeyValue{}, err
+		}
+		kv = resp.GetResponseRange().Kvs
+	}
+	if len(kv) == 0 {
+		return storage.KeyValue{}, storage.ErrNotFound
+	}
+	return s.keyValue(kv[0]), nil
+}
+
+// List returns the keys with the given prefix as they were at
+// opts.Revision (0: the latest), in key order.
+func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOptions) (storage.ListResult, error) {
+	if err := s.check(ctx, opts.Revision); err != nil {
+		return storage.ListResult{}, err
+	}
+	from := s.data + max(prefix, opts.Start)
+	rangeOpts := []clientv3.OpOption{clientv3.WithRange(clientv3.GetPrefixRangeEnd(s.data + prefix)), s.at(opts.Revision)}
+	if opts.Limit > 0 {
+		rangeOpts = append(rangeOpts, clientv3.WithLimit(opts.Limit))
+	}
+	page, rev, err := s.read(ctx, clientv3.OpGet(from, rangeOpts...), opts.Revision)
+	if err != nil {
+		return storage.ListResult{}, err
+	}
+	r := page.GetResponseRange()
+	res := storage.ListResult{Revision: rev, Items: make([]storage.KeyValue, 0, len(r.Kvs))}
+	for _, kv := range r.Kvs {
+		res.Items = append(res.Items, s.keyValue(kv))
+	}
+	// Count is the number of keys in the range, the page's included.
+	res.Remaining = r.Count - int64(len(r.Kvs))
+	return res, nil
+}
+
+// Revision returns the revision of the store's last write: the revision of
+// the last write under its prefix, not the cluster's, which writes
+// elsewhere move too.
+func (s *Store) Revision(ctx context.Context) (int64, error) {
+	if err := s.check(ctx, 0); err != nil {
+		return 0, err
+	}
+	resp, err := s.client.Get(ctx, s.marker)
+	if err != nil {
+		return 0, mapError(err)
+	}
+	if len(resp.Kvs) == 0 {
+		return 0, fmt.Errorf("etcd: the revision marker %q is missing", s.marker)
+	}
+	return resp.Kvs[0].ModRevision, nil
+}
+
+// Create stores value under key if the key is absent.
+func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, error) {
+	if err := s.check(ctx, 0); err != nil {
+		return 0, err
+	}
+	k := s.data + key
+	resp, err := s.write(ctx, clientv3.Compare(clientv3.CreateRevision(k), "=", 0), clientv3.OpPut(k, string(value)))
+	if err != nil {
+		return 0, err
+	}
+	if !resp.Succeeded {
+		return 0, storage.ErrExists
+	}
+	return resp.Header.Revision, nil
+}
+
+// Update replaces the value of an existing key, if its ModRevision is
+// expect or expect is 0.
+func (s *Store) Update(ctx context.Context, key string, value []byte, expect int64) (int64, error) {
+	if err := s.check(ctx, 0); err != nil {
+		return 0, err
+	}
+	k := s.data + key
+	resp, err := s.write(ctx, precondition(k, expect), clientv3.OpPut(k, string(value)), clientv3.OpGet(k, clientv3.WithKeysOnly()))
+	if err != nil {
+		return 0, err
+	}
+	if !resp.Succeeded {
+		return 0, failedPrecondition(resp)
+	}
+	return resp.Header.Revision, nil
+}
+
+// Delete removes an existing key, if its ModRevision is expect or expect
+// is 0, and returns the value removed with ModRevision set to the
+// deletion's revision.
+func (s *Store) Delete(ctx context.Context, key string, expect int64) (storage.KeyValue, error) {
+	if err := s.check(ctx, 0); err != nil {
+		return storage.KeyValue{}, err
+	}
+	k := s.data + key
+	resp, err := s.write(ctx, precondition(k, expect), clientv3.OpDelete(k, clientv3.WithPrevKV()), clientv3.OpGet(k, clientv3.WithKeysOnly()))
+	if err != nil {
+		return storage.KeyValue{}, err
+	}
+	if !resp.Succeeded {
+		return storage.KeyValue{}, failedPrecondition(resp)
+	}
+	prev := resp.Responses[0].GetResponseDeleteRange().PrevKvs
+	if len(prev) != 1 {
+		return storage.KeyValue{}, fmt.Errorf("etcd: deleting %q returned %d previous values", key, len(prev))
+	}
+	removed := s.keyValue(prev[0])
+	removed.ModRevision = resp.Header.Revision
+	return removed, nil
+}
+
+// Compact discards the cluster's history before rev: reads at revisions
+// below it and watches from them fail with [storage.ErrExpired] from now
+// on. etcd compacts its whole key space, every prefix's stores included. A
+// rev newer than the store's is [storage.ErrFutureRevision]; one at or
+// below an earlier compaction changes nothing.
+func (s *Store) Compact(ctx context.Context, rev int64) error {
+	cur, err := s.Revision(ctx)
+	if err != nil {
+		return err
+	}
+	if rev > cur {
+		return fmt.Errorf("%w: compact at %d, store at %d", storage.ErrFutureRevision, rev, cur)
+	}
+	_, err = s.client.Compact(ctx, rev)
+	if errors.Is(err, rpctypes.ErrCompacted) {
+		return nil // already compacted at rev or later
+	}
+	return mapError(err)
+}
+
+// Close ends every watch with a final [storage.ErrClosed] event. Every
+// later call, Close included, returns [storage.ErrClosed]. It does not
+// close the client.
+func (s *Store) Close() error {
+	err := storage.ErrClosed
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		err = nil
+	})
+	return err
+}
+
+// check fails a call on a closed store, with an ended context or with a
+// negative revision.
+func (s *Store) check(ctx context.Context, rev int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case <-s.closing:
+		return storage.ErrClosed
+	default:
+	}
+	if rev < 0 {
+		return fmt.Errorf("etcd: negative revision %d", rev)
+	}
+	return nil
+}
+
+// at is the read option for revision rev (0: the latest). Nothing under
+// the store's prefix changed before it began, so older revisions read
+// there, and stay readable as long as that is.
+func (s *Store) at(rev int64) clientv3.OpOption {
+	if rev == 0 {
+		return clientv3.WithRev(0)
+	}
+	return clientv3.WithRev(max(rev, s.began))
+}
+
+// read runs op in one transaction with a read of the revision marker, and
+// returns op's response and the revision the read stands for: rev, or, for
+// 0, the store's revision. A read at the latest revision is at etcd's
+// revision, but nothing under the prefix changed since the store's, so it
+// reads the same.
+func (s *Store) read(ctx context.Context, op clientv3.Op, rev int64) (*pb.ResponseOp, int64, error) {
+	resp, err := s.client.Txn(ctx).Then(clientv3.OpGet(s.marker), op).Commit()
+	if err != nil {
+		return nil, 0, mapError(err)
+	}
+	marker := resp.Responses[0].GetResponseRange().Kvs
+	if len(marker) == 0 {
+		return nil, 0, fmt.Errorf("etcd: the revision marker %q is missing", s.marker)
+	}
+	cur := marker[0].ModRevision
+	switch {
+	case rev == 0:
+		rev = cur
+	case rev > cur:
+		return nil, 0, fmt.Errorf("%w: revision %d, store at %d", storage.ErrFutureRevision, rev, cur)
+	}
+	return resp.Responses[1], rev, nil
+}
+
+// write runs ops, with the marker's update, if cond holds; otherwise the
+// ops of the else branch give what the caller needs to say why not.
+func (s *Store) write(ctx context.Context, cond clientv3.Cmp, then clientv3.Op, orElse ...clientv3.Op) (*clientv3.TxnResponse, error) {
+	resp, err := s.client.Txn(ctx).If(cond).Then(then, clientv3.OpPut(s.marker, "")).Else(orElse...).Commit()
+	return resp, mapError(err)
+}
+
+// precondition is an update's or delete's condition: the key exists, and
+// its ModRevision is expect unless expect is 0.
+func precondition(k string, expect int64) clientv3.Cmp {
+	if expect == 0 {
+		return clientv3.Compare(clientv3.CreateRevision(k), ">", 0)
+	}
+	return clientv3.Compare(clientv3.ModRevision(k), "=", expect)
+}
+
+// failedPrecondition says why an update's or delete's condition failed,
+// from the else branch's read of the key.
+func failedPrecondition(resp *clientv3.TxnResponse) error {
+	if len(resp.Responses) == 1 && len(resp.Responses[0].GetResponseRange().Kvs) > 0 {
+		return storage.ErrConflict
+	}
+	return storage.ErrNotFound
+}
+
+func (s *Store) keyValue(kv *mvccpb.KeyValue) storage.KeyValue {
+	return storage.KeyValue{
+		Key:            strings.TrimPrefix(string(kv.Key), s.data),
+		Value:          kv.Value,
+		CreateRevision: kv.CreateRevision,
+		ModRevision:    kv.ModRevision,
+	}
+}
+
+// mapError turns etcd's errors into the storage sentinels.
+func mapError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, rpctypes.ErrCompacted):
+		return fmt.Errorf("%w: %w", storage.ErrExpired, err)
+	case errors.Is(err, rpctypes.ErrFutureRev):
+		return fmt.Errorf("%w: %w", storage.ErrFutureRevision, err)
+	}
+	return fmt.Errorf("etcd: %w", err)
+}

@@ -1,0 +1,119 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/kapi-dev/kapi/storage"
+)
+
+// Watch delivers every change to keys with the given prefix whose revision
+// is greater than rev, until ctx ends, from an etcd watch. rev 0, and any
+// rev before the store began, mean the store's beginning. A rev etcd has
+// compacted away is [storage.ErrExpired] at once; a compaction that passes
+// the watch later ends it with an ErrExpired event, as does the loss of
+// etcd's leader (the client re-watches from its last revision). The
+// channel is unbuffered; the goroutine feeding it exits when ctx ends, when
+// the store is closed, or after the stream's final error event has been
+// received.
+func (s *Store) Watch(ctx context.Context, prefix string, rev int64) (<-chan storage.Event, error) {
+	if err := s.check(ctx, rev); err != nil {
+		return nil, err
+	}
+	rev = max(rev, s.began)
+	// etcd reports a compacted start revision only on the stream, after
+	// the watch is created; a read at rev says at once.
+	if _, err := s.client.Get(ctx, s.marker, clientv3.WithRev(rev), clientv3.WithCountOnly()); err != nil {
+		if err := mapError(err); !errors.Is(err, storage.ErrFutureRevision) {
+			return nil, err
+		}
+	}
+	// The etcd watch lives until ctx ends or the store is closed.
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	changes := s.client.Watch(wctx, s.data+prefix, clientv3.WithPrefix(), clientv3.WithRev(rev+1), clientv3.WithPrevKV())
+	out := make(chan storage.Event)
+	go s.serveWatch(ctx, cancel, changes, out)
+	return out, nil
+}
+
+// serveWatch turns etcd's watch responses into events on out.
+func (s *Store) serveWatch(ctx context.Context, cancel context.CancelFunc, changes clientv3.WatchChan, out chan<- storage.Event) {
+	defer close(out)
+	defer cancel() // ends etcd's watch, whichever way this one ends
+	send := func(ev storage.Event) bool {
+		select {
+		case out <- ev:
+			return true
+		case <-ctx.Done():
+		case <-s.closing:
+			s.end(ctx, out, storage.ErrClosed)
+		}
+		return false
+	}
+	for {
+		var (
+			resp clientv3.WatchResponse
+			ok   bool
+		)
+		select {
+		case resp, ok = <-changes:
+		case <-ctx.Done():
+			return
+		case <-s.closing:
+			s.end(ctx, out, storage.ErrClosed)
+			return
+		}
+		if !ok {
+			if ctx.Err() == nil {
+				s.end(ctx, out, errors.New("etcd: the watch ended"))
+			}
+			return
+		}
+		if err := resp.Err(); err != nil {
+			s.end(ctx, out, mapError(err))
+			return
+		}
+		for _, e := range resp.Events {
+			ev, err := s.event(e)
+			if err != nil {
+				s.end(ctx, out, err)
+				return
+			}
+			if !send(ev) {
+				return
+			}
+		}
+	}
+}
+
+// end sends a stream's final event, unless ctx ends first.
+func (s *Store) end(ctx context.Context, out chan<- storage.Event, err error) {
+	select {
+	case out <- storage.Event{Err: err}:
+	case <-ctx.Done():
+	}
+}
+
+// event converts one etcd event. Updates and deletes need the previous
+// version, which etcd keeps until a compaction passes the event.
+func (s *Store) event(e *clientv3.Event) (storage.Event, error) {
+	ev := storage.Event{Type: storage.Put, KeyValue: s.keyValue(e.Kv)}
+	if e.Type == mvccpb.PUT && e.Kv.Version == 1 {
+		return ev, nil // a creation: no Prev
+	}
+	if e.PrevKv == nil {
+		return storage.Event{}, fmt.Errorf("%w: the value before revision %d of %q was compacted", storage.ErrExpired, e.Kv.ModRevision, ev.Key)
+	}
+	ev.Prev = e.PrevKv.Value
+	if ev.Prev == nil {
+		ev.Prev = []byte{} // nil means "created"
+	}
+	if e.Type == mvccpb.DELETE {
+		ev.Type, ev.Value, ev.CreateRevision = storage.Delete, ev.Prev, e.PrevKv.CreateRevision
+	}
+	return ev, nil
+}
