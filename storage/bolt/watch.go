@@ -9,6 +9,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/storage/internal/watchfeed"
 )
 
 const (
@@ -47,44 +48,10 @@ func (s *Store) Watch(ctx context.Context, prefix string, rev int64) (<-chan sto
 		return nil, err
 	}
 	out := make(chan storage.Event)
-	go s.serveWatch(ctx, prefix, rev+1, out)
+	go watchfeed.Serve(ctx, rev+1, out, func(next int64, batch []storage.Event) ([]storage.Event, int64, <-chan struct{}, error) {
+		return s.readLog(prefix, next, batch)
+	})
 	return out, nil
-}
-
-// serveWatch feeds out with the events from revision next on until ctx
-// ends or the stream ends with an error event.
-func (s *Store) serveWatch(ctx context.Context, prefix string, next int64, out chan<- storage.Event) {
-	defer close(out)
-	var (
-		batch []storage.Event
-		wait  <-chan struct{}
-		err   error
-	)
-	for ctx.Err() == nil {
-		batch, next, wait, err = s.readLog(prefix, next, batch[:0])
-		for _, ev := range batch {
-			select {
-			case out <- ev:
-			case <-ctx.Done():
-				return
-			}
-		}
-		clear(batch) // let go of the values while waiting
-		switch {
-		case err != nil:
-			select {
-			case out <- storage.Event{Err: err}:
-			case <-ctx.Done():
-			}
-			return
-		case wait != nil:
-			select {
-			case <-wait:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}
 }
 
 // readLog appends to batch the events for prefix from revision next on,
