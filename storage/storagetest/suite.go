@@ -68,6 +68,9 @@ var suite = []struct {
 	{"Context", []testCase{
 		{"Cancelled", testCancelledContext},
 	}},
+	{"Close", []testCase{
+		{"EndsEverything", testClose},
+	}},
 }
 
 // Run runs the conformance suite, one subtest per case, each against a
