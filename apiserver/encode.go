@@ -40,14 +40,17 @@ func (rq *request) negotiate(watch bool, views ...codec.View) error {
 // itself, or with metadata its PartialObjectMetadata in the negotiated
 // version. Formats made from JSON are made from the cached JSON element.
 func (rq *request) element(it *watch.Item, f *codec.Format, metadata bool) ([]byte, error) {
-	key, marshal := f.ElementType(), f.Marshal
-	var view any = it.Object
+	key := f.ElementType()
 	if metadata {
 		key += ";as=PartialObjectMetadata;v=" + rq.out.Version
-		view = rq.partial(it.Object.(kapi.Object))
 	}
 	if !f.FromJSON() || f.ElementType() == codec.MediaTypeJSON {
-		return it.Encoded(key, func(any) ([]byte, error) { return marshal(view) })
+		return it.Encoded(key, func(obj any) ([]byte, error) {
+			if metadata { // built only when not cached yet
+				obj = rq.partial(obj.(kapi.Object))
+			}
+			return f.Marshal(obj)
+		})
 	}
 	jsonElement, err := rq.element(it, codec.JSON(), metadata)
 	if err != nil {

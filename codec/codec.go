@@ -119,7 +119,9 @@ func (f *Format) Transcode(jsonElement []byte) ([]byte, error) {
 }
 
 // AppendBody appends a whole response body holding one element; tm is the
-// type of the element's object, which protobuf carries in its envelope.
+// type of the element's object, which protobuf carries in its envelope. A
+// JSON body is the element itself: with an empty dst it is returned as is,
+// not copied, and the caller must not modify it.
 func (f *Format) AppendBody(dst []byte, tm kapi.TypeMeta, element []byte) ([]byte, error) {
 	switch f.kind {
 	case kindYAML:
@@ -128,6 +130,9 @@ func (f *Format) AppendBody(dst []byte, tm kapi.TypeMeta, element []byte) ([]byt
 		return appendEnvelope(dst, tm, element), nil
 	case kindCBOR:
 		return append(append(dst, cborSelfDescribed...), element...), nil
+	}
+	if len(dst) == 0 {
+		return element, nil // a GET writes the cached bytes: no copy
 	}
 	return append(dst, element...), nil
 }
@@ -141,9 +146,12 @@ func (f *Format) AppendList(dst []byte, tm kapi.TypeMeta, meta kapi.ListMeta, el
 	case kindCBOR:
 		return appendCBORList(dst, tm, meta, elements)
 	}
+	if f.kind == kindJSON {
+		return appendJSONList(dst, tm, meta, elements)
+	}
 	list, err := appendJSONList(nil, tm, meta, elements)
-	if err != nil || f.kind == kindJSON {
-		return append(dst, list...), err
+	if err != nil {
+		return nil, err
 	}
 	return appendYAML(dst, list)
 }
