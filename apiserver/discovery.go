@@ -83,6 +83,8 @@ type apiResource struct {
 	Name               string   `json:"name"`
 	SingularName       string   `json:"singularName"`
 	Namespaced         bool     `json:"namespaced"`
+	Group              string   `json:"group,omitempty"`
+	Version            string   `json:"version,omitempty"`
 	Kind               string   `json:"kind"`
 	Verbs              []string `json:"verbs"`
 	ShortNames         []string `json:"shortNames,omitempty"`
@@ -173,6 +175,10 @@ func (s *Server) serveResources(gv groupVersion) http.HandlerFunc {
 		})
 		if res.statusField != nil {
 			resources = append(resources, apiResource{Name: res.Plural + "/status", Namespaced: res.Namespaced, Kind: res.Kind, Verbs: statusVerbs})
+		}
+		if res.scale != nil {
+			resources = append(resources, apiResource{Name: res.Plural + "/scale", Namespaced: res.Namespaced,
+				Group: scaleType.group, Version: scaleType.version, Kind: scaleType.kind, Verbs: statusVerbs})
 		}
 	}
 	doc := map[string]any{"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": groupVersion, "resources": resources}
@@ -282,6 +288,9 @@ func (s *Server) aggregated(core bool) aggregatedDocs {
 			}
 			if res.statusField != nil {
 				rd.Subresources = append(rd.Subresources, subresourceDiscovery{"status", kind, statusVerbs})
+			}
+			if res.scale != nil {
+				rd.Subresources = append(rd.Subresources, subresourceDiscovery{"scale", groupVersionKind{scaleType.group, scaleType.version, scaleType.kind}, statusVerbs})
 			}
 			vd.Resources = append(vd.Resources, rd)
 		}

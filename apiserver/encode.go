@@ -20,7 +20,7 @@ import (
 
 // negotiate picks the response's format and view from the Accept header.
 func (rq *request) negotiate(watch bool, views ...codec.View) error {
-	t, err := codec.Negotiate(rq.r.Header.Get("Accept"), codec.Offer{Views: views, Protobuf: rq.res.protobuf, Watch: watch})
+	t, err := codec.Negotiate(rq.r.Header.Get("Accept"), codec.Offer{Views: views, Protobuf: rq.objType.protobuf, Watch: watch})
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func (rq *request) typeOf() kapi.TypeMeta {
 	case codec.ViewMetadata, codec.ViewMetadataList:
 		return kapi.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: rq.out.APIVersion()}
 	}
-	return kapi.TypeMeta{Kind: rq.res.Kind, APIVersion: rq.res.apiVersion()}
+	return kapi.TypeMeta{Kind: rq.objType.kind, APIVersion: rq.objType.apiVersion()}
 }
 
 // encodeOne is the body of a response holding one object.

@@ -12,6 +12,7 @@ import (
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/internal/jsonfields"
+	"github.com/kapi-dev/kapi/patch"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/watch"
 )
@@ -36,11 +37,19 @@ type Resource[T any] struct {
 	// have a field whose JSON name is "status".
 	Status bool
 
+	// Scale enables the scale subresource (autoscaling/v1 Scale, for
+	// kubectl scale), mapped onto the fields it names.
+	Scale *ScalePaths
+
 	// Default fills in defaults before validation, on every write.
 	Default func(obj *T)
-	// Validate checks an object about to be written; old is nil on create.
-	// It returns the invalid fields (422 Invalid) or nil.
+	// Validate checks an object about to be written by a create, an update
+	// or a patch of the resource, or a write to /scale; old is nil on
+	// create. It returns the invalid fields (422 Invalid) or nil.
 	Validate func(ctx context.Context, obj, old *T) FieldErrors
+	// ValidateStatus checks an object whose status is about to be written
+	// through the status subresource; without it, Validate does.
+	ValidateStatus func(ctx context.Context, obj, old *T) FieldErrors
 	// ValidateName checks metadata.name on create and returns what is wrong
 	// with it; nil accepts it. The default requires a DNS-1123 subdomain.
 	ValidateName func(name string) []string
@@ -80,19 +89,75 @@ func Register[T any, P interface {
 	if r.Default != nil {
 		res.defaulter = func(obj kapi.Object) { r.Default(obj.(P)) }
 	}
-	if r.Validate != nil {
-		res.validate = func(ctx context.Context, obj, old kapi.Object) FieldErrors {
-			var oldT *T
-			if old != nil {
-				oldT = old.(P)
-			}
-			return r.Validate(ctx, obj.(P), oldT)
-		}
+	res.validate = typedValidation[T, P](r.Validate)
+	res.validateStatus = typedValidation[T, P](r.ValidateStatus)
+	if res.validateStatus == nil {
+		res.validateStatus = res.validate
 	}
 	if err := res.complete(r.Status); err != nil {
 		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
+	if r.Scale != nil {
+		if res.scale, err = resolveScale(res.typ, *r.Scale); err != nil {
+			return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
+		}
+	}
+	if res.objType.schema, err = patch.SchemaOf(res.typ); err != nil {
+		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
+	}
+	res.objType.typ, res.objType.newObject, res.objType.protobuf = res.typ, res.newObject, res.protobuf
+	res.objType.group, res.objType.version, res.objType.kind = res.Group, res.Version, res.Kind
 	return s.add(res)
+}
+
+func typedValidation[T any, P interface {
+	*T
+	kapi.Object
+}](validate func(ctx context.Context, obj, old *T) FieldErrors) func(ctx context.Context, obj, old kapi.Object) FieldErrors {
+	if validate == nil {
+		return nil
+	}
+	return func(ctx context.Context, obj, old kapi.Object) FieldErrors {
+		var oldT *T
+		if old != nil {
+			oldT = old.(P)
+		}
+		return validate(ctx, obj.(P), oldT)
+	}
+}
+
+// objectType is a type of object requests read and write: a resource's own,
+// or Scale on /scale.
+type objectType struct {
+	typ                  reflect.Type
+	newObject            func() kapi.Object
+	group, version, kind string
+	protobuf             bool
+	schema               *patch.Schema
+}
+
+func (b *objectType) apiVersion() string {
+	if b.group == "" {
+		return b.version
+	}
+	return b.group + "/" + b.version
+}
+
+// mustObjectType describes one of kapi's own types, which cannot be wrong.
+func mustObjectType[T any, P interface {
+	*T
+	kapi.Object
+}](group, version, kind string) *objectType {
+	typ := reflect.TypeFor[T]()
+	schema, err := patch.SchemaOf(typ)
+	if err != nil {
+		panic(err)
+	}
+	return &objectType{
+		typ: typ, newObject: func() kapi.Object { return P(new(T)) },
+		group: group, version: version, kind: kind,
+		protobuf: codec.SupportsProtobuf(typ) == nil, schema: schema,
+	}
 }
 
 // resource is a registered type with everything the handlers need, type-erased.
@@ -106,9 +171,13 @@ type resource struct {
 	statusField []int // index of the status field; nil without the subresource
 	newObject   func() kapi.Object
 
-	defaulter    func(kapi.Object)
-	validate     func(ctx context.Context, obj, old kapi.Object) FieldErrors
-	validateName func(string) []string
+	defaulter      func(kapi.Object)
+	validate       func(ctx context.Context, obj, old kapi.Object) FieldErrors
+	validateStatus func(ctx context.Context, obj, old kapi.Object) FieldErrors
+	validateName   func(string) []string
+
+	scale   *scaleFields // nil without the scale subresource
+	objType objectType   // what requests to the resource read and write
 
 	// fields are the field selectors the resource supports, by path.
 	fields map[string]func(kapi.Object) string

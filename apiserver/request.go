@@ -41,6 +41,7 @@ type request struct {
 	namespace   string // "" for cluster-scoped resources and all-namespace lists
 	name        string
 	subresource string
+	objType     *objectType // the type of the objects read and written
 	query       url.Values
 	out         codec.Target // the response's format and view
 	// includeObject is the Table parameter: None, Metadata (also "") or Object.
@@ -74,8 +75,13 @@ func (s *Server) handle(gv groupVersion, v verb) http.HandlerFunc {
 func (rq *request) serve(v verb) error {
 	res := rq.res
 	if res == nil || rq.namespace != "" && !res.Namespaced || res.Namespaced && rq.namespace == "" && rq.name != "" ||
-		rq.subresource != "" && (rq.subresource != "status" || res.statusField == nil) {
+		rq.subresource == "status" && res.statusField == nil || rq.subresource == "scale" && res.scale == nil ||
+		rq.subresource != "" && rq.subresource != "status" && rq.subresource != "scale" {
 		return NewStatusError(http.StatusNotFound, kapi.StatusReasonNotFound, "the server could not find the requested resource")
+	}
+	rq.objType = &res.objType
+	if rq.subresource == "scale" {
+		rq.objType = scaleType
 	}
 	if res.Namespaced && rq.namespace == "" && (v == verbCreate || v == verbDeleteCollection) {
 		return NewStatusError(http.StatusMethodNotAllowed, kapi.StatusReasonMethodNotAllowed, "the server does not allow this method on the requested resource")
@@ -95,7 +101,7 @@ func (rq *request) serve(v verb) error {
 	switch {
 	case v == verbList && watch:
 		err = rq.negotiate(true, codec.ViewObject, codec.ViewTable, codec.ViewMetadata)
-	case v == verbGet:
+	case v == verbGet && rq.subresource != "scale":
 		err = rq.negotiate(false, codec.ViewObject, codec.ViewTable, codec.ViewMetadata)
 	case v == verbList:
 		err = rq.negotiate(false, codec.ViewObject, codec.ViewTable, codec.ViewMetadataList)
@@ -108,6 +114,9 @@ func (rq *request) serve(v verb) error {
 	ctx := rq.r.Context()
 	switch v {
 	case verbGet:
+		if rq.subresource == "scale" {
+			return rq.getScale(ctx)
+		}
 		return rq.get(ctx)
 	case verbList:
 		if watch {
@@ -117,6 +126,9 @@ func (rq *request) serve(v verb) error {
 	case verbCreate:
 		return rq.create(ctx)
 	case verbUpdate:
+		if rq.subresource == "scale" {
+			return rq.updateScale(ctx)
+		}
 		return rq.update(ctx)
 	case verbPatch:
 		return rq.patch(ctx)
@@ -181,7 +193,7 @@ func (rq *request) decodeBody() (kapi.Object, error) {
 	in := codec.JSON()
 	if ct := rq.r.Header.Get("Content-Type"); ct != "" {
 		var err error
-		if in, err = codec.ForContentType(ct, rq.res.protobuf); err != nil {
+		if in, err = codec.ForContentType(ct, rq.objType.protobuf); err != nil {
 			return nil, err
 		}
 	}
@@ -211,7 +223,7 @@ func (rq *request) decode(in *codec.Format, data []byte) (kapi.Object, error) {
 		return nil, rq.undecodable(err.Error())
 	}
 	if !text { // protobuf: decoded as is; unknown fields are skipped, as Kubernetes does
-		obj := rq.res.newObject()
+		obj := rq.objType.newObject()
 		if err := in.Unmarshal(data, obj); err != nil {
 			return nil, rq.undecodable(err.Error())
 		}
@@ -222,7 +234,7 @@ func (rq *request) decode(in *codec.Format, data []byte) (kapi.Object, error) {
 		return nil, rq.undecodable("the request body is null, not an object")
 	}
 	// A document that is not JSON fails the check; decoding it below says why.
-	if report, cleaned, err := codec.CheckJSONFields(data, rq.res.typ); err == nil && !report.Empty() {
+	if report, cleaned, err := codec.CheckJSONFields(data, rq.objType.typ); err == nil && !report.Empty() {
 		var problems []string
 		for _, f := range report.Duplicates {
 			problems = append(problems, fmt.Sprintf("duplicate field %q", f))
@@ -242,7 +254,7 @@ func (rq *request) decode(in *codec.Format, data []byte) (kapi.Object, error) {
 			data = cleaned
 		}
 	}
-	obj := rq.res.newObject()
+	obj := rq.objType.newObject()
 	if err := codec.UnmarshalJSON(data, obj); err != nil {
 		return nil, rq.undecodable(err.Error())
 	}
@@ -252,14 +264,14 @@ func (rq *request) decode(in *codec.Format, data []byte) (kapi.Object, error) {
 // checkType refuses an object of another kind or version, and sets the
 // resource's on one that names none.
 func (rq *request) checkType(obj kapi.Object) (kapi.Object, error) {
-	tm := obj.GetTypeMeta()
-	if tm.APIVersion != "" && tm.APIVersion != rq.res.apiVersion() {
-		return nil, badRequest("the API version in the data (%s) does not match the expected API version (%s)", tm.APIVersion, rq.res.apiVersion())
+	tm, b := obj.GetTypeMeta(), rq.objType
+	if tm.APIVersion != "" && tm.APIVersion != b.apiVersion() {
+		return nil, badRequest("the API version in the data (%s) does not match the expected API version (%s)", tm.APIVersion, b.apiVersion())
 	}
-	if tm.Kind != "" && tm.Kind != rq.res.Kind {
-		return nil, badRequest("the kind in the data (%s) does not match the expected kind (%s)", tm.Kind, rq.res.Kind)
+	if tm.Kind != "" && tm.Kind != b.kind {
+		return nil, badRequest("the kind in the data (%s) does not match the expected kind (%s)", tm.Kind, b.kind)
 	}
-	tm.APIVersion, tm.Kind = rq.res.apiVersion(), rq.res.Kind
+	tm.APIVersion, tm.Kind = b.apiVersion(), b.kind
 	return obj, nil
 }
 
@@ -293,7 +305,8 @@ func (rq *request) warn(text string) {
 // undecodable is kube-apiserver's 400 for a body that is not an object of
 // the resource's kind.
 func (rq *request) undecodable(reason string) error {
-	return badRequest("%s in version %q cannot be handled as a %s: %s", rq.res.Kind, rq.res.Version, rq.res.Kind, reason)
+	b := rq.objType
+	return badRequest("%s in version %q cannot be handled as a %s: %s", b.kind, b.version, b.kind, reason)
 }
 
 // parseRevision reads a resourceVersion sent by a client.

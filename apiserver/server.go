@@ -30,6 +30,8 @@ type config struct {
 	minWatchTimeout  time.Duration
 	version          VersionInfo
 	logger           *slog.Logger
+	mutating         []AdmissionFunc
+	validating       []AdmissionFunc
 }
 
 // WithStorage stores objects in store instead of a new in-memory store.

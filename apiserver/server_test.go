@@ -491,7 +491,7 @@ func TestDiscoveryLegacy(t *testing.T) {
 			names = append(names, n)
 		}
 		slices.Sort(names)
-		if want := []string{"widgetclasses", "widgets", "widgets/status"}; !slices.Equal(names, want) {
+		if want := []string{"widgetclasses", "widgets", "widgets/scale", "widgets/status"}; !slices.Equal(names, want) {
 			t.Fatalf("resources %q, want %q", names, want)
 		}
 		allVerbs := []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
@@ -597,9 +597,10 @@ func TestDiscoveryAggregated(t *testing.T) {
 				!slices.Equal(w.ShortNames, []string{"wd"}) || !slices.Equal(sorted(w.Verbs), allVerbs) {
 				t.Errorf("widgets: %+v", w)
 			}
-			if len(w.Subresources) != 1 || w.Subresources[0].Subresource != "status" ||
+			if len(w.Subresources) != 2 || w.Subresources[0].Subresource != "status" || w.Subresources[1].Subresource != "scale" ||
+				w.Subresources[1].ResponseKind != (gvk{"autoscaling", "v1", "Scale"}) ||
 				!slices.Equal(sorted(w.Subresources[0].Verbs), []string{"get", "patch", "update"}) {
-				t.Errorf("widgets subresources: %+v (want only status: scale is not served yet)", w.Subresources)
+				t.Errorf("widgets subresources: %+v (want status and scale)", w.Subresources)
 			}
 			wc, ok := byName["widgetclasses"]
 			if !ok || wc.Scope != "Cluster" || wc.SingularResource != "widgetclass" || len(wc.Subresources) != 0 || !slices.Equal(sorted(wc.Verbs), allVerbs) {

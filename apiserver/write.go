@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
@@ -54,6 +55,12 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object) error {
 	if res.defaulter != nil {
 		res.defaulter(obj)
 	}
+	if err := rq.mutate(ctx, OperationCreate, obj, nil, dryRun); err != nil {
+		return err
+	}
+	if err := rq.setNamespace(meta); err != nil { // a hook may have changed it
+		return err
+	}
 
 	for attempt := 0; ; attempt++ {
 		if generated {
@@ -62,6 +69,9 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object) error {
 		rq.name = meta.Name
 		if errs := rq.validate(ctx, obj, nil); len(errs) > 0 {
 			return errs
+		}
+		if err := rq.admitValid(ctx, OperationCreate, obj, nil, dryRun); err != nil {
+			return err
 		}
 		if dryRun {
 			return rq.respond(http.StatusCreated, obj)
@@ -128,8 +138,12 @@ func (rq *request) validate(ctx context.Context, obj, old kapi.Object) FieldErro
 			}
 		}
 	}
-	if rq.res.validate != nil {
-		errs = append(errs, rq.res.validate(ctx, obj, old)...)
+	validate := rq.res.validate
+	if rq.subresource == "status" {
+		validate = rq.res.validateStatus
+	}
+	if validate != nil {
+		errs = append(errs, validate(ctx, obj, old)...)
 	}
 	return errs
 }
@@ -155,71 +169,57 @@ func (rq *request) update(ctx context.Context) error {
 
 func (rq *request) patch(ctx context.Context) error {
 	typ := patch.Type(mediaType(rq.r.Header.Get("Content-Type")))
-	switch typ {
-	case patch.JSONPatch, patch.MergePatch, patch.ApplyYAML, patch.ApplyCBOR:
-	default:
+	accepted := []patch.Type{patch.JSONPatch, patch.MergePatch, patch.StrategicMergePatch, patch.ApplyYAML, patch.ApplyCBOR}
+	if rq.subresource == "scale" {
+		accepted = accepted[:3] // a Scale is not applied: its fields belong to the object
+	}
+	if !slices.Contains(accepted, typ) {
+		names := make([]string, len(accepted))
+		for i, t := range accepted {
+			names[i] = string(t)
+		}
 		return NewStatusError(http.StatusUnsupportedMediaType, kapi.StatusReasonUnsupportedMediaType,
-			fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s, %s", patch.JSONPatch, patch.MergePatch, patch.ApplyYAML, patch.ApplyCBOR))
+			"the body of the request was in an unknown format - accepted media types include: "+strings.Join(names, ", "))
 	}
 	doc, err := rq.body()
 	if err != nil {
 		return err
 	}
-	var applied kapi.Object // an apply's configuration: it creates the object when absent
-	if typ == patch.ApplyYAML || typ == patch.ApplyCBOR {
-		if rq.query.Get("fieldManager") == "" {
-			return badRequest("PATCH requests with the apply content type must have a fieldManager")
-		}
-		format := codec.ByMediaType(codec.MediaTypeYAML)
-		if typ == patch.ApplyCBOR {
-			format = codec.ByMediaType(codec.MediaTypeCBOR)
-		}
-		if doc, _, err = format.ToJSON(doc); err != nil {
-			return rq.undecodable(err.Error())
-		}
-		if applied, err = rq.decode(codec.JSON(), doc); err != nil {
-			return err
-		}
-		if err := rq.setNamespace(applied.GetObjectMeta()); err != nil {
-			return err
-		}
-		// Until server-side apply tracks field ownership, applying to an
-		// existing object merges the configuration into it.
-		typ = patch.MergePatch
+	if rq.subresource == "scale" {
+		return rq.patchScale(ctx, typ, doc)
 	}
-	merge := func(cur kapi.Object) (kapi.Object, error) {
+	if typ == patch.ApplyYAML || typ == patch.ApplyCBOR {
+		return rq.apply(ctx, typ, doc)
+	}
+	out, err := rq.write(ctx, func(cur kapi.Object) (kapi.Object, error) {
 		original, err := json.Marshal(cur)
 		if err != nil {
 			return nil, err
 		}
-		patched, err := patch.Apply(typ, original, doc)
+		patched, err := applyPatch(rq.res.objType.schema, typ, original, doc)
 		if err != nil {
 			return nil, err
 		}
-		obj, err := rq.decode(codec.JSON(), patched)
-		if err != nil {
-			return nil, err
-		}
-		meta := obj.GetObjectMeta()
-		if meta.Name != rq.name || meta.Namespace != rq.namespace {
-			return nil, badRequest("the patch must not change the name or namespace of the object")
-		}
-		return obj, nil
+		return rq.decodePatched(patched)
+	})
+	if err != nil {
+		return err
 	}
-	for attempt := 1; ; attempt++ {
-		out, err := rq.write(ctx, merge)
-		if applied == nil || rq.subresource != "" || !errors.Is(err, storage.ErrNotFound) || attempt == 3 {
-			if err != nil {
-				return err
-			}
-			return rq.respond(http.StatusOK, out)
-		}
-		// Absent: apply creates it, unless another request did meanwhile;
-		// then the configuration is applied to that.
-		if err := rq.createObject(ctx, shallowCopy(applied)); !errors.Is(err, storage.ErrExists) {
-			return err
-		}
+	return rq.respond(http.StatusOK, out)
+}
+
+// decodePatched decodes the result of a patch, which must still be the
+// object named in the URL.
+func (rq *request) decodePatched(patched []byte) (kapi.Object, error) {
+	obj, err := rq.decode(codec.JSON(), patched)
+	if err != nil {
+		return nil, err
 	}
+	meta := obj.GetObjectMeta()
+	if meta.Name != rq.name || meta.Namespace != rq.namespace {
+		return nil, badRequest("the patch must not change the name or namespace of the object")
+	}
+	return obj, nil
 }
 
 // write is the read-modify-write of an update or a patch: it reads the
@@ -260,8 +260,17 @@ func (rq *request) write(ctx context.Context, desired func(cur kapi.Object) (kap
 		if err != nil {
 			return nil, err
 		}
+		if err := rq.mutate(ctx, OperationUpdate, next, cur, dryRun); err != nil {
+			return nil, err
+		}
+		if m := next.GetObjectMeta(); m.Name != rq.name || m.Namespace != rq.namespace {
+			return nil, badRequest("an admission hook must not change the name or namespace of the object")
+		}
 		if errs := rq.validate(ctx, next, cur); len(errs) > 0 {
 			return nil, errs
+		}
+		if err := rq.admitValid(ctx, OperationUpdate, next, cur, dryRun); err != nil {
+			return nil, err
 		}
 		value, err := marshalStored(next)
 		if err != nil {
@@ -423,7 +432,11 @@ func (rq *request) delete(ctx context.Context) error {
 		return err
 	}
 	if !deleted { // finalizers hold it: it is being deleted
-		return rq.respond(http.StatusOK, obj)
+		code := http.StatusOK
+		if opts.OrphanDependents != nil && !*opts.OrphanDependents {
+			code = http.StatusAccepted // as kube-apiserver, for clients that asked for dependents to go
+		}
+		return rq.respond(code, obj)
 	}
 	st := kapi.Status{
 		TypeMeta: kapi.TypeMeta{Kind: "Status", APIVersion: "v1"},
@@ -458,6 +471,12 @@ func (rq *request) deleteOne(ctx context.Context, name string, opts deleteOption
 				return nil, false, NewStatusError(http.StatusConflict, kapi.StatusReasonConflict,
 					fmt.Sprintf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, meta.ResourceVersion))
 			}
+		}
+		if err := rq.mutate(ctx, OperationDelete, nil, obj, dryRun); err != nil {
+			return nil, false, err
+		}
+		if err := rq.admitValid(ctx, OperationDelete, nil, obj, dryRun); err != nil {
+			return nil, false, err
 		}
 		if len(meta.Finalizers) > 0 {
 			if meta.DeletionTimestamp != nil || dryRun {
@@ -529,4 +548,10 @@ func (rq *request) deleteCollection(ctx context.Context) error {
 	}
 	rq.writeEncoded(http.StatusOK, data)
 	return nil
+}
+
+// applyPatch applies a patch document of type typ to original, an object's
+// JSON, under its schema.
+func applyPatch(schema *patch.Schema, typ patch.Type, original, doc []byte) ([]byte, error) {
+	return patch.Apply(typ, original, doc)
 }

@@ -14,6 +14,7 @@ func Register(srv *apiserver.Server) error {
 		apiserver.Register(srv, apiserver.Resource[Widget]{
 			Group: "example.com", Version: "v1", Kind: "Widget", Plural: "widgets",
 			Namespaced: true, ShortNames: []string{"wd"}, Status: true,
+			Scale:   &apiserver.ScalePaths{SpecReplicas: ".spec.replicas", StatusReplicas: ".status.replicas", LabelSelector: ".status.selector"},
 			Default: defaultWidget, Validate: validateWidget,
 			SelectableFields: []string{"spec.color"},
 			Columns: []apiserver.Column[Widget]{
