@@ -1,0 +1,521 @@
+package e2e
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/patch"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+)
+
+// The differential test drives kapi's server-side apply (patch.Schema.Apply
+// and Update) and Kubernetes' own field manager
+// (managedfields.NewDefaultFieldManager over structured-merge-diff) through
+// the same sequences of applies and updates, and requires the same objects,
+// the same managedFields and the same conflicts.
+
+type diffWidget struct {
+	kapi.TypeMeta   `json:",inline"`
+	kapi.ObjectMeta `json:"metadata,omitempty"`
+	Spec            diffSpec   `json:"spec,omitempty"`
+	Status          diffStatus `json:"status,omitempty"`
+}
+
+type diffSpec struct {
+	Replicas *int32            `json:"replicas,omitempty"`
+	Color    string            `json:"color,omitempty"`
+	Ports    []diffPort        `json:"ports,omitempty" listType:"map" listMapKey:"name"`
+	Tags     []string          `json:"tags,omitempty" patchStrategy:"merge"`
+	Args     []string          `json:"args,omitempty"`
+	Selector map[string]string `json:"selector,omitempty"`
+	Extra    any               `json:"extra,omitempty"`
+	Template *diffTemplate     `json:"template,omitempty" structType:"atomic"`
+}
+
+type diffPort struct {
+	Name     string `json:"name"`
+	Port     int32  `json:"port,omitempty"`
+	Protocol string `json:"protocol,omitempty"`
+}
+
+type diffTemplate struct {
+	Image string `json:"image,omitempty"`
+	Pull  string `json:"pull,omitempty"`
+}
+
+type diffStatus struct {
+	Phase      string           `json:"phase,omitempty"`
+	Conditions []kapi.Condition `json:"conditions,omitempty" listType:"map" listMapKey:"type"`
+}
+
+// diffSchemaYAML is diffWidget's schema as structured-merge-diff reads it.
+const diffSchemaYAML = `types:
+- name: widget
+  map:
+    fields:
+    - name: apiVersion
+      type: {scalar: string}
+    - name: kind
+      type: {scalar: string}
+    - name: metadata
+      type: {namedType: objectmeta}
+    - name: spec
+      type: {namedType: spec}
+    - name: status
+      type: {namedType: status}
+- name: objectmeta
+  map:
+    fields:
+    - {name: name, type: {scalar: string}}
+    - {name: generateName, type: {scalar: string}}
+    - {name: namespace, type: {scalar: string}}
+    - {name: uid, type: {scalar: string}}
+    - {name: resourceVersion, type: {scalar: string}}
+    - {name: generation, type: {scalar: numeric}}
+    - {name: creationTimestamp, type: {scalar: string}}
+    - {name: deletionTimestamp, type: {scalar: string}}
+    - {name: deletionGracePeriodSeconds, type: {scalar: numeric}}
+    - name: labels
+      type: {map: {elementType: {scalar: string}}}
+    - name: annotations
+      type: {map: {elementType: {scalar: string}}}
+    - name: finalizers
+      type: {list: {elementType: {scalar: string}, elementRelationship: associative}}
+    - name: ownerReferences
+      type: {list: {elementType: {namedType: ownerref}, elementRelationship: associative, keys: [uid]}}
+    - name: managedFields
+      type: {list: {elementType: {namedType: __untyped_atomic_}, elementRelationship: atomic}}
+- name: ownerref
+  map:
+    fields:
+    - {name: apiVersion, type: {scalar: string}}
+    - {name: kind, type: {scalar: string}}
+    - {name: name, type: {scalar: string}}
+    - {name: uid, type: {scalar: string}}
+    - {name: controller, type: {scalar: boolean}}
+    - {name: blockOwnerDeletion, type: {scalar: boolean}}
+- name: spec
+  map:
+    fields:
+    - {name: replicas, type: {scalar: numeric}}
+    - {name: color, type: {scalar: string}}
+    - name: ports
+      type: {list: {elementType: {namedType: port}, elementRelationship: associative, keys: [name]}}
+    - name: tags
+      type: {list: {elementType: {scalar: string}, elementRelationship: associative}}
+    - name: args
+      type: {list: {elementType: {scalar: string}, elementRelationship: atomic}}
+    - name: selector
+      type: {map: {elementType: {scalar: string}}}
+    - name: extra
+      type: {namedType: __untyped_atomic_}
+    - name: template
+      type: {namedType: template}
+- name: port
+  map:
+    fields:
+    - {name: name, type: {scalar: string}}
+    - {name: port, type: {scalar: numeric}}
+    - {name: protocol, type: {scalar: string}}
+- name: template
+  map:
+    elementRelationship: atomic
+    fields:
+    - {name: image, type: {scalar: string}}
+    - {name: pull, type: {scalar: string}}
+- name: status
+  map:
+    fields:
+    - {name: phase, type: {scalar: string}}
+    - name: conditions
+      type: {list: {elementType: {namedType: condition}, elementRelationship: associative, keys: [type]}}
+- name: condition
+  map:
+    fields:
+    - {name: type, type: {scalar: string}}
+    - {name: status, type: {scalar: string}}
+    - {name: observedGeneration, type: {scalar: numeric}}
+    - {name: lastTransitionTime, type: {scalar: string}}
+    - {name: reason, type: {scalar: string}}
+    - {name: message, type: {scalar: string}}
+- name: __untyped_atomic_
+  scalar: untyped
+  list:
+    elementType: {namedType: __untyped_atomic_}
+    elementRelationship: atomic
+  map:
+    elementType: {namedType: __untyped_atomic_}
+    elementRelationship: atomic
+`
+
+var diffGVK = schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}
+
+const diffAPIVersion = "example.com/v1"
+
+// smdConverter is a managedfields.TypeConverter over diffSchemaYAML.
+type smdConverter struct{ widget typed.ParseableType }
+
+func (c smdConverter) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationOptions) (*typed.TypedValue, error) {
+	return c.widget.FromUnstructured(obj.(*unstructured.Unstructured).UnstructuredContent(), opts...)
+}
+
+func (c smdConverter) TypedToObject(v *typed.TypedValue) (runtime.Object, error) {
+	m, _ := v.AsValue().Unstructured().(map[string]any)
+	return &unstructured.Unstructured{Object: m}, nil
+}
+
+type diffConvertor struct{}
+
+func (diffConvertor) Convert(in, out, context any) error { return errors.New("not implemented") }
+func (diffConvertor) ConvertToVersion(in runtime.Object, _ runtime.GroupVersioner) (runtime.Object, error) {
+	return in, nil
+}
+func (diffConvertor) ConvertFieldLabel(schema.GroupVersionKind, string, string) (string, string, error) {
+	return "", "", errors.New("not implemented")
+}
+
+type diffDefaulter struct{}
+
+func (diffDefaulter) Default(runtime.Object) {}
+
+type diffCreater struct{}
+
+func (diffCreater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
+}
+
+// diffHarness holds both implementations' view of one object.
+type diffHarness struct {
+	t          *testing.T
+	kube       map[string]*managedfields.FieldManager // by subresource
+	schema     *patch.Schema
+	live       []byte // normalized object, without managedFields; nil before create
+	kubeFields []metav1.ManagedFieldsEntry
+	kapiFields []kapi.ManagedFieldsEntry
+	step       int
+	log        []string
+}
+
+var diffBaseTime = time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func newDiffHarness(t *testing.T) *diffHarness {
+	t.Helper()
+	parser, err := typed.NewParser(typed.YAMLObject(diffSchemaYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := smdConverter{widget: parser.Type("widget")}
+	h := &diffHarness{t: t, kube: map[string]*managedfields.FieldManager{}}
+	for _, sub := range []string{"", "status"} {
+		fm, err := managedfields.NewDefaultFieldManager(conv, diffConvertor{}, diffDefaulter{}, diffCreater{}, diffGVK, diffGVK.GroupVersion(), sub, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.kube[sub] = fm
+	}
+	if h.schema, err = patch.SchemaOf(reflect.TypeFor[diffWidget]()); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func (h *diffHarness) now() time.Time { return diffBaseTime.Add(time.Duration(h.step) * time.Second) }
+
+// kubeObject is the live object with kube's managedFields, as kube stores it.
+func (h *diffHarness) kubeObject(b []byte, fields []metav1.ManagedFieldsEntry) *unstructured.Unstructured {
+	if b == nil {
+		u, _ := diffCreater{}.New(diffGVK)
+		return u.(*unstructured.Unstructured)
+	}
+	u := mustUnstructured(h.t, b)
+	u.SetManagedFields(fields)
+	return u
+}
+
+func mustUnstructured(t *testing.T, b []byte) *unstructured.Unstructured {
+	t.Helper()
+	var m map[string]any
+	if err := utiljson.Unmarshal(b, &m); err != nil {
+		t.Fatalf("not JSON: %s: %v", b, err)
+	}
+	return &unstructured.Unstructured{Object: m}
+}
+
+// outcome is what one step produced on one side.
+type outcome struct {
+	object []byte // raw result, without managedFields
+	fields string // managedFields, times normalized, as JSON
+	err    string
+	causes []string
+}
+
+// apply runs one apply on both sides and requires the same outcome.
+func (h *diffHarness) apply(manager, subresource string, config string, force bool) bool {
+	h.step++
+	h.log = append(h.log, fmt.Sprintf("apply %s/%s force=%v %s", manager, subresource, force, config))
+	var k outcome
+	out, err := h.kube[subresource].Apply(h.kubeObject(h.live, h.kubeFields), mustUnstructured(h.t, []byte(config)), manager, force)
+	if err != nil {
+		k.err = err.Error()
+		var se *apierrors.StatusError
+		if errors.As(err, &se) && se.ErrStatus.Details != nil {
+			for _, c := range se.ErrStatus.Details.Causes {
+				k.causes = append(k.causes, fmt.Sprintf("%s|%s|%s", c.Type, c.Message, c.Field))
+			}
+		}
+	} else {
+		k = h.kubeOutcome(out)
+	}
+
+	var p outcome
+	obj, fields, err := h.schema.Apply(h.live, []byte(config), h.kapiFields, patch.ApplyOptions{
+		Manager: manager, APIVersion: diffAPIVersion, Subresource: subresource, Force: force, Now: kapi.NewTime(h.now()),
+	})
+	if err != nil {
+		p.err = err.Error()
+		var ce *patch.ConflictError
+		if errors.As(err, &ce) {
+			for _, c := range ce.Causes() {
+				p.causes = append(p.causes, fmt.Sprintf("%s|%s|%s", c.Type, c.Message, c.Field))
+			}
+		}
+	} else {
+		p = h.kapiOutcome(obj, fields)
+	}
+	return h.settle(k, p, out, obj, fields)
+}
+
+// update runs one ordinary write (new is the whole new object) on both sides.
+func (h *diffHarness) update(manager, subresource string, newObj []byte) bool {
+	h.step++
+	h.log = append(h.log, fmt.Sprintf("update %s/%s %s", manager, subresource, newObj))
+	var k outcome
+	out, err := h.kube[subresource].Update(h.kubeObject(h.live, h.kubeFields), mustUnstructured(h.t, newObj), manager)
+	if err != nil {
+		k.err = err.Error()
+	} else {
+		k = h.kubeOutcome(out)
+	}
+	var p outcome
+	fields, err := h.schema.Update(h.live, newObj, h.kapiFields, patch.UpdateOptions{
+		Manager: manager, APIVersion: diffAPIVersion, Subresource: subresource, Now: kapi.NewTime(h.now()),
+	})
+	if err != nil {
+		p.err = err.Error()
+	} else {
+		p = h.kapiOutcome(newObj, fields)
+	}
+	return h.settle(k, p, out, newObj, fields)
+}
+
+func (h *diffHarness) kubeOutcome(out runtime.Object) outcome {
+	u := out.(*unstructured.Unstructured).DeepCopy()
+	fields := u.GetManagedFields()
+	for i := range fields {
+		// kube stamps real time; steps stand in for seconds.
+		if fields[i].Time != nil && fields[i].Time.Time.After(diffBaseTime.Add(time.Hour)) {
+			fields[i].Time = &metav1.Time{Time: h.now()}
+		}
+	}
+	unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
+	b, err := json.Marshal(u.Object)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	fb, _ := json.Marshal(fields)
+	return outcome{object: b, fields: string(fb)}
+}
+
+func (h *diffHarness) kapiOutcome(obj []byte, fields []kapi.ManagedFieldsEntry) outcome {
+	fb, _ := json.Marshal(fields)
+	// Both sides' entries go through the same JSON, so the same set is
+	// the same text.
+	var generic []metav1.ManagedFieldsEntry
+	if err := json.Unmarshal(fb, &generic); err != nil {
+		h.t.Fatal(err)
+	}
+	for i := range generic {
+		if generic[i].Time != nil {
+			generic[i].Time = &metav1.Time{Time: generic[i].Time.Time.UTC()}
+		}
+	}
+	fb, _ = json.Marshal(generic)
+	return outcome{object: obj, fields: string(fb)}
+}
+
+// settle compares the outcomes and, when they agree, makes the result the
+// next live object on both sides (through the Go type, as kapi stores it).
+func (h *diffHarness) settle(k, p outcome, kubeOut runtime.Object, obj []byte, fields []kapi.ManagedFieldsEntry) bool {
+	h.t.Helper()
+	if (k.err == "") != (p.err == "") {
+		h.fail("errors differ:\nkube: %s\nkapi: %s", k.err, p.err)
+		return false
+	}
+	if k.err != "" {
+		if k.causes != nil || p.causes != nil {
+			sort.Strings(k.causes)
+			sort.Strings(p.causes)
+			if !reflect.DeepEqual(k.causes, p.causes) {
+				h.fail("conflict causes differ:\nkube: %q\nkapi: %q", k.causes, p.causes)
+				return false
+			}
+			if k.err != p.err {
+				h.fail("conflict messages differ:\nkube: %s\nkapi: %s", k.err, p.err)
+				return false
+			}
+		}
+		return true
+	}
+	if !jsonSame(k.object, p.object) {
+		h.fail("objects differ:\nkube: %s\nkapi: %s", k.object, p.object)
+		return false
+	}
+	if k.fields != p.fields {
+		h.fail("managedFields differ:\nkube: %s\nkapi: %s", k.fields, p.fields)
+		return false
+	}
+	var w diffWidget
+	if err := json.Unmarshal(p.object, &w); err != nil {
+		h.fail("result does not decode: %v", err)
+		return false
+	}
+	if w.UID == "" {
+		w.UID = "uid-1" // the server gives every created object one
+	}
+	w.ManagedFields = nil
+	h.live, _ = json.Marshal(w)
+	h.kubeFields = nil // Unmarshal into old entries would keep their times
+	json.Unmarshal([]byte(k.fields), &h.kubeFields)
+	h.kapiFields = fields
+	return true
+}
+
+func (h *diffHarness) fail(format string, args ...any) {
+	h.t.Helper()
+	h.t.Errorf("step %d: "+format+"\nsteps:\n  %s", append([]any{h.step}, append(args, strings.Join(h.log, "\n  "))...)...)
+}
+
+func jsonSame(a, b []byte) bool {
+	var va, vb any
+	if utiljson.Unmarshal(a, &va) != nil || utiljson.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(normalizeNumbers(va), normalizeNumbers(vb))
+}
+
+func normalizeNumbers(v any) any {
+	switch x := v.(type) {
+	case float64:
+		if x == float64(int64(x)) {
+			return int64(x)
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = normalizeNumbers(x[k])
+		}
+	case []any:
+		for i := range x {
+			x[i] = normalizeNumbers(x[i])
+		}
+	}
+	return v
+}
+
+const diffHead = `"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"`
+
+// diffStep is one step of a scripted sequence.
+type diffStep struct {
+	apply       string // a manager applies config
+	update      string // a manager writes the object
+	subresource string
+	config      string // apply: the config's spec (JSON object members after metadata)
+	object      string // update: the new object's members after metadata
+	force       bool
+}
+
+func TestSSADifferentialTable(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		steps []diffStep
+	}{
+		{"create by apply", []diffStep{
+			{apply: "alice", config: `,"labels":{"a":"1"}},"spec":{"replicas":1,"color":"red","ports":[{"name":"http","port":80}],"tags":["x"],"args":["a"],"selector":{"k":"v"}}`},
+		}},
+		{"conflict then force", []diffStep{
+			{apply: "alice", config: `},"spec":{"replicas":1,"color":"red"}`},
+			{apply: "bob", config: `},"spec":{"replicas":2,"color":"blue"}`},
+			{apply: "bob", config: `},"spec":{"replicas":2,"color":"blue"}`, force: true},
+			{apply: "alice", config: `},"spec":{"replicas":1}`},
+		}},
+		{"shared ownership and removal", []diffStep{
+			{apply: "alice", config: `},"spec":{"replicas":1,"color":"red"}`},
+			{apply: "bob", config: `},"spec":{"color":"red"}`},
+			{apply: "alice", config: `},"spec":{"replicas":1}`},
+			{apply: "bob", config: `}`},
+		}},
+		{"map list items", []diffStep{
+			{apply: "alice", config: `},"spec":{"ports":[{"name":"http","port":80},{"name":"grpc","port":9000}]}`},
+			{apply: "bob", config: `},"spec":{"ports":[{"name":"https","port":443},{"name":"http","port":8080}]}`},
+			{apply: "bob", config: `},"spec":{"ports":[{"name":"https","port":443},{"name":"http","port":8080}]}`, force: true},
+			{apply: "alice", config: `},"spec":{"ports":[{"name":"grpc","port":9000}]}`},
+		}},
+		{"update then apply", []diffStep{
+			{update: "creator", object: `,"uid":"u1"},"spec":{"replicas":1,"color":"red","tags":["x","y"]}`},
+			{apply: "alice", config: `},"spec":{"replicas":3,"tags":["y","z"]}`},
+			{apply: "alice", config: `},"spec":{"replicas":3,"tags":["y","z"]}`, force: true},
+			{update: "editor", object: `,"uid":"u1"},"spec":{"replicas":4,"color":"red","tags":["x","y","z"]}`},
+			{apply: "alice", config: `},"spec":{"tags":["z"]}`},
+		}},
+		{"status subresource", []diffStep{
+			{apply: "alice", config: `},"spec":{"color":"red"}`},
+			{update: "controller", subresource: "status", object: `,"uid":"u1"},"spec":{"color":"red"},"status":{"phase":"Ready","conditions":[{"type":"Ready","status":"True","lastTransitionTime":null,"reason":"","message":""}]}`},
+			{apply: "ctl", subresource: "status", config: `},"status":{"phase":"Done"}`},
+		}},
+		{"atomic and untyped", []diffStep{
+			{apply: "alice", config: `},"spec":{"args":["a","b"],"extra":{"x":[1,2]},"template":{"image":"i"}}`},
+			{apply: "bob", config: `},"spec":{"args":["a"],"extra":{"x":[1,2]},"template":{"image":"i","pull":"p"}}`},
+			{apply: "alice", config: `},"spec":{}`},
+		}},
+		{"duplicate key in config", []diffStep{
+			{apply: "alice", config: `},"spec":{"ports":[{"name":"a"},{"name":"a"}]}`},
+		}},
+		{"many updaters capped", func() []diffStep {
+			s := []diffStep{{apply: "alice", config: `},"spec":{"color":"red"}`}}
+			for i := 0; i < 13; i++ {
+				s = append(s, diffStep{update: fmt.Sprintf("u%02d", i), object: fmt.Sprintf(`,"uid":"u1","labels":{"l%d":"x"}},"spec":{"color":"red","replicas":%d}`, i, i+1)})
+			}
+			return s
+		}()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newDiffHarness(t)
+			for _, s := range tc.steps {
+				var ok bool
+				if s.apply != "" {
+					ok = h.apply(s.apply, s.subresource, "{"+diffHead+s.config+"}", s.force)
+				} else {
+					ok = h.update(s.update, s.subresource, []byte("{"+diffHead+s.object+"}"))
+				}
+				if !ok {
+					return
+				}
+			}
+		})
+	}
+}
