@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand"
 	"reflect"
 	"sort"
 	"strings"
@@ -210,6 +211,8 @@ type diffHarness struct {
 	kapiFields []kapi.ManagedFieldsEntry
 	step       int
 	log        []string
+	conflicts  int // steps that both sides refused with conflicts
+	changes    int // steps whose result differs from the live object
 }
 
 var diffBaseTime = time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -369,6 +372,7 @@ func (h *diffHarness) settle(k, p outcome, kubeOut runtime.Object, obj []byte, f
 	}
 	if k.err != "" {
 		if k.causes != nil || p.causes != nil {
+			h.conflicts++
 			sort.Strings(k.causes)
 			sort.Strings(p.causes)
 			if !reflect.DeepEqual(k.causes, p.causes) {
@@ -389,6 +393,9 @@ func (h *diffHarness) settle(k, p outcome, kubeOut runtime.Object, obj []byte, f
 	if k.fields != p.fields {
 		h.fail("managedFields differ:\nkube: %s\nkapi: %s", k.fields, p.fields)
 		return false
+	}
+	if h.live == nil || !jsonSame(h.live, p.object) {
+		h.changes++
 	}
 	var w diffWidget
 	if err := json.Unmarshal(p.object, &w); err != nil {
@@ -518,4 +525,218 @@ func TestSSADifferentialTable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSSADifferentialRandom runs random sequences of applies (three
+// managers, on the main resource and /status, with and without force) and
+// updates (a dozen managers, so the cap on Update entries is reached)
+// through both implementations.
+func TestSSADifferentialRandom(t *testing.T) {
+	sequences := 600
+	if testing.Short() {
+		sequences = 100
+	}
+	steps, conflicts, changes := 0, 0, 0
+	for seed := 1; seed <= sequences; seed++ {
+		r := rand.New(rand.NewSource(int64(seed)))
+		h := newDiffHarness(t)
+		n := 4 + r.Intn(12)
+		for i := 0; i < n; i++ {
+			var ok bool
+			status := r.Intn(5) == 0
+			sub := ""
+			if status {
+				sub = "status"
+			}
+			if h.live == nil || r.Intn(3) > 0 {
+				manager := []string{"alice", "bob", "carol"}[r.Intn(3)]
+				ok = h.apply(manager, sub, randomConfig(r, status), r.Intn(3) == 0)
+			} else {
+				ok = h.update(fmt.Sprintf("u%d", r.Intn(13)), sub, randomUpdate(t, r, h.live, status))
+			}
+			steps++
+			if !ok {
+				t.Fatalf("seed %d differs", seed)
+			}
+		}
+		conflicts += h.conflicts
+		changes += h.changes
+	}
+	t.Logf("%d sequences, %d steps agree: %d changed the object, %d were conflicts", sequences, steps, changes, conflicts)
+	if conflicts == 0 || changes == 0 {
+		t.Errorf("the sequences never conflict or never change the object: they test too little")
+	}
+}
+
+func pick[T any](r *rand.Rand, xs ...T) T { return xs[r.Intn(len(xs))] }
+
+// subset is a random selection of names in random order.
+func subset(r *rand.Rand, names ...string) []string {
+	var out []string
+	for _, i := range r.Perm(len(names)) {
+		if r.Intn(2) == 0 {
+			out = append(out, names[i])
+		}
+	}
+	return out
+}
+
+func randomConfig(r *rand.Rand, status bool) string {
+	meta := map[string]any{"name": "w"}
+	if labels := subset(r, "l1", "l2"); len(labels) > 0 {
+		m := map[string]any{}
+		for _, l := range labels {
+			m[l] = pick(r, "a", "b")
+		}
+		meta["labels"] = m
+	}
+	obj := map[string]any{"apiVersion": diffAPIVersion, "kind": "Widget", "metadata": meta}
+	if status {
+		st := map[string]any{}
+		if r.Intn(2) == 0 {
+			st["phase"] = pick(r, "Ready", "Done")
+		}
+		if types := subset(r, "Ready", "Synced"); len(types) > 0 {
+			var conds []any
+			for _, ty := range types {
+				conds = append(conds, map[string]any{"type": ty, "status": pick(r, "True", "False")})
+			}
+			st["conditions"] = conds
+		}
+		obj["status"] = st
+		return diffJSON(obj)
+	}
+	if r.Intn(10) == 0 {
+		return diffJSON(obj)
+	}
+	spec := map[string]any{}
+	if r.Intn(2) == 0 {
+		spec["replicas"] = 1 + r.Intn(3)
+	}
+	if r.Intn(2) == 0 {
+		spec["color"] = pick(r, "red", "blue")
+	}
+	if r.Intn(2) == 0 {
+		var ports []any
+		for _, name := range subset(r, "http", "https", "grpc") {
+			p := map[string]any{"name": name}
+			if r.Intn(4) > 0 {
+				p["port"] = pick(r, 80, 443, 8080)
+			}
+			if r.Intn(3) == 0 {
+				p["protocol"] = pick(r, "TCP", "UDP")
+			}
+			ports = append(ports, p)
+		}
+		spec["ports"] = ports
+	}
+	if r.Intn(2) == 0 {
+		spec["tags"] = subset(r, "x", "y", "z")
+	}
+	if r.Intn(3) == 0 {
+		spec["args"] = subset(r, "a", "b")
+	}
+	if r.Intn(3) == 0 {
+		m := map[string]any{}
+		for _, k := range subset(r, "k1", "k2") {
+			m[k] = pick(r, "v1", "v2")
+		}
+		spec["selector"] = m
+	}
+	if r.Intn(4) == 0 {
+		spec["extra"] = pick[any](r, 1, "s", []any{1, 2}, map[string]any{"a": 1})
+	}
+	if r.Intn(4) == 0 {
+		tpl := map[string]any{"image": pick(r, "i1", "i2")}
+		if r.Intn(2) == 0 {
+			tpl["pull"] = "Always"
+		}
+		spec["template"] = tpl
+	}
+	obj["spec"] = spec
+	return diffJSON(obj)
+}
+
+// randomUpdate changes a few fields of the live object (only status when
+// status is set), as a controller's PUT would.
+func randomUpdate(t *testing.T, r *rand.Rand, live []byte, status bool) []byte {
+	var w diffWidget
+	if err := json.Unmarshal(live, &w); err != nil {
+		t.Fatal(err)
+	}
+	for n := 1 + r.Intn(3); n > 0; n-- {
+		if status {
+			switch r.Intn(3) {
+			case 0:
+				w.Status.Phase = pick(r, "", "Ready", "Failed")
+			case 1:
+				w.Status.Conditions = append(w.Status.Conditions, kapi.Condition{Type: fmt.Sprintf("C%d", r.Intn(100)), Status: "True"})
+			case 2:
+				if len(w.Status.Conditions) > 0 {
+					w.Status.Conditions[r.Intn(len(w.Status.Conditions))].Status = pick(r, "True", "False", "Unknown")
+				}
+			}
+			continue
+		}
+		switch r.Intn(9) {
+		case 0:
+			w.Spec.Color = pick(r, "", "red", "green")
+		case 1:
+			v := int32(r.Intn(5))
+			w.Spec.Replicas = pick(r, nil, &v)
+		case 2:
+			name := pick(r, "http", "admin", "grpc")
+			found := false
+			for i := range w.Spec.Ports {
+				if w.Spec.Ports[i].Name == name {
+					found = true
+					if r.Intn(2) == 0 {
+						w.Spec.Ports = append(w.Spec.Ports[:i], w.Spec.Ports[i+1:]...)
+					} else {
+						w.Spec.Ports[i].Port = int32(1 + r.Intn(9000))
+					}
+					break
+				}
+			}
+			if !found {
+				w.Spec.Ports = append(w.Spec.Ports, diffPort{Name: name, Port: 1234})
+			}
+		case 3:
+			w.Spec.Tags = subset(r, "x", "y", "w")
+		case 4:
+			w.Spec.Args = subset(r, "a", "c")
+		case 5:
+			if w.Labels == nil {
+				w.Labels = map[string]string{}
+			}
+			k := pick(r, "l1", "l3")
+			if _, ok := w.Labels[k]; ok && r.Intn(2) == 0 {
+				delete(w.Labels, k)
+			} else {
+				w.Labels[k] = pick(r, "a", "c")
+			}
+		case 6:
+			if w.Spec.Selector == nil {
+				w.Spec.Selector = map[string]string{}
+			}
+			w.Spec.Selector[pick(r, "k1", "k3")] = "v9"
+		case 7:
+			w.Spec.Extra = pick[any](r, nil, "t", []any{3.0})
+		case 8:
+			w.Spec.Template = pick(r, nil, &diffTemplate{Image: "i3"})
+		}
+	}
+	b, err := json.Marshal(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func diffJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }
