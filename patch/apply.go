@@ -85,8 +85,17 @@ func (s *Schema) Apply(live, config []byte, managed []kapi.ManagedFieldsEntry, o
 		now = kapi.Now()
 	}
 	ignore := ignoreFilter(opts.Ignore)
+	// kube-apiserver merges the ignored fields and resets them afterwards:
+	// they are not applied, but a change to them still stamps the entry.
+	touchesIgnored := false
 	for _, f := range opts.Ignore {
-		delete(cfg, f)
+		if cv, ok := cfg[f]; ok {
+			lv, lok := liveObj[f]
+			if mv, _ := merge(lv, lok, cv, true, s.Field(f)); !lok || !equalValues(lv, mv) {
+				touchesIgnored = true
+			}
+			delete(cfg, f)
+		}
 	}
 
 	if len(ms) == 0 {
@@ -131,10 +140,11 @@ func (s *Schema) Apply(live, config []byte, managed []kapi.ManagedFieldsEntry, o
 	applier.set = applier.set.minus(serverOwned)
 	ms.dropEmpty()
 
-	if !equalValues(liveObj, result) {
+	if touchesIgnored || !equalValues(liveObj, result) {
 		t := now
 		applier.time = &t
-	} else {
+	}
+	if equalValues(liveObj, result) {
 		result = liveObj
 	}
 	out, err := json.Marshal(result)

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 )
 
@@ -211,22 +212,38 @@ type diffHarness struct {
 	kapiFields []kapi.ManagedFieldsEntry
 	step       int
 	log        []string
-	conflicts  int // steps that both sides refused with conflicts
-	changes    int // steps whose result differs from the live object
+	ignore     bool // as a registry with a status subresource: status is not the main resource's, spec not /status's
+	conflicts  int  // steps that both sides refused with conflicts
+	changes    int  // steps whose result differs from the live object
 }
 
 var diffBaseTime = time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func newDiffHarness(t *testing.T) *diffHarness {
+// ignoredField is the top-level field a write through subresource does not
+// touch, when the harness ignores fields.
+func ignoredField(subresource string) string {
+	if subresource == "status" {
+		return "spec"
+	}
+	return "status"
+}
+
+func newDiffHarness(t *testing.T, ignore bool) *diffHarness {
 	t.Helper()
 	parser, err := typed.NewParser(typed.YAMLObject(diffSchemaYAML))
 	if err != nil {
 		t.Fatal(err)
 	}
 	conv := smdConverter{widget: parser.Type("widget")}
-	h := &diffHarness{t: t, kube: map[string]*managedfields.FieldManager{}}
+	h := &diffHarness{t: t, kube: map[string]*managedfields.FieldManager{}, ignore: ignore}
 	for _, sub := range []string{"", "status"} {
-		fm, err := managedfields.NewDefaultFieldManager(conv, diffConvertor{}, diffDefaulter{}, diffCreater{}, diffGVK, diffGVK.GroupVersion(), sub, nil)
+		var reset map[fieldpath.APIVersion]fieldpath.Filter
+		if ignore {
+			reset = map[fieldpath.APIVersion]fieldpath.Filter{
+				diffAPIVersion: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(fieldpath.MakePathOrDie(ignoredField(sub)))),
+			}
+		}
+		fm, err := managedfields.NewDefaultFieldManager(conv, diffConvertor{}, diffDefaulter{}, diffCreater{}, diffGVK, diffGVK.GroupVersion(), sub, reset)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -283,12 +300,27 @@ func (h *diffHarness) apply(manager, subresource string, config string, force bo
 			}
 		}
 	} else {
+		if h.ignore {
+			// kube-apiserver's strategy resets what the subresource does
+			// not own after the field manager merged it.
+			u := out.(*unstructured.Unstructured)
+			f := ignoredField(subresource)
+			if old, ok := h.kubeObject(h.live, nil).Object[f]; ok && h.live != nil {
+				u.Object[f] = old
+			} else {
+				delete(u.Object, f)
+			}
+		}
 		k = h.kubeOutcome(out)
+	}
+	var ignore []string
+	if h.ignore {
+		ignore = []string{ignoredField(subresource)}
 	}
 
 	var p outcome
 	obj, fields, err := h.schema.Apply(h.live, []byte(config), h.kapiFields, patch.ApplyOptions{
-		Manager: manager, APIVersion: diffAPIVersion, Subresource: subresource, Force: force, Now: kapi.NewTime(h.now()),
+		Manager: manager, APIVersion: diffAPIVersion, Subresource: subresource, Force: force, Now: kapi.NewTime(h.now()), Ignore: ignore,
 	})
 	if err != nil {
 		p.err = err.Error()
@@ -315,9 +347,13 @@ func (h *diffHarness) update(manager, subresource string, newObj []byte) bool {
 	} else {
 		k = h.kubeOutcome(out)
 	}
+	var ignore []string
+	if h.ignore {
+		ignore = []string{ignoredField(subresource)}
+	}
 	var p outcome
 	fields, err := h.schema.Update(h.live, newObj, h.kapiFields, patch.UpdateOptions{
-		Manager: manager, APIVersion: diffAPIVersion, Subresource: subresource, Now: kapi.NewTime(h.now()),
+		Manager: manager, APIVersion: diffAPIVersion, Subresource: subresource, Now: kapi.NewTime(h.now()), Ignore: ignore,
 	})
 	if err != nil {
 		p.err = err.Error()
@@ -511,7 +547,7 @@ func TestSSADifferentialTable(t *testing.T) {
 		}()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newDiffHarness(t)
+			h := newDiffHarness(t, false)
 			for _, s := range tc.steps {
 				var ok bool
 				if s.apply != "" {
@@ -539,7 +575,7 @@ func TestSSADifferentialRandom(t *testing.T) {
 	steps, conflicts, changes := 0, 0, 0
 	for seed := 1; seed <= sequences; seed++ {
 		r := rand.New(rand.NewSource(int64(seed)))
-		h := newDiffHarness(t)
+		h := newDiffHarness(t, seed%2 == 0)
 		n := 4 + r.Intn(12)
 		for i := 0; i < n; i++ {
 			var ok bool
@@ -550,7 +586,7 @@ func TestSSADifferentialRandom(t *testing.T) {
 			}
 			if h.live == nil || r.Intn(3) > 0 {
 				manager := []string{"alice", "bob", "carol"}[r.Intn(3)]
-				ok = h.apply(manager, sub, randomConfig(r, status), r.Intn(3) == 0)
+				ok = h.apply(manager, sub, randomConfig(r, status, h.ignore), r.Intn(3) == 0)
 			} else {
 				ok = h.update(fmt.Sprintf("u%d", r.Intn(13)), sub, randomUpdate(t, r, h.live, status))
 			}
@@ -581,7 +617,9 @@ func subset(r *rand.Rand, names ...string) []string {
 	return out
 }
 
-func randomConfig(r *rand.Rand, status bool) string {
+// randomConfig is an apply configuration of the spec, or of the status;
+// with ignore, sometimes of the other too, which the write must ignore.
+func randomConfig(r *rand.Rand, status, ignore bool) string {
 	meta := map[string]any{"name": "w"}
 	if labels := subset(r, "l1", "l2"); len(labels) > 0 {
 		m := map[string]any{}
@@ -604,6 +642,9 @@ func randomConfig(r *rand.Rand, status bool) string {
 			st["conditions"] = conds
 		}
 		obj["status"] = st
+		if ignore && r.Intn(3) == 0 {
+			obj["spec"] = map[string]any{"color": pick(r, "red", "blue")}
+		}
 		return diffJSON(obj)
 	}
 	if r.Intn(10) == 0 {
@@ -633,6 +674,21 @@ func randomConfig(r *rand.Rand, status bool) string {
 	if r.Intn(2) == 0 {
 		spec["tags"] = subset(r, "x", "y", "z")
 	}
+	// Empty lists and objects, and nulls, own differently from values.
+	switch r.Intn(12) {
+	case 0:
+		spec["tags"] = []any{}
+	case 1:
+		spec["selector"] = map[string]any{}
+	case 2:
+		spec["color"] = nil
+	case 3:
+		meta["labels"] = map[string]any{}
+	case 4:
+		spec["ports"] = []any{}
+	case 5:
+		spec["template"] = nil
+	}
 	if r.Intn(3) == 0 {
 		spec["args"] = subset(r, "a", "b")
 	}
@@ -654,6 +710,9 @@ func randomConfig(r *rand.Rand, status bool) string {
 		spec["template"] = tpl
 	}
 	obj["spec"] = spec
+	if ignore && r.Intn(3) == 0 {
+		obj["status"] = map[string]any{"phase": pick(r, "Ready", "Done")}
+	}
 	return diffJSON(obj)
 }
 
