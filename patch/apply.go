@@ -2,6 +2,7 @@ package patch
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/kapi-dev/kapi"
@@ -28,6 +29,8 @@ type UpdateOptions struct {
 	Now         kapi.Time
 	Ignore      []string
 }
+
+var errNoAPIVersion = errors.New("patch: the options' APIVersion is required")
 
 // beforeFirstApply owns what an object had before its first apply, so the
 // apply does not take it over silently.
@@ -61,6 +64,9 @@ var serverOwned = func() fieldSet {
 func (s *Schema) Apply(live, config []byte, managed []kapi.ManagedFieldsEntry, opts ApplyOptions) ([]byte, []kapi.ManagedFieldsEntry, error) {
 	if opts.Manager == "" {
 		return nil, nil, fmt.Errorf("%w: fieldManager is required for apply", ErrMalformed)
+	}
+	if opts.APIVersion == "" {
+		return nil, nil, errNoAPIVersion // the caller's bug: entries without one cannot be read back
 	}
 	cfg, err := decodeObject(config)
 	if err != nil {
@@ -162,6 +168,9 @@ func (s *Schema) Apply(live, config []byte, managed []kapi.ManagedFieldsEntry, o
 // returns none. Which managedFields to pass (the live object's, or those a
 // client sent) is the caller's choice, as it is kube-apiserver's.
 func (s *Schema) Update(old, new []byte, managed []kapi.ManagedFieldsEntry, opts UpdateOptions) ([]kapi.ManagedFieldsEntry, error) {
+	if opts.APIVersion == "" {
+		return nil, errNoAPIVersion
+	}
 	newObj, err := s.liveObject(new)
 	if err != nil {
 		return nil, err

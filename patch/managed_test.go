@@ -37,7 +37,7 @@ func TestServerSideApplyErrors(t *testing.T) {
 		{"duplicate map-list keys", "", obj(`},"spec":{"ports":[{"name":"a"},{"name":"a","port":1}]}`), nil, "m", patch.ErrMalformed, `duplicate entries for key [name="a"]`},
 		{"duplicate set items", "", obj(`},"spec":{"tags":["x","x"]}`), nil, "m", patch.ErrMalformed, `duplicate entries for key [="x"]`},
 		{"null set item", "", obj(`},"spec":{"tags":[null]}`), nil, "m", patch.ErrMalformed, "explicit null"},
-		{"nested too deep", "", obj(`},"spec":{"extra":`+strings.Repeat("[", 10001)+strings.Repeat("]", 10001)+`}`), nil, "m", patch.ErrMalformed, "exceeded max depth"},
+		{"nested too deep", "", obj(`},"spec":{"extra":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`), nil, "m", patch.ErrMalformed, "exceeded max depth"},
 		{"live is not an object", `"x"`, obj(`}`), nil, "m", patch.ErrNotApplicable, "not a JSON object"},
 		{"live has the wrong shape", `{"spec":[]}`, obj(`}`), nil, "m", patch.ErrNotApplicable, "expected an object"},
 		{"bad operation", string(live), obj(`}`), []kapi.ManagedFieldsEntry{{Manager: "a", Operation: "Patch", APIVersion: gv, FieldsType: "FieldsV1"}}, "m", patch.ErrNotApplicable, "operation"},
