@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,6 +47,22 @@ type diffSpec struct {
 	Selector map[string]string `json:"selector,omitempty"`
 	Extra    any               `json:"extra,omitempty"`
 	Template *diffTemplate     `json:"template,omitempty" structType:"atomic"`
+	// Containers nest a map list keyed by two fields in a map list.
+	Containers []diffContainer `json:"containers,omitempty" listType:"map" listMapKey:"name"`
+	Numbers    []int64         `json:"numbers,omitempty" listType:"set"`
+}
+
+type diffContainer struct {
+	Name  string            `json:"name"`
+	Image string            `json:"image,omitempty"`
+	Ports []diffCPort       `json:"ports,omitempty" listType:"map" listMapKey:"containerPort,protocol"`
+	Env   map[string]string `json:"env,omitempty"`
+}
+
+type diffCPort struct {
+	ContainerPort int32  `json:"containerPort"`
+	Protocol      string `json:"protocol,omitempty"`
+	HostPort      int32  `json:"hostPort,omitempty"`
 }
 
 type diffPort struct {
@@ -127,6 +144,25 @@ const diffSchemaYAML = `types:
       type: {namedType: __untyped_atomic_}
     - name: template
       type: {namedType: template}
+    - name: containers
+      type: {list: {elementType: {namedType: container}, elementRelationship: associative, keys: [name]}}
+    - name: numbers
+      type: {list: {elementType: {scalar: numeric}, elementRelationship: associative}}
+- name: container
+  map:
+    fields:
+    - {name: name, type: {scalar: string}}
+    - {name: image, type: {scalar: string}}
+    - name: ports
+      type: {list: {elementType: {namedType: cport}, elementRelationship: associative, keys: [containerPort, protocol]}}
+    - name: env
+      type: {map: {elementType: {scalar: string}}}
+- name: cport
+  map:
+    fields:
+    - {name: containerPort, type: {scalar: numeric}}
+    - {name: protocol, type: {scalar: string}}
+    - {name: hostPort, type: {scalar: numeric}}
 - name: port
   map:
     fields:
@@ -377,11 +413,42 @@ func (h *diffHarness) kubeOutcome(out runtime.Object) outcome {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	fb, _ := json.Marshal(fields)
+	fb, _ := json.Marshal(sortedFieldsV1(fields))
 	return outcome{object: b, fields: string(fb)}
 }
 
+// sortedFieldsV1 writes each entry's set with its keys sorted as strings.
+// kube-apiserver keeps a custom resource's managedFields as unstructured
+// maps, so its JSON comes out in that order; kapi writes structured-merge-
+// diff's own order (numbers by value), as kube does for built-in kinds. The
+// sets are the same; only the key order of the JSON differs.
+func sortedFieldsV1(fields []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
+	out := make([]metav1.ManagedFieldsEntry, len(fields))
+	for i, f := range fields {
+		out[i] = f
+		if f.FieldsV1 != nil {
+			var m map[string]any
+			if err := json.Unmarshal(f.FieldsV1.Raw, &m); err == nil {
+				raw, _ := json.Marshal(m)
+				out[i].FieldsV1 = &metav1.FieldsV1{Raw: raw}
+			}
+		}
+	}
+	return out
+}
+
 func (h *diffHarness) kapiOutcome(obj []byte, fields []kapi.ManagedFieldsEntry) outcome {
+	for _, f := range fields {
+		// kapi's FieldsV1 is byte for byte what structured-merge-diff
+		// writes for the same set.
+		var set fieldpath.Set
+		if err := set.FromJSON(bytes.NewReader(f.FieldsV1.Raw)); err != nil {
+			h.fail("kapi's fieldsV1 does not parse: %v: %s", err, f.FieldsV1.Raw)
+		}
+		if smd, _ := set.ToJSON(); !bytes.Equal(smd, f.FieldsV1.Raw) {
+			h.fail("kapi's fieldsV1 is not in structured-merge-diff's form:\nkapi: %s\nsmd:  %s", f.FieldsV1.Raw, smd)
+		}
+	}
 	fb, _ := json.Marshal(fields)
 	// Both sides' entries go through the same JSON, so the same set is
 	// the same text.
@@ -394,7 +461,7 @@ func (h *diffHarness) kapiOutcome(obj []byte, fields []kapi.ManagedFieldsEntry) 
 			generic[i].Time = &metav1.Time{Time: generic[i].Time.Time.UTC()}
 		}
 	}
-	fb, _ = json.Marshal(generic)
+	fb, _ = json.Marshal(sortedFieldsV1(generic))
 	return outcome{object: obj, fields: string(fb)}
 }
 
@@ -674,6 +741,45 @@ func randomConfig(r *rand.Rand, status, ignore bool) string {
 	if r.Intn(2) == 0 {
 		spec["tags"] = subset(r, "x", "y", "z")
 	}
+	if r.Intn(3) == 0 {
+		var cs []any
+		for _, name := range subset(r, "app", "sidecar") {
+			c := map[string]any{"name": name}
+			if r.Intn(2) == 0 {
+				c["image"] = pick(r, "img:1", "img:2")
+			}
+			if r.Intn(2) == 0 {
+				var ports []any
+				for _, p := range subset(r, "80", "443", "53") {
+					port := map[string]any{"containerPort": map[string]int{"80": 80, "443": 443, "53": 53}[p]}
+					if r.Intn(2) == 0 {
+						port["protocol"] = pick(r, "TCP", "UDP") // a key that may be missing
+					}
+					if r.Intn(2) == 0 {
+						port["hostPort"] = pick(r, 8080, 9090)
+					}
+					ports = append(ports, port)
+				}
+				c["ports"] = ports
+			}
+			if r.Intn(3) == 0 {
+				env := map[string]any{}
+				for _, k := range subset(r, "A", "B") {
+					env[k] = pick(r, "1", "2")
+				}
+				c["env"] = env
+			}
+			cs = append(cs, c)
+		}
+		spec["containers"] = cs
+	}
+	if r.Intn(4) == 0 {
+		var ns []any
+		for _, n := range subset(r, "1", "2", "30") {
+			ns = append(ns, map[string]int{"1": 1, "2": 2, "30": 30}[n])
+		}
+		spec["numbers"] = ns
+	}
 	// Empty lists and objects, and nulls, own differently from values.
 	switch r.Intn(12) {
 	case 0:
@@ -737,7 +843,35 @@ func randomUpdate(t *testing.T, r *rand.Rand, live []byte, status bool) []byte {
 			}
 			continue
 		}
-		switch r.Intn(9) {
+		switch r.Intn(13) {
+		case 9:
+			if len(w.Spec.Containers) > 0 {
+				c := &w.Spec.Containers[r.Intn(len(w.Spec.Containers))]
+				switch r.Intn(3) {
+				case 0:
+					c.Image = pick(r, "", "img:3")
+				case 1:
+					c.Ports = append(c.Ports, diffCPort{ContainerPort: int32(pick(r, 80, 8000)), Protocol: pick(r, "", "TCP")})
+				case 2:
+					if c.Env == nil {
+						c.Env = map[string]string{}
+					}
+					c.Env[pick(r, "A", "C")] = "9"
+				}
+			} else {
+				w.Spec.Containers = append(w.Spec.Containers, diffContainer{Name: "init", Image: "busybox"})
+			}
+		case 10:
+			w.Spec.Numbers = append(w.Spec.Numbers, int64(r.Intn(4)))
+		case 11:
+			// kube keeps what a write gives it, duplicates included.
+			if len(w.Spec.Tags) > 0 {
+				w.Spec.Tags = append(w.Spec.Tags, w.Spec.Tags[0])
+			}
+		case 12:
+			if len(w.Spec.Ports) > 0 {
+				w.Spec.Ports = append(w.Spec.Ports, diffPort{Name: w.Spec.Ports[0].Name, Port: 7})
+			}
 		case 0:
 			w.Spec.Color = pick(r, "", "red", "green")
 		case 1:
