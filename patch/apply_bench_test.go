@@ -19,7 +19,7 @@ func BenchmarkServerSideApply(b *testing.B) {
 		ports = append(ports, fmt.Sprintf(`{"name":"p%d","port":%d}`, i, i+1))
 		labels = append(labels, fmt.Sprintf(`"l%d":"v"`, i))
 	}
-	config := []byte(obj(`,"labels":{`+strings.Join(labels, ",")+`}},"spec":{"replicas":1,"ports":[`+strings.Join(ports, ",")+`]}`))
+	config := []byte(obj(`,"labels":{` + strings.Join(labels, ",") + `}},"spec":{"replicas":1,"ports":[` + strings.Join(ports, ",") + `]}`))
 	opts := patch.ApplyOptions{Manager: "kubectl", APIVersion: gv, Now: kapi.NewTime(base)}
 	live, managed, err := s.Apply(nil, config, nil, opts)
 	if err != nil {
