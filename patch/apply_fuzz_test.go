@@ -12,17 +12,18 @@ import (
 )
 
 // FuzzServerSideApply applies a configuration to a live object as one
-// manager, then the same configuration again: Apply never panics, fails
-// only with its documented errors, returns JSON objects, and the second
-// apply changes neither the object nor its managedFields.
+// manager, then the same configuration again, then another manager's
+// configuration and an update: Apply and Update never panic, fail only
+// with their documented errors, return JSON objects, and the repeated apply
+// changes neither the object nor its managedFields.
 func FuzzServerSideApply(f *testing.F) {
-	f.Add(obj(`,"labels":{"a":"1"}},"spec":{"color":"red","replicas":1}`), obj(`},"spec":{"replicas":2,"ports":[{"name":"http","port":80}]}`), true, "")
-	f.Add(obj(`},"spec":{"ports":[{"name":"a"},{"name":"b","port":1}],"tags":["x","y"]}`), obj(`},"spec":{"ports":[{"name":"b","port":2},{"name":"c"}],"tags":["z","x"]}`), false, "status")
-	f.Add(``, obj(`},"spec":{"extra":{"a":[1,{"b":null}]},"args":["a","a"],"selector":{}}`), false, "")
-	f.Add(obj(`},"status":{"conditions":[{"type":"Ready","status":"True"}]}`), obj(`},"status":{"conditions":[{"type":"Ready","status":"False"}]},"spec":null`), true, "spec")
-	f.Add(`{"spec":{"ports":[{"name":"a"},{"name":"a"}]}}`, `{"spec":{"ports":[{"name":"a","port":1}]}}`, true, "")
+	f.Add(obj(`,"labels":{"a":"1"}},"spec":{"color":"red","replicas":1}`), obj(`},"spec":{"replicas":2,"ports":[{"name":"http","port":80}]}`), obj(`},"spec":{"replicas":3}`), true, "")
+	f.Add(obj(`},"spec":{"ports":[{"name":"a"},{"name":"b","port":1}],"tags":["x","y"]}`), obj(`},"spec":{"ports":[{"name":"b","port":2},{"name":"c"}],"tags":["z","x"]}`), obj(`},"spec":{"tags":["x"]}`), false, "status")
+	f.Add(``, obj(`},"spec":{"extra":{"a":[1,{"b":null}]},"args":["a","a"],"selector":{}}`), `{}`, false, "")
+	f.Add(obj(`},"status":{"conditions":[{"type":"Ready","status":"True"}]}`), obj(`},"status":{"conditions":[{"type":"Ready","status":"False"}]},"spec":null`), obj(`},"status":null`), true, "spec")
+	f.Add(`{"spec":{"ports":[{"name":"a"},{"name":"a"}]}}`, `{"spec":{"ports":[{"name":"a","port":1}]}}`, `{"spec":{"ports":[{"name":"a","port":2}]}}`, true, "")
 	s := widgetSchema(f)
-	f.Fuzz(func(t *testing.T, live, config string, force bool, ignore string) {
+	f.Fuzz(func(t *testing.T, live, config, other string, force bool, ignore string) {
 		var l []byte
 		if live != "" {
 			l = []byte(live)
@@ -59,6 +60,22 @@ func FuzzServerSideApply(f *testing.F) {
 		}
 		if !reflect.DeepEqual(managedAgain, managed) {
 			t.Fatalf("the same apply again changes managedFields:\n%s\nthen\n%s", entries(managed), entries(managedAgain))
+		}
+
+		opts.Manager, opts.Force = "other", force
+		third, managedThird, err := s.Apply(out, []byte(other), managed, opts)
+		if err != nil {
+			var ce *patch.ConflictError
+			if !errors.Is(err, patch.ErrMalformed) && !errors.Is(err, patch.ErrNotApplicable) && !errors.As(err, &ce) {
+				t.Fatalf("error %v is neither ErrMalformed, ErrNotApplicable nor a conflict", err)
+			}
+			return
+		}
+		if err := json.Unmarshal(third, &v); err != nil || v == nil {
+			t.Fatalf("result is not a JSON object: %s", third)
+		}
+		if _, err := s.Update(third, out, managedThird, patch.UpdateOptions{Manager: "writer", APIVersion: gv}); err != nil {
+			t.Fatalf("Update back to an object Apply accepted: %v", err)
 		}
 	})
 }
