@@ -222,9 +222,8 @@ func sortedKeys(m map[string]any) []string {
 // compareElements orders path elements as Kubernetes sorts them in FieldsV1:
 // fields, then keys, then values, then indexes.
 func compareElements(a, b pathElement) int {
-	rank := map[byte]int{'f': 0, 'k': 1, 'v': 2, 'i': 3}
 	if a.kind != b.kind {
-		return cmpInt(rank[a.kind], rank[b.kind])
+		return cmpInt(elementRank(a.kind), elementRank(b.kind))
 	}
 	switch a.kind {
 	case 'f':
@@ -243,6 +242,10 @@ func compareElements(a, b pathElement) int {
 		return compareValues(a.value, b.value)
 	}
 	return cmpInt(a.index, b.index)
+}
+
+func elementRank(kind byte) int {
+	return strings.IndexByte("fkvi", kind)
 }
 
 // parseElement reads one FieldsV1 key; errUnknownElement for a form it does

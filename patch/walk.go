@@ -15,8 +15,9 @@ import (
 // structured-merge-diff's rules, edge cases included, because clients see
 // the objects and managedFields they produce.
 
-// decodeJSON reads one JSON value with numbers kept exact; an integral
-// number is written as an integer, as Kubernetes reads numbers.
+// decodeJSON reads one JSON value with numbers kept exact; as Kubernetes
+// reads numbers, an integral one is an int64 and any other a float64, which
+// is how they are written back and named in FieldsV1.
 func decodeJSON(b []byte) (any, error) {
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
@@ -35,6 +36,10 @@ func canonicalNumbers(v any) any {
 	case json.Number:
 		if i, ok := asInt(x); ok {
 			return json.Number(strconv.FormatInt(i, 10))
+		}
+		if f, err := x.Float64(); err == nil {
+			b, _ := json.Marshal(f) // as Kubernetes writes a float64 back
+			return json.Number(b)
 		}
 	case []any:
 		for i := range x {

@@ -602,6 +602,10 @@ func TestSSADifferentialTable(t *testing.T) {
 			{apply: "bob", config: `},"spec":{"args":["a"],"extra":{"x":[1,2]},"template":{"image":"i","pull":"p"}}`},
 			{apply: "alice", config: `},"spec":{}`},
 		}},
+		{"numbers as kube reads them", []diffStep{
+			{apply: "alice", config: `},"spec":{"replicas":2.0,"extra":{"f":1.50,"e":1e3},"numbers":[1.0,3e0],"containers":[{"name":"c","ports":[{"containerPort":80.0}]}]}`},
+			{apply: "bob", config: `},"spec":{"replicas":2,"numbers":[3]}`},
+		}},
 		{"duplicate key in config", []diffStep{
 			{apply: "alice", config: `},"spec":{"ports":[{"name":"a"},{"name":"a"}]}`},
 		}},
