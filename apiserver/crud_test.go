@@ -812,12 +812,12 @@ func TestRoundTripJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	meta := m["metadata"].(map[string]any)
-	for _, k := range []string{"name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "labels"} {
+	for _, k := range []string{"name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "labels", "managedFields"} {
 		if _, ok := meta[k]; !ok {
 			t.Errorf("metadata lacks %s: %s", k, r.Body)
 		}
 	}
-	for _, k := range []string{"deletionTimestamp", "finalizers", "managedFields"} {
+	for _, k := range []string{"deletionTimestamp", "finalizers"} {
 		if _, ok := meta[k]; ok {
 			t.Errorf("metadata has %s, which is unset: %s", k, r.Body)
 		}

@@ -42,8 +42,11 @@ type request struct {
 	name        string
 	subresource string
 	objType     *objectType // the type of the objects read and written
-	query       url.Values
-	out         codec.Target // the response's format and view
+	// managedByApply says a server-side apply has set the managed fields
+	// of what it writes: they record no Update.
+	managedByApply bool
+	query          url.Values
+	out            codec.Target // the response's format and view
 	// includeObject is the Table parameter: None, Metadata (also "") or Object.
 	includeObject    string
 	tableHeadersSent bool
@@ -209,29 +212,37 @@ func (rq *request) decodeBody() (kapi.Object, error) {
 // refuses them, Warn (the default) answers a warning for each, Ignore says
 // nothing; both drop unknown fields, and the last duplicate wins.
 func (rq *request) decode(in *codec.Format, data []byte) (kapi.Object, error) {
+	obj, _, err := rq.decodeCleaned(in, data)
+	return obj, err
+}
+
+// decodeCleaned is decode, also returning the JSON that was decoded: the
+// body in JSON without its unknown fields (nil for protobuf).
+func (rq *request) decodeCleaned(in *codec.Format, data []byte) (kapi.Object, []byte, error) {
 	validation := rq.query.Get("fieldValidation")
 	switch validation {
 	case "", "Warn", "Ignore", "Strict":
 	default:
-		return nil, badRequest("fieldValidation must be one of Ignore, Warn or Strict, not %q", validation)
+		return nil, nil, badRequest("fieldValidation must be one of Ignore, Warn or Strict, not %q", validation)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, rq.undecodable("the request body is empty")
+		return nil, nil, rq.undecodable("the request body is empty")
 	}
 	jsonData, text, err := in.ToJSON(data)
 	if err != nil {
-		return nil, rq.undecodable(err.Error())
+		return nil, nil, rq.undecodable(err.Error())
 	}
 	if !text { // protobuf: decoded as is; unknown fields are skipped, as Kubernetes does
 		obj := rq.objType.newObject()
 		if err := in.Unmarshal(data, obj); err != nil {
-			return nil, rq.undecodable(err.Error())
+			return nil, nil, rq.undecodable(err.Error())
 		}
-		return rq.checkType(obj)
+		obj, err := rq.checkType(obj)
+		return obj, nil, err
 	}
 	data = jsonData
 	if string(bytes.TrimSpace(data)) == "null" {
-		return nil, rq.undecodable("the request body is null, not an object")
+		return nil, nil, rq.undecodable("the request body is null, not an object")
 	}
 	// A document that is not JSON fails the check; decoding it below says why.
 	if report, cleaned, err := codec.CheckJSONFields(data, rq.objType.typ); err == nil && !report.Empty() {
@@ -244,7 +255,7 @@ func (rq *request) decode(in *codec.Format, data []byte) (kapi.Object, error) {
 		}
 		switch validation {
 		case "Strict":
-			return nil, rq.undecodable("strict decoding error: " + strings.Join(problems, ", "))
+			return nil, nil, rq.undecodable("strict decoding error: " + strings.Join(problems, ", "))
 		case "", "Warn":
 			for _, p := range problems {
 				rq.warn(p)
@@ -256,9 +267,10 @@ func (rq *request) decode(in *codec.Format, data []byte) (kapi.Object, error) {
 	}
 	obj := rq.objType.newObject()
 	if err := codec.UnmarshalJSON(data, obj); err != nil {
-		return nil, rq.undecodable(err.Error())
+		return nil, nil, rq.undecodable(err.Error())
 	}
-	return rq.checkType(obj)
+	checked, err := rq.checkType(obj)
+	return checked, data, err
 }
 
 // checkType refuses an object of another kind or version, and sets the

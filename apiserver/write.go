@@ -73,6 +73,12 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object) error {
 		if err := rq.admitValid(ctx, OperationCreate, obj, nil, dryRun); err != nil {
 			return err
 		}
+		if !rq.managedByApply && attempt == 0 {
+			meta.ManagedFields = baseManagedFields(nil, obj)
+			if err := rq.recordUpdate(nil, obj); err != nil {
+				return err
+			}
+		}
 		if dryRun {
 			return rq.respond(http.StatusCreated, obj)
 		}
@@ -260,6 +266,9 @@ func (rq *request) write(ctx context.Context, desired func(cur kapi.Object) (kap
 		if err != nil {
 			return nil, err
 		}
+		if !rq.managedByApply {
+			next.GetObjectMeta().ManagedFields = baseManagedFields(cur, want)
+		}
 		if err := rq.mutate(ctx, OperationUpdate, next, cur, dryRun); err != nil {
 			return nil, err
 		}
@@ -277,9 +286,21 @@ func (rq *request) write(ctx context.Context, desired func(cur kapi.Object) (kap
 			return nil, err
 		}
 		meta := next.GetObjectMeta()
-		if bytes.Equal(value, kv.Value) || dryRun {
+		if bytes.Equal(value, kv.Value) {
 			meta.ResourceVersion = cur.GetObjectMeta().ResourceVersion
 			return next, nil // nothing changed: nothing is written
+		}
+		if !rq.managedByApply {
+			if err := rq.recordUpdate(cur, next); err != nil {
+				return nil, err
+			}
+			if value, err = marshalStored(next); err != nil {
+				return nil, err
+			}
+		}
+		if dryRun {
+			meta.ResourceVersion = cur.GetObjectMeta().ResourceVersion
+			return next, nil
 		}
 		var rev int64
 		if meta.DeletionTimestamp != nil && len(meta.Finalizers) == 0 {
