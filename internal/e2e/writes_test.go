@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestKubectlWrites runs kubectl's writing commands against a widget server:
@@ -453,4 +456,127 @@ func writesWaitReady(t *testing.T, k *kubectl) {
 	// Once met, a wait returns at once.
 	out = k.must(t, "wait", "--for=condition=Ready", "widget/ready", "--timeout=30s")
 	wantOutput(t, out, "condition met")
+}
+
+// TestDynamicApply drives server-side apply through client-go's dynamic
+// client: an apply creates a missing widget and changes it later; an apply
+// without a field manager is refused; and, once field ownership lands, a
+// second manager's apply of a field the first one owns is a 409 whose causes
+// name the field and the owner, until it forces.
+func TestDynamicApply(t *testing.T) {
+	srv := startServer(t)
+	widgets := dynamicClient(t, srv, nil).Resource(widgetsGVR).Namespace(testNamespace)
+
+	t.Run("creates-then-changes", func(t *testing.T) {
+		t.Parallel()
+		ctx := ctxFor(t, 60*time.Second)
+		obj, err := widgets.Apply(ctx, "applied", newWidget("applied", map[string]any{"color": "blue", "size": int64(2)}),
+			metav1.ApplyOptions{FieldManager: "alice"})
+		if err != nil {
+			t.Fatalf("apply of a missing widget: %v", err)
+		}
+		if obj.GetUID() == "" || obj.GetGeneration() != 1 {
+			t.Errorf("apply created uid %q generation %d, want a uid and generation 1", obj.GetUID(), obj.GetGeneration())
+		}
+		wantField(t, obj.Object, "blue", "spec", "color")
+		wantField(t, obj.Object, 1, "spec", "replicas") // defaulted
+
+		obj, err = widgets.Apply(ctx, "applied", newWidget("applied", map[string]any{"color": "blue", "size": int64(3)}),
+			metav1.ApplyOptions{FieldManager: "alice"})
+		if err != nil {
+			t.Fatalf("second apply: %v", err)
+		}
+		wantField(t, obj.Object, 3, "spec", "size")
+		if obj.GetGeneration() != 2 {
+			t.Errorf("generation after an apply that changed spec.size = %d, want 2", obj.GetGeneration())
+		}
+		got, err := widgets.Get(ctx, "applied", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantField(t, got.Object, 3, "spec", "size")
+	})
+
+	t.Run("needs-field-manager", func(t *testing.T) {
+		t.Parallel()
+		ctx := ctxFor(t, 60*time.Second)
+		_, err := widgets.Apply(ctx, "unmanaged", newWidget("unmanaged", map[string]any{"color": "red"}), metav1.ApplyOptions{})
+		if st := statusOfErr(t, err); st.Code != 400 || st.Reason != metav1.StatusReasonBadRequest {
+			t.Errorf("apply without a field manager: %d %s %q, want 400 BadRequest", st.Code, st.Reason, st.Message)
+		}
+		if _, err := widgets.Get(ctx, "unmanaged", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("get after a refused apply: %v, want NotFound", err)
+		}
+	})
+
+	t.Run("conflict-then-force", func(t *testing.T) {
+		requireServerSideApply(t)
+		t.Parallel()
+		ctx := ctxFor(t, 60*time.Second)
+		_, err := widgets.Apply(ctx, "contested", newWidget("contested", map[string]any{"color": "red", "replicas": int64(2)}),
+			metav1.ApplyOptions{FieldManager: "alice"})
+		if err != nil {
+			t.Fatalf("alice's apply: %v", err)
+		}
+		bobs := newWidget("contested", map[string]any{"replicas": int64(4)})
+
+		_, err = widgets.Apply(ctx, "contested", bobs, metav1.ApplyOptions{FieldManager: "bob"})
+		if !apierrors.IsConflict(err) {
+			t.Fatalf("bob's apply of alice's spec.replicas: err = %v, want a 409 Conflict", err)
+		}
+		st := statusOfErr(t, err)
+		if st.Code != 409 || st.Reason != metav1.StatusReasonConflict {
+			t.Errorf("status %d %s, want 409 Conflict; %s", st.Code, st.Reason, mustJSON(st))
+		}
+		const want = `conflict with "alice" using example.com/v1`
+		if st.Message != `Apply failed with 1 conflict: `+want+`: .spec.replicas` {
+			t.Errorf("message = %q, want %q", st.Message, `Apply failed with 1 conflict: `+want+`: .spec.replicas`)
+		}
+		if st.Details == nil || len(st.Details.Causes) != 1 {
+			t.Fatalf("want exactly one cause; status: %s", mustJSON(st))
+		}
+		c := st.Details.Causes[0]
+		if c.Type != metav1.CauseTypeFieldManagerConflict || c.Field != ".spec.replicas" || c.Message != want {
+			t.Errorf("cause = {%s %q %q}, want {FieldManagerConflict %q %q}", c.Type, c.Field, c.Message, ".spec.replicas", want)
+		}
+		got, err := widgets.Get(ctx, "contested", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantField(t, got.Object, 2, "spec", "replicas")
+
+		forced, err := widgets.Apply(ctx, "contested", bobs, metav1.ApplyOptions{FieldManager: "bob", Force: true})
+		if err != nil {
+			t.Fatalf("bob's forced apply: %v", err)
+		}
+		wantField(t, forced.Object, 4, "spec", "replicas")
+		wantField(t, forced.Object, "red", "spec", "color")
+		owners := map[string]metav1.ManagedFieldsEntry{}
+		for _, e := range forced.GetManagedFields() {
+			owners[e.Manager+"/"+string(e.Operation)] = e
+		}
+		a, okA := owners["alice/Apply"]
+		b, okB := owners["bob/Apply"]
+		if !okA || !okB {
+			t.Fatalf("managedFields = %s, want Apply entries for alice and bob", mustJSON(forced.GetManagedFields()))
+		}
+		var aliceFields, bobFields map[string]any
+		if err := json.Unmarshal(a.FieldsV1.Raw, &aliceFields); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b.FieldsV1.Raw, &bobFields); err != nil {
+			t.Fatal(err)
+		}
+		if !owns(bobFields, "f:spec", "f:replicas") || owns(aliceFields, "f:spec", "f:replicas") {
+			t.Errorf("after the force bob should own spec.replicas and alice not; alice %s, bob %s", a.FieldsV1.Raw, b.FieldsV1.Raw)
+		}
+
+		// Now alice is the one who conflicts.
+		_, err = widgets.Apply(ctx, "contested", newWidget("contested", map[string]any{"color": "red", "replicas": int64(2)}),
+			metav1.ApplyOptions{FieldManager: "alice"})
+		if st := statusOfErr(t, err); st.Details == nil || len(st.Details.Causes) != 1 ||
+			st.Details.Causes[0].Message != `conflict with "bob" using example.com/v1` {
+			t.Errorf("alice's apply of what bob took: want one cause naming bob; status: %s", mustJSON(st))
+		}
+	})
 }
