@@ -273,7 +273,11 @@ func writesApplyServerSide(t *testing.T, k *kubectl) {
 
 func writesApplyClientSide(t *testing.T, k *kubectl) {
 	const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
-	full := writeFile(t, "full.yaml", widgetYAML("csa", "  labels:\n    team: x\nspec:\n  color: red\n  size: 5\n"))
+	// The ports spell out their protocol: kubectl sends a custom resource's
+	// apply as a JSON merge patch, which replaces a list whole, so a list the
+	// server defaulted into would never compare unchanged.
+	full := writeFile(t, "full.yaml", widgetYAML("csa", "  labels:\n    team: x\nspec:\n  color: red\n  size: 5\n"+
+		"  ports:\n  - name: http\n    port: 80\n    protocol: TCP\n  - name: https\n    port: 443\n    protocol: TCP\n"))
 	out := k.must(t, "apply", "-f", full)
 	wantOutput(t, out, "widget.example.com/csa created")
 	obj := k.getJSON(t, "widget", "csa")
@@ -300,7 +304,8 @@ func writesApplyClientSide(t *testing.T, k *kubectl) {
 
 	// Fields removed from the file are removed from the object; a field the
 	// file never set (the defaulted replicas) stays.
-	out = k.must(t, "apply", "-f", writeFile(t, "less.yaml", widgetYAML("csa", "spec:\n  color: red\n")))
+	out = k.must(t, "apply", "-f", writeFile(t, "less.yaml", widgetYAML("csa", "spec:\n  color: red\n"+
+		"  ports:\n  - name: http\n    port: 80\n    protocol: TCP\n")))
 	wantOutput(t, out, "widget.example.com/csa configured")
 	obj = k.getJSON(t, "widget", "csa")
 	if v, ok := field(obj, "spec", "size"); ok {
@@ -308,6 +313,9 @@ func writesApplyClientSide(t *testing.T, k *kubectl) {
 	}
 	if v, ok := field(obj, "metadata", "labels", "team"); ok {
 		t.Errorf("label team = %v, want it removed with its line in the file", v)
+	}
+	if ports, order := portsOf(t, obj); !slices.Equal(order, []string{"http"}) || ports["http"]["protocol"] != "TCP" {
+		t.Errorf("spec.ports = %v, want just http (https removed with its lines in the file, protocol still defaulted)", ports)
 	}
 	wantField(t, obj, "red", "spec", "color")
 	wantField(t, obj, 1, "spec", "replicas")
