@@ -12,6 +12,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // TestKubectlWrites runs kubectl's writing commands against a widget server:
@@ -529,24 +530,9 @@ func TestDynamicApply(t *testing.T) {
 		bobs := newWidget("contested", map[string]any{"replicas": int64(4)})
 
 		_, err = widgets.Apply(ctx, "contested", bobs, metav1.ApplyOptions{FieldManager: "bob"})
-		if !apierrors.IsConflict(err) {
-			t.Fatalf("bob's apply of alice's spec.replicas: err = %v, want a 409 Conflict", err)
-		}
-		st := statusOfErr(t, err)
-		if st.Code != 409 || st.Reason != metav1.StatusReasonConflict {
-			t.Errorf("status %d %s, want 409 Conflict; %s", st.Code, st.Reason, mustJSON(st))
-		}
-		const want = `conflict with "alice" using example.com/v1`
-		if st.Message != `Apply failed with 1 conflict: `+want+`: .spec.replicas` {
-			t.Errorf("message = %q, want %q", st.Message, `Apply failed with 1 conflict: `+want+`: .spec.replicas`)
-		}
-		if st.Details == nil || len(st.Details.Causes) != 1 {
-			t.Fatalf("want exactly one cause; status: %s", mustJSON(st))
-		}
-		c := st.Details.Causes[0]
-		if c.Type != metav1.CauseTypeFieldManagerConflict || c.Field != ".spec.replicas" || c.Message != want {
-			t.Errorf("cause = {%s %q %q}, want {FieldManagerConflict %q %q}", c.Type, c.Field, c.Message, ".spec.replicas", want)
-		}
+		// kube-apiserver names an applier by name alone; the apiVersion only
+		// for a manager that wrote with an update (below).
+		wantApplyConflict(t, err, ".spec.replicas", `"alice"`)
 		got, err := widgets.Get(ctx, "contested", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -578,13 +564,47 @@ func TestDynamicApply(t *testing.T) {
 		if !owns(bobFields, "f:spec", "f:replicas") || owns(aliceFields, "f:spec", "f:replicas") {
 			t.Errorf("after the force bob should own spec.replicas and alice not; alice %s, bob %s", a.FieldsV1.Raw, b.FieldsV1.Raw)
 		}
+		if !owns(aliceFields, "f:spec", "f:color") {
+			t.Errorf("alice's fieldsV1 lacks f:spec/f:color, which nobody took from her: %s", a.FieldsV1.Raw)
+		}
 
 		// Now alice is the one who conflicts.
 		_, err = widgets.Apply(ctx, "contested", newWidget("contested", map[string]any{"color": "red", "replicas": int64(2)}),
 			metav1.ApplyOptions{FieldManager: "alice"})
-		if st := statusOfErr(t, err); st.Details == nil || len(st.Details.Causes) != 1 ||
-			st.Details.Causes[0].Message != `conflict with "bob" using example.com/v1` {
-			t.Errorf("alice's apply of what bob took: want one cause naming bob; status: %s", mustJSON(st))
+		wantApplyConflict(t, err, ".spec.replicas", `"bob"`)
+
+		// A field set by an update belongs to its manager too, named with
+		// the apiVersion it wrote.
+		_, err = widgets.Patch(ctx, "contested", types.MergePatchType, []byte(`{"spec":{"size":9}}`),
+			metav1.PatchOptions{FieldManager: "carol"})
+		if err != nil {
+			t.Fatalf("carol's merge patch: %v", err)
 		}
+		_, err = widgets.Apply(ctx, "contested", newWidget("contested", map[string]any{"size": int64(1)}),
+			metav1.ApplyOptions{FieldManager: "dave"})
+		wantApplyConflict(t, err, ".spec.size", `"carol" using example.com/v1`)
 	})
+}
+
+// wantApplyConflict checks that err is kube-apiserver's 409 for an apply
+// that conflicts on one field with one other manager, described as owner.
+func wantApplyConflict(t *testing.T, err error, field, owner string) {
+	t.Helper()
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("apply of %s, which %s owns: err = %v, want a 409 Conflict", field, owner, err)
+	}
+	st := statusOfErr(t, err)
+	if st.Code != 409 || st.Reason != metav1.StatusReasonConflict {
+		t.Errorf("status %d %s, want 409 Conflict; %s", st.Code, st.Reason, mustJSON(st))
+	}
+	cause := "conflict with " + owner
+	if want := "Apply failed with 1 conflict: " + cause + ": " + field; st.Message != want {
+		t.Errorf("message = %q, want %q", st.Message, want)
+	}
+	if st.Details == nil || len(st.Details.Causes) != 1 {
+		t.Fatalf("want exactly one cause; status: %s", mustJSON(st))
+	}
+	if c := st.Details.Causes[0]; c.Type != metav1.CauseTypeFieldManagerConflict || c.Field != field || c.Message != cause {
+		t.Errorf("cause = {%s %q %q}, want {FieldManagerConflict %q %q}", c.Type, c.Field, c.Message, field, cause)
+	}
 }
