@@ -380,6 +380,16 @@ func writesDryRun(t *testing.T, k *kubectl) {
 	// Nothing was stored, so a real create does not find it there.
 	out = k.must(t, "create", "-f", file)
 	wantOutput(t, out, "widget.example.com/dry created")
+	stored := k.getJSON(t, "widget", "dry")
+
+	// A dry-run patch or delete answers and leaves the object as it was.
+	out = k.must(t, "patch", "widget", "dry", "--dry-run=server", "--type=merge", "-p", `{"spec":{"color":"red"}}`)
+	wantOutput(t, out, "widget.example.com/dry patched") // kubectl patch prints no dry-run suffix
+	out = k.must(t, "delete", "widget", "dry", "--dry-run=server")
+	wantOutput(t, out, `widget.example.com "dry" deleted (server dry run)`)
+	obj = k.getJSON(t, "widget", "dry")
+	wantField(t, obj, "blue", "spec", "color")
+	wantField(t, obj, str(stored, "metadata", "resourceVersion"), "metadata", "resourceVersion")
 }
 
 func writesUnknownField(t *testing.T, k *kubectl) {
@@ -417,6 +427,13 @@ func writesFinalizer(t *testing.T, k *kubectl) {
 		t.Errorf("finalizers = %v, want [example.com/hold]", f)
 	}
 
+	// Once deletion has started no finalizer may be added.
+	r := k.run(t, "patch", "widget", "held", "--type=json", "-p",
+		`[{"op":"add","path":"/metadata/finalizers/-","value":"example.com/more"}]`)
+	if r.err == nil || !strings.Contains(r.stderr, "no new finalizers can be added") {
+		t.Errorf("adding a finalizer to a widget being deleted should be refused; %s", r)
+	}
+
 	// wait --for=delete, started while the widget still exists, returns once
 	// the last finalizer is gone. -v=6 shows when its watch has begun.
 	w := k.start(t, "wait", "--for=delete", "widget/held", "--timeout=55s", "-v=6")
@@ -428,7 +445,7 @@ func writesFinalizer(t *testing.T, k *kubectl) {
 	out = w.finish(t, "the finalizer was removed", 60*time.Second)
 	wantOutput(t, out, "condition met")
 
-	r := k.run(t, "get", "widget", "held")
+	r = k.run(t, "get", "widget", "held")
 	if r.err == nil || !strings.Contains(r.stderr, "NotFound") {
 		t.Errorf("get after the last finalizer was removed should fail with NotFound; %s", r)
 	}
