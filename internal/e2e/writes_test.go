@@ -63,7 +63,8 @@ func kubectlWrites(t *testing.T, bin string) {
 	}
 }
 
-// widgetYAML is a widget manifest; body is indented YAML under metadata.name.
+// widgetYAML is a widget manifest named name; rest follows metadata.name:
+// more metadata fields indented two spaces, then spec.
 func widgetYAML(name, rest string) string {
 	return "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: " + name + "\n" + rest
 }
