@@ -616,6 +616,9 @@ func TestFinalizers(t *testing.T) {
 	if mustRevision(t, "rv", d.ResourceVersion) <= mustRevision(t, "rv", created.ResourceVersion) {
 		t.Errorf("marking for deletion did not write: rv %s", d.ResourceVersion)
 	}
+	if d.Generation != created.Generation+1 {
+		t.Errorf("generation %d after deletion started, want %d (kube-apiserver moves it)", d.Generation, created.Generation+1)
+	}
 
 	g := c.read("default", "f")
 	if g.DeletionTimestamp == nil || !slices.Equal(g.Finalizers, []string{"example.com/hold"}) {

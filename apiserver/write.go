@@ -500,15 +500,17 @@ func (rq *request) deleteOne(ctx context.Context, name string, opts deleteOption
 			return nil, false, err
 		}
 		if len(meta.Finalizers) > 0 {
-			if meta.DeletionTimestamp != nil || dryRun {
-				if meta.DeletionTimestamp == nil {
-					now, zero := kapi.Now(), int64(0)
-					meta.DeletionTimestamp, meta.DeletionGracePeriodSeconds = &now, &zero
-				}
+			if meta.DeletionTimestamp != nil {
 				return obj, false, nil
 			}
 			now, zero := kapi.Now(), int64(0)
 			meta.DeletionTimestamp, meta.DeletionGracePeriodSeconds = &now, &zero
+			if meta.Generation > 0 {
+				meta.Generation++ // as kube-apiserver: what is asked of controllers changed
+			}
+			if dryRun {
+				return obj, false, nil
+			}
 			value, err := marshalStored(obj)
 			if err != nil {
 				return nil, false, err

@@ -16,7 +16,7 @@ const (
 	strategicMergePatchLanded = false
 	// serverSideApplyLanded enables the tests of field ownership:
 	// managedFields, apply conflicts between managers, force.
-	serverSideApplyLanded = false
+	serverSideApplyLanded = true
 )
 
 func requireStrategicMergePatch(t *testing.T) {
