@@ -234,6 +234,12 @@ func (s *Server) withAuth(next http.Handler) http.Handler {
 		ctx := r.Context()
 		if authenticate {
 			user, ok, err := authenticator.Authenticate(r)
+			if (err != nil || !ok) && r.ProtoMajor == 2 {
+				// An HTTP/2 connection is costly to keep and prone to abuse
+				// (CVE-2023-44487): kube-apiserver lets a client without
+				// credentials have one request on it, then closes it.
+				w.Header().Set("Connection", "close")
+			}
 			switch {
 			case err != nil:
 				s.config.logger.Info("kapi: authentication failed", "method", r.Method, "path", r.URL.Path, "err", err)

@@ -2,7 +2,10 @@ package apiserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -10,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/go-chi/chi/v5"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/apiserver"
@@ -453,6 +458,155 @@ func TestAuthenticatedGroup(t *testing.T) {
 		}
 		if !slices.Equal(u.Groups, groups) {
 			t.Errorf("the authenticator's user was changed: %v", u.Groups)
+		}
+	}
+}
+
+// FuzzAuthorizedRequests checks that a request is authorized for exactly
+// what the server then does: a user allowed only to get widget a/w sends
+// any method to any path, and every success must be that widget.
+func FuzzAuthorizedRequests(f *testing.F) {
+	for _, seed := range []struct{ method, target string }{
+		{"GET", "/apis/example.com/v1/namespaces/a/widgets/w"},
+		{"GET", "/apis/example.com/v1/namespaces/a/widgets/w/status"},
+		{"GET", "/apis/example.com/v1/namespaces/a/widgets?fieldSelector=metadata.name%3Dw"},
+		{"GET", "/apis/example.com/v1/namespaces/a/widgets?watch=1&fieldSelector=metadata.name%3Dw"},
+		{"GET", "/apis/example.com/v1/namespaces/a/widgets/w%2Fx"},
+		{"GET", "/apis/example.com/v1/namespaces/b/../a/widgets/w"},
+		{"GET", "/apis/example.com/v1//namespaces/a/widgets/w"},
+		{"GET", "/apis/example.com/v1/namespaces//widgets"},
+		{"HEAD", "/apis/example.com/v1/namespaces/a/widgets/w"},
+		{"PUT", "/apis/example.com/v1/namespaces/a/widgets/w"},
+		{"DELETE", "/apis/example.com/v1/namespaces/a/widgets"},
+		{"GET", "/apis/example.com/v1/widgets"},
+		{"GET", "/api/v1/namespaces/a/widgets/w"},
+		{"GET", "/apis"},
+	} {
+		f.Add(seed.method, seed.target)
+	}
+	onlyW := apiserver.AuthorizerFunc(func(_ context.Context, a apiserver.Attributes) (apiserver.Decision, string, error) {
+		if a.User.Name == "admin" || a.Verb == "get" && a.ResourceRequest && a.APIGroup == "example.com" &&
+			a.Namespace == "a" && a.Resource == "widgets" && a.Name == "w" && a.Subresource == "" {
+			return apiserver.DecisionAllow, "", nil
+		}
+		return apiserver.DecisionNoOpinion, "", nil
+	})
+	tokens := apiserver.StaticTokens(map[string]apiserver.User{"admin": {Name: "admin"}, "fuzz": {Name: "fuzz"}})
+	srv := apiservertest.New(f, widgetapi.Register, apiserver.WithAuthentication(tokens), apiserver.WithAuthorization(onlyW))
+	admin := &apiClient{t: f, base: srv.URL, hc: srv.Client()}
+	for _, w := range []*widgetapi.Widget{newWidget("a", "w"), newWidget("a", "x"), newWidget("b", "w")} {
+		admin.do("POST", widgetsIn(w.Namespace), w, "Authorization", "Bearer admin").mustCode(f, http.StatusCreated)
+	}
+
+	f.Fuzz(func(t *testing.T, method, target string) {
+		req, err := http.NewRequest(method, "http://kapi"+target, nil)
+		if err != nil || req.URL.Host != "kapi" {
+			return
+		}
+		req.Header.Set("Authorization", "Bearer fuzz")
+		rec := httptest.NewRecorder()
+		srv.API.ServeHTTP(rec, req)
+		if rec.Code < 200 || rec.Code > 299 || method == "HEAD" {
+			return
+		}
+		var got widgetapi.Widget
+		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || got.Kind != "Widget" || got.Namespace != "a" || got.Name != "w" {
+			t.Fatalf("%s %s: HTTP %d, allowed only to get widget a/w; body %.300s", method, target, rec.Code, rec.Body.Bytes())
+		}
+	})
+}
+
+// TestUnauthenticatedHTTP2 closes the connection of an HTTP/2 client
+// without credentials after one request, as kube-apiserver does, so that
+// it cannot hold streams open; authenticated clients keep theirs.
+func TestUnauthenticatedHTTP2(t *testing.T) {
+	api, err := apiserver.New(apiserver.WithAuthentication(apiserver.StaticTokens(map[string]apiserver.User{"t": {Name: "bob"}})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = api.Close() })
+	var mu sync.Mutex
+	conns := 0
+	srv := httptest.NewUnstartedServer(api)
+	srv.EnableHTTP2 = true
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			mu.Lock()
+			conns++
+			mu.Unlock()
+		}
+	}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+
+	for _, tc := range []struct {
+		token string
+		code  int
+		conns int
+	}{{"t", http.StatusOK, 1}, {"", http.StatusUnauthorized, 2}, {"wrong", http.StatusUnauthorized, 2}} {
+		hc := srv.Client()
+		mu.Lock()
+		conns = 0
+		mu.Unlock()
+		for range 2 {
+			req, _ := http.NewRequest("GET", srv.URL+"/apis", nil)
+			if tc.token != "" {
+				req.Header.Set("Authorization", "Bearer "+tc.token)
+			}
+			resp, err := hc.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.ProtoMajor != 2 || resp.StatusCode != tc.code {
+				t.Fatalf("token %q: HTTP/%d %d, want HTTP/2 %d", tc.token, resp.ProtoMajor, resp.StatusCode, tc.code)
+			}
+		}
+		hc.CloseIdleConnections()
+		mu.Lock()
+		if conns != tc.conns {
+			t.Errorf("token %q: two requests took %d connections, want %d", tc.token, conns, tc.conns)
+		}
+		mu.Unlock()
+	}
+}
+
+// TestAuthorizationUnderChi: mounted in a host's chi router, below a
+// prefix, requests are authorized on the path kapi routes.
+func TestAuthorizationUnderChi(t *testing.T) {
+	rec := &recorder{decision: apiserver.DecisionAllow}
+	api, err := apiserver.New(apiserver.WithAuthentication(bobOnly), apiserver.WithAuthorization(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := widgetapi.Register(api); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = api.Close() })
+	host := chi.NewRouter()
+	host.Mount("/k8s", api)
+
+	for _, tc := range []struct {
+		target string
+		want   apiserver.Attributes
+	}{
+		{"/k8s/apis/example.com/v1/namespaces/default/widgets/a%2Fb", apiserver.Attributes{Verb: "get", ResourceRequest: true, APIGroup: "example.com", APIVersion: "v1",
+			Namespace: "default", Resource: "widgets", Name: "a/b", Path: "/apis/example.com/v1/namespaces/default/widgets/a/b"}},
+		{"/k8s/apis/example.com/v1/widgetclasses", apiserver.Attributes{Verb: "list", ResourceRequest: true, APIGroup: "example.com", APIVersion: "v1",
+			Resource: "widgetclasses", Path: "/apis/example.com/v1/widgetclasses"}},
+		{"/k8s/apis", apiserver.Attributes{Verb: "get", Path: "/apis"}},
+	} {
+		rr := httptest.NewRecorder()
+		host.ServeHTTP(rr, httptest.NewRequest("GET", tc.target, nil))
+		asked := rec.take()
+		if len(asked) != 1 {
+			t.Fatalf("%s: HTTP %d; the authorizer was asked %d times", tc.target, rr.Code, len(asked))
+		}
+		got := asked[0]
+		got.User = apiserver.User{}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", tc.target, got, tc.want)
 		}
 	}
 }

@@ -64,11 +64,12 @@ func requestAttributes(r *http.Request) Attributes {
 		a.Subresource = parts[2]
 	}
 	if a.Name == "" && a.Verb == "get" {
+		query := r.URL.Query()
 		a.Verb = "list"
-		if watch, _ := boolQuery(r.URL.Query(), "watch"); watch {
+		if watch, _ := boolQuery(query, "watch"); watch {
 			a.Verb = "watch"
 		}
-		a.Name = selectedName(r.URL.Query().Get("fieldSelector"))
+		a.Name = selectedName(query.Get("fieldSelector"))
 	}
 	if a.Name == "" && a.Verb == "delete" {
 		a.Verb = "deletecollection"
