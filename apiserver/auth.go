@@ -232,6 +232,7 @@ func (s *Server) withAuth(next http.Handler) http.Handler {
 			}
 		}
 		ctx := r.Context()
+		authenticated := false
 		if authenticate {
 			user, ok, err := authenticator.Authenticate(r)
 			if (err != nil || !ok) && r.ProtoMajor == 2 {
@@ -251,11 +252,7 @@ func (s *Server) withAuth(next http.Handler) http.Handler {
 			case !ok:
 				user = User{Name: UserAnonymous, Groups: []string{GroupUnauthenticated}}
 			default:
-				user = withAuthenticatedGroup(user)
-				// Handlers and hooks have the user; the credentials stay
-				// out of their reach, as kube-apiserver removes them.
-				r = r.Clone(ctx)
-				r.Header.Del("Authorization")
+				user, authenticated = withAuthenticatedGroup(user), true
 			}
 			ctx = WithUser(ctx, user)
 			attrs.User = user
@@ -271,7 +268,15 @@ func (s *Server) withAuth(next http.Handler) http.Handler {
 				return
 			}
 		}
-		next.ServeHTTP(w, r.WithContext(ctx))
+		r = r.WithContext(ctx)
+		if _, ok := r.Header["Authorization"]; ok && authenticated {
+			// Handlers and hooks have the user; the credentials stay out
+			// of their reach, as kube-apiserver removes them. The host's
+			// request keeps its header.
+			r.Header = r.Header.Clone()
+			r.Header.Del("Authorization")
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 

@@ -15,7 +15,7 @@ import (
 // request is authorized for exactly what the handler then does.
 func requestAttributes(r *http.Request) Attributes {
 	path, parts := routedPath(r)
-	a := Attributes{Verb: strings.ToLower(r.Method), Path: path}
+	a := Attributes{Verb: lowerMethod(r.Method), Path: path}
 	if len(parts) < 3 {
 		return a
 	}
@@ -75,6 +75,28 @@ func requestAttributes(r *http.Request) Attributes {
 		a.Verb = "deletecollection"
 	}
 	return a
+}
+
+// lowerMethod is strings.ToLower without an allocation for the usual
+// methods.
+func lowerMethod(m string) string {
+	switch m {
+	case http.MethodGet:
+		return "get"
+	case http.MethodHead:
+		return "head"
+	case http.MethodPost:
+		return "post"
+	case http.MethodPut:
+		return "put"
+	case http.MethodPatch:
+		return "patch"
+	case http.MethodDelete:
+		return "delete"
+	case http.MethodOptions:
+		return "options"
+	}
+	return strings.ToLower(m)
 }
 
 // routedPath returns the path the server's router will match and its
