@@ -299,12 +299,19 @@ func kubectlAuth(t *testing.T, s *securedServer, bin string) {
 		return k.run(t, append(slices.Clone(flags), args...)...)
 	}
 
-	// What kubectl says when kube-apiserver refuses its token: discovery
-	// fails first.
+	// What kubectl says when kube-apiserver refuses its credentials:
+	// discovery fails first. (Without any credentials, kubectl would not
+	// send a request over TLS: it asks for a user name on its stdin.)
+	const loginPlease = "error: You must be logged in to the server (the server has asked for the client to provide credentials)"
 	wrong, wrongFlags := as("wrong")
 	r := run(wrong, wrongFlags, "get", "widgets", "-n", viewerNS)
-	if r.err == nil || !strings.Contains(r.stderr, "error: You must be logged in to the server (the server has asked for the client to provide credentials)") {
+	if r.err == nil || !strings.Contains(r.stderr, loginPlease) {
 		t.Errorf("a wrong token: %s", r)
+	}
+	basic := newKubectl(t, bin, s.server)
+	r = basic.run(t, "--certificate-authority", ca, "--username", "viewer", "--password", viewerToken, "get", "widgets", "-n", viewerNS)
+	if r.err == nil || !strings.Contains(r.stderr, loginPlease) {
+		t.Errorf("basic authentication, which the server does not know: %s", r)
 	}
 
 	viewer, viewerFlags := as(viewerToken)
