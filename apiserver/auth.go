@@ -110,7 +110,8 @@ type Attributes struct {
 	// selector metadata.name=NAME restricts it to, as Kubernetes does (so
 	// a rule's ResourceNames can allow watching one object).
 	Name string
-	// Path is the request's path.
+	// Path is the request's path as kapi routes it (below the prefix a
+	// parent chi router mounted kapi at).
 	Path string
 }
 
