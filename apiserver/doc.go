@@ -36,6 +36,26 @@
 // nothing writes nothing. Objects with finalizers are marked for deletion and
 // removed when the last finalizer goes.
 //
+// # Authentication and authorization
+//
+// A server serves everyone until told otherwise. WithAuthentication names
+// the user of each request (StaticTokens and ReadTokenFile for bearer
+// tokens, ClientCertificates for TLS client certificates,
+// UnionAuthenticator to accept several kinds, or an AuthenticatorFunc);
+// a request no authenticator accepts is 401 Unauthorized, unless
+// WithAnonymous lets requests without credentials in as system:anonymous.
+// Handlers and hooks read the user with UserFrom.
+//
+// WithAuthorization then decides on every request — reads, watches,
+// writes, subresources, discovery, OpenAPI, /version — from its
+// Attributes: user, verb, API group and version, resource, subresource,
+// namespace and name, or the path of a non-resource request, read from
+// the URL as kube-apiserver reads them. RulesAuthorizer takes rules shaped
+// like RBAC's; an AuthorizerFunc can decide anything else. A denial is 403
+// Forbidden with Kubernetes' message, which kubectl and client-go show as
+// they would for kube-apiserver. The health checks are served without
+// either step (WithAlwaysAllowPaths changes which paths are).
+//
 // # Errors
 //
 // Every failure is a kapi.Status with the code and reason of the Kubernetes

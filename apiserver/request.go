@@ -159,20 +159,9 @@ func (rq *request) fail(err error) {
 	writeStatus(rq.w, rq.r, rq.out.Format, statusOf(err, target{rq.res, rq.name}))
 }
 
-// boolParam reads a boolean query parameter as kube-apiserver converts
-// them: absent is false, "false" and "0" (in any case) are false, any other
-// value is true. set says whether it was given.
-func (rq *request) boolParam(name string) (value, set bool) {
-	values, set := rq.query[name]
-	if !set || len(values) == 0 {
-		return false, false
-	}
-	switch strings.ToLower(values[0]) {
-	case "false", "0":
-		return false, true
-	}
-	return true, true
-}
+// boolParam reads a boolean query parameter (see boolQuery), as the
+// authorizer read watch.
+func (rq *request) boolParam(name string) (value, set bool) { return boolQuery(rq.query, name) }
 
 // dryRun reads the dryRun parameter: only All is known.
 func (rq *request) dryRun(fromBody []string) (bool, error) {

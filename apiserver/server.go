@@ -32,6 +32,7 @@ type config struct {
 	logger           *slog.Logger
 	mutating         []AdmissionFunc
 	validating       []AdmissionFunc
+	auth             authConfig // auth.go
 }
 
 // WithStorage stores objects in store instead of a new in-memory store.
@@ -104,6 +105,9 @@ func New(opts ...Option) (*Server, error) {
 	}
 	if c.keyPrefix == "" || c.keyPrefix[0] != '/' || c.keyPrefix[len(c.keyPrefix)-1] != '/' {
 		errs = append(errs, fmt.Errorf("key prefix %q must start and end with '/'", c.keyPrefix))
+	}
+	if err := c.auth.check(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("apiserver: %w", err)
@@ -230,7 +234,7 @@ func (s *Server) routes() http.Handler {
 			s.resourceRoutes(r, gv)
 		})
 	}
-	return r
+	return s.withAuth(r)
 }
 
 // resourceRoutes mounts the resource paths of one group version.
