@@ -221,7 +221,9 @@ func isWatch(u *url.URL) bool {
 }
 
 // acquire takes a slot of the request's cap; false if the cap is reached.
-func (f *flow) acquire(c class) (release func(), ok bool) {
+// The slot is the counter returned (nil when there is no cap), which
+// release gives back.
+func (f *flow) acquire(c class) (slot *atomic.Int64, ok bool) {
 	var n *atomic.Int64
 	var max int64
 	switch c {
@@ -233,13 +235,22 @@ func (f *flow) acquire(c class) (release func(), ok bool) {
 		n, max = &f.watches, f.limits.watches
 	}
 	if n == nil || max == 0 {
-		return func() {}, true
+		return nil, true
 	}
 	if n.Add(1) > max {
 		n.Add(-1)
 		return nil, false
 	}
-	return func() { n.Add(-1) }, true
+	return n, true
+}
+
+// release gives back the slot of a request that has returned, and its place
+// in the drain.
+func (f *flow) release(slot *atomic.Int64) {
+	if slot != nil {
+		slot.Add(-1)
+	}
+	f.leave()
 }
 
 // guard is the handler every request passes first.
@@ -269,22 +280,18 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	release, ok := f.acquire(c)
+	slot, ok := f.acquire(c)
 	if !ok {
 		f.leave()
 		writeTooManyRequests(w, r)
 		return
 	}
-	done := func() {
-		release()
-		f.leave()
-	}
 	if timeout == 0 {
-		defer done()
+		defer f.release(slot)
 		g.serve(w, r)
 		return
 	}
-	g.serveWithin(w, r, timeout, done)
+	g.serveWithin(w, r, timeout, slot)
 }
 
 // timeout is the request's deadline from now: the server's, or less if the
@@ -325,17 +332,17 @@ func (g *guard) serve(w http.ResponseWriter, r *http.Request) {
 // serveWithin runs the handler with a deadline. The handler runs in a
 // goroutine of its own so that the client is answered 504 when the deadline
 // passes even if the handler does not return: it goes on, with its context
-// cancelled, writing into a writer that discards everything, and done runs
-// when it returns (its slot of the cap and its place in the drain are held
-// until then: it is still working).
-func (g *guard) serveWithin(w http.ResponseWriter, r *http.Request, timeout time.Duration, done func()) {
+// cancelled, writing into a writer that discards everything; its slot of
+// the cap and its place in the drain are held until it returns: it is still
+// working.
+func (g *guard) serveWithin(w http.ResponseWriter, r *http.Request, timeout time.Duration, slot *atomic.Int64) {
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
 	r = r.WithContext(ctx)
 	tw := &timeoutWriter{w: w, header: w.Header().Clone()}
 	result := make(chan any, 1) // a panic to re-raise here; buffered: the handler never waits for it
 	go func() {
-		defer done()
+		defer g.flow.release(slot)
 		var abort any
 		defer func() {
 			if p := recover(); p != nil && g.recovered(tw, r, p, tw.began()) {

@@ -3,6 +3,7 @@ package apiserver_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/apiserver/apiservertest"
 	"github.com/kapi-dev/kapi/internal/leakcheck"
+	"github.com/kapi-dev/kapi/storage/memory"
 )
 
 // probe is a resource whose hooks do what spec.mode says: block until the
@@ -265,15 +267,14 @@ func TestWatchIgnoresRequestTimeout(t *testing.T) {
 // when it returns.
 func TestRequestTimeout(t *testing.T) {
 	cases := []struct {
-		name    string
-		opts    []apiserver.Option
-		query   string
-		timeout bool
+		name  string
+		opts  []apiserver.Option
+		query string
 	}{
-		{name: "the server's default", opts: []apiserver.Option{apiserver.WithRequestTimeout(100 * time.Millisecond)}, timeout: true},
-		{name: "timeout= shorter than the default", query: "?timeout=100ms", timeout: true},
-		{name: "timeout= longer than the default is capped", opts: []apiserver.Option{apiserver.WithRequestTimeout(100 * time.Millisecond)}, query: "?timeout=1h", timeout: true},
-		{name: "timeout=0 is the default", opts: []apiserver.Option{apiserver.WithRequestTimeout(100 * time.Millisecond)}, query: "?timeout=0", timeout: true},
+		{name: "the server's default", opts: []apiserver.Option{apiserver.WithRequestTimeout(100 * time.Millisecond)}},
+		{name: "timeout= shorter than the default", query: "?timeout=100ms"},
+		{name: "timeout= longer than the default is capped", opts: []apiserver.Option{apiserver.WithRequestTimeout(100 * time.Millisecond)}, query: "?timeout=1h"},
+		{name: "timeout=0 is the default", opts: []apiserver.Option{apiserver.WithRequestTimeout(100 * time.Millisecond)}, query: "?timeout=0"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -375,8 +376,12 @@ func TestPanicsInHooks(t *testing.T) {
 	})
 
 	t.Run("a panic in a watch ends that stream only", func(t *testing.T) {
+		logged := strings.Count(log.String(), "a column bug")
 		ws := c.watch(probes+"?watch=true&resourceVersion=0", "Accept", probeTableAccept)
 		ws.untilEndOrError()
+		if strings.Count(log.String(), "a column bug") == logged {
+			t.Error("the watch ended without the panic logged")
+		}
 		c.get(probes).mustCode(t, http.StatusOK)
 	})
 }
@@ -552,4 +557,84 @@ func TestLoadAtTwiceTheCap(t *testing.T) {
 		t.Errorf("goroutines outlived the load:\n%s", strings.Join(leaked, "\n\n"))
 	}
 	_ = srv
+}
+
+// fragile is a resource whose spec panics when it decodes explode: true, as
+// a user's UnmarshalJSON with a bug would.
+type fragile struct {
+	kapi.TypeMeta   `json:",inline"`
+	kapi.ObjectMeta `json:"metadata,omitempty"`
+	Spec            fragileSpec `json:"spec"`
+}
+
+type fragileSpec struct {
+	Explode bool `json:"explode"`
+}
+
+func (s *fragileSpec) UnmarshalJSON(data []byte) error {
+	var v struct {
+		Explode bool `json:"explode"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	if v.Explode {
+		panic("fragile spec")
+	}
+	s.Explode = v.Explode
+	return nil
+}
+
+// TestPanicInUserDecoding: a type's own UnmarshalJSON that panics is a 500
+// for a request body, and a stored object that makes it panic is left out of
+// the watch cache (whose goroutine serves every watch) instead of ending the
+// process.
+func TestPanicInUserDecoding(t *testing.T) {
+	store := memory.New()
+	var log syncBuffer
+	srv := apiservertest.New(t, func(s *apiserver.Server) error {
+		return apiserver.Register(s, apiserver.Resource[fragile]{Group: "faults.example.com", Version: "v1", Kind: "Fragile", Plural: "fragiles"})
+	}, apiserver.WithStorage(store), apiserver.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	c := &apiClient{t: t, base: srv.URL, hc: srv.Client()}
+	const fragiles = "/apis/faults.example.com/v1/fragiles"
+
+	c.do(http.MethodPost, fragiles, `{"metadata":{"name":"a"},"spec":{"explode":true}}`).failure(t, http.StatusInternalServerError, kapi.StatusReasonInternalError)
+	ws := c.watch(fragiles + "?watch=true")
+	if _, err := store.Create(context.Background(), "/fragiles.faults.example.com/stored", []byte(`{"metadata":{"name":"stored"},"spec":{"explode":true}}`)); err != nil {
+		t.Fatal(err)
+	}
+	c.do(http.MethodPost, fragiles, `{"metadata":{"name":"b"},"spec":{}}`).mustCode(t, http.StatusCreated)
+	ws.expect("ADDED b") // the stored object that does not decode is skipped
+	c.get(fragiles).mustCode(t, http.StatusOK)
+	for _, want := range []string{"a handler panicked", "decode /fragiles.faults.example.com/stored: panic: fragile spec"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("the log does not hold %q:\n%s", want, log.String())
+		}
+	}
+}
+
+// TestLimitOptionErrors: a negative cap or a request timeout that is not
+// positive is an error from New, not a surprise at the first request.
+func TestLimitOptionErrors(t *testing.T) {
+	for name, opt := range map[string]apiserver.Option{
+		"negative read-only cap": apiserver.WithMaxRequestsInFlight(-1),
+		"negative mutating cap":  apiserver.WithMaxMutatingRequestsInFlight(-1),
+		"negative watch cap":     apiserver.WithMaxWatches(-1),
+		"zero request timeout":   apiserver.WithRequestTimeout(0),
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, err := apiserver.New(opt)
+			if err == nil {
+				s.Close()
+				t.Fatal("New succeeded, want an error")
+			}
+		})
+	}
+	t.Run("zero caps remove them", func(t *testing.T) {
+		s, err := apiserver.New(apiserver.WithMaxRequestsInFlight(0), apiserver.WithMaxMutatingRequestsInFlight(0), apiserver.WithMaxWatches(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	})
 }
