@@ -205,3 +205,32 @@ func TestNestingLimits(t *testing.T) {
 		c.do(http.MethodPost, widgetsIn("default"), deepJSON(9990)).mustCode(t, http.StatusCreated)
 	})
 }
+
+// TestBodyLimitOnEveryWrite: the body limit holds for every verb and body
+// format, with kube-apiserver's 413.
+func TestBodyLimitOnEveryWrite(t *testing.T) {
+	const limit = 4096
+	srv := apiservertest.New(t, widgetapi.Register, apiserver.WithMaxRequestBodyBytes(limit))
+	c := &apiClient{t: t, base: srv.URL, hc: srv.Client()}
+	c.create(newWidget("default", "a"))
+	a := widgetPath("default", "a")
+	padding := strings.Repeat("x", 2*limit)
+	cases := []struct {
+		name, method, path, contentType, body string
+	}{
+		{"create YAML", http.MethodPost, widgetsIn("default"), "application/yaml", "metadata:\n  name: big\n  annotations:\n    pad: " + padding + "\n"},
+		{"JSON patch", http.MethodPatch, a, "application/json-patch+json", `[{"op":"add","path":"/metadata/annotations","value":{"pad":"` + padding + `"}}]`},
+		{"apply", http.MethodPatch, a + "?fieldManager=test", "application/apply-patch+yaml", `{"metadata":{"name":"a","annotations":{"pad":"` + padding + `"}}}`},
+		{"delete options", http.MethodDelete, a, "application/json", `{"dryRun":["` + padding + `"]}`},
+		{"delete collection options", http.MethodDelete, widgetsIn("default"), "application/json", `{"dryRun":["` + padding + `"]}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := c.do(tc.method, tc.path, tc.body, "Content-Type", tc.contentType).failure(t, http.StatusRequestEntityTooLarge, kapi.StatusReasonRequestEntityTooLarge)
+			if want := fmt.Sprintf("Request entity too large: limit is %d", limit); st.Message != want {
+				t.Errorf("message %q, want %q", st.Message, want)
+			}
+		})
+	}
+	c.read("default", "a") // nothing was deleted
+}

@@ -231,7 +231,11 @@ func TestWatchCap(t *testing.T) {
 	ws1.expect("ADDED slow-read")
 	ws2.expect("ADDED slow-read")
 	tooMany(t, c.do(http.MethodGet, probes+"?watch=true", nil))
-	tooMany(t, c.do(http.MethodGet, probes, nil)) // the read-only cap is still full
+	// The read-only cap is still full, and counts what is served as a
+	// get or a list whatever its watch parameter says.
+	for _, path := range []string{probes, probes + "?watch=false", probes + "?watch=0", probes + "/slow-read?watch=true"} {
+		tooMany(t, c.do(http.MethodGet, path, nil))
+	}
 
 	ws1.stop()
 	h.free()
