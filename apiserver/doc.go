@@ -70,4 +70,18 @@
 // each object version is encoded once per media type and its bytes shared by
 // every GET, LIST and watcher. A read without resourceVersion is consistent:
 // it waits until the cache has caught up with the store.
+//
+// # Load, limits and faults
+//
+// Requests in flight are capped (400 read-only, 200 mutating, 1000 watches:
+// WithMaxRequestsInFlight, WithMaxMutatingRequestsInFlight, WithMaxWatches);
+// the excess is answered 429 with Retry-After, which Kubernetes clients wait
+// for and retry. A request other than a watch is answered 504 after 60 s
+// (WithRequestTimeout), or the client's shorter timeout=. Bodies are limited
+// to 3 MiB (WithMaxRequestBodyBytes) and nested at most 10000 deep, and
+// metadata is validated as Kubernetes validates it (labels, annotations of at
+// most 256 KiB, owner references, finalizers). A panic in a hook is a 500
+// for that request only, logged. Shutdown stops a server gracefully: new
+// requests 503, watches ended so that clients re-watch, requests in flight
+// finished.
 package apiserver

@@ -275,7 +275,7 @@ func (rq *request) watch(ctx context.Context) error {
 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	stop := context.AfterFunc(rq.s.ctx, cancel)
+	stop := context.AfterFunc(rq.s.flow.endWatches, cancel) // Shutdown or Close
 	defer stop()
 
 	w := rq.w

@@ -13,7 +13,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/storage/memory"
 	"github.com/kapi-dev/kapi/watch"
@@ -33,6 +32,7 @@ type config struct {
 	mutating         []AdmissionFunc
 	validating       []AdmissionFunc
 	auth             authConfig // auth.go
+	limits           limits
 }
 
 // WithStorage stores objects in store instead of a new in-memory store.
@@ -69,6 +69,7 @@ func WithVersion(v VersionInfo) Option { return func(c *config) { c.version = v 
 type Server struct {
 	config config
 	hub    *watch.Hub
+	flow   *flow // what is in flight; see limits.go
 
 	handler atomic.Pointer[http.Handler] // set when serving starts; no registration after
 
@@ -89,6 +90,7 @@ func New(opts ...Option) (*Server, error) {
 		bookmarkInterval: time.Minute,
 		minWatchTimeout:  30 * time.Minute,
 		version:          defaultVersion(),
+		limits:           defaultLimits(),
 	}
 	for _, o := range opts {
 		o(&c)
@@ -109,6 +111,7 @@ func New(opts ...Option) (*Server, error) {
 	if err := c.auth.check(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, c.limits.check()...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("apiserver: %w", err)
 	}
@@ -123,6 +126,7 @@ func New(opts ...Option) (*Server, error) {
 		c.logger.Warn("kapi: watch cache", "err", err)
 	}))
 	s.ctx, s.stop = context.WithCancel(context.Background())
+	s.flow = newFlow(s.ctx, &c)
 	return s, nil
 }
 
@@ -146,7 +150,7 @@ func (s *Server) add(r *resource) error {
 		}
 	}
 	r.prefix = s.config.keyPrefix + r.qualifiedResource() + "/"
-	r.cache = s.hub.Register(r.prefix, r.decodeStored)
+	r.cache = s.hub.Register(r.prefix, recoverDecode(r.decodeStored))
 	s.resources = append(s.resources, r)
 	return nil
 }
@@ -169,7 +173,7 @@ func (s *Server) start() *http.Handler {
 	if h := s.handler.Load(); h != nil {
 		return h
 	}
-	h := s.routes()
+	h := s.guard(s.routes())
 	s.handler.Store(&h)
 	s.running = true
 	go func() {
@@ -185,9 +189,7 @@ func (s *Server) start() *http.Handler {
 // 503. The storage is left open: it belongs to whoever passed it in.
 func (s *Server) Close() error {
 	s.mu.Lock()
-	var closed http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeStatus(w, r, nil, NewStatusError(http.StatusServiceUnavailable, kapi.StatusReasonServiceUnavailable, "the server is shutting down").Status)
-	})
+	var closed http.Handler = http.HandlerFunc(writeShuttingDown)
 	s.handler.Store(&closed)
 	running := s.running
 	s.mu.Unlock()
