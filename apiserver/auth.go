@@ -244,7 +244,7 @@ func (s *Server) withAuth(next http.Handler) http.Handler {
 			}
 			switch {
 			case err != nil:
-				s.config.logger.Info("kapi: authentication failed", "method", r.Method, "path", r.URL.Path, "err", err)
+				s.config.logger.Debug("kapi: authentication failed", "method", r.Method, "path", r.URL.Path, "err", err)
 				writeStatus(w, r, nil, unauthorized().Status)
 				return
 			case !ok && !c.anonymous:
