@@ -145,9 +145,12 @@ func mergeObject(s *Schema, o, p map[string]any, depth int, at *path) (map[strin
 		return nil, err
 	}
 	// Keys in a fixed order, so that a patch with two errors always reports
-	// the same one; and the lists that $setElementOrder orders first, as
-	// apimachinery does, so that a $deleteFromPrimitiveList of the same list
-	// applies to the merged list.
+	// the same one. First the lists $setElementOrder orders, merged and
+	// ordered, as apimachinery does them. Then the deletions of
+	// $deleteFromPrimitiveList, then the other fields: apimachinery takes
+	// these in Go's map order, which for the small objects clients send
+	// almost always puts a deletion (whose key kubectl writes first) before
+	// the merge of the same list.
 	keys := make([]string, 0, len(p))
 	for k := range p {
 		keys = append(keys, k)
@@ -160,26 +163,25 @@ func mergeObject(s *Schema, o, p map[string]any, depth int, at *path) (map[strin
 			}
 		}
 	}
-	var deleteLists []string
 	for _, k := range keys {
 		v, ok := p[k]
-		switch {
-		case !ok, strings.HasPrefix(k, setOrderPrefix):
-		case strings.HasPrefix(k, deleteFromPrefix):
-			deleteLists = append(deleteLists, k)
-		default:
-			if err := mergeField(s, o, k, v, false, depth, at); err != nil {
-				return nil, err
-			}
+		if !ok || !strings.HasPrefix(k, deleteFromPrefix) {
+			continue
 		}
-	}
-	for _, k := range deleteLists {
 		name, ok := strings.CutPrefix(k, deleteFromPrefix+"/")
 		if !ok {
 			return nil, malformed(at.key(k), "a %s directive must name its list: %s/<field>", deleteFromPrefix, deleteFromPrefix)
 		}
-		if err := mergeField(s, o, name, p[k], true, depth, at); err != nil {
+		if err := mergeField(s, o, name, v, true, depth, at); err != nil {
 			return nil, err
+		}
+	}
+	for _, k := range keys {
+		v, ok := p[k]
+		if ok && !strings.HasPrefix(k, setOrderPrefix) && !strings.HasPrefix(k, deleteFromPrefix) {
+			if err := mergeField(s, o, k, v, false, depth, at); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return o, nil
@@ -410,9 +412,9 @@ func mergeList(f *Schema, o, p []any, deleteList bool, depth int, at *path) ([]a
 		}
 		switch d {
 		case "delete":
-			kv, err := patchKey(item, key, at.item(i))
-			if err != nil {
-				return nil, err
+			kv, ok := item[key] // an object or list matches nothing
+			if !ok {
+				return nil, malformed(at.item(i), "the item lacks the merge key %q", key)
 			}
 			o = slices.DeleteFunc(o, func(v any) bool {
 				ov, ok := v.(map[string]any)[key]
@@ -697,8 +699,8 @@ func setElementOrder(s *Schema, o, p map[string]any, directiveKey string, depth 
 				if !ok {
 					return malformed(at, "the items of a list of objects must be objects")
 				}
-				if kv, ok := m[key]; !ok || !isScalar(kv) {
-					return malformed(at, "an item lacks a scalar merge key %q", key)
+				if _, ok := m[key]; !ok {
+					return malformed(at, "an item lacks the merge key %q", key)
 				}
 			}
 		}
