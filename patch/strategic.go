@@ -60,9 +60,10 @@ func (s *Schema) Patch(typ Type, original, doc []byte) ([]byte, error) {
 	return json.Marshal(out)
 }
 
-// decodeObject reads a JSON object keeping numbers as written, so an int64
-// survives a patch that does not touch it. null reads as an empty object,
-// as apimachinery reads it.
+// decodeObject reads a JSON object as apimachinery reads one: an integer
+// that fits is an int64, any other number a float64 (so 1.0 is written back
+// as 1, which an int field accepts), and a number beyond float64 is an
+// error. null reads as an empty object.
 func decodeObject(data []byte) (map[string]any, error) {
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.UseNumber()
@@ -76,7 +77,42 @@ func decodeObject(data []byte) (map[string]any, error) {
 	if m == nil {
 		m = map[string]any{}
 	}
+	if _, err := convertNumbers(m, 0); err != nil {
+		return nil, err
+	}
 	return m, nil
+}
+
+// convertNumbers replaces the json.Numbers in v by int64s and float64s.
+func convertNumbers(v any, depth int) (any, error) {
+	if depth++; depth > maxDepth {
+		return nil, fmt.Errorf("nested deeper than %d", maxDepth)
+	}
+	var err error
+	switch v := v.(type) {
+	case json.Number:
+		if i, err := v.Int64(); err == nil {
+			return i, nil
+		}
+		f, err := v.Float64()
+		if err != nil {
+			return nil, fmt.Errorf("number %s: %w", v, err)
+		}
+		return f, nil
+	case map[string]any:
+		for k, x := range v {
+			if v[k], err = convertNumbers(x, depth); err != nil {
+				return nil, err
+			}
+		}
+	case []any:
+		for i, x := range v {
+			if v[i], err = convertNumbers(x, depth); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return v, nil
 }
 
 // path is where in the document a merge is, built only for an error.
@@ -324,7 +360,8 @@ func strategy(s *Schema) string {
 const (
 	kindNull = iota
 	kindBool
-	kindNumber
+	kindInteger
+	kindFloat
 	kindString
 	kindObject
 	kindArray
@@ -334,8 +371,10 @@ func kindOf(v any) int {
 	switch v.(type) {
 	case bool:
 		return kindBool
-	case json.Number, float64:
-		return kindNumber
+	case int64:
+		return kindInteger
+	case float64:
+		return kindFloat
 	case string:
 		return kindString
 	case map[string]any:
@@ -582,29 +621,13 @@ func isScalar(v any) bool {
 	return k != kindObject && k != kindArray
 }
 
-// scalarEqual compares scalars as apimachinery does, whose numbers are
-// float64s: 1 and 1.0 are one value. Objects and lists are never equal.
+// scalarEqual compares scalars as apimachinery does, whose integers and
+// floats are different types: 1 and 1.0 are different values. Objects and
+// lists are never equal.
 func scalarEqual(a, b any) bool {
-	switch a := a.(type) {
-	case nil:
-		return b == nil
-	case string:
-		b, ok := b.(string)
-		return ok && a == b
-	case bool:
-		b, ok := b.(bool)
-		return ok && a == b
-	case json.Number:
-		b, ok := b.(json.Number)
-		if !ok {
-			return false
-		}
-		fa, erra := a.Float64()
-		fb, errb := b.Float64()
-		if erra != nil || errb != nil {
-			return a == b
-		}
-		return fa == fb
+	switch a.(type) {
+	case nil, string, bool, int64, float64:
+		return a == b
 	}
 	return false
 }

@@ -95,7 +95,10 @@ var smpCases = []struct {
 	{name: "null of an absent field", doc: `{"spec":{"nothing":null}}`, wantPath: "spec.nothing", want: `null`},
 	{name: "map merges", doc: `{"metadata":{"labels":{"tier":"web","app":null}}}`, wantPath: "metadata.labels", want: `{"tier":"web"}`},
 	{name: "new object drops its nulls", original: `{}`, doc: `{"spec":{"color":"x","replicas":null,"volume":{"name":null}}}`, want: `{"spec":{"color":"x","volume":{}}}`},
-	{name: "numbers keep their digits", doc: `{"spec":{"replicas":9007199254740993}}`, wantPath: "spec.replicas", want: `9007199254740993`},
+	{name: "integers keep their digits", doc: `{"spec":{"replicas":9007199254740993}}`, wantPath: "spec.replicas", want: `9007199254740993`},
+	{name: "a float that is an integer", doc: `{"spec":{"replicas":3.0}}`, wantPath: "spec.replicas", want: `3`},
+	{name: "a number beyond float64", doc: `{"spec":{"replicas":1e400}}`, wantErr: patch.ErrMalformed},
+	{name: "an integer and a float in one set", original: `{"spec":{"tags":[1]}}`, doc: `{"spec":{"tags":[1.5]}}`, wantErr: patch.ErrMalformed},
 	{name: "empty patch", doc: `{}`, want: smpOriginal},
 	{name: "null patch", doc: `null`, want: smpOriginal},
 

@@ -265,6 +265,10 @@ func TestStrategicMergePatchMatchesApimachinery(t *testing.T) {
 		{"not JSON", diffOriginal, `{`},
 		{"null patch", diffOriginal, `null`},
 		{"unknown field merged", `{"spec":{"bogus":{"a":1}}}`, `{"spec":{"bogus":{"b":2}}}`},
+		{"integers and floats", diffOriginal, `{"spec":{"replicas":3.0,"numbers":[4,5]}}`},
+		{"an integer and a float in one set", diffOriginal, `{"spec":{"numbers":[1.5]}}`},
+		{"a float equal to an integer is another value", `{"spec":{"ports":[{"name":"a","port":1}]}}`, `{"spec":{"$setElementOrder/numbers":[1.0],"numbers":[1.0,2e0]}}`},
+		{"a number beyond float64", diffOriginal, `{"spec":{"replicas":1e400}}`},
 		{"duplicate port names", `{"spec":{"ports":[{"name":"a","port":1},{"name":"a","port":2},{"name":"b"}]}}`, `{"spec":{"ports":[{"name":"a","port":3},{"name":"c"}]}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -578,6 +582,9 @@ func (g *generator) mergeList(m map[string]any, field string, existing []string,
 func (g *generator) setList(m map[string]any, field string) {
 	value := func(n string) any {
 		if field == "numbers" {
+			if g.chance(0.05) {
+				return float64(strings.Index("abcdef", n)) + 0.5 // a float among integers
+			}
 			return float64(strings.Index("abcdef", n))
 		}
 		return n
@@ -684,4 +691,65 @@ func (g *generator) mutate(v any) any {
 		"replace", "delete", []any{map[string]any{"name": 1.0}, map[string]any{"name": "a"}}}
 	spots[g.r.IntN(len(spots))](values[g.r.IntN(len(values))])
 	return v
+}
+
+// diffExtras has the fields whose merge kapi defines where apimachinery
+// cannot: maps of objects and untyped values.
+type diffExtras struct {
+	Backends map[string]diffPort `json:"backends,omitempty"`
+	Extra    any                 `json:"extra,omitempty"`
+}
+
+// TestStrategicMergePatchTypeDifferences shows the deliberate differences
+// that come from the type rather than the patch.
+func TestStrategicMergePatchTypeDifferences(t *testing.T) {
+	s, err := patch.SchemaOf(reflect.TypeFor[diffExtras]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const original = `{"backends":{"a":{"name":"a","port":1}},"extra":{"k":{"x":1},"l":[1]}}`
+	for _, tc := range []struct {
+		name, doc, want   string
+		apimachineryFails bool
+	}{
+		{"a map's object values merge; apimachinery cannot look up their fields",
+			`{"backends":{"a":{"port":2}}}`, `{"backends":{"a":{"name":"a","port":2}}}`, true},
+		{"untyped objects merge as merge patch; apimachinery cannot look up their fields",
+			`{"extra":{"k":{"y":2}}}`, `{"extra":{"k":{"x":1,"y":2},"l":[1]}}`, true},
+		{"untyped lists are replaced; apimachinery wants a slice type",
+			`{"extra":{"l":[2]}}`, `{"extra":{"k":{"x":1},"l":[2]}}`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := s.Patch(patch.StrategicMergePatch, []byte(original), []byte(tc.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, want := decodeExact(t, out), decodeExact(t, []byte(tc.want))
+			for k, v := range want {
+				if !reflect.DeepEqual(got[k], v) {
+					t.Errorf("kapi %s = %v, want %v", k, got[k], v)
+				}
+			}
+			am, err := strategicpatch.StrategicMergePatch([]byte(original), []byte(tc.doc), diffExtras{})
+			switch {
+			case tc.apimachineryFails && err == nil:
+				t.Errorf("apimachinery no longer fails (%s); drop the difference", am)
+			case !tc.apimachineryFails && err != nil:
+				t.Errorf("apimachinery: %v", err)
+			case !tc.apimachineryFails && reflect.DeepEqual(decodeExact(t, am), got):
+				t.Errorf("apimachinery now gives kapi's result %s; drop the difference", am)
+			}
+		})
+	}
+}
+
+func decodeExact(t *testing.T, data []byte) map[string]any {
+	t.Helper()
+	d := json.NewDecoder(strings.NewReader(string(data)))
+	d.UseNumber()
+	var m map[string]any
+	if err := d.Decode(&m); err != nil {
+		t.Fatalf("not JSON: %s", data)
+	}
+	return m
 }
