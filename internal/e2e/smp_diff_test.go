@@ -753,3 +753,20 @@ func decodeExact(t *testing.T, data []byte) map[string]any {
 	}
 	return m
 }
+
+// FuzzStrategicMergeMatchesApimachinery holds arbitrary patches of the
+// table's originals to the differential test's rule.
+func FuzzStrategicMergeMatchesApimachinery(f *testing.F) {
+	f.Add(diffOriginal, `{"spec":{"ports":[{"name":"grpc","port":9000},{"name":"http","$patch":"delete"}]}}`)
+	f.Add(diffOriginal, `{"spec":{"$setElementOrder/ports":[{"name":"metrics"},{"name":"new"}],"ports":[{"name":"new"}]}}`)
+	f.Add(diffOriginal, `{"spec":{"$deleteFromPrimitiveList/tags":["b"],"tags":["d"],"$setElementOrder/tags":["d","c"]}}`)
+	f.Add(diffOriginal, `{"spec":{"volume":{"$retainKeys":["name","emptyDir"],"emptyDir":{}},"template":{"$patch":"replace"}}}`)
+	f.Add(diffOriginal, `{"spec":{"containers":[{"name":"app","env":[{"name":"C"},{"$patch":"replace"}]}]}}`)
+	s, err := patch.SchemaOf(reflect.TypeFor[diffObject]())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, original, doc string) {
+		compare(t, s, original, doc)
+	})
+}
