@@ -109,6 +109,8 @@ var smpCases = []struct {
 		want: `[{"name":"http","port":80},{"name":"https","port":8443,"protocol":"TCP"},{"name":"metrics","port":9090}]`},
 	{name: "patch order wins over the server's", doc: `{"spec":{"ports":[{"name":"metrics"},{"name":"http"}]}}`, wantPath: "spec.ports",
 		want: `[{"name":"https","port":443},{"name":"metrics","port":9090},{"name":"http","port":80}]`},
+	{name: "an existing item in the patch keeps its place, new ones follow it", doc: `{"spec":{"ports":[{"name":"metrics"},{"name":"grpc"}]}}`, wantPath: "spec.ports",
+		want: `[{"name":"http","port":80},{"name":"https","port":443},{"name":"metrics","port":9090},{"name":"grpc"}]`},
 	{name: "null inside an item deletes its field", doc: `{"spec":{"ports":[{"name":"http","port":null}]}}`, wantPath: "spec.ports",
 		want: `[{"name":"http"},{"name":"https","port":443},{"name":"metrics","port":9090}]`},
 	{name: "nested lists merge", doc: `{"spec":{"containers":[{"name":"app","env":[{"name":"B","value":"3"},{"name":"C"}]}]}}`, wantPath: "spec.containers",

@@ -228,6 +228,7 @@ func TestStrategicMergePatchMatchesApimachinery(t *testing.T) {
 		{"null deletes", diffOriginal, `{"spec":{"color":null,"template":null},"metadata":{"labels":{"tier":null}}}`},
 		{"add a port goes first", diffOriginal, `{"spec":{"ports":[{"name":"grpc","port":9000}]}}`},
 		{"change a port keeps its place", diffOriginal, `{"spec":{"ports":[{"name":"https","port":8443}]}}`},
+		{"a new port after a known one follows it", diffOriginal, `{"spec":{"ports":[{"name":"metrics"},{"name":"grpc"}]}}`},
 		{"new and changed ports", diffOriginal, `{"spec":{"ports":[{"name":"grpc","port":9000},{"name":"https","port":8443},{"name":"z"}]}}`},
 		{"delete a port", diffOriginal, `{"spec":{"ports":[{"name":"http","$patch":"delete"}]}}`},
 		{"delete a port not there", diffOriginal, `{"spec":{"ports":[{"name":"nope","$patch":"delete"}]}}`},
