@@ -11,9 +11,10 @@
 // deletes, as in merge patch; a list that merges matches its objects by
 // their merge key and holds its scalars as a set; any other list is
 // replaced; an untyped value (interface{}, json.RawMessage) merges as merge
-// patch merges. A patch's new items of a merged list come first, then the
-// object's others: kubectl and client-go expect the order kube-apiserver
-// gives, which kapi matches.
+// patch merges. A merged list keeps the patch's items in the patch's order
+// and the object's others in theirs; an item new to the object goes before
+// the object's items not yet placed, so a patch that only adds puts its
+// items first. That is the order kube-apiserver gives, which clients expect.
 //
 // The directives clients send:
 //
@@ -32,7 +33,8 @@
 // The merge is apimachinery's (k8s.io/apimachinery/pkg/util/strategicpatch)
 // with few differences, each in favour of what the patch asks: "$patch":
 // "merge" is accepted, maps of objects and untyped values merge, ordering an
-// empty list is no error. Numbers are read as apimachinery reads them: an
+// empty list is no error, and $setElementOrder places the object's other items
+// by the object's list as it was (apimachinery reads a copy it has edited). Numbers are read as apimachinery reads them: an
 // integer that fits is an int64, any other a float64. The end-to-end module
 // runs both on thousands of patches to keep it so.
 //
