@@ -203,7 +203,7 @@ func (rq *request) patch(ctx context.Context) error {
 		if err != nil {
 			return nil, err
 		}
-		patched, err := applyPatch(rq.res.objType.schema, typ, original, doc)
+		patched, err := rq.res.objType.schema.Patch(typ, original, doc)
 		if err != nil {
 			return nil, err
 		}
@@ -574,8 +574,3 @@ func (rq *request) deleteCollection(ctx context.Context) error {
 	return nil
 }
 
-// applyPatch applies a patch document of type typ to original, an object's
-// JSON, under its schema.
-func applyPatch(schema *patch.Schema, typ patch.Type, original, doc []byte) ([]byte, error) {
-	return patch.Apply(typ, original, doc)
-}

@@ -68,7 +68,7 @@ func (s *Schema) Apply(live, config []byte, managed []kapi.ManagedFieldsEntry, o
 	if opts.APIVersion == "" {
 		return nil, nil, errNoAPIVersion // the caller's bug: entries without one cannot be read back
 	}
-	cfg, err := decodeObject(config)
+	cfg, err := decodeUnmanaged(config)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: apply configuration: %v", ErrMalformed, err)
 	}
@@ -273,9 +273,9 @@ func ignoreFilter(ignore []string) func(fieldPath) bool {
 	}
 }
 
-// decodeObject reads a JSON object without metadata.managedFields; nil
+// decodeUnmanaged reads a JSON object without metadata.managedFields; nil
 // for a value that is not an object.
-func decodeObject(b []byte) (map[string]any, error) {
+func decodeUnmanaged(b []byte) (map[string]any, error) {
 	v, err := decodeJSON(b)
 	if err != nil {
 		return nil, err
@@ -292,7 +292,7 @@ func (s *Schema) liveObject(b []byte) (map[string]any, error) {
 	if len(b) == 0 {
 		return map[string]any{}, nil
 	}
-	m, err := decodeObject(b)
+	m, err := decodeUnmanaged(b)
 	if err != nil {
 		return nil, fmt.Errorf("%w: object: %v", ErrNotApplicable, err)
 	}

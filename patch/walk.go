@@ -424,7 +424,7 @@ func merge(l any, lok bool, r any, rok bool, s *Schema) (any, bool) {
 		if len(ll) == 0 && len(rl) == 0 {
 			return keepRight()
 		}
-		out := mergeList(ll, rl, s)
+		out := mergeGranularList(ll, rl, s)
 		if len(out) == 0 {
 			return nil, false
 		}
@@ -457,10 +457,10 @@ func merge(l any, lok bool, r any, rok bool, s *Schema) (any, bool) {
 	return keepRight()
 }
 
-// mergeList merges two granular lists: live items keep their order, and
+// mergeGranularList merges two granular lists: live items keep their order, and
 // the configuration's items, in its order, are placed among them as
 // Kubernetes places them.
-func mergeList(lhs, rhs []any, s *Schema) []any {
+func mergeGranularList(lhs, rhs []any, s *Schema) []any {
 	type observed struct {
 		value any
 		ok    bool

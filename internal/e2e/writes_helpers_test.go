@@ -13,7 +13,7 @@ import (
 const (
 	// strategicMergePatchLanded enables the tests of
 	// application/strategic-merge-patch+json (kubectl patch --type=strategic).
-	strategicMergePatchLanded = false
+	strategicMergePatchLanded = true
 	// serverSideApplyLanded enables the tests of field ownership:
 	// managedFields, apply conflicts between managers, force.
 	serverSideApplyLanded = true
