@@ -573,4 +573,3 @@ func (rq *request) deleteCollection(ctx context.Context) error {
 	rq.writeEncoded(http.StatusOK, data)
 	return nil
 }
-

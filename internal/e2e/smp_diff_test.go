@@ -30,14 +30,14 @@ type smpMeta struct {
 type smpSpec struct {
 	Color      string            `json:"color,omitempty"`
 	Replicas   *int32            `json:"replicas,omitempty"`
-	Ports      []smpPort        `json:"ports,omitempty" patchStrategy:"merge" patchMergeKey:"name"`
+	Ports      []smpPort         `json:"ports,omitempty" patchStrategy:"merge" patchMergeKey:"name"`
 	Tags       []string          `json:"tags,omitempty" patchStrategy:"merge"`
 	Numbers    []int             `json:"numbers,omitempty" patchStrategy:"merge"`
 	Args       []string          `json:"args,omitempty"`
-	Containers []smpContainer   `json:"containers,omitempty" patchStrategy:"merge" patchMergeKey:"name"`
-	Volume     *smpVolume       `json:"volume,omitempty" patchStrategy:"retainKeys"`
+	Containers []smpContainer    `json:"containers,omitempty" patchStrategy:"merge" patchMergeKey:"name"`
+	Volume     *smpVolume        `json:"volume,omitempty" patchStrategy:"retainKeys"`
 	Selector   map[string]string `json:"selector,omitempty" patchStrategy:"replace"`
-	Template   *smpTemplate     `json:"template,omitempty"`
+	Template   *smpTemplate      `json:"template,omitempty"`
 }
 
 type smpPort struct {
@@ -47,10 +47,10 @@ type smpPort struct {
 }
 
 type smpContainer struct {
-	Name  string    `json:"name"`
-	Image string    `json:"image,omitempty"`
+	Name  string   `json:"name"`
+	Image string   `json:"image,omitempty"`
 	Env   []smpEnv `json:"env,omitempty" patchStrategy:"merge" patchMergeKey:"name"`
-	Args  []string  `json:"args,omitempty"`
+	Args  []string `json:"args,omitempty"`
 }
 
 type smpEnv struct {
@@ -59,7 +59,7 @@ type smpEnv struct {
 }
 
 type smpVolume struct {
-	Name     string    `json:"name,omitempty"`
+	Name     string   `json:"name,omitempty"`
 	HostPath *smpPath `json:"hostPath,omitempty"`
 	EmptyDir *smpPath `json:"emptyDir,omitempty"`
 }
@@ -70,7 +70,7 @@ type smpPath struct {
 
 type smpTemplate struct {
 	Labels map[string]string `json:"labels,omitempty"`
-	Ports  []smpPort        `json:"ports,omitempty" patchStrategy:"merge" patchMergeKey:"name"`
+	Ports  []smpPort         `json:"ports,omitempty" patchStrategy:"merge" patchMergeKey:"name"`
 }
 
 // smpOutcome is what one implementation made of a patch.
@@ -698,7 +698,7 @@ func (g *generator) mutate(v any) any {
 // cannot: maps of objects and untyped values.
 type diffExtras struct {
 	Backends map[string]smpPort `json:"backends,omitempty"`
-	Extra    any                 `json:"extra,omitempty"`
+	Extra    any                `json:"extra,omitempty"`
 }
 
 // TestStrategicMergePatchTypeDifferences shows the deliberate differences
