@@ -395,6 +395,8 @@ func TestDryRun(t *testing.T) {
 		})
 	}
 
+	// A dry run fails as the write would.
+	c.do(http.MethodPost, widgetsIn("default")+"?dryRun=All", newWidget("default", "wet")).failure(t, http.StatusConflict, kapi.StatusReasonAlreadyExists)
 	if g := c.read("default", "wet"); g.ResourceVersion != real.ResourceVersion || g.Spec.Color != "red" || g.Status.Replicas != 0 {
 		t.Errorf("dry runs changed the object: %+v", g)
 	}

@@ -79,8 +79,18 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object) error {
 				return err
 			}
 		}
-		if dryRun {
-			return rq.respond(http.StatusCreated, obj)
+		if dryRun { // fails as the write would if the name is taken
+			_, err := rq.s.config.store.Get(ctx, res.key(meta.Namespace, meta.Name), 0)
+			switch {
+			case errors.Is(err, storage.ErrNotFound):
+				return rq.respond(http.StatusCreated, obj)
+			case err == nil:
+				err = storage.ErrExists
+			}
+			if errors.Is(err, storage.ErrExists) && generated && attempt < 8 {
+				continue
+			}
+			return err
 		}
 		value, err := marshalStored(obj)
 		if err != nil {
