@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -170,9 +171,16 @@ func (rq *request) dryRun(fromBody []string) (bool, error) {
 	return len(values) > 0, nil
 }
 
-// body reads the request body, up to the server's limit.
+// body reads the request body, up to the server's limit. A body that ends
+// before its Content-Length or has broken chunks is the client's fault:
+// 400, where kube-apiserver answers 500.
 func (rq *request) body() ([]byte, error) {
-	return io.ReadAll(http.MaxBytesReader(rq.w, rq.r.Body, rq.s.config.maxBodyBytes))
+	data, err := io.ReadAll(http.MaxBytesReader(rq.w, rq.r.Body, rq.s.config.maxBodyBytes))
+	var tooLarge *http.MaxBytesError
+	if err != nil && !errors.As(err, &tooLarge) {
+		return nil, badRequest("the request body could not be read: %v", err)
+	}
+	return data, err
 }
 
 // decodeBody reads and decodes the request body into a new object. A body
