@@ -91,6 +91,11 @@ func (rq *request) serve(v verb) error {
 			return badRequest("Namespace parameter invalid: %q: %s", rq.namespace, strings.Join(msgs, ";"))
 		}
 	}
+	if v == verbList || v == verbDeleteCollection {
+		if err := rq.checkListNumbers(); err != nil {
+			return err
+		}
+	}
 	watch, _ := rq.boolParam("watch")
 	var err error
 	switch {
@@ -127,6 +132,25 @@ func (rq *request) serve(v verb) error {
 		return rq.deleteCollection(ctx)
 	}
 	return fmt.Errorf("unknown verb %d", v)
+}
+
+// checkListNumbers refuses list options that are not numbers where numbers
+// are due, before any verb that takes them acts: a deletecollection reads
+// them too, and must not delete when a client's options make no sense.
+func (rq *request) checkListNumbers() error {
+	for _, name := range []string{"limit", "timeoutSeconds"} {
+		if s := rq.query.Get(name); s != "" {
+			if n, err := strconv.ParseInt(s, 10, 64); err != nil || n < 0 {
+				return badRequest("%s must be a non-negative integer, not %q", name, s)
+			}
+		}
+	}
+	if rv := rq.query.Get("resourceVersion"); rv != "" {
+		if _, err := parseRevision(rv); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func isValidPathSegment(name string) []string {
