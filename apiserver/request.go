@@ -15,12 +15,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/patch"
 )
 
 type verb int
@@ -96,6 +98,9 @@ func (rq *request) serve(v verb) error {
 			return err
 		}
 	}
+	if err := rq.checkWriteOptions(v); err != nil {
+		return err
+	}
 	watch, _ := rq.boolParam("watch")
 	var err error
 	switch {
@@ -151,6 +156,39 @@ func (rq *request) checkListNumbers() error {
 		}
 	}
 	return nil
+}
+
+// checkWriteOptions refuses what kube-apiserver refuses in the options of a
+// write: a fieldManager over 128 bytes or with a character that is not
+// printable (it is recorded in managedFields and shown to users), and force
+// on a patch that is not an apply.
+func (rq *request) checkWriteOptions(v verb) error {
+	kind := map[verb]string{verbCreate: "CreateOptions", verbUpdate: "UpdateOptions", verbPatch: "PatchOptions"}[v]
+	if kind == "" {
+		return nil
+	}
+	manager := rq.query.Get("fieldManager")
+	var errs FieldErrors
+	if _, force := rq.query["force"]; force && v == verbPatch {
+		if mt := mediaType(rq.r.Header.Get("Content-Type")); mt != string(patch.ApplyYAML) && mt != string(patch.ApplyCBOR) {
+			errs = append(errs, Forbidden("force", "may not be specified for non-apply patch"))
+		}
+	}
+	if len(manager) > 128 {
+		errs = append(errs, &FieldError{Type: kapi.CauseTypeFieldValueTooLong, Field: "fieldManager", Detail: "may not be more than 128 bytes"})
+	}
+	for i, r := range manager {
+		if !unicode.IsPrint(r) {
+			errs = append(errs, Invalid("fieldManager", manager, fmt.Sprintf("invalid character %#U (at position %d)", r, i)))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	e := invalid(target{}, errs)
+	e.Status.Message = kind + ".meta.k8s.io \"\" is invalid: " + errs.Error()
+	e.Status.Details.Group, e.Status.Details.Kind = "meta.k8s.io", kind
+	return e
 }
 
 func isValidPathSegment(name string) []string {
