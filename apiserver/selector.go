@@ -138,7 +138,7 @@ func parseLabelSelector(s string) ([]requirement, error) {
 				}
 			}
 		}
-		if !qualifiedName.MatchString(r.key) || len(r.key) > 316 {
+		if !qualifiedName.MatchString(r.key) || !qualifiedNameLengths(r.key) {
 			return nil, fmt.Errorf("invalid label key %q: must be a qualified name", r.key)
 		}
 		for _, v := range r.values {
@@ -149,6 +149,16 @@ func parseLabelSelector(s string) ([]requirement, error) {
 		reqs = append(reqs, r)
 	}
 	return reqs, nil
+}
+
+// qualifiedNameLengths checks the lengths of a label key's parts, as
+// Kubernetes: a prefix of at most 253 bytes, a name of at most 63.
+func qualifiedNameLengths(key string) bool {
+	prefix, name, found := strings.Cut(key, "/")
+	if !found {
+		prefix, name = "", key
+	}
+	return len(prefix) <= 253 && len(name) <= 63
 }
 
 // parseFieldSelector reads key=v, key==v and key!=v, comma-separated.
