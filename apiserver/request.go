@@ -242,6 +242,13 @@ func (rq *request) body() ([]byte, error) {
 	if err != nil && !errors.As(err, &tooLarge) {
 		return nil, badRequest("the request body could not be read: %v", err)
 	}
+	// kube-apiserver ignores Content-Encoding and so reads a compressed
+	// body as garbage, or a body that claims a coding it lacks as plain:
+	// neither is what the client meant.
+	if enc := rq.r.Header.Get("Content-Encoding"); err == nil && len(data) > 0 && enc != "" && !strings.EqualFold(enc, "identity") {
+		return nil, NewStatusError(http.StatusUnsupportedMediaType, kapi.StatusReasonUnsupportedMediaType,
+			fmt.Sprintf("the request body has Content-Encoding %q: only uncompressed bodies are accepted", enc))
+	}
 	return data, err
 }
 
