@@ -326,6 +326,32 @@ func (rq *request) decode(in *codec.Format, data []byte) (kapi.Object, error) {
 	return rq.checkType(obj)
 }
 
+// checkDuplicateFields finds the duplicate fields of a merge patch, which
+// merging would hide from decode: Strict refuses them, Warn warns of each,
+// as kube-apiserver. A patch that is not JSON is left for the merge to
+// refuse.
+func (rq *request) checkDuplicateFields(data []byte) error {
+	validation := rq.query.Get("fieldValidation")
+	if validation == "Ignore" {
+		return nil
+	}
+	report, _, err := codec.CheckJSONFields(data, rq.res.typ)
+	if err != nil || len(report.Duplicates) == 0 {
+		return nil
+	}
+	var problems []string
+	for _, f := range report.Duplicates {
+		problems = append(problems, fmt.Sprintf("duplicate field %q", f))
+	}
+	if validation == "Strict" {
+		return rq.undecodable("strict decoding error: " + strings.Join(problems, ", "))
+	}
+	for _, p := range problems {
+		rq.warn(p)
+	}
+	return nil
+}
+
 // checkType refuses an object of another kind or version, and sets the
 // resource's on one that names none.
 func (rq *request) checkType(obj kapi.Object) (kapi.Object, error) {

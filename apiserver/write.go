@@ -165,6 +165,11 @@ func (rq *request) patch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if typ == patch.MergePatch {
+		if err := rq.checkDuplicateFields(doc); err != nil {
+			return err
+		}
+	}
 	var applied kapi.Object // an apply's configuration: it creates the object when absent
 	if typ == patch.ApplyYAML || typ == patch.ApplyCBOR {
 		if rq.query.Get("fieldManager") == "" {
