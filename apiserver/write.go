@@ -121,6 +121,7 @@ func (rq *request) validate(ctx context.Context, obj, old kapi.Object) FieldErro
 			errs = append(errs, Invalid("metadata.namespace", meta.Namespace, msg))
 		}
 	}
+	errs = append(errs, validateLabelsAndAnnotations(meta)...)
 	if old != nil && old.GetObjectMeta().DeletionTimestamp != nil {
 		for _, f := range meta.Finalizers {
 			if !slices.Contains(old.GetObjectMeta().Finalizers, f) {
