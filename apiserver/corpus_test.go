@@ -970,6 +970,20 @@ func badInputCorpus() []corpusCase {
 	add("delete/missing object with a broken body", http.MethodDelete, widgetPath(corpusNS, "missing"), []byte(`{`), 400, ct(mtJSON)...)
 	add("delete/status", http.MethodDelete, corpusStatus, nil, 405)
 
+	// # Times no RFC 3339 string can hold once in UTC: stored, they could
+	// not be read back.
+	for _, tm := range []string{"9999-12-31T23:59:59-01:00", "0000-01-01T00:00:00+01:00"} {
+		cond := with(widgetDoc("a"), []any{doc{"type": "Ready", "status": "True", "lastTransitionTime": tm, "reason": "R", "message": "m"}}, "status", "conditions")
+		add("time/status "+tm, http.MethodPut, corpusStatus, encJSON(cond), 400, ct(mtJSON)...)
+		add("time/status YAML "+tm, http.MethodPut, corpusStatus, encYAML(cond), 400, ct(mtYAML)...)
+		add("time/status merge-patch "+tm, http.MethodPatch, corpusStatus, encJSON(doc{"status": cond["status"]}), 400, ct(ctMergePatch)...)
+	}
+	for _, sec := range []uint64{253402300800, 1 << 62, 1 << 63} {
+		cond := pbMessage(pbString(pbString(nil, 1, "Ready"), 2, "True"), 4, pbVarint(nil, 1, sec))
+		raw := pbMessage(pbMessage(pbMessage(nil, 1, pbString(nil, 1, "a")), 2, pbString(nil, 1, "red")), 3, pbMessage(nil, 4, cond))
+		add(fmt.Sprintf("time/status protobuf %d", sec), http.MethodPut, corpusStatus, pbWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}, raw), 400, ct(mtProtobuf)...)
+	}
+
 	// # Requests as written on the wire, with lying framing.
 	body := string(encJSON(widgetDoc("wire")))
 	rawReq := func(headers, body string) []byte {
