@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 	"unicode"
@@ -24,17 +23,14 @@ import (
 // maxFieldManager is kube-apiserver's limit on a manager's name.
 const maxFieldManager = 128
 
-// fieldManager is who a write is recorded for: the fieldManager parameter,
-// else, as kube-apiserver derives it, the User-Agent up to its first "/".
-func (rq *request) fieldManager() (string, error) {
-	name := rq.query.Get("fieldManager")
-	if err := validateFieldManager(name); err != nil {
-		return "", err
+// fieldManager is who a write is recorded for: the fieldManager parameter
+// (checked by checkWriteOptions), else, as kube-apiserver derives it, the
+// User-Agent up to its first "/".
+func (rq *request) fieldManager() string {
+	if name := rq.query.Get("fieldManager"); name != "" {
+		return name
 	}
-	if name != "" {
-		return name, nil
-	}
-	name, _, _ = strings.Cut(rq.r.Header.Get("User-Agent"), "/")
+	name, _, _ := strings.Cut(rq.r.Header.Get("User-Agent"), "/")
 	name = strings.Map(func(r rune) rune {
 		if unicode.IsPrint(r) {
 			return r
@@ -44,38 +40,7 @@ func (rq *request) fieldManager() (string, error) {
 	if len(name) > maxFieldManager {
 		name = name[:maxFieldManager]
 	}
-	return name, nil
-}
-
-func validateFieldManager(name string) error {
-	var errs FieldErrors
-	if len(name) > maxFieldManager {
-		errs = append(errs, &FieldError{Type: kapi.CauseTypeFieldValueTooLong, Field: "fieldManager", Detail: fmt.Sprintf("may not be more than %d bytes", maxFieldManager)})
-	}
-	for i, r := range name {
-		if !unicode.IsPrint(r) {
-			errs = append(errs, Invalid("fieldManager", name, fmt.Sprintf("invalid character %#U (at position %d)", r, i)))
-		}
-	}
-	if len(errs) == 0 {
-		return nil
-	}
-	return optionsInvalid("PatchOptions", errs)
-}
-
-// optionsInvalid is kube-apiserver's 422 for bad request options.
-func optionsInvalid(kind string, errs FieldErrors) *StatusError {
-	e := invalid(target{}, errs)
-	msgs := make([]string, len(errs))
-	for i, c := range e.Status.Details.Causes {
-		msgs[i] = c.Field + ": " + c.Message
-	}
-	e.Status.Message = fmt.Sprintf("%s.meta.k8s.io %q is invalid: %s", kind, "", strings.Join(msgs, ", "))
-	if len(msgs) > 1 {
-		e.Status.Message = fmt.Sprintf("%s.meta.k8s.io %q is invalid: [%s]", kind, "", strings.Join(msgs, ", "))
-	}
-	e.Status.Details.Group, e.Status.Details.Kind = "meta.k8s.io", kind
-	return e
+	return name
 }
 
 // ignoredFields are the top-level fields a write to the resource or its
@@ -115,11 +80,9 @@ func baseManagedFields(cur, want kapi.Object) []kapi.ManagedFieldsEntry {
 // recordUpdate records in next's managedFields that the request's manager
 // changed cur (nil on create) into next by an ordinary write.
 func (rq *request) recordUpdate(cur, next kapi.Object) error {
-	manager, err := rq.fieldManager()
-	if err != nil {
-		return err
-	}
+	manager := rq.fieldManager()
 	var old []byte
+	var err error
 	if cur != nil {
 		if old, err = json.Marshal(cur); err != nil {
 			return err
@@ -151,9 +114,6 @@ func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error 
 	manager := rq.query.Get("fieldManager")
 	if manager == "" {
 		return badRequest("PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch")
-	}
-	if err := validateFieldManager(manager); err != nil {
-		return err
 	}
 	force, _ := rq.boolParam("force")
 	format := codec.ByMediaType(codec.MediaTypeYAML)

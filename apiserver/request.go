@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -14,12 +15,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/patch"
 )
 
 type verb int
@@ -99,6 +102,14 @@ func (rq *request) serve(v verb) error {
 			return badRequest("Namespace parameter invalid: %q: %s", rq.namespace, strings.Join(msgs, ";"))
 		}
 	}
+	if v == verbList || v == verbDeleteCollection {
+		if err := rq.checkListNumbers(); err != nil {
+			return err
+		}
+	}
+	if err := rq.checkWriteOptions(v); err != nil {
+		return err
+	}
 	watch, _ := rq.boolParam("watch")
 	var err error
 	switch {
@@ -143,6 +154,58 @@ func (rq *request) serve(v verb) error {
 	return fmt.Errorf("unknown verb %d", v)
 }
 
+// checkListNumbers refuses list options that are not numbers where numbers
+// are due, before any verb that takes them acts: a deletecollection reads
+// them too, and must not delete when a client's options make no sense.
+func (rq *request) checkListNumbers() error {
+	for _, name := range []string{"limit", "timeoutSeconds"} {
+		if s := rq.query.Get(name); s != "" {
+			if n, err := strconv.ParseInt(s, 10, 64); err != nil || n < 0 {
+				return badRequest("%s must be a non-negative integer, not %q", name, s)
+			}
+		}
+	}
+	if rv := rq.query.Get("resourceVersion"); rv != "" {
+		if _, err := parseRevision(rv); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkWriteOptions refuses what kube-apiserver refuses in the options of a
+// write: a fieldManager over 128 bytes or with a character that is not
+// printable (it is recorded in managedFields and shown to users), and force
+// on a patch that is not an apply.
+func (rq *request) checkWriteOptions(v verb) error {
+	kind := map[verb]string{verbCreate: "CreateOptions", verbUpdate: "UpdateOptions", verbPatch: "PatchOptions"}[v]
+	if kind == "" {
+		return nil
+	}
+	manager := rq.query.Get("fieldManager")
+	var errs FieldErrors
+	if _, force := rq.query["force"]; force && v == verbPatch {
+		if mt := mediaType(rq.r.Header.Get("Content-Type")); mt != string(patch.ApplyYAML) && mt != string(patch.ApplyCBOR) {
+			errs = append(errs, Forbidden("force", "may not be specified for non-apply patch"))
+		}
+	}
+	if len(manager) > maxFieldManager {
+		errs = append(errs, &FieldError{Type: kapi.CauseTypeFieldValueTooLong, Field: "fieldManager", Detail: fmt.Sprintf("may not be more than %d bytes", maxFieldManager)})
+	}
+	for i, r := range manager {
+		if !unicode.IsPrint(r) {
+			errs = append(errs, Invalid("fieldManager", manager, fmt.Sprintf("invalid character %#U (at position %d)", r, i)))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	e := invalid(target{}, errs)
+	e.Status.Message = kind + ".meta.k8s.io \"\" is invalid: " + errs.Error()
+	e.Status.Details.Group, e.Status.Details.Kind = "meta.k8s.io", kind
+	return e
+}
+
 func isValidPathSegment(name string) []string {
 	switch {
 	case name == "." || name == "..":
@@ -174,9 +237,23 @@ func (rq *request) dryRun(fromBody []string) (bool, error) {
 	return len(values) > 0, nil
 }
 
-// body reads the request body, up to the server's limit.
+// body reads the request body, up to the server's limit. A body that ends
+// before its Content-Length or has broken chunks is the client's fault:
+// 400, where kube-apiserver answers 500.
 func (rq *request) body() ([]byte, error) {
-	return io.ReadAll(http.MaxBytesReader(rq.w, rq.r.Body, rq.s.config.maxBodyBytes))
+	data, err := io.ReadAll(http.MaxBytesReader(rq.w, rq.r.Body, rq.s.config.maxBodyBytes))
+	var tooLarge *http.MaxBytesError
+	if err != nil && !errors.As(err, &tooLarge) {
+		return nil, badRequest("the request body could not be read: %v", err)
+	}
+	// kube-apiserver ignores Content-Encoding and so reads a compressed
+	// body as garbage, or a body that claims a coding it lacks as plain:
+	// neither is what the client meant.
+	if enc := rq.r.Header.Get("Content-Encoding"); err == nil && len(data) > 0 && enc != "" && !strings.EqualFold(enc, "identity") {
+		return nil, NewStatusError(http.StatusUnsupportedMediaType, kapi.StatusReasonUnsupportedMediaType,
+			fmt.Sprintf("the request body has Content-Encoding %q: only uncompressed bodies are accepted", enc))
+	}
+	return data, err
 }
 
 // decodeBody reads and decodes the request body into a new object. A body
@@ -260,6 +337,32 @@ func (rq *request) decodeCleaned(in *codec.Format, data []byte) (kapi.Object, []
 	}
 	checked, err := rq.checkType(obj)
 	return checked, data, err
+}
+
+// checkDuplicateFields finds the duplicate fields of a merge patch, which
+// merging would hide from decode: Strict refuses them, Warn warns of each,
+// as kube-apiserver. A patch that is not JSON is left for the merge to
+// refuse.
+func (rq *request) checkDuplicateFields(data []byte) error {
+	validation := rq.query.Get("fieldValidation")
+	if validation == "Ignore" {
+		return nil
+	}
+	report, _, err := codec.CheckJSONFields(data, rq.res.typ)
+	if err != nil || len(report.Duplicates) == 0 {
+		return nil
+	}
+	var problems []string
+	for _, f := range report.Duplicates {
+		problems = append(problems, fmt.Sprintf("duplicate field %q", f))
+	}
+	if validation == "Strict" {
+		return rq.undecodable("strict decoding error: " + strings.Join(problems, ", "))
+	}
+	for _, p := range problems {
+		rq.warn(p)
+	}
+	return nil
 }
 
 // checkType refuses an object of another kind or version, and sets the

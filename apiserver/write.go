@@ -202,6 +202,11 @@ func (rq *request) patch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if typ == patch.MergePatch || typ == patch.StrategicMergePatch {
+		if err := rq.checkDuplicateFields(doc); err != nil {
+			return err
+		}
+	}
 	if rq.subresource == "scale" {
 		return rq.patchScale(ctx, typ, doc)
 	}
@@ -435,14 +440,25 @@ func (rq *request) deleteOptions() (deleteOptions, bool, error) {
 	if p := rq.query.Get("propagationPolicy"); p != "" {
 		opts.PropagationPolicy = &p
 	}
+	if _, set := rq.query["orphanDependents"]; set {
+		orphan, _ := rq.boolParam("orphanDependents")
+		opts.OrphanDependents = &orphan
+	}
+	deleteOptionsInvalid := func(fe *FieldError) error {
+		e := invalid(target{}, FieldErrors{fe})
+		e.Status.Message = "DeleteOptions.meta.k8s.io \"\" is invalid: " + e.Status.Details.Causes[0].Field + ": " + e.Status.Details.Causes[0].Message
+		e.Status.Details.Group, e.Status.Details.Kind = "meta.k8s.io", "DeleteOptions"
+		return e
+	}
 	if opts.PropagationPolicy != nil {
+		// Both set is 422 in kube-apiserver: they say the same thing two ways.
+		if opts.OrphanDependents != nil {
+			return opts, false, deleteOptionsInvalid(Invalid("propagationPolicy", *opts.PropagationPolicy, "orphanDependents and deletionPropagation cannot be both set"))
+		}
 		switch *opts.PropagationPolicy {
 		case "Orphan", "Background", "Foreground":
 		default:
-			e := invalid(target{}, FieldErrors{NotSupported("propagationPolicy", *opts.PropagationPolicy, "Foreground", "Background", "Orphan")})
-			e.Status.Message = "DeleteOptions.meta.k8s.io \"\" is invalid: " + e.Status.Details.Causes[0].Field + ": " + e.Status.Details.Causes[0].Message
-			e.Status.Details.Group, e.Status.Details.Kind = "meta.k8s.io", "DeleteOptions"
-			return opts, false, e
+			return opts, false, deleteOptionsInvalid(NotSupported("propagationPolicy", *opts.PropagationPolicy, "Foreground", "Background", "Orphan"))
 		}
 	}
 	if s := rq.query.Get("gracePeriodSeconds"); s != "" {
