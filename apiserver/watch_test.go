@@ -114,6 +114,9 @@ func TestWatchInitialEventsEndBookmark(t *testing.T) {
 			c.create(newWidget("default", "a"))
 			last := c.create(newWidget("default", "b"))
 			c.create(newWidget("other", "o"))
+			// resourceVersion=0 is "any": served from the cache as it is,
+			// which a consistent list first brings up to the writes above.
+			c.list(widgetsIn("default"))
 
 			ws := c.watch(widgetsIn("default") + query)
 			names, b := initialEvents(t, ws)
