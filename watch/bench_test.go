@@ -139,10 +139,11 @@ func BenchmarkReadsUnderWrites(b *testing.B) {
 	for _, writers := range []int{0, 2} {
 		for _, read := range []string{"Get", "List"} {
 			b.Run(fmt.Sprintf("%s/writers=%d", read, writers), func(b *testing.B) {
-				e := newEnv(b, envOptions{store: []memory.Option{memory.WithHistory(1)}})
-				key := func(i int) string { return fmt.Sprintf("%sns%d/%05d", widgets, i%10, i) }
-				for i := range items {
-					mustCreate(b, e.store, key(i), "v")
+				e := newEnv(b, envOptions{})
+				keys := make([]string, items)
+				for i := range keys {
+					keys[i] = fmt.Sprintf("%sns%d/%05d", widgets, i%10, i)
+					mustCreate(b, e.store, keys[i], "v")
 				}
 				e.run(b)
 
@@ -153,7 +154,7 @@ func BenchmarkReadsUnderWrites(b *testing.B) {
 					wrote.Go(func() { // updates
 						value := []byte("v2")
 						for i := 0; ctx.Err() == nil; i++ {
-							if _, err := e.store.Update(ctx, key(i*7919%items), value, 0); err == nil {
+							if _, err := e.store.Update(ctx, keys[i*7919%items], value, 0); err == nil {
 								writes.Add(1)
 							}
 						}
@@ -178,7 +179,7 @@ func BenchmarkReadsUnderWrites(b *testing.B) {
 						i++
 						switch read {
 						case "Get":
-							if it, _ := e.widgets.Get(key(i * 31 % items)); it == nil {
+							if it, _ := e.widgets.Get(keys[i*31%items]); it == nil {
 								b.Error("Get = nil")
 								return
 							}
