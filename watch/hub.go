@@ -43,7 +43,7 @@ func WithErrorHandler(f func(error)) Option { return func(c *config) { c.onError
 // Its readers take no lock: the one goroutine that applies the store's
 // changes (Run's) publishes each cache's state and history, then the
 // hub's revision, through atomic pointers; a reader loads them in the
-// opposite order (see Cache.List).
+// opposite order (see Cache.read).
 type Hub struct {
 	store  storage.Interface
 	root   string
