@@ -3,6 +3,7 @@ package kapi
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -136,6 +137,11 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 	pt, err := time.Parse(time.RFC3339, s)
 	if err != nil {
 		return err
+	}
+	// MarshalJSON writes UTC: "9999-12-31T23:00:00-02:00" is in year 10000
+	// there, which RFC 3339 cannot write and this could not read back.
+	if y := pt.UTC().Year(); y < 0 || y > 9999 {
+		return fmt.Errorf("time %q is outside the years 0 to 9999 in UTC", s)
 	}
 	t.Time = pt.Local()
 	return nil

@@ -616,6 +616,9 @@ func TestFinalizers(t *testing.T) {
 	if mustRevision(t, "rv", d.ResourceVersion) <= mustRevision(t, "rv", created.ResourceVersion) {
 		t.Errorf("marking for deletion did not write: rv %s", d.ResourceVersion)
 	}
+	if d.Generation != created.Generation+1 {
+		t.Errorf("generation %d after deletion started, want %d (kube-apiserver moves it)", d.Generation, created.Generation+1)
+	}
 
 	g := c.read("default", "f")
 	if g.DeletionTimestamp == nil || !slices.Equal(g.Finalizers, []string{"example.com/hold"}) {
@@ -812,12 +815,12 @@ func TestRoundTripJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	meta := m["metadata"].(map[string]any)
-	for _, k := range []string{"name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "labels"} {
+	for _, k := range []string{"name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "labels", "managedFields"} {
 		if _, ok := meta[k]; !ok {
 			t.Errorf("metadata lacks %s: %s", k, r.Body)
 		}
 	}
-	for _, k := range []string{"deletionTimestamp", "finalizers", "managedFields"} {
+	for _, k := range []string{"deletionTimestamp", "finalizers"} {
 		if _, ok := meta[k]; ok {
 			t.Errorf("metadata has %s, which is unset: %s", k, r.Body)
 		}

@@ -36,6 +36,26 @@
 // nothing writes nothing. Objects with finalizers are marked for deletion and
 // removed when the last finalizer goes.
 //
+// # Authentication and authorization
+//
+// A server serves everyone until told otherwise. WithAuthentication names
+// the user of each request (StaticTokens and ReadTokenFile for bearer
+// tokens, ClientCertificates for TLS client certificates,
+// UnionAuthenticator to accept several kinds, or an AuthenticatorFunc);
+// a request no authenticator accepts is 401 Unauthorized, unless
+// WithAnonymous lets requests without credentials in as system:anonymous.
+// Handlers and hooks read the user with UserFrom.
+//
+// WithAuthorization then decides on every request — reads, watches,
+// writes, subresources, discovery, OpenAPI, /version — from its
+// Attributes: user, verb, API group and version, resource, subresource,
+// namespace and name, or the path of a non-resource request, read from
+// the URL as kube-apiserver reads them. RulesAuthorizer takes rules shaped
+// like RBAC's; an AuthorizerFunc can decide anything else. A denial is 403
+// Forbidden with Kubernetes' message, which kubectl and client-go show as
+// they would for kube-apiserver. The health checks are served without
+// either step (WithAlwaysAllowPaths changes which paths are).
+//
 // # Errors
 //
 // Every failure is a kapi.Status with the code and reason of the Kubernetes
@@ -50,4 +70,18 @@
 // each object version is encoded once per media type and its bytes shared by
 // every GET, LIST and watcher. A read without resourceVersion is consistent:
 // it waits until the cache has caught up with the store.
+//
+// # Load, limits and faults
+//
+// Requests in flight are capped (400 read-only, 200 mutating, 1000 watches:
+// WithMaxRequestsInFlight, WithMaxMutatingRequestsInFlight, WithMaxWatches);
+// the excess is answered 429 with Retry-After, which Kubernetes clients wait
+// for and retry. A request other than a watch is answered 504 after 60 s
+// (WithRequestTimeout), or the client's shorter timeout=. Bodies are limited
+// to 3 MiB (WithMaxRequestBodyBytes) and nested at most 10000 deep, and
+// metadata is validated as Kubernetes validates it (labels, annotations of at
+// most 256 KiB, owner references, finalizers). A panic in a hook is a 500
+// for that request only, logged. Shutdown stops a server gracefully: new
+// requests 503, watches ended so that clients re-watch, requests in flight
+// finished.
 package apiserver

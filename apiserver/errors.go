@@ -206,7 +206,7 @@ func (e *FieldError) body() string {
 		s = string(e.Type)
 	}
 	switch e.Type {
-	case kapi.CauseTypeFieldValueRequired, kapi.CauseTypeFieldValueForbidden:
+	case kapi.CauseTypeFieldValueRequired, kapi.CauseTypeFieldValueForbidden, kapi.CauseTypeFieldValueTooLong:
 	default:
 		s += ": " + formatValue(e.BadValue)
 	}

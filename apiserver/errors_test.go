@@ -322,22 +322,93 @@ func TestBodyLimitOption(t *testing.T) {
 	c.do(http.MethodPost, widgetsIn("default"), bigWidget("small", 1024)).mustCode(t, http.StatusCreated)
 }
 
-// TestDryRun checks that dryRun=All answers as the write would but stores
-// nothing.
+// TestDryRun checks that dryRun=All on every kind of write answers as the
+// write would but stores nothing, sends no watch event and consumes no
+// resourceVersion.
 func TestDryRun(t *testing.T) {
 	_, c := newTestServer(t)
-	w := c.do(http.MethodPost, widgetsIn("default")+"?dryRun=All", newWidget("default", "dry")).mustCode(t, http.StatusCreated).widget(t)
-	if w.Name != "dry" || *w.Spec.Replicas != 1 {
-		t.Errorf("dry-run create answered %+v", w)
+	real := c.create(newWidget("default", "wet"))
+	held := newWidget("default", "held")
+	held.Finalizers = []string{"example.com/hold"}
+	held = c.create(held)
+	rv := held.ResourceVersion
+	ws := c.watch(widgetsIn("default") + "?watch=true&resourceVersion=" + rv)
+	defer ws.stop()
+
+	merge, apply := []string{"Content-Type", "application/merge-patch+json"}, []string{"Content-Type", "application/apply-patch+yaml"}
+	for _, tc := range []struct {
+		name, method, path string
+		body               any
+		header             []string
+		code               int
+		check              func(t *testing.T, r *response)
+	}{
+		{"create", http.MethodPost, widgetsIn("default"), newWidget("default", "dry"), nil, http.StatusCreated, func(t *testing.T, r *response) {
+			if w := r.widget(t); w.Name != "dry" || *w.Spec.Replicas != 1 || w.UID == "" || w.ResourceVersion != "" {
+				t.Errorf("answered %+v", w)
+			}
+		}},
+		{"update", http.MethodPut, widgetPath("default", "wet"), func() *widgetapi.Widget { w := *real; w.Spec = widgetapi.WidgetSpec{Color: "blue"}; return &w }(), nil, http.StatusOK, func(t *testing.T, r *response) {
+			if w := r.widget(t); w.Spec.Color != "blue" || w.Generation != real.Generation+1 {
+				t.Errorf("answered %+v", w)
+			}
+		}},
+		{"merge patch", http.MethodPatch, widgetPath("default", "wet"), `{"spec":{"color":"green"}}`, merge, http.StatusOK, func(t *testing.T, r *response) {
+			if w := r.widget(t); w.Spec.Color != "green" {
+				t.Errorf("answered %+v", w.Spec)
+			}
+		}},
+		{"json patch", http.MethodPatch, widgetPath("default", "wet"), `[{"op":"replace","path":"/spec/color","value":"green"}]`, []string{"Content-Type", "application/json-patch+json"}, http.StatusOK, nil},
+		{"strategic merge patch", http.MethodPatch, widgetPath("default", "wet"), `{"spec":{"ports":[{"name":"http","port":80}]}}`, []string{"Content-Type", "application/strategic-merge-patch+json"}, http.StatusOK, nil},
+		{"apply (update)", http.MethodPatch, widgetPath("default", "wet") + "?fieldManager=m&force=true", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"wet"},"spec":{"color":"blue"}}`, apply, http.StatusOK, nil},
+		{"apply (create)", http.MethodPatch, widgetPath("default", "fresh") + "?fieldManager=m", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"fresh"},"spec":{"color":"blue"}}`, apply, http.StatusCreated, nil},
+		{"status", http.MethodPatch, widgetPath("default", "wet") + "/status", `{"status":{"replicas":5}}`, merge, http.StatusOK, nil},
+		{"scale", http.MethodPatch, widgetPath("default", "wet") + "/scale", `{"spec":{"replicas":5}}`, merge, http.StatusOK, nil},
+		{"delete", http.MethodDelete, widgetPath("default", "wet"), nil, nil, http.StatusOK, nil},
+		{"delete (options body)", http.MethodDelete, widgetPath("default", "wet"), `{"dryRun":["All"]}`, nil, http.StatusOK, nil},
+		{"delete with finalizers", http.MethodDelete, widgetPath("default", "held"), nil, nil, http.StatusOK, func(t *testing.T, r *response) {
+			if w := r.widget(t); w.DeletionTimestamp == nil {
+				t.Errorf("answered without deletionTimestamp: %+v", w.ObjectMeta)
+			}
+		}},
+		{"deletecollection", http.MethodDelete, widgetsIn("default"), nil, nil, http.StatusOK, func(t *testing.T, r *response) {
+			var l widgetList
+			if r.into(t, &l); len(l.Items) != 2 {
+				t.Errorf("answered %d items, want 2", len(l.Items))
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := tc.path
+			if tc.body != `{"dryRun":["All"]}` {
+				if strings.Contains(path, "?") {
+					path += "&dryRun=All"
+				} else {
+					path += "?dryRun=All"
+				}
+			}
+			r := c.do(tc.method, path, tc.body, tc.header...)
+			r.mustCode(t, tc.code)
+			if tc.check != nil {
+				tc.check(t, r)
+			}
+		})
+	}
+
+	// A dry run fails as the write would.
+	c.do(http.MethodPost, widgetsIn("default")+"?dryRun=All", newWidget("default", "wet")).failure(t, http.StatusConflict, kapi.StatusReasonAlreadyExists)
+	if g := c.read("default", "wet"); g.ResourceVersion != real.ResourceVersion || g.Spec.Color != "red" || g.Status.Replicas != 0 {
+		t.Errorf("dry runs changed the object: %+v", g)
 	}
 	c.get(widgetPath("default", "dry")).failure(t, http.StatusNotFound, kapi.StatusReasonNotFound)
-
-	real := c.create(newWidget("default", "wet"))
-	real.Spec.Color = "blue"
-	c.do(http.MethodPut, widgetPath("default", "wet")+"?dryRun=All", real).mustCode(t, http.StatusOK)
-	if g := c.read("default", "wet"); g.Spec.Color != "red" || g.ResourceVersion != real.ResourceVersion {
-		t.Errorf("dry-run update changed the object: %+v", g)
+	c.get(widgetPath("default", "fresh")).failure(t, http.StatusNotFound, kapi.StatusReasonNotFound)
+	if g := c.read("default", "held"); g.DeletionTimestamp != nil {
+		t.Errorf("a dry-run delete marked the object for deletion")
 	}
-	c.do(http.MethodDelete, widgetPath("default", "wet")+"?dryRun=All", nil).mustCode(t, http.StatusOK)
-	c.read("default", "wet")
+	// The next real write is the next revision and the first event.
+	next := c.create(newWidget("default", "after"))
+	if want := mustRevision(t, "rv", rv) + 1; mustRevision(t, "next", next.ResourceVersion) != want {
+		t.Errorf("the next write has revision %s, want %d: a dry run consumed one", next.ResourceVersion, want)
+	}
+	ws.expect("ADDED after")
 }

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -64,7 +65,8 @@ func TestParseLabelSelector(t *testing.T) {
 			t.Errorf("%q matches %v = %v, want %v", tc.sel, labels, got, tc.match)
 		}
 	}
-	for _, bad := range []string{"=x", "a=b=c d", "env in prod", "a,,b", "Bad Key=x", "n>x", "a=" + string(make([]byte, 70))} {
+	for _, bad := range []string{"=x", "a=b=c d", "env in prod", "a,,b", "Bad Key=x", "n>x", "a=" + string(make([]byte, 70)),
+		strings.Repeat("k", 64) + "=v", strings.Repeat("p", 254) + "/k=v"} {
 		if _, err := parseLabelSelector(bad); err == nil {
 			t.Errorf("parseLabelSelector(%q) accepted it", bad)
 		}

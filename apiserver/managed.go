@@ -5,19 +5,117 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
+	"unicode"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/internal/jsonfields"
 	"github.com/kapi-dev/kapi/patch"
 	"github.com/kapi-dev/kapi/storage"
 )
 
+// Field ownership: every write records in metadata.managedFields which
+// manager set which fields (operation Update), and server-side apply
+// (operation Apply) merges a configuration by that record, refusing to
+// change fields another manager owns unless forced.
+
+// maxFieldManager is kube-apiserver's limit on a manager's name.
+const maxFieldManager = 128
+
+// fieldManager is who a write is recorded for: the fieldManager parameter
+// (checked by checkWriteOptions), else, as kube-apiserver derives it, the
+// User-Agent up to its first "/".
+func (rq *request) fieldManager() string {
+	if name := rq.query.Get("fieldManager"); name != "" {
+		return name
+	}
+	name, _, _ := strings.Cut(rq.r.Header.Get("User-Agent"), "/")
+	name = strings.Map(func(r rune) rune {
+		if unicode.IsPrint(r) {
+			return r
+		}
+		return -1
+	}, name)
+	if len(name) > maxFieldManager {
+		name = name[:maxFieldManager]
+	}
+	return name
+}
+
+// ignoredFields are the top-level fields a write to the resource or its
+// subresource neither changes nor owns: status on the resource when it has
+// the status subresource, and everything but status on /status.
+func (rq *request) ignoredFields() []string {
+	res := rq.res
+	switch {
+	case rq.subresource == "status":
+		var ignore []string
+		for _, f := range jsonfields.Of(res.typ) {
+			if f.Name != "status" {
+				ignore = append(ignore, f.Name)
+			}
+		}
+		return ignore
+	case res.statusField != nil:
+		return []string{"status"}
+	}
+	return nil
+}
+
+// baseManagedFields are the entries a write starts from: the stored ones,
+// unless the client sent its own; a single empty entry resets them, as in
+// Kubernetes.
+func baseManagedFields(cur, want kapi.Object) []kapi.ManagedFieldsEntry {
+	sent := want.GetObjectMeta().ManagedFields
+	switch {
+	case sent == nil && cur != nil:
+		return cur.GetObjectMeta().ManagedFields
+	case len(sent) == 1 && sent[0] == (kapi.ManagedFieldsEntry{}):
+		return []kapi.ManagedFieldsEntry{}
+	}
+	return sent
+}
+
+// recordUpdate records in next's managedFields that the request's manager
+// changed cur (nil on create) into next by an ordinary write.
+func (rq *request) recordUpdate(cur, next kapi.Object) error {
+	manager := rq.fieldManager()
+	var old []byte
+	var err error
+	if cur != nil {
+		if old, err = json.Marshal(cur); err != nil {
+			return err
+		}
+	}
+	now, err := json.Marshal(next)
+	if err != nil {
+		return err
+	}
+	meta := next.GetObjectMeta()
+	managed, err := rq.res.objType.schema.Update(old, now, meta.ManagedFields, patch.UpdateOptions{
+		Manager: manager, APIVersion: rq.res.apiVersion(), Subresource: rq.subresource,
+		Now: kapi.Now(), Ignore: rq.ignoredFields(),
+	})
+	if err != nil {
+		// Entries that do not fit the object (sent by a client, or from an
+		// older shape of the type) are kept as they are, as kube-apiserver
+		// keeps them: ownership is advisory, the write is not.
+		rq.s.config.logger.Debug("kapi: managed fields not updated", "resource", rq.res.qualifiedResource(), "name", meta.Name, "err", err)
+		return nil
+	}
+	meta.ManagedFields = managed
+	return nil
+}
+
 // apply is server-side apply: a PATCH whose body is an apply configuration.
 // It creates the object when absent.
 func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error {
-	if rq.query.Get("fieldManager") == "" {
-		return badRequest("PATCH requests with the apply content type must have a fieldManager")
+	manager := rq.query.Get("fieldManager")
+	if manager == "" {
+		return badRequest("PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch")
 	}
+	force, _ := rq.boolParam("force")
 	format := codec.ByMediaType(codec.MediaTypeYAML)
 	if typ == patch.ApplyCBOR {
 		format = codec.ByMediaType(codec.MediaTypeCBOR)
@@ -26,25 +124,57 @@ func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error 
 	if err != nil {
 		return rq.undecodable(err.Error())
 	}
-	applied, err := rq.decode(codec.JSON(), config) // checks fields and kind
+	// Decoding checks the configuration's fields (fieldValidation) and
+	// kind; what is applied is the configuration without unknown fields.
+	applied, config, err := rq.decodeCleaned(codec.JSON(), config)
 	if err != nil {
 		return err
 	}
 	if err := rq.setNamespace(applied.GetObjectMeta()); err != nil {
 		return err
 	}
+	if rv := applied.GetObjectMeta().ResourceVersion; rv != "" {
+		if _, err := parseRevision(rv); err != nil {
+			return err
+		}
+	}
+	opts := patch.ApplyOptions{
+		Manager: manager, APIVersion: rq.res.apiVersion(), Subresource: rq.subresource,
+		Force: force, Now: kapi.Now(), Ignore: rq.ignoredFields(),
+	}
+	merge := func(cur kapi.Object) (kapi.Object, error) {
+		var live []byte
+		var managed []kapi.ManagedFieldsEntry
+		if cur != nil {
+			var err error
+			if live, err = json.Marshal(cur); err != nil {
+				return nil, err
+			}
+			managed = cur.GetObjectMeta().ManagedFields
+		}
+		merged, managed, err := rq.res.objType.schema.Apply(live, config, managed, opts)
+		if err != nil {
+			return nil, conflictStatus(err)
+		}
+		obj, err := rq.decode(codec.JSON(), merged)
+		if err != nil {
+			return nil, err
+		}
+		meta := obj.GetObjectMeta()
+		if err := rq.setNamespace(meta); err != nil { // a configuration need not name it
+			return nil, err
+		}
+		if meta.Name != rq.name {
+			return nil, badRequest("the name of the object (%s) does not match the name on the URL (%s)", meta.Name, rq.name)
+		}
+		meta.ManagedFields = managed
+		// The configuration's resourceVersion, if any, is a precondition.
+		meta.ResourceVersion = applied.GetObjectMeta().ResourceVersion
+		return obj, nil
+	}
+	rq.managedByApply = true
 	for attempt := 1; ; attempt++ {
-		out, err := rq.write(ctx, func(cur kapi.Object) (kapi.Object, error) {
-			original, err := json.Marshal(cur)
-			if err != nil {
-				return nil, err
-			}
-			patched, err := patch.Apply(patch.MergePatch, original, config)
-			if err != nil {
-				return nil, err
-			}
-			return rq.decodePatched(patched)
-		})
+		out, err := rq.write(ctx, merge)
 		if rq.subresource != "" || !errors.Is(err, storage.ErrNotFound) || attempt == 3 {
 			if err != nil {
 				return err
@@ -53,8 +183,24 @@ func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error 
 		}
 		// Absent: apply creates it, unless another request did meanwhile;
 		// then the configuration is applied to that.
-		if err := rq.createObject(ctx, shallowCopy(applied)); !errors.Is(err, storage.ErrExists) {
+		obj, err := merge(nil)
+		if err != nil {
+			return err
+		}
+		if err := rq.createObject(ctx, obj); !errors.Is(err, storage.ErrExists) {
 			return err
 		}
 	}
+}
+
+// conflictStatus is kube-apiserver's 409 for an apply that conflicts: one
+// cause per field, naming the manager that owns it.
+func conflictStatus(err error) error {
+	var ce *patch.ConflictError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	e := NewStatusError(http.StatusConflict, kapi.StatusReasonConflict, ce.Error())
+	e.Status.Details = &kapi.StatusDetails{Causes: ce.Causes()}
+	return e
 }

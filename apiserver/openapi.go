@@ -390,11 +390,12 @@ func (b *openAPIBuilder) addPaths(r openAPIResource, name, listName string, gvk 
 
 // oapiPatchMediaTypes are the patch types kapi accepts for every resource.
 // kubectl's client-side apply sends a strategic merge patch when the
-// document lists it, so it is listed only once the server applies it.
+// document lists it, computed from the patch extensions of the schema.
 var oapiPatchMediaTypes = []string{
 	"application/apply-patch+yaml",
 	"application/json-patch+json",
 	"application/merge-patch+json",
+	"application/strategic-merge-patch+json",
 }
 
 func oapiContent(schemaName string, mediaTypes ...string) map[string]*oapiMediaType {

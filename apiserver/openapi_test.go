@@ -292,7 +292,7 @@ func TestOpenAPIWidgetPaths(t *testing.T) {
 		{item, "put", "put", "replaceExampleComV1NamespacedWidget", "replace the specified Widget", writeParams, widget,
 			[]string{"application/json", "application/yaml"}, widget},
 		{item, "patch", "patch", "patchExampleComV1NamespacedWidget", "partially update the specified Widget", patchParams, widget,
-			[]string{"application/apply-patch+yaml", "application/json-patch+json", "application/merge-patch+json"},
+			[]string{"application/apply-patch+yaml", "application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"},
 			metaRef + "Patch"},
 		{item, "delete", "delete", "deleteExampleComV1NamespacedWidget", "delete a Widget", deleteParams, statusRef,
 			[]string{"application/json", "application/yaml"}, metaRef + "DeleteOptions"},
@@ -300,7 +300,7 @@ func TestOpenAPIWidgetPaths(t *testing.T) {
 		{status, "put", "put", "replaceExampleComV1NamespacedWidgetStatus", "replace status of the specified Widget", writeParams, widget,
 			[]string{"application/json", "application/yaml"}, widget},
 		{status, "patch", "patch", "patchExampleComV1NamespacedWidgetStatus", "partially update status of the specified Widget", patchParams, widget,
-			[]string{"application/apply-patch+yaml", "application/json-patch+json", "application/merge-patch+json"},
+			[]string{"application/apply-patch+yaml", "application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"},
 			metaRef + "Patch"},
 	} {
 		t.Run(tc.operationID, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -66,6 +67,11 @@ func decodeContinue(s string) (continueToken, error) {
 	}
 	if err != nil || t.APIVersion != "meta.k8s.io/v1" || t.Revision <= 0 || t.Start == "" {
 		return t, badRequest("continue key is not valid: the token is malformed; start the list again without it")
+	}
+	// A start key the server never wrote, one that climbs out of the list's
+	// prefix (as kube-apiserver, refuse what path.Clean would change).
+	if key := "/" + strings.TrimPrefix(t.Start, "/"); path.Clean(key) != key {
+		return t, badRequest("continue key is not valid: %s", t.Start)
 	}
 	return t, nil
 }
@@ -275,7 +281,7 @@ func (rq *request) watch(ctx context.Context) error {
 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	stop := context.AfterFunc(rq.s.ctx, cancel)
+	stop := context.AfterFunc(rq.s.flow.endWatches, cancel) // Shutdown or Close
 	defer stop()
 
 	w := rq.w

@@ -347,7 +347,7 @@ func TestApplyWarnsOnce(t *testing.T) {
 	for name, code := range map[string]int{"existing": http.StatusOK, "absent": http.StatusCreated} {
 		t.Run(name, func(t *testing.T) {
 			doc := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"` + name + `"},"spec":{"color":"green","bogus":1}}`
-			r := c.do(http.MethodPatch, widgetPath("default", name)+"?fieldManager=test", doc, "Content-Type", "application/apply-patch+yaml").mustCode(t, code)
+			r := c.do(http.MethodPatch, widgetPath("default", name)+"?fieldManager=test&force=true", doc, "Content-Type", "application/apply-patch+yaml").mustCode(t, code)
 			want := []string{`299 - "unknown field \"spec.bogus\""`}
 			if got := r.Header.Values("Warning"); !slices.Equal(got, want) {
 				t.Errorf("Warning headers %q, want %q", got, want)

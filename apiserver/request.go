@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -14,12 +15,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/patch"
 )
 
 type verb int
@@ -42,8 +45,11 @@ type request struct {
 	name        string
 	subresource string
 	objType     *objectType // the type of the objects read and written
-	query       url.Values
-	out         codec.Target // the response's format and view
+	// managedByApply says a server-side apply has set the managed fields
+	// of what it writes: they record no Update.
+	managedByApply bool
+	query          url.Values
+	out            codec.Target // the response's format and view
 	// includeObject is the Table parameter: None, Metadata (also "") or Object.
 	includeObject    string
 	tableHeadersSent bool
@@ -96,6 +102,14 @@ func (rq *request) serve(v verb) error {
 			return badRequest("Namespace parameter invalid: %q: %s", rq.namespace, strings.Join(msgs, ";"))
 		}
 	}
+	if v == verbList || v == verbDeleteCollection {
+		if err := rq.checkListNumbers(); err != nil {
+			return err
+		}
+	}
+	if err := rq.checkWriteOptions(v); err != nil {
+		return err
+	}
 	watch, _ := rq.boolParam("watch")
 	var err error
 	switch {
@@ -140,6 +154,58 @@ func (rq *request) serve(v verb) error {
 	return fmt.Errorf("unknown verb %d", v)
 }
 
+// checkListNumbers refuses list options that are not numbers where numbers
+// are due, before any verb that takes them acts: a deletecollection reads
+// them too, and must not delete when a client's options make no sense.
+func (rq *request) checkListNumbers() error {
+	for _, name := range []string{"limit", "timeoutSeconds"} {
+		if s := rq.query.Get(name); s != "" {
+			if n, err := strconv.ParseInt(s, 10, 64); err != nil || n < 0 {
+				return badRequest("%s must be a non-negative integer, not %q", name, s)
+			}
+		}
+	}
+	if rv := rq.query.Get("resourceVersion"); rv != "" {
+		if _, err := parseRevision(rv); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkWriteOptions refuses what kube-apiserver refuses in the options of a
+// write: a fieldManager over 128 bytes or with a character that is not
+// printable (it is recorded in managedFields and shown to users), and force
+// on a patch that is not an apply.
+func (rq *request) checkWriteOptions(v verb) error {
+	kind := map[verb]string{verbCreate: "CreateOptions", verbUpdate: "UpdateOptions", verbPatch: "PatchOptions"}[v]
+	if kind == "" {
+		return nil
+	}
+	manager := rq.query.Get("fieldManager")
+	var errs FieldErrors
+	if _, force := rq.query["force"]; force && v == verbPatch {
+		if mt := mediaType(rq.r.Header.Get("Content-Type")); mt != string(patch.ApplyYAML) && mt != string(patch.ApplyCBOR) {
+			errs = append(errs, Forbidden("force", "may not be specified for non-apply patch"))
+		}
+	}
+	if len(manager) > maxFieldManager {
+		errs = append(errs, &FieldError{Type: kapi.CauseTypeFieldValueTooLong, Field: "fieldManager", Detail: fmt.Sprintf("may not be more than %d bytes", maxFieldManager)})
+	}
+	for i, r := range manager {
+		if !unicode.IsPrint(r) {
+			errs = append(errs, Invalid("fieldManager", manager, fmt.Sprintf("invalid character %#U (at position %d)", r, i)))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	e := invalid(target{}, errs)
+	e.Status.Message = kind + ".meta.k8s.io \"\" is invalid: " + errs.Error()
+	e.Status.Details.Group, e.Status.Details.Kind = "meta.k8s.io", kind
+	return e
+}
+
 func isValidPathSegment(name string) []string {
 	switch {
 	case name == "." || name == "..":
@@ -156,20 +222,9 @@ func (rq *request) fail(err error) {
 	writeStatus(rq.w, rq.r, rq.out.Format, statusOf(err, target{rq.res, rq.name}))
 }
 
-// boolParam reads a boolean query parameter as kube-apiserver converts
-// them: absent is false, "false" and "0" (in any case) are false, any other
-// value is true. set says whether it was given.
-func (rq *request) boolParam(name string) (value, set bool) {
-	values, set := rq.query[name]
-	if !set || len(values) == 0 {
-		return false, false
-	}
-	switch strings.ToLower(values[0]) {
-	case "false", "0":
-		return false, true
-	}
-	return true, true
-}
+// boolParam reads a boolean query parameter (see boolQuery), as the
+// authorizer read watch.
+func (rq *request) boolParam(name string) (value, set bool) { return boolQuery(rq.query, name) }
 
 // dryRun reads the dryRun parameter: only All is known.
 func (rq *request) dryRun(fromBody []string) (bool, error) {
@@ -182,9 +237,23 @@ func (rq *request) dryRun(fromBody []string) (bool, error) {
 	return len(values) > 0, nil
 }
 
-// body reads the request body, up to the server's limit.
+// body reads the request body, up to the server's limit. A body that ends
+// before its Content-Length or has broken chunks is the client's fault:
+// 400, where kube-apiserver answers 500.
 func (rq *request) body() ([]byte, error) {
-	return io.ReadAll(http.MaxBytesReader(rq.w, rq.r.Body, rq.s.config.maxBodyBytes))
+	data, err := io.ReadAll(http.MaxBytesReader(rq.w, rq.r.Body, rq.s.config.maxBodyBytes))
+	var tooLarge *http.MaxBytesError
+	if err != nil && !errors.As(err, &tooLarge) {
+		return nil, badRequest("the request body could not be read: %v", err)
+	}
+	// kube-apiserver ignores Content-Encoding and so reads a compressed
+	// body as garbage, or a body that claims a coding it lacks as plain:
+	// neither is what the client meant.
+	if enc := rq.r.Header.Get("Content-Encoding"); err == nil && len(data) > 0 && enc != "" && !strings.EqualFold(enc, "identity") {
+		return nil, NewStatusError(http.StatusUnsupportedMediaType, kapi.StatusReasonUnsupportedMediaType,
+			fmt.Sprintf("the request body has Content-Encoding %q: only uncompressed bodies are accepted", enc))
+	}
+	return data, err
 }
 
 // decodeBody reads and decodes the request body into a new object. A body
@@ -209,29 +278,37 @@ func (rq *request) decodeBody() (kapi.Object, error) {
 // refuses them, Warn (the default) answers a warning for each, Ignore says
 // nothing; both drop unknown fields, and the last duplicate wins.
 func (rq *request) decode(in *codec.Format, data []byte) (kapi.Object, error) {
+	obj, _, err := rq.decodeCleaned(in, data)
+	return obj, err
+}
+
+// decodeCleaned is decode, also returning the JSON that was decoded: the
+// body in JSON without its unknown fields (nil for protobuf).
+func (rq *request) decodeCleaned(in *codec.Format, data []byte) (kapi.Object, []byte, error) {
 	validation := rq.query.Get("fieldValidation")
 	switch validation {
 	case "", "Warn", "Ignore", "Strict":
 	default:
-		return nil, badRequest("fieldValidation must be one of Ignore, Warn or Strict, not %q", validation)
+		return nil, nil, badRequest("fieldValidation must be one of Ignore, Warn or Strict, not %q", validation)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, rq.undecodable("the request body is empty")
+		return nil, nil, rq.undecodable("the request body is empty")
 	}
 	jsonData, text, err := in.ToJSON(data)
 	if err != nil {
-		return nil, rq.undecodable(err.Error())
+		return nil, nil, rq.undecodable(err.Error())
 	}
 	if !text { // protobuf: decoded as is; unknown fields are skipped, as Kubernetes does
 		obj := rq.objType.newObject()
 		if err := in.Unmarshal(data, obj); err != nil {
-			return nil, rq.undecodable(err.Error())
+			return nil, nil, rq.undecodable(err.Error())
 		}
-		return rq.checkType(obj)
+		obj, err := rq.checkType(obj)
+		return obj, nil, err
 	}
 	data = jsonData
 	if string(bytes.TrimSpace(data)) == "null" {
-		return nil, rq.undecodable("the request body is null, not an object")
+		return nil, nil, rq.undecodable("the request body is null, not an object")
 	}
 	// A document that is not JSON fails the check; decoding it below says why.
 	if report, cleaned, err := codec.CheckJSONFields(data, rq.objType.typ); err == nil && !report.Empty() {
@@ -244,7 +321,7 @@ func (rq *request) decode(in *codec.Format, data []byte) (kapi.Object, error) {
 		}
 		switch validation {
 		case "Strict":
-			return nil, rq.undecodable("strict decoding error: " + strings.Join(problems, ", "))
+			return nil, nil, rq.undecodable("strict decoding error: " + strings.Join(problems, ", "))
 		case "", "Warn":
 			for _, p := range problems {
 				rq.warn(p)
@@ -256,9 +333,36 @@ func (rq *request) decode(in *codec.Format, data []byte) (kapi.Object, error) {
 	}
 	obj := rq.objType.newObject()
 	if err := codec.UnmarshalJSON(data, obj); err != nil {
-		return nil, rq.undecodable(err.Error())
+		return nil, nil, rq.undecodable(err.Error())
 	}
-	return rq.checkType(obj)
+	checked, err := rq.checkType(obj)
+	return checked, data, err
+}
+
+// checkDuplicateFields finds the duplicate fields of a merge patch, which
+// merging would hide from decode: Strict refuses them, Warn warns of each,
+// as kube-apiserver. A patch that is not JSON is left for the merge to
+// refuse.
+func (rq *request) checkDuplicateFields(data []byte) error {
+	validation := rq.query.Get("fieldValidation")
+	if validation == "Ignore" {
+		return nil
+	}
+	report, _, err := codec.CheckJSONFields(data, rq.res.typ)
+	if err != nil || len(report.Duplicates) == 0 {
+		return nil
+	}
+	var problems []string
+	for _, f := range report.Duplicates {
+		problems = append(problems, fmt.Sprintf("duplicate field %q", f))
+	}
+	if validation == "Strict" {
+		return rq.undecodable("strict decoding error: " + strings.Join(problems, ", "))
+	}
+	for _, p := range problems {
+		rq.warn(p)
+	}
+	return nil
 }
 
 // checkType refuses an object of another kind or version, and sets the

@@ -216,7 +216,7 @@ func (rq *request) patchScale(ctx context.Context, typ patch.Type, doc []byte) e
 		if err != nil {
 			return nil, err
 		}
-		patched, err := applyPatch(scaleType.schema, typ, original, doc)
+		patched, err := scaleType.schema.Patch(typ, original, doc)
 		if err != nil {
 			return nil, err
 		}

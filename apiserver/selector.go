@@ -93,8 +93,6 @@ func (r requirement) matches(v string, present bool) bool {
 }
 
 var (
-	qualifiedName  = regexp.MustCompile(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`)
-	labelValue     = regexp.MustCompile(`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`)
 	setRequirement = regexp.MustCompile(`^(\S+)\s+(in|notin)\s*\((.*)\)$`)
 )
 
@@ -138,12 +136,12 @@ func parseLabelSelector(s string) ([]requirement, error) {
 				}
 			}
 		}
-		if !qualifiedName.MatchString(r.key) || len(r.key) > 316 {
-			return nil, fmt.Errorf("invalid label key %q: must be a qualified name", r.key)
+		if msgs := isQualifiedName(r.key); len(msgs) > 0 {
+			return nil, fmt.Errorf("invalid label key %q: %s", r.key, strings.Join(msgs, "; "))
 		}
 		for _, v := range r.values {
-			if (r.op != "gt" && r.op != "lt") && (len(v) > 63 || !labelValue.MatchString(v)) {
-				return nil, fmt.Errorf("invalid label value: %q: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", v)
+			if msgs := isLabelValue(v); (r.op != "gt" && r.op != "lt") && len(msgs) > 0 {
+				return nil, fmt.Errorf("invalid label value: %q: %s", v, strings.Join(msgs, "; "))
 			}
 		}
 		reqs = append(reqs, r)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/storage/memory"
 	"github.com/kapi-dev/kapi/watch"
@@ -32,6 +31,8 @@ type config struct {
 	logger           *slog.Logger
 	mutating         []AdmissionFunc
 	validating       []AdmissionFunc
+	auth             authConfig // auth.go
+	limits           limits
 }
 
 // WithStorage stores objects in store instead of a new in-memory store.
@@ -68,6 +69,7 @@ func WithVersion(v VersionInfo) Option { return func(c *config) { c.version = v 
 type Server struct {
 	config config
 	hub    *watch.Hub
+	flow   *flow // what is in flight; see limits.go
 
 	handler atomic.Pointer[http.Handler] // set when serving starts; no registration after
 
@@ -88,6 +90,7 @@ func New(opts ...Option) (*Server, error) {
 		bookmarkInterval: time.Minute,
 		minWatchTimeout:  30 * time.Minute,
 		version:          defaultVersion(),
+		limits:           defaultLimits(),
 	}
 	for _, o := range opts {
 		o(&c)
@@ -105,6 +108,10 @@ func New(opts ...Option) (*Server, error) {
 	if c.keyPrefix == "" || c.keyPrefix[0] != '/' || c.keyPrefix[len(c.keyPrefix)-1] != '/' {
 		errs = append(errs, fmt.Errorf("key prefix %q must start and end with '/'", c.keyPrefix))
 	}
+	if err := c.auth.check(); err != nil {
+		errs = append(errs, err)
+	}
+	errs = append(errs, c.limits.check()...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("apiserver: %w", err)
 	}
@@ -119,6 +126,7 @@ func New(opts ...Option) (*Server, error) {
 		c.logger.Warn("kapi: watch cache", "err", err)
 	}))
 	s.ctx, s.stop = context.WithCancel(context.Background())
+	s.flow = newFlow(s.ctx, &c)
 	return s, nil
 }
 
@@ -142,7 +150,7 @@ func (s *Server) add(r *resource) error {
 		}
 	}
 	r.prefix = s.config.keyPrefix + r.qualifiedResource() + "/"
-	r.cache = s.hub.Register(r.prefix, r.decodeStored)
+	r.cache = s.hub.Register(r.prefix, recoverDecode(r.decodeStored))
 	s.resources = append(s.resources, r)
 	return nil
 }
@@ -165,7 +173,7 @@ func (s *Server) start() *http.Handler {
 	if h := s.handler.Load(); h != nil {
 		return h
 	}
-	h := s.routes()
+	h := s.guard(s.routes())
 	s.handler.Store(&h)
 	s.running = true
 	go func() {
@@ -181,9 +189,7 @@ func (s *Server) start() *http.Handler {
 // 503. The storage is left open: it belongs to whoever passed it in.
 func (s *Server) Close() error {
 	s.mu.Lock()
-	var closed http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeStatus(w, r, nil, NewStatusError(http.StatusServiceUnavailable, kapi.StatusReasonServiceUnavailable, "the server is shutting down").Status)
-	})
+	var closed http.Handler = http.HandlerFunc(writeShuttingDown)
 	s.handler.Store(&closed)
 	running := s.running
 	s.mu.Unlock()
@@ -230,7 +236,7 @@ func (s *Server) routes() http.Handler {
 			s.resourceRoutes(r, gv)
 		})
 	}
-	return r
+	return s.withAuth(r)
 }
 
 // resourceRoutes mounts the resource paths of one group version.

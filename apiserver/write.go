@@ -73,8 +73,24 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object) error {
 		if err := rq.admitValid(ctx, OperationCreate, obj, nil, dryRun); err != nil {
 			return err
 		}
-		if dryRun {
-			return rq.respond(http.StatusCreated, obj)
+		if !rq.managedByApply && attempt == 0 {
+			meta.ManagedFields = baseManagedFields(nil, obj)
+			if err := rq.recordUpdate(nil, obj); err != nil {
+				return err
+			}
+		}
+		if dryRun { // fails as the write would if the name is taken
+			_, err := rq.s.config.store.Get(ctx, res.key(meta.Namespace, meta.Name), 0)
+			switch {
+			case errors.Is(err, storage.ErrNotFound):
+				return rq.respond(http.StatusCreated, obj)
+			case err == nil:
+				err = storage.ErrExists
+			}
+			if errors.Is(err, storage.ErrExists) && generated && attempt < 8 {
+				continue
+			}
+			return err
 		}
 		value, err := marshalStored(obj)
 		if err != nil {
@@ -131,6 +147,7 @@ func (rq *request) validate(ctx context.Context, obj, old kapi.Object) FieldErro
 			errs = append(errs, Invalid("metadata.namespace", meta.Namespace, msg))
 		}
 	}
+	errs = append(errs, rq.validateObjectMeta(meta, old)...)
 	if old != nil && old.GetObjectMeta().DeletionTimestamp != nil {
 		for _, f := range meta.Finalizers {
 			if !slices.Contains(old.GetObjectMeta().Finalizers, f) {
@@ -185,6 +202,11 @@ func (rq *request) patch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if typ == patch.MergePatch || typ == patch.StrategicMergePatch {
+		if err := rq.checkDuplicateFields(doc); err != nil {
+			return err
+		}
+	}
 	if rq.subresource == "scale" {
 		return rq.patchScale(ctx, typ, doc)
 	}
@@ -196,7 +218,7 @@ func (rq *request) patch(ctx context.Context) error {
 		if err != nil {
 			return nil, err
 		}
-		patched, err := applyPatch(rq.res.objType.schema, typ, original, doc)
+		patched, err := rq.res.objType.schema.Patch(typ, original, doc)
 		if err != nil {
 			return nil, err
 		}
@@ -260,6 +282,9 @@ func (rq *request) write(ctx context.Context, desired func(cur kapi.Object) (kap
 		if err != nil {
 			return nil, err
 		}
+		if !rq.managedByApply {
+			next.GetObjectMeta().ManagedFields = baseManagedFields(cur, want)
+		}
 		if err := rq.mutate(ctx, OperationUpdate, next, cur, dryRun); err != nil {
 			return nil, err
 		}
@@ -277,9 +302,21 @@ func (rq *request) write(ctx context.Context, desired func(cur kapi.Object) (kap
 			return nil, err
 		}
 		meta := next.GetObjectMeta()
-		if bytes.Equal(value, kv.Value) || dryRun {
+		if bytes.Equal(value, kv.Value) {
 			meta.ResourceVersion = cur.GetObjectMeta().ResourceVersion
 			return next, nil // nothing changed: nothing is written
+		}
+		if !rq.managedByApply {
+			if err := rq.recordUpdate(cur, next); err != nil {
+				return nil, err
+			}
+			if value, err = marshalStored(next); err != nil {
+				return nil, err
+			}
+		}
+		if dryRun {
+			meta.ResourceVersion = cur.GetObjectMeta().ResourceVersion
+			return next, nil
 		}
 		var rev int64
 		if meta.DeletionTimestamp != nil && len(meta.Finalizers) == 0 {
@@ -403,14 +440,25 @@ func (rq *request) deleteOptions() (deleteOptions, bool, error) {
 	if p := rq.query.Get("propagationPolicy"); p != "" {
 		opts.PropagationPolicy = &p
 	}
+	if _, set := rq.query["orphanDependents"]; set {
+		orphan, _ := rq.boolParam("orphanDependents")
+		opts.OrphanDependents = &orphan
+	}
+	deleteOptionsInvalid := func(fe *FieldError) error {
+		e := invalid(target{}, FieldErrors{fe})
+		e.Status.Message = "DeleteOptions.meta.k8s.io \"\" is invalid: " + e.Status.Details.Causes[0].Field + ": " + e.Status.Details.Causes[0].Message
+		e.Status.Details.Group, e.Status.Details.Kind = "meta.k8s.io", "DeleteOptions"
+		return e
+	}
 	if opts.PropagationPolicy != nil {
+		// Both set is 422 in kube-apiserver: they say the same thing two ways.
+		if opts.OrphanDependents != nil {
+			return opts, false, deleteOptionsInvalid(Invalid("propagationPolicy", *opts.PropagationPolicy, "orphanDependents and deletionPropagation cannot be both set"))
+		}
 		switch *opts.PropagationPolicy {
 		case "Orphan", "Background", "Foreground":
 		default:
-			e := invalid(target{}, FieldErrors{NotSupported("propagationPolicy", *opts.PropagationPolicy, "Foreground", "Background", "Orphan")})
-			e.Status.Message = "DeleteOptions.meta.k8s.io \"\" is invalid: " + e.Status.Details.Causes[0].Field + ": " + e.Status.Details.Causes[0].Message
-			e.Status.Details.Group, e.Status.Details.Kind = "meta.k8s.io", "DeleteOptions"
-			return opts, false, e
+			return opts, false, deleteOptionsInvalid(NotSupported("propagationPolicy", *opts.PropagationPolicy, "Foreground", "Background", "Orphan"))
 		}
 	}
 	if s := rq.query.Get("gracePeriodSeconds"); s != "" {
@@ -479,15 +527,17 @@ func (rq *request) deleteOne(ctx context.Context, name string, opts deleteOption
 			return nil, false, err
 		}
 		if len(meta.Finalizers) > 0 {
-			if meta.DeletionTimestamp != nil || dryRun {
-				if meta.DeletionTimestamp == nil {
-					now, zero := kapi.Now(), int64(0)
-					meta.DeletionTimestamp, meta.DeletionGracePeriodSeconds = &now, &zero
-				}
+			if meta.DeletionTimestamp != nil {
 				return obj, false, nil
 			}
 			now, zero := kapi.Now(), int64(0)
 			meta.DeletionTimestamp, meta.DeletionGracePeriodSeconds = &now, &zero
+			if meta.Generation > 0 {
+				meta.Generation++ // as kube-apiserver: what is asked of controllers changed
+			}
+			if dryRun {
+				return obj, false, nil
+			}
 			value, err := marshalStored(obj)
 			if err != nil {
 				return nil, false, err
@@ -548,10 +598,4 @@ func (rq *request) deleteCollection(ctx context.Context) error {
 	}
 	rq.writeEncoded(http.StatusOK, data)
 	return nil
-}
-
-// applyPatch applies a patch document of type typ to original, an object's
-// JSON, under its schema.
-func applyPatch(schema *patch.Schema, typ patch.Type, original, doc []byte) ([]byte, error) {
-	return patch.Apply(typ, original, doc)
 }

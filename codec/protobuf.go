@@ -1324,6 +1324,11 @@ func (d *protoDecoder) time(t *kapi.Time, i, end int) error {
 		}
 		i += n + k
 	}
+	// Years 0 to 9999 in UTC: JSON (RFC 3339) can carry no other.
+	const year0, endOfYear9999 = -62167219200, 253402300799 // Unix seconds
+	if sec < year0 || sec > endOfYear9999 {
+		return protoInField(fmt.Errorf("%d is outside the years 0 to 9999", sec), "seconds")
+	}
 	tt := time.Unix(sec, 0)
 	if tt.IsZero() {
 		*t = kapi.Time{}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -23,6 +24,8 @@ const widgetsBinEnv = "KAPI_E2E_WIDGETS_BIN"
 var (
 	widgetsBin      string // path of the built examples/widgets binary
 	widgetsBuildErr error  // why it could not be built, reported by every test
+	securedBin      string // path of the built examples/secured binary
+	securedBuildErr error
 )
 
 func TestMain(m *testing.M) {
@@ -32,6 +35,7 @@ func TestMain(m *testing.M) {
 func runMain(m *testing.M) int {
 	if bin := os.Getenv(widgetsBinEnv); bin != "" {
 		widgetsBin = bin
+		securedBuildErr = fmt.Errorf("examples/secured is not built for child test processes")
 		return m.Run()
 	}
 	dir, err := os.MkdirTemp("", "kapi-e2e-")
@@ -40,18 +44,26 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	widgetsBin = filepath.Join(dir, "widgets")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	build := exec.CommandContext(ctx, "go", "build", "-o", widgetsBin, "github.com/kapi-dev/kapi/examples/widgets")
-	build.Dir = filepath.Join("..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		widgetsBuildErr = fmt.Errorf("go build examples/widgets: %v\n%s", err, out)
-	}
+	widgetsBin, widgetsBuildErr = buildExample(ctx, dir, "widgets")
+	securedBin, securedBuildErr = buildExample(ctx, dir, "secured")
 	return m.Run()
 }
 
-// server is one running examples/widgets process.
+// buildExample builds examples/NAME into dir.
+func buildExample(ctx context.Context, dir, name string) (string, error) {
+	bin := filepath.Join(dir, name)
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/kapi-dev/kapi/examples/"+name)
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		return bin, fmt.Errorf("go build examples/%s: %v\n%s", name, err, out)
+	}
+	return bin, nil
+}
+
+// server is one running example process (examples/widgets unless started
+// with startProgram).
 type server struct {
 	URL  string // http://127.0.0.1:PORT
 	Addr string // 127.0.0.1:PORT
@@ -62,27 +74,42 @@ type server struct {
 	exit   error         // the process's exit status, valid after exited is closed
 }
 
+// program is an example binary built by TestMain, and how to start it.
+type program struct {
+	name     string
+	bin      string
+	buildErr error
+	args     []string    // after -addr ADDR
+	tls      *tls.Config // how to reach it, if it serves HTTPS
+}
+
 // startServer builds nothing: it starts the example binary built by TestMain on
 // a free loopback port, waits until /healthz answers 200, and stops it when the
 // test ends. If the server died on its own during the test, the test fails.
 func startServer(t *testing.T) *server {
 	t.Helper()
-	if widgetsBuildErr != nil {
-		t.Fatal(widgetsBuildErr)
+	return startProgram(t, program{name: "examples/widgets", bin: widgetsBin, buildErr: widgetsBuildErr})
+}
+
+// startProgram is startServer for any example program.
+func startProgram(t *testing.T, p program) *server {
+	t.Helper()
+	if p.buildErr != nil {
+		t.Fatal(p.buildErr)
 	}
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		s, err := tryStartServer(t)
+		s, err := tryStartServer(t, p)
 		if err == nil {
 			return s
 		}
 		lastErr = err
 	}
-	t.Fatalf("starting examples/widgets: %v", lastErr)
+	t.Fatalf("starting %s: %v", p.name, lastErr)
 	return nil
 }
 
-func tryStartServer(t *testing.T) (*server, error) {
+func tryStartServer(t *testing.T, p program) (*server, error) {
 	addr, err := freeLoopbackAddr()
 	if err != nil {
 		return nil, err
@@ -93,7 +120,10 @@ func tryStartServer(t *testing.T) (*server, error) {
 		log:    &syncBuffer{},
 		exited: make(chan struct{}),
 	}
-	s.cmd = exec.Command(widgetsBin, "-addr", addr)
+	if p.tls != nil {
+		s.URL = "https://" + addr
+	}
+	s.cmd = exec.Command(p.bin, append([]string{"-addr", addr}, p.args...)...)
 	s.cmd.Stdout = s.log
 	s.cmd.Stderr = s.log
 	if err := s.cmd.Start(); err != nil {
@@ -105,7 +135,8 @@ func tryStartServer(t *testing.T) (*server, error) {
 	}()
 
 	deadline := time.Now().Add(20 * time.Second)
-	client := &http.Client{Timeout: 2 * time.Second}
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: p.tls}}
+	defer client.CloseIdleConnections()
 	for {
 		select {
 		case <-s.exited:

@@ -1,0 +1,250 @@
+package apiserver_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"errors"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kapi-dev/kapi/apiserver"
+)
+
+func TestStaticTokens(t *testing.T) {
+	tokens := map[string]apiserver.User{"t1": {Name: "alice", UID: "1", Groups: []string{"admins"}}, "t2": {Name: "bob"}}
+	a := apiserver.StaticTokens(tokens)
+	tokens["t3"] = apiserver.User{Name: "eve"} // the map was copied
+	cases := []struct {
+		header string
+		user   string
+		ok     bool
+		err    bool
+	}{
+		{"", "", false, false},
+		{"Bearer t1", "alice", true, false},
+		{"bearer t2", "bob", true, false},
+		{"BEARER t1 trailing words", "alice", true, false},
+		{"  Bearer t1  ", "alice", true, false},
+		{"Bearer t3", "", false, true},
+		{"Bearer T1", "", false, true},
+		{"Bearer", "", false, false},
+		{"Bearer ", "", false, false},
+		{"Bearer  t1", "", false, false}, // an empty token, then a space: kube-apiserver ignores it too
+		{"Basic dDE6", "", false, false},
+		{"t1", "", false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.header, func(t *testing.T) {
+			r := httptest.NewRequest("GET", "/", nil)
+			if tc.header != "" {
+				r.Header.Set("Authorization", tc.header)
+			}
+			u, ok, err := a.Authenticate(r)
+			if ok != tc.ok || (err != nil) != tc.err || u.Name != tc.user {
+				t.Errorf("got %+v, %v, %v; want user %q, ok %v, error %v", u, ok, err, tc.user, tc.ok, tc.err)
+			}
+		})
+	}
+}
+
+func TestReadTokenFile(t *testing.T) {
+	got, err := apiserver.ReadTokenFile(strings.NewReader(`t1,alice,1,"admins,devs"
+t2,bob,2
+t3,carol,3,,extra
+t4,dave,4,"viewers"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]apiserver.User{
+		"t1": {Name: "alice", UID: "1", Groups: []string{"admins", "devs"}},
+		"t2": {Name: "bob", UID: "2"},
+		"t3": {Name: "carol", UID: "3"},
+		"t4": {Name: "dave", UID: "4", Groups: []string{"viewers"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+
+	for _, tc := range []struct{ file, want string }{
+		{"t1,alice\n", "line 1: want at least 3 columns (token, user name, user uid), found 2"},
+		{"t1,alice,1\n,bob,2\n", "line 2: empty token"},
+		{"t1,alice,1\nt1,bob,2\n", `line 2: the token of user "bob" is used before`},
+		{"t1,\"alice,1\n", "token file"},
+	} {
+		if _, err := apiserver.ReadTokenFile(strings.NewReader(tc.file)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want an error containing %q", tc.file, err, tc.want)
+		}
+	}
+}
+
+func TestClientCertificates(t *testing.T) {
+	cert := selfSigned(t, pkix.Name{CommonName: "alice", Organization: []string{"admins", "devs"}})
+	a := apiserver.ClientCertificates()
+	digest := sha256.Sum256(cert.Raw)
+
+	r := httptest.NewRequest("GET", "/", nil)
+	r.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{cert}, VerifiedChains: [][]*x509.Certificate{{cert}}}
+	u, ok, err := a.Authenticate(r)
+	// Groups in the order the parsed certificate has them, as kube-apiserver.
+	if !slices.Equal(slices.Sorted(slices.Values(cert.Subject.Organization)), []string{"admins", "devs"}) {
+		t.Fatalf("the certificate's organizations are %v", cert.Subject.Organization)
+	}
+	want := apiserver.User{Name: "alice", Groups: cert.Subject.Organization,
+		Extra: map[string][]string{"authentication.kubernetes.io/credential-id": {"X509SHA256=" + hex.EncodeToString(digest[:])}}}
+	if !ok || err != nil || !reflect.DeepEqual(u, want) {
+		t.Errorf("verified certificate: %+v, %v, %v; want %+v", u, ok, err, want)
+	}
+
+	for name, state := range map[string]*tls.ConnectionState{
+		"plain HTTP":              nil,
+		"no certificate":          {},
+		"presented, not verified": {PeerCertificates: []*x509.Certificate{cert}},
+		"no common name":          {VerifiedChains: [][]*x509.Certificate{{selfSigned(t, pkix.Name{Organization: []string{"admins"}})}}},
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.TLS = state
+		if u, ok, err := a.Authenticate(r); ok || err != nil {
+			t.Errorf("%s: %+v, %v, %v; want not authenticated, no error", name, u, ok, err)
+		}
+	}
+}
+
+// TestClientCertificatesOverTLS: a server that verifies client
+// certificates names the user after the certificate.
+func TestClientCertificatesOverTLS(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := selfSignedWithKey(t, pkix.Name{CommonName: "test CA"}, key, nil, nil)
+	clientKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := selfSignedWithKey(t, pkix.Name{CommonName: "alice", Organization: []string{"admins"}}, clientKey, ca, key)
+
+	rec := &recorder{decision: apiserver.DecisionAllow}
+	api, err := apiserver.New(apiserver.WithAuthentication(apiserver.ClientCertificates()), apiserver.WithAuthorization(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = api.Close() })
+	srv := httptest.NewUnstartedServer(api)
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+	srv.TLS = &tls.Config{ClientAuth: tls.VerifyClientCertIfGiven, ClientCAs: pool}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+
+	hc := srv.Client()
+	transport := hc.Transport.(*http.Transport)
+	transport.TLSClientConfig.Certificates = []tls.Certificate{{Certificate: [][]byte{client.Raw}, PrivateKey: clientKey}}
+	resp, err := hc.Get(srv.URL + "/apis")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("HTTP %d", resp.StatusCode)
+	}
+	asked := rec.take()
+	if len(asked) != 1 || asked[0].User.Name != "alice" || !reflect.DeepEqual(asked[0].User.Groups, []string{"admins", apiserver.GroupAuthenticated}) {
+		t.Errorf("authorized %+v", asked)
+	}
+
+	transport.TLSClientConfig.Certificates = nil
+	transport.CloseIdleConnections()
+	resp, err = hc.Get(srv.URL + "/apis")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("without a certificate: HTTP %d, want 401", resp.StatusCode)
+	}
+}
+
+func selfSigned(t *testing.T, subject pkix.Name) *x509.Certificate {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return selfSignedWithKey(t, subject, key, nil, nil)
+}
+
+// selfSignedWithKey makes a certificate for key, signed by parent (with
+// parentKey), or by itself as a CA when parent is nil.
+func selfSignedWithKey(t *testing.T, subject pkix.Name, key *ecdsa.PrivateKey, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) *x509.Certificate {
+	t.Helper()
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()),
+		Subject:      subject,
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	signer, signerKey := tmpl, key
+	if parent == nil {
+		tmpl.IsCA, tmpl.BasicConstraintsValid = true, true
+	} else {
+		signer, signerKey = parent, parentKey
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, signer, &key.PublicKey, signerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert
+}
+
+func TestUnionAuthenticator(t *testing.T) {
+	none := apiserver.AuthenticatorFunc(func(*http.Request) (apiserver.User, bool, error) { return apiserver.User{}, false, nil })
+	refuse := func(msg string) apiserver.Authenticator {
+		return apiserver.AuthenticatorFunc(func(*http.Request) (apiserver.User, bool, error) { return apiserver.User{}, false, errors.New(msg) })
+	}
+	accept := func(name string) apiserver.Authenticator {
+		return apiserver.AuthenticatorFunc(func(*http.Request) (apiserver.User, bool, error) { return apiserver.User{Name: name}, true, nil })
+	}
+	cases := []struct {
+		name  string
+		chain []apiserver.Authenticator
+		user  string
+		err   string
+	}{
+		{"empty", nil, "", ""},
+		{"none", []apiserver.Authenticator{none, none}, "", ""},
+		{"first accepts", []apiserver.Authenticator{accept("a"), accept("b")}, "a", ""},
+		{"after none", []apiserver.Authenticator{none, accept("b")}, "b", ""},
+		{"after a refusal", []apiserver.Authenticator{refuse("bad token"), accept("b")}, "b", ""},
+		{"refusals", []apiserver.Authenticator{refuse("bad token"), none, refuse("bad cert")}, "", "bad token\nbad cert"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			u, ok, err := apiserver.UnionAuthenticator(tc.chain...).Authenticate(httptest.NewRequest("GET", "/", nil))
+			gotErr := ""
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if u.Name != tc.user || ok != (tc.user != "") || gotErr != tc.err {
+				t.Errorf("got %+v, %v, %q; want user %q, error %q", u, ok, gotErr, tc.user, tc.err)
+			}
+		})
+	}
+}

@@ -1,0 +1,534 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/storage"
+)
+
+// Every request passes the server's guard before it is routed. The guard
+// answers for the server as a whole, as kube-apiserver's filter chain does:
+//
+//   - while the server shuts down, new requests are refused with 503;
+//   - requests in flight are capped, read-only, mutating and watches each
+//     by a limit of their own, and the excess is refused at once with 429
+//     and Retry-After, rather than queued until clients time out;
+//   - a request other than a watch has a deadline (60 s, or less with
+//     timeout=) and is answered 504 when it passes, even if the handler is
+//     stuck in a hook that ignores its context;
+//   - a panic in a handler (most likely in a user's hook: Default,
+//     Validate, a Column's Value, a type's MarshalJSON) is answered 500 and
+//     logged; the server goes on serving.
+
+// limits are the settings of the guard.
+type limits struct {
+	readOnly, mutating, watches int64 // 0: no limit
+	requestTimeout              time.Duration
+}
+
+func defaultLimits() limits {
+	return limits{readOnly: 400, mutating: 200, watches: 1000, requestTimeout: time.Minute}
+}
+
+func (l limits) check() []error {
+	var errs []error
+	for _, n := range []struct {
+		what  string
+		value int64
+	}{{"max requests in flight", l.readOnly}, {"max mutating requests in flight", l.mutating}, {"max watches", l.watches}} {
+		if n.value < 0 {
+			errs = append(errs, fmt.Errorf("%s must not be negative, not %d", n.what, n.value))
+		}
+	}
+	if l.requestTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("request timeout must be positive, not %v", l.requestTimeout))
+	}
+	return errs
+}
+
+// WithMaxRequestsInFlight caps the read-only requests (get, list, discovery,
+// OpenAPI) being served at once; more are answered 429 TooManyRequests with
+// Retry-After: 1, which client-go and kubectl wait for and retry. The
+// default is 400, as kube-apiserver's --max-requests-inflight; 0 removes the
+// cap. Watches are not counted: they last minutes, and have their own cap
+// (WithMaxWatches).
+func WithMaxRequestsInFlight(n int) Option {
+	return func(c *config) { c.limits.readOnly = int64(n) }
+}
+
+// WithMaxMutatingRequestsInFlight caps the writes (create, update, patch,
+// delete) being served at once, apart from reads so that a flood of one
+// cannot starve the other. The default is 200, as kube-apiserver's
+// --max-mutating-requests-inflight; 0 removes the cap.
+func WithMaxMutatingRequestsInFlight(n int) Option {
+	return func(c *config) { c.limits.mutating = int64(n) }
+}
+
+// WithMaxWatches caps the watches open at once; more are answered 429 like
+// other requests over their cap. Each watch holds a goroutine and a buffer
+// for as long as it lasts. The default, 1000, is far above what one
+// service's clients open (one per informer and resource) and low enough that
+// a client leaking watches is refused before it exhausts memory; 0 removes
+// the cap.
+func WithMaxWatches(n int) Option {
+	return func(c *config) { c.limits.watches = int64(n) }
+}
+
+// WithRequestTimeout bounds how long a request other than a watch may take
+// (default one minute, as kube-apiserver's --request-timeout). A client may
+// ask for less with the query parameter timeout (a Go duration: timeout=10s);
+// asking for more, or for 0, gets this. When the time is up the client gets
+// 504 Timeout and the handler's context is cancelled. Watches end when their
+// timeoutSeconds says.
+func WithRequestTimeout(d time.Duration) Option {
+	return func(c *config) { c.limits.requestTimeout = d }
+}
+
+// flow is the state of the guard: what is in flight, and whether the
+// server is draining.
+type flow struct {
+	limits limits
+	logger *slog.Logger
+
+	readOnly, mutating, watches atomic.Int64 // requests holding a slot of each cap
+
+	// inFlight counts the requests past the gate, timed-out handlers that
+	// have not returned yet included; Shutdown waits for it to reach 0.
+	inFlight atomic.Int64
+	draining atomic.Bool
+	idle     chan struct{} // signalled when draining and inFlight falls to 0
+
+	// endWatches is cancelled when watches must end: by Shutdown, or with
+	// the server's context by Close.
+	endWatches  context.Context
+	stopWatches context.CancelFunc
+}
+
+func newFlow(ctx context.Context, c *config) *flow {
+	f := &flow{limits: c.limits, logger: c.logger, idle: make(chan struct{}, 1)}
+	f.endWatches, f.stopWatches = context.WithCancel(ctx)
+	return f
+}
+
+// enter admits a request unless the server is draining.
+func (f *flow) enter() bool {
+	f.inFlight.Add(1)
+	if f.draining.Load() {
+		f.leave()
+		return false
+	}
+	return true
+}
+
+func (f *flow) leave() {
+	if f.inFlight.Add(-1) == 0 && f.draining.Load() {
+		select {
+		case f.idle <- struct{}{}:
+		default: // already signalled: Shutdown looks at the count again
+		}
+	}
+}
+
+// drain refuses new requests, ends the watches, and waits until the
+// requests in flight have returned or ctx is done.
+func (f *flow) drain(ctx context.Context) error {
+	f.draining.Store(true)
+	f.stopWatches()
+	for f.inFlight.Load() != 0 {
+		select {
+		case <-f.idle:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// class is what a request counts against.
+type class int
+
+const (
+	classReadOnly class = iota
+	classMutating
+	classWatch
+	classProbe // health checks: never capped, never timed out
+)
+
+// classify sorts a request as kube-apiserver's request info does, from its
+// method and path alone (it runs before routing).
+func classify(r *http.Request) class {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+	default:
+		return classMutating
+	}
+	switch r.URL.Path {
+	case "/healthz", "/livez", "/readyz":
+		// A probe refused under load would get a busy but healthy
+		// server restarted, which makes the load worse.
+		return classProbe
+	}
+	if strings.Contains(r.URL.RawQuery, "watch") && isWatch(r.URL) {
+		return classWatch
+	}
+	return classReadOnly
+}
+
+// isWatch says whether the request is a watch as the handlers will serve it:
+// watch set to anything but false or 0 (how the handlers read booleans) on
+// a collection.
+func isWatch(u *url.URL) bool {
+	values, ok := u.Query()["watch"]
+	if !ok || len(values) == 0 {
+		return false
+	}
+	if v := strings.ToLower(values[0]); v == "false" || v == "0" {
+		return false
+	}
+	var rest string
+	switch p := u.Path; {
+	case strings.HasPrefix(p, "/api/"):
+		_, rest, _ = strings.Cut(p[len("/api/"):], "/") // after the version
+	case strings.HasPrefix(p, "/apis/"):
+		parts := strings.SplitN(p[len("/apis/"):], "/", 3) // group, version, rest
+		if len(parts) < 3 {
+			return false
+		}
+		rest = parts[2]
+	default:
+		return false
+	}
+	segments := strings.Split(strings.Trim(rest, "/"), "/")
+	switch len(segments) {
+	case 1:
+		return segments[0] != ""
+	case 3:
+		return segments[0] == "namespaces"
+	}
+	return false
+}
+
+// acquire takes a slot of the request's cap; false if the cap is reached.
+// The slot is the counter returned (nil when there is no cap), which
+// release gives back.
+func (f *flow) acquire(c class) (slot *atomic.Int64, ok bool) {
+	var n *atomic.Int64
+	var max int64
+	switch c {
+	case classReadOnly:
+		n, max = &f.readOnly, f.limits.readOnly
+	case classMutating:
+		n, max = &f.mutating, f.limits.mutating
+	case classWatch:
+		n, max = &f.watches, f.limits.watches
+	}
+	if n == nil || max == 0 {
+		return nil, true
+	}
+	if n.Add(1) > max {
+		n.Add(-1)
+		return nil, false
+	}
+	return n, true
+}
+
+// release gives back the slot of a request that has returned, and its place
+// in the drain.
+func (f *flow) release(slot *atomic.Int64) {
+	if slot != nil {
+		slot.Add(-1)
+	}
+	f.leave()
+}
+
+// guard is the handler every request passes first.
+type guard struct {
+	flow *flow
+	next http.Handler
+}
+
+// guard wraps the routes of the server.
+func (s *Server) guard(next http.Handler) http.Handler {
+	return &guard{flow: s.flow, next: next}
+}
+
+func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f := g.flow
+	if !f.enter() {
+		writeShuttingDown(w, r)
+		return
+	}
+	c := classify(r)
+	var timeout time.Duration
+	if c == classReadOnly || c == classMutating {
+		var err error
+		if timeout, err = f.timeout(r); err != nil {
+			f.leave()
+			writeStatus(w, r, nil, statusOf(err, target{}))
+			return
+		}
+	}
+	slot, ok := f.acquire(c)
+	if !ok {
+		f.leave()
+		writeTooManyRequests(w, r)
+		return
+	}
+	if timeout == 0 {
+		defer f.release(slot)
+		g.serve(w, r)
+		return
+	}
+	g.serveWithin(w, r, timeout, slot)
+}
+
+// timeout is the request's deadline from now: the server's, or less if the
+// client asks for less with timeout=, as kube-apiserver allows.
+func (f *flow) timeout(r *http.Request) (time.Duration, error) {
+	d := f.limits.requestTimeout
+	if !strings.Contains(r.URL.RawQuery, "timeout") {
+		return d, nil
+	}
+	s := r.URL.Query().Get("timeout")
+	if s == "" {
+		return d, nil
+	}
+	asked, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, badRequest("invalid timeout specified in the request URL - %v", err)
+	}
+	if asked > 0 && asked < d { // 0, negative or more: the server's, as kube-apiserver
+		d = asked
+	}
+	return d, nil
+}
+
+// serve runs the handler in this goroutine, answering a panic with 500.
+// Watches and probes are served so: they have no deadline.
+func (g *guard) serve(w http.ResponseWriter, r *http.Request) {
+	sw := &startedWriter{ResponseWriter: w}
+	defer func() {
+		if p := recover(); p != nil {
+			if g.recovered(sw, r, p, sw.started) {
+				panic(http.ErrAbortHandler)
+			}
+		}
+	}()
+	g.next.ServeHTTP(sw, r)
+}
+
+// serveWithin runs the handler with a deadline. The handler runs in a
+// goroutine of its own so that the client is answered 504 when the deadline
+// passes even if the handler does not return: it goes on, with its context
+// cancelled, writing into a writer that discards everything; its slot of
+// the cap and its place in the drain are held until it returns: it is still
+// working.
+func (g *guard) serveWithin(w http.ResponseWriter, r *http.Request, timeout time.Duration, slot *atomic.Int64) {
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
+	r = r.WithContext(ctx)
+	tw := &timeoutWriter{w: w, header: w.Header().Clone()}
+	result := make(chan any, 1) // a panic to re-raise here; buffered: the handler never waits for it
+	go func() {
+		defer g.flow.release(slot)
+		var abort any
+		defer func() {
+			if p := recover(); p != nil && g.recovered(tw, r, p, tw.began()) {
+				abort = http.ErrAbortHandler
+			}
+			result <- abort
+		}()
+		g.next.ServeHTTP(tw, r)
+	}()
+	select {
+	case p := <-result:
+		if p != nil {
+			panic(p)
+		}
+		return
+	case <-ctx.Done():
+	}
+	select {
+	case p := <-result: // it returned as the deadline passed
+		if p != nil {
+			panic(p)
+		}
+		return
+	default:
+	}
+	var st *kapi.Status
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		s := statusOf(context.DeadlineExceeded, target{})
+		st = &s
+	} // else the client went away: nobody to answer
+	if !tw.timeout(r, st) {
+		// The handler had begun its answer: the work is done and being
+		// sent. Cutting it would turn a success into a broken connection.
+		if p := <-result; p != nil {
+			panic(p)
+		}
+	}
+}
+
+// recovered logs a panic of a handler and answers 500 if the response has
+// not begun. It says whether the connection must be aborted instead: the
+// panic is http.ErrAbortHandler (a handler asking for exactly that), or the
+// response had begun and a client must not take what it got as complete.
+func (g *guard) recovered(w http.ResponseWriter, r *http.Request, p any, began bool) (abort bool) {
+	if p == http.ErrAbortHandler {
+		return true
+	}
+	g.flow.logger.Error("kapi: a handler panicked; the request is answered 500 and the server goes on",
+		"method", r.Method, "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
+	if began {
+		return true
+	}
+	writeStatus(w, r, nil, NewStatusError(http.StatusInternalServerError, kapi.StatusReasonInternalError,
+		"Internal error occurred: the request caused the server to panic; look in the server's log for details").Status)
+	return false
+}
+
+// writeTooManyRequests is the 429 of a request over its cap. The message is
+// kube-apiserver's; the Retry-After header and details.retryAfterSeconds make
+// client-go and kubectl wait a second and retry.
+func writeTooManyRequests(w http.ResponseWriter, r *http.Request) {
+	e := NewStatusError(http.StatusTooManyRequests, kapi.StatusReasonTooManyRequests, "Too many requests, please try again later.")
+	e.Status.Details = &kapi.StatusDetails{RetryAfterSeconds: 1}
+	w.Header().Set("Retry-After", "1")
+	writeStatus(w, r, nil, e.Status)
+}
+
+// writeShuttingDown is the 503 of a request that arrives while the server
+// shuts down or after it closed: with Retry-After, as kube-apiserver, since
+// another replica may well answer.
+func writeShuttingDown(w http.ResponseWriter, r *http.Request) {
+	e := NewStatusError(http.StatusServiceUnavailable, kapi.StatusReasonServiceUnavailable, "the server is shutting down")
+	e.Status.Details = &kapi.StatusDetails{RetryAfterSeconds: 1}
+	w.Header().Set("Retry-After", "1")
+	writeStatus(w, r, nil, e.Status)
+}
+
+// startedWriter notes whether the response has begun.
+type startedWriter struct {
+	http.ResponseWriter
+	started bool
+}
+
+func (w *startedWriter) WriteHeader(code int) {
+	w.started = true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *startedWriter) Write(p []byte) (int, error) {
+	w.started = true
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *startedWriter) Flush() {
+	w.started = true
+	http.NewResponseController(w.ResponseWriter).Flush() //nolint:errcheck // as http.Flusher: nothing to tell
+}
+
+func (w *startedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// timeoutWriter is the writer of a handler with a deadline. The handler has
+// headers of its own, copied to the response when it writes its header; once
+// the deadline has passed, everything it writes is discarded, so that a
+// handler that goes on cannot write into a response already answered.
+type timeoutWriter struct {
+	w      http.ResponseWriter
+	header http.Header // the handler's; only the handler's goroutine uses it
+
+	mu          sync.Mutex
+	wroteHeader bool
+	timedOut    bool
+}
+
+func (tw *timeoutWriter) Header() http.Header { return tw.header }
+
+func (tw *timeoutWriter) WriteHeader(code int) {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	tw.writeHeaderLocked(code)
+}
+
+func (tw *timeoutWriter) writeHeaderLocked(code int) {
+	if tw.timedOut || tw.wroteHeader {
+		return
+	}
+	tw.wroteHeader = true
+	h := tw.w.Header()
+	clear(h)
+	maps.Copy(h, tw.header)
+	tw.w.WriteHeader(code)
+}
+
+func (tw *timeoutWriter) Write(p []byte) (int, error) {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if tw.timedOut {
+		return 0, http.ErrHandlerTimeout
+	}
+	tw.writeHeaderLocked(http.StatusOK)
+	return tw.w.Write(p)
+}
+
+func (tw *timeoutWriter) Flush() {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if tw.timedOut {
+		return
+	}
+	tw.writeHeaderLocked(http.StatusOK)
+	http.NewResponseController(tw.w).Flush() //nolint:errcheck // as http.Flusher: nothing to tell
+}
+
+// began says whether the handler has begun its response.
+func (tw *timeoutWriter) began() bool {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	return tw.wroteHeader
+}
+
+// timeout ends the handler's use of the response and answers st (nothing if
+// nil), unless the handler has begun its response: then it returns false
+// and changes nothing.
+func (tw *timeoutWriter) timeout(r *http.Request, st *kapi.Status) bool {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if tw.wroteHeader {
+		return false
+	}
+	tw.timedOut = true
+	if st != nil {
+		writeStatus(tw.w, r, nil, *st)
+	}
+	return true
+}
+
+// recoverDecode guards the hub against a panic in decoding a stored object
+// (a user's UnmarshalJSON): the hub's goroutine serves every watch, and a
+// panic there would end the process. The object is then skipped, as one that
+// does not decode.
+func recoverDecode(decode func(storage.KeyValue) (any, error)) func(storage.KeyValue) (any, error) {
+	return func(kv storage.KeyValue) (obj any, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				obj, err = nil, fmt.Errorf("decode %s: panic: %v", kv.Key, p)
+			}
+		}()
+		return decode(kv)
+	}
+}

@@ -1,0 +1,164 @@
+package apiserver
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+)
+
+// requestAttributes reads what a request asks for from its method, path and
+// query, as kube-apiserver's RequestInfo does (without the deprecated
+// /watch/ and /proxy/ path prefixes, which kapi does not serve). It runs
+// before routing, so it must split the path where the router will: a
+// request is authorized for exactly what the handler then does.
+func requestAttributes(r *http.Request) Attributes {
+	path, parts := routedPath(r)
+	a := Attributes{Verb: lowerMethod(r.Method), Path: path}
+	if len(parts) < 3 {
+		return a
+	}
+	switch parts[0] {
+	case "api":
+		parts = parts[1:]
+	case "apis":
+		if len(parts) < 4 {
+			return a // a group's discovery, /apis/{group}/{version}
+		}
+		a.APIGroup = parts[1]
+		parts = parts[2:]
+	default:
+		return a
+	}
+	a.ResourceRequest = true
+	a.APIVersion = parts[0]
+	parts = parts[1:]
+	switch r.Method {
+	case http.MethodPost:
+		a.Verb = "create"
+	case http.MethodGet, http.MethodHead:
+		a.Verb = "get"
+	case http.MethodPut:
+		a.Verb = "update"
+	case http.MethodPatch:
+		a.Verb = "patch"
+	case http.MethodDelete:
+		a.Verb = "delete"
+	default:
+		a.Verb = ""
+	}
+	// /namespaces/{namespace}/{resource}/...; but /namespaces/{name} and
+	// a namespace's own subresources are the namespaces resource.
+	if parts[0] == "namespaces" && len(parts) > 1 {
+		a.Namespace = parts[1]
+		if len(parts) > 2 && parts[2] != "status" && parts[2] != "finalize" {
+			parts = parts[2:]
+		}
+	}
+	a.Resource = parts[0]
+	if len(parts) > 1 {
+		a.Name = parts[1]
+	}
+	if len(parts) > 2 {
+		a.Subresource = parts[2]
+	}
+	if a.Name == "" && a.Verb == "get" {
+		query := r.URL.Query()
+		a.Verb = "list"
+		if watch, _ := boolQuery(query, "watch"); watch {
+			a.Verb = "watch"
+		}
+		a.Name = selectedName(query.Get("fieldSelector"))
+	}
+	if a.Name == "" && a.Verb == "delete" {
+		a.Verb = "deletecollection"
+	}
+	return a
+}
+
+// lowerMethod is strings.ToLower without an allocation for the usual
+// methods.
+func lowerMethod(m string) string {
+	switch m {
+	case http.MethodGet:
+		return "get"
+	case http.MethodHead:
+		return "head"
+	case http.MethodPost:
+		return "post"
+	case http.MethodPut:
+		return "put"
+	case http.MethodPatch:
+		return "patch"
+	case http.MethodDelete:
+		return "delete"
+	case http.MethodOptions:
+		return "options"
+	}
+	return strings.ToLower(m)
+}
+
+// routedPath returns the path the server's router will match and its
+// segments, unescaped. Like chi, it takes the path a parent chi router
+// left to route, else the escaped path when the request has one (so an
+// escaped "/" stays inside its segment), else the path.
+func routedPath(r *http.Request) (string, []string) {
+	routed := r.URL.Path
+	escaped := false
+	if r.URL.RawPath != "" {
+		routed, escaped = r.URL.RawPath, true
+	}
+	if rctx := chi.RouteContext(r.Context()); rctx != nil && rctx.RoutePath != "" {
+		routed = rctx.RoutePath
+	}
+	trimmed := strings.Trim(routed, "/")
+	var parts []string
+	if trimmed != "" {
+		parts = strings.Split(trimmed, "/")
+	}
+	if !escaped {
+		return routed, parts
+	}
+	for i, p := range parts {
+		if u, err := url.PathUnescape(p); err == nil {
+			parts[i] = u
+		}
+	}
+	if u, err := url.PathUnescape(routed); err == nil {
+		routed = u
+	}
+	return routed, parts
+}
+
+// selectedName is the name a field selector restricts a list or watch to
+// (metadata.name=NAME), as kube-apiserver authorizes such a request for
+// that name. The handler applies the same selector, so it sees no other
+// object.
+func selectedName(fieldSelector string) string {
+	reqs, err := parseFieldSelector(fieldSelector)
+	if err != nil {
+		return ""
+	}
+	for _, r := range reqs {
+		if r.key == "metadata.name" && r.op == "=" && len(isValidPathSegment(r.values[0])) == 0 {
+			return r.values[0]
+		}
+	}
+	return ""
+}
+
+// boolQuery reads a boolean query parameter as kube-apiserver converts
+// them: absent is false, "false" and "0" (in any case) are false, any other
+// value is true. set says whether it was given.
+func boolQuery(query url.Values, name string) (value, set bool) {
+	values, set := query[name]
+	if !set || len(values) == 0 {
+		return false, false
+	}
+	switch strings.ToLower(values[0]) {
+	case "false", "0":
+		return false, true
+	}
+	return true, true
+}

@@ -1,0 +1,21 @@
+// Command secured mounts kapi inside an existing service — its own mux,
+// its own /hello route, its own request logger — and lets in only whom
+// its token file names, with rules shaped like Kubernetes RBAC:
+//
+//	go run ./examples/secured -tokens tokens.csv -namespace team-a
+//	kubectl --server https://127.0.0.1:8443 --insecure-skip-tls-verify --token ADMIN-TOKEN get widgets -A
+//
+// It serves HTTPS, because kubectl and client-go send credentials only over
+// TLS: with -tls-cert and -tls-key, or else a self-signed certificate it
+// makes up (hence --insecure-skip-tls-verify above). With -client-ca,
+// client certificates signed by those CAs authenticate too: the subject's
+// common name is the user, its organizations the groups.
+//
+// The token file is kube-apiserver's (token,user,uid,"group1,group2").
+// Members of the group admins may do everything; viewers may get and list
+// widgets in the one namespace -namespace names (default "default"), and
+// watchers may also watch them there. Every authenticated user may read
+// discovery, OpenAPI and /version, as Kubernetes' default RBAC allows, so
+// that kubectl works; the health checks need no token. Without -tokens,
+// the command makes up an admin and a viewer token and prints them.
+package main

@@ -1,0 +1,306 @@
+package patch
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/kapi-dev/kapi"
+)
+
+// ApplyOptions say who applies, and how.
+type ApplyOptions struct {
+	Manager     string    // the fieldManager; required
+	APIVersion  string    // "example.com/v1": recorded in the entry
+	Subresource string    // "" or "status"
+	Force       bool      // take ownership of conflicting fields
+	Now         kapi.Time // the entry's time; zero means now
+	// Ignore are top-level fields neither merged nor owned here, as
+	// kube-apiserver resets them: "status" on the main resource, "spec"
+	// (and more) on /status.
+	Ignore []string
+}
+
+// UpdateOptions say who wrote, and how.
+type UpdateOptions struct {
+	Manager     string // the fieldManager; "" is recorded as "unknown"
+	APIVersion  string
+	Subresource string
+	Now         kapi.Time
+	Ignore      []string
+}
+
+var errNoAPIVersion = errors.New("patch: the options' APIVersion is required")
+
+// beforeFirstApply owns what an object had before its first apply, so the
+// apply does not take it over silently.
+const beforeFirstApply = "before-first-apply"
+
+// serverOwned are the fields kube-apiserver never records as owned: the
+// object's identity and what the server writes. metadata itself is listed
+// because an empty metadata object is a member of a set.
+var serverOwned = func() fieldSet {
+	s := fieldSet{}
+	s.insert(fieldPath{fieldElement("apiVersion")})
+	s.insert(fieldPath{fieldElement("kind")})
+	s.insert(fieldPath{fieldElement("metadata")})
+	for _, f := range []string{"name", "namespace", "creationTimestamp", "selfLink", "uid", "clusterName", "generation", "managedFields", "resourceVersion"} {
+		s.insert(fieldPath{fieldElement("metadata"), fieldElement(f)})
+	}
+	return s
+}()
+
+// Apply merges config, an apply configuration (a partial object in JSON),
+// into live (the current object's JSON; nil or {} when it does not exist)
+// as opts.Manager, and returns the object and its new managedFields.
+//
+// Fields in the configuration that another manager set to a different
+// value are conflicts: a *ConflictError unless opts.Force, which takes them
+// over. Fields the manager applied before and leaves out now are removed
+// unless another manager owns them. metadata.managedFields in live and
+// config is ignored, and never in the result. A config that is not an
+// object of the schema's shape is ErrMalformed; a live object or
+// managedFields that cannot be read is ErrNotApplicable.
+func (s *Schema) Apply(live, config []byte, managed []kapi.ManagedFieldsEntry, opts ApplyOptions) ([]byte, []kapi.ManagedFieldsEntry, error) {
+	if opts.Manager == "" {
+		return nil, nil, fmt.Errorf("%w: fieldManager is required for apply", ErrMalformed)
+	}
+	if opts.APIVersion == "" {
+		return nil, nil, errNoAPIVersion // the caller's bug: entries without one cannot be read back
+	}
+	cfg, err := decodeUnmanaged(config)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: apply configuration: %v", ErrMalformed, err)
+	}
+	if cfg == nil {
+		return nil, nil, fmt.Errorf("%w: apply configuration must be an object", ErrMalformed)
+	}
+	if err := validate(cfg, s, nil, false); err != nil {
+		return nil, nil, fmt.Errorf("%w: apply configuration: %v", ErrMalformed, err)
+	}
+	liveObj, err := s.liveObject(live)
+	if err != nil {
+		return nil, nil, err
+	}
+	ms, err := decodeManagers(managed)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrNotApplicable, err)
+	}
+	now := opts.Now
+	if now.IsZero() {
+		now = kapi.Now()
+	}
+	ignore := ignoreFilter(opts.Ignore)
+	// kube-apiserver merges the ignored fields and resets them afterwards:
+	// they are not applied, but a change to them still stamps the entry.
+	touchesIgnored := false
+	for _, f := range opts.Ignore {
+		if cv, ok := cfg[f]; ok {
+			lv, lok := liveObj[f]
+			if mv, _ := merge(lv, lok, cv, true, s.Field(f)); !lok || !equalValues(lv, mv) {
+				touchesIgnored = true
+			}
+			delete(cfg, f)
+		}
+	}
+
+	if len(ms) == 0 {
+		s.update(map[string]any{}, liveObj, ms, UpdateOptions{
+			Manager: beforeFirstApply, APIVersion: opts.APIVersion, Subresource: opts.Subresource, Now: now, Ignore: opts.Ignore,
+		})
+	}
+
+	applier := &fieldManager{name: opts.Manager, operation: OperationApply, subresource: opts.Subresource, apiVersion: opts.APIVersion}
+	id := applier.id()
+	var lastSet fieldSet
+	if prev := ms[id]; prev != nil {
+		lastSet, applier.time = prev.set, prev.time
+	}
+	merged, _ := merge(liveObj, true, cfg, true, s)
+	applier.set = fieldSet{}
+	toSet(cfg, s, nil, applier.set)
+	applier.set = applier.set.filter(ignore)
+	ms[id] = applier
+	result := s.prune(merged, ms, lastSet)
+
+	c := compareObjects(liveObj, result, s)
+	c.filter(ignore)
+	changed := c.added.union(c.modified)
+	conflicts := map[string]fieldSet{}
+	for mid, m := range ms {
+		if mid == id {
+			continue
+		}
+		if own := m.set.intersect(changed); len(own) > 0 {
+			conflicts[mid] = own
+		}
+	}
+	if len(conflicts) > 0 && !opts.Force {
+		return nil, nil, conflictError(conflicts, ms)
+	}
+	for mid, m := range ms {
+		if mid != id {
+			m.set = m.set.minus(conflicts[mid]).minus(c.removed)
+		}
+	}
+	applier.set = applier.set.minus(serverOwned)
+	ms.dropEmpty()
+
+	if touchesIgnored || !equalValues(liveObj, result) {
+		t := now
+		applier.time = &t
+	}
+	if equalValues(liveObj, result) {
+		result = liveObj
+	}
+	out, err := json.Marshal(result)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrNotApplicable, err)
+	}
+	return out, ms.encode(), nil
+}
+
+// Update records that opts.Manager changed old into new by an ordinary
+// write (create: old is nil) and returns the new managedFields: the fields
+// it changed become its own and leave every other manager. It never
+// conflicts. As kube-apiserver does, it starts tracking an existing object
+// only at its first apply: with no managedFields and an old object, it
+// returns none. Which managedFields to pass (the live object's, or those a
+// client sent) is the caller's choice, as it is kube-apiserver's.
+func (s *Schema) Update(old, new []byte, managed []kapi.ManagedFieldsEntry, opts UpdateOptions) ([]kapi.ManagedFieldsEntry, error) {
+	if opts.APIVersion == "" {
+		return nil, errNoAPIVersion
+	}
+	newObj, err := s.liveObject(new)
+	if err != nil {
+		return nil, err
+	}
+	oldObj := map[string]any{}
+	if old != nil {
+		if oldObj, err = s.liveObject(old); err != nil {
+			return nil, err
+		}
+	}
+	ms, err := decodeManagers(managed)
+	if err != nil {
+		ms = managerSet{} // as kube-apiserver: unreadable managedFields start over
+	}
+	if len(ms) == 0 && old != nil {
+		return nil, nil
+	}
+	if opts.Now.IsZero() {
+		opts.Now = kapi.Now()
+	}
+	s.update(oldObj, newObj, ms, opts)
+	return ms.encode(), nil
+}
+
+// update moves the fields that changed from old to new to the manager's
+// Update entry.
+func (s *Schema) update(oldObj, newObj map[string]any, ms managerSet, opts UpdateOptions) {
+	if opts.Manager == "" {
+		opts.Manager = "unknown"
+	}
+	c := compareObjects(oldObj, newObj, s)
+	c.filter(ignoreFilter(opts.Ignore))
+	changed := c.added.union(c.modified)
+	for _, m := range ms {
+		m.set = m.set.minus(changed).minus(c.removed)
+	}
+	ms.dropEmpty()
+	own := changed.minus(serverOwned)
+	if len(own) > 0 {
+		m := &fieldManager{name: opts.Manager, operation: OperationUpdate, subresource: opts.Subresource, apiVersion: opts.APIVersion}
+		id := m.id()
+		if prev := ms[id]; prev != nil {
+			own = own.union(prev.set)
+		}
+		t := opts.Now
+		m.set, m.time = own, &t
+		ms[id] = m
+	}
+	ms.capUpdaters()
+}
+
+// prune removes from the merged object what the applier owned before and
+// no longer applies, unless another manager owns it: structured-merge-diff's
+// three steps, so that what survives matches kube-apiserver's.
+func (s *Schema) prune(merged any, ms managerSet, lastSet fieldSet) any {
+	if len(lastSet) == 0 {
+		return merged
+	}
+	last := withNamedFields(lastSet, s)
+	p0 := s.removeAll(merged, last)
+	all := fieldSet{}
+	for _, m := range ms {
+		all = all.union(m.set)
+	}
+	// Server-owned metadata is nobody's to remove, even from a
+	// configuration that leaves metadata out.
+	all = all.union(serverOwned)
+	mergedSet := s.namedSet(merged)
+	p1 := s.removeAll(merged, mergedSet.minus(s.namedSet(p0).union(withNamedFields(all, s))))
+	return s.removeAll(merged, mergedSet.minus(s.namedSet(p1)).intersect(last))
+}
+
+func (s *Schema) removeAll(v any, rm fieldSet) any {
+	out := removeItems(v, s, nil, rm, rm.prefixes())
+	if out == nil {
+		return map[string]any{}
+	}
+	return out
+}
+
+func (s *Schema) namedSet(v any) fieldSet {
+	set := fieldSet{}
+	toSet(v, s, nil, set)
+	return withNamedFields(set, s)
+}
+
+func (c *comparison) filter(keep func(fieldPath) bool) {
+	c.added, c.modified, c.removed = c.added.filter(keep), c.modified.filter(keep), c.removed.filter(keep)
+}
+
+// ignoreFilter keeps the paths outside the ignored top-level fields.
+func ignoreFilter(ignore []string) func(fieldPath) bool {
+	return func(p fieldPath) bool {
+		for _, f := range ignore {
+			if p[0].kind == 'f' && p[0].field == f {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// decodeUnmanaged reads a JSON object without metadata.managedFields; nil
+// for a value that is not an object.
+func decodeUnmanaged(b []byte) (map[string]any, error) {
+	v, err := decodeJSON(b)
+	if err != nil {
+		return nil, err
+	}
+	m, _ := v.(map[string]any)
+	if meta, ok := m["metadata"].(map[string]any); ok {
+		delete(meta, "managedFields")
+	}
+	return m, nil
+}
+
+// liveObject reads a stored object: {} when there is none.
+func (s *Schema) liveObject(b []byte) (map[string]any, error) {
+	if len(b) == 0 {
+		return map[string]any{}, nil
+	}
+	m, err := decodeUnmanaged(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: object: %v", ErrNotApplicable, err)
+	}
+	if m == nil {
+		return nil, fmt.Errorf("%w: object is not a JSON object", ErrNotApplicable)
+	}
+	if err := validate(m, s, nil, true); err != nil {
+		return nil, fmt.Errorf("%w: object: %v", ErrNotApplicable, err)
+	}
+	return m, nil
+}

@@ -1,0 +1,538 @@
+package patch
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// pathElement is one step of a field path, in the four forms of Kubernetes'
+// FieldsV1: a field name (f:), the keys of a map-list item (k:), the value
+// of a set item (v:) or a list index (i:, read but never written).
+type pathElement struct {
+	kind  byte // 'f', 'k', 'v' or 'i'
+	field string
+	keys  []keyField // sorted by name, as Kubernetes sorts them
+	value any
+	index int
+	str   string // the FieldsV1 form, which identifies the element
+}
+
+type keyField struct {
+	name  string
+	value any
+}
+
+func fieldElement(name string) pathElement {
+	return pathElement{kind: 'f', field: name, str: "f:" + name}
+}
+
+func keyElement(keys []keyField) pathElement {
+	sort.Slice(keys, func(i, j int) bool { return keys[i].name < keys[j].name })
+	var b bytes.Buffer
+	b.WriteString("k:{")
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name, _ := json.Marshal(k.name)
+		b.Write(name)
+		b.WriteByte(':')
+		b.Write(scalarJSON(k.value))
+	}
+	b.WriteByte('}')
+	return pathElement{kind: 'k', keys: keys, str: b.String()}
+}
+
+func valueElement(v any) pathElement {
+	return pathElement{kind: 'v', value: v, str: "v:" + string(scalarJSON(v))}
+}
+
+// scalarJSON writes a decoded JSON value back as compact JSON.
+func scalarJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return []byte("null")
+	}
+	return b
+}
+
+// String is the element as kube-apiserver prints it in a conflict:
+// .name, [key="v",other=1], [="value"], [3].
+func (e pathElement) String() string {
+	switch e.kind {
+	case 'f':
+		return "." + e.field
+	case 'k':
+		parts := make([]string, len(e.keys))
+		for i, k := range e.keys {
+			parts[i] = k.name + "=" + valueString(k.value)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	case 'v':
+		return "[=" + valueString(e.value) + "]"
+	}
+	return "[" + strconv.Itoa(e.index) + "]"
+}
+
+// valueString prints a value as structured-merge-diff's value.ToString does.
+func valueString(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return strconv.Quote(x)
+	case json.Number:
+		if i, ok := asInt(x); ok {
+			return strconv.FormatInt(i, 10)
+		}
+		f, _ := x.Float64()
+		return fmt.Sprint(f)
+	case bool:
+		return strconv.FormatBool(x)
+	case []any:
+		parts := make([]string, len(x))
+		for i, item := range x {
+			parts[i] = valueString(item)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	case map[string]any:
+		var b strings.Builder
+		for _, k := range sortedKeys(x) {
+			b.WriteString(k + "=" + valueString(x[k]))
+		}
+		return b.String()
+	}
+	return fmt.Sprint(v)
+}
+
+// asInt reads a JSON number as Kubernetes does: an integer, or a float with
+// no fraction, is an int64.
+func asInt(n json.Number) (int64, bool) {
+	if i, err := n.Int64(); err == nil {
+		return i, true
+	}
+	f, err := n.Float64()
+	if err == nil && f == math.Trunc(f) && f >= math.MinInt64 && f < math.MaxInt64 {
+		return int64(f), true
+	}
+	return 0, false
+}
+
+// compareValues orders values as structured-merge-diff does: numbers, then
+// strings, booleans, lists, maps and null.
+func compareValues(a, b any) int {
+	rank := func(v any) int {
+		switch v.(type) {
+		case json.Number:
+			return 0
+		case string:
+			return 1
+		case bool:
+			return 2
+		case []any:
+			return 3
+		case map[string]any:
+			return 4
+		}
+		return 5
+	}
+	ra, rb := rank(a), rank(b)
+	if ra != rb {
+		return cmpInt(ra, rb)
+	}
+	switch x := a.(type) {
+	case json.Number:
+		y := b.(json.Number)
+		xi, xok := asInt(x)
+		yi, yok := asInt(y)
+		if xok && yok {
+			return cmpInt64(xi, yi)
+		}
+		xf, _ := x.Float64()
+		yf, _ := y.Float64()
+		switch {
+		case xf < yf:
+			return -1
+		case xf > yf:
+			return 1
+		}
+		return 0
+	case string:
+		return strings.Compare(x, b.(string))
+	case bool:
+		y := b.(bool)
+		switch {
+		case x == y:
+			return 0
+		case !x:
+			return -1
+		}
+		return 1
+	case []any:
+		y := b.([]any)
+		for i := 0; i < len(x) && i < len(y); i++ {
+			if c := compareValues(x[i], y[i]); c != 0 {
+				return c
+			}
+		}
+		return cmpInt(len(x), len(y))
+	case map[string]any:
+		y := b.(map[string]any)
+		xk, yk := sortedKeys(x), sortedKeys(y)
+		for i := 0; i < len(xk) && i < len(yk); i++ {
+			if c := strings.Compare(xk[i], yk[i]); c != 0 {
+				return c
+			}
+			if c := compareValues(x[xk[i]], y[yk[i]]); c != 0 {
+				return c
+			}
+		}
+		return cmpInt(len(xk), len(yk))
+	}
+	return 0
+}
+
+func cmpInt(a, b int) int { return cmpInt64(int64(a), int64(b)) }
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// compareElements orders path elements as Kubernetes sorts them in FieldsV1:
+// fields, then keys, then values, then indexes.
+func compareElements(a, b pathElement) int {
+	if a.kind != b.kind {
+		return cmpInt(elementRank(a.kind), elementRank(b.kind))
+	}
+	switch a.kind {
+	case 'f':
+		return strings.Compare(a.field, b.field)
+	case 'k':
+		for i := 0; i < len(a.keys) && i < len(b.keys); i++ {
+			if c := strings.Compare(a.keys[i].name, b.keys[i].name); c != 0 {
+				return c
+			}
+			if c := compareValues(a.keys[i].value, b.keys[i].value); c != 0 {
+				return c
+			}
+		}
+		return cmpInt(len(a.keys), len(b.keys))
+	case 'v':
+		return compareValues(a.value, b.value)
+	}
+	return cmpInt(a.index, b.index)
+}
+
+func elementRank(kind byte) int {
+	return strings.IndexByte("fkvi", kind)
+}
+
+// parseElement reads one FieldsV1 key; errUnknownElement for a form it does
+// not know, which Kubernetes skips.
+func parseElement(s string) (pathElement, error) {
+	kind, rest, ok := strings.Cut(s, ":")
+	if !ok {
+		return pathElement{}, errUnknownElement
+	}
+	switch kind {
+	case "f":
+		return fieldElement(rest), nil
+	case "v":
+		v, err := decodeJSON([]byte(rest))
+		if err != nil {
+			return pathElement{}, err
+		}
+		return valueElement(v), nil
+	case "k":
+		v, err := decodeJSON([]byte(rest))
+		if err != nil {
+			return pathElement{}, err
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return pathElement{}, fmt.Errorf("key %s is not an object", rest)
+		}
+		keys := make([]keyField, 0, len(m))
+		for name, kv := range m {
+			keys = append(keys, keyField{name, kv})
+		}
+		return keyElement(keys), nil
+	case "i":
+		i, err := strconv.Atoi(rest)
+		if err != nil {
+			return pathElement{}, err
+		}
+		return pathElement{kind: 'i', index: i, str: s}, nil
+	}
+	return pathElement{}, errUnknownElement
+}
+
+var errUnknownElement = errors.New("unknown path element")
+
+// fieldPath is a path from the object's root to one field or item.
+type fieldPath []pathElement
+
+// with returns a new path one element longer; p itself is never changed.
+func (p fieldPath) with(e pathElement) fieldPath {
+	out := make(fieldPath, len(p)+1)
+	copy(out, p)
+	out[len(p)] = e
+	return out
+}
+
+// key identifies the path in a fieldSet.
+func (p fieldPath) key() string {
+	var b strings.Builder
+	for _, e := range p {
+		b.WriteString(strconv.Itoa(len(e.str)))
+		b.WriteByte(':')
+		b.WriteString(e.str)
+	}
+	return b.String()
+}
+
+// String is the path as kube-apiserver prints it: .spec.ports[name="http"].port.
+func (p fieldPath) String() string {
+	var b strings.Builder
+	for _, e := range p {
+		b.WriteString(e.String())
+	}
+	return b.String()
+}
+
+// fieldSet is a set of field paths. A path in the set is owned as a whole
+// (Kubernetes calls it a member); its parents are in the set only when they
+// are members themselves.
+type fieldSet map[string]fieldPath
+
+func (s fieldSet) insert(p fieldPath) {
+	if len(p) > 0 {
+		s[p.key()] = p
+	}
+}
+
+func (s fieldSet) has(p fieldPath) bool {
+	_, ok := s[p.key()]
+	return ok
+}
+
+func (s fieldSet) union(o fieldSet) fieldSet {
+	out := make(fieldSet, len(s)+len(o))
+	for k, p := range s {
+		out[k] = p
+	}
+	for k, p := range o {
+		out[k] = p
+	}
+	return out
+}
+
+func (s fieldSet) minus(o fieldSet) fieldSet {
+	out := make(fieldSet, len(s))
+	for k, p := range s {
+		if _, ok := o[k]; !ok {
+			out[k] = p
+		}
+	}
+	return out
+}
+
+func (s fieldSet) intersect(o fieldSet) fieldSet {
+	out := fieldSet{}
+	for k, p := range s {
+		if _, ok := o[k]; ok {
+			out[k] = p
+		}
+	}
+	return out
+}
+
+// filter keeps the paths keep says yes to.
+func (s fieldSet) filter(keep func(fieldPath) bool) fieldSet {
+	out := make(fieldSet, len(s))
+	for k, p := range s {
+		if keep(p) {
+			out[k] = p
+		}
+	}
+	return out
+}
+
+// prefixes are the keys of every proper prefix of the set's paths: where a
+// removal must look deeper.
+func (s fieldSet) prefixes() map[string]bool {
+	out := map[string]bool{}
+	for _, p := range s {
+		for i := 1; i < len(p); i++ {
+			out[p[:i].key()] = true
+		}
+	}
+	return out
+}
+
+// setNode is a fieldSet as a tree, the shape of FieldsV1.
+type setNode struct {
+	elem     pathElement
+	member   bool
+	children []*setNode // sorted once built
+	index    map[string]*setNode
+}
+
+func (s fieldSet) tree() *setNode {
+	root := &setNode{}
+	for _, p := range s {
+		n := root
+		for _, e := range p {
+			c := n.index[e.str]
+			if c == nil {
+				c = &setNode{elem: e}
+				if n.index == nil {
+					n.index = map[string]*setNode{}
+				}
+				n.index[e.str] = c
+				n.children = append(n.children, c)
+			}
+			n = c
+		}
+		n.member = true
+	}
+	root.sort()
+	return root
+}
+
+func (n *setNode) sort() {
+	sort.Slice(n.children, func(i, j int) bool { return compareElements(n.children[i].elem, n.children[j].elem) < 0 })
+	for _, c := range n.children {
+		c.sort()
+	}
+}
+
+// paths lists the set in Kubernetes' order: at each level the members
+// first, then the contents of each child, both sorted.
+func (s fieldSet) paths() []fieldPath {
+	var out []fieldPath
+	var walk func(n *setNode, prefix fieldPath)
+	walk = func(n *setNode, prefix fieldPath) {
+		for _, c := range n.children {
+			if c.member {
+				out = append(out, prefix.with(c.elem))
+			}
+		}
+		for _, c := range n.children {
+			if len(c.children) > 0 {
+				walk(c, prefix.with(c.elem))
+			}
+		}
+	}
+	walk(s.tree(), nil)
+	return out
+}
+
+// MarshalJSON writes the set in the FieldsV1 form.
+func (s fieldSet) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	var write func(n *setNode, self bool)
+	write = func(n *setNode, self bool) {
+		b.WriteByte('{')
+		first := true
+		if self && n.member && len(n.children) > 0 {
+			b.WriteString(`".":{}`)
+			first = false
+		}
+		for _, c := range n.children {
+			if !first {
+				b.WriteByte(',')
+			}
+			first = false
+			name, _ := json.Marshal(c.elem.str)
+			b.Write(name)
+			b.WriteByte(':')
+			write(c, true)
+		}
+		b.WriteByte('}')
+	}
+	write(s.tree(), false)
+	return b.Bytes(), nil
+}
+
+// parseFieldSet reads the FieldsV1 form.
+func parseFieldSet(raw []byte) (fieldSet, error) {
+	v, err := decodeJSON(raw)
+	if err != nil {
+		return nil, err
+	}
+	root, ok := v.(map[string]any)
+	if !ok {
+		if v == nil {
+			return fieldSet{}, nil
+		}
+		return nil, errors.New("fieldsV1 is not an object")
+	}
+	out := fieldSet{}
+	var read func(m map[string]any, prefix fieldPath) error
+	read = func(m map[string]any, prefix fieldPath) error {
+		for k, child := range m {
+			if k == "." {
+				continue
+			}
+			e, err := parseElement(k)
+			if errors.Is(err, errUnknownElement) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("fieldsV1 key %q: %v", k, err)
+			}
+			cm, ok := child.(map[string]any)
+			if !ok {
+				return fmt.Errorf("fieldsV1 key %q: value is not an object", k)
+			}
+			p := prefix.with(e)
+			if _, self := cm["."]; self || !hasKnownChildren(cm) {
+				out.insert(p)
+			}
+			if err := read(cm, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := read(root, nil); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// hasKnownChildren says whether a FieldsV1 node names any field below it;
+// a node that names none is a member, as Kubernetes reads it.
+func hasKnownChildren(m map[string]any) bool {
+	for k := range m {
+		if k == "." {
+			continue
+		}
+		if _, err := parseElement(k); err == nil {
+			return true
+		}
+	}
+	return false
+}

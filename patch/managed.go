@@ -1,0 +1,254 @@
+package patch
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kapi-dev/kapi"
+)
+
+// The operations of a managedFields entry.
+const (
+	OperationApply  = "Apply"
+	OperationUpdate = "Update"
+)
+
+// maxUpdateManagers is how many Update entries kube-apiserver keeps; older
+// ones are folded into "ancient-changes".
+const maxUpdateManagers = 10
+
+// fieldManager is one managedFields entry, decoded.
+type fieldManager struct {
+	name, operation, subresource string
+	apiVersion                   string // of the last write; part of the identity only for Update
+	set                          fieldSet
+	time                         *kapi.Time
+}
+
+// id identifies a manager as Kubernetes does: the JSON of its entry without
+// time and fields, and without apiVersion for Apply. Conflict messages are
+// grouped and sorted by it.
+func (m *fieldManager) id() string {
+	e := kapi.ManagedFieldsEntry{Manager: m.name, Operation: m.operation, APIVersion: m.apiVersion, Subresource: m.subresource}
+	if m.operation == OperationApply {
+		e.APIVersion = ""
+	}
+	b, _ := json.Marshal(e)
+	return string(b)
+}
+
+// describe is how a conflict message names the manager.
+func describeManager(name, operation, apiVersion, subresource string) string {
+	s := fmt.Sprintf("%q", name)
+	if subresource != "" {
+		s += fmt.Sprintf(" with subresource %q", subresource)
+	}
+	if operation == OperationUpdate {
+		s += " using " + apiVersion
+	}
+	return s
+}
+
+// managerSet is an object's managers by id.
+type managerSet map[string]*fieldManager
+
+func decodeManagers(entries []kapi.ManagedFieldsEntry) (managerSet, error) {
+	out := managerSet{}
+	for i, e := range entries {
+		if e.Operation != OperationApply && e.Operation != OperationUpdate {
+			return nil, fmt.Errorf("managedFields[%d]: operation must be `Apply` or `Update`", i)
+		}
+		if e.APIVersion == "" {
+			return nil, fmt.Errorf("managedFields[%d]: apiVersion must not be empty", i)
+		}
+		if e.FieldsType != "FieldsV1" {
+			return nil, fmt.Errorf("managedFields[%d]: invalid fieldsType %q", i, e.FieldsType)
+		}
+		set := fieldSet{}
+		if e.FieldsV1 != nil && e.FieldsV1.Raw != nil {
+			var err error
+			if set, err = parseFieldSet(e.FieldsV1.Raw); err != nil {
+				return nil, fmt.Errorf("managedFields[%d]: %v", i, err)
+			}
+		}
+		m := &fieldManager{name: e.Manager, operation: e.Operation, subresource: e.Subresource, apiVersion: e.APIVersion, set: set}
+		if e.Time != nil {
+			t := *e.Time
+			m.time = &t
+		}
+		out[m.id()] = m
+	}
+	return out, nil
+}
+
+// encode writes the entries in kube-apiserver's order: Apply before Update,
+// then oldest first, then by manager, apiVersion and subresource.
+func (ms managerSet) encode() []kapi.ManagedFieldsEntry {
+	if len(ms) == 0 {
+		return nil
+	}
+	out := make([]kapi.ManagedFieldsEntry, 0, len(ms))
+	for _, m := range ms {
+		raw, _ := m.set.MarshalJSON()
+		e := kapi.ManagedFieldsEntry{
+			Manager: m.name, Operation: m.operation, APIVersion: m.apiVersion,
+			FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: raw}, Subresource: m.subresource,
+		}
+		if m.time != nil {
+			t := *m.time
+			e.Time = &t
+		}
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		p, q := out[i], out[j]
+		if p.Operation != q.Operation {
+			return p.Operation < q.Operation
+		}
+		if ps, qs := unixSeconds(p.Time), unixSeconds(q.Time); ps != qs {
+			return ps < qs
+		}
+		if p.Manager != q.Manager {
+			return p.Manager < q.Manager
+		}
+		if p.APIVersion != q.APIVersion {
+			return p.APIVersion < q.APIVersion
+		}
+		return p.Subresource < q.Subresource
+	})
+	return out
+}
+
+func unixSeconds(t *kapi.Time) int64 {
+	if t == nil || t.IsZero() {
+		return 0
+	}
+	return t.Unix()
+}
+
+// dropEmpty removes managers that own nothing.
+func (ms managerSet) dropEmpty() {
+	for id, m := range ms {
+		if len(m.set) == 0 {
+			delete(ms, id)
+		}
+	}
+}
+
+// capUpdaters folds the oldest Update managers into one "ancient-changes"
+// entry per apiVersion while there are more than kube-apiserver keeps.
+func (ms managerSet) capUpdaters() {
+	var updaters []string
+	for id, m := range ms {
+		if m.operation == OperationUpdate {
+			updaters = append(updaters, id)
+		}
+	}
+	if len(updaters) <= maxUpdateManagers {
+		return
+	}
+	sort.Slice(updaters, func(i, j int) bool {
+		a, b := unixSeconds(ms[updaters[i]].time), unixSeconds(ms[updaters[j]].time)
+		if a != b {
+			return a < b
+		}
+		return updaters[i] < updaters[j]
+	})
+	first := map[string]string{}
+	length := len(updaters)
+	for i := 0; i < len(updaters) && length > maxUpdateManagers; i++ {
+		id := updaters[i]
+		m := ms[id]
+		bucket := &fieldManager{name: "ancient-changes", operation: OperationUpdate, apiVersion: m.apiVersion}
+		bid := bucket.id()
+		f, ok := first[m.apiVersion]
+		if !ok {
+			first[m.apiVersion] = id
+			continue
+		}
+		if _, ok := ms[bid]; !ok {
+			bucket.set = ms[f].set
+			delete(ms, f)
+			ms[bid] = bucket
+		}
+		ms[bid].set = m.set.union(ms[bid].set)
+		ms[bid].time = m.time
+		delete(ms, id)
+		length--
+	}
+}
+
+// Conflict is one field another manager owns with a different value than
+// the one being applied.
+type Conflict struct {
+	Manager     string // the owner's fieldManager
+	Operation   string // how it set the field: OperationApply or OperationUpdate
+	APIVersion  string // the apiVersion of its write (named in the message for Update)
+	Subresource string // "" or the subresource it wrote through
+	Field       string // the path, as .spec.ports[name="http"].port
+}
+
+// Message is the conflict as a StatusCause message: conflict with "mgr"
+// using example.com/v1.
+func (c Conflict) Message() string {
+	return "conflict with " + describeManager(c.Manager, c.Operation, c.APIVersion, c.Subresource)
+}
+
+// ConflictError is an Apply refused because of conflicts (409 Conflict at
+// the HTTP layer, reason Conflict). Conflicts are grouped by manager, in
+// kube-apiserver's order.
+type ConflictError struct {
+	Conflicts []Conflict
+}
+
+// Error is kube-apiserver's message for the conflicts.
+func (e *ConflictError) Error() string {
+	if len(e.Conflicts) == 1 {
+		c := e.Conflicts[0]
+		return fmt.Sprintf("Apply failed with 1 conflict: %s: %s", c.Message(), c.Field)
+	}
+	var lines []string
+	for i, c := range e.Conflicts {
+		if i == 0 || !sameManager(c, e.Conflicts[i-1]) {
+			lines = append(lines, "conflicts with "+describeManager(c.Manager, c.Operation, c.APIVersion, c.Subresource)+":")
+		}
+		lines = append(lines, "- "+c.Field)
+	}
+	return fmt.Sprintf("Apply failed with %d conflicts: %s", len(e.Conflicts), strings.Join(lines, "\n"))
+}
+
+func sameManager(a, b Conflict) bool {
+	return a.Manager == b.Manager && a.Operation == b.Operation && a.Subresource == b.Subresource &&
+		(a.Operation == OperationApply || a.APIVersion == b.APIVersion)
+}
+
+// Causes are the details.causes of kube-apiserver's 409: one per conflict,
+// type FieldManagerConflict.
+func (e *ConflictError) Causes() []kapi.StatusCause {
+	out := make([]kapi.StatusCause, len(e.Conflicts))
+	for i, c := range e.Conflicts {
+		out[i] = kapi.StatusCause{Type: kapi.CauseTypeFieldManagerConflict, Message: c.Message(), Field: c.Field}
+	}
+	return out
+}
+
+// conflictError lists the conflicts per manager, managers sorted by id.
+func conflictError(conflicts map[string]fieldSet, ms managerSet) *ConflictError {
+	ids := make([]string, 0, len(conflicts))
+	for id := range conflicts {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	e := &ConflictError{}
+	for _, id := range ids {
+		m := ms[id]
+		for _, p := range conflicts[id].paths() {
+			e.Conflicts = append(e.Conflicts, Conflict{
+				Manager: m.name, Operation: m.operation, APIVersion: m.apiVersion, Subresource: m.subresource, Field: p.String(),
+			})
+		}
+	}
+	return e
+}

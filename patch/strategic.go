@@ -1,0 +1,951 @@
+package patch
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The directives of strategic merge patch, as kubectl and client-go write them.
+const (
+	directive           = "$patch"
+	retainKeysDirective = "$retainKeys"
+	deleteFromPrefix    = "$deleteFromPrimitiveList"
+	setOrderPrefix      = "$setElementOrder"
+)
+
+// maxDepth bounds nesting as encoding/json and kapi's codecs do, so a deep
+// document costs an error, not the stack.
+const maxDepth = 10000
+
+// Patch returns original with the patch applied; original must be a JSON
+// object of the type s describes. JSON Patch and merge patch ignore the
+// schema; strategic merge patch takes its merge keys and strategies from it.
+func (s *Schema) Patch(typ Type, original, doc []byte) ([]byte, error) {
+	if typ != StrategicMergePatch {
+		return Apply(typ, original, doc)
+	}
+	if s == nil {
+		return nil, fmt.Errorf("%w: no schema for a strategic merge patch", ErrNotApplicable)
+	}
+	orig, err := decodeObject(original)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the object is not a JSON object: %v", ErrNotApplicable, err)
+	}
+	p, err := decodeObject(doc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: a strategic merge patch must be a JSON object: %v", ErrMalformed, err)
+	}
+	var out any
+	if s.Kind == Untyped {
+		out, err = mergePatch(orig, p, 0, nil)
+	} else {
+		if s.Kind != Struct && s.Kind != Map {
+			return nil, fmt.Errorf("%w: the schema is not of an object", ErrNotApplicable)
+		}
+		out, err = mergeObject(s, orig, p, 0, nil)
+		if err == nil {
+			err = checkKinds(s, out, 0, nil)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(out)
+}
+
+// decodeObject reads a JSON object as apimachinery reads one: an integer
+// that fits is an int64, any other number a float64 (so 1.0 is written back
+// as 1, which an int field accepts), and a number beyond float64 is an
+// error. null reads as an empty object.
+func decodeObject(data []byte) (map[string]any, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	var m map[string]any
+	if err := d.Decode(&m); err != nil {
+		return nil, err
+	}
+	if _, err := d.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("data after the top-level value")
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	if _, err := convertNumbers(m, 0); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// convertNumbers replaces the json.Numbers in v by int64s and float64s.
+func convertNumbers(v any, depth int) (any, error) {
+	if depth++; depth > maxDepth {
+		return nil, fmt.Errorf("nested deeper than %d", maxDepth)
+	}
+	var err error
+	switch v := v.(type) {
+	case json.Number:
+		if i, err := v.Int64(); err == nil {
+			return i, nil
+		}
+		f, err := v.Float64()
+		if err != nil {
+			return nil, fmt.Errorf("number %s: %w", v, err)
+		}
+		return f, nil
+	case map[string]any:
+		for k, x := range v {
+			if v[k], err = convertNumbers(x, depth); err != nil {
+				return nil, err
+			}
+		}
+	case []any:
+		for i, x := range v {
+			if v[i], err = convertNumbers(x, depth); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return v, nil
+}
+
+// path is where in the document a merge is, built only for an error.
+type path struct {
+	up    *path
+	field string
+	index int
+}
+
+func (p *path) String() string {
+	if p == nil {
+		return "<root>"
+	}
+	var parts []string
+	for ; p != nil; p = p.up {
+		if p.field != "" {
+			parts = append(parts, "."+p.field)
+		} else {
+			parts = append(parts, "["+strconv.Itoa(p.index)+"]")
+		}
+	}
+	slices.Reverse(parts)
+	return strings.TrimPrefix(strings.Join(parts, ""), ".")
+}
+
+func (p *path) key(k string) *path { return &path{up: p, field: k} }
+func (p *path) item(i int) *path   { return &path{up: p, index: i} }
+
+func malformed(at *path, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrMalformed, at, fmt.Sprintf(format, args...))
+}
+
+func notApplicable(at *path, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrNotApplicable, at, fmt.Sprintf(format, args...))
+}
+
+func tooDeep(at *path) error {
+	return malformed(at, "nested deeper than %d", maxDepth)
+}
+
+// mergeObject merges patch p into o, an object of schema s (a Struct or a
+// Map). It may modify o and p, and returns the merged object.
+func mergeObject(s *Schema, o, p map[string]any, depth int, at *path) (map[string]any, error) {
+	if depth++; depth > maxDepth {
+		return nil, tooDeep(at)
+	}
+	if d, ok := p[directive]; ok {
+		switch d {
+		case "replace":
+			delete(p, directive)
+			return p, nil
+		case "delete":
+			return map[string]any{}, nil
+		case "merge":
+			// What apimachinery refuses, although its design names merge the
+			// default: kapi takes it at its word.
+			delete(p, directive)
+		default:
+			return nil, malformed(at, "unknown %s directive %v", directive, jsonText(d))
+		}
+	}
+	if o == nil {
+		o = map[string]any{}
+	}
+	if err := retainKeys(o, p, at); err != nil {
+		return nil, err
+	}
+	// Keys in a fixed order, so that a patch with two errors always reports
+	// the same one. First the lists $setElementOrder orders, merged and
+	// ordered, as apimachinery does them. Then the deletions of
+	// $deleteFromPrimitiveList, then the other fields: apimachinery takes
+	// these in Go's map order, which for the small objects clients send
+	// almost always puts a deletion (whose key kubectl writes first) before
+	// the merge of the same list.
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if strings.HasPrefix(k, setOrderPrefix) {
+			if err := setElementOrder(s, o, p, k, depth, at); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, k := range keys {
+		v, ok := p[k]
+		if !ok || !strings.HasPrefix(k, deleteFromPrefix) {
+			continue
+		}
+		name, ok := strings.CutPrefix(k, deleteFromPrefix+"/")
+		if !ok {
+			return nil, malformed(at.key(k), "a %s directive must name its list: %s/<field>", deleteFromPrefix, deleteFromPrefix)
+		}
+		if err := mergeField(s, o, name, v, true, depth, at); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range keys {
+		v, ok := p[k]
+		if ok && !strings.HasPrefix(k, setOrderPrefix) && !strings.HasPrefix(k, deleteFromPrefix) {
+			if err := mergeField(s, o, k, v, false, depth, at); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return o, nil
+}
+
+// retainKeys applies a $retainKeys directive: the fields of o it does not
+// list go. apimachinery honours it wherever it appears, whatever the schema,
+// and so does kapi; clients send it only where the schema asks for it.
+func retainKeys(o, p map[string]any, at *path) error {
+	v, ok := p[retainKeysDirective]
+	if !ok {
+		return nil
+	}
+	delete(p, retainKeysDirective)
+	list, ok := v.([]any)
+	if !ok {
+		return malformed(at.key(retainKeysDirective), "must be a list of field names")
+	}
+	keep := map[string]bool{}
+	for _, item := range list {
+		switch item := item.(type) {
+		case string:
+			keep[item] = true
+		case map[string]any, []any:
+			return malformed(at.key(retainKeysDirective), "must be a list of field names")
+		}
+	}
+	for k, v := range p {
+		if v == nil || strings.HasPrefix(k, deleteFromPrefix) || strings.HasPrefix(k, setOrderPrefix) {
+			continue
+		}
+		if !keep[k] {
+			return malformed(at.key(k), "the patch sets a field its %s list leaves out", retainKeysDirective)
+		}
+	}
+	for k := range o {
+		if !keep[k] {
+			delete(o, k)
+		}
+	}
+	return nil
+}
+
+// mergeField merges the patch's value v of field k into o. A delete list
+// ($deleteFromPrimitiveList) only ever removes.
+func mergeField(s *Schema, o map[string]any, k string, v any, deleteList bool, depth int, at *path) error {
+	if v == nil {
+		delete(o, k)
+		return nil
+	}
+	ov, ok := o[k]
+	if !ok || kindOf(ov) != kindOf(v) {
+		// Nothing to merge with: the patch's value, less its nulls and the
+		// objects that carry a directive, which have nothing to act on.
+		if deleteList {
+			return nil
+		}
+		if nv, keep, err := clean(v, true, depth); err != nil {
+			return err
+		} else if keep {
+			o[k] = nv
+		} else {
+			delete(o, k)
+		}
+		return nil
+	}
+	switch ov := ov.(type) {
+	case map[string]any:
+		f, err := fieldSchema(s, k, at)
+		if err != nil {
+			return err
+		}
+		merged, err := mergeValueObject(f, ov, v.(map[string]any), depth, at.key(k))
+		if err != nil {
+			return err
+		}
+		o[k] = merged
+	case []any:
+		f, err := fieldSchema(s, k, at)
+		if err != nil {
+			return err
+		}
+		merged, err := mergeValueList(f, ov, v.([]any), deleteList, depth, at.key(k))
+		if err != nil {
+			return err
+		}
+		o[k] = merged
+	default:
+		o[k] = v
+	}
+	return nil
+}
+
+// fieldSchema is the schema of field k of an object of schema s.
+func fieldSchema(s *Schema, k string, at *path) (*Schema, error) {
+	f := s.Field(k)
+	if f == nil {
+		return nil, malformed(at.key(k), "unknown field")
+	}
+	return f, nil
+}
+
+// mergeValueObject merges two objects at a field of schema f.
+func mergeValueObject(f *Schema, o, p map[string]any, depth int, at *path) (any, error) {
+	switch {
+	case f.Kind != Struct && f.Kind != Map:
+		return mergePatch(o, p, depth, at)
+	case strategy(f) == "replace":
+		return p, nil
+	}
+	return mergeObject(f, o, p, depth, at)
+}
+
+// mergeValueList merges two lists at a field of schema f: item by item if
+// the field merges, else the patch's list replaces the object's.
+func mergeValueList(f *Schema, o, p []any, deleteList bool, depth int, at *path) ([]any, error) {
+	switch {
+	case f.Kind != List && deleteList:
+		return nil, malformed(at, "%s names a field that is not a list", deleteFromPrefix)
+	case f.Kind == Struct || f.Kind == Map:
+		return nil, malformed(at, "a list where an object belongs")
+	case f.Kind != List, !f.Merges() && !deleteList:
+		return p, nil
+	}
+	return mergeList(f, o, p, deleteList, depth, at)
+}
+
+// strategy is a field's patch strategy less retainKeys, which is about the
+// field's object, not how it merges.
+func strategy(s *Schema) string {
+	for st := range strings.SplitSeq(s.PatchStrategy, ",") {
+		if st != "retainKeys" {
+			return st
+		}
+	}
+	return ""
+}
+
+// JSON kinds of decoded values.
+const (
+	kindNull = iota
+	kindBool
+	kindInteger
+	kindFloat
+	kindString
+	kindObject
+	kindArray
+)
+
+func kindOf(v any) int {
+	switch v.(type) {
+	case bool:
+		return kindBool
+	case int64:
+		return kindInteger
+	case float64:
+		return kindFloat
+	case string:
+		return kindString
+	case map[string]any:
+		return kindObject
+	case []any:
+		return kindArray
+	}
+	return kindNull
+}
+
+// itemKind is the one kind of the items of the lists; lists of mixed kinds,
+// or of nulls or lists, do not merge.
+func itemKind(at *path, lists ...[]any) (int, bool, error) {
+	kind, found := kindNull, false
+	for _, l := range lists {
+		for _, v := range l {
+			k := kindOf(v)
+			switch {
+			case k == kindNull:
+				return 0, false, malformed(at, "a null item in a list that merges")
+			case !found && k == kindArray:
+				return 0, false, notApplicable(at, "lists of lists do not merge")
+			case !found:
+				kind, found = k, true
+			case k != kind:
+				return 0, false, malformed(at, "a list that merges holds items of different kinds")
+			}
+		}
+	}
+	return kind, found, nil
+}
+
+// mergeList merges a patch's list into a list that merges: scalars as a set;
+// objects by their merge key, with the directive items {"$patch":"replace"}
+// and {<key>: <value>, "$patch": "delete"}.
+func mergeList(f *Schema, o, p []any, deleteList bool, depth int, at *path) ([]any, error) {
+	if depth++; depth > maxDepth {
+		return nil, tooDeep(at)
+	}
+	if len(o) == 0 && len(p) == 0 {
+		return o, nil
+	}
+	kind, _, err := itemKind(at, o, p)
+	if err != nil {
+		return nil, err
+	}
+	o = slices.Clone(o) // the caller may still need the object's list as it was
+	if kind != kindObject {
+		if deleteList {
+			return slices.DeleteFunc(o, func(v any) bool { return indexOf(p, v, "", false) >= 0 }), nil
+		}
+		var merged []any
+		for _, v := range append(o, p...) {
+			if indexOf(merged, v, "", false) < 0 {
+				merged = append(merged, v)
+			}
+		}
+		patchItems, serverOnly := partition(merged, p, "", false)
+		return orderItems(patchItems, serverOnly, p, o, "", false), nil
+	}
+
+	key := f.PatchMergeKey
+	if key == "" {
+		return nil, malformed(at, "a list of objects without a merge key does not merge")
+	}
+	replace := false
+	items := []any{} // the patch's items that are not directives
+	for i, v := range p {
+		item := v.(map[string]any)
+		d, ok := item[directive]
+		if !ok {
+			items = append(items, v)
+			continue
+		}
+		switch d {
+		case "delete":
+			kv, ok := item[key] // an object or list matches nothing
+			if !ok {
+				return nil, malformed(at.item(i), "the item lacks the merge key %q", key)
+			}
+			o = slices.DeleteFunc(o, func(v any) bool {
+				ov, ok := v.(map[string]any)[key]
+				return ok && scalarEqual(ov, kv)
+			})
+		case "replace":
+			replace = true
+		case "merge":
+			return nil, malformed(at.item(i), "%s: merge is not a directive for a list item", directive)
+		default:
+			return nil, malformed(at.item(i), "unknown %s directive %v", directive, jsonText(d))
+		}
+	}
+	if replace {
+		for i, v := range items {
+			if _, err := patchKey(v.(map[string]any), key, at.item(i)); err != nil {
+				return nil, err
+			}
+		}
+		return items, nil
+	}
+	for i, v := range o {
+		if kv, ok := v.(map[string]any)[key]; ok && !isScalar(kv) {
+			return nil, notApplicable(at.item(i), "merge key %q is not a scalar", key)
+		}
+	}
+	merged := slices.Clone(o)
+	elem := f.Elem
+	for i, v := range items {
+		item := v.(map[string]any)
+		kv, err := patchKey(item, key, at.item(i))
+		if err != nil {
+			return nil, err
+		}
+		j := slices.IndexFunc(merged, func(v any) bool {
+			ov, ok := v.(map[string]any)[key]
+			return ok && scalarEqual(ov, kv)
+		})
+		if j < 0 {
+			merged = append(merged, item) // as apimachinery adds it: nulls and all
+			continue
+		}
+		m, err := mergeValueObject(elem, merged[j].(map[string]any), item, depth, at.item(j))
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := m.(map[string]any); !ok {
+			return nil, malformed(at.item(j), "an item of a list of objects must stay an object")
+		}
+		merged[j] = m
+	}
+	for i, v := range merged {
+		if _, ok := v.(map[string]any)[key]; !ok {
+			return nil, notApplicable(at.item(i), "an item lacks the merge key %q", key)
+		}
+	}
+	patchItems, serverOnly := partition(merged, items, key, true)
+	return orderItems(patchItems, serverOnly, items, o, key, true), nil
+}
+
+// patchKey is the merge key of a patch's list item, which must be a scalar.
+func patchKey(item map[string]any, key string, at *path) (any, error) {
+	kv, ok := item[key]
+	if !ok {
+		return nil, malformed(at, "the item lacks the merge key %q", key)
+	}
+	if !isScalar(kv) {
+		return nil, malformed(at.key(key), "a merge key must be a scalar")
+	}
+	return kv, nil
+}
+
+// partition splits merged into the items that are in the list by (found by
+// merge key, or by value) and the others, keeping their order.
+func partition(merged, by []any, key string, objects bool) (in, out []any) {
+	in, out = []any{}, []any{}
+	for _, v := range merged {
+		if indexOf(by, v, key, objects) >= 0 {
+			in = append(in, v)
+		} else {
+			out = append(out, v)
+		}
+	}
+	return in, out
+}
+
+// splitDeleted takes out the items marked for deletion, which apimachinery
+// puts last; only an object that already held a "$patch" field can be one.
+func splitDeleted(items []any) (keep, deleted []any) {
+	keep = make([]any, 0, len(items))
+	for _, v := range items {
+		if m, ok := v.(map[string]any); ok && m[directive] == "delete" {
+			deleted = append(deleted, v)
+		} else {
+			keep = append(keep, v)
+		}
+	}
+	return keep, deleted
+}
+
+// orderItems is the order of a merged list: the patch's items in the
+// patch's order, the server's others in the server's order, and the two
+// interleaved so that a server item goes before a patch item it preceded
+// on the server; a patch item new to the server goes before the server items
+// not yet placed. That is apimachinery's order, which clients expect: a
+// patch that adds an item puts it first.
+func orderItems(patchItems, serverOnly, patchOrder, serverOrder []any, key string, objects bool) []any {
+	patchItems = sortBy(patchItems, patchOrder, key, objects)
+	serverOnly = sortBy(serverOnly, serverOrder, key, objects)
+	out := make([]any, 0, len(patchItems)+len(serverOnly))
+	i, j := 0, 0
+	for i < len(serverOnly) && j < len(patchItems) {
+		si := indexOf(serverOrder, serverOnly[i], key, objects)
+		pj := indexOf(serverOrder, patchItems[j], key, objects)
+		if si >= 0 && pj >= 0 && si < pj {
+			out = append(out, serverOnly[i])
+			i++
+		} else {
+			out = append(out, patchItems[j])
+			j++
+		}
+	}
+	out = append(out, serverOnly[i:]...)
+	return append(out, patchItems[j:]...)
+}
+
+// sortBy orders items by where they are in order; objects marked for
+// deletion go last, unsorted. An item not in order compares as less than any
+// other, both ways: apimachinery's comparison, kept so that the stable sort
+// moves such items exactly as it does there.
+func sortBy(items, order []any, key string, objects bool) []any {
+	var deleted []any
+	if objects {
+		items, deleted = splitDeleted(items)
+	}
+	sort.SliceStable(items, func(a, b int) bool {
+		if ia := indexOf(order, items[a], key, objects); ia >= 0 {
+			if ib := indexOf(order, items[b], key, objects); ib >= 0 {
+				return ia < ib
+			}
+		}
+		return true
+	})
+	return append(items, deleted...)
+}
+
+// indexOf is the index of v in list: of the first object with the same
+// merge key value (a missing key matches a missing key), or of the first
+// equal scalar.
+func indexOf(list []any, v any, key string, objects bool) int {
+	if !objects {
+		return slices.IndexFunc(list, func(x any) bool { return scalarEqual(x, v) })
+	}
+	want := mergeKeyOf(v, key)
+	return slices.IndexFunc(list, func(x any) bool { return scalarEqual(mergeKeyOf(x, key), want) })
+}
+
+func mergeKeyOf(v any, key string) any {
+	m, _ := v.(map[string]any)
+	return m[key]
+}
+
+func isScalar(v any) bool {
+	k := kindOf(v)
+	return k != kindObject && k != kindArray
+}
+
+// scalarEqual compares scalars as apimachinery does, whose integers and
+// floats are different types: 1 and 1.0 are different values. Objects and
+// lists are never equal.
+func scalarEqual(a, b any) bool {
+	switch a.(type) {
+	case nil, string, bool, int64, float64:
+		return a == b
+	}
+	return false
+}
+
+// setElementOrder applies the directive $setElementOrder/<field>: the
+// field's list, merged with the patch's list of that field (which this then
+// removes from p), is put in the directive's order; the server's other items
+// go between as orderItems places them.
+func setElementOrder(s *Schema, o, p map[string]any, directiveKey string, depth int, at *path) error {
+	order := p[directiveKey]
+	delete(p, directiveKey)
+	at = at.key(directiveKey)
+	name, ok := strings.CutPrefix(directiveKey, setOrderPrefix+"/")
+	if !ok {
+		return malformed(at, "a %s directive must name its list: %s/<field>", setOrderPrefix, setOrderPrefix)
+	}
+	orderList, ok := order.([]any)
+	if !ok {
+		return malformed(at, "must be a list")
+	}
+	ov, inOriginal := o[name]
+	pv, inPatch := p[name]
+	oList, ok := ov.([]any)
+	if inOriginal && !ok {
+		return notApplicable(at, "the field it orders is not a list")
+	}
+	pList, ok := pv.([]any)
+	if inPatch && !ok {
+		return malformed(at, "the field it orders is not a list in the patch")
+	}
+	f := s.Field(name)
+	if f == nil || f.Kind != List {
+		return malformed(at, "the field it orders is not a list")
+	}
+	key := f.PatchMergeKey
+	if err := checkOrderList(pList, orderList, key, at); err != nil {
+		return err
+	}
+	var merged []any
+	switch {
+	case !inOriginal && !inPatch:
+		return nil
+	case !inPatch:
+		merged = oList
+	case !inOriginal:
+		v, _, err := clean(pList, false, depth)
+		if err != nil {
+			return err
+		}
+		merged = v.([]any)
+	default:
+		var err error
+		merged, err = mergeValueList(f, oList, pList, false, depth, at)
+		if err != nil {
+			return err
+		}
+	}
+	delete(p, name)
+	kind, found, err := itemKind(at, oList, pList)
+	if err != nil {
+		return err
+	}
+	if !found {
+		// Nothing to order. apimachinery fails here ("no elements in any of
+		// the given slices"); an empty list needs no order.
+		o[name] = merged
+		return nil
+	}
+	objects := key != ""
+	if !objects {
+		for _, v := range slices.Concat(merged, orderList) {
+			if !isScalar(v) {
+				return malformed(at, "a list without a merge key is ordered by its scalar items")
+			}
+		}
+	} else {
+		for _, v := range merged {
+			m, ok := v.(map[string]any)
+			if !ok {
+				return malformed(at, "the items of a list with a merge key must be objects")
+			}
+			if _, ok := m[key]; !ok {
+				return notApplicable(at, "an item lacks the merge key %q", key)
+			}
+		}
+	}
+	patchItems, serverOnly := partitionByOrder(merged, orderList, key, objects)
+	if kind == kindObject {
+		for _, l := range [][]any{patchItems, orderList, serverOnly, oList} {
+			for _, v := range l {
+				m, ok := v.(map[string]any)
+				if !ok {
+					return malformed(at, "the items of a list of objects must be objects")
+				}
+				if _, ok := m[key]; !ok {
+					return malformed(at, "an item lacks the merge key %q", key)
+				}
+			}
+		}
+	}
+	o[name] = orderItems(patchItems, serverOnly, orderList, oList, key, kind == kindObject)
+	return nil
+}
+
+// checkOrderList checks that the patch's items of a list (less deletions)
+// come in the order $setElementOrder gives. Other directive items are
+// skipped while the order lasts; after it, like any item, they are out of
+// order (so apimachinery has it).
+func checkOrderList(patchList, orderList []any, key string, at *path) error {
+	if len(patchList) == 0 || len(orderList) == 0 {
+		return nil
+	}
+	var items []any
+	for _, v := range patchList {
+		m, ok := v.(map[string]any)
+		if key != "" && !ok {
+			return malformed(at, "the items of a list with a merge key must be objects")
+		}
+		if key != "" && m[directive] == "delete" {
+			continue
+		}
+		items = append(items, v)
+	}
+	i, j := 0, 0
+	for i < len(items) && j < len(orderList) {
+		if m, ok := items[i].(map[string]any); ok {
+			if _, ok := m[directive]; ok {
+				i++
+				continue
+			}
+		}
+		want := orderList[j]
+		var same bool
+		if key == "" {
+			if !isScalar(items[i]) || !isScalar(want) {
+				return malformed(at, "a list without a merge key is ordered by its scalar items")
+			}
+			same = scalarEqual(items[i], want)
+		} else {
+			w, ok := want.(map[string]any)
+			if !ok {
+				return malformed(at, "must list objects with the merge key %q", key)
+			}
+			a, oka := items[i].(map[string]any)[key]
+			b, okb := w[key]
+			if !oka || !okb {
+				return malformed(at, "an item lacks the merge key %q", key)
+			}
+			same = scalarEqual(a, b)
+		}
+		if same {
+			i++
+		}
+		j++
+	}
+	if i < len(items) {
+		return malformed(at, "the patch's list is not in the order the directive gives")
+	}
+	return nil
+}
+
+// partitionByOrder splits merged into the items $setElementOrder names and
+// the others.
+func partitionByOrder(merged, order []any, key string, objects bool) (in, out []any) {
+	if !objects {
+		return partition(merged, order, "", false)
+	}
+	in, out = []any{}, []any{}
+	for _, v := range merged {
+		kv := v.(map[string]any)[key]
+		found := slices.ContainsFunc(order, func(x any) bool {
+			m, ok := x.(map[string]any)
+			ov, has := m[key]
+			return ok && has && scalarEqual(ov, kv)
+		})
+		if found {
+			in = append(in, v)
+		} else {
+			out = append(out, v)
+		}
+	}
+	return in, out
+}
+
+// clean is a patch's value where the object has none to merge with: less
+// the objects that carry a $patch directive and, if dropNulls, less the
+// fields set to null. keep is false if v itself goes.
+func clean(v any, dropNulls bool, depth int) (out any, keep bool, err error) {
+	if depth++; depth > maxDepth {
+		return nil, false, tooDeep(nil)
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		if dropNulls {
+			for k, x := range v {
+				if x == nil {
+					delete(v, k)
+				}
+			}
+		}
+		if _, ok := v[directive]; ok {
+			return nil, false, nil
+		}
+		for k, x := range v {
+			nx, keep, err := clean(x, dropNulls, depth)
+			if err != nil {
+				return nil, false, err
+			}
+			if keep {
+				v[k] = nx
+			} else {
+				delete(v, k)
+			}
+		}
+		return v, true, nil
+	case []any:
+		out := make([]any, 0, len(v))
+		for _, x := range v {
+			nx, keep, err := clean(x, dropNulls, depth)
+			if err != nil {
+				return nil, false, err
+			}
+			if keep {
+				out = append(out, nx)
+			}
+		}
+		return out, true, nil
+	}
+	return v, true, nil
+}
+
+// mergePatch merges as JSON merge patch (RFC 7386) does: how strategic merge
+// patch merges an untyped value, which has no schema to merge by.
+func mergePatch(o, p any, depth int, at *path) (any, error) {
+	if depth++; depth > maxDepth {
+		return nil, tooDeep(at)
+	}
+	pm, ok := p.(map[string]any)
+	if !ok {
+		return p, nil
+	}
+	om, ok := o.(map[string]any)
+	if !ok {
+		om = map[string]any{}
+	}
+	for k, v := range pm {
+		if v == nil {
+			delete(om, k)
+			continue
+		}
+		merged, err := mergePatch(om[k], v, depth, at.key(k))
+		if err != nil {
+			return nil, err
+		}
+		om[k] = merged
+	}
+	return om, nil
+}
+
+// checkKinds refuses a result the type cannot hold: an object where a list
+// or scalar belongs and so on. apimachinery's result would fail to decode
+// into the type; kube-apiserver answers that 422, as kapi does.
+func checkKinds(s *Schema, v any, depth int, at *path) error {
+	if depth++; depth > maxDepth {
+		return tooDeep(at)
+	}
+	if s == nil || v == nil || s.Kind == Untyped {
+		return nil
+	}
+	k := kindOf(v)
+	switch s.Kind {
+	case Struct:
+		if k != kindObject {
+			break
+		}
+		for name, x := range v.(map[string]any) {
+			if err := checkKinds(s.Fields[name], x, depth, at.key(name)); err != nil {
+				return err
+			}
+		}
+		return nil
+	case Map:
+		if k != kindObject {
+			break
+		}
+		for name, x := range v.(map[string]any) {
+			if err := checkKinds(s.Elem, x, depth, at.key(name)); err != nil {
+				return err
+			}
+		}
+		return nil
+	case List:
+		if k != kindArray {
+			break
+		}
+		for i, x := range v.([]any) {
+			if err := checkKinds(s.Elem, x, depth, at.item(i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	case Scalar:
+		if isScalar(v) {
+			return nil
+		}
+	}
+	want := map[Kind]string{Struct: "an object", Map: "an object", List: "a list", Scalar: "a scalar"}[s.Kind]
+	return notApplicable(at, "the patched object holds %s where the type has %s", jsonText(v), want)
+}
+
+// jsonText is v as JSON, cut short, for an error message.
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	if len(b) > 64 {
+		return string(b[:61]) + "..."
+	}
+	return string(b)
+}

@@ -1,0 +1,626 @@
+package patch
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// The walks below are the operations of Kubernetes' structured merge over a
+// value and its Schema: list a value's fields, compare two values, merge a
+// configuration into a value, remove a set of fields. They follow
+// structured-merge-diff's rules, edge cases included, because clients see
+// the objects and managedFields they produce.
+
+// decodeJSON reads one JSON value with numbers kept exact; as Kubernetes
+// reads numbers, an integral one is an int64 and any other a float64, which
+// is how they are written back and named in FieldsV1.
+func decodeJSON(b []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, errors.New("unexpected data after the JSON value")
+	}
+	return canonicalNumbers(v), nil
+}
+
+func canonicalNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, ok := asInt(x); ok {
+			return json.Number(strconv.FormatInt(i, 10))
+		}
+		if f, err := x.Float64(); err == nil {
+			b, _ := json.Marshal(f) // as Kubernetes writes a float64 back
+			return json.Number(b)
+		}
+	case []any:
+		for i := range x {
+			x[i] = canonicalNumbers(x[i])
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = canonicalNumbers(x[k])
+		}
+	}
+	return v
+}
+
+// isLeaf says whether a value of this schema is owned whole.
+func isLeaf(s *Schema) bool {
+	if s == nil {
+		return true
+	}
+	switch s.Kind {
+	case List:
+		return s.ListType != ListSet && s.ListType != ListMap
+	case Map, Struct:
+		return s.MapType == "atomic"
+	}
+	return true
+}
+
+// childSchema is the schema under one path element.
+func childSchema(s *Schema, e pathElement) *Schema {
+	if s == nil {
+		return nil
+	}
+	if e.kind == 'f' {
+		return s.Field(e.field)
+	}
+	if s.Kind == List {
+		return s.Elem
+	}
+	return nil
+}
+
+// itemElement names a granular list's item: by its keys or by its value.
+func itemElement(s *Schema, item any) (pathElement, error) {
+	if s.ListType == ListMap {
+		m, ok := item.(map[string]any)
+		if !ok {
+			if item == nil {
+				return pathElement{}, errors.New("associative list with keys may not have a null element")
+			}
+			return pathElement{}, errors.New("associative list with keys may not have non-map elements")
+		}
+		var keys []keyField
+		for _, k := range s.ListMapKeys {
+			if v, ok := m[k]; ok {
+				keys = append(keys, keyField{k, v})
+			}
+		}
+		if len(keys) == 0 {
+			return pathElement{}, fmt.Errorf("associative list with keys has an element that omits all key fields %q", s.ListMapKeys)
+		}
+		return keyElement(keys), nil
+	}
+	switch item.(type) {
+	case map[string]any:
+		return pathElement{}, errors.New("associative list without keys has an element that's a map type")
+	case []any:
+		return pathElement{}, errors.New("not supported: associative list with lists as elements")
+	case nil:
+		return pathElement{}, errors.New("associative list without keys has an element that's an explicit null")
+	}
+	return valueElement(item), nil
+}
+
+// validate checks that v has the shape of s. duplicates says whether a
+// granular list may name one item twice: live objects may (Kubernetes keeps
+// what it was given), apply configurations may not.
+func validate(v any, s *Schema, path fieldPath, duplicates bool) error {
+	if s == nil || s.Kind == Untyped || v == nil {
+		return nil
+	}
+	fail := func(format string, args ...any) error {
+		where := path.String()
+		if where == "" {
+			where = "."
+		}
+		return fmt.Errorf("%s: %s", where, fmt.Sprintf(format, args...))
+	}
+	switch s.Kind {
+	case Scalar:
+		switch v.(type) {
+		case map[string]any:
+			return fail("expected a scalar, got an object")
+		case []any:
+			return fail("expected a scalar, got a list")
+		}
+	case Struct, Map:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return fail("expected an object, got %s", jsonKind(v))
+		}
+		for _, k := range sortedKeys(m) {
+			cs := s.Field(k)
+			if cs == nil {
+				return fail("field %q not declared in schema", k)
+			}
+			if err := validate(m[k], cs, path.with(fieldElement(k)), duplicates); err != nil {
+				return err
+			}
+		}
+	case List:
+		l, ok := v.([]any)
+		if !ok {
+			return fail("expected a list, got %s", jsonKind(v))
+		}
+		seen := map[string]bool{}
+		for i, item := range l {
+			if isLeaf(s) {
+				if err := validate(item, s.Elem, path.with(pathElement{kind: 'i', index: i, str: "i:" + strconv.Itoa(i)}), duplicates); err != nil {
+					return err
+				}
+				continue
+			}
+			e, err := itemElement(s, item)
+			if err != nil {
+				return fail("element %d: %v", i, err)
+			}
+			if seen[e.str] && !duplicates {
+				return fail("duplicate entries for key %s", e.String())
+			}
+			seen[e.str] = true
+			if err := validate(item, s.Elem, path.with(e), duplicates); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "a list"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return "null"
+}
+
+// toSet lists the fields of v into out, as Kubernetes' ToFieldSet: every
+// scalar and atomic value, every list item, every map key; a struct's own
+// field only when it is null or an empty object.
+func toSet(v any, s *Schema, path fieldPath, out fieldSet) {
+	if isLeaf(s) {
+		out.insert(path)
+		return
+	}
+	switch s.Kind {
+	case List:
+		l, _ := v.([]any)
+		seen, dup := map[string]bool{}, map[string]bool{}
+		for _, item := range l {
+			e, err := itemElement(s, item)
+			if err != nil {
+				continue
+			}
+			if seen[e.str] && !dup[e.str] {
+				dup[e.str] = true
+				out.insert(path.with(e))
+			}
+			seen[e.str] = true
+		}
+		for _, item := range l {
+			e, err := itemElement(s, item)
+			if err != nil || dup[e.str] {
+				continue
+			}
+			p := path.with(e)
+			toSet(item, s.Elem, p, out)
+			out.insert(p)
+		}
+	case Map, Struct:
+		m, _ := v.(map[string]any)
+		for k, child := range m {
+			p := path.with(fieldElement(k))
+			cs := s.Field(k)
+			toSet(child, cs, p, out)
+			cm, isMap := child.(map[string]any)
+			if child == nil || (isMap && len(cm) == 0) || s.Kind == Map || cs == nil {
+				out.insert(p)
+			}
+		}
+	}
+}
+
+// comparison is what changed between two values, as Kubernetes' Compare
+// reports it.
+type comparison struct {
+	added, modified, removed fieldSet
+}
+
+func compareObjects(lhs, rhs any, s *Schema) comparison {
+	c := comparison{fieldSet{}, fieldSet{}, fieldSet{}}
+	c.walk(lhs, true, rhs, true, s, nil)
+	return c
+}
+
+func (c *comparison) leaf(l any, lok bool, r any, rok bool, path fieldPath) {
+	switch {
+	case !lok:
+		c.added.insert(path)
+	case !rok:
+		c.removed.insert(path)
+	case !equalValues(l, r):
+		c.modified.insert(path)
+	}
+}
+
+func (c *comparison) walk(l any, lok bool, r any, rok bool, s *Schema, path fieldPath) {
+	if isLeaf(s) {
+		c.leaf(l, lok, r, rok, path)
+		return
+	}
+	switch s.Kind {
+	case List:
+		ll, _ := l.([]any)
+		rl, _ := r.([]any)
+		if len(ll) == 0 && len(rl) == 0 {
+			c.leaf(l, lok, r, rok, path)
+			return
+		}
+		c.listItems(ll, rl, s, path)
+	case Map, Struct:
+		lm, _ := l.(map[string]any)
+		rm, _ := r.(map[string]any)
+		if len(lm) == 0 && len(rm) == 0 {
+			c.leaf(l, lok, r, rok, path)
+			return
+		}
+		for k, lv := range lm {
+			rv, ok := rm[k]
+			c.walk(lv, true, rv, ok, s.Field(k), path.with(fieldElement(k)))
+		}
+		for k, rv := range rm {
+			if _, ok := lm[k]; !ok {
+				c.walk(nil, false, rv, true, s.Field(k), path.with(fieldElement(k)))
+			}
+		}
+	}
+	if !lok {
+		c.added.insert(path)
+	} else if !rok {
+		c.removed.insert(path)
+	}
+}
+
+// listItems compares a granular list item by item; an item named more than
+// once is compared whole.
+func (c *comparison) listItems(ll, rl []any, s *Schema, path fieldPath) {
+	type items struct {
+		elem   pathElement
+		values []any
+	}
+	var order []string
+	index := func(l []any) map[string]*items {
+		m := map[string]*items{}
+		for _, item := range l {
+			e, err := itemElement(s, item)
+			if err != nil {
+				continue
+			}
+			if m[e.str] == nil {
+				m[e.str] = &items{elem: e}
+			}
+			m[e.str].values = append(m[e.str].values, item)
+		}
+		return m
+	}
+	lm, rm := index(ll), index(rl)
+	seen := map[string]bool{}
+	for _, l := range [][]any{ll, rl} {
+		for _, item := range l {
+			if e, err := itemElement(s, item); err == nil && !seen[e.str] {
+				seen[e.str] = true
+				order = append(order, e.str)
+			}
+		}
+	}
+	for _, k := range order {
+		var lv, rv []any
+		var e pathElement
+		if x := lm[k]; x != nil {
+			lv, e = x.values, x.elem
+		}
+		if x := rm[k]; x != nil {
+			rv, e = x.values, x.elem
+		}
+		p := path.with(e)
+		switch {
+		case len(lv) <= 1 && len(rv) <= 1:
+			var a, b any
+			if len(lv) == 1 {
+				a = lv[0]
+			}
+			if len(rv) == 1 {
+				b = rv[0]
+			}
+			c.walk(a, len(lv) == 1, b, len(rv) == 1, s.Elem, p)
+		case len(lv) >= 2 && len(rv) >= 2:
+			if !equalValues(lv, rv) {
+				c.modified.insert(p)
+			}
+		case len(lv) >= 2:
+			if len(rv) == 1 {
+				c.walk(nil, false, rv[0], true, s.Elem, p)
+			}
+			c.removed.insert(p)
+		default:
+			if len(lv) == 1 {
+				c.walk(lv[0], true, nil, false, s.Elem, p)
+			}
+			c.added.insert(p)
+		}
+	}
+}
+
+func equalValues(a, b any) bool {
+	switch x := a.(type) {
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !equalValues(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !equalValues(v, w) {
+				return false
+			}
+		}
+		return true
+	}
+	switch b.(type) {
+	case []any, map[string]any:
+		return false
+	}
+	return compareValues(a, b) == 0
+}
+
+// merge merges the configuration r into the live value l: r wins at each
+// leaf; granular maps merge key by key and granular lists item by item.
+// ok is false when the result has no value.
+func merge(l any, lok bool, r any, rok bool, s *Schema) (any, bool) {
+	keepRight := func() (any, bool) {
+		if rok {
+			return r, true
+		}
+		return l, lok
+	}
+	if isLeaf(s) {
+		return keepRight()
+	}
+	switch s.Kind {
+	case List:
+		ll, _ := l.([]any)
+		rl, _ := r.([]any)
+		if len(ll) == 0 && len(rl) == 0 {
+			return keepRight()
+		}
+		out := mergeGranularList(ll, rl, s)
+		if len(out) == 0 {
+			return nil, false
+		}
+		return out, true
+	case Map, Struct:
+		lm, _ := l.(map[string]any)
+		rm, _ := r.(map[string]any)
+		if len(lm) == 0 && len(rm) == 0 {
+			return keepRight()
+		}
+		out := map[string]any{}
+		for k, lv := range lm {
+			rv, ok := rm[k]
+			if v, ok := merge(lv, true, rv, ok, s.Field(k)); ok {
+				out[k] = v
+			}
+		}
+		for k, rv := range rm {
+			if _, ok := lm[k]; !ok {
+				if v, ok := merge(nil, false, rv, true, s.Field(k)); ok {
+					out[k] = v
+				}
+			}
+		}
+		if len(out) == 0 {
+			return nil, false
+		}
+		return out, true
+	}
+	return keepRight()
+}
+
+// mergeGranularList merges two granular lists: live items keep their order, and
+// the configuration's items, in its order, are placed among them as
+// Kubernetes places them.
+func mergeGranularList(lhs, rhs []any, s *Schema) []any {
+	type observed struct {
+		value any
+		ok    bool
+	}
+	elems := func(l []any, dupsAreNull bool) ([]pathElement, []any, map[string]observed) {
+		var pes []pathElement
+		var items []any
+		obs := map[string]observed{}
+		for _, item := range l {
+			e, err := itemElement(s, item)
+			if err != nil {
+				continue // validated before; the live object keeps what it has
+			}
+			if _, found := obs[e.str]; found {
+				if !dupsAreNull {
+					continue
+				}
+				obs[e.str] = observed{nil, true}
+			} else {
+				obs[e.str] = observed{item, true}
+			}
+			pes = append(pes, e)
+			items = append(items, item)
+		}
+		return pes, items, obs
+	}
+	rPEs, _, rObs := elems(rhs, false)
+	lPEs, lItems, lObs := elems(lhs, true)
+
+	var shared []pathElement
+	for _, e := range rPEs {
+		if _, ok := lObs[e.str]; ok {
+			shared = append(shared, e)
+		}
+	}
+	nextShared := func() *pathElement {
+		if len(shared) == 0 {
+			return nil
+		}
+		e := shared[0]
+		shared = shared[1:]
+		return &e
+	}
+	next := nextShared()
+	merged := map[string]bool{}
+	var out []any
+	item := func(e pathElement, l, r observed) {
+		if v, ok := merge(l.value, l.ok, r.value, r.ok, s.Elem); ok {
+			out = append(out, v)
+		}
+	}
+	for li, ri := 0, 0; li < len(lPEs) || ri < len(rPEs); {
+		if li < len(lPEs) && ri < len(rPEs) {
+			e := lPEs[li]
+			if e.str == rPEs[ri].str {
+				merged[e.str] = true
+				item(e, lObs[e.str], rObs[e.str])
+				li++
+				ri++
+				next = nextShared()
+				continue
+			}
+			if _, ok := rObs[e.str]; ok && next != nil && next.str != e.str {
+				li++
+				continue
+			}
+		}
+		if li < len(lPEs) {
+			e := lPEs[li]
+			if _, ok := rObs[e.str]; !ok {
+				item(e, observed{lItems[li], true}, observed{})
+				li++
+				continue
+			} else if merged[e.str] {
+				li++
+			}
+		}
+		if ri < len(rPEs) {
+			e := rPEs[ri]
+			merged[e.str] = true
+			item(e, lObs[e.str], rObs[e.str])
+			ri++
+			if next != nil && next.str == e.str {
+				next = nextShared()
+			}
+		}
+	}
+	return out
+}
+
+// removeItems returns v without the fields in rm, as Kubernetes'
+// RemoveItems: a container left empty, or one it had to look into but
+// cannot (atomic), becomes null.
+func removeItems(v any, s *Schema, path fieldPath, rm fieldSet, deeper map[string]bool) any {
+	if s == nil || s.Kind == Scalar || s.Kind == Untyped {
+		switch v.(type) {
+		case map[string]any, []any:
+			if s == nil || s.Kind == Untyped {
+				return nil
+			}
+		}
+		return v
+	}
+	if isLeaf(s) {
+		return nil
+	}
+	switch s.Kind {
+	case List:
+		l, _ := v.([]any)
+		var out []any
+		for _, item := range l {
+			e, err := itemElement(s, item)
+			if err == nil {
+				p := path.with(e)
+				if rm.has(p) {
+					continue
+				}
+				if deeper[p.key()] {
+					item = removeItems(item, s.Elem, p, rm, deeper)
+				}
+			}
+			out = append(out, item)
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	case Map, Struct:
+		m, _ := v.(map[string]any)
+		out := map[string]any{}
+		for k, child := range m {
+			p := path.with(fieldElement(k))
+			if rm.has(p) {
+				continue
+			}
+			if deeper[p.key()] {
+				child = removeItems(child, s.Field(k), p, rm, deeper)
+			}
+			out[k] = child
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	}
+	return v
+}
+
+// withNamedFields adds to a set every struct field that has a path below
+// it: Kubernetes owns those fields too when it decides what to remove.
+func withNamedFields(set fieldSet, root *Schema) fieldSet {
+	out := set.union(nil)
+	for _, p := range set {
+		s := root
+		for i := 0; i < len(p)-1 && s != nil; i++ {
+			if p[i].kind == 'f' && s.Kind == Struct && s.Fields[p[i].field] != nil {
+				out.insert(p[:i+1])
+			}
+			s = childSchema(s, p[i])
+		}
+	}
+	return out
+}
