@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 
+	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/storage/memory"
 	"github.com/kapi-dev/kapi/watch"
 )
 
@@ -66,12 +69,12 @@ func BenchmarkList(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*limit), "ns/item")
 }
 
-// BenchmarkIdleWatcherMemory measures what 10,000 idle watchers hold: just
+// BenchmarkIdleWatcherMemory measures what 1,000 idle watchers hold: just
 // created and not read ("Created"), or each waiting in Next in its own
 // goroutine, as a served watch request does ("WaitingInNext", which counts
 // the goroutines' stacks too).
 func BenchmarkIdleWatcherMemory(b *testing.B) {
-	const watchers = 10000
+	const watchers = 1000
 	e := newEnv(b, envOptions{})
 	for i := range 100 {
 		mustCreate(b, e.store, fmt.Sprintf("%sns/%03d", widgets, i), "v")
@@ -123,4 +126,117 @@ func BenchmarkIdleWatcherMemory(b *testing.B) {
 		}
 		b.ReportMetric(total/float64(b.N*watchers), "bytes/watcher")
 	})
+}
+
+// BenchmarkReadsUnderWrites measures Get of one item and List of the first
+// 500 of a cache of 10,000, each in b.RunParallel, while writers change the
+// store as fast as they can: one updating existing keys, one creating and
+// deleting keys (which adds to and removes from the cache's key order). It
+// also reports how many writes the hub applied per second meanwhile: a
+// read path that holds a lock slows the writers too.
+func BenchmarkReadsUnderWrites(b *testing.B) {
+	const items, limit = 10000, 500
+	for _, writers := range []int{0, 2} {
+		for _, read := range []string{"Get", "List"} {
+			b.Run(fmt.Sprintf("%s/writers=%d", read, writers), func(b *testing.B) {
+				e := newEnv(b, envOptions{})
+				keys := make([]string, items)
+				for i := range keys {
+					keys[i] = fmt.Sprintf("%sns%d/%05d", widgets, i%10, i)
+					mustCreate(b, e.store, keys[i], "v")
+				}
+				e.run(b)
+
+				ctx, cancel := context.WithCancel(context.Background())
+				var wrote sync.WaitGroup
+				var writes atomic.Int64
+				if writers > 0 {
+					wrote.Go(func() { // updates
+						value := []byte("v2")
+						for i := 0; ctx.Err() == nil; i++ {
+							if _, err := e.store.Update(ctx, keys[i*7919%items], value, 0); err == nil {
+								writes.Add(1)
+							}
+						}
+					})
+					wrote.Go(func() { // creates and deletes, in the middle of the key order
+						for i := 0; ctx.Err() == nil; i++ {
+							k := fmt.Sprintf("%sns5/%05d-churn", widgets, i%100)
+							if _, err := e.store.Create(ctx, k, []byte("v")); err == nil {
+								writes.Add(1)
+							}
+							if _, err := e.store.Delete(ctx, k, 0); err == nil {
+								writes.Add(1)
+							}
+						}
+					})
+				}
+				from := e.hub.Revision()
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					i := 0
+					for pb.Next() {
+						i++
+						switch read {
+						case "Get":
+							if it, _ := e.widgets.Get(keys[i*31%items]); it == nil {
+								b.Error("Get = nil")
+								return
+							}
+						case "List":
+							if page, _, _ := e.widgets.List(widgets, "", limit, nil); len(page) != limit {
+								b.Errorf("List = %d items", len(page))
+								return
+							}
+						}
+					}
+				})
+				b.StopTimer()
+				applied := e.hub.Revision() - from
+				cancel()
+				wrote.Wait()
+				if writers > 0 {
+					b.ReportMetric(float64(applied)/b.Elapsed().Seconds(), "writes/s")
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkCacheMemory measures what a cache holds per item beyond the
+// object itself: every item decodes to the same shared object, so the heap
+// the hub gains while it relists 100,000 keys (runtime.MemStats.HeapAlloc
+// after a collection) is the items, their keys' share and the structure
+// that orders them.
+func BenchmarkCacheMemory(b *testing.B) {
+	const items = 100000
+	var shared any = object{Value: "shared"}
+	store := memory.New()
+	defer store.Close()
+	for i := range items {
+		mustCreate(b, store, fmt.Sprintf("%sns%d/%06d", widgets, i%10, i), "v")
+	}
+	var total float64
+	for b.Loop() {
+		b.StopTimer()
+		before := heapAlloc()
+		b.StartTimer()
+		hub := watch.New(store, root)
+		cache := hub.Register(widgets, func(storage.KeyValue) (any, error) { return shared, nil })
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- hub.Run(ctx) }()
+		mustWaitFor(b, hub, mustRevision(b, store))
+		b.StopTimer()
+		total += float64(heapAlloc()) - float64(before)
+		if it, _ := cache.Get(fmt.Sprintf("%sns0/%06d", widgets, 0)); it == nil {
+			b.Fatal("Get = nil")
+		}
+		cancel()
+		if err := <-done; err != nil {
+			b.Fatalf("Run: %v", err)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(total/float64(b.N*items), "bytes/item")
 }

@@ -9,18 +9,31 @@
 // always knows how far it has caught up, and a consistent read can wait until
 // it has reached the store's current revision ([Hub.WaitFor]).
 //
+// # Snapshots
+//
+// A cache's state is an immutable ordered tree of items (a copy-on-write
+// B+tree that counts the items under each node). The one goroutine that
+// applies the store's changes builds each next version, sharing all but
+// the path it changed, and publishes it with its revision through an
+// atomic pointer. [Cache.Get], [Cache.List] and the start of a watch load
+// the current version and read it without a lock, so a reader never waits
+// for the writer, nor the writer for a reader, and a list's remaining count
+// costs O(log n). A version a reader holds stays what it was.
+//
 // # Items and encodings
 //
 // Each object version is an [Item]: its key, revision, the decoded object and
 // its encodings. An item is immutable once published; encodings are made
-// lazily, once per media type, and shared by every reader and watcher.
+// lazily, once per media type, and shared by every reader and watcher; one
+// already made is found without a lock.
 //
 // # History and fan-out
 //
 // Each cache keeps a window of recent events, bounded by count and age.
 // Watchers do not own buffers: each reads the shared window at its own
-// position, woken by a broadcast when the window grows. Publishing never
-// waits for a watcher. A watcher whose position leaves the window before it
+// position, without a lock. The window is published as an immutable view,
+// and each view's channel is closed when the next replaces it, which wakes
+// the watchers waiting on it. Publishing never waits for a watcher. A watcher whose position leaves the window before it
 // has read it is ended with [storage.ErrExpired]; the client re-watches from
 // its last resourceVersion, and gets 410 Gone if that has left too.
 //

@@ -3,9 +3,10 @@ package watch
 import (
 	"context"
 	"errors"
-	"sort"
+	"maps"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kapi-dev/kapi/storage"
@@ -38,26 +39,30 @@ func WithErrorHandler(f func(error)) Option { return func(c *config) { c.onError
 
 // Hub caches the resources under one key prefix of a store. See the package
 // documentation.
+//
+// Its readers take no lock: the one goroutine that applies the store's
+// changes (Run's) publishes each cache's state and history, then the
+// hub's revision, through atomic pointers; a reader loads them in the
+// opposite order (see Cache.read).
 type Hub struct {
 	store  storage.Interface
 	root   string
 	config config
+	epoch  time.Time // the log's clock: events carry their age as an offset from it
 
-	mu       sync.RWMutex
-	caches   map[string]*Cache // by resource prefix
-	rev      int64             // every change up to rev has been applied
-	synced   bool
-	stopped  bool          // Run has returned
-	progress chan struct{} // closed and replaced whenever rev moves
+	mu       sync.Mutex                        // serializes Register
+	caches   atomic.Pointer[map[string]*Cache] // by resource prefix; replaced, not changed, by Register
+	rev      atomic.Int64                      // every change up to rev has been applied
+	synced   atomic.Bool
+	stopped  atomic.Bool                   // Run has returned
+	progress atomic.Pointer[chan struct{}] // made by a waiter, closed when rev moves
 }
 
 // stop marks the hub stopped and wakes everything waiting on it.
 func (h *Hub) stop() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.stopped = true
-	for _, c := range h.caches {
-		c.notify()
+	h.stopped.Store(true)
+	for _, c := range *h.caches.Load() {
+		c.publish()
 	}
 	h.advance()
 }
@@ -66,12 +71,12 @@ func (h *Hub) stop() {
 // caches, then call Run.
 func New(store storage.Interface, root string, opts ...Option) *Hub {
 	h := &Hub{
-		store:    store,
-		root:     root,
-		config:   config{historyCount: 10000, historyAge: 15 * time.Minute, pageSize: 1000, onError: func(error) {}},
-		caches:   map[string]*Cache{},
-		progress: make(chan struct{}),
+		store:  store,
+		root:   root,
+		config: config{historyCount: 10000, historyAge: 15 * time.Minute, pageSize: 1000, onError: func(error) {}},
+		epoch:  time.Now(),
 	}
+	h.caches.Store(&map[string]*Cache{})
 	for _, o := range opts {
 		o(&h.config)
 	}
@@ -82,10 +87,14 @@ func New(store storage.Interface, root string, opts ...Option) *Hub {
 // root followed by one path segment and a slash ("/widgets.example.com/");
 // it must be registered before Run.
 func (h *Hub) Register(prefix string, decode DecodeFunc) *Cache {
-	c := &Cache{hub: h, prefix: prefix, decode: decode, items: map[string]*Item{}, changed: make(chan struct{})}
+	c := &Cache{hub: h, prefix: prefix, decode: decode}
+	c.state.Store(&snapshot{})
+	c.history.Store(&history{changed: make(chan struct{})})
 	h.mu.Lock()
-	h.caches[prefix] = c
-	h.mu.Unlock()
+	defer h.mu.Unlock()
+	caches := maps.Clone(*h.caches.Load())
+	caches[prefix] = c
+	h.caches.Store(&caches)
 	return c
 }
 
@@ -93,9 +102,7 @@ func (h *Hub) Register(prefix string, decode DecodeFunc) *Cache {
 // when ctx ends, or the error that stopped it; either way every watcher then
 // ends with ErrStopped.
 func (h *Hub) Run(ctx context.Context) error {
-	h.mu.Lock()
-	h.stopped = false
-	h.mu.Unlock()
+	h.stopped.Store(false)
 	defer h.stop()
 	retry := time.Duration(0)
 	for {
@@ -121,30 +128,26 @@ func (h *Hub) Run(ctx context.Context) error {
 }
 
 // Revision is the revision the caches reflect.
-func (h *Hub) Revision() int64 {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	return h.rev
-}
+func (h *Hub) Revision() int64 { return h.rev.Load() }
 
 // Reached reports whether the caches reflect revision rev or later.
-func (h *Hub) Reached(rev int64) bool {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	return h.synced && h.rev >= rev
-}
+func (h *Hub) Reached(rev int64) bool { return h.synced.Load() && h.rev.Load() >= rev }
 
 // WaitFor waits until the caches reflect revision rev or later, or ctx ends,
 // or the hub stops (ErrStopped).
 func (h *Hub) WaitFor(ctx context.Context, rev int64) error {
 	for {
-		h.mu.RLock()
-		ok, stopped, progress := h.synced && h.rev >= rev, h.stopped, h.progress
-		h.mu.RUnlock()
-		if ok {
+		if h.Reached(rev) {
 			return nil
 		}
-		if stopped {
+		// Take the channel before looking again: advance moves rev before
+		// it closes the channel, so either the look sees the new revision
+		// or the channel is closed.
+		progress := h.progressChannel()
+		if h.Reached(rev) {
+			return nil
+		}
+		if h.stopped.Load() {
 			return ErrStopped
 		}
 		select {
@@ -158,7 +161,7 @@ func (h *Hub) WaitFor(ctx context.Context, rev int64) error {
 // relist reads the whole key space at one revision and makes it the caches'
 // state, with an empty history starting there.
 func (h *Hub) relist(ctx context.Context) (int64, error) {
-	states := map[*Cache]*state{}
+	states := map[*Cache][]*Item{}
 	opts := storage.ListOptions{Limit: h.config.pageSize}
 	for {
 		page, err := h.store.List(ctx, h.root, opts)
@@ -176,13 +179,8 @@ func (h *Hub) relist(ctx context.Context) (int64, error) {
 				h.config.onError(err)
 				continue
 			}
-			s := states[c]
-			if s == nil {
-				s = &state{items: map[string]*Item{}}
-				states[c] = s
-			}
-			s.items[kv.Key] = &Item{Key: kv.Key, Revision: kv.ModRevision, Object: obj}
-			s.keys = append(s.keys, kv.Key) // List returns keys in order
+			// List returns keys in order.
+			states[c] = append(states[c], &Item{Key: kv.Key, Revision: kv.ModRevision, Object: obj})
 		}
 		if page.Remaining == 0 || len(page.Items) == 0 {
 			break
@@ -190,26 +188,18 @@ func (h *Hub) relist(ctx context.Context) (int64, error) {
 		opts.Start = page.Items[len(page.Items)-1].Key + "\x00"
 	}
 
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, c := range h.caches {
-		s := states[c]
-		if s == nil {
-			s = &state{items: map[string]*Item{}}
-		}
-		c.items, c.keys = s.items, s.keys
-		clear(c.log)
-		c.log, c.floor = nil, opts.Revision
-		c.notify()
+	caches := *h.caches.Load()
+	for _, c := range caches {
+		c.state.Store(&snapshot{items: buildTree(states[c]), rev: opts.Revision})
+		c.log, c.head, c.floor = nil, 0, opts.Revision
 	}
-	h.rev, h.synced = opts.Revision, true
+	h.rev.Store(opts.Revision)
+	h.synced.Store(true)
+	for _, c := range caches {
+		c.publish()
+	}
 	h.advance()
 	return opts.Revision, nil
-}
-
-type state struct {
-	items map[string]*Item
-	keys  []string
 }
 
 // follow applies the store's changes after rev until the watch ends.
@@ -253,18 +243,36 @@ func (h *Hub) apply(ev storage.Event) {
 		}
 	}
 
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if c != nil {
-		c.apply(typ, ev.Key, item, ev.ModRevision)
+	// The order readers rely on: the cache's state, then the hub's
+	// revision (see Cache.read), then the cache's history, so that a
+	// watcher never sees an event the hub has not reached.
+	changed := c != nil && c.apply(typ, ev.Key, item, ev.ModRevision)
+	h.rev.Store(ev.ModRevision)
+	if changed {
+		c.publish()
 	}
-	h.rev = ev.ModRevision
 	h.advance()
 }
 
+// advance wakes the waiters of WaitFor; rev has moved, or the hub stopped.
 func (h *Hub) advance() {
-	close(h.progress)
-	h.progress = make(chan struct{})
+	if p := h.progress.Swap(nil); p != nil {
+		close(*p)
+	}
+}
+
+// progressChannel returns the channel advance closes next. It is made only
+// when someone waits, so that applying an event costs no allocation here.
+func (h *Hub) progressChannel() <-chan struct{} {
+	for {
+		if p := h.progress.Load(); p != nil {
+			return *p
+		}
+		ch := make(chan struct{})
+		if h.progress.CompareAndSwap(nil, &ch) {
+			return ch
+		}
+	}
 }
 
 func (h *Hub) cacheFor(key string) *Cache {
@@ -276,9 +284,7 @@ func (h *Hub) cacheFor(key string) *Cache {
 	if i < 0 {
 		return nil
 	}
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	return h.caches[key[:len(h.root)+i+1]]
+	return (*h.caches.Load())[key[:len(h.root)+i+1]]
 }
 
 // Cache is the state and recent history of one resource.
@@ -287,72 +293,112 @@ type Cache struct {
 	prefix string
 	decode DecodeFunc
 
-	// Guarded by hub.mu.
-	items   map[string]*Item
-	keys    []string // sorted
-	log     []logEntry
-	floor   int64         // every event after floor is in log
-	changed chan struct{} // closed and replaced when log grows or restarts
+	state   atomic.Pointer[snapshot] // the current items
+	history atomic.Pointer[history]  // the recent events
+
+	// The applier's own: the buffer the published histories are views of.
+	// Entries before head have left the window; entries are only ever
+	// appended after the last published one, so no reader sees a write.
+	log   []logEntry
+	head  int
+	floor int64 // every event after floor is in log[head:]
+}
+
+// snapshot is the state of a cache's items at revision rev: the revision
+// of the last change applied to them (or of the relist that made them).
+// It is never changed once published.
+type snapshot struct {
+	items tree
+	rev   int64
+}
+
+// history is a published view of a cache's event window. It is never
+// changed; a newer one replaces it, and then changed is closed.
+type history struct {
+	log     []logEntry // every event after floor, oldest first
+	floor   int64
+	changed chan struct{}
+}
+
+// latest is the revision up to which the history holds every event.
+func (h *history) latest() int64 {
+	if len(h.log) == 0 {
+		return h.floor
+	}
+	return h.log[len(h.log)-1].Revision
 }
 
 type logEntry struct {
 	Event
-	at time.Time
+	at time.Duration // when it was recorded, since the hub's epoch
 }
 
 // Prefix is the key prefix of the cache's resource.
 func (c *Cache) Prefix() string { return c.prefix }
 
-// apply records one change; the caller holds hub.mu.
-func (c *Cache) apply(typ storage.EventType, key string, item *Item, rev int64) {
-	prev := c.items[key]
-	ev := Event{Revision: rev, Item: item, Prev: prev}
-	switch {
-	case typ == storage.Delete || item == nil:
-		if prev == nil {
-			return
+// apply makes one change to the state and publishes it, and adds the
+// event to the log, for publish to publish; it reports whether there was a
+// change. Only the applier calls it.
+func (c *Cache) apply(typ storage.EventType, key string, item *Item, rev int64) bool {
+	s := c.state.Load()
+	ev := Event{Revision: rev, Item: item}
+	var next tree
+	if typ == storage.Delete || item == nil {
+		next, ev.Prev = s.items.Delete(key)
+		if ev.Prev == nil {
+			return false
 		}
 		if item == nil { // not even the last state decodes: what was served, at this revision
-			item = &Item{Key: key, Revision: rev, Object: prev.Object}
+			item = &Item{Key: key, Revision: rev, Object: ev.Prev.Object}
 		}
 		ev.Type, ev.Item = Deleted, item
-		delete(c.items, key)
-		i := sort.SearchStrings(c.keys, key)
-		c.keys = append(c.keys[:i], c.keys[i+1:]...)
-	case prev == nil:
+	} else {
+		next, ev.Prev = s.items.Set(item)
 		ev.Type = Added
-		c.items[key] = item
-		i := sort.SearchStrings(c.keys, key)
-		c.keys = append(c.keys, "")
-		copy(c.keys[i+1:], c.keys[i:])
-		c.keys[i] = key
-	default:
-		ev.Type = Modified
-		c.items[key] = item
+		if ev.Prev != nil {
+			ev.Type = Modified
+		}
 	}
+	c.state.Store(&snapshot{items: next, rev: rev})
 
-	now := time.Now()
-	c.log = append(c.log, logEntry{ev, now})
+	now := c.hub.now()
+	c.append(logEntry{ev, now})
 	cfg := c.hub.config
-	for len(c.log) > 0 && (len(c.log) > cfg.historyCount || cfg.historyAge > 0 && now.Sub(c.log[0].at) > cfg.historyAge) {
-		c.floor = c.log[0].Revision
-		c.log[0] = logEntry{}
-		c.log = c.log[1:]
+	for c.head < len(c.log) && (len(c.log)-c.head > cfg.historyCount || cfg.historyAge > 0 && now-c.log[c.head].at > cfg.historyAge) {
+		c.floor = c.log[c.head].Revision
+		c.head++
 	}
-	c.notify()
+	return true
 }
 
-func (c *Cache) notify() {
-	close(c.changed)
-	c.changed = make(chan struct{})
+// append adds an entry to the log buffer. When the entries that have left
+// the window outnumber a quarter of those in it, or the buffer is full,
+// the window moves to a new buffer, so the items of events that left are
+// freed as they were when the log was trimmed in place. The old buffer
+// stays whole for the readers of the views into it.
+func (c *Cache) append(e logEntry) {
+	live := len(c.log) - c.head
+	if len(c.log) == cap(c.log) || c.head > live/4+16 {
+		log := make([]logEntry, live, live+live/2+32)
+		copy(log, c.log[c.head:])
+		c.log, c.head = log, 0
+	}
+	c.log = append(c.log, e)
+}
+
+// publish makes the log buffer's window the cache's history and wakes its
+// watchers; only the applier calls it.
+func (c *Cache) publish() {
+	prev := c.history.Load()
+	c.history.Store(&history{log: c.log[c.head:len(c.log):len(c.log)], floor: c.floor, changed: make(chan struct{})})
+	close(prev.changed)
 }
 
 // Get returns the current version of key (nil if absent) and the revision the
 // cache reflects.
 func (c *Cache) Get(key string) (*Item, int64) {
-	c.hub.mu.RLock()
-	defer c.hub.mu.RUnlock()
-	return c.items[key], c.hub.rev
+	s, rev := c.read()
+	return s.items.Get(key), rev
 }
 
 // List returns, in key order, the current items whose keys start with prefix
@@ -360,30 +406,47 @@ func (c *Cache) Get(key string) (*Item, int64) {
 // pass filter (nil: all); the revision they were read at; and how many keys
 // under prefix follow the last item returned.
 func (c *Cache) List(prefix, start string, limit int, filter func(*Item) bool) (items []*Item, rev int64, remaining int) {
-	c.hub.mu.RLock()
-	defer c.hub.mu.RUnlock()
-	keys := c.rangeOf(prefix)
-	from := sort.SearchStrings(keys, max(start, prefix))
-	if len(keys) > from {
-		keys = keys[from:]
-	} else {
-		keys = nil
+	s, rev := c.read()
+	from := max(start, prefix)
+	size := s.items.RankAfter(prefix) - s.items.Rank(from)
+	if size <= 0 {
+		return nil, rev, 0
 	}
-	for i, k := range keys {
-		if limit > 0 && len(items) == limit {
-			return items, c.hub.rev, len(keys) - i
+	if limit > 0 {
+		size = min(size, limit)
+	}
+	if filter == nil {
+		items = make([]*Item, 0, size)
+	}
+	s.items.Ascend(from, func(it *Item) bool {
+		if !strings.HasPrefix(it.Key, prefix) {
+			return false
 		}
-		if it := c.items[k]; filter == nil || filter(it) {
+		if filter == nil || filter(it) {
 			items = append(items, it)
 		}
+		return limit == 0 || len(items) < limit
+	})
+	if limit > 0 && len(items) == limit {
+		remaining = s.items.RankAfter(prefix) - s.items.Rank(items[limit-1].Key) - 1
 	}
-	return items, c.hub.rev, 0
+	return items, rev, remaining
 }
 
-// rangeOf returns the sorted keys that start with prefix; the caller holds
-// hub.mu.
-func (c *Cache) rangeOf(prefix string) []string {
-	lo := sort.SearchStrings(c.keys, prefix)
-	hi := lo + sort.Search(len(c.keys)-lo, func(i int) bool { return !strings.HasPrefix(c.keys[lo+i], prefix) })
-	return c.keys[lo:hi]
+// read returns the cache's state and the revision it is the state at.
+//
+// The applier publishes a change to the cache's state before it moves the
+// hub's revision, and the hub's revision moves for changes to other
+// caches too. Loaded in the opposite order, the state reflects every
+// change to this cache up to the hub revision read before it, so it is the
+// state at that revision; or it is newer, at its own revision, which the
+// hub is about to reach. Either way it is the state at the larger.
+func (c *Cache) read() (*snapshot, int64) {
+	rev := c.hub.rev.Load()
+	s := c.state.Load()
+	return s, max(rev, s.rev)
 }
+
+// now is the time on the hub's clock, which is monotonic and smaller to
+// keep than a time.Time.
+func (h *Hub) now() time.Duration { return time.Since(h.epoch) }

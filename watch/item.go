@@ -1,6 +1,9 @@
 package watch
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // Item is one version of one object. It is shared by every reader and must be
 // treated as read-only.
@@ -12,30 +15,45 @@ type Item struct {
 	// Object is the decoded object, with its resourceVersion set.
 	Object any
 
+	// encodings is read without a lock: a format once encoded is found by
+	// every later reader at the cost of an atomic load. mu only serializes
+	// the first encoding of a format, so each is made once.
 	mu        sync.Mutex
-	encodings []encoding
+	encodings atomic.Pointer[encoding]
 }
 
+// encoding is one format's bytes, in a list that only grows at its head.
 type encoding struct {
 	format string
 	data   []byte
+	next   *encoding
 }
 
 // Encoded returns the item's encoding in format, calling encode the first
 // time it is asked for and sharing the bytes with every later caller. The
 // returned bytes must not be modified.
 func (it *Item) Encoded(format string, encode func(obj any) ([]byte, error)) ([]byte, error) {
+	if data, ok := it.encoded(format); ok {
+		return data, nil
+	}
 	it.mu.Lock()
 	defer it.mu.Unlock()
-	for _, e := range it.encodings {
-		if e.format == format {
-			return e.data, nil
-		}
+	if data, ok := it.encoded(format); ok {
+		return data, nil
 	}
 	data, err := encode(it.Object)
 	if err != nil {
 		return nil, err
 	}
-	it.encodings = append(it.encodings, encoding{format, data})
+	it.encodings.Store(&encoding{format: format, data: data, next: it.encodings.Load()})
 	return data, nil
+}
+
+func (it *Item) encoded(format string) ([]byte, bool) {
+	for e := it.encodings.Load(); e != nil; e = e.next {
+		if e.format == format {
+			return e.data, true
+		}
+	}
+	return nil, false
 }

@@ -65,31 +65,34 @@ type WatchOptions struct {
 type Watcher struct {
 	cache *Cache
 	opts  WatchOptions
-	pos   int64   // every event up to pos has been delivered or skipped
-	queue []*Item // initial events not yet delivered
-	end   bool    // the initial-events-end bookmark is still due
-	idle  time.Time
+	pos   int64         // every event up to pos has been delivered or skipped
+	queue []*Item       // initial events not yet delivered
+	end   bool          // the initial-events-end bookmark is still due
+	idle  time.Duration // when it last returned an event, since the hub's epoch
 }
 
 // Watch starts a watcher. A Revision that has left the history window is
 // storage.ErrExpired; one ahead of the cache is waited for by Next.
 func (c *Cache) Watch(opts WatchOptions) (*Watcher, error) {
 	prefix := c.prefix + strings.TrimPrefix(opts.Prefix, c.prefix)
-	w := &Watcher{cache: c, opts: opts, idle: time.Now()}
+	w := &Watcher{cache: c, opts: opts, idle: c.hub.now()}
 	w.opts.Prefix = prefix
-	c.hub.mu.RLock()
-	defer c.hub.mu.RUnlock()
 	if opts.InitialEvents {
-		for _, k := range c.rangeOf(prefix) {
-			if it := c.items[k]; w.accepts(it) {
+		s, rev := c.read()
+		s.items.Ascend(prefix, func(it *Item) bool {
+			if !strings.HasPrefix(it.Key, prefix) {
+				return false
+			}
+			if w.accepts(it) {
 				w.queue = append(w.queue, it)
 			}
-		}
-		w.pos = c.hub.rev
+			return true
+		})
+		w.pos = rev // the log holds every change after it
 		w.end = opts.InitialEventsEnd
 		return w, nil
 	}
-	if opts.Revision < c.floor {
+	if opts.Revision < c.history.Load().floor {
 		return nil, storage.ErrExpired
 	}
 	w.pos = opts.Revision
@@ -109,18 +112,18 @@ func (w *Watcher) Next(ctx context.Context) (Event, error) {
 	}
 	if w.end {
 		w.end = false
-		w.idle = time.Now()
+		w.idle = w.cache.hub.now()
 		return Event{Type: Bookmark, Revision: w.pos, InitialEventsEnd: true}, nil
 	}
 	var timer <-chan time.Time
 	for {
 		ev, changed, err := w.read()
 		if err != nil || ev.Type != "" {
-			w.idle = time.Now()
+			w.idle = w.cache.hub.now()
 			return ev, err
 		}
 		if w.opts.BookmarkInterval > 0 && timer == nil {
-			t := time.NewTimer(w.opts.BookmarkInterval - time.Since(w.idle))
+			t := time.NewTimer(w.opts.BookmarkInterval - (w.cache.hub.now() - w.idle))
 			defer t.Stop()
 			timer = t.C
 		}
@@ -138,23 +141,25 @@ func (w *Watcher) Next(ctx context.Context) (Event, error) {
 // or, when there is none yet, the channel that will say when to look again.
 func (w *Watcher) read() (Event, <-chan struct{}, error) {
 	c := w.cache
-	c.hub.mu.RLock()
-	defer c.hub.mu.RUnlock()
-	if c.hub.stopped {
+	h := c.history.Load() // before stopped: stop replaces the history after it sets stopped
+	if c.hub.stopped.Load() {
 		return Event{}, nil, ErrStopped
 	}
-	if w.pos < c.floor {
+	if w.pos < h.floor {
 		return Event{}, nil, storage.ErrExpired
 	}
-	i := sort.Search(len(c.log), func(i int) bool { return c.log[i].Revision > w.pos })
-	for ; i < len(c.log); i++ {
-		ev := c.log[i].Event
-		w.pos = ev.Revision
-		if ev, ok := w.filter(ev); ok {
+	for _, e := range h.log[h.after(w.pos):] {
+		w.pos = e.Revision
+		if ev, ok := w.filter(e.Event); ok {
 			return ev, nil, nil
 		}
 	}
-	return Event{}, c.changed, nil
+	return Event{}, h.changed, nil
+}
+
+// after returns the index of the first event in the log after rev.
+func (h *history) after(rev int64) int {
+	return sort.Search(len(h.log), func(i int) bool { return h.log[i].Revision > rev })
 }
 
 func (w *Watcher) accepts(it *Item) bool { return w.opts.Filter == nil || w.opts.Filter(it) }
@@ -188,13 +193,12 @@ func (w *Watcher) Buffered() bool {
 		return true
 	}
 	c := w.cache
-	c.hub.mu.RLock()
-	defer c.hub.mu.RUnlock()
-	if c.hub.stopped || w.pos < c.floor {
+	h := c.history.Load()
+	if c.hub.stopped.Load() || w.pos < h.floor {
 		return true // Next ends the watch at once
 	}
-	for i := sort.Search(len(c.log), func(i int) bool { return c.log[i].Revision > w.pos }); i < len(c.log); i++ {
-		if _, ok := w.filter(c.log[i].Event); ok {
+	for _, e := range h.log[h.after(w.pos):] {
+		if _, ok := w.filter(e.Event); ok {
 			return true
 		}
 	}
@@ -205,12 +209,19 @@ func (w *Watcher) Buffered() bool {
 // its revision has been delivered. A server sends one before it ends a
 // stream, so the client resumes from there.
 func (w *Watcher) Bookmark() Event {
-	w.idle = time.Now()
 	c := w.cache
-	c.hub.mu.RLock()
-	defer c.hub.mu.RUnlock()
-	if len(c.log) == 0 || c.log[len(c.log)-1].Revision <= w.pos {
-		w.pos = max(w.pos, c.hub.rev)
+	w.idle = c.hub.now()
+	// The applier publishes a change's state, then the hub's revision,
+	// then the history. Loaded in the opposite order: every change up to
+	// rev is in the state, and if the history holds every change in the
+	// state and none after pos, there is none up to rev the watcher has
+	// not seen. Otherwise it stays where it is: an event is on its way, or
+	// (pos before the floor) it has missed some.
+	rev := c.hub.rev.Load()
+	h := c.history.Load()
+	s := c.state.Load()
+	if latest := h.latest(); s.rev <= latest && latest <= w.pos {
+		w.pos = max(w.pos, rev)
 	}
 	return Event{Type: Bookmark, Revision: w.pos}
 }

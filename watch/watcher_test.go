@@ -835,6 +835,7 @@ func TestRelistAfterStorageWatchExpires(t *testing.T) {
 	caughtUp := mustWatch(t, e.widgets, watch.WatchOptions{Revision: before})
 	withInitial := mustWatch(t, e.widgets, watch.WatchOptions{InitialEvents: true, InitialEventsEnd: true})
 	gadgetWatcher := mustWatch(t, e.gadgets, watch.WatchOptions{Revision: before})
+	bookmarked := mustWatch(t, e.widgets, watch.WatchOptions{Revision: before})
 
 	m.update(widgets+"ns1/a", "stall")
 	select {
@@ -914,6 +915,17 @@ func TestRelistAfterStorageWatchExpires(t *testing.T) {
 	})
 	t.Run("OtherCacheWatcherExpires", func(t *testing.T) {
 		expires(t, gadgetWatcher, m.after(before, gadgets))
+	})
+	t.Run("BookmarkKeepsWhatWasMissed", func(t *testing.T) {
+		// The relist emptied the history: a bookmark must not move the
+		// watcher past the events it never read, which would let the
+		// client resume after them without a gap being noticed.
+		if bm := bookmarked.Bookmark(); bm.Revision != before {
+			t.Errorf("Bookmark at %d, want %d: the watcher has read nothing since", bm.Revision, before)
+		}
+		if _, err := tryNext(bookmarked); !errors.Is(err, storage.ErrExpired) {
+			t.Errorf("Next after Bookmark: %v, want storage.ErrExpired", err)
+		}
 	})
 	t.Run("WatchFromBeforeRelistExpired", func(t *testing.T) {
 		if _, err := e.widgets.Watch(watch.WatchOptions{Revision: before}); !errors.Is(err, storage.ErrExpired) {
