@@ -74,7 +74,7 @@ func mainErr() error {
 	sz := sizes{
 		Small: *small, Large: *large, Watchers: *watchers, WatchRate: *watchRate, WatchDuration: *watchDur,
 		Informers: *informers, MemoryObjects: *memObjs, IdleWatchers: *idle,
-		Duration: *duration, Conns: *conns, Rate: *rate, InformerExpiry: 3 * time.Minute,
+		Duration: *duration, Conns: *conns, Rate: *rate, InformerExpiry: 3 * time.Minute, Settle: time.Second,
 	}
 	e := &env{Sizes: sz}
 	if *workloads != "" {

@@ -55,7 +55,7 @@ func TestRun(t *testing.T) {
 	sz := sizes{
 		Small: 20, Large: 200, Watchers: 20, WatchRate: 50, WatchDuration: 400 * time.Millisecond,
 		Informers: 3, MemoryObjects: 300, IdleWatchers: 20,
-		Duration: 150 * time.Millisecond, Conns: 4, InformerExpiry: time.Minute,
+		Duration: 150 * time.Millisecond, Conns: 4, InformerExpiry: time.Minute, Settle: 50 * time.Millisecond,
 	}
 	e := &env{
 		Kapi:     newKapi(t),

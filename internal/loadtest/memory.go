@@ -16,7 +16,7 @@ func runMemory(ctx context.Context, t *target, sz sizes) (*Result, error) {
 	if t.PID <= 0 {
 		return nil, errors.New("memory: the server's RSS is unknown (not a local process)")
 	}
-	settle()
+	settle(sz)
 	base, err := rssBytes(t.PID)
 	if err != nil {
 		return nil, err
@@ -37,7 +37,7 @@ func runMemory(ctx context.Context, t *target, sz sizes) (*Result, error) {
 	if n != sz.MemoryObjects {
 		return nil, fmt.Errorf("memory: the LIST has %d widgets, want %d", n, sz.MemoryObjects)
 	}
-	settle()
+	settle(sz)
 	p.stop(r)
 	r.JSONBytes = total
 	r.RSSBaseMiB = mib(base)

@@ -250,7 +250,7 @@ func runIdleWatchers(ctx context.Context, t *target, sz sizes, whileOpen func())
 	if err != nil {
 		return nil, err
 	}
-	settle()
+	settle(sz)
 	before, err := rssBytes(t.PID)
 	if err != nil {
 		return nil, err
@@ -267,7 +267,7 @@ func runIdleWatchers(ctx context.Context, t *target, sz sizes, whileOpen func())
 		}
 		bodies = append(bodies, resp.Body)
 	}
-	settle()
+	settle(sz)
 	after, err := rssBytes(t.PID)
 	if err != nil {
 		return nil, err
@@ -285,4 +285,4 @@ func runIdleWatchers(ctx context.Context, t *target, sz sizes, whileOpen func())
 
 // settle gives the server a moment to finish what it was doing (and its
 // garbage collector to run) before RSS is read.
-func settle() { time.Sleep(time.Second) }
+func settle(sz sizes) { time.Sleep(sz.Settle) }

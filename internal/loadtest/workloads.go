@@ -280,6 +280,7 @@ type sizes struct {
 	Conns          int
 	Rate           float64 // offered requests/s for request workloads; 0 for closed loop
 	InformerExpiry time.Duration
+	Settle         time.Duration // before an RSS reading
 }
 
 // setup seeds the namespaces of the request workloads and the watch.
