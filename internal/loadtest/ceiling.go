@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // The ceiling is a no-op net/http server that answers with bytes recorded
@@ -43,10 +45,17 @@ type ceilingConfig struct {
 }
 
 type ceiling struct {
-	mu       sync.RWMutex
-	cfg      ceilingConfig
+	mu     sync.RWMutex
+	cfg    ceilingConfig
+	shards []*ceilingShard
+	next   atomic.Int64 // the shard of the next watcher
+}
+
+// ceilingShard is one broadcaster's share of the watchers: one loop per
+// core, so that the ceiling's fan-out uses the machine as kapi's does.
+type ceilingShard struct {
 	events   chan struct{}
-	watchMu  sync.Mutex
+	mu       sync.Mutex
 	watchers map[*ceilingWatcher]struct{}
 }
 
@@ -56,33 +65,37 @@ type ceilingWatcher struct {
 }
 
 // newCeiling returns the ceiling's handler and a function that stops its
-// broadcaster.
+// broadcasters.
 func newCeiling() (*ceiling, func()) {
-	c := &ceiling{events: make(chan struct{}, 1<<16), watchers: map[*ceilingWatcher]struct{}{}}
+	c := &ceiling{}
 	done := make(chan struct{})
-	go c.broadcast(done)
+	for range runtime.GOMAXPROCS(0) {
+		s := &ceilingShard{events: make(chan struct{}, 1<<16), watchers: map[*ceilingWatcher]struct{}{}}
+		c.shards = append(c.shards, s)
+		go c.broadcast(s, done)
+	}
 	return c, func() { close(done) }
 }
 
-// broadcast is the ceiling's watch fan-out: one loop writing the one
-// pre-encoded frame to every watcher's connection, once per write.
-func (c *ceiling) broadcast(done <-chan struct{}) {
+// broadcast is the ceiling's watch fan-out: a loop writing the one
+// pre-encoded frame to each of its watchers' connections, once per write.
+func (c *ceiling) broadcast(s *ceilingShard, done <-chan struct{}) {
 	for {
 		select {
 		case <-done:
 			return
-		case <-c.events:
+		case <-s.events:
 		}
 		c.mu.RLock()
 		frame := c.cfg.Frame
 		c.mu.RUnlock()
-		c.watchMu.Lock()
-		for w := range c.watchers {
+		s.mu.Lock()
+		for w := range s.watchers {
 			if _, err := w.w.Write(frame); err == nil {
 				w.f.Flush()
 			}
 		}
-		c.watchMu.Unlock()
+		s.mu.Unlock()
 	}
 }
 
@@ -121,7 +134,9 @@ func (c *ceiling) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if f, ok := w.(http.Flusher); ok {
 			f.Flush()
 		}
-		c.events <- struct{}{}
+		for _, s := range c.shards {
+			s.events <- struct{}{}
+		}
 	}
 }
 
@@ -137,15 +152,16 @@ func (c *ceiling) watch(w http.ResponseWriter, r *http.Request, header http.Head
 	// Registered before the client sees the headers, so that it gets every
 	// event written after that, as from kapi.
 	cw := &ceilingWatcher{w, f}
-	c.watchMu.Lock()
+	s := c.shards[int(c.next.Add(1))%len(c.shards)]
+	s.mu.Lock()
 	w.WriteHeader(http.StatusOK)
 	f.Flush()
-	c.watchers[cw] = struct{}{}
-	c.watchMu.Unlock()
+	s.watchers[cw] = struct{}{}
+	s.mu.Unlock()
 	<-r.Context().Done()
-	c.watchMu.Lock() // the broadcaster no longer writes to w once this returns
-	delete(c.watchers, cw)
-	c.watchMu.Unlock()
+	s.mu.Lock() // the broadcaster no longer writes to w once this returns
+	delete(s.watchers, cw)
+	s.mu.Unlock()
 }
 
 // configureCeiling sends cfg to the ceiling at base.

@@ -54,7 +54,7 @@ func TestRun(t *testing.T) {
 	t.Cleanup(func() { _ = closeCounting() })
 	sz := sizes{
 		Small: 20, Large: 200, Watchers: 20, WatchRate: 50, WatchDuration: 400 * time.Millisecond,
-		Informers: 3, MemoryObjects: 300, IdleWatchers: 20,
+		Informers: 5, ClientGoInformers: 2, MemoryObjects: 300, IdleWatchers: 20,
 		Duration: 150 * time.Millisecond, Conns: 4, InformerExpiry: time.Minute, Settle: 50 * time.Millisecond,
 	}
 	e := &env{
@@ -94,7 +94,7 @@ func TestRun(t *testing.T) {
 			t.Errorf("workload %s has no kapi result", w)
 		}
 		switch w {
-		case "informers", "memory":
+		case "informers", "informers-client-go", "memory":
 		default:
 			if seen[w]["ceiling"] != 1 {
 				t.Errorf("workload %s has %d ceiling results, want 1", w, seen[w]["ceiling"])
@@ -165,8 +165,12 @@ func checkResult(t *testing.T, r *Result, sz sizes) {
 		if r.Watchers != sz.IdleWatchers || r.RSSEndMiB <= 0 {
 			t.Errorf("%d idle watchers, RSS %v MiB", r.Watchers, r.RSSEndMiB)
 		}
-	case "informers":
-		if r.SyncSeconds <= 0 || r.Informers != sz.Informers || r.Objects != sz.Large {
+	case "informers", "informers-client-go":
+		want := sz.Informers
+		if r.Workload == "informers-client-go" {
+			want = sz.ClientGoInformers
+		}
+		if r.SyncSeconds <= 0 || r.Informers != want || r.Objects != sz.Large {
 			t.Errorf("%d informers of %d objects synced in %vs", r.Informers, r.Objects, r.SyncSeconds)
 		}
 	case "memory":

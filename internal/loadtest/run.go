@@ -32,7 +32,7 @@ type env struct {
 
 var allWorkloads = []string{
 	"get", "list-small-json", "list-small-proto", "list-large-json", "list-large-proto",
-	"create", "update", "patch", "apply", "watch", "idle-watchers", "informers", "memory",
+	"create", "update", "patch", "apply", "watch", "idle-watchers", "informers", "informers-client-go", "memory",
 }
 
 func (e *env) wants(name string) bool {
@@ -161,10 +161,17 @@ func run(ctx context.Context, e *env) ([]*Result, error) {
 		}
 	}
 	if e.wants("informers") {
-		if r, err := runInformers(ctx, e.Kapi, sz, sz.Large); err != nil {
+		if r, err := runStreamingLists(ctx, e.Kapi, sz, sz.Large); err != nil {
 			fail("informers", err)
 		} else {
 			add("informers", r)
+		}
+	}
+	if e.wants("informers-client-go") {
+		if r, err := runInformers(ctx, e.Kapi, sz, sz.Large); err != nil {
+			fail("informers-client-go", err)
+		} else {
+			add("informers-client-go", r)
 		}
 	}
 	if e.wants("memory") && e.Fresh != nil {

@@ -269,18 +269,19 @@ func resourceVersionOf(obj []byte) string {
 
 // sizes are the numbers of objects the workloads use.
 type sizes struct {
-	Small, Large   int // widgets in the small and large LIST
-	Watchers       int
-	WatchRate      float64 // writes/s during the fan-out
-	WatchDuration  time.Duration
-	Informers      int
-	MemoryObjects  int
-	IdleWatchers   int
-	Duration       time.Duration // of each request workload
-	Conns          int
-	Rate           float64 // offered requests/s for request workloads; 0 for closed loop
-	InformerExpiry time.Duration
-	Settle         time.Duration // before an RSS reading
+	Small, Large      int // widgets in the small and large LIST
+	Watchers          int
+	WatchRate         float64 // writes/s during the fan-out
+	WatchDuration     time.Duration
+	Informers         int // wire-level streaming lists at once
+	ClientGoInformers int // client-go informers at once
+	MemoryObjects     int
+	IdleWatchers      int
+	Duration          time.Duration // of each request workload
+	Conns             int
+	Rate              float64 // offered requests/s for request workloads; 0 for closed loop
+	InformerExpiry    time.Duration
+	Settle            time.Duration // before an RSS reading
 }
 
 // setup seeds the namespaces of the request workloads and the watch.
