@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"runtime"
 	"sync"
-	"sync/atomic"
 )
 
 // The ceiling is a no-op net/http server that answers with bytes recorded
@@ -45,58 +43,30 @@ type ceilingConfig struct {
 }
 
 type ceiling struct {
-	mu     sync.RWMutex
-	cfg    ceilingConfig
-	shards []*ceilingShard
-	next   atomic.Int64 // the shard of the next watcher
+	mu  sync.RWMutex
+	cfg ceilingConfig
+
+	// The watch fan-out: every watcher's own handler goroutine writes the
+	// frame, once per write, as soon as it is told; so the ceiling fans
+	// out on every core and a slow connection delays no other, as in kapi.
+	evMu    sync.Mutex
+	written int64         // writes so far, each one frame for every watcher
+	changed chan struct{} // closed at the next write
 }
 
-// ceilingShard is one broadcaster's share of the watchers: one loop per
-// core, so that the ceiling's fan-out uses the machine as kapi's does.
-type ceilingShard struct {
-	events   chan struct{}
-	mu       sync.Mutex
-	watchers map[*ceilingWatcher]struct{}
-}
-
-type ceilingWatcher struct {
-	w http.ResponseWriter
-	f http.Flusher
-}
-
-// newCeiling returns the ceiling's handler and a function that stops its
-// broadcasters.
+// newCeiling returns the ceiling's handler and a function that releases
+// it.
 func newCeiling() (*ceiling, func()) {
-	c := &ceiling{}
-	done := make(chan struct{})
-	for range runtime.GOMAXPROCS(0) {
-		s := &ceilingShard{events: make(chan struct{}, 1<<16), watchers: map[*ceilingWatcher]struct{}{}}
-		c.shards = append(c.shards, s)
-		go c.broadcast(s, done)
-	}
-	return c, func() { close(done) }
+	return &ceiling{changed: make(chan struct{})}, func() {}
 }
 
-// broadcast is the ceiling's watch fan-out: a loop writing the one
-// pre-encoded frame to each of its watchers' connections, once per write.
-func (c *ceiling) broadcast(s *ceilingShard, done <-chan struct{}) {
-	for {
-		select {
-		case <-done:
-			return
-		case <-s.events:
-		}
-		c.mu.RLock()
-		frame := c.cfg.Frame
-		c.mu.RUnlock()
-		s.mu.Lock()
-		for w := range s.watchers {
-			if _, err := w.w.Write(frame); err == nil {
-				w.f.Flush()
-			}
-		}
-		s.mu.Unlock()
-	}
+// wrote tells the watchers of one more write.
+func (c *ceiling) wrote() {
+	c.evMu.Lock()
+	c.written++
+	close(c.changed)
+	c.changed = make(chan struct{})
+	c.evMu.Unlock()
 }
 
 func (c *ceiling) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -119,7 +89,7 @@ func (c *ceiling) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if q := r.URL.Query().Get("watch"); (q == "true" || q == "1") && cfg.Frame != nil {
-		c.watch(w, r, cfg.WatchHeader)
+		c.watch(w, r, cfg.WatchHeader, cfg.Frame)
 		return
 	}
 	_, _ = io.Copy(io.Discard, r.Body)
@@ -134,13 +104,11 @@ func (c *ceiling) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if f, ok := w.(http.Flusher); ok {
 			f.Flush()
 		}
-		for _, s := range c.shards {
-			s.events <- struct{}{}
-		}
+		c.wrote()
 	}
 }
 
-func (c *ceiling) watch(w http.ResponseWriter, r *http.Request, header http.Header) {
+func (c *ceiling) watch(w http.ResponseWriter, r *http.Request, header http.Header, frame []byte) {
 	f, ok := w.(http.Flusher)
 	if !ok {
 		http.Error(w, "no flusher", http.StatusInternalServerError)
@@ -149,19 +117,29 @@ func (c *ceiling) watch(w http.ResponseWriter, r *http.Request, header http.Head
 	for k, v := range header {
 		w.Header()[k] = v
 	}
-	// Registered before the client sees the headers, so that it gets every
-	// event written after that, as from kapi.
-	cw := &ceilingWatcher{w, f}
-	s := c.shards[int(c.next.Add(1))%len(c.shards)]
-	s.mu.Lock()
+	// The writes after the client sees the headers are its events.
+	c.evMu.Lock()
+	seen, changed := c.written, c.changed
 	w.WriteHeader(http.StatusOK)
 	f.Flush()
-	s.watchers[cw] = struct{}{}
-	s.mu.Unlock()
-	<-r.Context().Done()
-	s.mu.Lock() // the broadcaster no longer writes to w once this returns
-	delete(s.watchers, cw)
-	s.mu.Unlock()
+	c.evMu.Unlock()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-changed:
+		}
+		c.evMu.Lock()
+		n := c.written - seen
+		seen, changed = c.written, c.changed
+		c.evMu.Unlock()
+		for range n {
+			if _, err := w.Write(frame); err != nil {
+				return
+			}
+		}
+		f.Flush()
+	}
 }
 
 // configureCeiling sends cfg to the ceiling at base.

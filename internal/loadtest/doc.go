@@ -33,6 +33,6 @@
 //
 // Before each workload runs against the ceiling, the harness records kapi's
 // answer to one of its requests (status, headers, body) and configures the
-// ceiling to answer every request with it; for the watch, the ceiling
-// writes one recorded event frame to every watcher after each write.
+// ceiling to answer every request with it; for the watch, every watcher's
+// handler writes one recorded event frame after each write.
 package main

@@ -118,6 +118,7 @@ func mainErr() error {
 		}
 	}
 
+	loadBefore := loadAverage()
 	started := time.Now()
 	results, runErr := run(ctx, e)
 	elapsed := time.Since(started)
@@ -148,7 +149,8 @@ func mainErr() error {
 			profiles = local.profileMissed(ctx, e, verdicts)
 		}
 		md := markdown(reportInput{
-			Command: "go run ./internal/loadtest " + strings.Join(os.Args[1:], " "),
+			Command:    "go run ./internal/loadtest " + strings.Join(os.Args[1:], " "),
+			LoadBefore: loadBefore, LoadAfter: loadAverage(),
 			Results: results, Verdicts: verdicts, Sizes: sz, Elapsed: elapsed, Profiles: profiles, RunErr: runErr,
 		})
 		if err := os.WriteFile(*report, []byte(md), 0o644); err != nil {
