@@ -39,7 +39,8 @@ func mainErr() error {
 		keyFile   = flag.String("key", "", "PEM `file` of the client certificate's key")
 
 		workloads = flag.String("workloads", "", "comma-separated workloads to run (default all): "+strings.Join(allWorkloads, ","))
-		duration  = flag.Duration("duration", 5*time.Second, "how long each request workload runs, per server")
+		duration  = flag.Duration("duration", 2*time.Second, "how long each round of a request workload runs, per server")
+		rounds    = flag.Int("rounds", 3, "rounds of each request workload, kapi and the ceiling in turn; the best round of each is reported")
 		conns     = flag.Int("conns", 8, "keep-alive connections of each request workload")
 		rate      = flag.Float64("rate", 0, "offered `requests/s` of each request workload; 0: as fast as the connections go")
 		small     = flag.Int("small", 500, "widgets in the small LIST")
@@ -88,7 +89,7 @@ func mainErr() error {
 	sz := sizes{
 		Small: *small, Large: *large, Watchers: *watchers, WatchRate: *watchRate, WatchDuration: *watchDur,
 		Informers: *informers, ClientGoInformers: *clientGo, MemoryObjects: *memObjs, IdleWatchers: *idle,
-		Duration: *duration, Conns: *conns, Rate: *rate, InformerExpiry: 3 * time.Minute, Settle: time.Second,
+		Duration: *duration, Conns: *conns, Rate: *rate, InformerExpiry: 3 * time.Minute, Settle: time.Second, Rounds: *rounds,
 	}
 	e := &env{Sizes: sz}
 	if *workloads != "" {

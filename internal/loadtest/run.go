@@ -87,22 +87,40 @@ func run(ctx context.Context, e *env) ([]*Result, error) {
 		if !e.wants(w.Name) {
 			continue
 		}
-		add(w.Name, runLoad(ctx, e.Kapi, spec, w.op(e.Kapi.URL)))
-		if e.Ceiling == nil {
-			continue
+		var rec *recorded
+		if e.Ceiling != nil {
+			c := e.Kapi.client(1)
+			var err error
+			rec, err = w.record(ctx, c, e.Kapi.URL)
+			c.CloseIdleConnections()
+			if err != nil {
+				fail(w.Name, fmt.Errorf("recording kapi's response for the ceiling: %w", err))
+				continue
+			}
+			if err := configureCeiling(ctx, e.Ceiling.URL, ceilingConfig{Response: rec}); err != nil {
+				fail(w.Name, err)
+				continue
+			}
 		}
-		c := e.Kapi.client(1)
-		rec, err := w.record(ctx, c, e.Kapi.URL)
-		c.CloseIdleConnections()
-		if err != nil {
-			fail(w.Name, fmt.Errorf("recording kapi's response for the ceiling: %w", err))
-			continue
+		// Rounds, kapi and the ceiling in turn, and the best round of
+		// each: on a shared machine a stall elsewhere hits one round, and
+		// both servers get the same chances.
+		var best, bestCeiling *Result
+		kapiOp := w.op(e.Kapi.URL)
+		var ceilingOp op
+		if e.Ceiling != nil {
+			ceilingOp = w.op(e.Ceiling.URL)
 		}
-		if err := configureCeiling(ctx, e.Ceiling.URL, ceilingConfig{Response: rec}); err != nil {
-			fail(w.Name, err)
-			continue
+		for range max(sz.Rounds, 1) {
+			best = better(best, runLoad(ctx, e.Kapi, spec, kapiOp))
+			if e.Ceiling != nil {
+				bestCeiling = better(bestCeiling, runLoad(ctx, e.Ceiling, spec, ceilingOp))
+			}
 		}
-		add(w.Name, runLoad(ctx, e.Ceiling, spec, w.op(e.Ceiling.URL)))
+		add(w.Name, best)
+		if bestCeiling != nil {
+			add(w.Name, bestCeiling)
+		}
 	}
 
 	if e.wants("watch") {
@@ -304,4 +322,17 @@ func (r *Result) summary() string {
 		fmt.Fprintf(&b, "  %d errors (%s)", r.Errors, r.FirstError)
 	}
 	return b.String()
+}
+
+// better is the round with more requests/s.
+func better(a, b *Result) *Result {
+	if a == nil || b.RequestsPerSec > a.RequestsPerSec {
+		b.Rounds = 1
+		if a != nil {
+			b.Rounds += a.Rounds
+		}
+		return b
+	}
+	a.Rounds++
+	return a
 }

@@ -19,6 +19,7 @@ type Result struct {
 	Server   string  `json:"server"` // kapi or ceiling
 	Conns    int     `json:"conns,omitempty"`
 	Rate     float64 `json:"offeredRate,omitempty"`
+	Rounds   int     `json:"rounds,omitempty"` // this is the best of them
 
 	DurationSec    float64 `json:"durationSeconds,omitempty"`
 	Requests       int64   `json:"requests,omitempty"`
@@ -282,6 +283,7 @@ type sizes struct {
 	Rate              float64 // offered requests/s for request workloads; 0 for closed loop
 	InformerExpiry    time.Duration
 	Settle            time.Duration // before an RSS reading
+	Rounds            int           // of each request workload, per server: the best counts
 }
 
 // setup seeds the namespaces of the request workloads and the watch.
