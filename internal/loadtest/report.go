@@ -58,8 +58,12 @@ func table(results []*Result) string {
 		if r.Errors > 0 {
 			note += fmt.Sprintf(" %d errors: %s", r.Errors, r.FirstError)
 		}
+		server := r.Server
+		if r.EncodeNote != "" {
+			server = "counting" // the kapi of -serve-kapi
+		}
 		fmt.Fprintf(&b, "%-18s %-8s %10s %10s %9s %9s %9s %10s %9s %9s  %s\n",
-			r.Workload, r.Server, num(r.RequestsPerSec, "%.0f"), num(r.BytesPerSec/1e6, "%.1f"),
+			r.Workload, server, num(r.RequestsPerSec, "%.0f"), num(r.BytesPerSec/1e6, "%.1f"),
 			num(r.P50ms, "%.2f"), num(r.P99ms, "%.2f"), num(r.P999ms, "%.2f"),
 			num(r.CPUSecPer1k, "%.3f"), num(r.RSSPeakMiB, "%.0f"), num(r.RSSEndMiB, "%.0f"), note)
 	}
@@ -220,7 +224,7 @@ func markdown(in reportInput) string {
 	fmt.Fprintf(&b, "```sh\n%s\n```\n\n", in.Command)
 	fmt.Fprintf(&b, "**Machine**: %s. The harness, kapi and the ceiling share it: every figure is what a server got with the client busy on the same cores, and both servers are measured the same way, one after the other, never at once. The machine is shared with other work too: its load average (1, 5, 15 min) was %s before the run and %s after, so the figures are noisy, and a ratio near a target's line can fall either side of it from one run to the next.\n\n", machine(), in.LoadBefore, in.LoadAfter)
 	fmt.Fprintf(&b, "**Servers**: *kapi* is `examples/widgets` (memory backend), built and started as its own process; *ceiling* is `go run ./internal/loadtest -serve-ceiling ADDR`, a no-op `net/http` server answering every request with the status, headers and body recorded from kapi for that workload (for LIST the same pre-concatenated bytes; for WATCH one pre-encoded frame, written after each write by every watcher's own handler goroutine, woken by one shared channel as kapi's watchers are: a first version with one loop writing to all connections was far slower than kapi, p99 4 s, so it was no ceiling). ")
-	fmt.Fprintf(&b, "Idle watchers are measured on a fresh kapi and a fresh ceiling each. Encodes per event come from a third process, `-serve-kapi`: kapi with a widget type that counts its JSON encodes (the example server exposes no such counter).\n\n")
+	fmt.Fprintf(&b, "Idle watchers are measured on a fresh kapi and a fresh ceiling each. Encodes per event come from a third process, `-serve-kapi` (the row *counting*): kapi with a widget type that counts its JSON encodes (the example server exposes no such counter), measured with no watcher and then with all of them: the difference is the watchers' share.\n\n")
 	fmt.Fprintf(&b, "**Workloads**: widgets of about 1 KiB of JSON (padded with labels and an annotation); %d keep-alive connections, closed loop, %d rounds of %s per workload and server, kapi and the ceiling in turn, the best round of each reported (a stall of the shared machine hits one round, not the figure)", sz.Conns, max(sz.Rounds, 1), sz.Duration)
 	if sz.Rate > 0 {
 		fmt.Fprintf(&b, " at an offered %.0f requests/s", sz.Rate)
