@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
+	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -237,5 +240,41 @@ func TestProc(t *testing.T) {
 	}
 	if _, err := cpuSeconds(-1); err == nil {
 		t.Error("cpuSeconds of no process: no error")
+	}
+}
+
+// TestTLS drives a server over TLS with the CA given as a file, as -ca
+// does, and fails without it.
+func TestTLS(t *testing.T) {
+	hs := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("{}"))
+	}))
+	t.Cleanup(hs.Close)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	cert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hs.Certificate().Raw})
+	if err := os.WriteFile(ca, cert, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := tlsConfig(ca, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		tls  *tls.Config
+		ok   bool
+	}{{"with the CA", cfg, true}, {"without", nil, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			tg := &target{Name: "kapi", URL: hs.URL, TLS: tc.tls}
+			c := tg.client(1)
+			defer c.CloseIdleConnections()
+			_, _, _, err := send(t.Context(), c, "GET", hs.URL+"/", nil, nil, false)
+			if (err == nil) != tc.ok {
+				t.Errorf("GET over TLS: %v, want success %v", err, tc.ok)
+			}
+		})
+	}
+	if _, err := tlsConfig("", "missing.pem", "missing-key.pem"); err == nil {
+		t.Error("a client certificate that does not exist: no error")
 	}
 }
