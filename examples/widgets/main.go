@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -24,6 +25,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to serve plain HTTP on")
 	proto := flag.Bool("proto", false, "print the .proto file of the example's types and exit")
 	data := flag.String("data", "", "keep the objects in the bbolt file DIR/kapi.db instead of in memory")
+	profiling := flag.Bool("pprof", false, "serve Go's profiles under /debug/pprof/ (for the load harness)")
 	flag.Parse()
 	if *proto {
 		// For clients in other languages: the messages kapi's protobuf
@@ -35,12 +37,12 @@ func main() {
 		fmt.Print(file)
 		return
 	}
-	if err := run(*addr, *data); err != nil {
+	if err := run(*addr, *data, *profiling); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(addr, data string) error {
+func run(addr, data string, profiling bool) error {
 	var opts []apiserver.Option
 	if data != "" {
 		// Durable, for one process: every acknowledged write is on disk.
@@ -65,6 +67,10 @@ func run(addr, data string) error {
 	// kapi is a plain http.Handler: mount it beside the service's own routes.
 	mux := http.NewServeMux()
 	mux.Handle("/", api)
+	if profiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	}
 	server := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+)
+
+// The ceiling is a no-op net/http server that answers with bytes recorded
+// from kapi: what a server that did nothing but write its response could do
+// on this machine. The harness configures it over HTTP under ceilingPath.
+const ceilingPath = "/__ceiling/"
+
+// recorded is one response of kapi's, to be replayed.
+type recorded struct {
+	Code   int         `json:"code"`
+	Header http.Header `json:"header"`
+	Body   []byte      `json:"body"`
+}
+
+// record sends one request and keeps its response.
+func record(ctx context.Context, c *http.Client, method, url string, header http.Header, body []byte) (*recorded, error) {
+	_, data, resp, err := send(ctx, c, method, url, header, body, true)
+	if err != nil {
+		return nil, err
+	}
+	h := resp.Header.Clone()
+	h.Del("Date") // net/http writes its own
+	return &recorded{Code: resp.StatusCode, Header: h, Body: data}, nil
+}
+
+// ceilingConfig is what the ceiling answers: resp to every request that is
+// not a watch; to a watch, watchHeader and then, after every non-watch
+// request, frame.
+type ceilingConfig struct {
+	Response    *recorded   `json:"response"`
+	WatchHeader http.Header `json:"watchHeader,omitempty"`
+	Frame       []byte      `json:"frame,omitempty"`
+}
+
+type ceiling struct {
+	mu  sync.RWMutex
+	cfg ceilingConfig
+
+	// The watch fan-out: every watcher's own handler goroutine writes the
+	// frame, once per write, as soon as it is told; so the ceiling fans
+	// out on every core and a slow connection delays no other, as in kapi.
+	evMu    sync.Mutex
+	written int64         // writes so far, each one frame for every watcher
+	changed chan struct{} // closed at the next write
+}
+
+// newCeiling returns the ceiling's handler and a function that releases
+// it.
+func newCeiling() (*ceiling, func()) {
+	return &ceiling{changed: make(chan struct{})}, func() {}
+}
+
+// wrote tells the watchers of one more write.
+func (c *ceiling) wrote() {
+	c.evMu.Lock()
+	c.written++
+	close(c.changed)
+	c.changed = make(chan struct{})
+	c.evMu.Unlock()
+}
+
+func (c *ceiling) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == ceilingPath+"config" {
+		var cfg ceilingConfig
+		if err := json.NewDecoder(r.Body).Decode(&cfg); err != nil || cfg.Response == nil {
+			http.Error(w, fmt.Sprintf("bad config: %v", err), http.StatusBadRequest)
+			return
+		}
+		c.mu.Lock()
+		c.cfg = cfg
+		c.mu.Unlock()
+		return
+	}
+	c.mu.RLock()
+	cfg := c.cfg
+	c.mu.RUnlock()
+	if cfg.Response == nil {
+		http.Error(w, "the ceiling is not configured", http.StatusServiceUnavailable)
+		return
+	}
+	if q := r.URL.Query().Get("watch"); (q == "true" || q == "1") && cfg.Frame != nil {
+		c.watch(w, r, cfg.WatchHeader, cfg.Frame)
+		return
+	}
+	_, _ = io.Copy(io.Discard, r.Body)
+	h := w.Header()
+	for k, v := range cfg.Response.Header {
+		h[k] = v
+	}
+	w.WriteHeader(cfg.Response.Code)
+	_, _ = w.Write(cfg.Response.Body)
+	if cfg.Frame != nil && r.Method != http.MethodGet {
+		// A write: acknowledged first, then fanned out, as kapi does.
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		c.wrote()
+	}
+}
+
+func (c *ceiling) watch(w http.ResponseWriter, r *http.Request, header http.Header, frame []byte) {
+	f, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "no flusher", http.StatusInternalServerError)
+		return
+	}
+	for k, v := range header {
+		w.Header()[k] = v
+	}
+	// The writes after the client sees the headers are its events.
+	c.evMu.Lock()
+	seen, changed := c.written, c.changed
+	w.WriteHeader(http.StatusOK)
+	f.Flush()
+	c.evMu.Unlock()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-changed:
+		}
+		c.evMu.Lock()
+		n := c.written - seen
+		seen, changed = c.written, c.changed
+		c.evMu.Unlock()
+		for range n {
+			if _, err := w.Write(frame); err != nil {
+				return
+			}
+		}
+		f.Flush()
+	}
+}
+
+// configureCeiling sends cfg to the ceiling at base.
+func configureCeiling(ctx context.Context, base string, cfg ceilingConfig) error {
+	body, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	c := &http.Client{}
+	defer c.CloseIdleConnections()
+	_, _, _, err = send(ctx, c, "PUT", base+ceilingPath+"config", http.Header{"Content-Type": {"application/json"}}, body, false)
+	return err
+}
+
+// equalResponses tells whether the ceiling at base answers as rec does
+// (status, body, and the headers kapi set), for a test and a sanity check.
+func checkCeiling(ctx context.Context, base string, rec *recorded) error {
+	c := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	defer c.CloseIdleConnections()
+	got, err := record(ctx, c, "GET", base+"/", nil, nil)
+	if err != nil {
+		return err
+	}
+	if got.Code != rec.Code || !bytes.Equal(got.Body, rec.Body) {
+		return fmt.Errorf("the ceiling answers %d with %d bytes, kapi %d with %d", got.Code, len(got.Body), rec.Code, len(rec.Body))
+	}
+	for k, v := range rec.Header {
+		if fmt.Sprint(got.Header[k]) != fmt.Sprint(v) {
+			return fmt.Errorf("the ceiling's header %s is %q, kapi's %q", k, got.Header[k], v)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+)
+
+var widgetsGVR = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+
+// restConfig is client-go's configuration for t, without client-side rate
+// limits (the harness is the only client).
+func restConfig(t *target) *rest.Config {
+	cfg := &rest.Config{Host: t.URL, QPS: -1}
+	if t.TLS != nil {
+		cfg.Transport = nil
+		cfg.WrapTransport = nil
+		// client-go builds its TLS from files or bytes; the harness has a
+		// ready tls.Config, so it hands client-go a transport instead.
+		cfg.Transport = t.client(1).Transport
+	}
+	return cfg
+}
+
+// runInformers starts sz.ClientGoInformers dynamic informers on the widgets of
+// nsLarge at once, each with its own client and connection, as client-go
+// starts them by default (a streaming list: a watch with
+// sendInitialEvents=true), and measures the time until all have synced.
+// Each informer keeps only its objects' metadata, so that the harness's
+// own memory stays small; it still decodes every object.
+func runInformers(ctx context.Context, t *target, sz sizes, objects int) (*Result, error) {
+	r := &Result{Workload: "informers-client-go", Server: t.Name, Informers: sz.ClientGoInformers, Objects: objects}
+	ictx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var informers []cache.SharedIndexInformer
+	var factories []dynamicinformer.DynamicSharedInformerFactory
+	for range sz.ClientGoInformers {
+		client, err := dynamic.NewForConfig(restConfig(t))
+		if err != nil {
+			return nil, err
+		}
+		f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, nsLarge, nil)
+		inf := f.ForResource(widgetsGVR).Informer()
+		if err := inf.SetTransform(metadataOnly); err != nil {
+			return nil, err
+		}
+		informers = append(informers, inf)
+		factories = append(factories, f)
+	}
+	defer func() {
+		cancel()
+		for _, f := range factories {
+			f.Shutdown()
+		}
+	}()
+	p := watchProc(t.PID)
+	start := time.Now()
+	for _, f := range factories {
+		f.Start(ictx.Done())
+	}
+	timeout := sz.InformerExpiry
+	sctx, scancel := context.WithTimeout(ictx, timeout)
+	defer scancel()
+	var wg sync.WaitGroup
+	synced := make([]bool, len(informers))
+	for i, inf := range informers {
+		wg.Go(func() { synced[i] = cache.WaitForCacheSync(sctx.Done(), inf.HasSynced) })
+	}
+	wg.Wait()
+	r.SyncSeconds = time.Since(start).Seconds()
+	p.stop(r)
+	for i, ok := range synced {
+		if !ok {
+			return r, fmt.Errorf("informer %d did not sync within %v", i, timeout)
+		}
+		if n := len(informers[i].GetStore().ListKeys()); n != objects {
+			return r, fmt.Errorf("informer %d synced with %d objects, want %d", i, n, objects)
+		}
+	}
+	return r, nil
+}
+
+// metadataOnly keeps name, namespace and resourceVersion of an object.
+func metadataOnly(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
+	}
+	small := &unstructured.Unstructured{Object: map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind()}}
+	small.SetName(u.GetName())
+	small.SetNamespace(u.GetNamespace())
+	small.SetResourceVersion(u.GetResourceVersion())
+	return small, nil
+}
+
+// runStreamingLists starts sz.Informers streaming lists of nsLarge at once,
+// each on its own connection, with the request client-go's informers send,
+// and reads each until the bookmark that ends its initial events: the
+// server's side of informers starting, without client-go's decoding, which
+// on a small machine costs the client far more than the server (about
+// 80 µs of CPU per widget). Each list must bring every widget.
+func runStreamingLists(ctx context.Context, t *target, sz sizes, objects int) (*Result, error) {
+	r := &Result{Workload: "informers", Server: t.Name, Informers: sz.Informers, Objects: objects}
+	ictx, cancel := context.WithTimeout(ctx, sz.InformerExpiry)
+	defer cancel()
+	wc := watchClient(t, sz.Informers)
+	defer wc.CloseIdleConnections()
+	url := widgetsURL(t.URL, nsLarge) + "?allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&watch=true"
+	p := watchProc(t.PID)
+	start := time.Now()
+	var wg sync.WaitGroup
+	var firstErr atomic.Value
+	var bytesRead atomic.Int64
+	for range sz.Informers {
+		wg.Go(func() {
+			n, size, err := streamingList(ictx, wc, url)
+			bytesRead.Add(size)
+			if err == nil && n != objects {
+				err = fmt.Errorf("a streaming list brought %d widgets, want %d", n, objects)
+			}
+			if err != nil {
+				firstErr.CompareAndSwap(nil, err)
+			}
+		})
+	}
+	wg.Wait()
+	r.SyncSeconds = time.Since(start).Seconds()
+	r.DurationSec = r.SyncSeconds
+	r.BytesPerSec = float64(bytesRead.Load()) / r.SyncSeconds
+	r.Requests = int64(sz.Informers)
+	p.stop(r)
+	if err, ok := firstErr.Load().(error); ok {
+		return nil, err
+	}
+	return r, nil
+}
+
+// streamingList reads one streaming list up to its initial-events-end
+// bookmark and returns the number of ADDED events and the bytes read.
+func streamingList(ctx context.Context, c *http.Client, url string) (int, int64, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, 0, &httpError{"GET", url, resp.StatusCode, ""}
+	}
+	br := bufio.NewReaderSize(resp.Body, 64<<10)
+	added, size := 0, int64(0)
+	for {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			rest, err2 := br.ReadBytes('\n')
+			line, err = append(bytes.Clone(line), rest...), err2
+		}
+		size += int64(len(line))
+		switch {
+		case bytes.HasPrefix(line, []byte(`{"type":"ADDED"`)):
+			added++
+		case bytes.HasPrefix(line, []byte(`{"type":"BOOKMARK"`)) && bytes.Contains(line, []byte(`"k8s.io/initial-events-end":"true"`)):
+			return added, size, nil
+		}
+		if err != nil {
+			return added, size, fmt.Errorf("the stream ended after %d ADDED events and no initial-events-end bookmark: %w", added, err)
+		}
+	}
+}

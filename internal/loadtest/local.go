@@ -1,0 +1,332 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// localServers are the processes the harness started: the example server
+// (kapi), the ceiling and the counting kapi, each its own process so that
+// its CPU and RSS are its own.
+type localServers struct {
+	root, dir   string // the repository; a temporary directory for binaries and profiles
+	widgetsBin  string
+	kapi        *target
+	ceiling     *target
+	counting    *target
+	procs       []*exec.Cmd
+	profileSecs int
+}
+
+// repoRoot is the directory of kapi's root module, found upwards from the
+// working directory.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.HasPrefix(data, []byte("module github.com/kapi-dev/kapi\n")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("not inside kapi's repository: run from its root (go run ./internal/loadtest)")
+		}
+		dir = parent
+	}
+}
+
+func startLocal(ctx context.Context) (*localServers, error) {
+	root, err := repoRoot()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "kapi-loadtest-")
+	if err != nil {
+		return nil, err
+	}
+	l := &localServers{root: root, dir: dir, widgetsBin: filepath.Join(dir, "widgets"), profileSecs: 10}
+	log.Printf("building examples/widgets")
+	build := exec.CommandContext(ctx, "go", "build", "-o", l.widgetsBin, "./examples/widgets")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		l.stop()
+		return nil, fmt.Errorf("go build ./examples/widgets: %v\n%s", err, out)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		l.stop()
+		return nil, err
+	}
+	if l.kapi, err = l.start(ctx, "kapi", l.widgetsBin, "-pprof", "-addr"); err != nil {
+		l.stop()
+		return nil, err
+	}
+	if l.ceiling, err = l.start(ctx, "ceiling", self, "-serve-ceiling"); err != nil {
+		l.stop()
+		return nil, err
+	}
+	if l.counting, err = l.start(ctx, "kapi", self, "-serve-kapi"); err != nil {
+		l.stop()
+		return nil, err
+	}
+	l.counting.Name = "kapi" // it is kapi; its rows say "counting" in their note
+	return l, nil
+}
+
+// start starts bin with args and a free loopback address last, and waits
+// until it answers HTTP.
+func (l *localServers) start(ctx context.Context, name, bin string, args ...string) (*target, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(bin, append(args, addr)...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	l.procs = append(l.procs, cmd)
+	t := &target{Name: name, URL: "http://" + addr, PID: cmd.Process.Pid}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(t.URL + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			return t, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, fmt.Errorf("%s did not answer on %s: %v", bin, addr, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// freshCeiling starts another ceiling.
+func (l *localServers) freshCeiling() (*target, func(), error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := l.start(context.Background(), "ceiling", self, "-serve-ceiling")
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := l.procs[len(l.procs)-1]
+	return t, func() { stopProc(cmd) }, nil
+}
+
+// fresh starts another example server, empty, for the memory workload.
+func (l *localServers) fresh() (*target, func(), error) {
+	t, err := l.start(context.Background(), "kapi", l.widgetsBin, "-pprof", "-addr")
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := l.procs[len(l.procs)-1]
+	return t, func() { stopProc(cmd) }, nil
+}
+
+func stopProc(cmd *exec.Cmd) {
+	if cmd.ProcessState != nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+func (l *localServers) stop() {
+	for _, p := range l.procs {
+		stopProc(p)
+	}
+	_ = os.RemoveAll(l.dir)
+}
+
+// profile is the reading of one server profile, taken for a missed target.
+type profile struct {
+	Target  string
+	Command string
+	Top     string
+	Err     string
+}
+
+// profileMissed takes a profile of kapi for every missed target: a CPU
+// profile while the target's workload runs again, or, for memory, a heap
+// profile after the load.
+func (l *localServers) profileMissed(ctx context.Context, e *env, verdicts []verdict) []profile {
+	var out []profile
+	done := map[string]bool{}
+	for _, v := range verdicts {
+		if v.Met || v.Workload == "" || done[v.Workload] {
+			continue
+		}
+		done[v.Workload] = true
+		log.Printf("profiling kapi on %s (missed: %s)", v.Workload, v.Target)
+		p := profile{Target: v.Target}
+		var err error
+		switch v.Workload {
+		case "memory":
+			p.Command, p.Top, err = l.heapProfile(ctx, e)
+		case "idle-watchers":
+			p.Command, p.Top, err = l.idleProfile(ctx, e)
+		default:
+			p.Command, p.Top, err = l.cpuProfile(ctx, e, v.Workload)
+		}
+		if err != nil {
+			p.Err = err.Error()
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// cpuProfile runs workload against kapi while kapi profiles itself.
+func (l *localServers) cpuProfile(ctx context.Context, e *env, workload string) (string, string, error) {
+	file := filepath.Join(l.dir, workload+".cpu.pprof")
+	got := make(chan error, 1)
+	go func() {
+		got <- fetch(ctx, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", e.Kapi.URL, l.profileSecs), file)
+	}()
+	time.Sleep(200 * time.Millisecond)
+	sz := e.Sizes
+	switch workload {
+	case "watch":
+		sz.WatchDuration = time.Duration(l.profileSecs) * time.Second
+		if _, err := runWatch(ctx, e.Kapi, sz); err != nil {
+			return "", "", err
+		}
+	default:
+		for _, w := range requestWorkloads(sz.Conns) {
+			if w.Name == workload {
+				spec := loadSpec{Conns: sz.Conns, Duration: time.Duration(l.profileSecs) * time.Second, Rate: sz.Rate}
+				runLoad(ctx, e.Kapi, spec, w.op(e.Kapi.URL))
+			}
+		}
+	}
+	if err := <-got; err != nil {
+		return "", "", err
+	}
+	return l.top(ctx, file)
+}
+
+// heapProfile loads a fresh server as the memory workload does and takes
+// its heap profile.
+func (l *localServers) heapProfile(ctx context.Context, e *env) (string, string, error) {
+	t, stop, err := l.fresh()
+	if err != nil {
+		return "", "", err
+	}
+	defer stop()
+	if _, err := runMemory(ctx, t, e.Sizes); err != nil {
+		return "", "", err
+	}
+	file := filepath.Join(l.dir, "memory.heap.pprof")
+	if err := fetch(ctx, t.URL+"/debug/pprof/heap?gc=1", file); err != nil {
+		return "", "", err
+	}
+	return l.top(ctx, file, "-sample_index=inuse_space")
+}
+
+// idleProfile opens the idle watchers on a fresh server and takes its heap
+// and goroutine profiles while they are open.
+func (l *localServers) idleProfile(ctx context.Context, e *env) (string, string, error) {
+	t, stop, err := l.fresh()
+	if err != nil {
+		return "", "", err
+	}
+	defer stop()
+	heap := filepath.Join(l.dir, "idle.heap.pprof")
+	goroutines := filepath.Join(l.dir, "idle.goroutine.pprof")
+	var fetchErr error
+	_, err = runIdleWatchers(ctx, t, e.Sizes, func() {
+		fetchErr = errors.Join(fetch(ctx, t.URL+"/debug/pprof/heap?gc=1", heap), fetch(ctx, t.URL+"/debug/pprof/goroutine", goroutines))
+	})
+	if err = errors.Join(err, fetchErr); err != nil {
+		return "", "", err
+	}
+	cmd1, top1, err := l.top(ctx, heap, "-sample_index=inuse_space")
+	if err != nil {
+		return "", "", err
+	}
+	cmd2, top2, err := l.top(ctx, goroutines)
+	if err != nil {
+		return "", "", err
+	}
+	return cmd1 + "` and `" + cmd2, top1 + "\n--- goroutines ---\n" + top2, nil
+}
+
+func (l *localServers) top(ctx context.Context, file string, extra ...string) (string, string, error) {
+	args := append([]string{"tool", "pprof", "-top", "-nodecount=25"}, extra...)
+	args = append(args, l.widgetsBin, file)
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = l.root
+	out, err := cmd.CombinedOutput()
+	shown := "go " + strings.Join(append(args[:len(args)-2:len(args)-2], "widgets", filepath.Base(file)), " ")
+	if err != nil {
+		return shown, "", fmt.Errorf("%v: %s", err, out)
+	}
+	// And by cumulative time, which says which of kapi's functions it is.
+	cum := exec.CommandContext(ctx, "go", append(append(args[:2:2], "-top", "-cum", "-nodecount=30"), args[4:]...)...)
+	cum.Dir = l.root
+	if more, err := cum.CombinedOutput(); err == nil {
+		out = append(append(out, "\n--- by cumulative ---\n"...), more...)
+	}
+	// Drop pprof's preamble lines naming the temporary files.
+	var b strings.Builder
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "File:") || strings.HasPrefix(line, "Build ID:") {
+			continue
+		}
+		b.WriteString(line + "\n")
+	}
+	return shown, b.String(), nil
+}
+
+func fetch(ctx context.Context, url, file string) error {
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(resp.Body)
+		return &httpError{"GET", url, resp.StatusCode, string(body)}
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,188 @@
+// Command loadtest drives a Kubernetes-style API server over HTTP and
+// measures it against its ceiling: a no-op net/http server writing the same
+// response bytes. See doc.go.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	log.SetFlags(log.Ltime)
+	if err := mainErr(); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func mainErr() error {
+	var (
+		serveCeiling = flag.String("serve-ceiling", "", "serve the ceiling on `ADDR` and do nothing else")
+		serveKapi    = flag.String("serve-kapi", "", "serve an in-memory kapi whose widgets count their JSON encodes on `ADDR` and do nothing else")
+
+		server    = flag.String("server", "", "base `URL` of the API server to drive; empty: build and start examples/widgets (memory backend), the ceiling and a counting kapi")
+		serverPID = flag.Int("server-pid", 0, "`PID` of the -server process, for its CPU and RSS (local servers only)")
+		ceilURL   = flag.String("ceiling", "", "base `URL` of a ceiling (-serve-ceiling) to measure -server against")
+		caFile    = flag.String("ca", "", "PEM `file` of the CA that signed the server's certificate (https)")
+		certFile  = flag.String("cert", "", "PEM `file` of the client certificate")
+		keyFile   = flag.String("key", "", "PEM `file` of the client certificate's key")
+
+		workloads = flag.String("workloads", "", "comma-separated workloads to run (default all): "+strings.Join(allWorkloads, ","))
+		duration  = flag.Duration("duration", 2*time.Second, "how long each round of a request workload runs, per server")
+		rounds    = flag.Int("rounds", 3, "rounds of each request workload, kapi and the ceiling in turn; the best round of each is reported")
+		conns     = flag.Int("conns", 8, "keep-alive connections of each request workload")
+		rate      = flag.Float64("rate", 0, "offered `requests/s` of each request workload; 0: as fast as the connections go")
+		small     = flag.Int("small", 500, "widgets in the small LIST")
+		large     = flag.Int("large", 10000, "widgets in the large LIST and the informers' namespace")
+		watchers  = flag.Int("watchers", 1000, "watchers of the fan-out")
+		watchRate = flag.Float64("watch-rate", 50, "writes/s during the fan-out")
+		watchDur  = flag.Duration("watch-duration", 10*time.Second, "how long the fan-out's writer writes")
+		informers = flag.Int("informers", 100, "streaming lists started at once, as informers start them (the wire only: no client-go)")
+		clientGo  = flag.Int("client-go-informers", 10, "client-go dynamic informers started at once (their decoding makes the client the bottleneck: ~80µs of CPU per widget)")
+		memObjs   = flag.Int("memory-objects", 100000, "widgets the memory workload loads")
+		idle      = flag.Int("idle-watchers", 1000, "watchers of the idle-watcher workload")
+
+		jsonOut    = flag.String("json", "", "write the results as JSON to `file` (- for stdout)")
+		cpuProfile = flag.String("cpuprofile", "", "write the harness's own CPU profile to `file` (is the client the bottleneck?)")
+		report     = flag.String("report", "", "write the report, in Markdown, to `file` (e.g. BENCHMARKS.md); profiles the server on every missed target")
+	)
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	switch {
+	case *serveCeiling != "":
+		h, stopCeiling := newCeiling()
+		defer stopCeiling()
+		return serve(ctx, *serveCeiling, h)
+	case *serveKapi != "":
+		h, closeAPI, err := newCountingKapi()
+		if err != nil {
+			return err
+		}
+		defer closeAPI()
+		return serve(ctx, *serveKapi, h)
+	}
+
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+
+	sz := sizes{
+		Small: *small, Large: *large, Watchers: *watchers, WatchRate: *watchRate, WatchDuration: *watchDur,
+		Informers: *informers, ClientGoInformers: *clientGo, MemoryObjects: *memObjs, IdleWatchers: *idle,
+		Duration: *duration, Conns: *conns, Rate: *rate, InformerExpiry: 3 * time.Minute, Settle: time.Second, Rounds: *rounds,
+	}
+	e := &env{Sizes: sz}
+	if *workloads != "" {
+		e.Workloads = strings.Split(*workloads, ",")
+		for _, w := range e.Workloads {
+			if !contains(allWorkloads, w) {
+				return fmt.Errorf("no workload %q; there are %s", w, strings.Join(allWorkloads, ", "))
+			}
+		}
+	}
+	var local *localServers
+	if *server == "" {
+		var err error
+		if local, err = startLocal(ctx); err != nil {
+			return err
+		}
+		defer local.stop()
+		e.Kapi, e.Ceiling, e.Counting, e.Fresh, e.FreshCeiling = local.kapi, local.ceiling, local.counting, local.fresh, local.freshCeiling
+	} else {
+		tlsc, err := tlsConfig(*caFile, *certFile, *keyFile)
+		if err != nil {
+			return err
+		}
+		e.Kapi = &target{Name: "kapi", URL: strings.TrimSuffix(*server, "/"), PID: *serverPID, TLS: tlsc}
+		if *ceilURL != "" {
+			e.Ceiling = &target{Name: "ceiling", URL: strings.TrimSuffix(*ceilURL, "/")}
+		}
+	}
+
+	loadBefore := loadAverage()
+	started := time.Now()
+	results, runErr := run(ctx, e)
+	elapsed := time.Since(started)
+	fmt.Println()
+	fmt.Print(table(results))
+	verdicts := judge(results, sz)
+	fmt.Println()
+	fmt.Print(targetsTable(verdicts))
+
+	if *jsonOut != "" {
+		data, err := json.MarshalIndent(struct {
+			Results []*Result `json:"results"`
+			Targets []verdict `json:"targets"`
+		}{results, verdicts}, "", "  ")
+		if err != nil {
+			return err
+		}
+		data = append(data, '\n')
+		if *jsonOut == "-" {
+			os.Stdout.Write(data)
+		} else if err := os.WriteFile(*jsonOut, data, 0o644); err != nil {
+			return err
+		}
+	}
+	if *report != "" {
+		var profiles []profile
+		if local != nil {
+			profiles = local.profileMissed(ctx, e, verdicts)
+		}
+		md := markdown(reportInput{
+			Command:    "go run ./internal/loadtest " + strings.Join(os.Args[1:], " "),
+			LoadBefore: loadBefore, LoadAfter: loadAverage(),
+			Results: results, Verdicts: verdicts, Sizes: sz, Elapsed: elapsed, Profiles: profiles, RunErr: runErr,
+		})
+		if err := os.WriteFile(*report, []byte(md), 0o644); err != nil {
+			return err
+		}
+		log.Printf("wrote %s", *report)
+	}
+	return runErr
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// serve serves h on addr until ctx ends.
+func serve(ctx context.Context, addr string, h http.Handler) error {
+	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+		_ = srv.Close()
+	}()
+	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

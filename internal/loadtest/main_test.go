@@ -1,0 +1,280 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"encoding/pem"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kapi-dev/kapi/apiserver"
+	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
+)
+
+// newKapi serves the example's widgets from an in-process kapi. Its PID is
+// the test's own, so that the RSS and CPU code runs (on figures that mean
+// nothing here).
+func newKapi(t *testing.T) *target {
+	t.Helper()
+	api, err := apiserver.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := widgetapi.Register(api); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(api)
+	t.Cleanup(func() {
+		_ = api.Close() // ends the watches first
+		hs.Close()
+	})
+	return &target{Name: "kapi", URL: hs.URL, PID: os.Getpid()}
+}
+
+func serveHandler(t *testing.T, name string, h http.Handler) *target {
+	t.Helper()
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close)
+	return &target{Name: name, URL: hs.URL}
+}
+
+// TestRun runs every workload briefly against in-process servers and
+// checks that each produced sane figures: the harness measures what it
+// claims to, and its outputs parse.
+func TestRun(t *testing.T) {
+	ceil, stopCeiling := newCeiling()
+	t.Cleanup(stopCeiling)
+	counting, closeCounting, err := newCountingKapi()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = closeCounting() })
+	sz := sizes{
+		Small: 20, Large: 200, Watchers: 20, WatchRate: 50, WatchDuration: 400 * time.Millisecond,
+		Informers: 5, ClientGoInformers: 2, MemoryObjects: 300, IdleWatchers: 20,
+		Duration: 150 * time.Millisecond, Conns: 4, InformerExpiry: time.Minute, Settle: 50 * time.Millisecond,
+	}
+	e := &env{
+		Kapi:     newKapi(t),
+		Ceiling:  serveHandler(t, "ceiling", ceil),
+		Counting: serveHandler(t, "kapi", counting),
+		Fresh: func() (*target, func(), error) {
+			return newKapi(t), func() {}, nil
+		},
+		FreshCeiling: func() (*target, func(), error) {
+			c, stop := newCeiling()
+			t.Cleanup(stop)
+			ct := serveHandler(t, "ceiling", c)
+			ct.PID = os.Getpid()
+			return ct, func() {}, nil
+		},
+		Sizes: sz,
+		Logf:  t.Logf,
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	results, err := run(ctx, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	seen := map[string]map[string]int{}
+	for _, r := range results {
+		if seen[r.Workload] == nil {
+			seen[r.Workload] = map[string]int{}
+		}
+		seen[r.Workload][r.Server]++
+		t.Run(r.Workload+"/"+r.Server, func(t *testing.T) { checkResult(t, r, sz) })
+	}
+	for _, w := range allWorkloads {
+		if seen[w]["kapi"] == 0 {
+			t.Errorf("workload %s has no kapi result", w)
+		}
+		switch w {
+		case "informers", "informers-client-go", "memory":
+		default:
+			if seen[w]["ceiling"] != 1 {
+				t.Errorf("workload %s has %d ceiling results, want 1", w, seen[w]["ceiling"])
+			}
+		}
+	}
+
+	verdicts := judge(results, sz)
+	if len(verdicts) != 8 {
+		t.Errorf("%d targets judged, want 8:\n%s", len(verdicts), targetsTable(verdicts))
+	}
+	for _, v := range verdicts {
+		if v.Target == "WATCH: one encode per event per media type" && !v.Met {
+			t.Errorf("kapi encodes per watcher: %s", v.Measured)
+		}
+	}
+	data, err := json.Marshal(struct {
+		Results []*Result `json:"results"`
+		Targets []verdict `json:"targets"`
+	}{results, verdicts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parsed struct {
+		Results []map[string]any `json:"results"`
+		Targets []map[string]any `json:"targets"`
+	}
+	if err := json.Unmarshal(data, &parsed); err != nil {
+		t.Fatalf("the JSON report does not parse: %v", err)
+	}
+	if len(parsed.Results) != len(results) || len(parsed.Targets) != len(verdicts) {
+		t.Errorf("the JSON report has %d results and %d targets, want %d and %d", len(parsed.Results), len(parsed.Targets), len(results), len(verdicts))
+	}
+	for _, r := range parsed.Results {
+		if _, ok := r["lost"]; !ok {
+			t.Errorf("result %v has no lost field", r)
+		}
+	}
+	md := markdown(reportInput{Command: "go run ./internal/loadtest -report BENCHMARKS.md", Results: results, Verdicts: verdicts, Sizes: sz})
+	for _, want := range []string{"## Targets", "## Results", "| get | kapi |", "| get | ceiling |", "| watch | kapi |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func checkResult(t *testing.T, r *Result, sz sizes) {
+	if r.Errors != 0 {
+		t.Errorf("%d errors, the first: %s", r.Errors, r.FirstError)
+	}
+	switch r.Workload {
+	case "watch":
+		if r.Lost != 0 {
+			t.Errorf("%d events lost", r.Lost)
+		}
+		if r.Events == 0 || r.Delivered != int64(r.Events)*int64(r.Watchers) {
+			t.Errorf("%d events delivered to %d watchers of %d writes", r.Delivered, r.Watchers, r.Events)
+		}
+		// An event may beat its write's acknowledgement to the client: a
+		// delivery latency of 0.
+		if r.P50ms < 0 || r.P99ms < r.P50ms {
+			t.Errorf("delivery latency p50 %v p99 %v", r.P50ms, r.P99ms)
+		}
+		if r.EncodeNote != "" && (r.EncodesPerEvent <= 0 || r.WatchEncodesPerEvent > 1.5) {
+			t.Errorf("%.2f encodes per write, %.2f of them for %d watchers", r.EncodesPerEvent, r.WatchEncodesPerEvent, r.Watchers)
+		}
+	case "idle-watchers":
+		if r.Watchers != sz.IdleWatchers || r.RSSEndMiB <= 0 {
+			t.Errorf("%d idle watchers, RSS %v MiB", r.Watchers, r.RSSEndMiB)
+		}
+	case "informers", "informers-client-go":
+		want := sz.Informers
+		if r.Workload == "informers-client-go" {
+			want = sz.ClientGoInformers
+		}
+		if r.SyncSeconds <= 0 || r.Informers != want || r.Objects != sz.Large {
+			t.Errorf("%d informers of %d objects synced in %vs", r.Informers, r.Objects, r.SyncSeconds)
+		}
+	case "memory":
+		if r.Objects != sz.MemoryObjects || r.JSONBytes < int64(sz.MemoryObjects)*900 || r.RSSEndMiB <= 0 {
+			t.Errorf("%d widgets of %d bytes of JSON, RSS %v MiB", r.Objects, r.JSONBytes, r.RSSEndMiB)
+		}
+	default:
+		if r.Requests <= 0 || r.RequestsPerSec <= 0 || r.BytesPerSec <= 0 {
+			t.Errorf("%d requests, %v req/s, %v bytes/s", r.Requests, r.RequestsPerSec, r.BytesPerSec)
+		}
+		if r.P50ms <= 0 || r.P99ms < r.P50ms || r.P999ms < r.P99ms {
+			t.Errorf("latency p50 %v p99 %v p99.9 %v", r.P50ms, r.P99ms, r.P999ms)
+		}
+		// The test's own process stands for the server: RSS is there, CPU
+		// may be too few clock ticks to show.
+		if r.Server == "kapi" && (r.ServerCPUSeconds < 0 || r.RSSPeakMiB <= 0) {
+			t.Errorf("server CPU %vs, RSS peak %v MiB", r.ServerCPUSeconds, r.RSSPeakMiB)
+		}
+	}
+}
+
+// TestCeilingReplays checks that the ceiling answers with what was
+// recorded from kapi: status, headers and body.
+func TestCeilingReplays(t *testing.T) {
+	kapi := newKapi(t)
+	ceil, stop := newCeiling()
+	t.Cleanup(stop)
+	ceiling := serveHandler(t, "ceiling", ceil)
+	ctx := t.Context()
+	if _, err := seed(ctx, kapi, nsGet, "w", 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	c := kapi.client(1)
+	defer c.CloseIdleConnections()
+	rec, err := record(ctx, c, "GET", widgetsURL(kapi.URL, nsGet)+"/w-00000", jsonHeader, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Body) < 900 || len(rec.Body) > 1200 {
+		t.Errorf("a widget is %d bytes of JSON, want about 1 KiB", len(rec.Body))
+	}
+	if err := configureCeiling(ctx, ceiling.URL, ceilingConfig{Response: rec}); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkCeiling(ctx, ceiling.URL, rec); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestProc reads this process's CPU time and RSS from /proc.
+func TestProc(t *testing.T) {
+	pid := os.Getpid()
+	busy := make([]byte, 8<<20)
+	for i := range busy {
+		busy[i] = byte(i)
+	}
+	cpu, err := cpuSeconds(pid)
+	if err != nil || cpu <= 0 {
+		t.Errorf("cpuSeconds: %v, %v", cpu, err)
+	}
+	rss, err := rssBytes(pid)
+	if err != nil || rss < int64(len(busy)) {
+		t.Errorf("rssBytes: %v, %v (the test holds %d bytes)", rss, err, len(busy))
+	}
+	if _, err := cpuSeconds(-1); err == nil {
+		t.Error("cpuSeconds of no process: no error")
+	}
+}
+
+// TestTLS drives a server over TLS with the CA given as a file, as -ca
+// does, and fails without it.
+func TestTLS(t *testing.T) {
+	hs := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("{}"))
+	}))
+	t.Cleanup(hs.Close)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	cert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hs.Certificate().Raw})
+	if err := os.WriteFile(ca, cert, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := tlsConfig(ca, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		tls  *tls.Config
+		ok   bool
+	}{{"with the CA", cfg, true}, {"without", nil, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			tg := &target{Name: "kapi", URL: hs.URL, TLS: tc.tls}
+			c := tg.client(1)
+			defer c.CloseIdleConnections()
+			_, _, _, err := send(t.Context(), c, "GET", hs.URL+"/", nil, nil, false)
+			if (err == nil) != tc.ok {
+				t.Errorf("GET over TLS: %v, want success %v", err, tc.ok)
+			}
+		})
+	}
+	if _, err := tlsConfig("", "missing.pem", "missing-key.pem"); err == nil {
+		t.Error("a client certificate that does not exist: no error")
+	}
+}

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// pair finds the kapi and ceiling results of a workload.
+func pair(results []*Result, workload string) (kapi, ceiling *Result) {
+	for _, r := range results {
+		if r.Workload != workload {
+			continue
+		}
+		switch {
+		case r.Server == "ceiling":
+			ceiling = r
+		case kapi == nil:
+			kapi = r // the first kapi row; a counting server's comes later
+		}
+	}
+	return kapi, ceiling
+}
+
+// table is the results as a plain-text table: one row per workload, kapi
+// beside the ceiling.
+func table(results []*Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-18s %-8s %10s %10s %9s %9s %9s %10s %9s %9s  %s\n",
+		"workload", "server", "req/s", "MB/s", "p50 ms", "p99 ms", "p99.9 ms", "cpu s/1k", "rss peak", "rss end", "÷ ceiling / notes")
+	for _, r := range results {
+		kapi, ceil := pair(results, r.Workload)
+		note := ""
+		if r == kapi && ceil != nil && ceil.RequestsPerSec > 0 {
+			note = fmt.Sprintf("%.0f%% req/s, %.0f%% bytes/s", 100*ratio(r.RequestsPerSec, ceil.RequestsPerSec), 100*ratio(r.BytesPerSec, ceil.BytesPerSec))
+		}
+		if r.Watchers > 0 && r.Events >= 0 && r.Workload == "watch" {
+			note = fmt.Sprintf("%d watchers × %d events, delivered %d, lost %d", r.Watchers, r.Events, r.Delivered, r.Lost)
+			if r.EncodesPerEvent > 0 {
+				note += fmt.Sprintf(", %.2f JSON encodes/write (%.2f for the watchers)", r.EncodesPerEvent, r.WatchEncodesPerEvent)
+			}
+		}
+		if r.Workload == "idle-watchers" {
+			note = fmt.Sprintf("%d idle watchers: %.1f KiB each (RSS %.1f → %.1f MiB)", r.Watchers, r.IdleWatcherKiB, r.RSSBaseMiB, r.RSSEndMiB)
+		}
+		if r.Workload == "informers" {
+			note = fmt.Sprintf("%d streaming lists × %d widgets, all at the initial-events-end bookmark in %.2f s", r.Informers, r.Objects, r.SyncSeconds)
+		}
+		if r.Workload == "informers-client-go" {
+			note = fmt.Sprintf("%d client-go informers × %d widgets synced in %.2f s", r.Informers, r.Objects, r.SyncSeconds)
+		}
+		if r.Workload == "memory" {
+			note = fmt.Sprintf("%d widgets, %.1f MiB of JSON: RSS %.1f → %.1f MiB, growth %.2f× the JSON", r.Objects, mib(r.JSONBytes), r.RSSBaseMiB, r.RSSEndMiB, r.RSSPerJSON)
+		}
+		if r.Errors > 0 {
+			note += fmt.Sprintf(" %d errors: %s", r.Errors, r.FirstError)
+		}
+		server := r.Server
+		if r.EncodeNote != "" {
+			server = "counting" // the kapi of -serve-kapi
+		}
+		fmt.Fprintf(&b, "%-18s %-8s %10s %10s %9s %9s %9s %10s %9s %9s  %s\n",
+			r.Workload, server, num(r.RequestsPerSec, "%.0f"), num(r.BytesPerSec/1e6, "%.1f"),
+			num(r.P50ms, "%.2f"), num(r.P99ms, "%.2f"), num(r.P999ms, "%.2f"),
+			num(r.CPUSecPer1k, "%.3f"), num(r.RSSPeakMiB, "%.0f"), num(r.RSSEndMiB, "%.0f"), note)
+	}
+	return b.String()
+}
+
+func num(v float64, format string) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf(format, v)
+}
+
+// verdict is one of issue 7's targets, met or missed.
+type verdict struct {
+	Target   string  `json:"target"`
+	Measured string  `json:"measured"`
+	Met      bool    `json:"met"`
+	Workload string  `json:"workload"` // whose profile explains a miss
+	Value    float64 `json:"value"`
+	Limit    float64 `json:"limit"`
+}
+
+// ratio is a/b, or 0 when b is 0 (JSON has no infinity).
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// idleWatcherKiB is our reading of "an idle watcher costs at most a few KiB".
+const idleWatcherKiB = 5
+
+// judge checks the results against issue 7's targets. A target whose
+// workload did not run is left out.
+func judge(results []*Result, sz sizes) []verdict {
+	var vs []verdict
+	atLeast := func(target, workload string, value, limit float64, measured string) {
+		vs = append(vs, verdict{Target: target, Measured: measured, Met: value >= limit, Workload: workload, Value: value, Limit: limit})
+	}
+	atMost := func(target, workload string, value, limit float64, measured string) {
+		vs = append(vs, verdict{Target: target, Measured: measured, Met: value <= limit, Workload: workload, Value: value, Limit: limit})
+	}
+	if k, c := pair(results, "get"); k != nil && c != nil {
+		q := ratio(k.RequestsPerSec, c.RequestsPerSec)
+		atLeast("GET ≥ 70% of the ceiling's requests/s", "get", q, 0.70,
+			fmt.Sprintf("%.0f%% (%.0f vs %.0f req/s)", 100*q, k.RequestsPerSec, c.RequestsPerSec))
+	}
+	if k, c := pair(results, "list-large-json"); k != nil && c != nil {
+		q := ratio(k.BytesPerSec, c.BytesPerSec)
+		atLeast(fmt.Sprintf("LIST %d JSON ≥ 50%% of the ceiling's bytes/s", sz.Large), "list-large-json", q, 0.50,
+			fmt.Sprintf("%.0f%% (%.0f vs %.0f MB/s)", 100*q, k.BytesPerSec/1e6, c.BytesPerSec/1e6))
+	}
+	if k, c := pair(results, "create"); k != nil {
+		if _, g := pair(results, "get"); g != nil && c != nil {
+			q := ratio(k.RequestsPerSec, g.RequestsPerSec)
+			atLeast("CREATE (memory) ≥ 35% of the GET ceiling's requests/s", "create", q, 0.35,
+				fmt.Sprintf("%.0f%% (%.0f vs %.0f req/s)", 100*q, k.RequestsPerSec, g.RequestsPerSec))
+		}
+	}
+	var watchKapi, counting *Result
+	for _, r := range results {
+		if r.Workload == "watch" && r.Server == "kapi" {
+			if watchKapi == nil {
+				watchKapi = r
+			}
+			if r.EncodesPerEvent > 0 {
+				counting = r
+			}
+		}
+	}
+	if k := watchKapi; k != nil {
+		atMost("WATCH: 0 events lost", "watch", float64(k.Lost), 0, fmt.Sprintf("%d lost of %d×%d", k.Lost, k.Watchers, k.Events))
+		atMost(fmt.Sprintf("WATCH: delivery p99 ≤ 100 ms (%d watchers × %.0f events/s)", k.Watchers, k.Rate), "watch", k.P99ms, 100,
+			fmt.Sprintf("p99 %.1f ms (p50 %.1f ms)", k.P99ms, k.P50ms))
+	}
+	if c := counting; c != nil {
+		atMost("WATCH: one encode per event per media type", "", c.WatchEncodesPerEvent, 1,
+			fmt.Sprintf("%.2f JSON encodes per event for %d watchers (%.2f per write in all)", c.WatchEncodesPerEvent, c.Watchers, c.EncodesPerEvent))
+	}
+	for _, r := range results {
+		switch r.Workload {
+		case "memory":
+			atMost(fmt.Sprintf("memory: %d widgets in ≤ 3× their JSON (RSS growth)", r.Objects), "memory", r.RSSPerJSON, 3,
+				fmt.Sprintf("%.2f× (%.0f MiB of RSS for %.0f MiB of JSON)", r.RSSPerJSON, r.RSSEndMiB-r.RSSBaseMiB, mib(r.JSONBytes)))
+		case "idle-watchers":
+			if r.Server != "kapi" {
+				continue
+			}
+			atMost(fmt.Sprintf("an idle watcher costs ≤ %d KiB (RSS)", idleWatcherKiB), "idle-watchers", r.IdleWatcherKiB, idleWatcherKiB,
+				fmt.Sprintf("%.1f KiB each, over %d", r.IdleWatcherKiB, r.Watchers))
+		}
+	}
+	return vs
+}
+
+func targetsTable(vs []verdict) string {
+	var b strings.Builder
+	for _, v := range vs {
+		mark := "MET   "
+		if !v.Met {
+			mark = "MISSED"
+		}
+		fmt.Fprintf(&b, "%s  %-62s %s\n", mark, v.Target, v.Measured)
+	}
+	return b.String()
+}
+
+type reportInput struct {
+	LoadBefore, LoadAfter string // load averages
+	Command               string
+	Results               []*Result
+	Verdicts              []verdict
+	Sizes                 sizes
+	Elapsed               time.Duration
+	Profiles              []profile
+	RunErr                error
+}
+
+// machine describes the machine in one line.
+func machine() string {
+	model := "unknown CPU"
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	goVersion := runtime.Version()
+	if out, err := exec.Command("go", "version").Output(); err == nil {
+		goVersion = strings.TrimSpace(string(out))
+	}
+	return fmt.Sprintf("%s, %d cores (GOMAXPROCS %d), %s/%s, %s", model, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, goVersion)
+}
+
+// loadAverage is the machine's load average over 1, 5 and 15 minutes.
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// markdown is BENCHMARKS.md.
+func markdown(in reportInput) string {
+	var b strings.Builder
+	sz := in.Sizes
+	fmt.Fprintf(&b, "# kapi against its ceiling\n\n")
+	fmt.Fprintf(&b, "Generated by the load harness (`internal/loadtest`) on %s in %s; regenerate with\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), in.Elapsed.Round(time.Second))
+	fmt.Fprintf(&b, "```sh\n%s\n```\n\n", in.Command)
+	fmt.Fprintf(&b, "**Machine**: %s. The harness, kapi and the ceiling share it: every figure is what a server got with the client busy on the same cores, and both servers are measured the same way, one after the other, never at once. The machine is shared with other work too: its load average (1, 5, 15 min) was %s before the run and %s after, so the figures are noisy, and a ratio near a target's line can fall either side of it from one run to the next.\n\n", machine(), in.LoadBefore, in.LoadAfter)
+	fmt.Fprintf(&b, "**Servers**: *kapi* is `examples/widgets` (memory backend), built and started as its own process; *ceiling* is `go run ./internal/loadtest -serve-ceiling ADDR`, a no-op `net/http` server answering every request with the status, headers and body recorded from kapi for that workload (for LIST the same pre-concatenated bytes; for WATCH one pre-encoded frame, written after each write by every watcher's own handler goroutine, woken by one shared channel as kapi's watchers are: a first version with one loop writing to all connections was far slower than kapi, p99 4 s, so it was no ceiling). ")
+	fmt.Fprintf(&b, "Idle watchers are measured on a fresh kapi and a fresh ceiling each. Encodes per event come from a third process, `-serve-kapi` (the row *counting*): kapi with a widget type that counts its JSON encodes (the example server exposes no such counter), measured with no watcher and then with all of them: the difference is the watchers' share.\n\n")
+	fmt.Fprintf(&b, "**Workloads**: widgets of about 1 KiB of JSON (padded with labels and an annotation); %d keep-alive connections, closed loop, %d rounds of %s per workload and server, kapi and the ceiling in turn, the best round of each reported (a stall of the shared machine hits one round, not the figure)", sz.Conns, max(sz.Rounds, 1), sz.Duration)
+	if sz.Rate > 0 {
+		fmt.Fprintf(&b, " at an offered %.0f requests/s", sz.Rate)
+	}
+	fmt.Fprintf(&b, "; no compression asked (`Accept-Encoding` unset). LIST small = %d widgets, large = %d. UPDATE is a PUT carrying the last resourceVersion (each connection its own widget), PATCH a merge patch, apply a server-side apply (`application/apply-patch+yaml`, `fieldManager=loadtest`, `force=true`) of the whole widget. ", sz.Small, sz.Large)
+	fmt.Fprintf(&b, "WATCH: %d watchers (JSON) while one writer merge-patches at %.0f/s for %s; latency is from the write's acknowledgement to each watcher's receipt, and every watcher must see every write's resourceVersion in order. Informers: %d streaming lists (the request client-go's informers send: `sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&watch=true`) started at once on %d widgets, each read to its initial-events-end bookmark without decoding, since client-go's own decoding costs the client ~80 µs of CPU per widget (100 × 10,000 would be minutes of the client's CPU on this machine, measuring client-go, not the server); then %d real client-go dynamic informers at once on the same widgets. Memory: %d widgets loaded into a fresh server, then listed once (so each one's JSON is cached), RSS growth compared with the JSON the server returned for them. Idle watchers: RSS growth for %d watches on an empty namespace.\n\n",
+		sz.Watchers, sz.WatchRate, sz.WatchDuration, sz.Informers, sz.Large, sz.ClientGoInformers, sz.MemoryObjects, sz.IdleWatchers)
+
+	fmt.Fprintf(&b, "## Targets (issue 7)\n\n| target | measured | |\n|---|---|---|\n")
+	for _, v := range in.Verdicts {
+		mark := "met"
+		if !v.Met {
+			mark = "**missed**"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", v.Target, v.Measured, mark)
+	}
+	if in.RunErr != nil {
+		fmt.Fprintf(&b, "\nWorkloads that failed:\n\n```\n%v\n```\n", in.RunErr)
+	}
+
+	fmt.Fprintf(&b, "\n## Results\n\nLatency is per request (for WATCH, delivery); server CPU is user+system seconds of the server's process per 1,000 requests (for WATCH, per 1,000 writes); RSS in MiB.\n\n")
+	fmt.Fprintf(&b, "| workload | server | req/s | MB/s | p50 ms | p99 ms | p99.9 ms | CPU s/1k | RSS peak | RSS end | kapi ÷ ceiling, notes |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	for _, line := range strings.Split(strings.TrimSpace(table(in.Results)), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 10 {
+			continue
+		}
+		note := strings.Join(f[10:], " ")
+		fmt.Fprintf(&b, "| %s | %s |\n", strings.Join(f[:10], " | "), note)
+	}
+
+	if len(in.Profiles) > 0 {
+		fmt.Fprintf(&b, "\n## Profiles of the missed targets\n\nTaken by the same command: kapi (`-pprof`) profiled while the workload ran again for 10 s (memory: the heap after loading).\n")
+		for _, p := range in.Profiles {
+			fmt.Fprintf(&b, "\n### %s\n\n", p.Target)
+			if p.Err != "" {
+				fmt.Fprintf(&b, "No profile: %s\n", p.Err)
+				continue
+			}
+			fmt.Fprintf(&b, "`%s`\n\n```\n%s```\n", p.Command, p.Top)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,321 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Result is what one workload measured against one server.
+type Result struct {
+	Workload string  `json:"workload"`
+	Server   string  `json:"server"` // kapi or ceiling
+	Conns    int     `json:"conns,omitempty"`
+	Rate     float64 `json:"offeredRate,omitempty"`
+	Rounds   int     `json:"rounds,omitempty"` // this is the best of them
+
+	DurationSec    float64 `json:"durationSeconds,omitempty"`
+	Requests       int64   `json:"requests,omitempty"`
+	Errors         int64   `json:"errors"`
+	FirstError     string  `json:"firstError,omitempty"`
+	RequestsPerSec float64 `json:"requestsPerSecond,omitempty"`
+	BytesPerSec    float64 `json:"bytesPerSecond,omitempty"`
+	P50ms          float64 `json:"p50ms,omitempty"`
+	P99ms          float64 `json:"p99ms,omitempty"`
+	P999ms         float64 `json:"p999ms,omitempty"`
+
+	ServerCPUSeconds float64 `json:"serverCPUSeconds,omitempty"`
+	CPUSecPer1k      float64 `json:"serverCPUSecondsPer1000Requests,omitempty"`
+	RSSPeakMiB       float64 `json:"serverRSSPeakMiB,omitempty"`
+	RSSEndMiB        float64 `json:"serverRSSEndMiB,omitempty"`
+
+	// WATCH fan-out: latency figures are delivery latency, from the
+	// write's acknowledgement to a watcher's receipt.
+	Watchers        int     `json:"watchers,omitempty"`
+	Events          int     `json:"events,omitempty"`          // writes, each one event for every watcher
+	Delivered       int64   `json:"delivered,omitempty"`       // events received, over all watchers
+	Lost            int64   `json:"lost"`                      // events some watcher did not get in order
+	EncodesPerEvent float64 `json:"encodesPerEvent,omitempty"` // JSON encodes of a widget per write, in the whole server
+	// WatchEncodesPerEvent is EncodesPerEvent less the same figure with no
+	// watcher: the watchers' share.
+	WatchEncodesPerEvent float64 `json:"watchEncodesPerEvent,omitempty"`
+	EncodeNote           string  `json:"encodeNote,omitempty"`
+
+	// Informer start, memory, idle watchers.
+	Informers      int     `json:"informers,omitempty"`
+	SyncSeconds    float64 `json:"syncSeconds,omitempty"`
+	Objects        int     `json:"objects,omitempty"`
+	JSONBytes      int64   `json:"jsonBytes,omitempty"`
+	RSSBaseMiB     float64 `json:"serverRSSBaseMiB,omitempty"`
+	RSSPerJSON     float64 `json:"rssGrowthPerJSONByte,omitempty"`
+	IdleWatcherKiB float64 `json:"rssPerIdleWatcherKiB,omitempty"`
+}
+
+// The objects: widgets of about 1 KiB of JSON as the server returns them,
+// padded with labels and an annotation.
+const (
+	group         = "/apis/example.com/v1"
+	widgetPadding = 530 // annotation bytes that bring a stored widget to ~1 KiB
+)
+
+func widgetsURL(base, ns string) string { return base + group + "/namespaces/" + ns + "/widgets" }
+
+// widgetBody is the JSON of a widget to create or replace; rv is the
+// resourceVersion to send ("" for none).
+func widgetBody(ns, name string, size int, rv string) []byte {
+	b := make([]byte, 0, 1024)
+	b = append(b, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":`...)
+	b = strconv.AppendQuote(b, name)
+	b = append(b, `,"namespace":`...)
+	b = strconv.AppendQuote(b, ns)
+	if rv != "" {
+		b = append(b, `,"resourceVersion":`...)
+		b = strconv.AppendQuote(b, rv)
+	}
+	b = append(b, `,"labels":{"app":"loadtest","tier":"backend","team":"platform","shard":"`...)
+	b = strconv.AppendInt(b, int64(len(name)%16), 10)
+	b = append(b, `"},"annotations":{"loadtest.kapi.dev/padding":"`...)
+	b = append(b, strings.Repeat("x", widgetPadding)...)
+	b = append(b, `"}},"spec":{"color":"red","replicas":3,"size":`...)
+	b = strconv.AppendInt(b, int64(size), 10)
+	b = append(b, `,"ports":[{"name":"http","port":8080,"protocol":"TCP"},{"name":"metrics","port":9090,"protocol":"TCP"}],"selector":{"app":"loadtest","tier":"backend"}}}`...)
+	return b
+}
+
+var jsonHeader = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
+
+// seed creates n widgets named prefix-00000... in ns over conns
+// connections and returns the total bytes of the created objects' JSON as
+// the server returned them.
+func seed(ctx context.Context, t *target, ns, prefix string, n, conns int) (int64, error) {
+	c := t.client(conns)
+	defer c.CloseIdleConnections()
+	var next, total atomic.Int64
+	var mu sync.Mutex
+	var first error
+	var wg sync.WaitGroup
+	for range conns {
+		wg.Go(func() {
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(n) || ctx.Err() != nil {
+					return
+				}
+				name := fmt.Sprintf("%s-%05d", prefix, i)
+				m, _, _, err := send(ctx, c, "POST", widgetsURL(t.URL, ns), jsonHeader, widgetBody(ns, name, int(i), ""), false)
+				if err != nil {
+					mu.Lock()
+					first = cmpOr(first, err)
+					mu.Unlock()
+					return
+				}
+				total.Add(m)
+			}
+		})
+	}
+	wg.Wait()
+	return total.Load(), first
+}
+
+func cmpOr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// requestWorkload is a workload of independent requests, run the same way
+// against kapi and against the ceiling.
+type requestWorkload struct {
+	Name string
+	// op makes the workload's requests to base; it is called once per run.
+	op func(base string) op
+	// record is the request whose response the ceiling replays (against
+	// kapi's base URL).
+	record func(ctx context.Context, c *http.Client, base string) (*recorded, error)
+}
+
+// Namespaces of the seeded widgets.
+const (
+	nsGet    = "get"    // one widget
+	nsSmall  = "small"  // the LIST of 500
+	nsLarge  = "large"  // the LIST of 10,000, and the informers'
+	nsWrite  = "write"  // one widget per connection, for PUT, PATCH and apply
+	nsCreate = "create" // CREATE's
+	nsWatch  = "watch"  // the watch fan-out's writer
+)
+
+const protobuf = "application/vnd.kubernetes.protobuf"
+
+// requestWorkloads are the GET, LIST and write workloads. conns is the
+// number of connections, which is the number of widgets the writes share
+// (one each, so that optimistic concurrency never conflicts).
+func requestWorkloads(conns int) []requestWorkload {
+	get := func(path, accept string) (func(string) op, func(context.Context, *http.Client, string) (*recorded, error)) {
+		h := http.Header{"Accept": {accept}}
+		return func(base string) op {
+				url := base + path
+				return func(ctx context.Context, c *http.Client, _ int, _ int64) (int64, error) {
+					n, _, _, err := send(ctx, c, "GET", url, h, nil, false)
+					return n, err
+				}
+			}, func(ctx context.Context, c *http.Client, base string) (*recorded, error) {
+				return record(ctx, c, "GET", base+path, h, nil)
+			}
+	}
+	var ws []requestWorkload
+	add := func(name string, mk func(string) op, rec func(context.Context, *http.Client, string) (*recorded, error)) {
+		ws = append(ws, requestWorkload{Name: name, op: mk, record: rec})
+	}
+	mk, rec := get(group+"/namespaces/"+nsGet+"/widgets/w-00000", "application/json")
+	add("get", mk, rec)
+	mk, rec = get(group+"/namespaces/"+nsSmall+"/widgets", "application/json")
+	add("list-small-json", mk, rec)
+	mk, rec = get(group+"/namespaces/"+nsSmall+"/widgets", protobuf)
+	add("list-small-proto", mk, rec)
+	mk, rec = get(group+"/namespaces/"+nsLarge+"/widgets", "application/json")
+	add("list-large-json", mk, rec)
+	mk, rec = get(group+"/namespaces/"+nsLarge+"/widgets", protobuf)
+	add("list-large-proto", mk, rec)
+
+	var created atomic.Int64
+	add("create", func(base string) op {
+		url := widgetsURL(base, nsCreate)
+		return func(ctx context.Context, c *http.Client, _ int, _ int64) (int64, error) {
+			name := fmt.Sprintf("c-%d", created.Add(1))
+			n, _, _, err := send(ctx, c, "POST", url, jsonHeader, widgetBody(nsCreate, name, 1, ""), false)
+			return n, err
+		}
+	}, func(ctx context.Context, c *http.Client, base string) (*recorded, error) {
+		name := fmt.Sprintf("c-%d", created.Add(1))
+		return record(ctx, c, "POST", widgetsURL(base, nsCreate), jsonHeader, widgetBody(nsCreate, name, 1, ""))
+	})
+
+	writeName := func(w int) string { return fmt.Sprintf("w-%05d", w) }
+	// PUT as client-go's Update does: with the resourceVersion last read,
+	// which each connection keeps for its own widget.
+	add("update", func(base string) op {
+		rvs := make([]string, conns)
+		return func(ctx context.Context, c *http.Client, w int, seq int64) (int64, error) {
+			if rvs[w] == "" {
+				_, body, _, err := send(ctx, c, "GET", widgetsURL(base, nsWrite)+"/"+writeName(w), jsonHeader, nil, true)
+				if err != nil {
+					return 0, err
+				}
+				rvs[w] = resourceVersionOf(body)
+			}
+			n, body, _, err := send(ctx, c, "PUT", widgetsURL(base, nsWrite)+"/"+writeName(w), jsonHeader, widgetBody(nsWrite, writeName(w), int(seq), rvs[w]), true)
+			if err != nil {
+				rvs[w] = "" // read it again
+				return n, err
+			}
+			rvs[w] = resourceVersionOf(body)
+			return n, nil
+		}
+	}, func(ctx context.Context, c *http.Client, base string) (*recorded, error) {
+		_, body, _, err := send(ctx, c, "GET", widgetsURL(base, nsWrite)+"/"+writeName(0), jsonHeader, nil, true)
+		if err != nil {
+			return nil, err
+		}
+		return record(ctx, c, "PUT", widgetsURL(base, nsWrite)+"/"+writeName(0), jsonHeader, widgetBody(nsWrite, writeName(0), 7, resourceVersionOf(body)))
+	})
+
+	mergeHeader := http.Header{"Content-Type": {"application/merge-patch+json"}, "Accept": {"application/json"}}
+	add("patch", func(base string) op {
+		return func(ctx context.Context, c *http.Client, w int, seq int64) (int64, error) {
+			n, _, _, err := send(ctx, c, "PATCH", widgetsURL(base, nsWrite)+"/"+writeName(w), mergeHeader, fmt.Appendf(nil, `{"spec":{"size":%d}}`, seq), false)
+			return n, err
+		}
+	}, func(ctx context.Context, c *http.Client, base string) (*recorded, error) {
+		return record(ctx, c, "PATCH", widgetsURL(base, nsWrite)+"/"+writeName(0), mergeHeader, []byte(`{"spec":{"size":8}}`))
+	})
+
+	// Server-side apply as kubectl apply --server-side sends it: the whole
+	// object, as JSON, owned by one field manager.
+	applyHeader := http.Header{"Content-Type": {"application/apply-patch+yaml"}, "Accept": {"application/json"}}
+	const applyQuery = "?fieldManager=loadtest&force=true"
+	add("apply", func(base string) op {
+		return func(ctx context.Context, c *http.Client, w int, seq int64) (int64, error) {
+			n, _, _, err := send(ctx, c, "PATCH", widgetsURL(base, nsWrite)+"/"+writeName(w)+applyQuery, applyHeader, widgetBody(nsWrite, writeName(w), int(seq), ""), false)
+			return n, err
+		}
+	}, func(ctx context.Context, c *http.Client, base string) (*recorded, error) {
+		return record(ctx, c, "PATCH", widgetsURL(base, nsWrite)+"/"+writeName(0)+applyQuery, applyHeader, widgetBody(nsWrite, writeName(0), 9, ""))
+	})
+	return ws
+}
+
+// resourceVersionOf finds metadata.resourceVersion in an object's JSON
+// without decoding it all. Widgets have one resourceVersion field.
+func resourceVersionOf(obj []byte) string {
+	const key = `"resourceVersion":"`
+	i := bytes.Index(obj, []byte(key))
+	if i < 0 {
+		return ""
+	}
+	rest := obj[i+len(key):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return ""
+	}
+	return string(rest[:j])
+}
+
+// sizes are the numbers of objects the workloads use.
+type sizes struct {
+	Small, Large      int // widgets in the small and large LIST
+	Watchers          int
+	WatchRate         float64 // writes/s during the fan-out
+	WatchDuration     time.Duration
+	Informers         int // wire-level streaming lists at once
+	ClientGoInformers int // client-go informers at once
+	MemoryObjects     int
+	IdleWatchers      int
+	Duration          time.Duration // of each request workload
+	Conns             int
+	Rate              float64 // offered requests/s for request workloads; 0 for closed loop
+	InformerExpiry    time.Duration
+	Settle            time.Duration // before an RSS reading
+	Rounds            int           // of each request workload, per server: the best counts
+}
+
+// setup seeds the namespaces of the request workloads and the watch.
+func setup(ctx context.Context, t *target, sz sizes) error {
+	steps := []struct {
+		ns, prefix string
+		n          int
+	}{
+		{nsGet, "w", 1}, {nsSmall, "w", sz.Small}, {nsLarge, "w", sz.Large},
+		{nsWrite, "w", sz.Conns}, {nsWatch, "w", 10},
+	}
+	for _, s := range steps {
+		if _, err := seed(ctx, t, s.ns, s.prefix, s.n, 8); err != nil {
+			return fmt.Errorf("seeding %s: %w", s.ns, err)
+		}
+	}
+	return nil
+}
+
+// listSize is the number of items and bytes a LIST of ns returns (JSON).
+func listSize(ctx context.Context, t *target, ns string) (int, int, error) {
+	c := t.client(1)
+	defer c.CloseIdleConnections()
+	_, body, _, err := send(ctx, c, "GET", widgetsURL(t.URL, ns), jsonHeader, nil, true)
+	if err != nil {
+		return 0, 0, err
+	}
+	var list struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		return 0, 0, err
+	}
+	return len(list.Items), len(body), nil
+}
