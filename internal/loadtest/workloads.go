@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,11 +58,9 @@ type Result struct {
 }
 
 // The objects: widgets of about 1 KiB of JSON as the server returns them,
-// padded with labels and an annotation.
-const (
-	group         = "/apis/example.com/v1"
-	widgetPadding = 530 // annotation bytes that bring a stored widget to ~1 KiB
-)
+// managedFields included (as every Kubernetes object carries them): labels,
+// ports and a selector make up the size.
+const group = "/apis/example.com/v1"
 
 func widgetsURL(base, ns string) string { return base + group + "/namespaces/" + ns + "/widgets" }
 
@@ -81,8 +78,6 @@ func widgetBody(ns, name string, size int, rv string) []byte {
 	}
 	b = append(b, `,"labels":{"app":"loadtest","tier":"backend","team":"platform","shard":"`...)
 	b = strconv.AppendInt(b, int64(len(name)%16), 10)
-	b = append(b, `"},"annotations":{"loadtest.kapi.dev/padding":"`...)
-	b = append(b, strings.Repeat("x", widgetPadding)...)
 	b = append(b, `"}},"spec":{"color":"red","replicas":3,"size":`...)
 	b = strconv.AppendInt(b, int64(size), 10)
 	b = append(b, `,"ports":[{"name":"http","port":8080,"protocol":"TCP"},{"name":"metrics","port":9090,"protocol":"TCP"}],"selector":{"app":"loadtest","tier":"backend"}}}`...)
