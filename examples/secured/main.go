@@ -8,7 +8,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
+	"github.com/kapi-dev/kapi/internal/serve"
 )
 
 func main() {
@@ -84,22 +84,9 @@ func run(f flags) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		<-ctx.Done()
-		_ = api.Close() // ends the watches, so Shutdown does not wait for them
-		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = server.Shutdown(shutdown)
-	}()
 
 	log.Printf("serving widgets.example.com/v1 on https://%s; viewers may read widgets in namespace %q", f.addr, f.namespace)
-	if err := server.ListenAndServeTLS("", ""); !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	<-stopped
-	return nil
+	return serve.Run(ctx, server, api, func() error { return server.ListenAndServeTLS("", "") })
 }
 
 // rules is who may do what.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -18,6 +17,7 @@ import (
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
+	"github.com/kapi-dev/kapi/internal/serve"
 	"github.com/kapi-dev/kapi/storage/bolt"
 )
 
@@ -75,20 +75,7 @@ func run(addr, data string, profiling bool) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		<-ctx.Done()
-		_ = api.Close() // ends the watches, so Shutdown does not wait for them
-		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = server.Shutdown(shutdown)
-	}()
 
 	log.Printf("serving widgets.example.com/v1 on http://%s", addr)
-	if err := server.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	<-stopped // the requests under way have ended: the store may close
-	return nil
+	return serve.Run(ctx, server, api, server.ListenAndServe)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"log"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
+	"github.com/kapi-dev/kapi/internal/serve"
 	"github.com/kapi-dev/kapi/storage/etcd"
 )
 
@@ -57,20 +57,6 @@ func run(addr string, endpoints []string, prefix string) error {
 	mux.Handle("/", api)
 	server := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		<-ctx.Done()
-		_ = api.Close() // ends the watches, so Shutdown does not wait for them
-		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = server.Shutdown(shutdown)
-	}()
-
 	log.Printf("serving widgets.example.com/v1 on http://%s, stored in etcd at %s under %q", addr, strings.Join(endpoints, ","), prefix)
-	if err := server.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	<-stopped
-	return nil
+	return serve.Run(ctx, server, api, server.ListenAndServe)
 }
