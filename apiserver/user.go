@@ -19,8 +19,9 @@ func WithUser(ctx context.Context, user User) context.Context {
 	return context.WithValue(ctx, userKey{}, user)
 }
 
-// UserFrom returns the user a request was authenticated as; ok is false
-// when no authenticator ran.
+// UserFrom returns the user a request runs as: the one an authenticator
+// found, or system:anonymous under WithAnonymous; ok is false when the
+// server authenticates nobody (no WithAuthentication).
 func UserFrom(ctx context.Context) (user User, ok bool) {
 	user, ok = ctx.Value(userKey{}).(User)
 	return user, ok
