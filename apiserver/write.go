@@ -592,10 +592,5 @@ func (rq *request) deleteCollection(ctx context.Context) error {
 		}
 		deleted = append(deleted, &watch.Item{Key: it.Key, Object: obj})
 	}
-	data, err := rq.encodeList(kapi.ListMeta{ResourceVersion: formatRevision(rev)}, deleted)
-	if err != nil {
-		return err
-	}
-	rq.writeEncoded(http.StatusOK, data)
-	return nil
+	return rq.writeList(kapi.ListMeta{ResourceVersion: formatRevision(rev)}, deleted)
 }
