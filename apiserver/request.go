@@ -311,7 +311,8 @@ func (rq *request) decodeCleaned(in *codec.Format, data []byte) (kapi.Object, []
 		return nil, nil, rq.undecodable("the request body is null, not an object")
 	}
 	// A document that is not JSON fails the check; decoding it below says why.
-	if report, cleaned, err := codec.CheckJSONFields(data, rq.objType.typ); err == nil && !report.Empty() {
+	report, cleaned, checkErr := codec.CheckJSONFields(data, rq.objType.typ)
+	if checkErr == nil && !report.Empty() {
 		var problems []string
 		for _, f := range report.Duplicates {
 			problems = append(problems, fmt.Sprintf("duplicate field %q", f))
@@ -332,7 +333,14 @@ func (rq *request) decodeCleaned(in *codec.Format, data []byte) (kapi.Object, []
 		}
 	}
 	obj := rq.objType.newObject()
-	if err := codec.UnmarshalJSON(data, obj); err != nil {
+	// A body the check read whole is one JSON value and nothing after it:
+	// json.Unmarshal decodes it as codec.UnmarshalJSON would, without a
+	// Decoder's copy of the body.
+	unmarshal := codec.UnmarshalJSON
+	if checkErr == nil && cleaned == nil {
+		unmarshal = json.Unmarshal
+	}
+	if err := unmarshal(data, obj); err != nil {
 		return nil, nil, rq.undecodable(err.Error())
 	}
 	checked, err := rq.checkType(obj)
