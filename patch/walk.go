@@ -113,6 +113,10 @@ func itemElement(s *Schema, item any) (pathElement, error) {
 	return valueElement(item), nil
 }
 
+// pathDepth is room for the paths of most objects: a path with spare
+// capacity is extended in place, one without is copied at every node.
+const pathDepth = 16
+
 // validate checks that v has the shape of s. duplicates says whether a
 // granular list may name one item twice: live objects may (Kubernetes keeps
 // what it was given), apply configurations may not. It extends path in
