@@ -231,6 +231,64 @@ func (rq *request) respond(code int, obj kapi.Object) error {
 	return nil
 }
 
+// respondStored writes obj, just written to the store as value (its
+// marshalStored bytes) and now carrying its resourceVersion. When the JSON
+// of obj is value with the resourceVersion put back, the response is made
+// from it rather than by encoding the object once more.
+func (rq *request) respondStored(code int, obj kapi.Object, value []byte) error {
+	it := &watch.Item{Object: obj}
+	if rq.objType.plainMetadata {
+		if element := withResourceVersion(value, obj.GetObjectMeta()); element != nil {
+			_, _ = it.Encoded(codec.MediaTypeJSON, func(any) ([]byte, error) { return element, nil })
+		}
+	}
+	data, err := rq.encodeOne(it)
+	if err != nil {
+		return err
+	}
+	rq.writeEncoded(code, data)
+	return nil
+}
+
+// withResourceVersion is the JSON of an object whose marshalStored bytes
+// are stored and whose metadata is meta, or nil when it cannot tell. The
+// caller knows that encoding/json writes the object's metadata as
+// kapi.ObjectMeta, whose resourceVersion comes right after its uid: the
+// JSON is then stored with the resourceVersion inserted there, provided the
+// uid, a plain string, appears once in stored (another object holding the
+// same uid, an owner reference to itself say, would make the place unsure).
+func withResourceVersion(stored []byte, meta *kapi.ObjectMeta) []byte {
+	if !plainJSONString(meta.UID) || !plainJSONString(meta.ResourceVersion) {
+		return nil
+	}
+	var uid []byte
+	uid = append(append(append(uid, `"uid":"`...), meta.UID...), '"')
+	i := bytes.Index(stored, uid)
+	if i < 0 || bytes.Contains(stored[i+len(uid):], uid) {
+		return nil
+	}
+	at := i + len(uid)
+	out := make([]byte, 0, len(stored)+len(meta.ResourceVersion)+len(`,"resourceVersion":""`))
+	out = append(out, stored[:at]...)
+	out = append(out, `,"resourceVersion":"`...)
+	out = append(out, meta.ResourceVersion...)
+	out = append(out, '"')
+	return append(out, stored[at:]...)
+}
+
+// plainJSONString says that encoding/json writes s between quotes as it is.
+func plainJSONString(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
 // writeStatus writes a Status with its code, in f (JSON if nil).
 func writeStatus(w http.ResponseWriter, r *http.Request, f *codec.Format, st kapi.Status) {
 	if f == nil {

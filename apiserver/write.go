@@ -104,7 +104,7 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object) error {
 			return err
 		}
 		meta.ResourceVersion = formatRevision(rev)
-		return rq.respond(http.StatusCreated, obj)
+		return rq.respondStored(http.StatusCreated, obj, value)
 	}
 }
 
