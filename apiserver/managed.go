@@ -174,12 +174,12 @@ func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error 
 	}
 	rq.managedByApply = true
 	for attempt := 1; ; attempt++ {
-		out, err := rq.write(ctx, merge)
+		out, value, err := rq.write(ctx, merge)
 		if rq.subresource != "" || !errors.Is(err, storage.ErrNotFound) || attempt == 3 {
 			if err != nil {
 				return err
 			}
-			return rq.respond(http.StatusOK, out)
+			return rq.respondStored(http.StatusOK, out, value)
 		}
 		// Absent: apply creates it, unless another request did meanwhile;
 		// then the configuration is applied to that.
