@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 )
 
@@ -247,25 +248,26 @@ func toSet(v any, s *Schema, path fieldPath, out fieldSet) {
 }
 
 // comparison is what changed between two values, as Kubernetes' Compare
-// reports it.
+// reports it. Its walk extends the path in place and copies it only into
+// the sets: an update compares every node of the object and changes few.
 type comparison struct {
 	added, modified, removed fieldSet
 }
 
 func compareObjects(lhs, rhs any, s *Schema) comparison {
 	c := comparison{fieldSet{}, fieldSet{}, fieldSet{}}
-	c.walk(lhs, true, rhs, true, s, nil)
+	c.walk(lhs, true, rhs, true, s, make(fieldPath, 0, pathDepth))
 	return c
 }
 
 func (c *comparison) leaf(l any, lok bool, r any, rok bool, path fieldPath) {
 	switch {
 	case !lok:
-		c.added.insert(path)
+		c.added.insert(slices.Clone(path))
 	case !rok:
-		c.removed.insert(path)
+		c.removed.insert(slices.Clone(path))
 	case !equalValues(l, r):
-		c.modified.insert(path)
+		c.modified.insert(slices.Clone(path))
 	}
 }
 
@@ -292,18 +294,18 @@ func (c *comparison) walk(l any, lok bool, r any, rok bool, s *Schema, path fiel
 		}
 		for k, lv := range lm {
 			rv, ok := rm[k]
-			c.walk(lv, true, rv, ok, s.Field(k), path.with(fieldElement(k)))
+			c.walk(lv, true, rv, ok, s.Field(k), append(path, fieldElement(k)))
 		}
 		for k, rv := range rm {
 			if _, ok := lm[k]; !ok {
-				c.walk(nil, false, rv, true, s.Field(k), path.with(fieldElement(k)))
+				c.walk(nil, false, rv, true, s.Field(k), append(path, fieldElement(k)))
 			}
 		}
 	}
 	if !lok {
-		c.added.insert(path)
+		c.added.insert(slices.Clone(path))
 	} else if !rok {
-		c.removed.insert(path)
+		c.removed.insert(slices.Clone(path))
 	}
 }
 
@@ -348,7 +350,7 @@ func (c *comparison) listItems(ll, rl []any, s *Schema, path fieldPath) {
 		if x := rm[k]; x != nil {
 			rv, e = x.values, x.elem
 		}
-		p := path.with(e)
+		p := append(path, e)
 		switch {
 		case len(lv) <= 1 && len(rv) <= 1:
 			var a, b any
@@ -361,18 +363,18 @@ func (c *comparison) listItems(ll, rl []any, s *Schema, path fieldPath) {
 			c.walk(a, len(lv) == 1, b, len(rv) == 1, s.Elem, p)
 		case len(lv) >= 2 && len(rv) >= 2:
 			if !equalValues(lv, rv) {
-				c.modified.insert(p)
+				c.modified.insert(slices.Clone(p))
 			}
 		case len(lv) >= 2:
 			if len(rv) == 1 {
 				c.walk(nil, false, rv[0], true, s.Elem, p)
 			}
-			c.removed.insert(p)
+			c.removed.insert(slices.Clone(p))
 		default:
 			if len(lv) == 1 {
 				c.walk(lv[0], true, nil, false, s.Elem, p)
 			}
-			c.added.insert(p)
+			c.added.insert(slices.Clone(p))
 		}
 	}
 }
