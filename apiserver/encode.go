@@ -44,7 +44,7 @@ func (rq *request) negotiate(watch bool, views ...codec.View) error {
 func (rq *request) element(it *watch.Item, f *codec.Format, metadata bool) ([]byte, error) {
 	key := f.ElementType()
 	if metadata {
-		key += ";as=PartialObjectMetadata;v=" + rq.out.Version
+		key = rq.metadataKey(f)
 	}
 	if !f.FromJSON() || f.ElementType() == codec.MediaTypeJSON {
 		return it.Encoded(key, func(obj any) ([]byte, error) {
@@ -59,6 +59,18 @@ func (rq *request) element(it *watch.Item, f *codec.Format, metadata bool) ([]by
 		return nil, err
 	}
 	return it.Encoded(key, func(any) ([]byte, error) { return f.Transcode(jsonElement) })
+}
+
+func (rq *request) metadataKey(f *codec.Format) string {
+	key, ok := rq.metadataKeys[f]
+	if !ok {
+		key = f.ElementType() + ";as=PartialObjectMetadata;v=" + rq.out.Version
+		if rq.metadataKeys == nil {
+			rq.metadataKeys = make(map[*codec.Format]string, 2)
+		}
+		rq.metadataKeys[f] = key
+	}
+	return key
 }
 
 func (rq *request) partial(obj kapi.Object) *kapi.PartialObjectMetadata {

@@ -53,11 +53,14 @@ type request struct {
 	// includeObject is the Table parameter: None, Metadata (also "") or Object.
 	includeObject    string
 	tableHeadersSent bool
-	frame            []byte // a watch's event buffer
-	warned           map[string]bool
-	warnedRunes      int
-	w                http.ResponseWriter
-	r                *http.Request
+	// metadataKeys are the cache keys of metadata elements, by
+	// format: built once per request, not once per item of a list.
+	metadataKeys map[*codec.Format]string
+	frame        []byte // a watch's event buffer
+	warned       map[string]bool
+	warnedRunes  int
+	w            http.ResponseWriter
+	r            *http.Request
 }
 
 // handle serves one verb on the resources of one group version.
