@@ -249,9 +249,9 @@ func (rq *request) respond(code int, obj kapi.Object) error {
 // from it rather than by encoding the object once more.
 func (rq *request) respondStored(code int, obj kapi.Object, value []byte) error {
 	it := &watch.Item{Object: obj}
-	if rq.objType.plainMetadata {
-		if element := withResourceVersion(value, obj.GetObjectMeta()); element != nil {
-			_, _ = it.Encoded(codec.MediaTypeJSON, func(any) ([]byte, error) { return element, nil })
+	if rq.out.FromJSON() && rq.out.View == codec.ViewObject { // the response is made from the object's JSON
+		if _, err := it.Encoded(codec.MediaTypeJSON, func(any) ([]byte, error) { return rq.objectJSON(obj, value) }); err != nil {
+			return err
 		}
 	}
 	data, err := rq.encodeOne(it)
@@ -260,6 +260,25 @@ func (rq *request) respondStored(code int, obj kapi.Object, value []byte) error 
 	}
 	rq.writeEncoded(code, data)
 	return nil
+}
+
+// objectJSON is json.Marshal(obj), made from stored, obj's marshalStored
+// encoding, when it can be: stored itself when obj has no resourceVersion,
+// stored with the resourceVersion put back when the type's metadata is
+// plain (withResourceVersion).
+func (rq *request) objectJSON(obj kapi.Object, stored []byte) ([]byte, error) {
+	if stored != nil {
+		meta := obj.GetObjectMeta()
+		if meta.ResourceVersion == "" {
+			return stored, nil
+		}
+		if rq.objType.plainMetadata {
+			if data := withResourceVersion(stored, meta); data != nil {
+				return data, nil
+			}
+		}
+	}
+	return json.Marshal(obj)
 }
 
 // withResourceVersion is the JSON of an object whose marshalStored bytes

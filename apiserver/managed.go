@@ -78,8 +78,9 @@ func baseManagedFields(cur, want kapi.Object) []kapi.ManagedFieldsEntry {
 }
 
 // recordUpdate records in next's managedFields that the request's manager
-// changed cur (nil on create) into next by an ordinary write.
-func (rq *request) recordUpdate(cur, next kapi.Object) error {
+// changed cur (nil on create) into next by an ordinary write. stored, if
+// not nil, is next's marshalStored encoding, from which its JSON is made.
+func (rq *request) recordUpdate(cur, next kapi.Object, stored []byte) error {
 	manager := rq.fieldManager()
 	var old []byte
 	var err error
@@ -88,7 +89,7 @@ func (rq *request) recordUpdate(cur, next kapi.Object) error {
 			return err
 		}
 	}
-	now, err := json.Marshal(next)
+	now, err := rq.objectJSON(next, stored)
 	if err != nil {
 		return err
 	}

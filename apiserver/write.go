@@ -75,7 +75,7 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object) error {
 		}
 		if !rq.managedByApply && attempt == 0 {
 			meta.ManagedFields = baseManagedFields(nil, obj)
-			if err := rq.recordUpdate(nil, obj); err != nil {
+			if err := rq.recordUpdate(nil, obj, nil); err != nil {
 				return err
 			}
 		}
@@ -308,7 +308,7 @@ func (rq *request) write(ctx context.Context, desired func(cur kapi.Object) (kap
 			return next, value, nil // nothing changed: nothing is written
 		}
 		if !rq.managedByApply {
-			if err := rq.recordUpdate(cur, next); err != nil {
+			if err := rq.recordUpdate(cur, next, value); err != nil {
 				return nil, nil, err
 			}
 			if value, err = marshalStored(next); err != nil {
