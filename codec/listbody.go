@@ -7,8 +7,9 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/kapi-dev/kapi"
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/kapi-dev/kapi"
 )
 
 // ListBody is a list response laid out around its items' elements: a head,
