@@ -128,13 +128,14 @@ func (rq *request) encodeList(meta kapi.ListMeta, items []*watch.Item) ([]byte, 
 }
 
 // listElements appends the items' elements in the negotiated format and
-// view to elements, and says the list's type.
+// view to elements, and says the list's type. On error, the elements are
+// those appended so far.
 func (rq *request) listElements(items []*watch.Item, elements [][]byte) ([][]byte, kapi.TypeMeta, error) {
 	metadata := rq.out.View == codec.ViewMetadataList
 	for _, it := range items {
 		element, err := rq.element(it, rq.out.Format, metadata)
 		if err != nil {
-			return nil, kapi.TypeMeta{}, err
+			return elements, kapi.TypeMeta{}, err
 		}
 		elements = append(elements, element)
 	}
@@ -174,10 +175,10 @@ func (rq *request) writeList(meta kapi.ListMeta, items []*watch.Item) error {
 		elementSlices.Put(pooled)
 	}()
 	elements, tm, err := rq.listElements(items, (*pooled)[:0])
+	*pooled = elements
 	if err != nil {
 		return err
 	}
-	*pooled = elements
 	body, err := f.ListBody(tm, meta, elements)
 	if err != nil {
 		return err
