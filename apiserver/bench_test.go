@@ -234,6 +234,23 @@ func BenchmarkCreate(b *testing.B) {
 	})
 }
 
+// BenchmarkUpdate is a PUT of a realistic widget whose spec changes each
+// time, so that every request writes and records its managed fields.
+func BenchmarkUpdate(b *testing.B) {
+	path := widgetPath("default", "w")
+	body := creatable("default", "w")
+	b.Run("handler", func(b *testing.B) {
+		srv := newBenchServer(b)
+		serve(b, srv, http.MethodPost, widgetsIn("default"), body, http.StatusCreated)
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			i++
+			serve(b, srv, http.MethodPut, path, bytes.Replace(body, []byte(`"size":12`), fmt.Appendf(nil, `"size":%d`, i%1000+13), 1), http.StatusOK)
+		}
+	})
+}
+
 func BenchmarkEncodeWidget(b *testing.B) {
 	w := realisticWidget("default", "shop-frontend")
 	data, err := json.Marshal(w)

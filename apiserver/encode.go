@@ -1,9 +1,11 @@
 package apiserver
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -42,7 +44,7 @@ func (rq *request) negotiate(watch bool, views ...codec.View) error {
 func (rq *request) element(it *watch.Item, f *codec.Format, metadata bool) ([]byte, error) {
 	key := f.ElementType()
 	if metadata {
-		key += ";as=PartialObjectMetadata;v=" + rq.out.Version
+		key = rq.metadataKey(f)
 	}
 	if !f.FromJSON() || f.ElementType() == codec.MediaTypeJSON {
 		return it.Encoded(key, func(obj any) ([]byte, error) {
@@ -57,6 +59,18 @@ func (rq *request) element(it *watch.Item, f *codec.Format, metadata bool) ([]by
 		return nil, err
 	}
 	return it.Encoded(key, func(any) ([]byte, error) { return f.Transcode(jsonElement) })
+}
+
+func (rq *request) metadataKey(f *codec.Format) string {
+	key, ok := rq.metadataKeys[f]
+	if !ok {
+		key = f.ElementType() + ";as=PartialObjectMetadata;v=" + rq.out.Version
+		if rq.metadataKeys == nil {
+			rq.metadataKeys = make(map[*codec.Format]string, 2)
+		}
+		rq.metadataKeys[f] = key
+	}
+	return key
 }
 
 func (rq *request) partial(obj kapi.Object) *kapi.PartialObjectMetadata {
@@ -96,7 +110,7 @@ func (rq *request) encodeOne(it *watch.Item) ([]byte, error) {
 	return f.AppendBody(nil, rq.typeOf(), element)
 }
 
-// encodeList is the body of a list response.
+// encodeList is the body of a list response, assembled in one buffer.
 func (rq *request) encodeList(meta kapi.ListMeta, items []*watch.Item) ([]byte, error) {
 	f := rq.out.Format
 	if rq.out.View == codec.ViewTable {
@@ -106,19 +120,71 @@ func (rq *request) encodeList(meta kapi.ListMeta, items []*watch.Item) ([]byte, 
 		}
 		return f.AppendBody(nil, rq.typeOf(), element)
 	}
-	metadata := rq.out.View == codec.ViewMetadataList
-	elements := make([][]byte, len(items))
-	for i, it := range items {
-		var err error
-		if elements[i], err = rq.element(it, f, metadata); err != nil {
-			return nil, err
-		}
-	}
-	tm := kapi.TypeMeta{Kind: rq.res.Kind + "List", APIVersion: rq.res.apiVersion()}
-	if metadata {
-		tm = kapi.TypeMeta{Kind: "PartialObjectMetadataList", APIVersion: rq.out.APIVersion()}
+	elements, tm, err := rq.listElements(items, nil)
+	if err != nil {
+		return nil, err
 	}
 	return f.AppendList(nil, tm, meta, elements)
+}
+
+// listElements appends the items' elements in the negotiated format and
+// view to elements, and says the list's type. On error, the elements are
+// those appended so far.
+func (rq *request) listElements(items []*watch.Item, elements [][]byte) ([][]byte, kapi.TypeMeta, error) {
+	metadata := rq.out.View == codec.ViewMetadataList
+	for _, it := range items {
+		element, err := rq.element(it, rq.out.Format, metadata)
+		if err != nil {
+			return elements, kapi.TypeMeta{}, err
+		}
+		elements = append(elements, element)
+	}
+	if metadata {
+		return elements, kapi.TypeMeta{Kind: "PartialObjectMetadataList", APIVersion: rq.out.APIVersion()}, nil
+	}
+	return elements, kapi.TypeMeta{Kind: rq.res.Kind + "List", APIVersion: rq.res.apiVersion()}, nil
+}
+
+// elementSlices are reused for lists' elements: a LIST of 10,000 objects
+// then allocates nothing in proportion to its length but its items.
+var elementSlices = sync.Pool{New: func() any { return new([][]byte) }}
+
+// writeList writes a list response. A list that is a concatenation of its
+// items' cached elements (JSON, protobuf, CBOR) is streamed from them with
+// its length known up front: assembling it first cost a copy of the whole
+// body and, for large lists, most of the time in the GC. Tables, YAML and
+// pretty JSON are documents made from the whole list, and are assembled.
+func (rq *request) writeList(meta kapi.ListMeta, items []*watch.Item) error {
+	f := rq.out.Format
+	pretty := false
+	if f.MediaType() == codec.MediaTypeJSON {
+		pretty, _ = rq.boolParam("pretty")
+	}
+	if rq.out.View == codec.ViewTable || f.MediaType() == codec.MediaTypeYAML || pretty {
+		data, err := rq.encodeList(meta, items)
+		if err != nil {
+			return err
+		}
+		rq.writeEncoded(http.StatusOK, data)
+		return nil
+	}
+	pooled := elementSlices.Get().(*[][]byte)
+	defer func() {
+		clear(*pooled) // the pool must not keep old versions' bytes alive
+		*pooled = (*pooled)[:0]
+		elementSlices.Put(pooled)
+	}()
+	elements, tm, err := rq.listElements(items, (*pooled)[:0])
+	*pooled = elements
+	if err != nil {
+		return err
+	}
+	body, err := f.ListBody(tm, meta, elements)
+	if err != nil {
+		return err
+	}
+	writeStreamed(rq.w, rq.r, http.StatusOK, rq.out.ContentType(), body)
+	return nil
 }
 
 // table is a Table of items as an element of the negotiated format. The
@@ -178,6 +244,83 @@ func (rq *request) respond(code int, obj kapi.Object) error {
 	return nil
 }
 
+// respondStored writes obj, just written to the store as value (its
+// marshalStored bytes) and now carrying its resourceVersion. When the JSON
+// of obj is value with the resourceVersion put back, the response is made
+// from it rather than by encoding the object once more.
+func (rq *request) respondStored(code int, obj kapi.Object, value []byte) error {
+	it := &watch.Item{Object: obj}
+	if rq.out.FromJSON() && rq.out.View == codec.ViewObject { // the response is made from the object's JSON
+		if _, err := it.Encoded(codec.MediaTypeJSON, func(any) ([]byte, error) { return rq.objectJSON(obj, value) }); err != nil {
+			return err
+		}
+	}
+	data, err := rq.encodeOne(it)
+	if err != nil {
+		return err
+	}
+	rq.writeEncoded(code, data)
+	return nil
+}
+
+// objectJSON is json.Marshal(obj), made from stored, obj's marshalStored
+// encoding, when it can be: stored itself when obj has no resourceVersion,
+// stored with the resourceVersion put back when the type's metadata is
+// plain (withResourceVersion).
+func (rq *request) objectJSON(obj kapi.Object, stored []byte) ([]byte, error) {
+	if stored != nil {
+		meta := obj.GetObjectMeta()
+		if meta.ResourceVersion == "" {
+			return stored, nil
+		}
+		if rq.objType.plainMetadata {
+			if data := withResourceVersion(stored, meta); data != nil {
+				return data, nil
+			}
+		}
+	}
+	return json.Marshal(obj)
+}
+
+// withResourceVersion is the JSON of an object whose marshalStored bytes
+// are stored and whose metadata is meta, or nil when it cannot tell. The
+// caller knows that encoding/json writes the object's metadata as
+// kapi.ObjectMeta, whose resourceVersion comes right after its uid: the
+// JSON is then stored with the resourceVersion inserted there, provided the
+// uid, a plain string, appears once in stored (another object holding the
+// same uid, an owner reference to itself say, would make the place unsure).
+func withResourceVersion(stored []byte, meta *kapi.ObjectMeta) []byte {
+	if !plainJSONString(meta.UID) || !plainJSONString(meta.ResourceVersion) {
+		return nil
+	}
+	var uid []byte
+	uid = append(append(append(uid, `"uid":"`...), meta.UID...), '"')
+	i := bytes.Index(stored, uid)
+	if i < 0 || bytes.Contains(stored[i+len(uid):], uid) {
+		return nil
+	}
+	at := i + len(uid)
+	out := make([]byte, 0, len(stored)+len(meta.ResourceVersion)+len(`,"resourceVersion":""`))
+	out = append(out, stored[:at]...)
+	out = append(out, `,"resourceVersion":"`...)
+	out = append(out, meta.ResourceVersion...)
+	out = append(out, '"')
+	return append(out, stored[at:]...)
+}
+
+// plainJSONString says that encoding/json writes s between quotes as it is.
+func plainJSONString(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
 // writeStatus writes a Status with its code, in f (JSON if nil).
 func writeStatus(w http.ResponseWriter, r *http.Request, f *codec.Format, st kapi.Status) {
 	if f == nil {
@@ -212,24 +355,65 @@ var gzipWriters = sync.Pool{New: func() any {
 }}
 
 func writeBody(w http.ResponseWriter, r *http.Request, code int, contentType string, data []byte) {
+	if zw := startBody(w, r, code, contentType, len(data)); zw != nil {
+		_, _ = zw.Write(data)
+		finishGzip(zw)
+		return
+	}
+	_, _ = w.Write(data)
+}
+
+// streamBuffers gather a streamed body's many small pieces into large
+// writes: one syscall (or one gzip call) per 32 KiB rather than per piece.
+var streamBuffers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 32<<10) }}
+
+// writeStreamed writes a body of known length from its pieces, with the
+// headers and compression writeBody gives the same bytes.
+func writeStreamed(w http.ResponseWriter, r *http.Request, code int, contentType string, body interface {
+	io.WriterTo
+	Len() int
+}) {
+	zw := startBody(w, r, code, contentType, body.Len())
+	bw := streamBuffers.Get().(*bufio.Writer)
+	if zw != nil {
+		bw.Reset(zw)
+	} else {
+		bw.Reset(w)
+	}
+	if _, err := body.WriteTo(bw); err == nil {
+		_ = bw.Flush()
+	}
+	bw.Reset(nil)
+	streamBuffers.Put(bw)
+	if zw != nil {
+		finishGzip(zw)
+	}
+}
+
+// startBody sets the headers of a body of size bytes and writes the status
+// line. It returns a gzip writer over w when the body is to be compressed;
+// the caller writes the body to it and ends it with finishGzip.
+func startBody(w http.ResponseWriter, r *http.Request, code int, contentType string, size int) *gzip.Writer {
 	h := w.Header()
 	h.Set("Content-Type", contentType)
 	h.Set("X-Content-Type-Options", "nosniff")
-	if len(data) >= gzipMinBytes && acceptsGzip(r) {
+	if size >= gzipMinBytes && acceptsGzip(r) {
 		h.Set("Content-Encoding", "gzip")
 		h.Add("Vary", "Accept-Encoding")
 		w.WriteHeader(code)
 		zw := gzipWriters.Get().(*gzip.Writer)
 		zw.Reset(w)
-		_, _ = zw.Write(data)
-		_ = zw.Close()
-		zw.Reset(nil)
-		gzipWriters.Put(zw)
-		return
+		return zw
 	}
-	h.Set("Content-Length", strconv.Itoa(len(data)))
+	h.Set("Content-Length", strconv.Itoa(size))
 	w.WriteHeader(code)
-	_, _ = w.Write(data)
+	return nil
+}
+
+func finishGzip(zw *gzip.Writer) {
+	_ = zw.Close()
+	zw.Reset(nil)
+	gzipWriters.Put(zw)
 }
 
 // acceptsGzip reads Accept-Encoding: gzip listed, without q=0.

@@ -78,8 +78,9 @@ func baseManagedFields(cur, want kapi.Object) []kapi.ManagedFieldsEntry {
 }
 
 // recordUpdate records in next's managedFields that the request's manager
-// changed cur (nil on create) into next by an ordinary write.
-func (rq *request) recordUpdate(cur, next kapi.Object) error {
+// changed cur (nil on create) into next by an ordinary write. stored, if
+// not nil, is next's marshalStored encoding, from which its JSON is made.
+func (rq *request) recordUpdate(cur, next kapi.Object, stored []byte) error {
 	manager := rq.fieldManager()
 	var old []byte
 	var err error
@@ -88,7 +89,7 @@ func (rq *request) recordUpdate(cur, next kapi.Object) error {
 			return err
 		}
 	}
-	now, err := json.Marshal(next)
+	now, err := rq.objectJSON(next, stored)
 	if err != nil {
 		return err
 	}
@@ -174,12 +175,12 @@ func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error 
 	}
 	rq.managedByApply = true
 	for attempt := 1; ; attempt++ {
-		out, err := rq.write(ctx, merge)
+		out, value, err := rq.write(ctx, merge)
 		if rq.subresource != "" || !errors.Is(err, storage.ErrNotFound) || attempt == 3 {
 			if err != nil {
 				return err
 			}
-			return rq.respond(http.StatusOK, out)
+			return rq.respondStored(http.StatusOK, out, value)
 		}
 		// Absent: apply creates it, unless another request did meanwhile;
 		// then the configuration is applied to that.

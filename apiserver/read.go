@@ -153,12 +153,7 @@ func (rq *request) list(ctx context.Context) error {
 			meta.RemainingItemCount = &remaining
 		}
 	}
-	data, err := rq.encodeList(meta, items)
-	if err != nil {
-		return err
-	}
-	rq.writeEncoded(http.StatusOK, data)
-	return nil
+	return rq.writeList(meta, items)
 }
 
 // validateWatchOptions refuses the combinations of watch parameters that

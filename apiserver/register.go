@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -107,6 +108,7 @@ func Register[T any, P interface {
 	}
 	res.objType.typ, res.objType.newObject, res.objType.protobuf = res.typ, res.newObject, res.protobuf
 	res.objType.group, res.objType.version, res.objType.kind = res.Group, res.Version, res.Kind
+	res.objType.plainMetadata = plainMetadata(res.typ)
 	return s.add(res)
 }
 
@@ -134,6 +136,27 @@ type objectType struct {
 	group, version, kind string
 	protobuf             bool
 	schema               *patch.Schema
+	// plainMetadata says that encoding/json writes the type field by field
+	// with kapi.ObjectMeta as its metadata: see withResourceVersion.
+	plainMetadata bool
+}
+
+// plainMetadata reports whether encoding/json writes values of struct type
+// t with its own struct encoder (no MarshalJSON) and their kapi.ObjectMeta
+// as the field "metadata".
+func plainMetadata(t reflect.Type) bool {
+	marshaler := reflect.TypeFor[json.Marshaler]()
+	if t.Kind() != reflect.Struct || t.Implements(marshaler) || reflect.PointerTo(t).Implements(marshaler) {
+		return false
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Type == reflect.TypeFor[kapi.ObjectMeta]() {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			return name == "metadata"
+		}
+	}
+	return false
 }
 
 func (b *objectType) apiVersion() string {

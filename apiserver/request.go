@@ -53,11 +53,14 @@ type request struct {
 	// includeObject is the Table parameter: None, Metadata (also "") or Object.
 	includeObject    string
 	tableHeadersSent bool
-	frame            []byte // a watch's event buffer
-	warned           map[string]bool
-	warnedRunes      int
-	w                http.ResponseWriter
-	r                *http.Request
+	// metadataKeys are the cache keys of metadata elements, by
+	// format: built once per request, not once per item of a list.
+	metadataKeys map[*codec.Format]string
+	frame        []byte // a watch's event buffer
+	warned       map[string]bool
+	warnedRunes  int
+	w            http.ResponseWriter
+	r            *http.Request
 }
 
 // handle serves one verb on the resources of one group version.
@@ -311,7 +314,8 @@ func (rq *request) decodeCleaned(in *codec.Format, data []byte) (kapi.Object, []
 		return nil, nil, rq.undecodable("the request body is null, not an object")
 	}
 	// A document that is not JSON fails the check; decoding it below says why.
-	if report, cleaned, err := codec.CheckJSONFields(data, rq.objType.typ); err == nil && !report.Empty() {
+	report, cleaned, checkErr := codec.CheckJSONFields(data, rq.objType.typ)
+	if checkErr == nil && !report.Empty() {
 		var problems []string
 		for _, f := range report.Duplicates {
 			problems = append(problems, fmt.Sprintf("duplicate field %q", f))
@@ -332,7 +336,14 @@ func (rq *request) decodeCleaned(in *codec.Format, data []byte) (kapi.Object, []
 		}
 	}
 	obj := rq.objType.newObject()
-	if err := codec.UnmarshalJSON(data, obj); err != nil {
+	// A body the check read whole is one JSON value and nothing after it:
+	// json.Unmarshal decodes it as codec.UnmarshalJSON would, without a
+	// Decoder's copy of the body.
+	unmarshal := codec.UnmarshalJSON
+	if checkErr == nil && cleaned == nil {
+		unmarshal = json.Unmarshal
+	}
+	if err := unmarshal(data, obj); err != nil {
 		return nil, nil, rq.undecodable(err.Error())
 	}
 	checked, err := rq.checkType(obj)

@@ -232,7 +232,7 @@ func (rq *request) patchScale(ctx context.Context, typ patch.Type, doc []byte) e
 // asks, and answers the object's Scale.
 func (rq *request) writeScale(ctx context.Context, desired func(cur kapi.Object) (*Scale, error)) error {
 	f := rq.res.scale
-	out, err := rq.write(ctx, func(cur kapi.Object) (kapi.Object, error) {
+	out, _, err := rq.write(ctx, func(cur kapi.Object) (kapi.Object, error) {
 		s, err := desired(cur)
 		if err != nil {
 			return nil, err

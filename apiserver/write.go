@@ -75,7 +75,7 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object) error {
 		}
 		if !rq.managedByApply && attempt == 0 {
 			meta.ManagedFields = baseManagedFields(nil, obj)
-			if err := rq.recordUpdate(nil, obj); err != nil {
+			if err := rq.recordUpdate(nil, obj, nil); err != nil {
 				return err
 			}
 		}
@@ -104,7 +104,7 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object) error {
 			return err
 		}
 		meta.ResourceVersion = formatRevision(rev)
-		return rq.respond(http.StatusCreated, obj)
+		return rq.respondStored(http.StatusCreated, obj, value)
 	}
 }
 
@@ -177,11 +177,11 @@ func (rq *request) update(ctx context.Context) error {
 	if err := rq.setNamespace(meta); err != nil {
 		return err
 	}
-	out, err := rq.write(ctx, func(kapi.Object) (kapi.Object, error) { return shallowCopy(obj), nil })
+	out, value, err := rq.write(ctx, func(kapi.Object) (kapi.Object, error) { return shallowCopy(obj), nil })
 	if err != nil {
 		return err
 	}
-	return rq.respond(http.StatusOK, out)
+	return rq.respondStored(http.StatusOK, out, value)
 }
 
 func (rq *request) patch(ctx context.Context) error {
@@ -213,7 +213,7 @@ func (rq *request) patch(ctx context.Context) error {
 	if typ == patch.ApplyYAML || typ == patch.ApplyCBOR {
 		return rq.apply(ctx, typ, doc)
 	}
-	out, err := rq.write(ctx, func(cur kapi.Object) (kapi.Object, error) {
+	out, value, err := rq.write(ctx, func(cur kapi.Object) (kapi.Object, error) {
 		original, err := json.Marshal(cur)
 		if err != nil {
 			return nil, err
@@ -227,7 +227,7 @@ func (rq *request) patch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return rq.respond(http.StatusOK, out)
+	return rq.respondStored(http.StatusOK, out, value)
 }
 
 // decodePatched decodes the result of a patch, which must still be the
@@ -248,75 +248,76 @@ func (rq *request) decodePatched(patched []byte) (kapi.Object, error) {
 // current object, asks desired for the new one, applies the rules of the
 // resource or subresource, and writes it if it changed. If another write got
 // in between it starts again, unless the client's resourceVersion named the
-// version it meant to change.
-func (rq *request) write(ctx context.Context, desired func(cur kapi.Object) (kapi.Object, error)) (kapi.Object, error) {
+// version it meant to change. It returns the object written (or that would
+// be) and its marshalStored bytes, from which respondStored answers.
+func (rq *request) write(ctx context.Context, desired func(cur kapi.Object) (kapi.Object, error)) (kapi.Object, []byte, error) {
 	dryRun, err := rq.dryRun(nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	store, key := rq.s.config.store, rq.res.key(rq.namespace, rq.name)
 	for {
 		kv, err := store.Get(ctx, key, 0)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		decoded, err := rq.res.decodeStored(kv)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		cur := decoded.(kapi.Object)
 		want, err := desired(shallowCopy(cur))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if rv := want.GetObjectMeta().ResourceVersion; rv != "" {
 			rev, err := parseRevision(rv)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if rev != kv.ModRevision {
-				return nil, storage.ErrConflict
+				return nil, nil, storage.ErrConflict
 			}
 		}
 		next, err := rq.prepareUpdate(cur, want)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !rq.managedByApply {
 			next.GetObjectMeta().ManagedFields = baseManagedFields(cur, want)
 		}
 		if err := rq.mutate(ctx, OperationUpdate, next, cur, dryRun); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if m := next.GetObjectMeta(); m.Name != rq.name || m.Namespace != rq.namespace {
-			return nil, badRequest("an admission hook must not change the name or namespace of the object")
+			return nil, nil, badRequest("an admission hook must not change the name or namespace of the object")
 		}
 		if errs := rq.validate(ctx, next, cur); len(errs) > 0 {
-			return nil, errs
+			return nil, nil, errs
 		}
 		if err := rq.admitValid(ctx, OperationUpdate, next, cur, dryRun); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		value, err := marshalStored(next)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		meta := next.GetObjectMeta()
 		if bytes.Equal(value, kv.Value) {
 			meta.ResourceVersion = cur.GetObjectMeta().ResourceVersion
-			return next, nil // nothing changed: nothing is written
+			return next, value, nil // nothing changed: nothing is written
 		}
 		if !rq.managedByApply {
-			if err := rq.recordUpdate(cur, next); err != nil {
-				return nil, err
+			if err := rq.recordUpdate(cur, next, value); err != nil {
+				return nil, nil, err
 			}
 			if value, err = marshalStored(next); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		if dryRun {
 			meta.ResourceVersion = cur.GetObjectMeta().ResourceVersion
-			return next, nil
+			return next, value, nil
 		}
 		var rev int64
 		if meta.DeletionTimestamp != nil && len(meta.Finalizers) == 0 {
@@ -330,10 +331,10 @@ func (rq *request) write(ctx context.Context, desired func(cur kapi.Object) (kap
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		meta.ResourceVersion = formatRevision(rev)
-		return next, nil
+		return next, value, nil
 	}
 }
 
@@ -592,10 +593,5 @@ func (rq *request) deleteCollection(ctx context.Context) error {
 		}
 		deleted = append(deleted, &watch.Item{Key: it.Key, Object: obj})
 	}
-	data, err := rq.encodeList(kapi.ListMeta{ResourceVersion: formatRevision(rev)}, deleted)
-	if err != nil {
-		return err
-	}
-	rq.writeEncoded(http.StatusOK, data)
-	return nil
+	return rq.writeList(kapi.ListMeta{ResourceVersion: formatRevision(rev)}, deleted)
 }

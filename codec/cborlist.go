@@ -2,23 +2,19 @@ package codec
 
 import (
 	"encoding/json"
-	"slices"
 
 	"github.com/kapi-dev/kapi"
 )
 
-// appendCBORList writes {kind, apiVersion, metadata, items} as a CBOR map,
-// the same document the JSON list is, around the items' elements.
-func appendCBORList(dst []byte, tm kapi.TypeMeta, meta kapi.ListMeta, elements [][]byte) ([]byte, error) {
+// cborListHead is the head of {kind, apiVersion, metadata, items} as a
+// CBOR map, the same document the JSON list is: everything up to the first
+// of n items, which follow one another with nothing between them.
+func cborListHead(tm kapi.TypeMeta, meta kapi.ListMeta, n int) ([]byte, error) {
 	metaJSON, err := json.Marshal(meta)
 	if err != nil {
 		return nil, err
 	}
-	size := len(metaJSON) + len(tm.Kind) + len(tm.APIVersion) + 64
-	for _, e := range elements {
-		size += len(e)
-	}
-	dst = slices.Grow(dst, size)
+	dst := make([]byte, 0, len(metaJSON)+len(tm.Kind)+len(tm.APIVersion)+64)
 	dst = append(dst, cborSelfDescribed...)
 	dst = appendCBORHead(dst, cborMap, 4)
 	dst = appendCBORString(dst, "kind")
@@ -30,11 +26,7 @@ func appendCBORList(dst []byte, tm kapi.TypeMeta, meta kapi.ListMeta, elements [
 		return nil, err
 	}
 	dst = appendCBORString(dst, "items")
-	dst = appendCBORHead(dst, cborArray, uint64(len(elements)))
-	for _, e := range elements {
-		dst = append(dst, e...)
-	}
-	return dst, nil
+	return appendCBORHead(dst, cborArray, uint64(n)), nil
 }
 
 // appendCBOREvent writes one item of an application/cbor-seq watch stream:

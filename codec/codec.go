@@ -140,47 +140,18 @@ func (f *Format) AppendBody(dst []byte, tm kapi.TypeMeta, element []byte) ([]byt
 // AppendList appends a whole list body: tm is the list's type (WidgetList
 // in example.com/v1), meta its metadata, elements its items in order.
 func (f *Format) AppendList(dst []byte, tm kapi.TypeMeta, meta kapi.ListMeta, elements [][]byte) ([]byte, error) {
-	switch f.kind {
-	case kindProtobuf:
-		return appendProtoList(dst, tm, meta, elements)
-	case kindCBOR:
-		return appendCBORList(dst, tm, meta, elements)
-	}
-	if f.kind == kindJSON {
-		return appendJSONList(dst, tm, meta, elements)
-	}
-	list, err := appendJSONList(nil, tm, meta, elements)
-	if err != nil {
-		return nil, err
-	}
-	return appendYAML(dst, list)
-}
-
-func appendJSONList(dst []byte, tm kapi.TypeMeta, meta kapi.ListMeta, elements [][]byte) ([]byte, error) {
-	metaJSON, err := json.Marshal(meta)
-	if err != nil {
-		return nil, err
-	}
-	size := len(dst) + len(metaJSON) + len(tm.Kind) + len(tm.APIVersion) + 64
-	for _, e := range elements {
-		size += len(e) + 1
-	}
-	b := bytes.NewBuffer(append(make([]byte, 0, size), dst...))
-	b.WriteString(`{"kind":`)
-	b.WriteString(strconv.Quote(tm.Kind))
-	b.WriteString(`,"apiVersion":`)
-	b.WriteString(strconv.Quote(tm.APIVersion))
-	b.WriteString(`,"metadata":`)
-	b.Write(metaJSON)
-	b.WriteString(`,"items":[`)
-	for i, e := range elements {
-		if i > 0 {
-			b.WriteByte(',')
+	if f.kind != kindYAML {
+		b, err := f.ListBody(tm, meta, elements)
+		if err != nil {
+			return nil, err
 		}
-		b.Write(e)
+		return b.AppendTo(dst), nil
 	}
-	b.WriteString("]}")
-	return b.Bytes(), nil
+	b, err := JSON().ListBody(tm, meta, elements)
+	if err != nil {
+		return nil, err
+	}
+	return appendYAML(dst, b.AppendTo(nil))
 }
 
 // AppendEvent appends one framed watch event: its type (ADDED, MODIFIED,

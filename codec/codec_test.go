@@ -273,3 +273,64 @@ func TestProtobufMetadataListV1beta1(t *testing.T) {
 		t.Errorf("v1beta1 list read as %+v", got)
 	}
 }
+
+// TestListBody: a list written piece by piece is the list AppendList
+// assembles, of the length it announces, in every format but YAML.
+func TestListBody(t *testing.T) {
+	element := []byte(`{"kind":"Widget","apiVersion":"example.com/v1","metadata":{"name":"a"}}`)
+	big := bytes.Repeat([]byte("x"), 300) // a two-byte protobuf length
+	for _, mt := range []string{codec.MediaTypeJSON, codec.MediaTypeProtobuf, codec.MediaTypeCBOR} {
+		f := codec.ByMediaType(mt)
+		for _, tm := range []kapi.TypeMeta{
+			{Kind: "WidgetList", APIVersion: "example.com/v1"},
+			{Kind: "PartialObjectMetadataList", APIVersion: "meta.k8s.io/v1beta1"},
+		} {
+			for _, elements := range [][][]byte{nil, {element}, {element, big, element}} {
+				name := fmt.Sprintf("%s/%s/%d", mt, tm.APIVersion, len(elements))
+				t.Run(name, func(t *testing.T) {
+					in := elements
+					if f.FromJSON() && len(in) > 1 {
+						in = [][]byte{element, element}
+					}
+					if mt == codec.MediaTypeCBOR {
+						var err error
+						if in, err = transcodeAll(f, in); err != nil {
+							t.Fatal(err)
+						}
+					}
+					meta := kapi.ListMeta{ResourceVersion: "7", Continue: "c"}
+					want, err := f.AppendList([]byte("prefix"), tm, meta, in)
+					if err != nil {
+						t.Fatal(err)
+					}
+					b, err := f.ListBody(tm, meta, in)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var got bytes.Buffer
+					n, err := b.WriteTo(&got)
+					if err != nil || n != int64(got.Len()) || b.Len() != got.Len() {
+						t.Errorf("WriteTo wrote %d bytes (%v), Len %d, buffer %d", n, err, b.Len(), got.Len())
+					}
+					if !bytes.Equal(append([]byte("prefix"), got.Bytes()...), want) {
+						t.Errorf("written\n%q\nassembled\n%q", got.Bytes(), want)
+					}
+				})
+			}
+		}
+	}
+	if _, err := codec.ByMediaType(codec.MediaTypeYAML).ListBody(kapi.TypeMeta{}, kapi.ListMeta{}, nil); err == nil {
+		t.Error("a YAML list body was laid out")
+	}
+}
+
+func transcodeAll(f *codec.Format, elements [][]byte) ([][]byte, error) {
+	out := make([][]byte, len(elements))
+	for i, e := range elements {
+		var err error
+		if out[i], err = f.Transcode(e); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"slices"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -125,13 +124,13 @@ func walkMessage(data []byte, fn func(num protowire.Number, typ protowire.Type, 
 	return nil
 }
 
-// appendProtoList writes a list in the shape of every Kubernetes list
-// message, {metadata = 1: ListMeta, items = 2: repeated item}, in the
-// envelope.
-func appendProtoList(dst []byte, tm kapi.TypeMeta, meta kapi.ListMeta, elements [][]byte) ([]byte, error) {
+// protoListHead is the head of a list in the shape of every Kubernetes
+// list message, {metadata = 1: ListMeta, items = 2: repeated item}, in the
+// envelope: everything up to the first item, and the items' field number.
+func protoListHead(tm kapi.TypeMeta, meta kapi.ListMeta, elements [][]byte) ([]byte, protowire.Number, error) {
 	metaBytes, err := marshalProto(nil, &meta)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	metaField, itemsField := protowire.Number(1), protowire.Number(2)
 	if tm.Kind == "PartialObjectMetadataList" && tm.APIVersion == "meta.k8s.io/v1beta1" {
@@ -141,7 +140,7 @@ func appendProtoList(dst []byte, tm kapi.TypeMeta, meta kapi.ListMeta, elements 
 	for _, e := range elements {
 		size += protowire.SizeTag(itemsField) + protowire.SizeBytes(len(e))
 	}
-	dst = slices.Grow(dst, len(protobufMagic)+2*protowire.SizeBytes(typeMetaSize(tm))+protowire.SizeBytes(size))
+	dst := make([]byte, 0, len(protobufMagic)+2*protowire.SizeBytes(typeMetaSize(tm))+2*binaryPrefixMax+len(metaBytes))
 	dst = append(dst, protobufMagic...)
 	dst = protowire.AppendTag(dst, 1, protowire.BytesType)
 	dst = protowire.AppendVarint(dst, uint64(typeMetaSize(tm)))
@@ -151,11 +150,7 @@ func appendProtoList(dst []byte, tm kapi.TypeMeta, meta kapi.ListMeta, elements 
 	dst = protowire.AppendVarint(dst, uint64(size))
 	dst = protowire.AppendTag(dst, metaField, protowire.BytesType)
 	dst = protowire.AppendBytes(dst, metaBytes)
-	for _, e := range elements {
-		dst = protowire.AppendTag(dst, itemsField, protowire.BytesType)
-		dst = protowire.AppendBytes(dst, e)
-	}
-	return dst, nil
+	return dst, itemsField, nil
 }
 
 // appendProtoEvent writes one frame of a protobuf watch stream as

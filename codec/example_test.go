@@ -2,7 +2,9 @@ package codec_test
 
 import (
 	"fmt"
+	"os"
 
+	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
 )
 
@@ -25,4 +27,24 @@ func ExampleNegotiate() {
 	// application/json;as=Table;g=meta.k8s.io;v=v1
 	// application/vnd.kubernetes.protobuf
 	// codec: no acceptable media type: only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/cbor
+}
+
+func ExampleFormat_ListBody() {
+	// Elements as a server caches them, one per object.
+	elements := [][]byte{
+		[]byte(`{"kind":"Widget","apiVersion":"example.com/v1","metadata":{"name":"a"}}`),
+		[]byte(`{"kind":"Widget","apiVersion":"example.com/v1","metadata":{"name":"b"}}`),
+	}
+	body, err := codec.JSON().ListBody(kapi.TypeMeta{Kind: "WidgetList", APIVersion: "example.com/v1"},
+		kapi.ListMeta{ResourceVersion: "7"}, elements)
+	if err != nil {
+		panic(err)
+	}
+	// The length goes in Content-Length before a byte is written; WriteTo
+	// then writes the list piece by piece (to a buffered writer, in a server).
+	fmt.Println(body.Len())
+	_, _ = body.WriteTo(os.Stdout)
+	// Output:
+	// 240
+	// {"kind":"WidgetList","apiVersion":"example.com/v1","metadata":{"resourceVersion":"7"},"items":[{"kind":"Widget","apiVersion":"example.com/v1","metadata":{"name":"a"}},{"kind":"Widget","apiVersion":"example.com/v1","metadata":{"name":"b"}}]}
 }

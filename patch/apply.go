@@ -75,7 +75,7 @@ func (s *Schema) Apply(live, config []byte, managed []kapi.ManagedFieldsEntry, o
 	if cfg == nil {
 		return nil, nil, fmt.Errorf("%w: apply configuration must be an object", ErrMalformed)
 	}
-	if err := validate(cfg, s, nil, false); err != nil {
+	if err := validate(cfg, s, make(fieldPath, 0, pathDepth), false); err != nil {
 		return nil, nil, fmt.Errorf("%w: apply configuration: %v", ErrMalformed, err)
 	}
 	liveObj, err := s.liveObject(live)
@@ -299,7 +299,7 @@ func (s *Schema) liveObject(b []byte) (map[string]any, error) {
 	if m == nil {
 		return nil, fmt.Errorf("%w: object is not a JSON object", ErrNotApplicable)
 	}
-	if err := validate(m, s, nil, true); err != nil {
+	if err := validate(m, s, make(fieldPath, 0, pathDepth), true); err != nil {
 		return nil, fmt.Errorf("%w: object: %v", ErrNotApplicable, err)
 	}
 	return m, nil

@@ -303,9 +303,15 @@ func (p fieldPath) with(e pathElement) fieldPath {
 
 // key identifies the path in a fieldSet.
 func (p fieldPath) key() string {
-	var b strings.Builder
+	size := 0
 	for _, e := range p {
-		b.WriteString(strconv.Itoa(len(e.str)))
+		size += len(e.str) + 4 // a length of up to three digits and ':'
+	}
+	var b strings.Builder
+	b.Grow(size) // one allocation per key: a write computes thousands
+	var digits [20]byte
+	for _, e := range p {
+		b.Write(strconv.AppendInt(digits[:0], int64(len(e.str)), 10))
 		b.WriteByte(':')
 		b.WriteString(e.str)
 	}
@@ -465,8 +471,7 @@ func (s fieldSet) MarshalJSON() ([]byte, error) {
 				b.WriteByte(',')
 			}
 			first = false
-			name, _ := json.Marshal(c.elem.str)
-			b.Write(name)
+			writeJSONString(&b, c.elem.str)
 			b.WriteByte(':')
 			write(c, true)
 		}
@@ -474,6 +479,22 @@ func (s fieldSet) MarshalJSON() ([]byte, error) {
 	}
 	write(s.tree(), false)
 	return b.Bytes(), nil
+}
+
+// writeJSONString writes s as encoding/json quotes it. Field names are
+// nearly always plain ASCII, which it writes as they are without the
+// allocations of json.Marshal; anything else goes through json.Marshal.
+func writeJSONString(b *bytes.Buffer, s string) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			name, _ := json.Marshal(s)
+			b.Write(name)
+			return
+		}
+	}
+	b.WriteByte('"')
+	b.WriteString(s)
+	b.WriteByte('"')
 }
 
 // parseFieldSet reads the FieldsV1 form.
