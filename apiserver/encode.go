@@ -44,6 +44,13 @@ func (rq *request) element(it *watch.Item, f *codec.Format, metadata bool) ([]by
 	if metadata {
 		key += ";as=PartialObjectMetadata;v=" + rq.out.Version
 	}
+	if f.ElementType() == codec.MediaTypeJSON && !metadata && it.Value != nil {
+		// Made anew each time rather than cached: a copy of the stored
+		// value is cheap, and keeping one would double the cache's bytes.
+		if data, ok := rq.storedElement(it); ok {
+			return data, nil
+		}
+	}
 	if !f.FromJSON() || f.ElementType() == codec.MediaTypeJSON {
 		return it.Encoded(key, func(obj any) ([]byte, error) {
 			if metadata { // built only when not cached yet

@@ -359,7 +359,9 @@ func (rq *request) writeEvent(ev watch.Event) error {
 	if err != nil {
 		return err
 	}
-	return rq.writeFrame(string(ev.Type), rq.typeOf(), element)
+	err = rq.writeFrame(string(ev.Type), rq.typeOf(), element)
+	rq.elements = rq.elements[:0] // the frame holds a copy: a watch reuses one buffer
+	return err
 }
 
 // writeFrame writes one framed event.

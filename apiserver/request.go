@@ -54,6 +54,7 @@ type request struct {
 	includeObject    string
 	tableHeadersSent bool
 	frame            []byte // a watch's event buffer
+	elements         []byte // where JSON elements made from stored values are made (see storedElement)
 	warned           map[string]bool
 	warnedRunes      int
 	w                http.ResponseWriter
