@@ -150,7 +150,7 @@ func (s *Server) add(r *resource) error {
 		}
 	}
 	r.prefix = s.config.keyPrefix + r.qualifiedResource() + "/"
-	r.cache = s.hub.Register(r.prefix, recoverDecode(r.decodeStored))
+	r.cache = s.hub.Register(r.prefix, recoverDecode(r.decodeCached))
 	s.resources = append(s.resources, r)
 	return nil
 }
