@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"bytes"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -36,14 +37,20 @@ const (
 	aliasMin  = 128
 	// internEntries bounds the table: strings that never repeat (a label
 	// holding a unique id) would otherwise fill it forever. Once full it
-	// shares the strings it has and takes no more.
+	// shares the strings it has and takes no more. mapEntries bounds the
+	// shared maps likewise, and mapKeyMax the size of a map shared whole.
 	internEntries = 4096
+	mapEntries    = 1024
+	mapKeyMax     = 256
 )
 
-// stringTable shares equal strings between the objects of one resource.
+// stringTable shares equal strings, and equal small maps (the label sets
+// of the objects of one workload), between the objects of one resource.
+// A map costs some 300 bytes however few its entries.
 type stringTable struct {
-	mu sync.Mutex
-	m  map[string]string
+	mu   sync.Mutex
+	m    map[string]string
+	maps map[string]map[string]string // by mapKey
 }
 
 func (t *stringTable) intern(s string) string {
@@ -92,6 +99,15 @@ func (t *stringTable) internMap(m map[string]string, stored []byte) map[string]s
 	if len(m) == 0 {
 		return m
 	}
+	key, ok := mapKey(m)
+	if ok {
+		t.mu.Lock()
+		shared, found := t.maps[key]
+		t.mu.Unlock()
+		if found {
+			return shared
+		}
+	}
 	out := make(map[string]string, len(m))
 	for k, v := range m {
 		if len(v) >= aliasMin && stored != nil {
@@ -101,7 +117,38 @@ func (t *stringTable) internMap(m map[string]string, stored []byte) map[string]s
 		}
 		out[t.intern(k)] = v
 	}
+	if ok {
+		t.mu.Lock()
+		if len(t.maps) < mapEntries {
+			if t.maps == nil {
+				t.maps = make(map[string]map[string]string)
+			}
+			t.maps[key] = out
+		}
+		t.mu.Unlock()
+	}
 	return out
+}
+
+// mapKey is the content of a small map as a string, the same for equal
+// maps; ok is false for a map too large to share whole.
+func mapKey(m map[string]string) (string, bool) {
+	n := 0
+	for k, v := range m {
+		if n += len(k) + len(v) + 2; n > mapKeyMax {
+			return "", false
+		}
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b := make([]byte, 0, n)
+	for _, k := range keys {
+		b = append(append(append(append(b, k...), 0), m[k]...), 0)
+	}
+	return string(b), true
 }
 
 // aliasIn returns s as a string sharing stored's bytes if they hold it

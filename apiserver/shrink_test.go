@@ -37,6 +37,9 @@ func TestShrinkSharesStrings(t *testing.T) {
 	if p, s := uintptr(unsafe.Pointer(unsafe.StringData(objs[1].Annotations["pad"]))), uintptr(unsafe.Pointer(&stored[1][0])); p < s || p >= s+uintptr(len(stored[1])) {
 		t.Error("a long annotation is not shared with the stored value")
 	}
+	if reflect.ValueOf(objs[0].Labels).UnsafePointer() != reflect.ValueOf(objs[1].Labels).UnsafePointer() {
+		t.Error("equal label sets are not shared")
+	}
 	if unsafe.StringData(objs[0].Labels["app"]) != unsafe.StringData(objs[1].Labels["app"]) ||
 		unsafe.StringData(objs[0].Kind) != unsafe.StringData(objs[1].Kind) {
 		t.Error("repeated strings are not shared")
