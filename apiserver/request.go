@@ -135,7 +135,11 @@ func (rq *request) serve(v verb) error {
 		return rq.get(ctx)
 	case verbList:
 		if watch {
-			return rq.watch(ctx)
+			spec, err := rq.parseWatch(ctx)
+			if err != nil {
+				return err
+			}
+			return rq.streamWatch(ctx, spec)
 		}
 		return rq.list(ctx)
 	case verbCreate:
