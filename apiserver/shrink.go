@@ -2,7 +2,8 @@ package apiserver
 
 import (
 	"bytes"
-	"slices"
+	"hash/maphash"
+	"maps"
 	"sync"
 	"unsafe"
 
@@ -38,19 +39,25 @@ const (
 	// internEntries bounds the table: strings that never repeat (a label
 	// holding a unique id) would otherwise fill it forever. Once full it
 	// shares the strings it has and takes no more. mapEntries bounds the
-	// shared maps likewise, and mapKeyMax the size of a map shared whole.
+	// shared maps and field sets likewise, and mapKeyMax and fieldsKeyMax
+	// the size of one shared.
 	internEntries = 4096
 	mapEntries    = 1024
-	mapKeyMax     = 256
+	mapKeyMax     = 4096
+	fieldsKeyMax  = 4096
 )
 
-// stringTable shares equal strings, and equal small maps (the label sets
-// of the objects of one workload), between the objects of one resource.
-// A map costs some 300 bytes however few its entries.
+// stringTable shares equal strings, equal small maps (the label sets of
+// the objects of one workload, a common annotation) and equal field sets
+// between the objects of one resource. A map costs some 300 bytes however
+// few its entries.
 type stringTable struct {
-	mu   sync.Mutex
-	m    map[string]string
-	maps map[string]map[string]string // by mapKey
+	mu       sync.Mutex
+	m        map[string]string
+	maps     map[uint64]map[string]string // by mapKey
+	seed     maphash.Seed
+	seedOnce sync.Once
+	fields   map[string]*kapi.FieldsV1 // by the set's JSON
 }
 
 func (t *stringTable) intern(s string) string {
@@ -90,23 +97,52 @@ func (t *stringTable) shrink(obj kapi.Object, stored []byte) {
 		e := &m.ManagedFields[i]
 		e.Manager, e.Operation, e.APIVersion = t.intern(e.Manager), t.intern(e.Operation), t.intern(e.APIVersion)
 		e.FieldsType, e.Subresource = t.intern(e.FieldsType), t.intern(e.Subresource)
+		e.FieldsV1 = t.internFields(e.FieldsV1)
 	}
 }
 
-// internMap returns m with its keys and short values shared; with stored,
-// its long values point into stored where they appear there as they are.
+// internFields returns a field set equal to f, shared with the other objects
+// whose managers set the same fields: the objects one client writes
+// usually have the same set.
+func (t *stringTable) internFields(f *kapi.FieldsV1) *kapi.FieldsV1 {
+	if f == nil || len(f.Raw) > fieldsKeyMax {
+		return f
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if shared, ok := t.fields[string(f.Raw)]; ok {
+		return shared
+	}
+	if len(t.fields) < mapEntries {
+		if t.fields == nil {
+			t.fields = make(map[string]*kapi.FieldsV1)
+		}
+		t.fields[string(f.Raw)] = f
+	}
+	return f
+}
+
+// internMap returns a map equal to m: one the table already holds, or one
+// with its keys and short values shared and, if the table cannot take it
+// and stored is given, its long values pointing into stored where they
+// appear there as they are.
 func (t *stringTable) internMap(m map[string]string, stored []byte) map[string]string {
 	if len(m) == 0 {
 		return m
 	}
-	key, ok := mapKey(m)
+	key, ok := t.mapKey(m)
 	if ok {
 		t.mu.Lock()
 		shared, found := t.maps[key]
 		t.mu.Unlock()
-		if found {
+		if found && maps.Equal(shared, m) {
 			return shared
 		}
+	}
+	// A map the table may keep must not point into stored: the table
+	// would keep the whole value alive after its object is gone.
+	if ok {
+		stored = nil
 	}
 	out := make(map[string]string, len(m))
 	for k, v := range m {
@@ -119,9 +155,9 @@ func (t *stringTable) internMap(m map[string]string, stored []byte) map[string]s
 	}
 	if ok {
 		t.mu.Lock()
-		if len(t.maps) < mapEntries {
+		if _, taken := t.maps[key]; !taken && len(t.maps) < mapEntries {
 			if t.maps == nil {
-				t.maps = make(map[string]map[string]string)
+				t.maps = make(map[uint64]map[string]string)
 			}
 			t.maps[key] = out
 		}
@@ -130,25 +166,26 @@ func (t *stringTable) internMap(m map[string]string, stored []byte) map[string]s
 	return out
 }
 
-// mapKey is the content of a small map as a string, the same for equal
-// maps; ok is false for a map too large to share whole.
-func mapKey(m map[string]string) (string, bool) {
+// mapKey hashes a map's content, the same for equal maps whatever their
+// order; ok is false for a map too large to share whole, which the table
+// would keep alive after its objects are gone.
+func (t *stringTable) mapKey(m map[string]string) (uint64, bool) {
+	t.seedOnce.Do(func() { t.seed = maphash.MakeSeed() })
+	var h maphash.Hash
+	h.SetSeed(t.seed)
+	var sum uint64
 	n := 0
 	for k, v := range m {
-		if n += len(k) + len(v) + 2; n > mapKeyMax {
-			return "", false
+		if n += len(k) + len(v); n > mapKeyMax {
+			return 0, false
 		}
+		h.Reset()
+		h.WriteString(k)
+		h.WriteByte(0)
+		h.WriteString(v)
+		sum += h.Sum64()
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	b := make([]byte, 0, n)
-	for _, k := range keys {
-		b = append(append(append(append(b, k...), 0), m[k]...), 0)
-	}
-	return string(b), true
+	return sum, true
 }
 
 // aliasIn returns s as a string sharing stored's bytes if they hold it

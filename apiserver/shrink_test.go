@@ -6,12 +6,14 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/kapi-dev/kapi"
 )
 
 // shrink must leave an object equal to what it was, with its long
 // annotations in the stored value's bytes and its repeated strings shared.
 func TestShrinkSharesStrings(t *testing.T) {
-	long := strings.Repeat("p", 300)
+	long := strings.Repeat("p", mapKeyMax) // too long for the map to be shared whole
 	var table stringTable
 	var objs [2]*storedThing
 	var stored [2][]byte
@@ -19,6 +21,7 @@ func TestShrinkSharesStrings(t *testing.T) {
 		obj := &storedThing{}
 		obj.Kind, obj.APIVersion, obj.Name, obj.Namespace = "Thing", "example.com/v1", "a", "ns"
 		obj.Labels = map[string]string{"app": "shop"}
+		obj.ManagedFields = []kapi.ManagedFieldsEntry{{Manager: "m", Operation: "Update", FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}}}
 		obj.Annotations = map[string]string{"pad": long, "escaped": strings.Repeat("<", 200)}
 		data, err := json.Marshal(obj)
 		if err != nil {
@@ -39,6 +42,9 @@ func TestShrinkSharesStrings(t *testing.T) {
 	}
 	if reflect.ValueOf(objs[0].Labels).UnsafePointer() != reflect.ValueOf(objs[1].Labels).UnsafePointer() {
 		t.Error("equal label sets are not shared")
+	}
+	if objs[0].ManagedFields[0].FieldsV1 != objs[1].ManagedFields[0].FieldsV1 {
+		t.Error("equal field sets are not shared")
 	}
 	if unsafe.StringData(objs[0].Labels["app"]) != unsafe.StringData(objs[1].Labels["app"]) ||
 		unsafe.StringData(objs[0].Kind) != unsafe.StringData(objs[1].Kind) {
