@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -52,7 +53,7 @@ func TestMemoryPerWidget(t *testing.T) {
 	}
 	const path = "/apis/example.com/v1/namespaces/load/widgets"
 	do(http.MethodGet, path, "", http.StatusOK) // the hub has started
-	base := heapInUse()
+	base, baseRSS := heapInUse(), residentBytes()
 
 	// As the load harness's widgets: a few labels, an annotation padding
 	// the JSON to about 1 KiB.
@@ -68,8 +69,17 @@ func TestMemoryPerWidget(t *testing.T) {
 		jsonBytes += len(last)
 	}
 	loaded := time.Since(start)
+	loadedRSS := residentBytes()
 	list := do(http.MethodGet, path, "", http.StatusOK)
 	held := float64(heapInUse() - base)
+	if rss := residentBytes(); rss > 0 {
+		ratio := func(n int64) string {
+			return fmt.Sprintf("%.0f MiB (%.2f× the JSON)", float64(n-baseRSS)/(1<<20), float64(n-baseRSS)/float64(jsonBytes))
+		}
+		debug.FreeOSMemory()
+		t.Logf("RSS growth (GOGC=%q): after the creates %s, after the list %s, after returning free memory to the OS %s",
+			os.Getenv("GOGC"), ratio(loadedRSS), ratio(rss), ratio(residentBytes()))
+	}
 	t.Logf("%d widgets of %d bytes of JSON on average (%d bytes of list), loaded in %v", n, jsonBytes/n, len(list), loaded)
 	t.Logf("heap in use: %.0f MiB, %.0f bytes per widget, %.2f× the JSON", held/(1<<20), held/float64(n), held/float64(jsonBytes))
 	_ = last
@@ -171,4 +181,19 @@ func TestIdleWatcherCost(t *testing.T) {
 		hs.Close()
 	}
 	close(release)
+}
+
+// residentBytes is the process's resident set (Linux), 0 where unknown.
+func residentBytes() int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }
