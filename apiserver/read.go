@@ -301,6 +301,7 @@ func (rq *request) streamWatch(ctx context.Context, spec *watchSpec) error {
 	stop := context.AfterFunc(rq.s.flow.endWatches, cancel) // Shutdown or Close
 	defer stop()
 
+	rq.streaming = true
 	w := rq.w
 	w.Header().Set("Content-Type", rq.out.StreamContentType())
 	w.Header().Set("X-Content-Type-Options", "nosniff")

@@ -53,8 +53,10 @@ type request struct {
 	// includeObject is the Table parameter: None, Metadata (also "") or Object.
 	includeObject    string
 	tableHeadersSent bool
-	frame            []byte // a watch's event buffer
-	elements         []byte // where JSON elements made from stored values are made (see storedElement)
+	frame            []byte   // a watch's event buffer
+	elements         []byte   // where JSON elements made from stored values are made (see storedElement)
+	chunks           [][]byte // the full chunks elements were made in before
+	streaming        bool     // a watch: elements are made one at a time
 	warned           map[string]bool
 	warnedRunes      int
 	w                http.ResponseWriter
@@ -73,6 +75,7 @@ func (s *Server) handle(gv groupVersion, v verb) http.HandlerFunc {
 			namespace: chi.URLParam(r, "namespace"), name: chi.URLParam(r, "name"),
 			subresource: chi.URLParam(r, "subresource"), query: r.URL.Query(), w: w, r: r,
 		}
+		defer rq.releaseElements() // after the response is written: it may be one
 		if err := rq.serve(v); err != nil {
 			rq.fail(err)
 		}
