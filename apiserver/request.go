@@ -70,15 +70,25 @@ func (s *Server) handle(gv groupVersion, v verb) http.HandlerFunc {
 		byPlural[r.Plural] = r
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
-		rq := &request{
-			s: s, res: byPlural[chi.URLParam(r, "resource")],
-			namespace: chi.URLParam(r, "namespace"), name: chi.URLParam(r, "name"),
-			subresource: chi.URLParam(r, "subresource"), query: r.URL.Query(), w: w, r: r,
-		}
-		defer rq.releaseElements() // after the response is written: it may be one
-		if err := rq.serve(v); err != nil {
-			rq.fail(err)
-		}
+		// Made apart, so that what making it takes is off the stack: a
+		// watch's handler keeps its stack while it idles (see
+		// TestIdleWatcherCost).
+		newRequest(s, byPlural, w, r).run(v)
+	}
+}
+
+func newRequest(s *Server, byPlural map[string]*resource, w http.ResponseWriter, r *http.Request) *request {
+	return &request{
+		s: s, res: byPlural[chi.URLParam(r, "resource")],
+		namespace: chi.URLParam(r, "namespace"), name: chi.URLParam(r, "name"),
+		subresource: chi.URLParam(r, "subresource"), query: r.URL.Query(), w: w, r: r,
+	}
+}
+
+func (rq *request) run(v verb) {
+	defer rq.releaseElements() // after the response is written: it may be one
+	if err := rq.serve(v); err != nil {
+		rq.fail(err)
 	}
 }
 
