@@ -46,6 +46,13 @@ func (rq *request) element(it *watch.Item, f *codec.Format, metadata bool) ([]by
 	if metadata {
 		key = rq.metadataKey(f)
 	}
+	if f.ElementType() == codec.MediaTypeJSON && !metadata && it.Value != nil && rq.res.objType.plainMetadata {
+		// Made anew each time rather than cached: a copy of the stored
+		// value is cheap, and keeping one would double the cache's bytes.
+		if data, ok := rq.storedElement(it); ok {
+			return data, nil
+		}
+	}
 	if !f.FromJSON() || f.ElementType() == codec.MediaTypeJSON {
 		return it.Encoded(key, func(obj any) ([]byte, error) {
 			if metadata { // built only when not cached yet
@@ -264,61 +271,16 @@ func (rq *request) respondStored(code int, obj kapi.Object, value []byte) error 
 }
 
 // objectJSON is json.Marshal(obj), made from stored, obj's marshalStored
-// encoding, when it can be: stored itself when obj has no resourceVersion,
-// stored with the resourceVersion put back when the type's metadata is
-// plain (withResourceVersion).
+// encoding, when the type's JSON is plain enough to tell where the
+// resourceVersion goes (appendStoredElement).
 func (rq *request) objectJSON(obj kapi.Object, stored []byte) ([]byte, error) {
-	if stored != nil {
-		meta := obj.GetObjectMeta()
-		if meta.ResourceVersion == "" {
-			return stored, nil
-		}
-		if rq.objType.plainMetadata {
-			if data := withResourceVersion(stored, meta); data != nil {
-				return data, nil
-			}
+	if stored != nil && rq.objType.plainMetadata {
+		rv := obj.GetObjectMeta().ResourceVersion
+		if data, ok := appendStoredElement(make([]byte, 0, len(stored)+len(rv)+len(`,"resourceVersion":""`)), stored, rv); ok {
+			return data, nil
 		}
 	}
 	return json.Marshal(obj)
-}
-
-// withResourceVersion is the JSON of an object whose marshalStored bytes
-// are stored and whose metadata is meta, or nil when it cannot tell. The
-// caller knows that encoding/json writes the object's metadata as
-// kapi.ObjectMeta, whose resourceVersion comes right after its uid: the
-// JSON is then stored with the resourceVersion inserted there, provided the
-// uid, a plain string, appears once in stored (another object holding the
-// same uid, an owner reference to itself say, would make the place unsure).
-func withResourceVersion(stored []byte, meta *kapi.ObjectMeta) []byte {
-	if !plainJSONString(meta.UID) || !plainJSONString(meta.ResourceVersion) {
-		return nil
-	}
-	var uid []byte
-	uid = append(append(append(uid, `"uid":"`...), meta.UID...), '"')
-	i := bytes.Index(stored, uid)
-	if i < 0 || bytes.Contains(stored[i+len(uid):], uid) {
-		return nil
-	}
-	at := i + len(uid)
-	out := make([]byte, 0, len(stored)+len(meta.ResourceVersion)+len(`,"resourceVersion":""`))
-	out = append(out, stored[:at]...)
-	out = append(out, `,"resourceVersion":"`...)
-	out = append(out, meta.ResourceVersion...)
-	out = append(out, '"')
-	return append(out, stored[at:]...)
-}
-
-// plainJSONString says that encoding/json writes s between quotes as it is.
-func plainJSONString(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_') {
-			return false
-		}
-	}
-	return true
 }
 
 // writeStatus writes a Status with its code, in f (JSON if nil).

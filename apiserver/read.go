@@ -223,17 +223,29 @@ func (rq *request) listStored(ctx context.Context, prefix string, rev int64, sta
 	return items, page.Revision, page.Remaining, lastKey, nil
 }
 
-func (rq *request) watch(ctx context.Context) error {
+// watchSpec is what a watch request asks for, parsed.
+type watchSpec struct {
+	opts      watch.WatchOptions
+	timeout   time.Duration
+	bookmarks bool
+	rv        string
+}
+
+// parseWatch reads a watch request. It is apart from streamWatch so that
+// its frame has left the stack when the stream starts: an idle watch holds
+// its handler's stack for its whole life, and the runtime halves a stack
+// only while a quarter of it is in use (see TestIdleWatcherCost).
+func (rq *request) parseWatch(ctx context.Context) (*watchSpec, error) {
 	q := rq.query
 	sel, err := rq.parseSelectors()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	bookmarks, _ := rq.boolParam("allowWatchBookmarks")
 	initial, initialSet := rq.boolParam("sendInitialEvents")
 	rv, match := q.Get("resourceVersion"), q.Get("resourceVersionMatch")
 	if errs := validateWatchOptions(match, q.Get("continue"), initialSet); len(errs) > 0 {
-		return listOptionsInvalid(errs...)
+		return nil, listOptionsInvalid(errs...)
 	}
 	// Without timeoutSeconds, a random time in [min, 2·min) spreads the
 	// reconnects of many watchers, as kube-apiserver's.
@@ -241,7 +253,7 @@ func (rq *request) watch(ctx context.Context) error {
 	if s := q.Get("timeoutSeconds"); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || n < 0 {
-			return badRequest("timeoutSeconds must be a non-negative integer, not %q", s)
+			return nil, badRequest("timeoutSeconds must be a non-negative integer, not %q", s)
 		}
 		if n > 0 {
 			timeout = time.Duration(n) * time.Second
@@ -257,68 +269,80 @@ func (rq *request) watch(ctx context.Context) error {
 		// Synthetic ADDED events for the state at rv first; with bookmarks,
 		// the bookmark that says they are over.
 		if err := rq.consistent(ctx, rv); err != nil {
-			return err
+			return nil, err
 		}
 		opts.InitialEvents, opts.InitialEventsEnd = true, bookmarks
 	case rv == "" || rv == "0":
 		// sendInitialEvents=false: only the changes from now on.
 		if err := rq.consistent(ctx, rv); err != nil {
-			return err
+			return nil, err
 		}
 		opts.Revision = rq.s.hub.Revision()
 	default:
 		rev, err := parseRevision(rv)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		opts.Revision = rev
 	}
 
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	return &watchSpec{opts: opts, timeout: timeout, bookmarks: bookmarks, rv: rv}, nil
+}
+
+// streamWatch serves a parsed watch until it ends.
+func (rq *request) streamWatch(ctx context.Context, spec *watchSpec) error {
+	ctx, cancel := context.WithTimeout(ctx, spec.timeout)
 	defer cancel()
 	stop := context.AfterFunc(rq.s.flow.endWatches, cancel) // Shutdown or Close
 	defer stop()
 
+	rq.streaming = true
 	w := rq.w
 	w.Header().Set("Content-Type", rq.out.StreamContentType())
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	flush := func() {
-		if flusher != nil {
-			flusher.Flush()
-		}
-	}
-	flush()
+	rq.flush()
 
-	watcher, err := rq.res.cache.Watch(opts)
+	watcher, err := rq.res.cache.Watch(spec.opts)
 	for err == nil {
 		var ev watch.Event
 		if ev, err = watcher.Next(ctx); err == nil {
 			err = rq.writeEvent(ev)
 		}
 		if !watcher.Buffered() { // as kube-apiserver: one flush per burst, not per event
-			flush()
+			rq.flush()
 		}
 	}
-	if watcher != nil && bookmarks && !errors.Is(err, storage.ErrExpired) && rq.r.Context().Err() == nil {
+	rq.endWatch(watcher, err, spec)
+	return nil // the stream has begun: it ends, it does not fail
+}
+
+// endWatch writes what ends a stream that err ended.
+func (rq *request) endWatch(watcher *watch.Watcher, err error, spec *watchSpec) {
+	if watcher != nil && spec.bookmarks && !errors.Is(err, storage.ErrExpired) && rq.r.Context().Err() == nil {
 		// The server ends the stream (timeout, shutdown): tell the client
 		// how far it got, so that it resumes without a gap.
 		if rq.writeEvent(watcher.Bookmark()) == nil {
-			flush()
+			rq.flush()
 		}
 	}
 	if errors.Is(err, storage.ErrExpired) {
 		st := NewStatusError(http.StatusGone, kapi.StatusReasonExpired,
-			fmt.Sprintf("too old resource version: %s (%d)", rv, rq.s.hub.Revision())).Status
+			fmt.Sprintf("too old resource version: %s (%d)", spec.rv, rq.s.hub.Revision())).Status
 		if element, err := rq.out.Marshal(&st); err == nil {
 			if rq.writeFrame("ERROR", st.TypeMeta, element) == nil {
-				flush()
+				rq.flush()
 			}
 		}
 	}
-	return nil // the stream has begun: it ends, it does not fail
+}
+
+// flush sends what the response holds so far.
+func (rq *request) flush() {
+	if f, ok := rq.w.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 // writeEvent writes one watch event around the item's shared element.
@@ -354,7 +378,9 @@ func (rq *request) writeEvent(ev watch.Event) error {
 	if err != nil {
 		return err
 	}
-	return rq.writeFrame(string(ev.Type), rq.typeOf(), element)
+	err = rq.writeFrame(string(ev.Type), rq.typeOf(), element)
+	rq.elements = rq.elements[:0] // the frame holds a copy: a watch reuses one buffer
+	return err
 }
 
 // writeFrame writes one framed event.

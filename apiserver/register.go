@@ -137,7 +137,7 @@ type objectType struct {
 	protobuf             bool
 	schema               *patch.Schema
 	// plainMetadata says that encoding/json writes the type field by field
-	// with kapi.ObjectMeta as its metadata: see withResourceVersion.
+	// with kapi.ObjectMeta as its metadata: see appendStoredElement.
 	plainMetadata bool
 }
 
@@ -211,8 +211,9 @@ type resource struct {
 	// JSON field of it has a protobuf tag, or it is a proto.Message.
 	protobuf bool
 
-	prefix string // storage keys of this resource start with it
-	cache  *watch.Cache
+	prefix  string // storage keys of this resource start with it
+	cache   *watch.Cache
+	strings stringTable // shared by the objects of its cache
 }
 
 var dns1123Label = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)

@@ -56,7 +56,10 @@ type request struct {
 	// metadataKeys are the cache keys of metadata elements, by
 	// format: built once per request, not once per item of a list.
 	metadataKeys map[*codec.Format]string
-	frame        []byte // a watch's event buffer
+	frame        []byte   // a watch's event buffer
+	elements     []byte   // where JSON elements made from stored values are made (see storedElement)
+	chunks       [][]byte // the full chunks elements were made in before
+	streaming    bool     // a watch: elements are made one at a time
 	warned       map[string]bool
 	warnedRunes  int
 	w            http.ResponseWriter
@@ -70,14 +73,25 @@ func (s *Server) handle(gv groupVersion, v verb) http.HandlerFunc {
 		byPlural[r.Plural] = r
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
-		rq := &request{
-			s: s, res: byPlural[chi.URLParam(r, "resource")],
-			namespace: chi.URLParam(r, "namespace"), name: chi.URLParam(r, "name"),
-			subresource: chi.URLParam(r, "subresource"), query: r.URL.Query(), w: w, r: r,
-		}
-		if err := rq.serve(v); err != nil {
-			rq.fail(err)
-		}
+		// Made apart, so that what making it takes is off the stack: a
+		// watch's handler keeps its stack while it idles (see
+		// TestIdleWatcherCost).
+		newRequest(s, byPlural, w, r).run(v)
+	}
+}
+
+func newRequest(s *Server, byPlural map[string]*resource, w http.ResponseWriter, r *http.Request) *request {
+	return &request{
+		s: s, res: byPlural[chi.URLParam(r, "resource")],
+		namespace: chi.URLParam(r, "namespace"), name: chi.URLParam(r, "name"),
+		subresource: chi.URLParam(r, "subresource"), query: r.URL.Query(), w: w, r: r,
+	}
+}
+
+func (rq *request) run(v verb) {
+	defer rq.releaseElements() // after the response is written: it may be one
+	if err := rq.serve(v); err != nil {
+		rq.fail(err)
 	}
 }
 
@@ -137,7 +151,11 @@ func (rq *request) serve(v verb) error {
 		return rq.get(ctx)
 	case verbList:
 		if watch {
-			return rq.watch(ctx)
+			spec, err := rq.parseWatch(ctx)
+			if err != nil {
+				return err
+			}
+			return rq.streamWatch(ctx, spec)
 		}
 		return rq.list(ctx)
 	case verbCreate:

@@ -180,7 +180,7 @@ func (h *Hub) relist(ctx context.Context) (int64, error) {
 				continue
 			}
 			// List returns keys in order.
-			states[c] = append(states[c], &Item{Key: kv.Key, Revision: kv.ModRevision, Object: obj})
+			states[c] = append(states[c], &Item{Key: kv.Key, Revision: kv.ModRevision, Object: obj, Value: kv.Value})
 		}
 		if page.Remaining == 0 || len(page.Items) == 0 {
 			break
@@ -226,20 +226,20 @@ func (h *Hub) apply(ev storage.Event) {
 	var item *Item
 	typ := ev.Type
 	if c != nil {
-		obj, err := c.decode(ev.KeyValue)
+		kv := ev.KeyValue
+		obj, err := c.decode(kv)
 		if err != nil && ev.Prev != nil {
 			// What was served is gone from the cache: announce its
 			// deletion, with its last state at this revision.
 			h.config.onError(err)
 			typ = storage.Delete
-			prev := ev.KeyValue
-			prev.Value = ev.Prev
-			obj, err = c.decode(prev)
+			kv.Value = ev.Prev
+			obj, err = c.decode(kv)
 		}
 		if err != nil {
 			h.config.onError(err)
 		} else {
-			item = &Item{Key: ev.Key, Revision: ev.ModRevision, Object: obj}
+			item = &Item{Key: ev.Key, Revision: ev.ModRevision, Object: obj, Value: kv.Value}
 		}
 	}
 
@@ -349,7 +349,7 @@ func (c *Cache) apply(typ storage.EventType, key string, item *Item, rev int64) 
 			return false
 		}
 		if item == nil { // not even the last state decodes: what was served, at this revision
-			item = &Item{Key: key, Revision: rev, Object: ev.Prev.Object}
+			item = &Item{Key: key, Revision: rev, Object: ev.Prev.Object, Value: ev.Prev.Value}
 		}
 		ev.Type, ev.Item = Deleted, item
 	} else {

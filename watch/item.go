@@ -14,6 +14,11 @@ type Item struct {
 	Revision int64
 	// Object is the decoded object, with its resourceVersion set.
 	Object any
+	// Value is the stored value Object was decoded from, shared with the
+	// store (nil for an item made otherwise). Encoders may derive an
+	// encoding from it rather than keep one more copy of the object's
+	// bytes.
+	Value []byte
 
 	// encodings is read without a lock: a format once encoded is found by
 	// every later reader at the cost of an atomic load. mu only serializes

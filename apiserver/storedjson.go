@@ -1,0 +1,263 @@
+package apiserver
+
+import (
+	"bytes"
+	"sync"
+
+	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/watch"
+)
+
+// An object's JSON element differs from its stored value (marshalStored)
+// only by metadata.resourceVersion, which the store's revision supplies.
+// Making the element from the stored bytes costs a copy instead of a
+// json.Marshal, and spares the cache a second copy of every object's bytes:
+// the store already holds them.
+
+// storedElement returns the JSON element of the item's object made from its
+// stored value (see appendStoredElement), or false. The elements of one
+// request are made one after another in chunks that are never copied (a
+// full one is replaced), so that each element stays valid for the
+// request's life; the chunks come from a pool and return to it when the
+// request ends (releaseElements), so that a list costs neither an
+// allocation per item nor fresh zeroed memory. A watch, which keeps its
+// buffer while it idles, makes its one element at a time in a buffer of
+// its own, sized to the largest.
+func (rq *request) storedElement(it *watch.Item) ([]byte, bool) {
+	rv := it.Object.(kapi.Object).GetObjectMeta().ResourceVersion
+	need := len(it.Value) + len(rv) + len(`,"resourceVersion":""`)
+	if cap(rq.elements)-len(rq.elements) < need {
+		switch {
+		case rq.streaming || need > elementChunk:
+			rq.releaseElements()
+			rq.elements = make([]byte, 0, need)
+		default:
+			if rq.elements != nil {
+				rq.chunks = append(rq.chunks, rq.elements)
+			}
+			rq.elements = (*elementChunks.Get().(*[]byte))[:0]
+		}
+	}
+	start := len(rq.elements)
+	buf, ok := appendStoredElement(rq.elements, it.Value, rv)
+	if !ok {
+		return nil, false
+	}
+	rq.elements = buf
+	return buf[start:len(buf):len(buf)], true
+}
+
+// elementChunk is the size of the pooled chunks elements are made in.
+const elementChunk = 256 << 10
+
+var elementChunks = sync.Pool{New: func() any {
+	b := make([]byte, 0, elementChunk)
+	return &b
+}}
+
+// releaseElements returns the request's chunks to the pool: no element
+// made in them may be used afterwards.
+func (rq *request) releaseElements() {
+	for _, b := range append(rq.chunks, rq.elements) {
+		if cap(b) == elementChunk {
+			b = b[:0]
+			elementChunks.Put(&b)
+		}
+	}
+	rq.chunks, rq.elements = nil, nil
+}
+
+// appendStoredElement appends to dst the JSON element of an object from its
+// stored value: the value with "resourceVersion":rv inserted where
+// json.Marshal puts it, after the ObjectMeta fields declared before it, so
+// that the bytes are those json.Marshal makes of the decoded object. ok is
+// false if the value is not in the shape marshalStored writes (it already
+// holds a resourceVersion, or does not parse), or rv is not a decimal
+// revision: the caller then marshals the object.
+func appendStoredElement(dst, stored []byte, rv string) ([]byte, bool) {
+	if rv == "" {
+		return append(dst, stored...), true // json.Marshal omits an empty resourceVersion
+	}
+	for i := 0; i < len(rv); i++ {
+		if rv[i] < '0' || rv[i] > '9' {
+			return dst, false
+		}
+	}
+	at, sep := resourceVersionOffset(stored)
+	if at < 0 {
+		return dst, false
+	}
+	dst = append(dst, stored[:at]...)
+	if sep == ',' { // after the preceding fields
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"resourceVersion":"`...)
+	dst = append(dst, rv...)
+	dst = append(dst, '"')
+	if sep == '}' { // before the fields that follow
+		dst = append(dst, ',')
+	}
+	return append(dst, stored[at:]...), true
+}
+
+// resourceVersionOffset finds where in a stored object's metadata the
+// resourceVersion goes: before the first member that ObjectMeta declares
+// after it, or at the end of the object. sep says which separator the
+// insertion needs: '}' for a comma after it (a member follows), ',' for one
+// before it (it follows a member), 0 for none (metadata is empty). at is -1
+// if the value is not an object with a metadata object lacking a
+// resourceVersion.
+func resourceVersionOffset(b []byte) (at int, sep byte) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return -1, 0
+	}
+	i++
+	for {
+		i = skipSpace(b, i)
+		if i < len(b) && b[i] == '}' {
+			return -1, 0
+		}
+		key, next := readKey(b, i)
+		if next < 0 {
+			return -1, 0
+		}
+		i = skipSpace(b, next)
+		if string(key) == "metadata" {
+			return metadataOffset(b, i)
+		}
+		if i = skipValue(b, i); i < 0 {
+			return -1, 0
+		}
+		i = skipSpace(b, i)
+		if i >= len(b) || b[i] != ',' {
+			return -1, 0
+		}
+		i++
+	}
+}
+
+func metadataOffset(b []byte, i int) (int, byte) {
+	if i >= len(b) || b[i] != '{' {
+		return -1, 0
+	}
+	i++
+	members := 0
+	for {
+		i = skipSpace(b, i)
+		if i < len(b) && b[i] == '}' {
+			if members == 0 {
+				return i, 0
+			}
+			return i, ','
+		}
+		key, next := readKey(b, i)
+		if next < 0 {
+			return -1, 0
+		}
+		switch string(key) {
+		case "name", "generateName", "namespace", "selfLink", "uid":
+		case "resourceVersion":
+			return -1, 0
+		default:
+			return i, '}'
+		}
+		if i = skipValue(b, skipSpace(b, next)); i < 0 {
+			return -1, 0
+		}
+		i = skipSpace(b, i)
+		if i < len(b) && b[i] == ',' {
+			i++
+		}
+		members++
+	}
+}
+
+// readKey reads an object member's key at b[i] and its colon, returning the
+// key as written (escapes are left as they are: the keys looked for have
+// none) and the offset after the colon, or -1.
+func readKey(b []byte, i int) ([]byte, int) {
+	if i >= len(b) || b[i] != '"' {
+		return nil, -1
+	}
+	end := skipString(b, i)
+	if end < 0 {
+		return nil, -1
+	}
+	key := b[i+1 : end-1]
+	j := skipSpace(b, end)
+	if j >= len(b) || b[j] != ':' {
+		return nil, -1
+	}
+	return key, j + 1
+}
+
+// skipString returns the offset after the string starting at b[i], or -1.
+func skipString(b []byte, i int) int {
+	for j := i + 1; ; j++ {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		escaped := false // by an odd run of backslashes before the quote
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			escaped = !escaped
+		}
+		if !escaped {
+			return j + 1
+		}
+	}
+}
+
+// skipValue returns the offset after the JSON value starting at b[i], or
+// -1. It checks only as much of the syntax as finding the end needs: the
+// value was written by json.Marshal.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				if j = skipString(b, j); j < 0 {
+					return -1
+				}
+				j--
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	j := i
+	for j < len(b) {
+		switch b[j] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return j
+		}
+		j++
+	}
+	return j
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}

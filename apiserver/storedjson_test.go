@@ -1,0 +1,67 @@
+package apiserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/kapi-dev/kapi"
+)
+
+type storedThing struct {
+	kapi.TypeMeta   `json:",inline"`
+	kapi.ObjectMeta `json:"metadata,omitempty"`
+	Spec            map[string]any `json:"spec,omitempty"`
+}
+
+// appendStoredElement must make the very bytes json.Marshal makes of the object,
+// whichever ObjectMeta fields surround the resourceVersion.
+func TestStoredElementIsMarshal(t *testing.T) {
+	tests := []struct {
+		name string
+		obj  storedThing
+	}{
+		{"empty metadata", storedThing{}},
+		{"only name", storedThing{ObjectMeta: kapi.ObjectMeta{Name: "a"}}},
+		{"only generation", storedThing{ObjectMeta: kapi.ObjectMeta{Generation: 3}}},
+		{"name and labels", storedThing{ObjectMeta: kapi.ObjectMeta{Name: "a", Labels: map[string]string{"x": "y"}}}},
+		{"every field before it", storedThing{
+			TypeMeta: kapi.TypeMeta{Kind: "Thing", APIVersion: "example.com/v1"},
+			ObjectMeta: kapi.ObjectMeta{Name: `a"\}{`, GenerateName: "g-", Namespace: "ns", UID: "u",
+				Generation: 1, Annotations: map[string]string{"a": `<&>"{}[]`}},
+			Spec: map[string]any{"metadata": map[string]any{"resourceVersion": "1"}, "list": []any{"}", "]", 1.5, nil, true}},
+		}},
+		{"metadata after spec", storedThing{Spec: map[string]any{"a": `"{"`}, ObjectMeta: kapi.ObjectMeta{UID: "u"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stored, err := marshalStored(&tt.obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj := tt.obj
+			obj.ResourceVersion = "12345"
+			want, _ := json.Marshal(&obj)
+			got, ok := appendStoredElement(nil, stored, obj.ResourceVersion)
+			if !ok || !bytes.Equal(got, want) {
+				t.Fatalf("storedElement(%s) = %s, %v; want %s", stored, got, ok, want)
+			}
+		})
+	}
+}
+
+// A value appendStoredElement cannot splice into is left to the caller to
+// marshal.
+func TestStoredElementDeclines(t *testing.T) {
+	for _, stored := range []string{
+		``, `[]`, `{}`, `{"kind":"X"}`, `{"metadata":[]}`, `{"metadata":{"name":"a","resourceVersion":"1"}}`,
+		`{"metadata":{"name":"a`, `{"kind":"X`, `{"spec":{"a":[}`,
+	} {
+		if got, ok := appendStoredElement(nil, []byte(stored), "7"); ok {
+			t.Errorf("storedElement(%s) = %s, want it declined", stored, got)
+		}
+	}
+	if _, ok := appendStoredElement(nil, []byte(`{"metadata":{}}`), `7"`); ok {
+		t.Error("a resourceVersion that is not a revision was spliced in")
+	}
+}
