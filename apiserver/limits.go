@@ -360,6 +360,15 @@ func (g *guard) serveWithin(w http.ResponseWriter, r *http.Request, timeout time
 		return
 	case <-ctx.Done():
 	}
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		// The client went away, or only closed its side: the handler sees
+		// its context end and answers what it can. Waiting for it keeps
+		// net/http from finishing the response with an empty 200 of its own.
+		if p := <-result; p != nil {
+			panic(p)
+		}
+		return
+	}
 	select {
 	case p := <-result: // it returned as the deadline passed
 		if p != nil {
@@ -368,11 +377,7 @@ func (g *guard) serveWithin(w http.ResponseWriter, r *http.Request, timeout time
 		return
 	default:
 	}
-	var st *kapi.Status
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		s := statusOf(context.DeadlineExceeded, target{})
-		st = &s
-	} // else the client went away: nobody to answer
+	st := statusOf(context.DeadlineExceeded, target{})
 	if !tw.timeout(r, st) {
 		// The handler had begun its answer: the work is done and being
 		// sent. Cutting it would turn a success into a broken connection.
@@ -502,19 +507,17 @@ func (tw *timeoutWriter) began() bool {
 	return tw.wroteHeader
 }
 
-// timeout ends the handler's use of the response and answers st (nothing if
-// nil), unless the handler has begun its response: then it returns false
-// and changes nothing.
-func (tw *timeoutWriter) timeout(r *http.Request, st *kapi.Status) bool {
+// timeout ends the handler's use of the response and answers st, unless
+// the handler has begun its response: then it returns false and changes
+// nothing.
+func (tw *timeoutWriter) timeout(r *http.Request, st kapi.Status) bool {
 	tw.mu.Lock()
 	defer tw.mu.Unlock()
 	if tw.wroteHeader {
 		return false
 	}
 	tw.timedOut = true
-	if st != nil {
-		writeStatus(tw.w, r, nil, *st)
-	}
+	writeStatus(tw.w, r, nil, st)
 	return true
 }
 
