@@ -1,11 +1,9 @@
 package patch
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"sort"
 	"strconv"
@@ -65,17 +63,16 @@ func (s *Schema) Patch(typ Type, original, doc []byte) ([]byte, error) {
 // as 1, which an int field accepts), and a number beyond float64 is an
 // error. null reads as an empty object.
 func decodeObject(data []byte) (map[string]any, error) {
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	var m map[string]any
-	if err := d.Decode(&m); err != nil {
+	v, err := decodeJSON(data)
+	if err != nil {
 		return nil, err
 	}
-	if _, err := d.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("data after the top-level value")
+	if v == nil {
+		return map[string]any{}, nil
 	}
-	if m == nil {
-		m = map[string]any{}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.New("the document is not a JSON object")
 	}
 	if _, err := convertNumbers(m, 0); err != nil {
 		return nil, err
