@@ -152,6 +152,25 @@ func (rq *request) listElements(items []*watch.Item, elements [][]byte) ([][]byt
 	return elements, kapi.TypeMeta{Kind: rq.res.Kind + "List", APIVersion: rq.res.apiVersion()}, nil
 }
 
+// storedListPieces appends to pieces three pieces per item: its JSON
+// element made from its stored value (storedPieces), or the element and two
+// nil pieces when it cannot be made so.
+func (rq *request) storedListPieces(items []*watch.Item, pieces [][]byte) ([][]byte, error) {
+	members := make([]byte, 0, len(items)*storedMemberRoom) // never grows: pieces point into it
+	for _, it := range items {
+		if before, member, after, ok := rq.storedPieces(it, &members); ok {
+			pieces = append(pieces, before, member, after)
+			continue
+		}
+		element, err := rq.element(it, codec.JSON(), false)
+		if err != nil {
+			return pieces, err
+		}
+		pieces = append(pieces, element, nil, nil)
+	}
+	return pieces, nil
+}
+
 // elementSlices are reused for lists' elements: a LIST of 10,000 objects
 // then allocates nothing in proportion to its length but its items.
 var elementSlices = sync.Pool{New: func() any { return new([][]byte) }}
@@ -181,14 +200,28 @@ func (rq *request) writeList(meta kapi.ListMeta, items []*watch.Item) error {
 		*pooled = (*pooled)[:0]
 		elementSlices.Put(pooled)
 	}()
-	elements, tm, err := rq.listElements(items, (*pooled)[:0])
-	*pooled = elements
-	if err != nil {
-		return err
-	}
-	body, err := f.ListBody(tm, meta, elements)
-	if err != nil {
-		return err
+	var body *codec.ListBody
+	if f.ElementType() == codec.MediaTypeJSON && rq.out.View == codec.ViewObject && rq.res.objType.plainMetadata {
+		// Written from the stored values themselves, the resourceVersion
+		// put between their two halves: no copy of the objects' bytes.
+		pieces, err := rq.storedListPieces(items, (*pooled)[:0])
+		*pooled = pieces
+		if err != nil {
+			return err
+		}
+		tm := kapi.TypeMeta{Kind: rq.res.Kind + "List", APIVersion: rq.res.apiVersion()}
+		if body, err = f.ListBodyOfPieces(tm, meta, pieces, 3); err != nil {
+			return err
+		}
+	} else {
+		elements, tm, err := rq.listElements(items, (*pooled)[:0])
+		*pooled = elements
+		if err != nil {
+			return err
+		}
+		if body, err = f.ListBody(tm, meta, elements); err != nil {
+			return err
+		}
 	}
 	writeStreamed(rq.w, rq.r, http.StatusOK, rq.out.ContentType(), body)
 	return nil

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/watch"
 )
 
 type plainWidget struct {
@@ -50,6 +51,8 @@ func TestStoredJSONOfPlainTypes(t *testing.T) {
 		{"owner is itself", plainWidget{ObjectMeta: kapi.ObjectMeta{Name: "a", UID: uid, OwnerReferences: []kapi.OwnerReference{{UID: uid}}}}},
 		{"escaped uid", plainWidget{ObjectMeta: kapi.ObjectMeta{Name: "a", UID: "<a>"}}},
 		{"no uid", plainWidget{ObjectMeta: kapi.ObjectMeta{Name: "a"}}},
+		{"empty metadata", plainWidget{Spec: map[string]any{"a": 1}}},
+		{"only later members", plainWidget{ObjectMeta: kapi.ObjectMeta{Generation: 2, Labels: map[string]string{"a": "b"}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := tc.obj
@@ -65,6 +68,17 @@ func TestStoredJSONOfPlainTypes(t *testing.T) {
 			got, ok := appendStoredElement(nil, stored, obj.ResourceVersion)
 			if !ok || !bytes.Equal(got, want) {
 				t.Errorf("made (%v)\n%s\nwant\n%s", ok, got, want)
+			}
+			// A list writes the same element in three pieces, twice from
+			// one item (the second time from its cached offset).
+			rq := &request{res: &resource{objType: objectType{plainMetadata: true}}}
+			it := &watch.Item{Object: &obj, Value: stored}
+			members := make([]byte, 0, 2*storedMemberRoom)
+			for range 2 {
+				before, member, after, ok := rq.storedPieces(it, &members)
+				if joined := append(append(append([]byte(nil), before...), member...), after...); !ok || !bytes.Equal(joined, want) {
+					t.Errorf("pieces (%v)\n%s\nwant\n%s", ok, joined, want)
+				}
 			}
 		})
 	}

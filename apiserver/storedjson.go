@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"bytes"
+	"encoding/binary"
 	"sync"
 
 	"github.com/kapi-dev/kapi"
@@ -261,3 +262,59 @@ func skipSpace(b []byte, i int) int {
 	}
 	return i
 }
+
+// storedOffsetKey caches, per item, where its stored value takes the
+// resourceVersion (4 bytes of offset and the separator byte of
+// resourceVersionOffset; empty when it cannot tell), so that a list finds it without parsing the value again.
+const storedOffsetKey = "application/json;kapi=resourceVersion-offset"
+
+// storedPieces are the JSON element of the item's object made from its
+// stored value without copying it: the value up to where the
+// resourceVersion goes, the resourceVersion member (appended to *members,
+// which must have room for it: the caller sizes it so that it never moves),
+// and the rest of the value. ok is false when the element cannot be made
+// so; the caller then uses element.
+func (rq *request) storedPieces(it *watch.Item, members *[]byte) (before, member, after []byte, ok bool) {
+	if it.Value == nil || !rq.res.objType.plainMetadata {
+		return nil, nil, nil, false
+	}
+	rv := it.Object.(kapi.Object).GetObjectMeta().ResourceVersion
+	if rv == "" || len(rv) > maxRevisionDigits {
+		return nil, nil, nil, false
+	}
+	for i := 0; i < len(rv); i++ {
+		if rv[i] < '0' || rv[i] > '9' {
+			return nil, nil, nil, false
+		}
+	}
+	mark, _ := it.Encoded(storedOffsetKey, func(any) ([]byte, error) {
+		at, sep := resourceVersionOffset(it.Value)
+		if at < 0 {
+			return []byte{}, nil
+		}
+		return append(binary.LittleEndian.AppendUint32(nil, uint32(at)), sep), nil
+	})
+	if len(mark) != 5 {
+		return nil, nil, nil, false
+	}
+	at, sep := int(binary.LittleEndian.Uint32(mark)), mark[4]
+	start := len(*members)
+	m := *members
+	if sep == ',' { // after the members before it
+		m = append(m, ',')
+	}
+	m = append(m, `"resourceVersion":"`...)
+	m = append(m, rv...)
+	m = append(m, '"')
+	if sep == '}' { // before the members after it
+		m = append(m, ',')
+	}
+	*members = m
+	return it.Value[:at], m[start:len(m):len(m)], it.Value[at:], true
+}
+
+// maxRevisionDigits bounds a resourceVersion's decimal digits (an int64's).
+const maxRevisionDigits = 19
+
+// storedMemberRoom is the most room storedPieces takes in members.
+const storedMemberRoom = len(`,"resourceVersion":"",`) + maxRevisionDigits

@@ -315,12 +315,33 @@ func TestListBody(t *testing.T) {
 					if !bytes.Equal(append([]byte("prefix"), got.Bytes()...), want) {
 						t.Errorf("written\n%q\nassembled\n%q", got.Bytes(), want)
 					}
+					// The same elements cut in three pieces each, one of them
+					// empty or nil, make the same body.
+					var pieces [][]byte
+					for i, e := range in {
+						cut := len(e) / (i + 2)
+						pieces = append(pieces, e[:cut], nil, e[cut:])
+					}
+					pb, err := f.ListBodyOfPieces(tm, meta, pieces, 3)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got.Reset()
+					if _, err := pb.WriteTo(&got); err != nil || pb.Len() != got.Len() || !bytes.Equal(append([]byte("prefix"), got.Bytes()...), want) {
+						t.Errorf("from pieces (%v), Len %d:\n%q\nassembled\n%q", err, pb.Len(), got.Bytes(), want)
+					}
+					if appended := pb.AppendTo([]byte("prefix")); !bytes.Equal(appended, want) {
+						t.Errorf("appended from pieces\n%q\nassembled\n%q", appended, want)
+					}
 				})
 			}
 		}
 	}
 	if _, err := codec.ByMediaType(codec.MediaTypeYAML).ListBody(kapi.TypeMeta{}, kapi.ListMeta{}, nil); err == nil {
 		t.Error("a YAML list body was laid out")
+	}
+	if _, err := codec.JSON().ListBodyOfPieces(kapi.TypeMeta{}, kapi.ListMeta{}, make([][]byte, 4), 3); err == nil {
+		t.Error("4 pieces made elements of 3")
 	}
 }
 

@@ -127,7 +127,7 @@ func walkMessage(data []byte, fn func(num protowire.Number, typ protowire.Type, 
 // protoListHead is the head of a list in the shape of every Kubernetes
 // list message, {metadata = 1: ListMeta, items = 2: repeated item}, in the
 // envelope: everything up to the first item, and the items' field number.
-func protoListHead(tm kapi.TypeMeta, meta kapi.ListMeta, elements [][]byte) ([]byte, protowire.Number, error) {
+func protoListHead(tm kapi.TypeMeta, meta kapi.ListMeta, lengths []int) ([]byte, protowire.Number, error) {
 	metaBytes, err := marshalProto(nil, &meta)
 	if err != nil {
 		return nil, 0, err
@@ -137,8 +137,8 @@ func protoListHead(tm kapi.TypeMeta, meta kapi.ListMeta, elements [][]byte) ([]b
 		metaField, itemsField = 2, 1 // v1beta1 numbers them the other way round
 	}
 	size := protowire.SizeTag(metaField) + protowire.SizeBytes(len(metaBytes))
-	for _, e := range elements {
-		size += protowire.SizeTag(itemsField) + protowire.SizeBytes(len(e))
+	for _, n := range lengths {
+		size += protowire.SizeTag(itemsField) + protowire.SizeBytes(n)
 	}
 	dst := make([]byte, 0, len(protobufMagic)+2*protowire.SizeBytes(typeMetaSize(tm))+2*binaryPrefixMax+len(metaBytes))
 	dst = append(dst, protobufMagic...)

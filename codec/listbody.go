@@ -20,7 +20,8 @@ import (
 type ListBody struct {
 	kind     formatKind
 	head     []byte
-	elements [][]byte
+	elements [][]byte // per pieces to an element
+	per      int
 	itemsTag protowire.Number // protobuf: the items' field number
 	size     int
 }
@@ -31,15 +32,27 @@ var _ io.WriterTo = (*ListBody)(nil)
 // for YAML, whose list is a document made from the whole JSON list, not a
 // concatenation. elements are kept, not copied.
 func (f *Format) ListBody(tm kapi.TypeMeta, meta kapi.ListMeta, elements [][]byte) (*ListBody, error) {
-	b := &ListBody{kind: f.kind, elements: elements}
+	return f.ListBodyOfPieces(tm, meta, elements, 1)
+}
+
+// ListBodyOfPieces is ListBody with each element given as per consecutive
+// pieces of pieces (nil pieces allowed), written one after another: an
+// element made of a stored value with a field put into it is then written
+// from the value itself, never copied into one slice.
+func (f *Format) ListBodyOfPieces(tm kapi.TypeMeta, meta kapi.ListMeta, pieces [][]byte, per int) (*ListBody, error) {
+	if per < 1 || len(pieces)%per != 0 {
+		return nil, fmt.Errorf("codec: %d pieces do not make elements of %d", len(pieces), per)
+	}
+	n := len(pieces) / per
+	b := &ListBody{kind: f.kind, elements: pieces, per: per}
 	var err error
 	switch f.kind {
 	case kindJSON:
 		b.head, err = jsonListHead(tm, meta)
 	case kindProtobuf:
-		b.head, b.itemsTag, err = protoListHead(tm, meta, elements)
+		b.head, b.itemsTag, err = protoListHead(tm, meta, b.lengths())
 	case kindCBOR:
-		b.head, err = cborListHead(tm, meta, len(elements))
+		b.head, err = cborListHead(tm, meta, n)
 	default:
 		return nil, fmt.Errorf("codec: a %s list is not a concatenation of elements", f.mediaType)
 	}
@@ -48,10 +61,29 @@ func (f *Format) ListBody(tm kapi.TypeMeta, meta kapi.ListMeta, elements [][]byt
 	}
 	b.size = len(b.head) + len(b.tail())
 	var scratch [binaryPrefixMax]byte
-	for i, e := range elements {
-		b.size += len(b.prefix(&scratch, i, e)) + len(e)
+	for i := range n {
+		size := b.elementLen(i)
+		b.size += len(b.prefix(&scratch, i, size)) + size
 	}
 	return b, nil
+}
+
+// elementLen is the length of element i.
+func (b *ListBody) elementLen(i int) int {
+	size := 0
+	for _, p := range b.elements[i*b.per : (i+1)*b.per] {
+		size += len(p)
+	}
+	return size
+}
+
+// lengths are the elements' lengths.
+func (b *ListBody) lengths() []int {
+	sizes := make([]int, len(b.elements)/b.per)
+	for i := range sizes {
+		sizes[i] = b.elementLen(i)
+	}
+	return sizes
 }
 
 // binaryPrefixMax bounds an element's prefix: a protobuf tag and length.
@@ -60,8 +92,8 @@ const binaryPrefixMax = 2 * binary.MaxVarintLen64
 // Len is the body's length in bytes.
 func (b *ListBody) Len() int { return b.size }
 
-// prefix is what comes before element i, in scratch.
-func (b *ListBody) prefix(scratch *[binaryPrefixMax]byte, i int, e []byte) []byte {
+// prefix is what comes before element i, of size bytes, in scratch.
+func (b *ListBody) prefix(scratch *[binaryPrefixMax]byte, i, size int) []byte {
 	switch b.kind {
 	case kindJSON:
 		if i > 0 {
@@ -69,7 +101,7 @@ func (b *ListBody) prefix(scratch *[binaryPrefixMax]byte, i int, e []byte) []byt
 		}
 	case kindProtobuf:
 		p := protowire.AppendTag(scratch[:0], b.itemsTag, protowire.BytesType)
-		return protowire.AppendVarint(p, uint64(len(e)))
+		return protowire.AppendVarint(p, uint64(size))
 	}
 	return nil
 }
@@ -96,12 +128,14 @@ func (b *ListBody) WriteTo(w io.Writer) (int64, error) {
 		return n, err
 	}
 	var scratch [binaryPrefixMax]byte
-	for i, e := range b.elements {
-		if err := write(b.prefix(&scratch, i, e)); err != nil {
+	for i := range len(b.elements) / b.per {
+		if err := write(b.prefix(&scratch, i, b.elementLen(i))); err != nil {
 			return n, err
 		}
-		if err := write(e); err != nil {
-			return n, err
+		for _, p := range b.elements[i*b.per : (i+1)*b.per] {
+			if err := write(p); err != nil {
+				return n, err
+			}
 		}
 	}
 	return n, write(b.tail())
@@ -114,9 +148,11 @@ func (b *ListBody) AppendTo(dst []byte) []byte {
 	}
 	dst = append(dst, b.head...)
 	var scratch [binaryPrefixMax]byte
-	for i, e := range b.elements {
-		dst = append(dst, b.prefix(&scratch, i, e)...)
-		dst = append(dst, e...)
+	for i := range len(b.elements) / b.per {
+		dst = append(dst, b.prefix(&scratch, i, b.elementLen(i))...)
+		for _, p := range b.elements[i*b.per : (i+1)*b.per] {
+			dst = append(dst, p...)
+		}
 	}
 	return append(dst, b.tail()...)
 }
