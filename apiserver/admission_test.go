@@ -146,17 +146,10 @@ func TestAdmissionUser(t *testing.T) {
 			next.ServeHTTP(w, r.WithContext(apiserver.WithUser(r.Context(), apiserver.User{Name: "alice", Groups: []string{"dev"}})))
 		})
 	}
-	srv, err := apiserver.New(apiserver.WithValidatingAdmission(func(_ context.Context, req *apiserver.AdmissionRequest) error {
+	srv := newWidgetHandler(t, apiserver.WithValidatingAdmission(func(_ context.Context, req *apiserver.AdmissionRequest) error {
 		got = req.User
 		return nil
 	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := widgetapi.Register(srv); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodPost, widgetsIn("default"), strings.NewReader(`{"metadata":{"name":"a"},"spec":{"color":"red"}}`))
 	req.Header.Set("Content-Type", "application/json")

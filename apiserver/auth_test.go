@@ -632,14 +632,7 @@ func BenchmarkAuthGet(b *testing.B) {
 		{"token and rules", []apiserver.Option{apiserver.WithAuthentication(tokens), apiserver.WithAuthorization(rules)}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			srv, err := apiserver.New(bc.opts...)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := widgetapi.Register(srv); err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { _ = srv.Close() })
+			srv := newWidgetHandler(b, bc.opts...)
 			send := func(method, path, body string, want int) {
 				var r io.Reader
 				if body != "" {

@@ -19,16 +19,20 @@ import (
 // calls ServeHTTP directly (the server's own cost), "loopback" goes through
 // net/http over 127.0.0.1 (what a client sees).
 
-func newBenchServer(b *testing.B) *apiserver.Server {
-	b.Helper()
-	srv, err := apiserver.New()
+func newBenchServer(b *testing.B) *apiserver.Server { return newWidgetHandler(b) }
+
+// newWidgetHandler is the example API as an http.Handler, served in
+// process (no listener); it closes when the test ends.
+func newWidgetHandler(tb testing.TB, opts ...apiserver.Option) *apiserver.Server {
+	tb.Helper()
+	srv, err := apiserver.New(opts...)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	if err := widgetapi.Register(srv); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() { _ = srv.Close() })
+	tb.Cleanup(func() { _ = srv.Close() })
 	return srv
 }
 

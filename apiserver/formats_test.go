@@ -740,24 +740,6 @@ func TestFormatBadBodies(t *testing.T) {
 		return cborBody(cborPairs{"apiVersion", "example.com/v1", "kind", "Widget", "metadata", cborPairs{"name", "a"}, "spec", spec}, cborOptions{byteStrings: true})
 	}
 	validCBOR := cborWidget(cborPairs{"color", "red"})
-	billionLaughs := `apiVersion: example.com/v1
-kind: Widget
-metadata:
-  name: a
-  labels: {}
-a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
-b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
-c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
-d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
-e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
-f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
-g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
-h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
-i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
-spec:
-  color: red
-  selector: *i
-`
 	yamlWidget := "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: a\nspec:\n  color: red\n"
 	jsonWidget := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"},"spec":{"color":"red"}}`
 

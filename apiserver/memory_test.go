@@ -13,9 +13,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/kapi-dev/kapi/apiserver"
-	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
 )
 
 // TestMemoryPerWidget loads widgets of about 1 KiB of JSON through the
@@ -31,14 +28,7 @@ func TestMemoryPerWidget(t *testing.T) {
 	if n <= 0 {
 		t.Skip("set KAPI_MEM_WIDGETS to the number of widgets to load")
 	}
-	srv, err := apiserver.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := widgetapi.Register(srv); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv := newWidgetHandler(t)
 	do := func(method, path, body string, want int) []byte {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		if body != "" {
@@ -112,14 +102,7 @@ func TestIdleWatcherCost(t *testing.T) {
 	if n <= 0 {
 		t.Skip("set KAPI_IDLE_WATCHERS to the number of watches to open")
 	}
-	srv, err := apiserver.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := widgetapi.Register(srv); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv := newWidgetHandler(t)
 	release := make(chan struct{})
 	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

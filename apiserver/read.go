@@ -372,6 +372,17 @@ func (rq *request) writeEvent(ev watch.Event) error {
 		} else {
 			element, err = rq.table(kapi.ListMeta{ResourceVersion: obj.GetObjectMeta().ResourceVersion}, []*watch.Item{it})
 		}
+	case codec.ViewObject:
+		if rq.out.MediaType() == codec.MediaTypeJSON {
+			// The frame is made from the stored value's halves: no element
+			// copied for this watcher first.
+			var room [storedMemberRoom]byte
+			members := room[:0]
+			if before, rv, after, ok := rq.storedPieces(it, &members); ok {
+				return rq.writeFrame(string(ev.Type), rq.typeOf(), before, rv, after)
+			}
+		}
+		element, err = rq.element(it, rq.out.Format, false)
 	default:
 		element, err = rq.element(it, rq.out.Format, rq.out.View == codec.ViewMetadata)
 	}
@@ -383,9 +394,9 @@ func (rq *request) writeEvent(ev watch.Event) error {
 	return err
 }
 
-// writeFrame writes one framed event.
-func (rq *request) writeFrame(eventType string, tm kapi.TypeMeta, element []byte) error {
-	frame, err := rq.out.AppendEvent(rq.frame[:0], eventType, tm, element)
+// writeFrame writes one framed event around its element's pieces.
+func (rq *request) writeFrame(eventType string, tm kapi.TypeMeta, element ...[]byte) error {
+	frame, err := rq.out.AppendEvent(rq.frame[:0], eventType, tm, element...)
 	if err != nil {
 		return err
 	}

@@ -79,26 +79,43 @@ func appendStoredElement(dst, stored []byte, rv string) ([]byte, bool) {
 	if rv == "" {
 		return append(dst, stored...), true // json.Marshal omits an empty resourceVersion
 	}
-	for i := 0; i < len(rv); i++ {
-		if rv[i] < '0' || rv[i] > '9' {
-			return dst, false
-		}
+	if !isRevision(rv) {
+		return dst, false
 	}
 	at, sep := resourceVersionOffset(stored)
 	if at < 0 {
 		return dst, false
 	}
-	dst = append(dst, stored[:at]...)
-	if sep == ',' { // after the preceding fields
+	dst = appendResourceVersion(append(dst, stored[:at]...), rv, sep)
+	return append(dst, stored[at:]...), true
+}
+
+// isRevision says rv is a decimal revision, which needs no JSON escaping.
+func isRevision(rv string) bool {
+	if rv == "" || len(rv) > maxRevisionDigits {
+		return false
+	}
+	for i := 0; i < len(rv); i++ {
+		if rv[i] < '0' || rv[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// appendResourceVersion appends the resourceVersion member with the
+// separator resourceVersionOffset said the place needs.
+func appendResourceVersion(dst []byte, rv string, sep byte) []byte {
+	if sep == ',' { // after the members before it
 		dst = append(dst, ',')
 	}
 	dst = append(dst, `"resourceVersion":"`...)
 	dst = append(dst, rv...)
 	dst = append(dst, '"')
-	if sep == '}' { // before the fields that follow
+	if sep == '}' { // before the members after it
 		dst = append(dst, ',')
 	}
-	return append(dst, stored[at:]...), true
+	return dst
 }
 
 // resourceVersionOffset finds where in a stored object's metadata the
@@ -279,13 +296,8 @@ func (rq *request) storedPieces(it *watch.Item, members *[]byte) (before, member
 		return nil, nil, nil, false
 	}
 	rv := it.Object.(kapi.Object).GetObjectMeta().ResourceVersion
-	if rv == "" || len(rv) > maxRevisionDigits {
+	if !isRevision(rv) {
 		return nil, nil, nil, false
-	}
-	for i := 0; i < len(rv); i++ {
-		if rv[i] < '0' || rv[i] > '9' {
-			return nil, nil, nil, false
-		}
 	}
 	mark, _ := it.Encoded(storedOffsetKey, func(any) ([]byte, error) {
 		at, sep := resourceVersionOffset(it.Value)
@@ -299,16 +311,7 @@ func (rq *request) storedPieces(it *watch.Item, members *[]byte) (before, member
 	}
 	at, sep := int(binary.LittleEndian.Uint32(mark)), mark[4]
 	start := len(*members)
-	m := *members
-	if sep == ',' { // after the members before it
-		m = append(m, ',')
-	}
-	m = append(m, `"resourceVersion":"`...)
-	m = append(m, rv...)
-	m = append(m, '"')
-	if sep == '}' { // before the members after it
-		m = append(m, ',')
-	}
+	m := appendResourceVersion(*members, rv, sep)
 	*members = m
 	return it.Value[:at], m[start:len(m):len(m)], it.Value[at:], true
 }

@@ -9,9 +9,6 @@ import (
 	"runtime"
 	"testing"
 	"time"
-
-	"github.com/kapi-dev/kapi/apiserver"
-	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
 )
 
 // TestIdleWatchStack keeps an idle watch's handler stack at 8 KiB. The
@@ -22,14 +19,7 @@ import (
 // TestIdleWatcherCost). The race detector's larger frames would pass the
 // line, hence the build tag.
 func TestIdleWatchStack(t *testing.T) {
-	srv, err := apiserver.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := widgetapi.Register(srv); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv := newWidgetHandler(t)
 	release := make(chan struct{})
 	defer close(release)
 	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -155,15 +155,26 @@ func (f *Format) AppendList(dst []byte, tm kapi.TypeMeta, meta kapi.ListMeta, el
 }
 
 // AppendEvent appends one framed watch event: its type (ADDED, MODIFIED,
-// DELETED, BOOKMARK, ERROR) and its object's element, of type tm.
-func (f *Format) AppendEvent(dst []byte, eventType string, tm kapi.TypeMeta, element []byte) ([]byte, error) {
-	switch f.kind {
-	case kindJSON:
+// DELETED, BOOKMARK, ERROR) and its object's element, of type tm, given as
+// one or more pieces written one after another (see ListBodyOfPieces).
+func (f *Format) AppendEvent(dst []byte, eventType string, tm kapi.TypeMeta, element ...[]byte) ([]byte, error) {
+	if f.kind == kindJSON {
 		dst = append(dst, `{"type":`...)
 		dst = strconv.AppendQuote(dst, eventType)
 		dst = append(dst, `,"object":`...)
-		dst = append(dst, element...)
+		for _, p := range element {
+			dst = append(dst, p...)
+		}
 		return append(dst, "}\n"...), nil
+	}
+	if len(element) == 1 {
+		return f.appendEvent(dst, eventType, tm, element[0])
+	}
+	return f.appendEvent(dst, eventType, tm, bytes.Join(element, nil)) // never so for a stream kapi writes
+}
+
+func (f *Format) appendEvent(dst []byte, eventType string, tm kapi.TypeMeta, element []byte) ([]byte, error) {
+	switch f.kind {
 	case kindProtobuf:
 		return appendProtoEvent(dst, eventType, tm, element), nil
 	case kindCBOR:

@@ -355,3 +355,28 @@ func transcodeAll(f *codec.Format, elements [][]byte) ([][]byte, error) {
 	}
 	return out, nil
 }
+
+// TestAppendEventOfPieces: an event whose element comes in pieces is the
+// event of the pieces joined, in every format that carries a watch.
+func TestAppendEventOfPieces(t *testing.T) {
+	element := []byte(`{"kind":"Widget","apiVersion":"example.com/v1","metadata":{"name":"a"}}`)
+	tm := kapi.TypeMeta{Kind: "Widget", APIVersion: "example.com/v1"}
+	for _, mt := range []string{codec.MediaTypeJSON, codec.MediaTypeProtobuf, codec.MediaTypeCBOR} {
+		f := codec.ByMediaType(mt)
+		in := element
+		if mt == codec.MediaTypeCBOR {
+			var err error
+			if in, err = f.Transcode(element); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := f.AppendEvent(nil, "ADDED", tm, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.AppendEvent(nil, "ADDED", tm, in[:10], nil, in[10:])
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: from pieces (%v)\n%q\nwant\n%q", mt, err, got, want)
+		}
+	}
+}
