@@ -148,4 +148,3 @@ func benchList(b *testing.B, s storage.Interface, value []byte) {
 		}
 	}
 }
-
