@@ -8,6 +8,11 @@
 //
 //	go run ./examples/widgets -data /tmp/widgets   # /tmp/widgets/kapi.db
 //
+// and encrypted at rest, as a kube-apiserver EncryptionConfiguration file
+// says (see package github.com/kapi-dev/kapi/storage/encryption):
+//
+//	go run ./examples/widgets -data /tmp/widgets -encryption-config encryption.yaml
+//
 // For several replicas on one etcd cluster, see the etcd backend's example,
 // github.com/kapi-dev/kapi/storage/etcd/cmd/widgets-etcd.
 package main

@@ -18,7 +18,10 @@ import (
 	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
 	"github.com/kapi-dev/kapi/internal/serve"
+	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/storage/bolt"
+	"github.com/kapi-dev/kapi/storage/encryption"
+	"github.com/kapi-dev/kapi/storage/memory"
 )
 
 func main() {
@@ -26,6 +29,7 @@ func main() {
 	proto := flag.Bool("proto", false, "print the .proto file of the example's types and exit")
 	data := flag.String("data", "", "keep the objects in the bbolt file DIR/kapi.db instead of in memory")
 	profiling := flag.Bool("pprof", false, "serve Go's profiles under /debug/pprof/ (for the load harness)")
+	encryptionConfig := flag.String("encryption-config", "", "encrypt at rest as this EncryptionConfiguration file says (kube-apiserver's format)")
 	flag.Parse()
 	if *proto {
 		// For clients in other languages: the messages kapi's protobuf
@@ -37,26 +41,43 @@ func main() {
 		fmt.Print(file)
 		return
 	}
-	if err := run(*addr, *data, *profiling); err != nil {
+	if err := run(*addr, *data, *encryptionConfig, *profiling); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(addr, data string, profiling bool) error {
-	var opts []apiserver.Option
-	if data != "" {
+func run(addr, data, encryptionConfig string, profiling bool) error {
+	var store storage.Interface
+	if data == "" {
+		m := memory.New() // apiserver's default, named to be wrapped
+		defer m.Close()
+		store = m
+	} else {
 		// Durable, for one process: every acknowledged write is on disk.
 		if err := os.MkdirAll(data, 0o700); err != nil {
 			return err
 		}
-		store, err := bolt.Open(filepath.Join(data, "kapi.db"))
+		db, err := bolt.Open(filepath.Join(data, "kapi.db"))
 		if err != nil {
 			return err
 		}
-		defer store.Close() // after the server has stopped using it
-		opts = append(opts, apiserver.WithStorage(store))
+		defer db.Close() // after the server has stopped using it
+		store = db
 	}
-	api, err := apiserver.New(opts...)
+	if encryptionConfig != "" {
+		file, err := os.ReadFile(encryptionConfig)
+		if err != nil {
+			return err
+		}
+		config, err := encryption.ParseConfig(file)
+		if err != nil {
+			return err
+		}
+		if store, err = encryption.New(store, config); err != nil {
+			return err
+		}
+	}
+	api, err := apiserver.New(apiserver.WithStorage(store))
 	if err != nil {
 		return err
 	}
