@@ -14,7 +14,6 @@ import (
 	"github.com/kapi-dev/kapi/apiserver/apiservertest"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
 	"github.com/kapi-dev/kapi/storage"
-	"github.com/kapi-dev/kapi/storage/bolt"
 )
 
 // What only the widget's spec holds: none of it may reach the disk.
@@ -35,10 +34,7 @@ func TestBoltFileHasNoPlaintext(t *testing.T) {
 	}{{"encrypted", true}, {"plain", false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "kapi.db")
-			db, err := bolt.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			db := mustOpenBolt(t, path) // closed after the server
 			var store storage.Interface = db
 			if tc.encrypt {
 				c := config([]string{"widgets.example.com"}, aesgcm(key("key1", secret1)))
@@ -103,12 +99,7 @@ func do(t *testing.T, client *http.Client, method, url, contentType, body string
 // corrupt object to the API: reading it fails with a Status, the others
 // still list, and the store lets its key be deleted.
 func TestCorruptWidget(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "kapi.db")
-	db, err := bolt.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := mustOpenBolt(t, filepath.Join(t.TempDir(), "kapi.db")) // closed after the server
 	ctx := context.Background()
 	old := mustNew(t, db, config([]string{"widgets.example.com"}, aesgcm(key("old", secret1))))
 	if _, err := old.Create(ctx, "/widgets.example.com/default/lost", []byte(strings.Replace(widgetJSON, `"w1"`, `"lost"`, 1))); err != nil {
