@@ -45,27 +45,26 @@ func BenchmarkStore(b *testing.B) {
 		}},
 		{"aesgcm", func(b *testing.B, s storage.Interface) storage.Interface { return mustNew(b, s, everything) }},
 	}
+	ops := []struct {
+		name       string
+		memoryOnly bool // bolt's watch and list would measure bolt
+		run        func(b *testing.B, s storage.Interface, value []byte)
+	}{
+		{"Write", false, benchWrite},
+		{"Read", false, benchRead},
+		{"Watch", true, benchWatch},
+		{"List100", true, benchList},
+	}
 	for _, size := range []int{1 << 10, 16 << 10} {
 		value := widgetOfSize(size)
 		for _, backend := range backends {
 			for _, w := range wrappers {
-				name := fmt.Sprintf("%s/%s/%dKiB", backend.name, w.name, size>>10)
-				b.Run(name+"/Write", func(b *testing.B) {
-					s := w.wrap(b, backend.open(b))
-					benchWrite(b, s, value)
-				})
-				b.Run(name+"/Read", func(b *testing.B) {
-					s := w.wrap(b, backend.open(b))
-					benchRead(b, s, value)
-				})
-				if backend.name == "memory" {
-					b.Run(name+"/Watch", func(b *testing.B) {
-						s := w.wrap(b, backend.open(b))
-						benchWatch(b, s, value)
-					})
-					b.Run(name+"/List100", func(b *testing.B) {
-						s := w.wrap(b, backend.open(b))
-						benchList(b, s, value)
+				for _, op := range ops {
+					if op.memoryOnly && backend.name != "memory" {
+						continue
+					}
+					b.Run(fmt.Sprintf("%s/%s/%dKiB/%s", backend.name, w.name, size>>10, op.name), func(b *testing.B) {
+						op.run(b, w.wrap(b, backend.open(b)), value)
 					})
 				}
 			}
@@ -83,20 +82,21 @@ func widgetOfSize(size int) []byte {
 const benchKey = "/widgets.example.com/default/w"
 
 func benchWrite(b *testing.B, s storage.Interface, value []byte) {
-	ctx := context.Background()
-	if _, err := s.Create(ctx, benchKey, value); err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(value)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := s.Update(ctx, benchKey, value, 0); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchOne(b, s, value, func(ctx context.Context) error {
+		_, err := s.Update(ctx, benchKey, value, 0)
+		return err
+	})
 }
 
 func benchRead(b *testing.B, s storage.Interface, value []byte) {
+	benchOne(b, s, value, func(ctx context.Context) error {
+		_, err := s.Get(ctx, benchKey, 0)
+		return err
+	})
+}
+
+// benchOne measures op on benchKey, created with value.
+func benchOne(b *testing.B, s storage.Interface, value []byte, op func(context.Context) error) {
 	ctx := context.Background()
 	if _, err := s.Create(ctx, benchKey, value); err != nil {
 		b.Fatal(err)
@@ -104,7 +104,7 @@ func benchRead(b *testing.B, s storage.Interface, value []byte) {
 	b.SetBytes(int64(len(value)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := s.Get(ctx, benchKey, 0); err != nil {
+		if err := op(ctx); err != nil {
 			b.Fatal(err)
 		}
 	}
