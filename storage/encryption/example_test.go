@@ -95,3 +95,44 @@ func ExampleRewrite() {
 	// /widgets.example.com/default/b {} true
 	// /widgets.example.com/default/c {} true
 }
+
+func ExampleParseConfig() {
+	// Strict, as kube-apiserver: a misspelt field is an error.
+	_, err := encryption.ParseConfig([]byte("apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresource: []\n"))
+	fmt.Println(err)
+
+	// What the file says is checked by New, every problem at once.
+	config, _ := encryption.ParseConfig([]byte(`
+apiVersion: apiserver.config.k8s.io/v1
+kind: EncryptionConfiguration
+resources:
+- resources: ['*.example.com', widgets.example.com]
+  providers:
+  - aesgcm: {keys: [{name: key1, secret: c2hvcnQ=}]}
+`))
+	backend := memory.New()
+	defer backend.Close()
+	_, err = encryption.New(backend, config)
+	fmt.Println(err)
+	// Output:
+	// encryption: invalid configuration: yaml: unmarshal errors:
+	//   line 3: field resource not found in type encryption.Config
+	// encryption: invalid configuration: resources[0].providers[0]: aesgcm.keys[0].secret: secret is not of the expected length, got 5, expected one of [16 24 32]
+	// resources[0].resources: using overlapping resources such as 'secrets' and '*.' in the same resource list is not allowed as they will be masked
+}
+
+func ExampleWithKeyPrefix() {
+	// A server whose keys live under /registry/ (apiserver.WithKeyPrefix)
+	// names the same prefix here, so that resources are found in its keys.
+	config, _ := encryption.ParseConfig([]byte(exampleConfig))
+	backend := memory.New()
+	defer backend.Close()
+	store, _ := encryption.New(backend, config, encryption.WithKeyPrefix("/registry/"))
+
+	ctx := context.Background()
+	store.Create(ctx, "/registry/widgets.example.com/default/w", []byte(`{}`))
+	raw, _ := backend.Get(ctx, "/registry/widgets.example.com/default/w", 0)
+	fmt.Println(bytes.HasPrefix(raw.Value, []byte("k8s:enc:aesgcm:v1:key1:")))
+	// Output:
+	// true
+}
