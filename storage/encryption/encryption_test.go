@@ -451,6 +451,7 @@ func TestNewErrors(t *testing.T) {
 	}{
 		{"key prefix", []encryption.Option{encryption.WithKeyPrefix("registry")}, `key prefix "registry"`},
 		{"nil cipher", []encryption.Option{encryption.WithCipher("secretbox", nil)}, `WithCipher("secretbox", nil)`},
+		{"unknown provider", []encryption.Option{encryption.WithCipher("kms", encryption.NewAESGCM)}, `WithCipher("kms"): the providers with keys are aesgcm, secretbox and aescbc`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := encryption.New(m, everything, tc.opts...)

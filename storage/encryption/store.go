@@ -49,7 +49,10 @@ func New(backend storage.Interface, config Config, opts ...Option) (storage.Inte
 		return nil, fmt.Errorf("%w: key prefix %q: it must begin and end with '/'", ErrConfig, o.keyPrefix)
 	}
 	for name, newCipher := range o.ciphers {
-		if newCipher == nil {
+		switch {
+		case name != "aesgcm" && name != "secretbox" && name != "aescbc":
+			return nil, fmt.Errorf("%w: WithCipher(%q): the providers with keys are aesgcm, secretbox and aescbc", ErrConfig, name)
+		case newCipher == nil:
 			return nil, fmt.Errorf("%w: WithCipher(%q, nil)", ErrConfig, name)
 		}
 	}
@@ -95,7 +98,7 @@ type store struct {
 
 var _ storage.Interface = (*store)(nil)
 
-// encryptionStore lets Rewrite find the Store inside what New returned.
+// encryptionStore lets Rewrite find the store inside what New returned.
 func (s *store) encryptionStore() *store { return s }
 
 // chainFor is the providers of the resource key belongs to.
