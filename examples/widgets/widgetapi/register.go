@@ -8,11 +8,12 @@ import (
 	"github.com/kapi-dev/kapi/apiserver"
 )
 
-// Register adds widgets and widget classes to srv.
+// Register adds widgets (v1, the storage version, and v1beta1) and widget
+// classes (v1) to srv.
 func Register(srv *apiserver.Server) error {
 	return errors.Join(
 		apiserver.Register(srv, apiserver.Resource[Widget]{
-			Group: "example.com", Version: "v1", Kind: "Widget", Plural: "widgets",
+			Group: "example.com", Version: "v1", Kind: "Widget", Plural: "widgets", Storage: true,
 			Namespaced: true, ShortNames: []string{"wd"}, Status: true,
 			Scale:   &apiserver.ScalePaths{SpecReplicas: ".spec.replicas", StatusReplicas: ".status.replicas", LabelSelector: ".status.selector"},
 			Default: defaultWidget, Validate: validateWidget,
@@ -28,6 +29,7 @@ func Register(srv *apiserver.Server) error {
 				{Name: "Age", Type: "date", Description: "Time since the widget was created.", Value: func(w *Widget) any { return w.CreationTimestamp }},
 			},
 		}),
+		apiserver.Register(srv, widgetV1beta1()),
 		apiserver.Register(srv, apiserver.Resource[WidgetClass]{
 			Group: "example.com", Version: "v1", Kind: "WidgetClass", Plural: "widgetclasses",
 			Validate: validateWidgetClass,
