@@ -118,7 +118,7 @@ func TestVersionRegisterErrors(t *testing.T) {
 		{name: "two hubs", atComple: true, steps: []step{v1(func(r *apiserver.Resource[gizmo]) { r.Conversion = gizmoV1ToHub }), beta(nil)}, want: "all convert through one hub"},
 		{name: "a conversion of another type", atComple: true,
 			steps: []step{v1(func(r *apiserver.Resource[gizmo]) { r.Conversion = gizmoV1beta1ToHub }), beta(func(r *apiserver.Resource[gizmoV1beta1]) { r.Conversion = gizmoV1beta1ToHub })},
-			want: "not for its type"},
+			want:  "not for its type"},
 		{name: "a conversion one way only", atComple: true, steps: []step{v1(nil), beta(func(r *apiserver.Resource[gizmoV1beta1]) {
 			r.Conversion = apiserver.ConvertVia[gizmoV1beta1, gizmo](nil, func(*gizmo, *gizmoV1beta1) error { return nil })
 		})}, want: "without both directions"},

@@ -18,7 +18,7 @@ import (
 
 const betaVersionPath = "/apis/example.com/v1beta1"
 
-func betaIn(ns string) string        { return betaVersionPath + "/namespaces/" + ns + "/widgets" }
+func betaIn(ns string) string         { return betaVersionPath + "/namespaces/" + ns + "/widgets" }
 func betaPath(ns, name string) string { return betaIn(ns) + "/" + name }
 
 const betaWarning = `299 - "example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget"`
