@@ -19,6 +19,7 @@ import (
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
 	"github.com/kapi-dev/kapi/internal/serve"
 	"github.com/kapi-dev/kapi/storage/bolt"
+	"github.com/kapi-dev/kapi/versions"
 )
 
 func main() {
@@ -26,6 +27,9 @@ func main() {
 	proto := flag.Bool("proto", false, "print the .proto file of the example's types and exit")
 	data := flag.String("data", "", "keep the objects in the bbolt file DIR/kapi.db instead of in memory")
 	profiling := flag.Bool("pprof", false, "serve Go's profiles under /debug/pprof/ (for the load harness)")
+	storageVersion := flag.String("storage-version", "v1", "store widgets in this version (v1 or v1beta1)")
+	migrate := flag.Bool("migrate", false, "rewrite every stored widget in the storage version, report the progress and exit")
+	after := flag.String("migrate-after", "", "resume a migration after this key (the last one an interrupted -migrate reported)")
 	flag.Parse()
 	if *proto {
 		// For clients in other languages: the messages kapi's protobuf
@@ -37,12 +41,12 @@ func main() {
 		fmt.Print(file)
 		return
 	}
-	if err := run(*addr, *data, *profiling); err != nil {
+	if err := run(*addr, *data, *storageVersion, *profiling, *migrate, *after); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(addr, data string, profiling bool) error {
+func run(addr, data, storageVersion string, profiling, migrate bool, after string) error {
 	var opts []apiserver.Option
 	if data != "" {
 		// Durable, for one process: every acknowledged write is on disk.
@@ -60,8 +64,24 @@ func run(addr, data string, profiling bool) error {
 	if err != nil {
 		return err
 	}
-	if err := widgetapi.Register(api); err != nil {
+	if err := widgetapi.RegisterStoringIn(api, storageVersion); err != nil {
 		return err
+	}
+	if migrate {
+		// Objects written while another version was the storage version
+		// are read correctly as they are; this stores them in the current
+		// one, safely beside a server that is writing.
+		p, err := api.MigrateStorage(context.Background(), "widgets", "example.com", versions.MigrateOptions{
+			After: after,
+			Progress: func(p versions.Progress) {
+				log.Printf("migrated %d widgets of %d read, %d left; last key %s", p.Rewritten, p.Seen, p.Remaining, p.Key)
+			},
+		})
+		if err != nil {
+			return fmt.Errorf("%w (resume with -migrate-after=%q)", err, p.Key)
+		}
+		log.Printf("widgets are stored in %s: %d rewritten of %d", storageVersion, p.Rewritten, p.Seen)
+		return nil
 	}
 
 	// kapi is a plain http.Handler: mount it beside the service's own routes.
@@ -76,6 +96,6 @@ func run(addr, data string, profiling bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	log.Printf("serving widgets.example.com/v1 on http://%s", addr)
+	log.Printf("serving widgets.example.com/v1 and v1beta1 (stored in %s) on http://%s", storageVersion, addr)
 	return serve.Run(ctx, server, api, server.ListenAndServe)
 }

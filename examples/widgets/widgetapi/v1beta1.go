@@ -1,6 +1,8 @@
 package widgetapi
 
 import (
+	"context"
+	"maps"
 	"slices"
 
 	"github.com/kapi-dev/kapi"
@@ -114,4 +116,22 @@ func widgetFromV1(from *Widget, to *WidgetV1beta1) error {
 // isDefaultPort says p is the one port v1beta1 holds.
 func isDefaultPort(p WidgetPort) bool {
 	return p.Name == defaultPort && (p.Protocol == "TCP" || p.Protocol == "")
+}
+
+// validateWidgetV1beta1 is v1's validation, for when v1beta1 is the
+// storage version: the widget is checked as it reads in v1.
+func validateWidgetV1beta1(ctx context.Context, w, old *WidgetV1beta1) apiserver.FieldErrors {
+	var v1, oldV1 Widget
+	v1.ObjectMeta = w.ObjectMeta
+	v1.Annotations = maps.Clone(w.Annotations)
+	if err := widgetToV1(w, &v1); err != nil {
+		return apiserver.FieldErrors{apiserver.Invalid("metadata.annotations", PortsAnnotation, err.Error())}
+	}
+	if old == nil {
+		return validateWidget(ctx, &v1, nil)
+	}
+	oldV1.ObjectMeta = old.ObjectMeta
+	oldV1.Annotations = maps.Clone(old.Annotations)
+	_ = widgetToV1(old, &oldV1)
+	return validateWidget(ctx, &v1, &oldV1)
 }
