@@ -287,6 +287,50 @@ func TestVersionMatrix(t *testing.T) {
 	}
 }
 
+// TestVersionFieldSelectors: field selectors are per version: v1beta1
+// selects on spec.port, which v1 does not have, in lists and watches
+// served from the cache of v1 objects.
+func TestVersionFieldSelectors(t *testing.T) {
+	_, c := newTestServer(t)
+	const ns = "fields"
+	for i, port := range []int32{80, 81, 80} {
+		c.do(http.MethodPost, betaIn(ns), newBeta(ns, fmt.Sprintf("w%d", i), port)).mustCode(t, http.StatusCreated)
+	}
+	sel := "?fieldSelector=spec.port%3D80"
+	var l struct {
+		Metadata kapi.ListMeta             `json:"metadata"`
+		Items    []widgetapi.WidgetV1beta1 `json:"items"`
+	}
+	for _, q := range []string{sel, sel + "&limit=1", sel + "&resourceVersion=0"} {
+		c.get(betaIn(ns)+q).mustCode(t, http.StatusOK).into(t, &l)
+		var names []string
+		for _, w := range l.Items {
+			names = append(names, w.Name)
+		}
+		if want := map[bool][]string{true: {"w0"}, false: {"w0", "w2"}}[strings.Contains(q, "limit")]; !slices.Equal(names, want) {
+			t.Errorf("LIST%s: %q, want %q", q, names, want)
+		}
+	}
+	c.get(widgetsIn(ns)+sel).failure(t, http.StatusBadRequest, kapi.StatusReasonBadRequest)
+
+	ws := openStream(t, c, betaIn(ns)+sel+"&watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true", mtJSON, mtJSON)
+	evs := ws.nextN(3, false)
+	if got := summary(evs); !slices.Equal(got[:2], []string{"ADDED w0", "ADDED w2"}) || evs[2].Type != "BOOKMARK" {
+		t.Fatalf("streaming list: %q", got)
+	}
+	var b bookmark
+	decodeInto(t, evs[2].Object, &b)
+	if b.APIVersion != "example.com/v1beta1" || b.Metadata.Annotations["k8s.io/initial-events-end"] != "true" {
+		t.Errorf("bookmark %s, want a v1beta1 Widget ending the initial events", evs[2].Object)
+	}
+	w := c.read(ns, "w1")
+	w.Spec.Ports[0].Port = 80 // now selected, in v1beta1's terms
+	c.update(w)
+	if ev := ws.next(); ev.Type != "ADDED" || ev.name() != "w1" {
+		t.Errorf("event %s %s, want w1 ADDED as it comes to match", ev.Type, ev.name())
+	}
+}
+
 // TestVersionViews: Table (v1beta1's own columns) and metadata in v1beta1.
 func TestVersionViews(t *testing.T) {
 	_, c := newFormatsServer(t)

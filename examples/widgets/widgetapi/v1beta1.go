@@ -51,7 +51,7 @@ func widgetV1beta1() apiserver.Resource[WidgetV1beta1] {
 		Deprecated:       true,
 		Conversion:       apiserver.ConvertVia(widgetToV1, widgetFromV1),
 		Default:          defaultWidgetV1beta1,
-		SelectableFields: []string{"spec.color"},
+		SelectableFields: []string{"spec.color", "spec.port"}, // spec.port is v1beta1's alone
 		Columns: []apiserver.Column[WidgetV1beta1]{
 			{Name: "Color", Type: "string", Description: "Color of the widget.", Value: func(w *WidgetV1beta1) any { return w.Spec.Color }},
 			{Name: "Port", Type: "integer", Description: "The port the widget listens on.", Value: func(w *WidgetV1beta1) any {
