@@ -79,7 +79,9 @@ func ExampleServer_MigrateStorage() {
 		log.Fatal(err)
 	}
 	p, err := srv.MigrateStorage(context.Background(), "notes", "notes.example.com", versions.MigrateOptions{
-		Progress: func(p versions.Progress) { fmt.Printf("%d read, %d rewritten, %d left\n", p.Seen, p.Rewritten, p.Remaining) },
+		Progress: func(p versions.Progress) {
+			fmt.Printf("%d read, %d rewritten, %d left\n", p.Seen, p.Rewritten, p.Remaining)
+		},
 	})
 	fmt.Println(p.Seen, err)
 	// Output:
