@@ -29,7 +29,7 @@ func RegisterStoringIn(srv *apiserver.Server, version string) error {
 		apiserver.Register(srv, apiserver.Resource[Widget]{
 			Group: "example.com", Version: "v1", Kind: "Widget", Plural: "widgets", Storage: version == "v1",
 			Namespaced: true, ShortNames: []string{"wd"}, Status: true,
-			Scale:   &apiserver.ScalePaths{SpecReplicas: ".spec.replicas", StatusReplicas: ".status.replicas", LabelSelector: ".status.selector"},
+			Scale:   widgetScale(),
 			Default: defaultWidget, Validate: validate,
 			SelectableFields: []string{"spec.color"},
 			Columns: []apiserver.Column[Widget]{
@@ -49,6 +49,11 @@ func RegisterStoringIn(srv *apiserver.Server, version string) error {
 			Validate: validateWidgetClass,
 		}),
 	)
+}
+
+// widgetScale maps the scale subresource, the same in every version.
+func widgetScale() *apiserver.ScalePaths {
+	return &apiserver.ScalePaths{SpecReplicas: ".spec.replicas", StatusReplicas: ".status.replicas", LabelSelector: ".status.selector"}
 }
 
 func defaultWidget(w *Widget) {

@@ -47,7 +47,7 @@ func widgetV1beta1() apiserver.Resource[WidgetV1beta1] {
 	return apiserver.Resource[WidgetV1beta1]{
 		Group: "example.com", Version: "v1beta1", Kind: "Widget", Plural: "widgets",
 		Namespaced: true, ShortNames: []string{"wd"}, Status: true,
-		Scale:            &apiserver.ScalePaths{SpecReplicas: ".spec.replicas", StatusReplicas: ".status.replicas", LabelSelector: ".status.selector"},
+		Scale:            widgetScale(),
 		Deprecated:       true,
 		Conversion:       apiserver.ConvertVia(widgetToV1, widgetFromV1),
 		Default:          defaultWidgetV1beta1,
