@@ -331,7 +331,7 @@ func (r *resource) fieldsConverter() patch.Converter {
 	return func(obj []byte, apiVersion string) ([]byte, *patch.Schema, error) {
 		to, ok := k.apiVersion[apiVersion]
 		if !ok {
-			return nil, nil, fmt.Errorf("%s has no version %s", r.Kind, apiVersion)
+			return nil, nil, fmt.Errorf("%w: %s has no version %s", patch.ErrUnknownVersion, r.Kind, apiVersion)
 		}
 		in := r.newObject()
 		if err := json.Unmarshal(obj, in); err != nil {

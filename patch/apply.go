@@ -144,6 +144,10 @@ func (s *Schema) Apply(live, config []byte, managed []kapi.ManagedFieldsEntry, o
 			continue
 		}
 		cm := versions.of(m.apiVersion, liveObj, result, opts.Convert, ignore)
+		if cm == nil {
+			delete(ms, mid)
+			continue
+		}
 		if own := m.set.intersect(cm.added.union(cm.modified)); len(own) > 0 {
 			conflicts[mid] = own
 		}
@@ -222,6 +226,10 @@ func (s *Schema) update(oldObj, newObj map[string]any, ms managerSet, opts Updat
 	versions := newComparisons(opts.APIVersion, &c)
 	for _, m := range ms {
 		cm := versions.of(m.apiVersion, oldObj, newObj, opts.Convert, ignore)
+		if cm == nil {
+			m.set = fieldSet{} // dropped below
+			continue
+		}
 		m.set = m.set.minus(cm.added.union(cm.modified)).minus(cm.removed)
 	}
 	ms.dropEmpty()
@@ -334,9 +342,11 @@ func newComparisons(own string, c *comparison) *versionedComparisons {
 }
 
 // of compares before and after in apiVersion, converted there unless they
-// are in it already. Without a converter, or when conversion fails (a
-// version no longer served), the comparison is the write's own: the
-// manager's paths are taken as they are.
+// are in it already. It is nil for a version the converter does not know
+// (ErrUnknownVersion): the manager's entry goes. Without a converter, or
+// when a conversion fails otherwise, the comparison is the write's own:
+// the manager's paths are taken as they are, where structured-merge-diff
+// would fail the write (ownership is advisory; the write is not).
 func (vc *versionedComparisons) of(apiVersion string, before, after any, convert Converter, keep func(fieldPath) bool) *comparison {
 	if c, ok := vc.byVersion[apiVersion]; ok {
 		return c
@@ -344,11 +354,16 @@ func (vc *versionedComparisons) of(apiVersion string, before, after any, convert
 	c := vc.byVersion[vc.own]
 	if convert != nil {
 		b, schema, err := convertObject(before, apiVersion, convert)
-		a, _, err2 := convertObject(after, apiVersion, convert)
-		if err == nil && err2 == nil {
-			cv := compareObjects(b, a, schema)
-			cv.filter(keep)
-			c = &cv
+		if err == nil {
+			var a any
+			if a, _, err = convertObject(after, apiVersion, convert); err == nil {
+				cv := compareObjects(b, a, schema)
+				cv.filter(keep)
+				c = &cv
+			}
+		}
+		if errors.Is(err, ErrUnknownVersion) {
+			c = nil
 		}
 	}
 	vc.byVersion[apiVersion] = c
@@ -360,11 +375,10 @@ func convertObject(obj any, apiVersion string, convert Converter) (map[string]an
 	if err != nil {
 		return nil, nil, err
 	}
-	if data, schema, err := convert(data, apiVersion); err != nil {
+	data, schema, err := convert(data, apiVersion)
+	if err != nil {
 		return nil, nil, err
-	} else if m, err := schema.liveObject(data); err != nil {
-		return nil, nil, err
-	} else {
-		return m, schema, nil
 	}
+	m, err := schema.liveObject(data)
+	return m, schema, err
 }
