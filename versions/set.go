@@ -237,8 +237,6 @@ func (s *Set) Convert(obj kapi.Object, from, to string) (kapi.Object, error) {
 		if err := c.fromHub(hub, out); err != nil {
 			return nil, fmt.Errorf("convert %s to %s: %w", s.kind, to, err)
 		}
-	} else if out == obj {
-		return obj, nil
 	}
 	*out.GetTypeMeta() = kapi.TypeMeta{Kind: s.kind, APIVersion: s.apiVersion(to)}
 	return out, nil
