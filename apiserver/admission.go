@@ -32,8 +32,9 @@ type AdmissionRequest struct {
 	// DryRun is true when nothing will be stored (dryRun=All): hooks with
 	// side effects must not act on it.
 	DryRun bool
-	// Object is the object as it will be stored: nil on delete. A mutating
-	// hook may change it; validating hooks must not.
+	// Object is the object as it will be stored, in the storage version
+	// whatever Version the request was in: nil on delete. A mutating hook
+	// may change it; validating hooks must not.
 	Object kapi.Object
 	// OldObject is the stored object: nil on create.
 	OldObject kapi.Object

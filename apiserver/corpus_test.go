@@ -1027,6 +1027,36 @@ func badInputCorpus() []corpusCase {
 	} {
 		cases = append(cases, corpusCase{name: "wire/" + r.name, method: http.MethodPost, path: coll, raw: r.raw, code: r.code})
 	}
+
+	// # The deprecated v1beta1, converted to v1 on the way in: what a client
+	// puts in the annotation that keeps v1's other ports is input too.
+	beta := func(port any, annotation any) []byte {
+		meta := doc{"name": "new"}
+		if annotation != nil {
+			meta["annotations"] = doc{widgetapi.PortsAnnotation: annotation}
+		}
+		return encJSON(doc{"apiVersion": "example.com/v1beta1", "kind": "Widget", "metadata": meta, "spec": doc{"color": "red", "port": port}})
+	}
+	betaColl := "/apis/example.com/v1beta1/namespaces/" + corpusNS + "/widgets"
+	for _, c := range []struct {
+		name string
+		body []byte
+		code int
+	}{
+		{"annotation not JSON", beta(80, "{"), 400},
+		{"annotation of another shape", beta(80, `{"name":"x"}`), 400},
+		{"annotation with wrong types", beta(80, `[{"name":"x","port":"80"}]`), 400},
+		{"annotation with a port out of range", beta(80, `[{"name":"x","port":70000,"protocol":"TCP"}]`), 422},
+		{"annotation duplicating the port", beta(80, `[{"name":"default","port":81,"protocol":"UDP"}]`), 422},
+		{"port a string", beta("80", nil), 400},
+		{"port past int32", beta(json.Number("4294967296"), nil), 400},
+		{"port out of range", beta(0, nil), 422},
+		{"v1 body", encJSON(widgetDoc("new")), 400},
+	} {
+		add("v1beta1/"+c.name, http.MethodPost, betaColl, c.body, c.code)
+	}
+	add("v1beta1/update of another version's body", http.MethodPut, betaColl+"/a", encJSON(widgetDoc("a")), 400)
+	add("v1beta1/no such version", http.MethodGet, "/apis/example.com/v1alpha1/namespaces/"+corpusNS+"/widgets", nil, 404)
 	return cases
 }
 

@@ -186,10 +186,10 @@ func (s *Server) serveResources(gv groupVersion) http.HandlerFunc {
 }
 
 // storageVersionHash lets clients notice that the storage version of a
-// resource changed; kapi stores each resource in its one version. The form
-// is kube-apiserver's: the first 8 bytes of a SHA-256, in base64.
+// resource changed: the same for every version of a kind. The form is
+// kube-apiserver's: the first 8 bytes of a SHA-256, in base64.
 func storageVersionHash(res *resource) string {
-	sum := sha256.Sum256([]byte(res.Group + "/" + res.Version + "/" + res.Kind))
+	sum := sha256.Sum256([]byte(res.Group + "/" + res.storageVersion().Version + "/" + res.Kind))
 	return base64.StdEncoding.EncodeToString(sum[:8])
 }
 

@@ -17,7 +17,27 @@
 //	mux.Handle("/", srv)
 //
 // A mistake in the description is an error from Register, never a panic
-// later. Registration ends when the server first serves a request.
+// later. Registration ends with Complete, or when the server first serves
+// a request.
+//
+// # Versions
+//
+// A kind served in several versions is registered once per version, each
+// with its own Go type: one is the Storage version, and every version
+// whose type is not the hub converts to and from it (ConvertVia). Register
+// refuses a version that disagrees with the others on names, scope or
+// subresources; Complete refuses a kind without exactly one storage
+// version or with a version that cannot reach the hub. Discovery lists the
+// served versions by Kubernetes' priority (v1 before v1beta1), each with
+// its OpenAPI document; a NotServed version is nowhere; a Deprecated one
+// warns every request. Objects are stored and cached in the storage
+// version; a request in another version is decoded and defaulted there,
+// converted, validated and admitted in the storage version, and answered
+// converted back, each cached object version converted once and encoded
+// once per media type for every reader. managedFields keep the version
+// their manager wrote, and apply conflicts are found in it. The stored
+// bytes say their version, so objects written under an older storage
+// version still read; MigrateStorage rewrites them (package versions).
 //
 // # What is served
 //

@@ -307,7 +307,7 @@ func (rq *request) respondStored(code int, obj kapi.Object, value []byte) error 
 // encoding, when the type's JSON is plain enough to tell where the
 // resourceVersion goes (appendStoredElement).
 func (rq *request) objectJSON(obj kapi.Object, stored []byte) ([]byte, error) {
-	if stored != nil && rq.objType.plainMetadata {
+	if stored != nil && rq.objType.plainMetadata && !rq.res.converts() { // stored is in the storage version
 		rv := obj.GetObjectMeta().ResourceVersion
 		if data, ok := appendStoredElement(make([]byte, 0, len(stored)+len(rv)+len(`,"resourceVersion":""`)), stored, rv); ok {
 			return data, nil

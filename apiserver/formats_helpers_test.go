@@ -342,12 +342,14 @@ func pbVarint(b []byte, num protowire.Number, v uint64) []byte {
 	return protowire.AppendVarint(b, v)
 }
 
-// protoObjects are the types a protobuf object is read into, by kind.
+// protoObjects are the types a protobuf object is read into, by
+// apiVersion/kind for a kind in several versions, else by kind.
 var protoObjects = map[string]func() kapi.Object{
-	"Widget":                func() kapi.Object { return new(widgetapi.Widget) },
-	"WidgetClass":           func() kapi.Object { return new(widgetapi.WidgetClass) },
-	"PartialObjectMetadata": func() kapi.Object { return new(kapi.PartialObjectMetadata) },
-	"Tally":                 func() kapi.Object { return new(tally) },
+	"example.com/v1beta1/Widget": func() kapi.Object { return new(widgetapi.WidgetV1beta1) },
+	"Widget":                     func() kapi.Object { return new(widgetapi.Widget) },
+	"WidgetClass":                func() kapi.Object { return new(widgetapi.WidgetClass) },
+	"PartialObjectMetadata":      func() kapi.Object { return new(kapi.PartialObjectMetadata) },
+	"Tally":                      func() kapi.Object { return new(tally) },
 }
 
 // protoDocJSON reads a protobuf body (object, list or Status) as the JSON
@@ -389,7 +391,10 @@ func protoDocJSON(t testing.TB, body []byte) []byte {
 func protoObjectJSON(t testing.TB, body []byte) []byte {
 	t.Helper()
 	tm, _ := pbEnvelope(t, body)
-	newObject, ok := protoObjects[tm.Kind]
+	newObject, ok := protoObjects[tm.APIVersion+"/"+tm.Kind]
+	if !ok {
+		newObject, ok = protoObjects[tm.Kind]
+	}
 	if !ok {
 		t.Fatalf("no Go type for protobuf kind %q", tm.Kind)
 	}

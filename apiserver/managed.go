@@ -96,7 +96,7 @@ func (rq *request) recordUpdate(cur, next kapi.Object, stored []byte) error {
 	meta := next.GetObjectMeta()
 	managed, err := rq.res.objType.schema.Update(old, now, meta.ManagedFields, patch.UpdateOptions{
 		Manager: manager, APIVersion: rq.res.apiVersion(), Subresource: rq.subresource,
-		Now: kapi.Now(), Ignore: rq.ignoredFields(),
+		Now: kapi.Now(), Ignore: rq.ignoredFields(), Convert: rq.res.fieldsConverter(),
 	})
 	if err != nil {
 		// Entries that do not fit the object (sent by a client, or from an
@@ -141,7 +141,7 @@ func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error 
 	}
 	opts := patch.ApplyOptions{
 		Manager: manager, APIVersion: rq.res.apiVersion(), Subresource: rq.subresource,
-		Force: force, Now: kapi.Now(), Ignore: rq.ignoredFields(),
+		Force: force, Now: kapi.Now(), Ignore: rq.ignoredFields(), Convert: rq.res.fieldsConverter(),
 	}
 	merge := func(cur kapi.Object) (kapi.Object, error) {
 		var live []byte

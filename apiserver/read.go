@@ -26,17 +26,21 @@ func (rq *request) get(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		obj, err := rq.res.decodeStored(kv)
+		obj, err := rq.res.readStored(kv)
 		if err != nil {
 			return err
 		}
-		return rq.respond(http.StatusOK, obj.(kapi.Object))
+		return rq.respond(http.StatusOK, obj)
 	} else if err != nil {
 		return err
 	}
 	item, _ := rq.res.cache.Get(key)
 	if item == nil {
 		return storage.ErrNotFound
+	}
+	item, err := rq.res.versioned(item)
+	if err != nil {
+		return err
 	}
 	data, err := rq.encodeOne(item)
 	if err != nil {
@@ -144,6 +148,13 @@ func (rq *request) list(ctx context.Context) error {
 		if len(items) > 0 {
 			lastKey = items[len(items)-1].Key
 		}
+		if rq.res.converts() {
+			for i, it := range items { // the slice is this list's own
+				if items[i], err = rq.res.versioned(it); err != nil {
+					return err
+				}
+			}
+		}
 	}
 
 	meta := kapi.ListMeta{ResourceVersion: formatRevision(rev)}
@@ -209,11 +220,11 @@ func (rq *request) listStored(ctx context.Context, prefix string, rev int64, sta
 		return nil, 0, 0, "", err
 	}
 	for _, kv := range page.Items {
-		obj, err := rq.res.decodeStored(kv)
+		obj, err := rq.res.readStored(kv)
 		if err != nil {
 			return nil, 0, 0, "", err
 		}
-		if sel.matches(obj.(kapi.Object)) {
+		if sel.matches(obj) {
 			items = append(items, &watch.Item{Key: kv.Key, Revision: kv.ModRevision, Object: obj})
 		}
 	}
@@ -354,11 +365,18 @@ func (rq *request) writeEvent(ev watch.Event) error {
 	case ev.Item.Revision != ev.Revision:
 		// An object that stopped matching the selector: its last matching
 		// state, stamped with the event's revision as kube-apiserver does.
-		obj := shallowCopy(ev.Item.Object.(kapi.Object))
+		last, err := rq.res.versioned(ev.Item)
+		if err != nil {
+			return err
+		}
+		obj := shallowCopy(last.Object.(kapi.Object))
 		obj.GetObjectMeta().ResourceVersion = formatRevision(ev.Revision)
 		it = &watch.Item{Object: obj}
 	default:
-		it = ev.Item
+		var err error
+		if it, err = rq.res.versioned(ev.Item); err != nil {
+			return err
+		}
 	}
 	var element []byte
 	var err error

@@ -63,6 +63,30 @@ type Resource[T any] struct {
 	// Columns are the columns of the Table the resource is shown as
 	// (kubectl get), after Name; without them, Name and Created At.
 	Columns []Column[T]
+
+	// Several versions of one kind are several registrations with the same
+	// Group and Kind, each with its own Version and type T (see
+	// versions.go). The fields below matter only then.
+
+	// Storage marks the version objects are stored in: exactly one
+	// version of a kind with several must be.
+	Storage bool
+	// NotServed keeps a version out of discovery and the API (404), as a
+	// CRD version with served: false.
+	NotServed bool
+	// Deprecated versions answer every request with a warning:
+	// DeprecationWarning if set (empty: none), else kube-apiserver's
+	// "example.com/v1beta1 Widget is deprecated; use example.com/v1
+	// Widget".
+	Deprecated         bool
+	DeprecationWarning *string
+	// Conversion converts objects of this version to and from the hub
+	// type every version of the kind converts through (ConvertVia). The
+	// version whose type is the hub has none. Defaults are per version;
+	// validation (Validate, ValidateStatus, ValidateName) and admission
+	// run once, on the object converted to the storage version, so only
+	// the storage version may set them.
+	Conversion Conversion
 }
 
 // Register adds a resource type to the server. It fails if the description is
@@ -79,6 +103,11 @@ func Register[T any, P interface {
 		typ:          reflect.TypeFor[T](),
 		newObject:    func() kapi.Object { return P(new(T)) },
 		validateName: r.ValidateName,
+		version: versionOptions{
+			storage: r.Storage, served: !r.NotServed, deprecated: r.Deprecated,
+			warning: r.DeprecationWarning, conversion: r.Conversion,
+			validates: r.Validate != nil || r.ValidateStatus != nil || r.ValidateName != nil,
+		},
 	}
 	if err := res.selectable(r.SelectableFields); err != nil {
 		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
@@ -211,6 +240,9 @@ type resource struct {
 	// JSON field of it has a protobuf tag, or it is a proto.Message.
 	protobuf bool
 
+	version versionOptions
+	kind    *kindVersions // every version of the kind; set when serving starts
+
 	prefix  string // storage keys of this resource start with it
 	cache   *watch.Cache
 	strings stringTable // shared by the objects of its cache
@@ -326,14 +358,33 @@ func (r *resource) statusValue(obj kapi.Object) reflect.Value {
 	return reflect.ValueOf(obj).Elem().FieldByIndex(r.statusField)
 }
 
-// decodeStored turns a stored value into an object with its resourceVersion.
+// decodeStored turns a stored value into an object of the storage version
+// with its resourceVersion. A value stored in another version of the kind
+// (its apiVersion says which) is converted.
 func (r *resource) decodeStored(kv storage.KeyValue) (any, error) {
-	obj := r.newObject()
-	if err := unmarshalStored(kv.Value, obj); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", kv.Key, err)
+	obj, _, err := r.decodeStoredVersion(kv)
+	return obj, err
+}
+
+// decodeStoredVersion is decodeStored, also saying whether the value was
+// stored in another version and converted.
+func (r *resource) decodeStoredVersion(kv storage.KeyValue) (kapi.Object, bool, error) {
+	st := r.storageVersion()
+	obj := st.newObject()
+	err := unmarshalStored(kv.Value, obj)
+	if av := obj.GetTypeMeta().APIVersion; err != nil || av != "" && av != st.apiVersion() {
+		if other, ok := st.kind.storedIn(kv.Value); ok && other != st {
+			if obj, err = other.convertStored(kv.Value, st); err == nil {
+				obj.GetObjectMeta().ResourceVersion = formatRevision(kv.ModRevision)
+				return obj, true, nil
+			}
+		}
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("decode %s: %w", kv.Key, err)
 	}
 	obj.GetObjectMeta().ResourceVersion = formatRevision(kv.ModRevision)
-	return obj, nil
+	return obj, false, nil
 }
 
 const dns1123SubdomainMessage = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"

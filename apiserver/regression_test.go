@@ -203,12 +203,12 @@ func TestCloseTwiceWithoutServing(t *testing.T) {
 	}
 }
 
-// kube-apiserver lists each group once, with all its versions, however the
-// versions were registered.
+// kube-apiserver lists each group once, with all its versions by priority
+// (v2 before v1), however the versions were registered.
 func TestDiscoveryInterleavedGroups(t *testing.T) {
 	srv := apiservertest.New(t, func(s *apiserver.Server) error {
-		for _, gv := range [][2]string{{"a.example.com", "v1"}, {"b.example.com", "v1"}, {"a.example.com", "v2"}} {
-			r := apiserver.Resource[gadget]{Group: gv[0], Version: gv[1], Kind: "Gadget", Plural: "gadgets"}
+		for _, gvk := range [][3]string{{"a.example.com", "v1", "Gadget"}, {"b.example.com", "v1", "Gadget"}, {"a.example.com", "v2", "Gizmo"}} {
+			r := apiserver.Resource[gadget]{Group: gvk[0], Version: gvk[1], Kind: gvk[2], Plural: strings.ToLower(gvk[2]) + "s"}
 			if err := apiserver.Register(s, r); err != nil {
 				return err
 			}
@@ -230,7 +230,7 @@ func TestDiscoveryInterleavedGroups(t *testing.T) {
 		}
 		return gvs
 	}
-	wantA := []string{"a.example.com/v1", "a.example.com/v2"}
+	wantA := []string{"a.example.com/v2", "a.example.com/v1"}
 
 	t.Run("/apis", func(t *testing.T) {
 		var doc struct {

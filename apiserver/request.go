@@ -103,6 +103,9 @@ func (rq *request) serve(v verb) error {
 		return NewStatusError(http.StatusNotFound, kapi.StatusReasonNotFound, "the server could not find the requested resource")
 	}
 	rq.objType = &res.objType
+	if text := res.deprecationWarning(); text != "" {
+		rq.warn(text)
+	}
 	if rq.subresource == "scale" {
 		rq.objType = scaleType
 	}

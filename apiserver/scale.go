@@ -193,11 +193,11 @@ func (rq *request) getScale(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	obj, err := rq.res.decodeStored(kv)
+	obj, err := rq.res.readStored(kv)
 	if err != nil {
 		return err
 	}
-	return rq.respond(http.StatusOK, rq.res.scale.scaleOf(obj.(kapi.Object)))
+	return rq.respond(http.StatusOK, rq.res.scale.scaleOf(obj))
 }
 
 // updateScale serves PUT /scale.

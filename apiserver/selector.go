@@ -16,6 +16,8 @@ import (
 type selector struct {
 	labels []requirement
 	fields []requirement
+	// view, if set, is a cached item in the version the fields are of.
+	view func(*watch.Item) kapi.Object
 }
 
 type requirement struct {
@@ -43,6 +45,18 @@ func (rq *request) parseSelectors() (selector, error) {
 			return sel, badRequest("field label not supported: %s", r.key)
 		}
 	}
+	if len(sel.fields) > 0 && rq.res.converts() {
+		// The cache holds the storage version; the fields are the
+		// request's version's.
+		res := rq.res
+		sel.view = func(it *watch.Item) kapi.Object {
+			v, err := res.versioned(it)
+			if err != nil {
+				return nil // selects nothing; reading it fails too
+			}
+			return v.Object.(kapi.Object)
+		}
+	}
 	return sel, nil
 }
 
@@ -67,6 +81,12 @@ func (s selector) matches(obj kapi.Object) bool {
 func (s selector) filter() func(*watch.Item) bool {
 	if s.empty() {
 		return nil
+	}
+	if s.view != nil {
+		return func(it *watch.Item) bool {
+			obj := s.view(it)
+			return obj != nil && s.matches(obj)
+		}
 	}
 	return func(it *watch.Item) bool { return s.matches(it.Object.(kapi.Object)) }
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/storage/memory"
+	"github.com/kapi-dev/kapi/versions"
 	"github.com/kapi-dev/kapi/watch"
 )
 
@@ -76,9 +77,12 @@ type Server struct {
 	mu        sync.Mutex // guards registration and the start and end of serving
 	resources []*resource
 	running   bool // the hub's goroutine was started: done will be closed
-	ctx       context.Context
-	stop      context.CancelFunc
-	done      chan struct{}
+	// completed says registration has ended (Complete), with completeErr.
+	completed   bool
+	completeErr error
+	ctx         context.Context
+	stop        context.CancelFunc
+	done        chan struct{}
 }
 
 // New makes a server. Its storage is in memory unless WithStorage says
@@ -133,10 +137,19 @@ func New(opts ...Option) (*Server, error) {
 func (s *Server) add(r *resource) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.handler.Load() != nil {
+	if s.handler.Load() != nil || s.completed {
 		return fmt.Errorf("apiserver: register %s: the server is already serving", r.gvk())
 	}
 	for _, o := range s.resources {
+		if o.Group == r.Group && o.Kind == r.Kind {
+			if err := r.agrees(o); err != nil {
+				return fmt.Errorf("apiserver: register %s: %w", r.gvk(), err)
+			}
+			continue // versions of one kind share their names
+		}
+		if o.Group == r.Group && o.Plural == r.Plural {
+			return fmt.Errorf("apiserver: register %s: clashes with %s (resource %q)", r.gvk(), o.gvk(), o.Plural)
+		}
 		if o.Group != r.Group || o.Version != r.Version {
 			continue
 		}
@@ -149,9 +162,7 @@ func (s *Server) add(r *resource) error {
 			}
 		}
 	}
-	r.prefix = s.config.keyPrefix + r.qualifiedResource() + "/"
-	r.cache = s.hub.Register(r.prefix, recoverDecode(r.decodeCached))
-	s.resources = append(s.resources, r)
+	s.resources = append(s.resources, r) // its cache is made by complete
 	return nil
 }
 
@@ -172,6 +183,12 @@ func (s *Server) start() *http.Handler {
 	defer s.mu.Unlock()
 	if h := s.handler.Load(); h != nil {
 		return h
+	}
+	if err := s.complete(); err != nil {
+		s.config.logger.Error("kapi: registration is incomplete", "err", err)
+		h := incompleteHandler(err)
+		s.handler.Store(&h)
+		return &h
 	}
 	h := s.guard(s.routes())
 	s.handler.Store(&h)
@@ -275,31 +292,37 @@ func (s *Server) resourceRoutes(r chi.Router, base string, gv groupVersion, notA
 
 type groupVersion struct{ group, version string }
 
-// groupVersions lists the registered group versions, in registration order.
+// groupVersions lists the served group versions: the core group first,
+// then each group where it was first registered, its versions together by
+// Kubernetes' priority (the preferred first).
 func (s *Server) groupVersions() []groupVersion {
 	var gvs []groupVersion
 	for _, r := range s.resources {
 		gv := groupVersion{r.Group, r.Version}
-		if !slices.Contains(gvs, gv) {
+		if r.version.served && !slices.Contains(gvs, gv) {
 			gvs = append(gvs, gv)
 		}
 	}
-	// The core group first, then each group where it was first registered,
-	// its versions together.
 	first := map[string]int{"": -1}
 	for i, gv := range gvs {
 		if _, ok := first[gv.group]; !ok {
 			first[gv.group] = i
 		}
 	}
-	slices.SortStableFunc(gvs, func(a, b groupVersion) int { return first[a.group] - first[b.group] })
+	slices.SortStableFunc(gvs, func(a, b groupVersion) int {
+		if a.group != b.group {
+			return first[a.group] - first[b.group]
+		}
+		return versions.Compare(b.version, a.version)
+	})
 	return gvs
 }
 
+// resourcesOf lists the resources served in a group version.
 func (s *Server) resourcesOf(gv groupVersion) []*resource {
 	var out []*resource
 	for _, r := range s.resources {
-		if r.Group == gv.group && r.Version == gv.version {
+		if r.Group == gv.group && r.Version == gv.version && r.version.served {
 			out = append(out, r)
 		}
 	}

@@ -433,6 +433,8 @@ func TestDiscoveryLegacy(t *testing.T) {
 		PreferredVersion groupVersion   `json:"preferredVersion"`
 	}
 	wantVersion := groupVersion{"example.com/v1", "v1"}
+	// v1 is preferred: the example also serves the older v1beta1.
+	wantVersions := []groupVersion{wantVersion, {"example.com/v1beta1", "v1beta1"}}
 
 	t.Run("/apis", func(t *testing.T) {
 		var doc struct {
@@ -449,7 +451,7 @@ func TestDiscoveryLegacy(t *testing.T) {
 			t.Fatalf("/apis = %s", r.Body)
 		}
 		g := doc.Groups[0]
-		if g.Name != "example.com" || !slices.Equal(g.Versions, []groupVersion{wantVersion}) || g.PreferredVersion != wantVersion {
+		if g.Name != "example.com" || !slices.Equal(g.Versions, wantVersions) || g.PreferredVersion != wantVersion {
 			t.Errorf("group %+v", g)
 		}
 	})
@@ -458,7 +460,7 @@ func TestDiscoveryLegacy(t *testing.T) {
 		var g apiGroup
 		c.get("/apis/example.com").mustCode(t, http.StatusOK).into(t, &g)
 		if g.Kind != "APIGroup" || g.APIVersion != "v1" || g.Name != "example.com" ||
-			!slices.Equal(g.Versions, []groupVersion{wantVersion}) || g.PreferredVersion != wantVersion {
+			!slices.Equal(g.Versions, wantVersions) || g.PreferredVersion != wantVersion {
 			t.Errorf("/apis/example.com = %+v", g)
 		}
 	})
@@ -584,7 +586,7 @@ func TestDiscoveryAggregated(t *testing.T) {
 				return
 			}
 			g := d.Items[0]
-			if g.Metadata.Name != "example.com" || len(g.Versions) != 1 || g.Versions[0].Version != "v1" {
+			if g.Metadata.Name != "example.com" || len(g.Versions) != 2 || g.Versions[0].Version != "v1" || g.Versions[1].Version != "v1beta1" {
 				t.Fatalf("group %s", r.Body)
 			}
 			byName := map[string]resource{}

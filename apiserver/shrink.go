@@ -9,6 +9,7 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/watch"
 )
 
 // The watch cache holds a decoded object per key for as long as the key
@@ -22,11 +23,14 @@ import (
 // are never modified: their short repeated strings are shared with other
 // objects, their long annotations with the stored value.
 func (r *resource) decodeCached(kv storage.KeyValue) (any, error) {
-	obj, err := r.decodeStored(kv)
+	obj, converted, err := r.decodeStoredVersion(kv)
 	if err != nil {
 		return nil, err
 	}
-	r.strings.shrink(obj.(kapi.Object), kv.Value)
+	r.strings.shrink(obj, kv.Value)
+	if converted {
+		return watch.Converted{Object: obj}, nil
+	}
 	return obj, nil
 }
 

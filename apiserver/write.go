@@ -53,8 +53,14 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object) error {
 		v.Set(reflect.Zero(v.Type()))
 	}
 	if res.defaulter != nil {
-		res.defaulter(obj)
+		res.defaulter(obj) // in the request's version
 	}
+	// Admitted, validated and stored in the storage version.
+	requested := obj
+	if obj, err = res.toStorage(obj); err != nil {
+		return err
+	}
+	meta = obj.GetObjectMeta()
 	if err := rq.mutate(ctx, OperationCreate, obj, nil, dryRun); err != nil {
 		return err
 	}
@@ -74,16 +80,22 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object) error {
 			return err
 		}
 		if !rq.managedByApply && attempt == 0 {
-			meta.ManagedFields = baseManagedFields(nil, obj)
-			if err := rq.recordUpdate(nil, obj, nil); err != nil {
+			// Recorded in the request's version, as its manager sees it.
+			if requested, err = res.fromStorage(obj); err != nil {
 				return err
 			}
+			rm := requested.GetObjectMeta()
+			rm.ManagedFields = baseManagedFields(nil, requested)
+			if err := rq.recordUpdate(nil, requested, nil); err != nil {
+				return err
+			}
+			meta.ManagedFields = rm.ManagedFields
 		}
 		if dryRun { // fails as the write would if the name is taken
 			_, err := rq.s.config.store.Get(ctx, res.key(meta.Namespace, meta.Name), 0)
 			switch {
 			case errors.Is(err, storage.ErrNotFound):
-				return rq.respond(http.StatusCreated, obj)
+				return rq.respondConverted(http.StatusCreated, obj, nil)
 			case err == nil:
 				err = storage.ErrExists
 			}
@@ -104,8 +116,18 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object) error {
 			return err
 		}
 		meta.ResourceVersion = formatRevision(rev)
-		return rq.respondStored(http.StatusCreated, obj, value)
+		return rq.respondConverted(http.StatusCreated, obj, value)
 	}
+}
+
+// respondConverted answers obj, of the storage version, in the request's
+// version; value is its marshalStored encoding, or nil.
+func (rq *request) respondConverted(code int, obj kapi.Object, value []byte) error {
+	out, err := rq.res.fromStorage(obj)
+	if err != nil {
+		return err
+	}
+	return rq.respondStored(code, out, value)
 }
 
 func generateName(base string) string {
@@ -265,7 +287,14 @@ func (rq *request) write(ctx context.Context, desired func(cur kapi.Object) (kap
 		if err != nil {
 			return nil, nil, err
 		}
-		cur := decoded.(kapi.Object)
+		// The write is made in the request's version (cur, want, next),
+		// and admitted, validated and stored in the storage version
+		// (curStored, nextStored).
+		curStored := decoded.(kapi.Object)
+		cur, err := rq.res.fromStorage(curStored)
+		if err != nil {
+			return nil, nil, err
+		}
 		want, err := desired(shallowCopy(cur))
 		if err != nil {
 			return nil, nil, err
@@ -286,20 +315,28 @@ func (rq *request) write(ctx context.Context, desired func(cur kapi.Object) (kap
 		if !rq.managedByApply {
 			next.GetObjectMeta().ManagedFields = baseManagedFields(cur, want)
 		}
-		if err := rq.mutate(ctx, OperationUpdate, next, cur, dryRun); err != nil {
+		nextStored, err := rq.res.toStorage(next)
+		if err != nil {
 			return nil, nil, err
 		}
-		if m := next.GetObjectMeta(); m.Name != rq.name || m.Namespace != rq.namespace {
+		if err := rq.mutate(ctx, OperationUpdate, nextStored, curStored, dryRun); err != nil {
+			return nil, nil, err
+		}
+		if m := nextStored.GetObjectMeta(); m.Name != rq.name || m.Namespace != rq.namespace {
 			return nil, nil, badRequest("an admission hook must not change the name or namespace of the object")
 		}
-		if errs := rq.validate(ctx, next, cur); len(errs) > 0 {
+		if errs := rq.validate(ctx, nextStored, curStored); len(errs) > 0 {
 			return nil, nil, errs
 		}
-		if err := rq.admitValid(ctx, OperationUpdate, next, cur, dryRun); err != nil {
+		if err := rq.admitValid(ctx, OperationUpdate, nextStored, curStored, dryRun); err != nil {
 			return nil, nil, err
 		}
-		value, err := marshalStored(next)
+		value, err := marshalStored(nextStored)
 		if err != nil {
+			return nil, nil, err
+		}
+		// What is answered, in the request's version, with what hooks did.
+		if next, err = rq.res.fromStorage(nextStored); err != nil {
 			return nil, nil, err
 		}
 		meta := next.GetObjectMeta()
@@ -311,7 +348,8 @@ func (rq *request) write(ctx context.Context, desired func(cur kapi.Object) (kap
 			if err := rq.recordUpdate(cur, next, value); err != nil {
 				return nil, nil, err
 			}
-			if value, err = marshalStored(next); err != nil {
+			nextStored.GetObjectMeta().ManagedFields = meta.ManagedFields
+			if value, err = marshalStored(nextStored); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -320,7 +358,7 @@ func (rq *request) write(ctx context.Context, desired func(cur kapi.Object) (kap
 			return next, value, nil
 		}
 		var rev int64
-		if meta.DeletionTimestamp != nil && len(meta.Finalizers) == 0 {
+		if sm := nextStored.GetObjectMeta(); sm.DeletionTimestamp != nil && len(sm.Finalizers) == 0 {
 			var gone storage.KeyValue
 			gone, err = store.Delete(ctx, key, kv.ModRevision)
 			rev = gone.ModRevision
@@ -497,8 +535,21 @@ func (rq *request) delete(ctx context.Context) error {
 }
 
 // deleteOne deletes the named object, or marks it for deletion if it has
-// finalizers. It returns the object's last state and whether it is gone.
+// finalizers. It returns the object's last state, in the request's
+// version, and whether it is gone.
 func (rq *request) deleteOne(ctx context.Context, name string, opts deleteOptions, dryRun bool) (kapi.Object, bool, error) {
+	obj, gone, err := rq.deleteStored(ctx, name, opts, dryRun)
+	if err != nil {
+		return nil, false, err
+	}
+	if obj, err = rq.res.fromStorage(obj); err != nil {
+		return nil, false, err
+	}
+	return obj, gone, nil
+}
+
+// deleteStored is deleteOne, the object in the storage version.
+func (rq *request) deleteStored(ctx context.Context, name string, opts deleteOptions, dryRun bool) (kapi.Object, bool, error) {
 	store, key := rq.s.config.store, rq.res.key(rq.namespace, name)
 	for {
 		kv, err := store.Get(ctx, key, 0)

@@ -19,7 +19,18 @@ type ApplyOptions struct {
 	// kube-apiserver resets them: "status" on the main resource, "spec"
 	// (and more) on /status.
 	Ignore []string
+	// Convert, if set, serves managers whose entries were recorded in
+	// another version than APIVersion (see Converter).
+	Convert Converter
 }
+
+// Converter returns obj, the JSON of an object in the write's version, in
+// another version of its kind, with that version's schema. A manager
+// records its fields in the version it wrote; as structured-merge-diff
+// does, a write in another version is compared with them in their version:
+// the object before and after the write are both converted, and the fields
+// that changed there are the manager's conflicts (apply) or leave its set.
+type Converter func(obj []byte, apiVersion string) ([]byte, *Schema, error)
 
 // UpdateOptions say who wrote, and how.
 type UpdateOptions struct {
@@ -28,6 +39,7 @@ type UpdateOptions struct {
 	Subresource string
 	Now         kapi.Time
 	Ignore      []string
+	Convert     Converter // as ApplyOptions.Convert
 }
 
 var errNoAPIVersion = errors.New("patch: the options' APIVersion is required")
@@ -125,13 +137,18 @@ func (s *Schema) Apply(live, config []byte, managed []kapi.ManagedFieldsEntry, o
 
 	c := compareObjects(liveObj, result, s)
 	c.filter(ignore)
-	changed := c.added.union(c.modified)
+	versions := newComparisons(opts.APIVersion, &c)
 	conflicts := map[string]fieldSet{}
 	for mid, m := range ms {
 		if mid == id {
 			continue
 		}
-		if own := m.set.intersect(changed); len(own) > 0 {
+		cm := versions.of(m.apiVersion, liveObj, result, opts.Convert, ignore)
+		if cm == nil {
+			delete(ms, mid)
+			continue
+		}
+		if own := m.set.intersect(cm.added.union(cm.modified)); len(own) > 0 {
 			conflicts[mid] = own
 		}
 	}
@@ -140,7 +157,8 @@ func (s *Schema) Apply(live, config []byte, managed []kapi.ManagedFieldsEntry, o
 	}
 	for mid, m := range ms {
 		if mid != id {
-			m.set = m.set.minus(conflicts[mid]).minus(c.removed)
+			cm := versions.of(m.apiVersion, liveObj, result, opts.Convert, ignore) // made above
+			m.set = m.set.minus(conflicts[mid]).minus(cm.removed)
 		}
 	}
 	applier.set = applier.set.minus(serverOwned)
@@ -201,11 +219,18 @@ func (s *Schema) update(oldObj, newObj map[string]any, ms managerSet, opts Updat
 	if opts.Manager == "" {
 		opts.Manager = "unknown"
 	}
+	ignore := ignoreFilter(opts.Ignore)
 	c := compareObjects(oldObj, newObj, s)
-	c.filter(ignoreFilter(opts.Ignore))
+	c.filter(ignore)
 	changed := c.added.union(c.modified)
+	versions := newComparisons(opts.APIVersion, &c)
 	for _, m := range ms {
-		m.set = m.set.minus(changed).minus(c.removed)
+		cm := versions.of(m.apiVersion, oldObj, newObj, opts.Convert, ignore)
+		if cm == nil {
+			m.set = fieldSet{} // dropped below
+			continue
+		}
+		m.set = m.set.minus(cm.added.union(cm.modified)).minus(cm.removed)
 	}
 	ms.dropEmpty()
 	own := changed.minus(serverOwned)
@@ -303,4 +328,57 @@ func (s *Schema) liveObject(b []byte) (map[string]any, error) {
 		return nil, fmt.Errorf("%w: object: %v", ErrNotApplicable, err)
 	}
 	return m, nil
+}
+
+// versionedComparisons are the comparisons of one write's before and
+// after: in the write's own version, and in the others asked for.
+type versionedComparisons struct {
+	own       string
+	byVersion map[string]*comparison
+}
+
+func newComparisons(own string, c *comparison) *versionedComparisons {
+	return &versionedComparisons{own: own, byVersion: map[string]*comparison{own: c}}
+}
+
+// of compares before and after in apiVersion, converted there unless they
+// are in it already. It is nil for a version the converter does not know
+// (ErrUnknownVersion): the manager's entry goes. Without a converter, or
+// when a conversion fails otherwise, the comparison is the write's own:
+// the manager's paths are taken as they are, where structured-merge-diff
+// would fail the write (ownership is advisory; the write is not).
+func (vc *versionedComparisons) of(apiVersion string, before, after any, convert Converter, keep func(fieldPath) bool) *comparison {
+	if c, ok := vc.byVersion[apiVersion]; ok {
+		return c
+	}
+	c := vc.byVersion[vc.own]
+	if convert != nil {
+		b, schema, err := convertObject(before, apiVersion, convert)
+		if err == nil {
+			var a any
+			if a, _, err = convertObject(after, apiVersion, convert); err == nil {
+				cv := compareObjects(b, a, schema)
+				cv.filter(keep)
+				c = &cv
+			}
+		}
+		if errors.Is(err, ErrUnknownVersion) {
+			c = nil
+		}
+	}
+	vc.byVersion[apiVersion] = c
+	return c
+}
+
+func convertObject(obj any, apiVersion string, convert Converter) (map[string]any, *Schema, error) {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	data, schema, err := convert(data, apiVersion)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := schema.liveObject(data)
+	return m, schema, err
 }

@@ -23,6 +23,10 @@ const (
 var (
 	ErrMalformed     = errors.New("patch: malformed patch document")
 	ErrNotApplicable = errors.New("patch: patch does not apply")
+	// ErrUnknownVersion is what a Converter returns for a version the kind
+	// no longer has: the entries of managers in it are dropped, as
+	// structured-merge-diff drops them.
+	ErrUnknownVersion = errors.New("patch: no such version")
 )
 
 // Apply returns original with the patch applied. original must be a JSON

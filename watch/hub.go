@@ -16,6 +16,20 @@ import (
 // resourceVersion set from kv.ModRevision.
 type DecodeFunc func(kv storage.KeyValue) (any, error)
 
+// Converted is what a DecodeFunc returns for a value it did not decode as
+// it is but converted (a value stored in an older version): the item then
+// keeps no Value, so that no encoder derives the object's bytes from bytes
+// that are not its.
+type Converted struct{ Object any }
+
+// newItem is the item of a decoded value.
+func newItem(kv storage.KeyValue, obj any) *Item {
+	if c, ok := obj.(Converted); ok {
+		return &Item{Key: kv.Key, Revision: kv.ModRevision, Object: c.Object}
+	}
+	return &Item{Key: kv.Key, Revision: kv.ModRevision, Object: obj, Value: kv.Value}
+}
+
 // Option configures a Hub.
 type Option func(*config)
 
@@ -180,7 +194,7 @@ func (h *Hub) relist(ctx context.Context) (int64, error) {
 				continue
 			}
 			// List returns keys in order.
-			states[c] = append(states[c], &Item{Key: kv.Key, Revision: kv.ModRevision, Object: obj, Value: kv.Value})
+			states[c] = append(states[c], newItem(kv, obj))
 		}
 		if page.Remaining == 0 || len(page.Items) == 0 {
 			break
@@ -239,7 +253,7 @@ func (h *Hub) apply(ev storage.Event) {
 		if err != nil {
 			h.config.onError(err)
 		} else {
-			item = &Item{Key: ev.Key, Revision: ev.ModRevision, Object: obj, Value: kv.Value}
+			item = newItem(kv, obj)
 		}
 	}
 

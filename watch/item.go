@@ -25,6 +25,17 @@ type Item struct {
 	// the first encoding of a format, so each is made once.
 	mu        sync.Mutex
 	encodings atomic.Pointer[encoding]
+	// versions are the item in the other versions its object is served
+	// in, made as encodings are: once each, then found without a lock.
+	versions atomic.Pointer[version]
+}
+
+// version is the item in one other version, in a list that only grows at
+// its head.
+type version struct {
+	name string
+	item *Item
+	next *version
 }
 
 // encoding is one format's bytes, in a list that only grows at its head.
@@ -58,6 +69,38 @@ func (it *Item) encoded(format string) ([]byte, bool) {
 	for e := it.encodings.Load(); e != nil; e = e.next {
 		if e.format == format {
 			return e.data, true
+		}
+	}
+	return nil, false
+}
+
+// As returns the item as served in another version of its object: an item
+// with the same key and revision whose object is convert's result, made
+// the first time the version is asked for and shared by every later
+// caller, with encodings of its own. Only the object's first item (the one
+// the cache holds) should be asked: a returned item has no versions.
+func (it *Item) As(name string, convert func(obj any) (any, error)) (*Item, error) {
+	if v, ok := it.as(name); ok {
+		return v, nil
+	}
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	if v, ok := it.as(name); ok {
+		return v, nil
+	}
+	obj, err := convert(it.Object)
+	if err != nil {
+		return nil, err
+	}
+	v := &Item{Key: it.Key, Revision: it.Revision, Object: obj}
+	it.versions.Store(&version{name: name, item: v, next: it.versions.Load()})
+	return v, nil
+}
+
+func (it *Item) as(name string) (*Item, bool) {
+	for v := it.versions.Load(); v != nil; v = v.next {
+		if v.name == name {
+			return v.item, true
 		}
 	}
 	return nil, false

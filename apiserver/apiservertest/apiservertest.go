@@ -32,6 +32,9 @@ func New(t testing.TB, register func(*apiserver.Server) error, opts ...apiserver
 			t.Fatalf("apiservertest: %v", err)
 		}
 	}
+	if err := api.Complete(); err != nil { // here, rather than as a 503 to every request
+		t.Fatalf("apiservertest: %v", err)
+	}
 	hs := httptest.NewServer(api)
 	t.Cleanup(func() {
 		_ = api.Close() // first: it ends the watches that Close below would wait for

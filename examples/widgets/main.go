@@ -22,14 +22,19 @@ import (
 	"github.com/kapi-dev/kapi/storage/bolt"
 	"github.com/kapi-dev/kapi/storage/encryption"
 	"github.com/kapi-dev/kapi/storage/memory"
+	"github.com/kapi-dev/kapi/versions"
 )
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:8080", "address to serve plain HTTP on")
+	var o options
+	flag.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to serve plain HTTP on")
 	proto := flag.Bool("proto", false, "print the .proto file of the example's types and exit")
-	data := flag.String("data", "", "keep the objects in the bbolt file DIR/kapi.db instead of in memory")
-	profiling := flag.Bool("pprof", false, "serve Go's profiles under /debug/pprof/ (for the load harness)")
-	encryptionConfig := flag.String("encryption-config", "", "encrypt at rest as this EncryptionConfiguration file says (kube-apiserver's format)")
+	flag.StringVar(&o.data, "data", "", "keep the objects in the bbolt file DIR/kapi.db instead of in memory")
+	flag.BoolVar(&o.profiling, "pprof", false, "serve Go's profiles under /debug/pprof/ (for the load harness)")
+	flag.StringVar(&o.encryptionConfig, "encryption-config", "", "encrypt at rest as this EncryptionConfiguration file says (kube-apiserver's format)")
+	flag.StringVar(&o.storageVersion, "storage-version", "v1", "store widgets in this version (v1 or v1beta1)")
+	flag.BoolVar(&o.migrate, "migrate", false, "rewrite every stored widget in the storage version, report the progress and exit")
+	flag.StringVar(&o.migrateAfter, "migrate-after", "", "resume a migration after this key (the last one an interrupted -migrate reported)")
 	flag.Parse()
 	if *proto {
 		// For clients in other languages: the messages kapi's protobuf
@@ -41,31 +46,38 @@ func main() {
 		fmt.Print(file)
 		return
 	}
-	if err := run(*addr, *data, *encryptionConfig, *profiling); err != nil {
+	if err := run(o); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(addr, data, encryptionConfig string, profiling bool) error {
+// options are the example's flags.
+type options struct {
+	addr, data, encryptionConfig string
+	storageVersion, migrateAfter string
+	profiling, migrate           bool
+}
+
+func run(o options) error {
 	var store storage.Interface
-	if data == "" {
+	if o.data == "" {
 		m := memory.New() // apiserver's default, named to be wrapped
 		defer m.Close()
 		store = m
 	} else {
 		// Durable, for one process: every acknowledged write is on disk.
-		if err := os.MkdirAll(data, 0o700); err != nil {
+		if err := os.MkdirAll(o.data, 0o700); err != nil {
 			return err
 		}
-		db, err := bolt.Open(filepath.Join(data, "kapi.db"))
+		db, err := bolt.Open(filepath.Join(o.data, "kapi.db"))
 		if err != nil {
 			return err
 		}
 		defer db.Close() // after the server has stopped using it
 		store = db
 	}
-	if encryptionConfig != "" {
-		file, err := os.ReadFile(encryptionConfig)
+	if o.encryptionConfig != "" {
+		file, err := os.ReadFile(o.encryptionConfig)
 		if err != nil {
 			return err
 		}
@@ -81,22 +93,38 @@ func run(addr, data, encryptionConfig string, profiling bool) error {
 	if err != nil {
 		return err
 	}
-	if err := widgetapi.Register(api); err != nil {
+	if err := widgetapi.RegisterStoringIn(api, o.storageVersion); err != nil {
 		return err
+	}
+	if o.migrate {
+		// Objects written while another version was the storage version
+		// are read correctly as they are; this stores them in the current
+		// one, safely beside a server that is writing.
+		p, err := api.MigrateStorage(context.Background(), "widgets", "example.com", versions.MigrateOptions{
+			After: o.migrateAfter,
+			Progress: func(p versions.Progress) {
+				log.Printf("migrated %d widgets of %d read, %d left; last key %s", p.Rewritten, p.Seen, p.Remaining, p.Key)
+			},
+		})
+		if err != nil {
+			return fmt.Errorf("%w (resume with -migrate-after=%q)", err, p.Key)
+		}
+		log.Printf("widgets are stored in %s: %d rewritten of %d", o.storageVersion, p.Rewritten, p.Seen)
+		return nil
 	}
 
 	// kapi is a plain http.Handler: mount it beside the service's own routes.
 	mux := http.NewServeMux()
 	mux.Handle("/", api)
-	if profiling {
+	if o.profiling {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	}
-	server := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	server := &http.Server{Addr: o.addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	log.Printf("serving widgets.example.com/v1 on http://%s", addr)
+	log.Printf("serving widgets.example.com/v1 and v1beta1 (stored in %s) on http://%s", o.storageVersion, o.addr)
 	return serve.Run(ctx, server, api, server.ListenAndServe)
 }

@@ -68,6 +68,9 @@ var suite = []struct {
 	{"Context", []testCase{
 		{"Cancelled", testCancelledContext},
 	}},
+	{"Migration", []testCase{
+		{"Migrate", testMigrate},
+	}},
 	{"Close", []testCase{
 		{"EndsEverything", testClose},
 	}},

@@ -8,14 +8,29 @@ import (
 	"github.com/kapi-dev/kapi/apiserver"
 )
 
-// Register adds widgets and widget classes to srv.
-func Register(srv *apiserver.Server) error {
+// Register adds widgets (v1, the storage version, and v1beta1) and widget
+// classes (v1) to srv.
+func Register(srv *apiserver.Server) error { return RegisterStoringIn(srv, "v1") }
+
+// RegisterStoringIn is Register with widgets stored in version, v1 or
+// v1beta1 (as an older release of the example did): objects stored in
+// either are read by both, and Server.MigrateStorage rewrites them in the
+// current one. Validation runs on the storage version.
+func RegisterStoringIn(srv *apiserver.Server, version string) error {
+	if version != "v1" && version != "v1beta1" {
+		return fmt.Errorf("widgetapi: widgets are stored in v1 or v1beta1, not %q", version)
+	}
+	v1beta1 := widgetV1beta1()
+	validate := validateWidget
+	if version == "v1beta1" {
+		v1beta1.Storage, v1beta1.Validate, validate = true, validateWidgetV1beta1, nil
+	}
 	return errors.Join(
 		apiserver.Register(srv, apiserver.Resource[Widget]{
-			Group: "example.com", Version: "v1", Kind: "Widget", Plural: "widgets",
+			Group: "example.com", Version: "v1", Kind: "Widget", Plural: "widgets", Storage: version == "v1",
 			Namespaced: true, ShortNames: []string{"wd"}, Status: true,
-			Scale:   &apiserver.ScalePaths{SpecReplicas: ".spec.replicas", StatusReplicas: ".status.replicas", LabelSelector: ".status.selector"},
-			Default: defaultWidget, Validate: validateWidget,
+			Scale:   widgetScale(),
+			Default: defaultWidget, Validate: validate,
 			SelectableFields: []string{"spec.color"},
 			Columns: []apiserver.Column[Widget]{
 				{Name: "Color", Type: "string", Description: "Color of the widget.", Value: func(w *Widget) any { return w.Spec.Color }},
@@ -28,11 +43,17 @@ func Register(srv *apiserver.Server) error {
 				{Name: "Age", Type: "date", Description: "Time since the widget was created.", Value: func(w *Widget) any { return w.CreationTimestamp }},
 			},
 		}),
+		apiserver.Register(srv, v1beta1),
 		apiserver.Register(srv, apiserver.Resource[WidgetClass]{
 			Group: "example.com", Version: "v1", Kind: "WidgetClass", Plural: "widgetclasses",
 			Validate: validateWidgetClass,
 		}),
 	)
+}
+
+// widgetScale maps the scale subresource, the same in every version.
+func widgetScale() *apiserver.ScalePaths {
+	return &apiserver.ScalePaths{SpecReplicas: ".spec.replicas", StatusReplicas: ".status.replicas", LabelSelector: ".status.selector"}
 }
 
 func defaultWidget(w *Widget) {
