@@ -13,6 +13,7 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/gc"
 	"github.com/kapi-dev/kapi/patch"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/watch"
@@ -527,14 +528,20 @@ func (rq *request) deleteOne(ctx context.Context, name string, opts deleteOption
 		if err := rq.admitValid(ctx, OperationDelete, nil, obj, dryRun); err != nil {
 			return nil, false, err
 		}
+		// The propagation policy is a finalizer of the collector's, even on
+		// an object already being deleted, as kube-apiserver sets it.
+		finalizers, changed := gc.DeletionFinalizers(meta.Finalizers, opts.OrphanDependents, opts.PropagationPolicy)
+		meta.Finalizers = finalizers
 		if len(meta.Finalizers) > 0 {
-			if meta.DeletionTimestamp != nil {
+			if meta.DeletionTimestamp != nil && !changed {
 				return obj, false, nil
 			}
-			now, zero := kapi.Now(), int64(0)
-			meta.DeletionTimestamp, meta.DeletionGracePeriodSeconds = &now, &zero
-			if meta.Generation > 0 {
-				meta.Generation++ // as kube-apiserver: what is asked of controllers changed
+			if meta.DeletionTimestamp == nil {
+				now, zero := kapi.Now(), int64(0)
+				meta.DeletionTimestamp, meta.DeletionGracePeriodSeconds = &now, &zero
+				if meta.Generation > 0 {
+					meta.Generation++ // as kube-apiserver: what is asked of controllers changed
+				}
 			}
 			if dryRun {
 				return obj, false, nil

@@ -394,6 +394,11 @@ func (c *Cache) publish() {
 	close(prev.changed)
 }
 
+// LastChange is the revision of the last change to the cache's items, or
+// of the relist that filled it: a watcher that has delivered the events
+// up to it has delivered every change the cache holds.
+func (c *Cache) LastChange() int64 { return c.state.Load().rev }
+
 // Get returns the current version of key (nil if absent) and the revision the
 // cache reflects.
 func (c *Cache) Get(key string) (*Item, int64) {
