@@ -21,12 +21,14 @@ import (
 	"github.com/kapi-dev/kapi/storage"
 )
 
-// Run runs the suite on stores newStore makes: each test gets a new one,
-// which outlives the servers the test starts on it.
-func Run(t *testing.T, newStore func(t *testing.T) storage.Interface) {
+// Run runs the suite on stores newStores makes: each test gets new data,
+// which outlives the servers the test starts on it, through two handles
+// (the same store twice where a backend has no other, two clients of etcd)
+// for two replicas.
+func Run(t *testing.T, newStores func(t *testing.T) (storage.Interface, storage.Interface)) {
 	for _, tc := range []struct {
 		name string
-		run  func(t *testing.T, store storage.Interface)
+		run  func(t *testing.T, store, other storage.Interface)
 	}{
 		{"Background", testBackground},
 		{"ForegroundThreeLevels", testForeground},
@@ -37,7 +39,10 @@ func Run(t *testing.T, newStore func(t *testing.T) storage.Interface) {
 		{"ForegroundAcrossRestart", testForegroundAcrossRestart},
 		{"TwoReplicas", testTwoReplicas},
 	} {
-		t.Run(tc.name, func(t *testing.T) { tc.run(t, newStore(t)) })
+		t.Run(tc.name, func(t *testing.T) {
+			store, other := newStores(t)
+			tc.run(t, store, other)
+		})
 	}
 }
 
@@ -198,7 +203,7 @@ func ownerUIDs(meta map[string]any) []string {
 }
 
 // testBackground: the owner goes at once, then its dependents, and theirs.
-func testBackground(t *testing.T, store storage.Interface) {
+func testBackground(t *testing.T, store, _ storage.Interface) {
 	s := Start(t, store)
 	c := ownerOf(s.class(t, "bg"), false)
 	a := ownerOf(s.widget(t, "bg-a", nil, c), false)
@@ -227,7 +232,7 @@ func testBackground(t *testing.T, store storage.Interface) {
 // testForeground: a class owns widgets that own widgets that own widgets;
 // a foreground delete holds each owner until its blocking dependents are
 // gone. A finalizer on the deepest widget holds the whole chain.
-func testForeground(t *testing.T, store storage.Interface) {
+func testForeground(t *testing.T, store, _ storage.Interface) {
 	s := Start(t, store)
 	c := ownerOf(s.class(t, "fg"), true)
 	var level3 []string
@@ -266,7 +271,7 @@ func testForeground(t *testing.T, store storage.Interface) {
 }
 
 // testOrphan: the owner goes, its dependents stay without the reference.
-func testOrphan(t *testing.T, store storage.Interface) {
+func testOrphan(t *testing.T, store, _ storage.Interface) {
 	s := Start(t, store)
 	for _, tc := range []struct{ name, query, body string }{
 		{"or-policy", "", `{"propagationPolicy":"Orphan"}`},
@@ -292,7 +297,7 @@ func testOrphan(t *testing.T, store storage.Interface) {
 
 // testDanglingAndSolid: references to owners that are gone or have another
 // uid are let go of by an object with a live owner; one without is deleted.
-func testDanglingAndSolid(t *testing.T, store storage.Interface) {
+func testDanglingAndSolid(t *testing.T, store, _ storage.Interface) {
 	s := Start(t, store)
 	live := ownerOf(s.class(t, "ds-live"), false)
 	s.class(t, "ds-renamed")
@@ -310,7 +315,7 @@ func testDanglingAndSolid(t *testing.T, store storage.Interface) {
 // testInvalidOwner: a cluster-scoped object that names a namespaced owner is
 // left alone, as Kubernetes' collector leaves it, even when that owner does
 // not exist; a namespaced object's cluster-scoped owner is followed.
-func testInvalidOwner(t *testing.T, store storage.Interface) {
+func testInvalidOwner(t *testing.T, store, _ storage.Interface) {
 	s := Start(t, store)
 	s.class(t, "io-invalid", owner{"Widget", "io-nobody", "00000000-0000-4000-8000-000000000002", false})
 	s.widget(t, "io-valid", nil, owner{"WidgetClass", "io-nobody", "00000000-0000-4000-8000-000000000003", false})
@@ -326,7 +331,7 @@ func testInvalidOwner(t *testing.T, store storage.Interface) {
 
 // testOwnerDeletedWhileStopped: an owner removed while no server ran (from
 // the store itself) leaves dependents that the next server collects.
-func testOwnerDeletedWhileStopped(t *testing.T, store storage.Interface) {
+func testOwnerDeletedWhileStopped(t *testing.T, store, _ storage.Interface) {
 	s := Start(t, store)
 	c := ownerOf(s.class(t, "st"), false)
 	s.widget(t, "st-a", nil, c)
@@ -341,7 +346,7 @@ func testOwnerDeletedWhileStopped(t *testing.T, store storage.Interface) {
 
 // testForegroundAcrossRestart: a foreground delete begun by one server is
 // finished by the next.
-func testForegroundAcrossRestart(t *testing.T, store storage.Interface) {
+func testForegroundAcrossRestart(t *testing.T, store, _ storage.Interface) {
 	s := Start(t, store)
 	c := ownerOf(s.class(t, "fr"), true)
 	a := ownerOf(s.widget(t, "fr-a", nil, c), true)
@@ -359,8 +364,8 @@ func testForegroundAcrossRestart(t *testing.T, store storage.Interface) {
 
 // testTwoReplicas: two servers, two collectors, one store: each policy
 // works whichever replica is asked, and nothing is left behind.
-func testTwoReplicas(t *testing.T, store storage.Interface) {
-	a, b := Start(t, store), Start(t, store)
+func testTwoReplicas(t *testing.T, store, other storage.Interface) {
+	a, b := Start(t, store), Start(t, other)
 	for i, policy := range []string{"Background", "Foreground", "Background", "Foreground"} {
 		first, second := a, b
 		if i%2 == 1 {
