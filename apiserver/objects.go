@@ -10,6 +10,7 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/gc"
+	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/watch"
 )
 
@@ -93,8 +94,12 @@ func (o objects) Get(res gc.Resource, namespace, name string) (*kapi.ObjectMeta,
 	if r == nil {
 		return nil, errors.New("no such resource")
 	}
-	it, _ := r.cache.Get(r.key(namespace, name))
+	key := r.key(namespace, name)
+	it, _ := r.cache.Get(key)
 	if it == nil {
+		if err := r.missing(key); !errors.Is(err, storage.ErrNotFound) {
+			return nil, err // an owner that cannot be read may still be there
+		}
 		return nil, nil
 	}
 	return it.Object.(kapi.Object).GetObjectMeta(), nil

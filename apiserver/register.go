@@ -330,7 +330,7 @@ func (r *resource) statusValue(obj kapi.Object) reflect.Value {
 func (r *resource) decodeStored(kv storage.KeyValue) (any, error) {
 	obj := r.newObject()
 	if err := unmarshalStored(kv.Value, obj); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", kv.Key, err)
+		return nil, &corruptObject{key: kv.Key, revision: kv.ModRevision, err: err}
 	}
 	obj.GetObjectMeta().ResourceVersion = formatRevision(kv.ModRevision)
 	return obj, nil
