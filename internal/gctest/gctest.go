@@ -33,6 +33,7 @@ func Run(t *testing.T, newStores func(t *testing.T) (storage.Interface, storage.
 		{"Background", testBackground},
 		{"ForegroundThreeLevels", testForeground},
 		{"Orphan", testOrphan},
+		{"PolicyChangedMidway", testPolicyChanged},
 		{"DanglingAndSolid", testDanglingAndSolid},
 		{"NamespacedOwnerOfClusterScoped", testInvalidOwner},
 		{"OwnerDeletedWhileStopped", testOwnerDeletedWhileStopped},
@@ -306,10 +307,37 @@ func testDanglingAndSolid(t *testing.T, store, _ storage.Interface) {
 	s.widget(t, "ds-kept", nil, live, stale, missing)
 	s.widget(t, "ds-stale", nil, stale)
 	s.widget(t, "ds-missing", nil, missing)
-	s.waitGone(t, widgets+"/ds-stale", widgets+"/ds-missing")
+	// A namespaced owner is looked for in its dependent's namespace: one
+	// in another namespace is absent.
+	elsewhere := ownerOf(s.must(t, http.StatusCreated, http.MethodPost, "/apis/example.com/v1/namespaces/other/widgets",
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"ds-elsewhere"},"spec":{"color":"red"}}`), false)
+	s.widget(t, "ds-cross-namespace", nil, elsewhere)
+	s.waitGone(t, widgets+"/ds-stale", widgets+"/ds-missing", widgets+"/ds-cross-namespace")
 	waitFor(t, "the dangling references to be removed", func() bool {
 		return slices.Equal(ownerUIDs(s.meta(t, widgets+"/ds-kept")), []string{live.uid})
 	})
+}
+
+// testPolicyChanged: a second DELETE with another policy changes the
+// finalizer of an owner already being deleted, as on kube: a foreground
+// deletion held by a dependent becomes an orphaning one.
+func testPolicyChanged(t *testing.T, store, _ storage.Interface) {
+	s := Start(t, store)
+	c := ownerOf(s.class(t, "pc"), true)
+	s.widget(t, "pc-held", []string{"example.com/hold"}, c)
+	s.widget(t, "pc-later", []string{"example.com/hold"}, owner{c.kind, c.name, c.uid, false})
+	s.must(t, http.StatusOK, http.MethodDelete, classes+"/pc", `{"propagationPolicy":"Foreground"}`)
+	waitFor(t, "the held widget's deletion", func() bool { return s.meta(t, widgets+"/pc-held")["deletionTimestamp"] != nil })
+	got := s.must(t, http.StatusOK, http.MethodDelete, classes+"/pc", `{"propagationPolicy":"Orphan"}`)
+	if m := got["metadata"].(map[string]any); !slices.Equal(strs(m["finalizers"]), []string{"orphan"}) {
+		t.Fatalf("a second DELETE with Orphan answers finalizers %v, want [orphan]", m["finalizers"])
+	}
+	s.waitGone(t, classes+"/pc")
+	for _, name := range []string{"pc-held", "pc-later"} {
+		if uids := ownerUIDs(s.meta(t, widgets+"/"+name)); len(uids) != 0 {
+			t.Fatalf("%s keeps references %v after its owner was orphaning-deleted", name, uids)
+		}
+	}
 }
 
 // testInvalidOwner: a cluster-scoped object that names a namespaced owner is
