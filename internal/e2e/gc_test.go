@@ -207,11 +207,8 @@ func TestClientGoForegroundThreeLevels(t *testing.T) {
 		defer mu.Unlock()
 		return slices.Contains(order, "three")
 	})
-	wWidgets.Stop()
-	wClasses.Stop()
-	events.Wait()
-	// The class's DELETED event may arrive before its last dependent's on
-	// another watch: compare by resourceVersion instead of arrival.
+	// Every widget was gone when the class went (the class's DELETED event
+	// and its dependents' arrive on two watches, in no order between them).
 	list, err := widgets.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -219,8 +216,14 @@ func TestClientGoForegroundThreeLevels(t *testing.T) {
 	if len(list.Items) != 0 {
 		t.Fatalf("widgets left after their class went in the foreground: %d", len(list.Items))
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	waitUntil(t, "every DELETED event", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(order) >= len(owners)+1
+	})
+	wWidgets.Stop()
+	wClasses.Stop()
+	events.Wait()
 	pos := map[string]int{}
 	for i, n := range order {
 		pos[n] = i
