@@ -614,7 +614,7 @@ func TestPanicInUserDecoding(t *testing.T) {
 	ws.expect("ADDED b") // the stored object that does not decode is skipped
 	// A list says which objects it cannot read, as kube-apiserver's.
 	c.get(fragiles).failure(t, http.StatusInternalServerError, kapi.StatusReasonStoreReadError)
-	c.get(fragiles + "/b").mustCode(t, http.StatusOK)
+	c.get(fragiles+"/b").mustCode(t, http.StatusOK)
 	for _, want := range []string{"a handler panicked", "Key: /fragiles.faults.example.com/stored, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=", "panic: fragile spec"} {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("the log does not hold %q:\n%s", want, log.String())
