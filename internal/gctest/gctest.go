@@ -32,6 +32,7 @@ func Run(t *testing.T, newStores func(t *testing.T) (storage.Interface, storage.
 	}{
 		{"Background", testBackground},
 		{"ForegroundThreeLevels", testForeground},
+		{"ForegroundCycle", testForegroundCycle},
 		{"Orphan", testOrphan},
 		{"PolicyChangedMidway", testPolicyChanged},
 		{"DanglingAndSolid", testDanglingAndSolid},
@@ -269,6 +270,18 @@ func testForeground(t *testing.T, store, _ storage.Interface) {
 	}
 	s.must(t, http.StatusOK, http.MethodPatch, widgets+"/fg-0-0-0", `{"metadata":{"finalizers":null}}`)
 	s.waitGone(t, widgets+"/fg-0-0-0", widgets+"/fg-0-0", widgets+"/fg-0", classes+"/fg")
+}
+
+// testForegroundCycle: two widgets that own each other, blocking, do not
+// hold each other for ever when one is deleted in the foreground: the
+// other stops blocking, as in Kubernetes, and both go.
+func testForegroundCycle(t *testing.T, store, _ storage.Interface) {
+	s := Start(t, store)
+	a := ownerOf(s.widget(t, "cy-a", nil), true)
+	b := ownerOf(s.widget(t, "cy-b", nil, a), true)
+	s.must(t, http.StatusOK, http.MethodPatch, widgets+"/cy-a", `{"metadata":{"ownerReferences":`+refs([]owner{b})+`}}`)
+	s.must(t, http.StatusOK, http.MethodDelete, widgets+"/cy-a", `{"propagationPolicy":"Foreground"}`)
+	s.waitGone(t, widgets+"/cy-a", widgets+"/cy-b")
 }
 
 // testOrphan: the owner goes, its dependents stay without the reference.
