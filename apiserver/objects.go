@@ -25,10 +25,14 @@ var _ gc.Objects = objects{}
 // admission and managedFields, as Kubernetes' collector's.
 var garbageCollector = User{Name: "system:serviceaccount:kube-system:generic-garbage-collector", Groups: []string{"system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"}}
 
+// Resources lists each stored resource once: several registrations of one
+// kind (its versions) share its objects.
 func (o objects) Resources() []gc.Resource {
-	out := make([]gc.Resource, len(o.s.resources))
-	for i, r := range o.s.resources {
-		out[i] = gc.Resource{Group: r.Group, Version: r.Version, Kind: r.Kind, Plural: r.Plural, Namespaced: r.Namespaced}
+	var out []gc.Resource
+	for _, r := range o.s.resources {
+		if !slices.ContainsFunc(out, func(k gc.Resource) bool { return k.Group == r.Group && k.Kind == r.Kind }) {
+			out = append(out, gc.Resource{Group: r.Group, Version: r.Version, Kind: r.Kind, Plural: r.Plural, Namespaced: r.Namespaced})
+		}
 	}
 	return out
 }
