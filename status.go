@@ -60,8 +60,11 @@ const (
 	StatusReasonInvalid               StatusReason = "Invalid"               // 422
 	StatusReasonTooManyRequests       StatusReason = "TooManyRequests"       // 429
 	StatusReasonInternalError         StatusReason = "InternalError"         // 500
-	StatusReasonServiceUnavailable    StatusReason = "ServiceUnavailable"    // 503
-	StatusReasonTimeout               StatusReason = "Timeout"               // 504
+	// StatusReasonStoreReadError: objects the request met are stored but
+	// cannot be read (decoded or decrypted); the causes name their keys.
+	StatusReasonStoreReadError     StatusReason = "StorageReadError"   // 500
+	StatusReasonServiceUnavailable StatusReason = "ServiceUnavailable" // 503
+	StatusReasonTimeout            StatusReason = "Timeout"            // 504
 )
 
 // CauseType is the machine-readable kind of a StatusCause.

@@ -59,8 +59,8 @@ func WithValidatingAdmission(hooks ...AdmissionFunc) Option {
 }
 
 // admissionRequest describes the write rq is making.
-func (rq *request) admissionRequest(op Operation, obj, old kapi.Object, dryRun bool) *AdmissionRequest {
-	user, _ := UserFrom(rq.r.Context())
+func (rq *request) admissionRequest(ctx context.Context, op Operation, obj, old kapi.Object, dryRun bool) *AdmissionRequest {
+	user, _ := UserFrom(ctx)
 	name := rq.name
 	if obj != nil {
 		name = obj.GetObjectMeta().Name
@@ -94,7 +94,7 @@ func (rq *request) mutate(ctx context.Context, op Operation, obj, old kapi.Objec
 	if len(rq.s.config.mutating) == 0 {
 		return nil
 	}
-	return rq.admit(ctx, rq.s.config.mutating, rq.admissionRequest(op, obj, old, dryRun))
+	return rq.admit(ctx, rq.s.config.mutating, rq.admissionRequest(ctx, op, obj, old, dryRun))
 }
 
 // admitValid runs the validating hooks on a write.
@@ -102,5 +102,5 @@ func (rq *request) admitValid(ctx context.Context, op Operation, obj, old kapi.O
 	if len(rq.s.config.validating) == 0 {
 		return nil
 	}
-	return rq.admit(ctx, rq.s.config.validating, rq.admissionRequest(op, obj, old, dryRun))
+	return rq.admit(ctx, rq.s.config.validating, rq.admissionRequest(ctx, op, obj, old, dryRun))
 }

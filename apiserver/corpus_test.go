@@ -581,11 +581,18 @@ func badInputCorpus() []corpusCase {
 		{"dryRun bogus after All", "dryRun=All&dryRun=Bogus", 400},
 		{"orphanDependents and propagationPolicy", "orphanDependents=true&propagationPolicy=Foreground", 0},
 		{"unknown parameter and a bad propagationPolicy", "x=%FF&propagationPolicy=%FF", 422},
+		{"unsafe deletion with a propagationPolicy", "ignoreStoreReadErrorWithClusterBreakingPotential=true&propagationPolicy=Orphan", 422},
+		{"unsafe deletion with gracePeriodSeconds", "ignoreStoreReadErrorWithClusterBreakingPotential=true&gracePeriodSeconds=0", 422},
+		{"unsafe deletion not a boolean", "ignoreStoreReadErrorWithClusterBreakingPotential=%FF&propagationPolicy=Sideways", 422},
 	} {
 		add("query/delete/"+q.name, http.MethodDelete, corpusItem+"?"+q.query, nil, q.code)
 		add("query/delete class/"+q.name, http.MethodDelete, corpusClass+"?"+q.query, nil, q.code)
 		add("query/deletecollection/"+q.name, http.MethodDelete, coll+"?"+q.query, nil, q.code)
 	}
+	// Unsafe deletion of a readable object is refused; of a collection, too.
+	add("query/delete/unsafe deletion of a readable object", http.MethodDelete, corpusItem+"?ignoreStoreReadErrorWithClusterBreakingPotential=true", nil, 409)
+	add("query/delete class/unsafe deletion of a readable object", http.MethodDelete, corpusClass+"?ignoreStoreReadErrorWithClusterBreakingPotential=1", nil, 409)
+	add("query/deletecollection/unsafe deletion", http.MethodDelete, coll+"?ignoreStoreReadErrorWithClusterBreakingPotential=true", nil, 422)
 	add("query/deletecollection/bad labelSelector", http.MethodDelete, coll+"?labelSelector=app%20in%20(", nil, 400)
 	add("query/deletecollection/bad fieldSelector", http.MethodDelete, coll+"?fieldSelector=spec.size%3D1", nil, 400)
 	add("query/deletecollection/bad limit", http.MethodDelete, coll+"?limit=abc", nil, 0)
@@ -976,6 +983,10 @@ func badInputCorpus() []corpusCase {
 		{"preconditions resourceVersion stale", `{"preconditions":{"resourceVersion":"1"}}`, 409},
 		{"preconditions resourceVersion abc", `{"preconditions":{"resourceVersion":"abc"}}`, 0},
 		{"invalid UTF-8", "{\"propagationPolicy\":\"\xff\"}", 0},
+		{"unsafe deletion string", `{"ignoreStoreReadErrorWithClusterBreakingPotential":"yes"}`, 400},
+		{"unsafe deletion of a readable object", `{"ignoreStoreReadErrorWithClusterBreakingPotential":true}`, 409},
+		{"unsafe deletion with preconditions", `{"ignoreStoreReadErrorWithClusterBreakingPotential":true,"preconditions":{"uid":"x"}}`, 422},
+		{"unsafe deletion with orphanDependents", `{"ignoreStoreReadErrorWithClusterBreakingPotential":true,"orphanDependents":true,"gracePeriodSeconds":0}`, 422},
 		{"NUL", "\x00", 400},
 	} {
 		add("delete/"+d.name, http.MethodDelete, corpusItem, []byte(d.body), d.code, ct(mtJSON)...)

@@ -56,6 +56,15 @@
 // nothing writes nothing. Objects with finalizers are marked for deletion and
 // removed when the last finalizer goes.
 //
+// # Lifecycle
+//
+// The server runs Kubernetes' garbage collector (package gc): a DELETE's
+// propagationPolicy becomes the owner's finalizer, and the collector deletes
+// or orphans the dependents its ownerReferences name. A stored object that
+// no longer decodes is answered as Kubernetes answers a corrupt one, and
+// removed by a DELETE with ignoreStoreReadErrorWithClusterBreakingPotential
+// from a caller also authorized for unsafe-delete-ignore-read-errors.
+//
 // # Authentication and authorization
 //
 // A server serves everyone until told otherwise. WithAuthentication names

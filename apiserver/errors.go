@@ -13,6 +13,7 @@ import (
 	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/patch"
 	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/watch"
 )
 
 // StatusError is an error that carries the Status to answer with. Hooks
@@ -66,7 +67,10 @@ func statusOf(err error, t target) kapi.Status {
 		return e.Status
 	}
 	var tooLarge *http.MaxBytesError
+	var corrupt *corruptObject
 	switch {
+	case errors.As(err, &corrupt):
+		return internalError(corrupt).Status
 	case errors.Is(err, storage.ErrNotFound):
 		return withDetails(NewStatusError(http.StatusNotFound, kapi.StatusReasonNotFound,
 			fmt.Sprintf("%s %q not found", qualified, t.name)))
@@ -101,6 +105,52 @@ func statusOf(err error, t target) kapi.Status {
 	}
 	return NewStatusError(http.StatusInternalServerError, kapi.StatusReasonInternalError,
 		fmt.Sprintf("Internal error occurred: %v", err)).Status
+}
+
+// internalError is kube-apiserver's 500 for an error it knows the text of,
+// which it repeats as the one cause.
+func internalError(err error) *StatusError {
+	e := NewStatusError(http.StatusInternalServerError, kapi.StatusReasonInternalError, fmt.Sprintf("Internal error occurred: %v", err))
+	e.Status.Details = &kapi.StatusDetails{Causes: []kapi.StatusCause{{Message: err.Error()}}}
+	return e
+}
+
+// corruptObject is a stored object that does not decode (or decrypt): it is
+// worded as kube-apiserver's storage error for one, which names its key.
+type corruptObject struct {
+	key      string
+	revision int64
+	err      error
+}
+
+func (e *corruptObject) Error() string {
+	return fmt.Sprintf("StorageError: corrupt object, Code: 7, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=%d: %v", e.key, e.revision, e.err)
+}
+
+func (e *corruptObject) Unwrap() error { return e.err }
+
+// maxUnreadableCauses is how many unreadable objects a failed list names,
+// as kube-apiserver.
+const maxUnreadableCauses = 100
+
+// unreadableList is kube-apiserver's 500 for a list that met objects it
+// cannot read: each is a cause, whose field is its key.
+func unreadableList(res *resource, bad []watch.Unreadable) *StatusError {
+	qualified := res.qualifiedResource()
+	msg := fmt.Sprintf("failed to read one or more %s from the storage: %v", qualified, bad[0].Err)
+	if len(bad) > 1 {
+		msg = fmt.Sprintf("%s (and %d more)", msg, len(bad)-1)
+	}
+	e := NewStatusError(http.StatusInternalServerError, kapi.StatusReasonStoreReadError, msg)
+	e.Status.Details = &kapi.StatusDetails{Group: res.Group, Kind: res.Plural, Name: "list"}
+	for i, u := range bad {
+		if i == maxUnreadableCauses {
+			e.Status.Details.Causes = append(e.Status.Details.Causes, kapi.StatusCause{Type: kapi.CauseTypeTooMany, Message: "too many errors, the list is truncated"})
+			break
+		}
+		e.Status.Details.Causes = append(e.Status.Details.Causes, kapi.StatusCause{Type: kapi.CauseTypeUnexpectedServerError, Field: u.Key, Message: u.Err.Error()})
+	}
+	return e
 }
 
 // tooLargeResourceVersion is kube-apiserver's 504 for a read at a revision

@@ -153,6 +153,7 @@ func FuzzDeleteOptions(f *testing.F) {
 		``, `{}`, `{"propagationPolicy":"Background"}`, `{"gracePeriodSeconds":0,"orphanDependents":true}`,
 		`{"preconditions":{"uid":"x","resourceVersion":"1"}}`, `{"dryRun":["All"]}`, `{"kind":"DeleteOptions","apiVersion":"v1"}`,
 		`{"propagationPolicy":5}`, "propagationPolicy: Foreground\n",
+		`{"ignoreStoreReadErrorWithClusterBreakingPotential":true}`, `{"ignoreStoreReadErrorWithClusterBreakingPotential":true,"preconditions":{}}`,
 	} {
 		for i := range paths {
 			f.Add(uint8(i), uint8(i), []byte(b), "propagationPolicy=Orphan&gracePeriodSeconds=0")
@@ -160,6 +161,8 @@ func FuzzDeleteOptions(f *testing.F) {
 	}
 	f.Add(uint8(0), uint8(2), encCBOR(map[string]any{"propagationPolicy": "Background"}), "")
 	f.Add(uint8(0), uint8(3), []byte("k8s\x00\x0a\x00\x12\x00"), "orphanDependents=false")
+	f.Add(uint8(1), uint8(4), []byte(nil), "ignoreStoreReadErrorWithClusterBreakingPotential=true")
+	f.Add(uint8(2), uint8(4), []byte(nil), "ignoreStoreReadErrorWithClusterBreakingPotential=true&dryRun=All")
 	s := newFuzzServer(f)
 	f.Fuzz(func(t *testing.T, path, contentType uint8, body []byte, query string) {
 		tc := corpusCase{method: http.MethodDelete, path: withDryRun(paths[int(path)%len(paths)] + "?" + query), body: body}

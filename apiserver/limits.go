@@ -529,7 +529,7 @@ func recoverDecode(decode func(storage.KeyValue) (any, error)) func(storage.KeyV
 	return func(kv storage.KeyValue) (obj any, err error) {
 		defer func() {
 			if p := recover(); p != nil {
-				obj, err = nil, fmt.Errorf("decode %s: panic: %v", kv.Key, p)
+				obj, err = nil, &corruptObject{key: kv.Key, revision: kv.ModRevision, err: fmt.Errorf("panic: %v", p)}
 			}
 		}()
 		return decode(kv)

@@ -595,7 +595,7 @@ func (s *fragileSpec) UnmarshalJSON(data []byte) error {
 // TestPanicInUserDecoding: a type's own UnmarshalJSON that panics is a 500
 // for a request body, and a stored object that makes it panic is left out of
 // the watch cache (whose goroutine serves every watch) instead of ending the
-// process.
+// process: it is unreadable, as one that does not decode.
 func TestPanicInUserDecoding(t *testing.T) {
 	store := memory.New()
 	var log syncBuffer
@@ -612,8 +612,10 @@ func TestPanicInUserDecoding(t *testing.T) {
 	}
 	c.do(http.MethodPost, fragiles, `{"metadata":{"name":"b"},"spec":{}}`).mustCode(t, http.StatusCreated)
 	ws.expect("ADDED b") // the stored object that does not decode is skipped
-	c.get(fragiles).mustCode(t, http.StatusOK)
-	for _, want := range []string{"a handler panicked", "decode /fragiles.faults.example.com/stored: panic: fragile spec"} {
+	// A list says which objects it cannot read, as kube-apiserver's.
+	c.get(fragiles).failure(t, http.StatusInternalServerError, kapi.StatusReasonStoreReadError)
+	c.get(fragiles+"/b").mustCode(t, http.StatusOK)
+	for _, want := range []string{"a handler panicked", "Key: /fragiles.faults.example.com/stored, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=", "panic: fragile spec"} {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("the log does not hold %q:\n%s", want, log.String())
 		}

@@ -491,6 +491,7 @@ func oapiDeleteParams() []*oapiParameter {
 	return []*oapiParameter{
 		oapiQueryParam("dryRun", "string", oapiDryRunDescription),
 		oapiQueryParam("gracePeriodSeconds", "integer", oapiGracePeriodDescription),
+		oapiQueryParam("ignoreStoreReadErrorWithClusterBreakingPotential", "boolean", oapiIgnoreStoreReadErrorDescription),
 		oapiQueryParam("orphanDependents", "boolean", oapiOrphanDependentsDescription),
 		oapiQueryParam("propagationPolicy", "string", oapiPropagationPolicyDescription),
 	}
@@ -841,6 +842,10 @@ var oapiMetaDescriptions = map[reflect.Type]map[string]string{
 	},
 }
 
+// oapiIgnoreStoreReadErrorDescription is Kubernetes' description of the
+// option.
+const oapiIgnoreStoreReadErrorDescription = "if set to true, it will trigger an unsafe deletion of the resource in case the normal deletion flow fails with a corrupt object error. A resource is considered corrupt if it can not be retrieved from the underlying storage successfully because of a) its data can not be transformed e.g. decryption failure, or b) it fails to decode into an object. NOTE: unsafe deletion ignores finalizer constraints, skips precondition checks, and removes the object from the storage. WARNING: This may potentially break the cluster if the workload associated with the resource being unsafe-deleted relies on normal deletion flow. Use only if you REALLY know what you are doing. The default value is false, and the user must opt in to enable it"
+
 func oapiDeleteOptionsSchema() *oapiSchema {
 	typeMeta := oapiMetaDescriptions[reflect.TypeFor[kapi.TypeMeta]()]
 	return &oapiSchema{
@@ -851,7 +856,8 @@ func oapiDeleteOptionsSchema() *oapiSchema {
 			"kind":               {Description: typeMeta["kind"], Type: "string"},
 			"dryRun":             {Description: oapiDryRunDescription, Type: "array", Items: &oapiSchema{Type: "string"}, ListType: "atomic"},
 			"gracePeriodSeconds": {Description: oapiGracePeriodDescription, Type: "integer", Format: "int64"},
-			"orphanDependents":   {Description: oapiOrphanDependentsDescription, Type: "boolean"},
+			"ignoreStoreReadErrorWithClusterBreakingPotential": {Description: oapiIgnoreStoreReadErrorDescription, Type: "boolean"},
+			"orphanDependents": {Description: oapiOrphanDependentsDescription, Type: "boolean"},
 			"preconditions": {
 				Description: "Must be fulfilled before a deletion is carried out. If not possible, a 409 Conflict status will be returned.",
 				AllOf:       []*oapiSchema{oapiRef(oapiMetaPrefix + "Preconditions")},

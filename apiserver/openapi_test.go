@@ -265,9 +265,9 @@ func TestOpenAPIWidgetPaths(t *testing.T) {
 		"query:resourceVersion", "query:resourceVersionMatch", "query:sendInitialEvents", "query:timeoutSeconds", "query:watch"}
 	writeParams := []string{"query:dryRun", "query:fieldManager", "query:fieldValidation"}
 	patchParams := append(slices.Clone(writeParams), "query:force")
-	deleteParams := []string{"query:dryRun", "query:gracePeriodSeconds", "query:orphanDependents", "query:propagationPolicy"}
+	deleteParams := []string{"query:dryRun", "query:gracePeriodSeconds", "query:ignoreStoreReadErrorWithClusterBreakingPotential", "query:orphanDependents", "query:propagationPolicy"}
 	deleteCollectionParams := []string{"query:continue", "query:dryRun", "query:fieldSelector", "query:gracePeriodSeconds",
-		"query:labelSelector", "query:limit", "query:orphanDependents", "query:propagationPolicy", "query:resourceVersion",
+		"query:ignoreStoreReadErrorWithClusterBreakingPotential", "query:labelSelector", "query:limit", "query:orphanDependents", "query:propagationPolicy", "query:resourceVersion",
 		"query:resourceVersionMatch", "query:sendInitialEvents", "query:timeoutSeconds"}
 	const (
 		widget     = "#/components/schemas/com.example.v1.Widget"

@@ -36,7 +36,7 @@ func (rq *request) get(ctx context.Context) error {
 	}
 	item, _ := rq.res.cache.Get(key)
 	if item == nil {
-		return storage.ErrNotFound
+		return rq.res.missing(key)
 	}
 	item, err := rq.res.versioned(item)
 	if err != nil {
@@ -48,6 +48,17 @@ func (rq *request) get(ctx context.Context) error {
 	}
 	rq.writeEncoded(http.StatusOK, data)
 	return nil
+}
+
+// missing is why the cache has no object at key: none is stored, or the one
+// stored cannot be read.
+func (r *resource) missing(key string) error {
+	for _, u := range r.cache.Unreadable(key) {
+		if u.Key == key {
+			return u.Err
+		}
+	}
+	return storage.ErrNotFound
 }
 
 // continueToken is where the next page of a chunked list starts. It travels
@@ -142,6 +153,9 @@ func (rq *request) list(ctx context.Context) error {
 		} else if err != nil {
 			return err
 		}
+		if bad := rq.res.cache.Unreadable(prefix); len(bad) > 0 {
+			return unreadableList(rq.res, bad)
+		}
 		var n int
 		items, rev, n = rq.res.cache.List(prefix, "", int(limit), sel.filter())
 		remaining = int64(n)
@@ -219,14 +233,23 @@ func (rq *request) listStored(ctx context.Context, prefix string, rev int64, sta
 	if err != nil {
 		return nil, 0, 0, "", err
 	}
+	var bad []watch.Unreadable
 	for _, kv := range page.Items {
 		obj, err := rq.res.readStored(kv)
+		var corrupt *corruptObject
+		if errors.As(err, &corrupt) {
+			bad = append(bad, watch.Unreadable{Key: kv.Key, Revision: kv.ModRevision, Err: corrupt})
+			continue
+		}
 		if err != nil {
 			return nil, 0, 0, "", err
 		}
 		if sel.matches(obj) {
 			items = append(items, &watch.Item{Key: kv.Key, Revision: kv.ModRevision, Object: obj})
 		}
+	}
+	if len(bad) > 0 {
+		return nil, 0, 0, "", unreadableList(rq.res, bad)
 	}
 	if n := len(page.Items); n > 0 {
 		lastKey = page.Items[n-1].Key

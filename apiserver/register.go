@@ -381,7 +381,7 @@ func (r *resource) decodeStoredVersion(kv storage.KeyValue) (kapi.Object, bool, 
 		}
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("decode %s: %w", kv.Key, err)
+		return nil, false, &corruptObject{key: kv.Key, revision: kv.ModRevision, err: err}
 	}
 	obj.GetObjectMeta().ResourceVersion = formatRevision(kv.ModRevision)
 	return obj, false, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/kapi-dev/kapi/gc"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/storage/memory"
 	"github.com/kapi-dev/kapi/versions"
@@ -193,11 +194,19 @@ func (s *Server) start() *http.Handler {
 	h := s.guard(s.routes())
 	s.handler.Store(&h)
 	s.running = true
+	collector, err := gc.New(objects{s}, gc.WithLogger(s.config.logger))
 	go func() {
 		defer close(s.done)
+		var lifecycle sync.WaitGroup
+		if err != nil { // cannot be: its options are the server's own
+			s.config.logger.Error("kapi: no garbage collector", "err", err)
+		} else {
+			lifecycle.Go(func() { collector.Run(s.ctx) })
+		}
 		if err := s.hub.Run(s.ctx); err != nil {
 			s.config.logger.Error("kapi: the watch cache stopped", "err", err)
 		}
+		lifecycle.Wait()
 	}()
 	return &h
 }

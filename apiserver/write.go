@@ -13,6 +13,7 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/gc"
 	"github.com/kapi-dev/kapi/patch"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/watch"
@@ -444,6 +445,16 @@ type deleteOptions struct {
 	OrphanDependents   *bool          `json:"orphanDependents,omitempty" protobuf:"varint,3,opt,name=orphanDependents"`
 	PropagationPolicy  *string        `json:"propagationPolicy,omitempty" protobuf:"bytes,4,opt,name=propagationPolicy"`
 	DryRun             []string       `json:"dryRun,omitempty" protobuf:"bytes,5,rep,name=dryRun"`
+	// IgnoreStoreReadErrorWithClusterBreakingPotential deletes an object
+	// that is stored but cannot be read, skipping everything a deletion
+	// otherwise does (see unsafeDelete).
+	IgnoreStoreReadErrorWithClusterBreakingPotential *bool `json:"ignoreStoreReadErrorWithClusterBreakingPotential,omitempty" protobuf:"varint,6,opt,name=ignoreStoreReadErrorWithClusterBreakingPotential"`
+}
+
+// unsafe says whether the options ask for the deletion of an object that
+// cannot be read.
+func (o *deleteOptions) unsafe() bool {
+	return o.IgnoreStoreReadErrorWithClusterBreakingPotential != nil && *o.IgnoreStoreReadErrorWithClusterBreakingPotential
 }
 
 type preconditions struct {
@@ -483,36 +494,66 @@ func (rq *request) deleteOptions() (deleteOptions, bool, error) {
 		orphan, _ := rq.boolParam("orphanDependents")
 		opts.OrphanDependents = &orphan
 	}
-	deleteOptionsInvalid := func(fe *FieldError) error {
-		e := invalid(target{}, FieldErrors{fe})
-		e.Status.Message = "DeleteOptions.meta.k8s.io \"\" is invalid: " + e.Status.Details.Causes[0].Field + ": " + e.Status.Details.Causes[0].Message
-		e.Status.Details.Group, e.Status.Details.Kind = "meta.k8s.io", "DeleteOptions"
-		return e
+	if _, set := rq.query["ignoreStoreReadErrorWithClusterBreakingPotential"]; set {
+		ignore, _ := rq.boolParam("ignoreStoreReadErrorWithClusterBreakingPotential")
+		opts.IgnoreStoreReadErrorWithClusterBreakingPotential = &ignore
 	}
+	if s := rq.query.Get("gracePeriodSeconds"); s != "" {
+		n, err := parseRevision(s)
+		if err != nil {
+			return opts, false, badRequest("gracePeriodSeconds must be a non-negative integer, not %q", s)
+		}
+		opts.GracePeriodSeconds = &n
+	}
+	// The checks of kube-apiserver's ValidateDeleteOptions, all of them.
+	var errs FieldErrors
 	if opts.PropagationPolicy != nil {
 		// Both set is 422 in kube-apiserver: they say the same thing two ways.
 		if opts.OrphanDependents != nil {
-			return opts, false, deleteOptionsInvalid(Invalid("propagationPolicy", *opts.PropagationPolicy, "orphanDependents and deletionPropagation cannot be both set"))
+			errs = append(errs, Invalid("propagationPolicy", *opts.PropagationPolicy, "orphanDependents and deletionPropagation cannot be both set"))
 		}
 		switch *opts.PropagationPolicy {
 		case "Orphan", "Background", "Foreground":
 		default:
-			return opts, false, deleteOptionsInvalid(NotSupported("propagationPolicy", *opts.PropagationPolicy, "Foreground", "Background", "Orphan"))
+			errs = append(errs, NotSupported("propagationPolicy", *opts.PropagationPolicy, "Foreground", "Background", "Orphan"))
 		}
 	}
-	if s := rq.query.Get("gracePeriodSeconds"); s != "" {
-		if _, err := parseRevision(s); err != nil {
-			return opts, false, badRequest("gracePeriodSeconds must be a non-negative integer, not %q", s)
+	if opts.unsafe() {
+		for _, other := range []struct {
+			name string
+			set  bool
+		}{
+			{"propagationPolicy", opts.PropagationPolicy != nil}, {"orphanDependents", opts.OrphanDependents != nil},
+			{"gracePeriodSeconds", opts.GracePeriodSeconds != nil}, {"preconditions", opts.Preconditions != nil},
+		} {
+			if other.set {
+				errs = append(errs, Invalid("ignoreStoreReadErrorWithClusterBreakingPotential", true, "cannot be set together with ."+other.name))
+			}
 		}
+	}
+	if len(errs) > 0 {
+		return opts, false, deleteOptionsInvalid(errs...)
 	}
 	dryRun, err := rq.dryRun(opts.DryRun)
 	return opts, dryRun, err
+}
+
+// deleteOptionsInvalid is kube-apiserver's 422 for DeleteOptions that
+// contradict themselves.
+func deleteOptionsInvalid(errs ...*FieldError) error {
+	e := invalid(target{}, errs)
+	e.Status.Message = "DeleteOptions.meta.k8s.io \"\" is invalid: " + FieldErrors(errs).Error()
+	e.Status.Details.Group, e.Status.Details.Kind = "meta.k8s.io", "DeleteOptions"
+	return e
 }
 
 func (rq *request) delete(ctx context.Context) error {
 	opts, dryRun, err := rq.deleteOptions()
 	if err != nil {
 		return err
+	}
+	if opts.unsafe() {
+		return rq.unsafeDelete(ctx, dryRun)
 	}
 	obj, deleted, err := rq.deleteOne(ctx, rq.name, opts, dryRun)
 	if err != nil {
@@ -578,14 +619,20 @@ func (rq *request) deleteStored(ctx context.Context, name string, opts deleteOpt
 		if err := rq.admitValid(ctx, OperationDelete, nil, obj, dryRun); err != nil {
 			return nil, false, err
 		}
+		// The propagation policy is a finalizer of the collector's, even on
+		// an object already being deleted, as kube-apiserver sets it.
+		finalizers, changed := gc.DeletionFinalizers(meta.Finalizers, opts.OrphanDependents, opts.PropagationPolicy)
+		meta.Finalizers = finalizers
 		if len(meta.Finalizers) > 0 {
-			if meta.DeletionTimestamp != nil {
+			if meta.DeletionTimestamp != nil && !changed {
 				return obj, false, nil
 			}
-			now, zero := kapi.Now(), int64(0)
-			meta.DeletionTimestamp, meta.DeletionGracePeriodSeconds = &now, &zero
-			if meta.Generation > 0 {
-				meta.Generation++ // as kube-apiserver: what is asked of controllers changed
+			if meta.DeletionTimestamp == nil {
+				now, zero := kapi.Now(), int64(0)
+				meta.DeletionTimestamp, meta.DeletionGracePeriodSeconds = &now, &zero
+				if meta.Generation > 0 {
+					meta.Generation++ // as kube-apiserver: what is asked of controllers changed
+				}
 			}
 			if dryRun {
 				return obj, false, nil
@@ -624,12 +671,18 @@ func (rq *request) deleteCollection(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if opts.unsafe() {
+		return deleteOptionsInvalid(Invalid("ignoreStoreReadErrorWithClusterBreakingPotential", true, "is not allowed with DELETECOLLECTION, try again after removing the option"))
+	}
 	sel, err := rq.parseSelectors()
 	if err != nil {
 		return err
 	}
 	if err := rq.consistent(ctx, ""); err != nil {
 		return err
+	}
+	if bad := rq.res.cache.Unreadable(rq.res.keyPrefix(rq.namespace)); len(bad) > 0 {
+		return unreadableList(rq.res, bad) // what the list would answer: nothing is deleted
 	}
 	items, rev, _ := rq.res.cache.List(rq.res.keyPrefix(rq.namespace), "", 0, sel.filter())
 	var deleted []*watch.Item
@@ -645,4 +698,64 @@ func (rq *request) deleteCollection(ctx context.Context) error {
 		deleted = append(deleted, &watch.Item{Key: it.Key, Object: obj})
 	}
 	return rq.writeList(kapi.ListMeta{ResourceVersion: formatRevision(rev)}, deleted)
+}
+
+// unsafeVerb is what a caller must also be authorized for to delete an
+// object that cannot be read.
+const unsafeVerb = "unsafe-delete-ignore-read-errors"
+
+// unsafeDelete removes an object that is stored but cannot be read (004
+// "unsafe deletion of corrupt objects"), as kube-apiserver does: only for a
+// caller authorized for unsafe-delete-ignore-read-errors too, and only when
+// the object is indeed unreadable; without admission, preconditions or
+// finalizers, which all need the object. Its dependents are then the
+// collector's, as those of any owner that is gone.
+func (rq *request) unsafeDelete(ctx context.Context, dryRun bool) error {
+	res, name := rq.res, rq.name
+	if authorizers := rq.s.config.auth.authorizers; len(authorizers) > 0 {
+		attrs := requestAttributes(rq.r)
+		attrs.User, _ = UserFrom(ctx)
+		attrs.Verb = unsafeVerb
+		d, reason, err := authorize(ctx, authorizers, attrs)
+		if d != DecisionAllow {
+			why := fmt.Sprintf("not permitted to do %q, reason: %s", unsafeVerb, reason)
+			if err != nil {
+				why = fmt.Sprintf("error while checking permission for %q, %v", unsafeVerb, err)
+			}
+			e := NewStatusError(http.StatusForbidden, kapi.StatusReasonForbidden, fmt.Sprintf("%s %q is forbidden: %s", res.qualifiedResource(), name, why))
+			e.Status.Details = &kapi.StatusDetails{Name: name, Group: res.Group, Kind: res.Plural}
+			return e
+		}
+	}
+	store, key := rq.s.config.store, res.key(rq.namespace, name)
+	for {
+		kv, err := store.Get(ctx, key, 0)
+		if err != nil {
+			return err
+		}
+		if _, err := res.decodeStored(kv); err == nil {
+			e := NewStatusError(http.StatusConflict, kapi.StatusReasonConflict, fmt.Sprintf(
+				"Operation cannot be fulfilled on %s %q: StorageError: invalid object, Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: unsafe deletion is not allowed because the object is decodable from storage",
+				res.qualifiedResource(), name, key))
+			e.Status.Details = &kapi.StatusDetails{Name: name, Group: res.Group, Kind: res.Plural}
+			return e
+		}
+		if dryRun {
+			break
+		}
+		if _, err := store.Delete(ctx, key, kv.ModRevision); errors.Is(err, storage.ErrConflict) {
+			continue // written meanwhile: look again
+		} else if err != nil {
+			return err
+		}
+		break
+	}
+	st := kapi.Status{
+		TypeMeta: kapi.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   kapi.StatusSuccess,
+		Code:     http.StatusOK,
+		Details:  &kapi.StatusDetails{Name: name, Kind: res.Kind},
+	}
+	writeStatus(rq.w, rq.r, rq.out.Format, st)
+	return nil
 }

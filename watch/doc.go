@@ -37,6 +37,14 @@
 // has read it is ended with [storage.ErrExpired]; the client re-watches from
 // its last resourceVersion, and gets 410 Gone if that has left too.
 //
+// # Values that do not decode
+//
+// A stored value the DecodeFunc rejects (corrupt, or encrypted with a key
+// the server lacks) is left out of a cache's items, and an object served
+// before is announced as deleted; [Cache.Unreadable] names those keys, so
+// that a read of one can say why it fails instead of answering that it is
+// not there.
+//
 // # Lifecycle
 //
 // [Hub.Run] feeds the caches until its context ends; every watcher then ends

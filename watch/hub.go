@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -104,6 +105,7 @@ func (h *Hub) Register(prefix string, decode DecodeFunc) *Cache {
 	c := &Cache{hub: h, prefix: prefix, decode: decode}
 	c.state.Store(&snapshot{})
 	c.history.Store(&history{changed: make(chan struct{})})
+	c.unreadable.Store(&map[string]Unreadable{})
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	caches := maps.Clone(*h.caches.Load())
@@ -176,6 +178,7 @@ func (h *Hub) WaitFor(ctx context.Context, rev int64) error {
 // state, with an empty history starting there.
 func (h *Hub) relist(ctx context.Context) (int64, error) {
 	states := map[*Cache][]*Item{}
+	unreadable := map[*Cache]map[string]Unreadable{}
 	opts := storage.ListOptions{Limit: h.config.pageSize}
 	for {
 		page, err := h.store.List(ctx, h.root, opts)
@@ -191,6 +194,10 @@ func (h *Hub) relist(ctx context.Context) (int64, error) {
 			obj, err := c.decode(kv)
 			if err != nil {
 				h.config.onError(err)
+				if unreadable[c] == nil {
+					unreadable[c] = map[string]Unreadable{}
+				}
+				unreadable[c][kv.Key] = Unreadable{Key: kv.Key, Revision: kv.ModRevision, Err: err}
 				continue
 			}
 			// List returns keys in order.
@@ -205,6 +212,8 @@ func (h *Hub) relist(ctx context.Context) (int64, error) {
 	caches := *h.caches.Load()
 	for _, c := range caches {
 		c.state.Store(&snapshot{items: buildTree(states[c]), rev: opts.Revision})
+		keys := unreadable[c]
+		c.unreadable.Store(&keys)
 		c.log, c.head, c.floor = nil, 0, opts.Revision
 	}
 	h.rev.Store(opts.Revision)
@@ -241,19 +250,30 @@ func (h *Hub) apply(ev storage.Event) {
 	typ := ev.Type
 	if c != nil {
 		kv := ev.KeyValue
-		obj, err := c.decode(kv)
-		if err != nil && ev.Prev != nil {
-			// What was served is gone from the cache: announce its
-			// deletion, with its last state at this revision.
-			h.config.onError(err)
-			typ = storage.Delete
-			kv.Value = ev.Prev
-			obj, err = c.decode(kv)
-		}
-		if err != nil {
-			h.config.onError(err)
+		_, wasUnreadable := (*c.unreadable.Load())[ev.Key]
+		if ev.Type == storage.Delete && wasUnreadable {
+			// Nothing of it was served: there is nothing to announce.
+			c.setUnreadable(ev.Key, nil)
 		} else {
-			item = newItem(kv, obj)
+			obj, err := c.decode(kv)
+			if ev.Type == storage.Put && err != nil {
+				c.setUnreadable(ev.Key, &Unreadable{Key: ev.Key, Revision: ev.ModRevision, Err: err})
+			} else if wasUnreadable {
+				c.setUnreadable(ev.Key, nil)
+			}
+			if err != nil && ev.Prev != nil {
+				// What was served is gone from the cache: announce its
+				// deletion, with its last state at this revision.
+				h.config.onError(err)
+				typ = storage.Delete
+				kv.Value = ev.Prev
+				obj, err = c.decode(kv)
+			}
+			if err != nil {
+				h.config.onError(err)
+			} else {
+				item = newItem(kv, obj)
+			}
 		}
 	}
 
@@ -309,6 +329,9 @@ type Cache struct {
 
 	state   atomic.Pointer[snapshot] // the current items
 	history atomic.Pointer[history]  // the recent events
+	// unreadable are the keys whose stored values do not decode, by key;
+	// replaced, not changed, by the applier.
+	unreadable atomic.Pointer[map[string]Unreadable]
 
 	// The applier's own: the buffer the published histories are views of.
 	// Entries before head have left the window; entries are only ever
@@ -407,6 +430,48 @@ func (c *Cache) publish() {
 	c.history.Store(&history{log: c.log[c.head:len(c.log):len(c.log)], floor: c.floor, changed: make(chan struct{})})
 	close(prev.changed)
 }
+
+// Unreadable is a stored value the cache could not decode: its object is
+// left out of the cache's items, and reads of it must say why.
+type Unreadable struct {
+	Key string
+	// Revision is the revision of the value's write.
+	Revision int64
+	Err      error
+}
+
+// setUnreadable records (u not nil) or forgets that key does not decode;
+// only the applier calls it.
+func (c *Cache) setUnreadable(key string, u *Unreadable) {
+	keys := maps.Clone(*c.unreadable.Load())
+	if u == nil {
+		delete(keys, key)
+	} else {
+		if keys == nil {
+			keys = map[string]Unreadable{}
+		}
+		keys[key] = *u
+	}
+	c.unreadable.Store(&keys)
+}
+
+// Unreadable returns, in key order, the keys under prefix whose current
+// stored values do not decode.
+func (c *Cache) Unreadable(prefix string) []Unreadable {
+	var out []Unreadable
+	for key, u := range *c.unreadable.Load() {
+		if strings.HasPrefix(key, prefix) {
+			out = append(out, u)
+		}
+	}
+	slices.SortFunc(out, func(a, b Unreadable) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}
+
+// LastChange is the revision of the last change to the cache's items, or
+// of the relist that filled it: a watcher that has delivered the events
+// up to it has delivered every change the cache holds.
+func (c *Cache) LastChange() int64 { return c.state.Load().rev }
 
 // Get returns the current version of key (nil if absent) and the revision the
 // cache reflects.

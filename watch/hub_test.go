@@ -757,8 +757,9 @@ func TestTwoCaches(t *testing.T) {
 }
 
 // TestUndecodableValues: a value the DecodeFunc rejects is reported and
-// left out of the cache; a served object that becomes undecodable is
-// announced as deleted, at the revision of that write.
+// left out of the cache, and Unreadable names its key until it is rewritten
+// or deleted; a served object that becomes undecodable is announced as
+// deleted, at the revision of that write.
 func TestUndecodableValues(t *testing.T) {
 	errBad := errors.New("bad value")
 	var (
@@ -788,9 +789,27 @@ func TestUndecodableValues(t *testing.T) {
 		t.Errorf("Get of an undecodable value = %v", objectOf(t, it))
 	}
 
+	unreadable := func(prefix string, want ...string) {
+		t.Helper()
+		var got []string
+		for _, u := range e.widgets.Unreadable(prefix) {
+			if !errors.Is(u.Err, errBad) || u.Revision == 0 {
+				t.Errorf("unreadable %s: revision %d, error %v", u.Key, u.Revision, u.Err)
+			}
+			got = append(got, strings.TrimPrefix(u.Key, widgets))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("Unreadable(%q) = %q, want %q", prefix, got, want)
+		}
+	}
+	unreadable(widgets, "ns/relisted-bad")
+
 	a1 := m.live[widgets+"ns/a"]
 	bad := mustUpdate(t, e.store, widgets+"ns/a", "bad")
-	mustCreate(t, e.store, widgets+"ns/b", "bad")
+	mustWaitFor(t, e.hub, mustCreate(t, e.store, widgets+"ns/b", "bad"))
+	unreadable(widgets, "ns/a", "ns/b", "ns/relisted-bad")
+	unreadable(widgets+"ns/r", "ns/relisted-bad")
+	unreadable(widgets + "other/")
 	a2 := mustUpdate(t, e.store, widgets+"ns/a", "a2")
 	good := mustUpdate(t, e.store, widgets+"ns/relisted-bad", "good")
 	mustDelete(t, e.store, widgets+"ns/b")
@@ -804,6 +823,7 @@ func TestUndecodableValues(t *testing.T) {
 	checkChanges(t, nextChanges(t, w, len(want)), want)
 	mustWaitFor(t, e.hub, last)
 	checkCacheMatchesStore(t, e.store, e.widgets)
+	unreadable(widgets) // rewritten, deleted: none is left
 
 	mu.Lock()
 	defer mu.Unlock()

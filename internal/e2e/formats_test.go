@@ -302,8 +302,15 @@ func TestFormatsProtobuf(t *testing.T) {
 	full.SetLabels(map[string]string{"app": "pb", "tier": "web"})
 	full.SetAnnotations(map[string]string{"example.com/note": "protobuf", "empty": ""})
 	full.SetFinalizers([]string{"example.com/keep"})
+	// Its owner exists: the garbage collector would delete a widget whose
+	// owner does not.
+	gold, err := dynamicClient(t, srv, nil).Resource(widgetClassesGVR).Create(ctx, newWidgetClass("gold", nil), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	goldUID := gold.GetUID()
 	full.SetOwnerReferences([]metav1.OwnerReference{{
-		APIVersion: "example.com/v1", Kind: "WidgetClass", Name: "gold", UID: "6b1e6d4e-0000-4000-8000-000000000001",
+		APIVersion: "example.com/v1", Kind: "WidgetClass", Name: "gold", UID: gold.GetUID(),
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(false),
 	}})
 	made, err := widgets.Create(ctx, full, metav1.CreateOptions{})
@@ -397,7 +404,7 @@ func TestFormatsProtobuf(t *testing.T) {
 				if len(m.OwnerReferences) != 1 {
 					t.Errorf("ownerReferences = %v", m.OwnerReferences)
 				} else if o := m.OwnerReferences[0]; o.APIVersion != "example.com/v1" || o.Kind != "WidgetClass" || o.Name != "gold" ||
-					o.UID != "6b1e6d4e-0000-4000-8000-000000000001" || o.Controller == nil || !*o.Controller || o.BlockOwnerDeletion == nil || *o.BlockOwnerDeletion {
+					o.UID != goldUID || o.Controller == nil || !*o.Controller || o.BlockOwnerDeletion == nil || *o.BlockOwnerDeletion {
 					t.Errorf("ownerReferences[0] = %s", mustJSON(o))
 				}
 			case "pb-managed":

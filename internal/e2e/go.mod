@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/kapi-dev/kapi v0.0.0-00010101000000-000000000000
+	go.etcd.io/bbolt v1.5.0
 	google.golang.org/protobuf v1.36.12
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2

@@ -1,0 +1,593 @@
+package gc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/storage"
+)
+
+// Option configures a Collector.
+type Option func(*config)
+
+type config struct {
+	logger  *slog.Logger
+	workers int
+}
+
+// WithLogger receives what the collector could not do and will try again,
+// and the references it cannot follow. The default is slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// WithWorkers sets how many objects are decided on at once (default 4).
+func WithWorkers(n int) Option { return func(c *config) { c.workers = n } }
+
+// Collector deletes the objects whose owners are gone. Make it with New,
+// run it with Run.
+type Collector struct {
+	objects   Objects
+	config    config
+	resources []Resource
+	kinds     map[groupKind]Resource
+
+	mu sync.Mutex
+	// dependents are the objects that have owners, by uid; owned are
+	// their uids by the uid of each owner they name.
+	dependents map[string]*node
+	owned      map[string]map[string]struct{}
+	// deleting are the objects seen being deleted with a finalizer of the
+	// collector's, by uid: they are decided on again when a dependent goes.
+	deleting map[string]identity
+	// applied is, by resource, the revision up to which the graph holds
+	// its changes; progress is closed when it moves, if someone waits.
+	applied  map[Resource]int64
+	progress chan struct{}
+	queue    queue
+}
+
+type groupKind struct{ group, kind string }
+
+// identity names one object.
+type identity struct {
+	res             Resource
+	namespace, name string
+	uid             string
+}
+
+func (id identity) String() string {
+	s := id.res.Plural
+	if id.res.Group != "" {
+		s += "." + id.res.Group
+	}
+	if id.namespace != "" {
+		s += " " + id.namespace + "/" + id.name
+	} else {
+		s += " " + id.name
+	}
+	return s
+}
+
+// node is an object that has owners.
+type node struct {
+	identity
+	owners []kapi.OwnerReference
+	// deleting: it has a deletionTimestamp; foreground: and the
+	// foregroundDeletion finalizer.
+	deleting, foreground bool
+}
+
+// New makes a collector that works through objects.
+func New(objects Objects, opts ...Option) (*Collector, error) {
+	c := &Collector{
+		objects:    objects,
+		config:     config{logger: slog.Default(), workers: 4},
+		kinds:      map[groupKind]Resource{},
+		dependents: map[string]*node{},
+		owned:      map[string]map[string]struct{}{},
+		deleting:   map[string]identity{},
+		applied:    map[Resource]int64{},
+	}
+	for _, o := range opts {
+		o(&c.config)
+	}
+	if c.config.workers < 1 {
+		return nil, fmt.Errorf("gc: workers must be at least 1, not %d", c.config.workers)
+	}
+	if c.config.logger == nil {
+		return nil, errors.New("gc: the logger is nil")
+	}
+	c.resources = objects.Resources()
+	for _, r := range c.resources {
+		gk := groupKind{r.Group, r.Kind}
+		if _, ok := c.kinds[gk]; !ok { // the first registered version of a kind answers for all
+			c.kinds[gk] = r
+		}
+	}
+	c.queue.init()
+	return c, nil
+}
+
+// Run collects until ctx ends. It watches every resource, and starts
+// deciding once each has sent its objects: before that, a missing owner
+// may only not have been seen yet.
+func (c *Collector) Run(ctx context.Context) {
+	allSynced := make(chan struct{})
+	remaining := atomic.Int64{}
+	remaining.Store(int64(len(c.resources)))
+	if len(c.resources) == 0 {
+		close(allSynced)
+	}
+	var wg sync.WaitGroup
+	for _, r := range c.resources {
+		wg.Go(func() {
+			c.follow(ctx, r, func() {
+				if remaining.Add(-1) == 0 {
+					close(allSynced)
+				}
+			})
+		})
+	}
+	select {
+	case <-allSynced:
+		for range c.config.workers {
+			wg.Go(func() { c.work(ctx) })
+		}
+	case <-ctx.Done():
+	}
+	wg.Wait()
+}
+
+// follow keeps the graph current with the objects of one resource, watching
+// again whenever a watch ends early. firstSync is called once, when the
+// first watch has sent every object.
+func (c *Collector) follow(ctx context.Context, r Resource, firstSync func()) {
+	first := true
+	retry := time.Duration(0)
+	for ctx.Err() == nil {
+		var seen map[string]struct{} // on a watch after the first: the objects that still exist
+		if !first {
+			seen = map[string]struct{}{}
+		}
+		initial := true
+		err := c.objects.Watch(ctx, r, func(ch Change) {
+			switch {
+			case ch.Synced:
+				if initial {
+					initial = false
+					if !first {
+						c.resynced(r, seen)
+					}
+					c.advance(r, ch.Revision)
+					if first {
+						first = false
+						firstSync()
+					}
+				}
+			case ch.Deleted:
+				c.deleted(ch.Meta)
+			default:
+				if initial && seen != nil {
+					seen[ch.Meta.UID] = struct{}{}
+				}
+				c.changed(r, ch.Meta)
+			}
+			if !initial && !ch.Synced {
+				// Initial changes carry their objects' revisions, in key
+				// order: only the state's as a whole counts.
+				c.advance(r, ch.Revision)
+			}
+		})
+		if ctx.Err() != nil {
+			return
+		}
+		if !initial {
+			retry = 0
+		}
+		c.config.logger.Info("kapi gc: watching again", "resource", r.Plural, "err", err)
+		retry = min(max(2*retry, 50*time.Millisecond), 5*time.Second)
+		select {
+		case <-ctx.Done():
+		case <-time.After(retry):
+		}
+	}
+}
+
+// advance records that the graph holds the changes of r up to rev.
+func (c *Collector) advance(r Resource, rev int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.applied[r] = rev
+	if c.progress != nil {
+		close(c.progress)
+		c.progress = nil
+	}
+}
+
+// caughtUp waits until the server's reads reflect every write committed
+// before the call, and the graph every change they reflect: a decision
+// that rests on what the graph lacks (no dependent is left, these are the
+// dependents) is then not made on a change the graph has yet to see.
+func (c *Collector) caughtUp(ctx context.Context) error {
+	if err := c.objects.Sync(ctx); err != nil {
+		return err
+	}
+	want := make(map[Resource]int64, len(c.resources))
+	for _, r := range c.resources {
+		want[r] = c.objects.LastChange(r)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for {
+		c.mu.Lock()
+		behind := ""
+		for r, rev := range want {
+			if c.applied[r] < rev {
+				behind = r.Plural
+				break
+			}
+		}
+		if behind == "" {
+			c.mu.Unlock()
+			return nil
+		}
+		if c.progress == nil {
+			c.progress = make(chan struct{})
+		}
+		progress := c.progress
+		c.mu.Unlock()
+		select {
+		case <-progress:
+		case <-ctx.Done():
+			return fmt.Errorf("the graph has not caught up with %s: %w", behind, ctx.Err())
+		}
+	}
+}
+
+// changed brings an object's change into the graph and queues what it
+// calls for.
+func (c *Collector) changed(r Resource, meta *kapi.ObjectMeta) {
+	id := identity{r, meta.Namespace, meta.Name, meta.UID}
+	deleting := meta.DeletionTimestamp != nil
+	foreground := deleting && slices.Contains(meta.Finalizers, FinalizerForeground)
+	orphan := deleting && slices.Contains(meta.Finalizers, FinalizerOrphan)
+	var n *node
+	c.mu.Lock()
+	if foreground || orphan {
+		if _, was := c.deleting[id.uid]; !was && foreground {
+			for dep := range c.owned[id.uid] {
+				c.queue.add(c.dependents[dep].identity)
+			}
+		}
+		c.deleting[id.uid] = id
+		c.queue.add(id)
+	} else {
+		delete(c.deleting, id.uid)
+	}
+	if old := c.dependents[id.uid]; old != nil {
+		c.removeNode(old)
+	}
+	if len(meta.OwnerReferences) > 0 {
+		n = &node{identity: id, owners: meta.OwnerReferences, deleting: deleting, foreground: foreground}
+		c.addNode(n)
+	}
+	c.mu.Unlock()
+	if n != nil && !deleting && c.mayBeDue(n) {
+		c.queue.add(id)
+	}
+}
+
+// deleted takes an object out of the graph and queues its dependents, and
+// the owners that wait for it to go.
+func (c *Collector) deleted(meta *kapi.ObjectMeta) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.forget(meta.UID)
+}
+
+// forget is deleted under c.mu.
+func (c *Collector) forget(uid string) {
+	delete(c.deleting, uid)
+	if old := c.dependents[uid]; old != nil {
+		c.removeNode(old)
+		for _, ref := range old.owners {
+			if owner, ok := c.deleting[ref.UID]; ok {
+				c.queue.add(owner)
+			}
+		}
+	}
+	for dep := range c.owned[uid] {
+		c.queue.add(c.dependents[dep].identity)
+	}
+}
+
+// resynced follows a watch after the first: the objects of r the graph
+// holds that no longer exist were deleted meanwhile, and any owner may
+// have gone unseen, so every dependent is looked at again.
+func (c *Collector) resynced(r Resource, seen map[string]struct{}) {
+	c.mu.Lock()
+	var gone []string
+	for uid, n := range c.dependents {
+		if _, ok := seen[uid]; !ok && n.res == r {
+			gone = append(gone, uid)
+		}
+	}
+	for uid, id := range c.deleting {
+		if _, ok := seen[uid]; !ok && id.res == r {
+			gone = append(gone, uid)
+		}
+	}
+	for _, uid := range gone {
+		c.forget(uid)
+	}
+	all := make([]*node, 0, len(c.dependents))
+	for _, n := range c.dependents {
+		all = append(all, n)
+	}
+	c.mu.Unlock()
+	for _, n := range all {
+		if !n.deleting && c.mayBeDue(n) {
+			c.queue.add(n.identity)
+		}
+	}
+}
+
+func (c *Collector) addNode(n *node) {
+	c.dependents[n.uid] = n
+	for _, ref := range n.owners {
+		deps := c.owned[ref.UID]
+		if deps == nil {
+			deps = map[string]struct{}{}
+			c.owned[ref.UID] = deps
+		}
+		deps[n.uid] = struct{}{}
+	}
+}
+
+func (c *Collector) removeNode(n *node) {
+	delete(c.dependents, n.uid)
+	for _, ref := range n.owners {
+		if deps := c.owned[ref.UID]; deps != nil {
+			delete(deps, n.uid)
+			if len(deps) == 0 {
+				delete(c.owned, ref.UID)
+			}
+		}
+	}
+}
+
+// mayBeDue says whether a dependent may have to lose references or go: an
+// owner is missing, has another uid, cannot be read, or is being deleted
+// in the foreground. It reads the server's current state without waiting:
+// a decision reads it again, and an owner deleted after this look queues
+// its dependents then.
+func (c *Collector) mayBeDue(n *node) bool {
+	for _, ref := range n.owners {
+		owner, ok, err := c.owner(n.identity, ref, false)
+		if err != nil {
+			return true
+		}
+		if ok && (owner == nil || owner.UID != ref.UID || owner.DeletionTimestamp != nil && slices.Contains(owner.Finalizers, FinalizerForeground)) {
+			return true
+		}
+	}
+	return false
+}
+
+// owner reads the owner a reference names; ok is false when the reference
+// cannot be followed: a kind no resource serves, or a namespaced owner of
+// a cluster-scoped object. Kubernetes' collector leaves those alone too.
+func (c *Collector) owner(id identity, ref kapi.OwnerReference, log bool) (owner *kapi.ObjectMeta, ok bool, err error) {
+	group := ""
+	if i := strings.LastIndexByte(ref.APIVersion, '/'); i >= 0 {
+		group = ref.APIVersion[:i]
+	}
+	r, found := c.kinds[groupKind{group, ref.Kind}]
+	namespace := ""
+	switch {
+	case !found:
+		if log {
+			c.config.logger.Info("kapi gc: an owner reference names a kind no resource serves: the object is left alone", "object", id.String(), "apiVersion", ref.APIVersion, "kind", ref.Kind)
+		}
+		return nil, false, nil
+	case r.Namespaced && id.namespace == "":
+		if log {
+			c.config.logger.Info("kapi gc: a cluster-scoped object names a namespaced owner: the object is left alone", "object", id.String(), "apiVersion", ref.APIVersion, "kind", ref.Kind, "name", ref.Name)
+		}
+		return nil, false, nil
+	case r.Namespaced:
+		namespace = id.namespace
+	}
+	owner, err = c.objects.Get(r, namespace, ref.Name)
+	return owner, true, err
+}
+
+func (c *Collector) work(ctx context.Context) {
+	for {
+		id, ok := c.queue.get(ctx)
+		if !ok {
+			return
+		}
+		err := c.decide(ctx, id)
+		if err != nil && ctx.Err() == nil {
+			c.config.logger.Info("kapi gc: will try again", "object", id.String(), "err", err)
+		}
+		c.queue.done(id, err)
+	}
+}
+
+// decide does what the server's latest state of an object calls for.
+func (c *Collector) decide(ctx context.Context, id identity) error {
+	if err := c.caughtUp(ctx); err != nil {
+		return err
+	}
+	meta, err := c.objects.Get(id.res, id.namespace, id.name)
+	if err != nil || meta == nil || meta.UID != id.uid {
+		return err // gone (or replaced): its deletion's event queues what it owned
+	}
+	if meta.DeletionTimestamp != nil {
+		switch {
+		case slices.Contains(meta.Finalizers, FinalizerOrphan):
+			return c.orphanDependents(ctx, id)
+		case slices.Contains(meta.Finalizers, FinalizerForeground):
+			return c.finishForeground(ctx, id)
+		}
+		return nil // on its way: its dependents are decided on once it is gone
+	}
+	if len(meta.OwnerReferences) == 0 {
+		return nil
+	}
+	var solid, dangling, waiting []string
+	for _, ref := range meta.OwnerReferences {
+		owner, ok, err := c.owner(id, ref, true)
+		switch {
+		case err != nil:
+			return err
+		case !ok:
+			return nil
+		case owner == nil || owner.UID != ref.UID:
+			dangling = append(dangling, ref.UID)
+		case owner.DeletionTimestamp != nil && slices.Contains(owner.Finalizers, FinalizerForeground):
+			waiting = append(waiting, ref.UID)
+		default:
+			solid = append(solid, ref.UID)
+		}
+	}
+	switch {
+	case len(solid) > 0:
+		// A live owner keeps it; the references to owners that are gone,
+		// or that wait for their dependents to go, are let go of.
+		drop := append(dangling, waiting...)
+		if len(drop) == 0 {
+			return nil
+		}
+		return c.objects.UpdateMetadata(ctx, id.res, id.namespace, id.name, id.uid, func(m *kapi.ObjectMeta) bool {
+			n := len(m.OwnerReferences)
+			m.OwnerReferences = slices.DeleteFunc(m.OwnerReferences, func(r kapi.OwnerReference) bool { return slices.Contains(drop, r.UID) })
+			return len(m.OwnerReferences) != n
+		})
+	case len(waiting) > 0 && c.hasDependents(id.uid):
+		rv := meta.ResourceVersion
+		if c.dependentInForeground(id.uid) {
+			// A dependent that waits for its own dependents while this one
+			// waits for it may be a cycle: this one stops blocking its
+			// owners, as Kubernetes' collector does.
+			if err := c.objects.UpdateMetadata(ctx, id.res, id.namespace, id.name, id.uid, unblockOwners); err != nil {
+				return err
+			}
+			rv = ""
+		}
+		return c.delete(ctx, id, rv, "Foreground")
+	default:
+		policy := "Background"
+		switch {
+		case slices.Contains(meta.Finalizers, FinalizerOrphan):
+			policy = "Orphan"
+		case slices.Contains(meta.Finalizers, FinalizerForeground):
+			policy = "Foreground"
+		}
+		return c.delete(ctx, id, meta.ResourceVersion, policy)
+	}
+}
+
+func unblockOwners(m *kapi.ObjectMeta) bool {
+	changed := false
+	for i, ref := range m.OwnerReferences {
+		if ref.BlockOwnerDeletion != nil && *ref.BlockOwnerDeletion {
+			no := false
+			m.OwnerReferences[i].BlockOwnerDeletion = &no
+			changed = true
+		}
+	}
+	return changed
+}
+
+func (c *Collector) delete(ctx context.Context, id identity, rv, policy string) error {
+	err := c.objects.Delete(ctx, id.res, id.namespace, id.name, DeleteOptions{UID: id.uid, ResourceVersion: rv, PropagationPolicy: policy})
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil // another replica, or its owner, was first
+	}
+	return err
+}
+
+// finishForeground removes the foregroundDeletion finalizer of an object
+// none of whose dependents blocks it any more, or queues those that do.
+func (c *Collector) finishForeground(ctx context.Context, id identity) error {
+	c.mu.Lock()
+	var blocking []identity
+	for dep := range c.owned[id.uid] {
+		n := c.dependents[dep]
+		for _, ref := range n.owners {
+			if ref.UID == id.uid && ref.BlockOwnerDeletion != nil && *ref.BlockOwnerDeletion {
+				blocking = append(blocking, n.identity)
+				break
+			}
+		}
+	}
+	c.mu.Unlock()
+	if len(blocking) == 0 {
+		return c.removeFinalizer(ctx, id, FinalizerForeground)
+	}
+	for _, dep := range blocking {
+		c.queue.add(dep)
+	}
+	return nil
+}
+
+// orphanDependents removes the references to an object from its dependents,
+// then its orphan finalizer.
+func (c *Collector) orphanDependents(ctx context.Context, id identity) error {
+	c.mu.Lock()
+	var deps []identity
+	for dep := range c.owned[id.uid] {
+		deps = append(deps, c.dependents[dep].identity)
+	}
+	c.mu.Unlock()
+	for _, dep := range deps {
+		err := c.objects.UpdateMetadata(ctx, dep.res, dep.namespace, dep.name, dep.uid, func(m *kapi.ObjectMeta) bool {
+			n := len(m.OwnerReferences)
+			m.OwnerReferences = slices.DeleteFunc(m.OwnerReferences, func(r kapi.OwnerReference) bool { return r.UID == id.uid })
+			return len(m.OwnerReferences) != n
+		})
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
+	}
+	return c.removeFinalizer(ctx, id, FinalizerOrphan)
+}
+
+func (c *Collector) removeFinalizer(ctx context.Context, id identity, finalizer string) error {
+	err := c.objects.UpdateMetadata(ctx, id.res, id.namespace, id.name, id.uid, func(m *kapi.ObjectMeta) bool {
+		n := len(m.Finalizers)
+		m.Finalizers = slices.DeleteFunc(m.Finalizers, func(f string) bool { return f == finalizer })
+		return len(m.Finalizers) != n
+	})
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+func (c *Collector) hasDependents(uid string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.owned[uid]) > 0
+}
+
+func (c *Collector) dependentInForeground(uid string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for dep := range c.owned[uid] {
+		if c.dependents[dep].foreground {
+			return true
+		}
+	}
+	return false
+}

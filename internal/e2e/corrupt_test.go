@@ -1,0 +1,96 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestCorruptObject: the example keeps its objects in a bolt file; a widget
+// whose stored value was truncated while the server was stopped is shown to
+// kubectl as kube-apiserver shows a corrupt object, and client-go removes it
+// with ignoreStoreReadErrorWithClusterBreakingPotential (a readable one it
+// may not).
+func TestCorruptObject(t *testing.T) {
+	dir := t.TempDir()
+	p := program{name: "examples/widgets", bin: widgetsBin, buildErr: widgetsBuildErr, args: []string{"-data", dir}}
+	srv := startProgram(t, p)
+	ctx := ctxFor(t, 60*time.Second)
+	widgets := dynamicClient(t, srv, nil).Resource(widgetsGVR).Namespace("default")
+	for _, name := range []string{"bad", "good"} {
+		if _, err := widgets.Create(ctx, newWidget(name, map[string]any{"color": "red"}), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv.stop()
+	truncateStored(t, filepath.Join(dir, "kapi.db"), "/widgets.example.com/default/bad")
+	srv = startProgram(t, p)
+	k := newKubectl(t, dispatcherKubectl, srv)
+	widgets = dynamicClient(t, srv, nil).Resource(widgetsGVR).Namespace("default")
+
+	const corrupt = "Error from server (InternalError): Internal error occurred: StorageError: corrupt object, Code: 7, Key: /widgets.example.com/default/bad, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision="
+	if r := k.run(t, "get", "wd", "bad"); r.err == nil || !strings.HasPrefix(r.stderr, corrupt) {
+		t.Errorf("kubectl get of the corrupt widget: %s\nwant stderr starting %q", r, corrupt)
+	}
+	const unreadable = "Error from server (StorageReadError): failed to read one or more widgets.example.com from the storage: StorageError: corrupt object, Code: 7, Key: /widgets.example.com/default/bad,"
+	if r := k.run(t, "get", "wd"); r.err == nil || !strings.HasPrefix(r.stderr, unreadable) {
+		t.Errorf("kubectl get of the list: %s\nwant stderr starting %q", r, unreadable)
+	}
+	k.must(t, "get", "wd", "good")
+
+	unsafe := true
+	_, err := widgets.Get(ctx, "good", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = widgets.Delete(ctx, "good", metav1.DeleteOptions{IgnoreStoreReadErrorWithClusterBreakingPotential: &unsafe})
+	if !apierrors.IsConflict(err) {
+		t.Errorf("unsafe deletion of a readable widget: %v, want a conflict", err)
+	}
+	if err := widgets.Delete(ctx, "bad", metav1.DeleteOptions{IgnoreStoreReadErrorWithClusterBreakingPotential: &unsafe}); err != nil {
+		t.Fatalf("unsafe deletion of the corrupt widget: %v", err)
+	}
+	if _, err := widgets.Get(ctx, "bad", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the corrupt widget after its deletion: %v", err)
+	}
+	if out := k.must(t, "get", "wd", "-o", "name"); out != "widget.example.com/good\n" {
+		t.Errorf("kubectl get wd after the unsafe deletion printed %q", out)
+	}
+}
+
+// truncateStored cuts the latest stored value of key in half, in the bolt
+// file of a stopped server: the history bucket holds each version under the
+// key, 0x00 0x01 and the revision, as a flags byte, the create revision and
+// the value.
+func truncateStored(t *testing.T, path, key string) {
+	t.Helper()
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket([]byte("history"))
+		prefix := append([]byte(key), 0, 1)
+		var last, record []byte
+		c := b.Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			last, record = bytes.Clone(k), bytes.Clone(v)
+		}
+		if last == nil {
+			return fmt.Errorf("no version of %s in %s", key, path)
+		}
+		const header = 9
+		return b.Put(last, record[:header+(len(record)-header)/2])
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
