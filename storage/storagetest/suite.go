@@ -68,6 +68,11 @@ var suite = []struct {
 	{"Context", []testCase{
 		{"Cancelled", testCancelledContext},
 	}},
+	{"Faults", []testCase{
+		{"Answers", testFaultAnswers},
+		{"Readyz", testFaultReadyz},
+		{"WatchBreak", testFaultWatchBreak},
+	}},
 	{"Close", []testCase{
 		{"EndsEverything", testClose},
 	}},
