@@ -245,4 +245,3 @@ func TestEtcdStopped(t *testing.T) {
 		t.Errorf("list after etcd is back: %d %s", a.code, a.body)
 	}
 }
-
