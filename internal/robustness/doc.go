@@ -1,0 +1,18 @@
+// Package robustness checks kapi from the outside, as etcd's robustness
+// tests check etcd: concurrent clients over HTTP through two replicas on
+// one etcd, with a replica stopped and started and store faults injected,
+// their histories checked for linearizability with porcupine and every
+// watcher's events compared with the store's own change log.
+//
+// # Runs
+//
+// The bounded run is part of CI (go test ./internal/robustness). Setting
+// KAPI_ROBUSTNESS_LONG=1 runs the long form as well: a three-member etcd
+// cluster, a member killed and restarted, for a minute
+// (KAPI_ROBUSTNESS_DURATION changes it). TestBrokenServersAreCaught runs
+// the same checks against replicas broken on purpose, and passes only if
+// the checks fail them.
+//
+// It is a module of its own so that porcupine and etcd's server stay out of
+// kapi's dependencies.
+package robustness
