@@ -11,7 +11,9 @@
 // cluster, a member killed and restarted, for a minute
 // (KAPI_ROBUSTNESS_DURATION changes it). TestBrokenServersAreCaught runs
 // the same checks against replicas broken on purpose, and passes only if
-// the checks fail them.
+// the checks fail them. TestStalledWatchers and TestOverload log the
+// process's RSS; KAPI_ROBUSTNESS_STALLED sets the number of stalled
+// watchers (0 for the baseline).
 //
 // It is a module of its own so that porcupine and etcd's server stay out of
 // kapi's dependencies.
