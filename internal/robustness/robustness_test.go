@@ -692,7 +692,15 @@ func (f *frozenRevision) Revision(ctx context.Context) (int64, error) {
 }
 
 func (f *frozenRevision) Watch(ctx context.Context, prefix string, rev int64) (<-chan storage.Event, error) {
-	in, err := f.Interface.Watch(ctx, prefix, rev)
+	return relayWatch(ctx, f.Interface, prefix, rev, func(storage.Event) bool {
+		sleep(ctx, f.lag)
+		return true
+	})
+}
+
+// relayWatch relays a watch of s, the events keep says to keep.
+func relayWatch(ctx context.Context, s storage.Interface, prefix string, rev int64, keep func(storage.Event) bool) (<-chan storage.Event, error) {
+	in, err := s.Watch(ctx, prefix, rev)
 	if err != nil {
 		return nil, err
 	}
@@ -700,7 +708,9 @@ func (f *frozenRevision) Watch(ctx context.Context, prefix string, rev int64) (<
 	go func() {
 		defer close(out)
 		for ev := range in {
-			sleep(ctx, f.lag)
+			if !keep(ev) {
+				continue
+			}
 			select {
 			case out <- ev:
 			case <-ctx.Done():
@@ -720,23 +730,7 @@ type droppingWatch struct {
 }
 
 func (d *droppingWatch) Watch(ctx context.Context, prefix string, rev int64) (<-chan storage.Event, error) {
-	in, err := d.Interface.Watch(ctx, prefix, rev)
-	if err != nil {
-		return nil, err
-	}
-	out := make(chan storage.Event)
-	go func() {
-		defer close(out)
-		for ev := range in {
-			if ev.Err == nil && d.n.Add(1) == d.drop {
-				continue
-			}
-			select {
-			case out <- ev:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	return out, nil
+	return relayWatch(ctx, d.Interface, prefix, rev, func(ev storage.Event) bool {
+		return ev.Err != nil || d.n.Add(1) != d.drop
+	})
 }

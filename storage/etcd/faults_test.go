@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -20,7 +18,6 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/apiserver"
-	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
 	"github.com/kapi-dev/kapi/storage/etcd"
 )
 
@@ -106,17 +103,7 @@ func replicaOn(t *testing.T, m *member) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	srv, err := apiserver.New(apiserver.WithStorage(store), apiserver.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := widgetapi.Register(srv); err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
-	t.Cleanup(func() { srv.Close() })
-	return ts.URL
+	return serveWidgets(t, store).URL
 }
 
 const widgetsPath = "/apis/example.com/v1/namespaces/default/widgets"
