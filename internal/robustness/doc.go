@@ -15,6 +15,15 @@
 // process's RSS; KAPI_ROBUSTNESS_STALLED sets the number of stalled
 // watchers (0 for the baseline).
 //
+// # Beside the conformance suite's checker
+//
+// storagetest keeps its own linearizability checker, on the storage SPI:
+// it runs on every backend (memory and bolt cannot have two replicas),
+// checks store-wide consecutive revisions, which no HTTP client can see,
+// and lives in kapi's module, which may not require porcupine. This one
+// checks what only the whole server can get wrong: the watch cache, the
+// consistent-read wait, the request path, a replica's restart.
+//
 // It is a module of its own so that porcupine and etcd's server stay out of
 // kapi's dependencies.
 package robustness

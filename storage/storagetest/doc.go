@@ -69,7 +69,9 @@
 // applied, and one answered otherwise was not; that /readyz fails while the
 // store does not answer and recovers after; and that the server's watch
 // cache, its storage watch broken again and again, gives its watchers every
-// change once, in order, with no 410.
+// change once, in order, with no 410; and that when the store's history no
+// longer reaches back to the cache it relists and ends its watchers with
+// 410 Expired, never with a gap. WatchRelist needs a [Compactor].
 //
 // # Timing
 //

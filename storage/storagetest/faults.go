@@ -386,3 +386,89 @@ func testFaultWatchBreak(t *testing.T, s storage.Interface) {
 		t.Fatal("the watch took too long")
 	}
 }
+
+// testFaultWatchRelist breaks the watch cache's storage watch and keeps it
+// from watching again while the store writes and compacts past the cache:
+// the cache must then relist, hold the store's state, and end a watcher
+// it can no longer serve with 410 Expired, which tells its client to
+// relist too, rather than leave it with a gap.
+func testFaultWatchRelist(t *testing.T, s storage.Interface) {
+	compactor := mustCompactor(t, s)
+	f, url := faultServer(t, s)
+	r := httpRequest(t, http.MethodPost, url+thingsPath, thingJSON("first", "1"))
+	if r.code != http.StatusCreated {
+		t.Fatalf("creating: %d %s", r.code, r.body)
+	}
+	var first thing
+	if err := json.Unmarshal([]byte(r.body), &first); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+thingsPath+"?watch=1&resourceVersion="+first.ResourceVersion, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+
+	clear := f.Inject(faulty.Fault{Ops: faulty.Watch, Err: injected(storage.ErrUnavailable, "no leader")})
+	if n := f.BreakWatches(injected(storage.ErrUnavailable, "watch stream broke")); n == 0 {
+		t.Fatal("no storage watch to break")
+	}
+	// Behind the cache's back: writes, then a compaction past them. The
+	// server keeps a thing under a key that ends with its name.
+	kv := mustList(t, s, "/", storage.ListOptions{})
+	if len(kv.Items) != 1 || !strings.HasSuffix(kv.Items[0].Key, "/first") {
+		t.Fatalf("the store holds %v, want the one thing", kv.Items)
+	}
+	dir := strings.TrimSuffix(kv.Items[0].Key, "first")
+	var last int64
+	for i := range 5 {
+		name := "behind-" + strconv.Itoa(i)
+		rev, err := s.Create(t.Context(), dir+name, []byte(thingJSON(name, "x")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = rev
+	}
+	mustCompact(t, compactor, last)
+	clear()
+
+	// The cache relists: a consistent list shows the writes it never saw
+	// as events.
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		code, body := httpDo(t, http.MethodGet, url+thingsPath, "")
+		if code == http.StatusOK && strings.Contains(body, `"name":"behind-4"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cache did not relist: %d %s", code, body)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The watcher is told it missed changes: 410, not a gap.
+	dec := json.NewDecoder(bufio.NewReader(resp.Body))
+	for {
+		var ev struct {
+			Type   string          `json:"type"`
+			Object json.RawMessage `json:"object"`
+		}
+		if err := dec.Decode(&ev); err != nil {
+			t.Fatalf("the watch ended without an ERROR event: %v", err)
+		}
+		if ev.Type == "ERROR" {
+			if !bytes.Contains(ev.Object, []byte(`"code":410`)) {
+				t.Errorf("the watch ended with %s, want 410 Expired", ev.Object)
+			}
+			return
+		}
+		if ev.Type != "BOOKMARK" {
+			t.Errorf("the watcher got %s %s: the cache never saw these writes as events", ev.Type, ev.Object)
+		}
+	}
+}

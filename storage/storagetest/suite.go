@@ -72,6 +72,7 @@ var suite = []struct {
 		{"Answers", testFaultAnswers},
 		{"Readyz", testFaultReadyz},
 		{"WatchBreak", testFaultWatchBreak},
+		{"WatchRelist", testFaultWatchRelist},
 	}},
 	{"Close", []testCase{
 		{"EndsEverything", testClose},
