@@ -65,6 +65,11 @@ const (
 	StatusReasonStoreReadError     StatusReason = "StorageReadError"   // 500
 	StatusReasonServiceUnavailable StatusReason = "ServiceUnavailable" // 503
 	StatusReasonTimeout            StatusReason = "Timeout"            // 504
+	// StatusReasonInsufficientStorage: the store refuses writes for want
+	// of space (etcd's "mvcc: database space exceeded"). Kubernetes has no
+	// reason of its own for it: kube-apiserver answers 500 with etcd's
+	// message.
+	StatusReasonInsufficientStorage StatusReason = "InsufficientStorage" // 507
 )
 
 // CauseType is the machine-readable kind of a StatusCause.

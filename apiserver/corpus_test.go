@@ -610,6 +610,7 @@ func badInputCorpus() []corpusCase {
 		{http.MethodDelete, "/apis/example.com/v1"}, {http.MethodPost, "/openapi/v3"}, {http.MethodPut, "/openapi/v3/apis/example.com/v1"},
 		{http.MethodDelete, "/openapi/v2"}, {http.MethodPost, "/version"}, {http.MethodDelete, "/version"}, {http.MethodPost, "/healthz"},
 		{http.MethodPut, "/livez"}, {http.MethodDelete, "/readyz"}, {http.MethodPatch, "/version"},
+		{http.MethodPost, "/readyz/storage"}, {http.MethodDelete, "/livez/ping"},
 	} {
 		add(fmt.Sprintf("method/%s %s", m.method, m.path), m.method, m.path, encJSON(widgetDoc("a")), 405, ct(mtJSON)...)
 	}
@@ -617,7 +618,7 @@ func badInputCorpus() []corpusCase {
 	for _, p := range []string{
 		"/apis/example.com/v2", "/apis/example.com/v1/gizmos", "/apis/nope.example/v1", "/api/v1", "/api/v2/pods",
 		"/openapi/v3/apis/example.com/v9", "/openapi/v3/apis/nope/v1", "/openapi/v3/apis/example.com/v1/extra",
-		"/version/extra", "/healthz/bogus", "/apis/example.com/v1/namespaces/default/widgets/a/status/extra",
+		"/version/extra", "/healthz/bogus", "/readyz/bogus", "/readyz/storage/extra", "/livez/%2E%2E", "/apis/example.com/v1/namespaces/default/widgets/a/status/extra",
 		"/apis/example.com/v1/widgetclasses/gold/status", "/apis/example.com/v1/namespaces/default/widgetclasses",
 		"/apis/example.com/v1/namespaces/default", "/apis/example.com/v1/namespaces", "//apis/example.com/v1/widgets",
 		"/apis/example.com/v1/namespaces/default/widgets/a/status/extra/more",

@@ -334,7 +334,7 @@ func writeStatus(w http.ResponseWriter, r *http.Request, f *codec.Format, st kap
 	if code == 0 {
 		code = http.StatusOK
 	}
-	if code == http.StatusGatewayTimeout && st.Details != nil && st.Details.RetryAfterSeconds > 0 {
+	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
 	}
 	writeBody(w, r, code, f.MediaType(), data)

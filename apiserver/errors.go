@@ -84,7 +84,22 @@ func statusOf(err error, t target) kapi.Status {
 		return NewStatusError(http.StatusGone, kapi.StatusReasonExpired,
 			"The resourceVersion for the provided list is too old.").Status
 	case errors.Is(err, context.DeadlineExceeded):
-		return NewStatusError(http.StatusGatewayTimeout, kapi.StatusReasonTimeout, "Timeout: request did not complete within the allotted timeout").Status
+		// The request's own deadline: the client may retry, and learns
+		// whether a write it sent may have been applied all the same.
+		e := NewStatusError(http.StatusGatewayTimeout, kapi.StatusReasonTimeout, "Timeout: request did not complete within the allotted timeout"+outcome(err))
+		e.Status.Details = &kapi.StatusDetails{RetryAfterSeconds: storeRetryAfter}
+		return e.Status
+	case errors.Is(err, storage.ErrUnavailable), errors.Is(err, storage.ErrTimeout), errors.Is(err, storage.ErrClosed):
+		st := withDetails(NewStatusError(http.StatusServiceUnavailable, kapi.StatusReasonServiceUnavailable,
+			fmt.Sprintf("The storage is unavailable, please try again later%s: %v", outcome(err), err)))
+		st.Details.RetryAfterSeconds = storeRetryAfter
+		return st
+	case errors.Is(err, storage.ErrTooLarge):
+		return withDetails(NewStatusError(http.StatusRequestEntityTooLarge, kapi.StatusReasonRequestEntityTooLarge,
+			fmt.Sprintf("Request entity too large: the storage refused to store it: %v", err)))
+	case errors.Is(err, storage.ErrNoSpace):
+		return withDetails(NewStatusError(http.StatusInsufficientStorage, kapi.StatusReasonInsufficientStorage,
+			fmt.Sprintf("Insufficient storage: the storage is out of space and refuses writes until its operator frees some: %v", err)))
 	case errors.Is(err, storage.ErrFutureRevision):
 		return tooLargeResourceVersion("Too large resource version").Status
 	case errors.As(err, &tooLarge):
@@ -151,6 +166,20 @@ func unreadableList(res *resource, bad []watch.Unreadable) *StatusError {
 		e.Status.Details.Causes = append(e.Status.Details.Causes, kapi.StatusCause{Type: kapi.CauseTypeUnexpectedServerError, Field: u.Key, Message: u.Err.Error()})
 	}
 	return e
+}
+
+// storeRetryAfter is the Retry-After, in seconds, of an answer to a fault
+// of the store: client-go and kubectl wait as long, then send the request
+// again, by when an etcd leader election is usually over.
+const storeRetryAfter = 1
+
+// outcome is what the message of a failed write says when the write may
+// have been applied all the same.
+func outcome(err error) string {
+	if errors.Is(err, storage.ErrOutcomeUnknown) {
+		return "; the write may or may not have been applied: read the object before writing it again"
+	}
+	return ""
 }
 
 // tooLargeResourceVersion is kube-apiserver's 504 for a read at a revision

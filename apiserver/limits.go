@@ -377,8 +377,12 @@ func (g *guard) serveWithin(w http.ResponseWriter, r *http.Request, timeout time
 		return
 	default:
 	}
-	st := statusOf(context.DeadlineExceeded, target{})
-	if !tw.timeout(r, st) {
+	err := error(context.DeadlineExceeded)
+	if classify(r) == classMutating {
+		// The handler may be writing as the deadline passes.
+		err = fmt.Errorf("%w (%w)", err, storage.ErrOutcomeUnknown)
+	}
+	if !tw.timeout(r, statusOf(err, target{})) {
 		// The handler had begun its answer: the work is done and being
 		// sent. Cutting it would turn a success into a broken connection.
 		if p := <-result; p != nil {

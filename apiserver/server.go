@@ -236,10 +236,10 @@ func (s *Server) routes() http.Handler {
 	}
 	r.MethodNotAllowed(notAllowed)
 
-	for _, p := range []string{"/healthz", "/livez"} {
-		r.Get(p, s.health)
+	for probe, checks := range map[string][]healthCheck{"healthz": liveChecks(), "livez": liveChecks(), "readyz": s.readyChecks()} {
+		r.Get("/"+probe, s.serveHealth(probe, checks))
+		r.Get("/"+probe+"/{check}", serveHealthCheck(checks))
 	}
-	r.Get("/readyz", s.ready)
 	r.Get("/version", s.serveVersion)
 	r.Get("/api", s.serveCoreVersions())
 	r.Get("/apis", s.serveGroups())
@@ -336,25 +336,4 @@ func (s *Server) resourcesOf(gv groupVersion) []*resource {
 		}
 	}
 	return out
-}
-
-// ready is /readyz: ok once the watch cache holds the store's state, as
-// kube-apiserver is ready once its informers have synced. Until then, a
-// watch from a resourceVersion written before the cache's first list may be
-// 410 Expired.
-func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
-	if !s.hub.Reached(0) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = w.Write([]byte("the watch cache has not synced yet"))
-		return
-	}
-	s.health(w, r)
-}
-
-func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	_, _ = w.Write([]byte("ok"))
 }

@@ -25,6 +25,15 @@
 // backend was closed), it sends one final event whose Err is set, then closes.
 // A backend never blocks its writers on a slow watcher.
 //
+// # Faults
+//
+// A backend that cannot do what was asked for a reason of its own wraps its
+// error in one of the fault sentinels: [ErrUnavailable] and [ErrTimeout]
+// (try again later), [ErrTooLarge] and [ErrNoSpace] (the write is refused);
+// a write that failed after it may have been applied is also marked
+// [ErrOutcomeUnknown]. The HTTP layer answers each as a client can act on
+// (503 with Retry-After, 413, 507), never 500. Package faulty injects them.
+//
 // # Conformance
 //
 // Package storagetest holds the suite every backend must pass:

@@ -17,3 +17,26 @@ var (
 	// ErrClosed: the store has been closed.
 	ErrClosed = errors.New("storage: store closed")
 )
+
+// Faults: the store could not do what was asked, for a reason of its own
+// rather than of the request. A backend wraps the error it got in one of
+// them (fmt.Errorf("%w: %w", storage.ErrUnavailable, err)), and, for a
+// write that may have been applied all the same, in ErrOutcomeUnknown too.
+var (
+	// ErrUnavailable: the store cannot serve now (unreachable, no leader,
+	// overloaded); the same call may succeed later.
+	ErrUnavailable = errors.New("storage: unavailable")
+	// ErrTimeout: the store did not answer in its own time; the same call
+	// may succeed later. (A caller's context that ends is its ctx.Err().)
+	ErrTimeout = errors.New("storage: timed out")
+	// ErrTooLarge: the store refuses the value for its size. Nothing was
+	// written.
+	ErrTooLarge = errors.New("storage: value too large")
+	// ErrNoSpace: the store is out of space or over its quota and refuses
+	// writes until an operator frees some. Nothing was written.
+	ErrNoSpace = errors.New("storage: out of space")
+	// ErrOutcomeUnknown marks a failed write that may nonetheless have been
+	// applied: the store failed, or the caller's context ended, after the
+	// write was sent. Only a read can tell.
+	ErrOutcomeUnknown = errors.New("storage: the write may or may not have been applied")
+)

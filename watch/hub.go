@@ -49,7 +49,8 @@ func WithHistory(count int, age time.Duration) Option {
 
 // WithErrorHandler receives errors the hub recovers from: a stored value that
 // does not decode (the object is left out of the cache), a storage watch that
-// failed (the hub relists).
+// failed (the hub watches again from the last change it applied, or relists
+// if the store no longer has it).
 func WithErrorHandler(f func(error)) Option { return func(c *config) { c.onError = f } }
 
 // Hub caches the resources under one key prefix of a store. See the package
@@ -121,11 +122,28 @@ func (h *Hub) Run(ctx context.Context) error {
 	h.stopped.Store(false)
 	defer h.stop()
 	retry := time.Duration(0)
+	listed := false
 	for {
-		rev, err := h.relist(ctx)
-		if err == nil {
-			retry = 0
-			err = h.follow(ctx, rev)
+		var err error
+		if !listed {
+			var rev int64
+			if rev, err = h.relist(ctx); err == nil {
+				listed, retry = true, 0
+				err = h.follow(ctx, rev)
+			}
+		} else {
+			// The storage watch broke: go on from the last change
+			// applied, so that the caches' watchers miss nothing and
+			// see nothing twice; relist only if the store's history no
+			// longer reaches back there.
+			from := h.rev.Load()
+			err = h.follow(ctx, from)
+			if h.rev.Load() > from {
+				retry = 0
+			}
+			if errors.Is(err, storage.ErrExpired) {
+				listed = false
+			}
 		}
 		if ctx.Err() != nil {
 			return nil
@@ -241,8 +259,15 @@ func (h *Hub) follow(ctx context.Context, rev int64) error {
 		}
 		h.apply(ev)
 	}
-	return ctx.Err()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return errWatchEnded
 }
+
+// errWatchEnded is a storage watch closed without an error event, which
+// the SPI does not allow: it is retried like any broken watch.
+var errWatchEnded = errors.New("watch: the storage watch ended without an error")
 
 func (h *Hub) apply(ev storage.Event) {
 	c := h.cacheFor(ev.Key)

@@ -3,10 +3,14 @@ package bolt
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"runtime"
+	"syscall"
 
 	bbolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/kapi-dev/kapi/storage"
 )
@@ -50,10 +54,10 @@ func (s *Store) write(ctx context.Context, r *request) (*request, error) {
 		return r, err
 	}
 	if r.op != opCompact && len(r.key) > maxKeyLen {
-		return r, fmt.Errorf("bolt: key of %d bytes, the most is %d", len(r.key), maxKeyLen)
+		return r, fmt.Errorf("%w: bolt: key of %d bytes, the most is %d", storage.ErrTooLarge, len(r.key), maxKeyLen)
 	}
 	if r.op != opCompact && len(r.value) > bbolt.MaxValueSize-recordHeader {
-		return r, fmt.Errorf("bolt: value of %d bytes, the most is %d", len(r.value), bbolt.MaxValueSize-recordHeader)
+		return r, fmt.Errorf("%w: bolt: value of %d bytes, the most is %d", storage.ErrTooLarge, len(r.value), bbolt.MaxValueSize-recordHeader)
 	}
 	if s.closed.Load() {
 		return r, storage.ErrClosed
@@ -119,9 +123,9 @@ func (s *Store) commit(batch []*request) {
 		return writeMeta(tx, w.meta)
 	})
 	if err != nil {
-		// Nothing of the batch was written.
+		err = commitError(err)
 		for _, r := range batch {
-			r.rev, r.removed, r.err = 0, storage.KeyValue{}, fmt.Errorf("bolt: commit: %w", err)
+			r.rev, r.removed, r.err = 0, storage.KeyValue{}, err
 		}
 	} else {
 		s.commits.Add(1)
@@ -130,6 +134,25 @@ func (s *Store) commit(batch []*request) {
 	for _, r := range batch {
 		close(r.done)
 	}
+}
+
+// commitError classifies the failure of a commit. bbolt rolls the
+// transaction back, but a write that failed syncing the file may be on
+// disk all the same after a restart; a full disk fails before the meta
+// page, which makes a transaction count, is written.
+func commitError(err error) error {
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return fmt.Errorf("%w: bolt: commit: %w", storage.ErrNoSpace, err)
+	case errors.Is(err, berrors.ErrDatabaseNotOpen):
+		return storage.ErrClosed
+	}
+	var pathErr *fs.PathError
+	var errno syscall.Errno
+	if errors.As(err, &pathErr) || errors.As(err, &errno) {
+		return fmt.Errorf("%w: bolt: commit: %w (%w)", storage.ErrUnavailable, err, storage.ErrOutcomeUnknown)
+	}
+	return fmt.Errorf("bolt: commit: %w", err)
 }
 
 // writer applies requests inside one write transaction.

@@ -104,3 +104,6 @@ func Check(s *Store) error {
 		return nil
 	})
 }
+
+// CommitError is how a failed commit is classified.
+var CommitError = commitError

@@ -26,6 +26,7 @@ import (
 
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
+	"github.com/kapi-dev/kapi/storage/etcd"
 )
 
 // Two replicas of the example service, each its own apiserver.Server with
@@ -40,7 +41,12 @@ const namespace = "default"
 // startReplica serves the widgets API on the store under prefix.
 func startReplica(t *testing.T, prefix string) *httptest.Server {
 	t.Helper()
-	store := mustStore(t, prefix)
+	return serveWidgets(t, mustStore(t, prefix))
+}
+
+// serveWidgets serves the widgets API on store until the test ends.
+func serveWidgets(t *testing.T, store *etcd.Store) *httptest.Server {
+	t.Helper()
 	srv, err := apiserver.New(apiserver.WithStorage(store), apiserver.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
 		t.Fatal(err)

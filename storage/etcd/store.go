@@ -11,6 +11,8 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/kapi-dev/kapi/storage"
 )
@@ -299,7 +301,7 @@ func (s *Store) read(ctx context.Context, op clientv3.Op, rev int64) (*pb.Respon
 // ops of the else branch give what the caller needs to say why not.
 func (s *Store) write(ctx context.Context, cond clientv3.Cmp, then clientv3.Op, orElse ...clientv3.Op) (*clientv3.TxnResponse, error) {
 	resp, err := s.client.Txn(ctx).If(cond).Then(then, clientv3.OpPut(s.marker, "")).Else(orElse...).Commit()
-	return resp, mapError(err)
+	return resp, mapWriteError(err)
 }
 
 // precondition is an update's or delete's condition: the key exists, and
@@ -339,5 +341,80 @@ func mapError(err error) error {
 	case errors.Is(err, rpctypes.ErrFutureRev):
 		return fmt.Errorf("%w: %w", storage.ErrFutureRevision, err)
 	}
+	if fault := faultOf(err); fault != nil {
+		return fmt.Errorf("%w: etcd: %w", fault, err)
+	}
 	return fmt.Errorf("etcd: %w", err)
+}
+
+// mapWriteError is mapError for a write: a fault that may have struck
+// after etcd received the write leaves its outcome unknown.
+func mapWriteError(err error) error {
+	mapped := mapError(err)
+	interrupted := faultOf(err) != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+	if interrupted && mayHaveApplied(err) {
+		return fmt.Errorf("%w (%w)", mapped, storage.ErrOutcomeUnknown)
+	}
+	return mapped
+}
+
+// faultOf classifies an error of etcd or of its gRPC connection as one of
+// the storage faults, or nil if it is none (a bug of the caller's).
+func faultOf(err error) error {
+	switch {
+	case errors.Is(err, rpctypes.ErrRequestTooLarge):
+		return storage.ErrTooLarge
+	case errors.Is(err, rpctypes.ErrNoSpace):
+		return storage.ErrNoSpace
+	case errors.Is(err, rpctypes.ErrTimeout), errors.Is(err, rpctypes.ErrTimeoutDueToLeaderFail),
+		errors.Is(err, rpctypes.ErrTimeoutDueToConnectionLost), errors.Is(err, rpctypes.ErrTimeoutWaitAppliedIndex):
+		return storage.ErrTimeout
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return nil // the caller's own context: it is ctx.Err()
+	case errors.Is(err, clientv3.ErrNoAvailableEndpoints):
+		return storage.ErrUnavailable
+	}
+	var etcdErr rpctypes.EtcdError
+	if errors.As(err, &etcdErr) {
+		// etcd's own: no leader, leader changed, too many requests,
+		// stopped, unhealthy, not capable...
+		switch etcdErr.Code() {
+		case codes.Unavailable, codes.ResourceExhausted, codes.FailedPrecondition, codes.Aborted, codes.Internal, codes.Unknown:
+			return storage.ErrUnavailable
+		}
+		return nil
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		return nil
+	}
+	switch st.Code() {
+	case codes.ResourceExhausted:
+		if strings.Contains(st.Message(), "larger than max") { // gRPC's own message size limit
+			return storage.ErrTooLarge
+		}
+		return storage.ErrUnavailable
+	case codes.DeadlineExceeded:
+		return storage.ErrTimeout
+	case codes.Unavailable, codes.Canceled, codes.Aborted, codes.Internal, codes.Unknown, codes.DataLoss:
+		return storage.ErrUnavailable
+	}
+	return nil
+}
+
+// mayHaveApplied says whether a write that failed with err may have been
+// applied: etcd refuses without proposing when it has no leader, is
+// overloaded, or the request is too large or over quota; a timeout, a lost
+// connection or a context that ended leave it unknown.
+func mayHaveApplied(err error) bool {
+	switch {
+	case errors.Is(err, rpctypes.ErrNoLeader), errors.Is(err, rpctypes.ErrTooManyRequests),
+		errors.Is(err, rpctypes.ErrNotCapable), errors.Is(err, rpctypes.ErrRequestTooLarge),
+		errors.Is(err, rpctypes.ErrNoSpace), errors.Is(err, clientv3.ErrNoAvailableEndpoints):
+		return false
+	}
+	if st, ok := status.FromError(err); ok && st.Code() == codes.ResourceExhausted && strings.Contains(st.Message(), "larger than max") {
+		return false // refused by the client before sending
+	}
+	return true
 }

@@ -15,8 +15,9 @@ import (
 // is greater than rev, until ctx ends, from an etcd watch. rev 0, and any
 // rev before the store began, mean the store's beginning. A rev etcd has
 // compacted away is [storage.ErrExpired] at once; a compaction that passes
-// the watch later ends it with an ErrExpired event, as does the loss of
-// etcd's leader (the client re-watches from its last revision). The
+// the watch later ends it with an ErrExpired event, and the loss of etcd's
+// leader with a [storage.ErrUnavailable] one (the caller watches again from
+// its last revision). The
 // channel is unbuffered; the goroutine feeding it exits when ctx ends, when
 // the store is closed, or after the stream's final error event has been
 // received.

@@ -59,6 +59,20 @@
 // same, values and revisions included. A store that serves a stale read, or
 // lets two conditional updates from one revision both succeed, fails it.
 //
+// # Faults
+//
+// The Faults group puts the store behind a kapi server (package apiserver),
+// through the fault-injecting wrapper of package faulty, and checks over
+// HTTP what clients are answered for each fault of the store (the table in
+// the README: 503 with Retry-After, 504, 413, 507, never 500), for a create,
+// an update and a delete; that a write answered as maybe applied was
+// applied, and one answered otherwise was not; that /readyz fails while the
+// store does not answer and recovers after; and that the server's watch
+// cache, its storage watch broken again and again, gives its watchers every
+// change once, in order, with no 410; and that when the store's history no
+// longer reaches back to the cache it relists and ends its watchers with
+// 410 Expired, never with a gap. WatchRelist needs a [Compactor].
+//
 // # Timing
 //
 // The suite asserts no durations. Every wait (for a watch event, a closed

@@ -71,6 +71,12 @@ var suite = []struct {
 	{"Migration", []testCase{
 		{"Migrate", testMigrate},
 	}},
+	{"Faults", []testCase{
+		{"Answers", testFaultAnswers},
+		{"Readyz", testFaultReadyz},
+		{"WatchBreak", testFaultWatchBreak},
+		{"WatchRelist", testFaultWatchRelist},
+	}},
 	{"Close", []testCase{
 		{"EndsEverything", testClose},
 	}},
