@@ -7,14 +7,20 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8scbor "k8s.io/apimachinery/pkg/runtime/serializer/cbor"
 	k8sjson "k8s.io/apimachinery/pkg/util/json"
+	clientscheme "k8s.io/client-go/kubernetes/scheme"
 )
 
 // The CBOR differential test: kapi's CBOR codec against the serializer
@@ -268,4 +274,76 @@ func jsonString(s string) string {
 		i += size
 	}
 	return b.String()
+}
+
+// TestCBORTypedMatchesKubernetes decodes each side's CBOR into Kubernetes'
+// own Go types, those with every kind of field (a []byte, quantities, int32
+// and int64, *bool, times, maps, nested slices): kapi's CBOR of an object's
+// JSON reads in Kubernetes' serializer as the object, and Kubernetes' CBOR of
+// it reads in kapi as its JSON.
+func TestCBORTypedMatchesKubernetes(t *testing.T) {
+	created := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	yes, grace := true, int64(30)
+	objects := []runtime.Object{
+		&corev1.ConfigMap{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: "cm", Namespace: "default", UID: "u-1", ResourceVersion: "7", CreationTimestamp: created, Labels: map[string]string{"a": "b"}},
+			Data:       map[string]string{"text": "<hello> & \"world\"\n", "empty": ""},
+			BinaryData: map[string][]byte{"bin": {0, 1, 2, 0xfe, 0xff}, "none": {}},
+			Immutable:  &yes,
+		},
+		&corev1.Pod{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+			ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", Generation: 3, CreationTimestamp: created, OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs", UID: "u-2", Controller: &yes}}},
+			Spec: corev1.PodSpec{
+				TerminationGracePeriodSeconds: &grace,
+				Containers: []corev1.Container{{
+					Name: "app", Image: "example.com/app:1",
+					Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}},
+					Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{
+						corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1.5Gi"),
+					}},
+				}},
+			},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: created}}},
+		},
+	}
+	k8sTyped := k8scbor.NewSerializer(clientscheme.Scheme, clientscheme.Scheme)
+	for _, obj := range objects {
+		gvk := obj.GetObjectKind().GroupVersionKind()
+		t.Run(gvk.Kind, func(t *testing.T) {
+			stored, err := json.Marshal(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// kapi writes, Kubernetes reads.
+			body, err := kapiCBOR.AppendBody(nil, kapi.TypeMeta{}, mustTranscode(t, stored))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _, err := k8sTyped.Decode(body, nil, nil)
+			if err != nil {
+				t.Fatalf("Kubernetes cannot read kapi's CBOR: %v", err)
+			}
+			if !apiequality.Semantic.DeepEqual(got, obj) {
+				t.Errorf("Kubernetes reads kapi's CBOR as\n%#v\nwant\n%#v", got, obj)
+			}
+			// Kubernetes writes, kapi reads.
+			var buf bytes.Buffer
+			if err := k8sTyped.Encode(obj, &buf); err != nil {
+				t.Fatal(err)
+			}
+			doc, _, err := kapiCBOR.ToJSON(buf.Bytes())
+			if err != nil {
+				t.Fatalf("kapi cannot read Kubernetes' CBOR: %v", err)
+			}
+			back := reflect.New(reflect.TypeOf(obj).Elem()).Interface().(runtime.Object)
+			if err := json.Unmarshal(doc, back); err != nil {
+				t.Fatalf("kapi's JSON %s: %v", doc, err)
+			}
+			if !apiequality.Semantic.DeepEqual(back, obj) {
+				t.Errorf("kapi reads Kubernetes' CBOR as %s\nwant %s", doc, stored)
+			}
+		})
+	}
 }
