@@ -86,10 +86,21 @@ func libDecOptions() cbor.DecOptions {
 	}
 }
 
-// transcodeFunc adapts a function to cbor.Transcoder.
-type transcodeFunc func(dst io.Writer, src io.Reader) error
+// transcoder adapts a function of a whole document to cbor.Transcoder.
+type transcoder func([]byte) ([]byte, error)
 
-func (f transcodeFunc) Transcode(dst io.Writer, src io.Reader) error { return f(dst, src) }
+func (f transcoder) Transcode(dst io.Writer, src io.Reader) error {
+	data, err := io.ReadAll(src)
+	if err != nil {
+		return err
+	}
+	out, err := f(data)
+	if err != nil {
+		return err
+	}
+	_, err = dst.Write(out)
+	return err
+}
 
 // libEnc writes as Kubernetes' deterministic modes.Encode; libEncUnsorted
 // keeps Go's field order, the option that saves the sort
@@ -107,39 +118,19 @@ func libModes() (sorted, unsorted cbor.EncMode, dec cbor.DecMode) {
 	must(err)
 	// kapi.Time has MarshalJSON: Kubernetes transcodes such a value
 	// (modes.TranscodeFromJSON), here with the same base mode.
-	o.JSONMarshalerTranscoder = transcodeFunc(func(dst io.Writer, src io.Reader) error {
-		data, err := io.ReadAll(src)
-		if err != nil {
-			return err
-		}
-		out, err := libJSONToCBOR(base, data)
-		if err != nil {
-			return err
-		}
-		_, err = dst.Write(out)
-		return err
-	})
+	o.JSONMarshalerTranscoder = transcoder(func(data []byte) ([]byte, error) { return libJSONToCBOR(base, data) })
 	sorted, err = o.EncMode()
 	must(err)
 	o.Sort = cbor.SortNone
 	unsorted, err = o.EncMode()
 	must(err)
 	d := libDecOptions()
-	d.JSONUnmarshalerTranscoder = transcodeFunc(func(dst io.Writer, src io.Reader) error {
-		data, err := io.ReadAll(src)
-		if err != nil {
-			return err
-		}
+	d.JSONUnmarshalerTranscoder = transcoder(func(data []byte) ([]byte, error) {
 		var v any
 		if err := dec.Unmarshal(data, &v); err != nil {
-			return err
+			return nil, err
 		}
-		out, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		_, err = dst.Write(out)
-		return err
+		return json.Marshal(v)
 	})
 	dec, err = d.DecMode()
 	must(err)
