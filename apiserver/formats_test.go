@@ -273,7 +273,7 @@ func TestFormatTables(t *testing.T) {
 		for _, v := range []string{"v1", "v1beta1"} {
 			t.Run(f.name+"/"+v+"/get", func(t *testing.T) {
 				r := c.do(http.MethodGet, widgetPath("default", "a"), nil, "Accept", tableAccept(f.mediaType, v)).mustCode(t, http.StatusOK)
-				wantContentType(t, r.Header, tableAccept(f.mediaType, v))
+				wantContentType(t, r.Header, f.mediaType) // bare, as kube-apiserver's
 				got := docJSON(t, f.mediaType, r.Body)
 				var tbl kapi.Table
 				decodeInto(t, got, &tbl)
@@ -290,7 +290,7 @@ func TestFormatTables(t *testing.T) {
 			t.Run(f.name+"/"+v+"/list", func(t *testing.T) {
 				accept := tableAccept(f.mediaType, v)
 				r := c.do(http.MethodGet, widgetsIn("default")+"?limit=1", nil, "Accept", accept).mustCode(t, http.StatusOK)
-				wantContentType(t, r.Header, accept)
+				wantContentType(t, r.Header, f.mediaType)
 				var first kapi.Table
 				decodeInto(t, docJSON(t, f.mediaType, r.Body), &first)
 				checkWidgetTable(t, first, v, true, "a")
@@ -448,7 +448,7 @@ func TestFormatPartialObjectMetadata(t *testing.T) {
 			for _, mt := range []string{mtJSON, mtProtobuf} {
 				accept := metadataAccept(mt, "PartialObjectMetadata", v)
 				r := c.do(http.MethodGet, widgetPath("default", "a"), nil, "Accept", accept).mustCode(t, http.StatusOK)
-				wantContentType(t, r.Header, accept)
+				wantContentType(t, r.Header, mt)
 				if mt == mtProtobuf {
 					if tm, _ := pbEnvelope(t, r.Body); tm != (kapi.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: "meta.k8s.io/" + v}) {
 						t.Errorf("envelope %+v, want PartialObjectMetadata meta.k8s.io/%s", tm, v)
@@ -476,7 +476,7 @@ func TestFormatPartialObjectMetadata(t *testing.T) {
 			for _, mt := range []string{mtJSON, mtProtobuf} {
 				accept := metadataAccept(mt, "PartialObjectMetadataList", "v1")
 				r := c.do(http.MethodGet, widgetsIn("default")+q, nil, "Accept", accept).mustCode(t, http.StatusOK)
-				wantContentType(t, r.Header, accept)
+				wantContentType(t, r.Header, mt)
 				doc := docJSON(t, mt, r.Body)
 				var l struct {
 					kapi.TypeMeta `json:",inline"`
@@ -559,7 +559,6 @@ func TestFormatNegotiation(t *testing.T) {
 		clientGoCBOR   = "application/json;q=0.9,application/cbor;q=1"
 		metadataGet    = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 		metadataList   = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
-		tableV1        = "application/json;as=Table;g=meta.k8s.io;v=v1"
 	)
 	get, list, watch := widgetPath("default", "a"), widgetsIn("default"), widgetsIn("default")+"?watch=true"
 	thing, things, thingWatch := thingsPath+"/t", thingsPath, thingsPath+"?watch=true"
@@ -567,10 +566,10 @@ func TestFormatNegotiation(t *testing.T) {
 		name, path, accept string
 		want               string // the Content-Type; "" for 406
 	}{
-		{"kubectl get list", list + "?limit=500", kubectlGet, tableV1},
-		{"kubectl get one", get, kubectlGet, tableV1},
+		{"kubectl get list", list + "?limit=500", kubectlGet, mtJSON}, // bare, as kube-apiserver's
+		{"kubectl get one", get, kubectlGet, mtJSON},
 		{"kubectl get -w", watch, kubectlGet, mtJSON}, // a stream's Content-Type is bare, as kube-apiserver's
-		{"kubectl with v1beta1 Tables only", list, "application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json", "application/json;as=Table;g=meta.k8s.io;v=v1beta1"},
+		{"kubectl with v1beta1 Tables only", list, "application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json", mtJSON},
 		{"kubectl get -o yaml", get, "application/json", mtJSON},
 		{"typed clientset get", get, typedClientset, mtProtobuf},
 		{"typed clientset list", list, typedClientset, mtProtobuf},
@@ -578,8 +577,8 @@ func TestFormatNegotiation(t *testing.T) {
 		{"client-go CBOR get", get, clientGoCBOR, mtCBOR},
 		{"client-go CBOR list", list, clientGoCBOR, mtCBOR},
 		{"client-go CBOR watch", watch, clientGoCBOR, "application/cbor-seq"},
-		{"metadata client get", get, metadataGet, metadataAccept(mtProtobuf, "PartialObjectMetadata", "v1")},
-		{"metadata client list", list, metadataList, metadataAccept(mtProtobuf, "PartialObjectMetadataList", "v1")},
+		{"metadata client get", get, metadataGet, mtProtobuf},
+		{"metadata client list", list, metadataList, mtProtobuf},
 		{"metadata client watch", watch, metadataGet, mtProtobuf + ";stream=watch"},
 		{"no Accept", get, "", mtJSON},
 		{"*/*", get, "*/*", mtJSON},
@@ -605,8 +604,8 @@ func TestFormatNegotiation(t *testing.T) {
 		{"no protobuf: protobuf only", thing, mtProtobuf, ""},
 		{"no protobuf: protobuf only list", things, mtProtobuf, ""},
 		{"no protobuf: protobuf only watch", thingWatch, mtProtobuf, ""},
-		{"no protobuf: metadata client get", thing, metadataGet, metadataAccept(mtProtobuf, "PartialObjectMetadata", "v1")},
-		{"no protobuf: metadata client list", things, metadataList, metadataAccept(mtProtobuf, "PartialObjectMetadataList", "v1")},
+		{"no protobuf: metadata client get", thing, metadataGet, mtProtobuf},
+		{"no protobuf: metadata client list", things, metadataList, mtProtobuf},
 		{"no protobuf: CBOR", thing, clientGoCBOR, mtCBOR},
 	}
 	for _, tc := range cases {

@@ -16,6 +16,10 @@ import (
 
 // CBOR (RFC 8949) is made from the JSON kapi stores, and read back into JSON,
 // so that field validation and decoding into Go types stay one JSON path.
+// Transcoding directly is why this is not github.com/fxamacker/cbor/v2, which
+// can only go through a Go value and costs 10 to 40 times as much here
+// (BenchmarkCBORLibrary, and the README's CBOR section); the end-to-end
+// module's FuzzCBORMatchesKubernetes holds both to the same documents.
 //
 // The CBOR is what Kubernetes' serializer writes (apimachinery
 // pkg/runtime/serializer/cbor/internal/modes/encode.go), but for:

@@ -248,14 +248,12 @@ type Target struct {
 	Version string
 }
 
-// ContentType is the Content-Type of a response to the target: the media
-// type, with the view's parameters when it is not the object itself.
-func (t Target) ContentType() string {
-	if t.View == ViewObject {
-		return t.mediaType
-	}
-	return t.mediaType + ";as=" + t.View.String() + ";g=meta.k8s.io;v=" + t.Version
-}
+// ContentType is the Content-Type of a response to the target: the bare
+// media type, whatever the view, as kube-apiserver sends it. (Its
+// WriteObjectNegotiated names the kind in the Content-Type only for
+// aggregated discovery; a Table or PartialObjectMetadata(List) body names
+// its kind in its apiVersion and kind, which is what clients decode by.)
+func (t Target) ContentType() string { return t.mediaType }
 
 // StreamContentType is the Content-Type of a watch stream to the target:
 // the format's stream media type, whatever the view, as kube-apiserver

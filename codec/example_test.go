@@ -15,7 +15,7 @@ func ExampleNegotiate() {
 
 	// What kubectl get sends: Tables first, then plain JSON.
 	t, _ := codec.Negotiate("application/json;as=Table;v=v1;g=meta.k8s.io,application/json", offer)
-	fmt.Println(t.ContentType())
+	fmt.Println(t.View, t.Version, t.ContentType())
 
 	// What the typed clientset sends.
 	t, _ = codec.Negotiate("application/vnd.kubernetes.protobuf, */*", offer)
@@ -24,7 +24,7 @@ func ExampleNegotiate() {
 	_, err := codec.Negotiate("application/x-unknown", offer)
 	fmt.Println(err)
 	// Output:
-	// application/json;as=Table;g=meta.k8s.io;v=v1
+	// Table v1 application/json
 	// application/vnd.kubernetes.protobuf
 	// codec: no acceptable media type: only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/cbor
 }

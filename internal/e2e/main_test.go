@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -37,6 +38,14 @@ func runMain(m *testing.M) int {
 	if bin := os.Getenv(widgetsBinEnv); bin != "" {
 		widgetsBin = bin
 		securedBuildErr = fmt.Errorf("examples/secured is not built for child test processes")
+		return m.Run()
+	}
+	flag.Parse()
+	if f := flag.Lookup("test.fuzzworker"); f != nil && f.Value.String() == "true" {
+		// A fuzz worker runs one fuzz target, none of which starts a
+		// server: building the examples would take its fuzzing time.
+		widgetsBuildErr = fmt.Errorf("the examples are not built for fuzz workers")
+		securedBuildErr = widgetsBuildErr
 		return m.Run()
 	}
 	dir, err := os.MkdirTemp("", "kapi-e2e-")
