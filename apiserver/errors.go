@@ -191,6 +191,7 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.body() }
 var causeWords = map[kapi.CauseType]string{
 	kapi.CauseTypeFieldValueRequired:     "Required value",
 	kapi.CauseTypeFieldValueInvalid:      "Invalid value",
+	kapi.CauseTypeFieldValueTypeInvalid:  "Invalid value",
 	kapi.CauseTypeFieldValueNotSupported: "Unsupported value",
 	kapi.CauseTypeFieldValueForbidden:    "Forbidden",
 	kapi.CauseTypeFieldValueDuplicate:    "Duplicate value",

@@ -1,0 +1,366 @@
+package validation
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+
+	"github.com/kapi-dev/kapi/internal/jsonfields"
+)
+
+// Schema is the compiled constraints of a Go type's fields: what to default
+// and what to check, found once by For. A Schema is immutable and safe for
+// concurrent use.
+type Schema struct {
+	typ  reflect.Type
+	root *node // nil when the type declares nothing
+}
+
+// node is what a type holds to default or check, below one value.
+type node struct {
+	fields []*field // of a struct
+	elem   *node    // of a list's items or a map's values
+	list   bool     // elem is a list's (else a map's)
+
+	// What the walks below it may find.
+	defaults, checks bool
+}
+
+type field struct {
+	name      string
+	index     []int
+	rules     *Rules // nil when the field declares nothing
+	omitEmpty bool   // `json:",omitempty"`
+	omitZero  bool   // `json:",omitzero"`
+	inner     *node  // of the field's value, without pointers; nil when nothing is below
+}
+
+// For compiles the validate, pattern and default tags of the fields of t (a
+// struct type, or a pointer to one) and of every type below it. A tag that
+// is malformed or does not fit its field's type is an error naming the field.
+func For(t reflect.Type) (*Schema, error) {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("validation: %v is not a struct type", t)
+	}
+	b := &builder{nodes: map[nodeKey]*node{}, building: map[nodeKey]bool{}}
+	root, err := b.build(t, "", false)
+	if err != nil {
+		return nil, fmt.Errorf("validation: %v: %w", t, err)
+	}
+	return &Schema{typ: t, root: root}, nil
+}
+
+type builder struct {
+	nodes    map[nodeKey]*node // nil for a type with nothing to do
+	building map[nodeKey]bool
+}
+
+// nodeKey tells apart a struct type's node in a list, where immutable
+// fields are refused, from its node elsewhere.
+type nodeKey struct {
+	typ    reflect.Type
+	inList bool
+}
+
+// build compiles the node of values of type t (without pointers) at path.
+// inList says the values are items of a list or map, where an old value
+// has no counterpart to compare with.
+func (b *builder) build(t reflect.Type, path string, inList bool) (*node, error) {
+	t, ok := jsonfields.Deref(t, nil)
+	if !ok || jsonfields.DecodesItself(t) {
+		return nil, nil
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array, reflect.Map:
+		key := nodeKey{t, inList}
+		if b.building[key] || t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
+			// A list or map of itself (type Tree map[string]Tree) holds
+			// nothing to check but the structs on the way, which have
+			// their own nodes; []byte is base64.
+			return nil, nil
+		}
+		b.building[key] = true
+		defer delete(b.building, key)
+		elem, err := b.build(t.Elem(), path+"[]", true)
+		if err != nil || elem == nil {
+			return nil, err
+		}
+		return &node{elem: elem, list: t.Kind() != reflect.Map, defaults: elem.defaults, checks: elem.checks}, nil
+	case reflect.Struct:
+	default:
+		return nil, nil
+	}
+	key := nodeKey{t, inList}
+	if b.building[key] {
+		// A type that contains itself: the node being built stands for
+		// it, walked conservatively.
+		n := b.nodes[key]
+		n.defaults, n.checks = true, true
+		return n, nil
+	}
+	if n, ok := b.nodes[key]; ok {
+		return n, nil
+	}
+	n := &node{}
+	b.nodes[key], b.building[key] = n, true
+	defer delete(b.building, key)
+	var errs []error
+	for _, jf := range jsonfields.Of(t) {
+		fieldPath := jf.Name
+		if path != "" {
+			fieldPath = path + "." + jf.Name
+		}
+		rules, err := RulesOf(jf.StructField)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s (%s): %w", fieldPath, jf.Owner, err))
+			continue
+		}
+		if rules != nil && rules.Immutable && inList {
+			errs = append(errs, fmt.Errorf("%s (%s): immutable fields must be reached through structs, not lists or maps", fieldPath, jf.Owner))
+			continue
+		}
+		inner, err := b.build(jf.Type, fieldPath, inList)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if rules == nil && inner == nil {
+			continue
+		}
+		f := &field{name: jf.Name, index: jf.Index, rules: rules, omitEmpty: jf.OmitEmpty, omitZero: jf.OmitZero, inner: inner}
+		n.fields = append(n.fields, f)
+		if rules != nil {
+			n.defaults = n.defaults || rules.deflt.IsValid() || rules.defaultJSON != nil
+			n.checks = true
+		}
+		if inner != nil {
+			n.defaults = n.defaults || inner.defaults
+			n.checks = n.checks || inner.checks
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if len(n.fields) == 0 && !n.defaults && !n.checks {
+		b.nodes[key] = nil
+		return nil, nil
+	}
+	return n, nil
+}
+
+// Empty says that the type declares nothing: Default and Validate do nothing.
+func (s *Schema) Empty() bool { return s == nil || s.root == nil }
+
+// Default fills in the declared defaults of obj, a pointer to the Schema's
+// type: a field whose value is empty (a nil pointer, an empty list or map,
+// a zero value) gets its default, in every struct below it too.
+func (s *Schema) Default(obj any) {
+	if s.Empty() || !s.root.defaults {
+		return
+	}
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Type() != s.typ {
+		return
+	}
+	s.root.fill(v.Elem())
+}
+
+// fill defaults the settable value v of the node's type, without pointers.
+func (n *node) fill(v reflect.Value) {
+	if n.elem != nil {
+		n.fillItems(v)
+		return
+	}
+	for _, f := range n.fields {
+		fv, err := v.FieldByIndexErr(f.index)
+		if err != nil {
+			continue // under a nil embedded pointer
+		}
+		if r := f.rules; r != nil && (r.deflt.IsValid() || r.defaultJSON != nil) && empty(fv) {
+			r.setDefaultIn(fv)
+		}
+		if f.inner != nil && f.inner.defaults {
+			if inner, ok := deref(fv); ok {
+				f.inner.fill(inner)
+			}
+		}
+	}
+}
+
+func (n *node) fillItems(v reflect.Value) {
+	if !n.elem.defaults {
+		return
+	}
+	if n.list {
+		for i := range v.Len() {
+			if item, ok := deref(v.Index(i)); ok {
+				n.elem.fill(item)
+			}
+		}
+		return
+	}
+	iter := v.MapRange()
+	for iter.Next() {
+		// Map values cannot be set in place: default a copy, store it.
+		cp := reflect.New(iter.Value().Type()).Elem()
+		cp.Set(iter.Value())
+		if item, ok := deref(cp); ok {
+			n.elem.fill(item)
+			v.SetMapIndex(iter.Key(), cp)
+		}
+	}
+}
+
+// setDefaultIn sets the empty field value fv to the default.
+func (r *Rules) setDefaultIn(fv reflect.Value) {
+	if r.defaultJSON != nil {
+		// A fresh value each time: objects must not share it.
+		p := reflect.New(fv.Type())
+		if json.Unmarshal(r.defaultJSON, p.Interface()) == nil {
+			fv.Set(p.Elem())
+		}
+		return
+	}
+	for fv.Kind() == reflect.Pointer {
+		if fv.IsNil() {
+			fv.Set(reflect.New(fv.Type().Elem()))
+		}
+		fv = fv.Elem()
+	}
+	fv.Set(r.deflt)
+}
+
+// deref follows the pointers of v to a value; false at a nil one.
+func deref(v reflect.Value) (reflect.Value, bool) {
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return v, false
+		}
+		v = v.Elem()
+	}
+	return v, true
+}
+
+// empty is what required and default take for "not given": a nil pointer,
+// an empty list or map, a zero value.
+func empty(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		return v.IsNil()
+	case reflect.Slice, reflect.Map:
+		return v.Len() == 0
+	}
+	return v.IsZero()
+}
+
+// absent says that the field is not in the object's JSON: the value
+// checks skip it, as a schema skips a property that is not there.
+func (f *field) absent(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		return v.IsNil()
+	case reflect.Slice, reflect.Map:
+		return v.IsNil() || f.omitEmpty && v.Len() == 0
+	case reflect.Struct:
+		return f.omitZero && v.IsZero()
+	}
+	return (f.omitEmpty || f.omitZero) && v.IsZero()
+}
+
+// Validate checks obj, a pointer to the Schema's type, against the declared
+// constraints, and against old (nil on create) for immutable fields. It
+// returns one Error per invalid field, in the order of the fields.
+func (s *Schema) Validate(obj, old any) []*Error {
+	if s.Empty() || !s.root.checks {
+		return nil
+	}
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Type() != s.typ {
+		return nil
+	}
+	var o reflect.Value
+	if ov := reflect.ValueOf(old); ov.Kind() == reflect.Pointer && !ov.IsNil() && ov.Elem().Type() == s.typ {
+		o = ov.Elem()
+	}
+	var errs []*Error
+	s.root.walk(&errs, "", v.Elem(), o)
+	return errs
+}
+
+// walk checks v (and old, invalid when there is none) of the node's type,
+// without pointers, at path.
+func (n *node) walk(errs *[]*Error, path string, v, old reflect.Value) {
+	if n.elem != nil {
+		n.walkItems(errs, path, v)
+		return
+	}
+	for _, f := range n.fields {
+		fv, err := v.FieldByIndexErr(f.index)
+		if err != nil {
+			continue
+		}
+		fieldPath := f.name
+		if path != "" {
+			fieldPath = path + "." + f.name
+		}
+		var oldField reflect.Value
+		if old.IsValid() {
+			if ofv, err := old.FieldByIndexErr(f.index); err == nil {
+				oldField = ofv
+			}
+		}
+		if r := f.rules; r != nil {
+			if r.Required && empty(fv) {
+				*errs = append(*errs, required(fieldPath))
+				continue
+			}
+			if base, ok := deref(fv); ok && !f.absent(fv) {
+				*errs = append(*errs, r.check(fieldPath, base, false)...)
+			}
+			if r.Immutable && oldField.IsValid() && !reflect.DeepEqual(fv.Interface(), oldField.Interface()) {
+				*errs = append(*errs, invalid(fieldPath, nil, "field is immutable"))
+			}
+		}
+		if f.inner != nil && f.inner.checks {
+			inner, ok := deref(fv)
+			if !ok {
+				continue
+			}
+			var oldInner reflect.Value
+			if oldField.IsValid() {
+				if oi, ok := deref(oldField); ok {
+					oldInner = oi
+				}
+			}
+			f.inner.walk(errs, fieldPath, inner, oldInner)
+		}
+	}
+}
+
+func (n *node) walkItems(errs *[]*Error, path string, v reflect.Value) {
+	if !n.elem.checks {
+		return
+	}
+	if n.list {
+		for i := range v.Len() {
+			if item, ok := deref(v.Index(i)); ok {
+				n.elem.walk(errs, path+"["+strconv.Itoa(i)+"]", item, reflect.Value{})
+			}
+		}
+		return
+	}
+	keys := v.MapKeys()
+	slices.SortFunc(keys, func(a, b reflect.Value) int { return cmp.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+	for _, k := range keys {
+		if item, ok := deref(v.MapIndex(k)); ok {
+			n.elem.walk(errs, fmt.Sprintf("%s[%v]", path, k), item, reflect.Value{})
+		}
+	}
+}
