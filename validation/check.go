@@ -8,57 +8,41 @@ import (
 
 // check runs the value checks of r on v, a set value of the field's type
 // without pointers. Required and immutable are the walker's.
-func (r *Rules) check(path string, v reflect.Value, stopAtFirst bool) []*Error {
+//
+// Each failed keyword is an Error of its own, as a CRD's schema reports it.
+func (r *Rules) check(path string, v reflect.Value) []*Error {
 	var errs []*Error
-	add := func(e *Error) bool {
-		errs = append(errs, e)
-		return stopAtFirst
-	}
 	if len(r.enumValues) > 0 && !r.inEnum(v) {
-		if add(notSupported(path, plain(v), r.enumWords)) {
-			return errs
-		}
+		errs = append(errs, notSupported(path, plain(v), r.enumWords))
 	}
 	if e := r.checkBounds(path, v); e != nil {
-		if add(e) {
-			return errs
-		}
+		errs = append(errs, e)
 	}
 	if isString(r.kind) {
 		s := v.String()
 		if r.MinLength >= 0 || r.MaxLength >= 0 {
 			n := int64(utf8.RuneCountInString(s))
 			if r.MinLength >= 0 && n < r.MinLength {
-				if add(invalid(path, s, fmt.Sprintf("must be at least %d %s", r.MinLength, plural(r.MinLength, "character")))) {
-					return errs
-				}
+				errs = append(errs, invalid(path, s, fmt.Sprintf("must be at least %d %s", r.MinLength, plural(r.MinLength, "character"))))
 			}
 			if r.MaxLength >= 0 && n > r.MaxLength {
-				if add(tooLong(path, r.MaxLength)) {
-					return errs
-				}
+				errs = append(errs, tooLong(path, r.MaxLength))
 			}
 		}
 		if r.pattern != nil && !r.pattern.MatchString(s) {
-			if add(invalid(path, s, fmt.Sprintf("must match '%s'", r.Pattern))) {
-				return errs
-			}
+			errs = append(errs, invalid(path, s, fmt.Sprintf("must match '%s'", r.Pattern)))
 		}
 		if r.formatCheck != nil && !r.formatCheck(s) {
-			if add(typeInvalid(path, s, r.Format)) {
-				return errs
-			}
+			errs = append(errs, typeInvalid(path, s, r.Format))
 		}
 	}
 	if isList(r.kind) {
 		n := v.Len()
 		if r.MinItems >= 0 && int64(n) < r.MinItems {
-			if add(invalid(path, n, fmt.Sprintf("must have at least %d %s", r.MinItems, plural(r.MinItems, "item")))) {
-				return errs
-			}
+			errs = append(errs, invalid(path, n, fmt.Sprintf("must have at least %d %s", r.MinItems, plural(r.MinItems, "item"))))
 		}
 		if r.MaxItems >= 0 && int64(n) > r.MaxItems {
-			add(tooMany(path, n, r.MaxItems))
+			errs = append(errs, tooMany(path, n, r.MaxItems))
 		}
 	}
 	return errs

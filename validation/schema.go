@@ -322,7 +322,7 @@ func (n *node) walk(errs *[]*Error, path string, v, old reflect.Value) {
 				continue
 			}
 			if base, ok := deref(fv); ok && !f.absent(fv) {
-				*errs = append(*errs, r.check(fieldPath, base, false)...)
+				*errs = append(*errs, r.check(fieldPath, base)...)
 			}
 			if r.Immutable && oldField.IsValid() && !reflect.DeepEqual(fv.Interface(), oldField.Interface()) {
 				*errs = append(*errs, invalid(fieldPath, nil, "field is immutable"))
