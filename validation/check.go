@@ -10,12 +10,12 @@ import (
 // without pointers. Required and immutable are the walker's.
 //
 // Each failed keyword is an Error of its own, as a CRD's schema reports it.
-func (r *Rules) check(path string, v reflect.Value) []*Error {
+func (r *Rules) check(at *fieldPath, v reflect.Value) []*Error {
 	var errs []*Error
 	if len(r.enumValues) > 0 && !r.inEnum(v) {
-		errs = append(errs, notSupported(path, plain(v), r.enumWords))
+		errs = append(errs, notSupported(at.String(), plain(v), r.enumWords))
 	}
-	if e := r.checkBounds(path, v); e != nil {
+	if e := r.checkBounds(at, v); e != nil {
 		errs = append(errs, e)
 	}
 	if isString(r.kind) {
@@ -23,26 +23,26 @@ func (r *Rules) check(path string, v reflect.Value) []*Error {
 		if r.MinLength >= 0 || r.MaxLength >= 0 {
 			n := int64(utf8.RuneCountInString(s))
 			if r.MinLength >= 0 && n < r.MinLength {
-				errs = append(errs, invalid(path, s, fmt.Sprintf("must be at least %d %s", r.MinLength, plural(r.MinLength, "character"))))
+				errs = append(errs, invalid(at.String(), s, fmt.Sprintf("must be at least %d %s", r.MinLength, plural(r.MinLength, "character"))))
 			}
 			if r.MaxLength >= 0 && n > r.MaxLength {
-				errs = append(errs, tooLong(path, r.MaxLength))
+				errs = append(errs, tooLong(at.String(), r.MaxLength))
 			}
 		}
 		if r.pattern != nil && !r.pattern.MatchString(s) {
-			errs = append(errs, invalid(path, s, fmt.Sprintf("must match '%s'", r.Pattern)))
+			errs = append(errs, invalid(at.String(), s, fmt.Sprintf("must match '%s'", r.Pattern)))
 		}
 		if r.formatCheck != nil && !r.formatCheck(s) {
-			errs = append(errs, typeInvalid(path, s, r.Format))
+			errs = append(errs, typeInvalid(at.String(), s, r.Format))
 		}
 	}
 	if isList(r.kind) {
 		n := v.Len()
 		if r.MinItems >= 0 && int64(n) < r.MinItems {
-			errs = append(errs, invalid(path, n, fmt.Sprintf("must have at least %d %s", r.MinItems, plural(r.MinItems, "item"))))
+			errs = append(errs, invalid(at.String(), n, fmt.Sprintf("must have at least %d %s", r.MinItems, plural(r.MinItems, "item"))))
 		}
 		if r.MaxItems >= 0 && int64(n) > r.MaxItems {
-			errs = append(errs, tooMany(path, n, r.MaxItems))
+			errs = append(errs, tooMany(at.String(), n, r.MaxItems))
 		}
 	}
 	return errs
@@ -85,7 +85,7 @@ func (r *Rules) inEnum(v reflect.Value) bool {
 // checkBounds checks minimum and maximum, worded as Kubernetes words them:
 // validate.Minimum and validate.Maximum, and IsInRange's "between" when a
 // field has both, inclusive.
-func (r *Rules) checkBounds(path string, v reflect.Value) *Error {
+func (r *Rules) checkBounds(at *fieldPath, v reflect.Value) *Error {
 	if !r.min.set && !r.max.set {
 		return nil
 	}
@@ -103,7 +103,7 @@ func (r *Rules) checkBounds(path string, v reflect.Value) *Error {
 	if !low && !high {
 		return nil
 	}
-	value := plain(v)
+	value, path := plain(v), at.String()
 	switch {
 	case r.min.set && r.max.set && !r.ExclusiveMinimum && !r.ExclusiveMaximum:
 		return invalid(path, value, fmt.Sprintf("must be between %s and %s, inclusive", r.Minimum, r.Maximum))

@@ -290,13 +290,14 @@ func (s *Schema) Validate(obj, old any) []*Error {
 		o = ov.Elem()
 	}
 	var errs []*Error
-	s.root.walk(&errs, "", v.Elem(), o)
+	var buf [128]byte
+	s.root.walk(&errs, &fieldPath{b: buf[:0]}, v.Elem(), o)
 	return errs
 }
 
 // walk checks v (and old, invalid when there is none) of the node's type,
-// without pointers, at path.
-func (n *node) walk(errs *[]*Error, path string, v, old reflect.Value) {
+// without pointers; path holds the JSON path of v.
+func (n *node) walk(errs *[]*Error, path *fieldPath, v, old reflect.Value) {
 	if n.elem != nil {
 		n.walkItems(errs, path, v)
 		return
@@ -306,10 +307,7 @@ func (n *node) walk(errs *[]*Error, path string, v, old reflect.Value) {
 		if err != nil {
 			continue
 		}
-		fieldPath := f.name
-		if path != "" {
-			fieldPath = path + "." + f.name
-		}
+		parent := path.push(f.name)
 		var oldField reflect.Value
 		if old.IsValid() {
 			if ofv, err := old.FieldByIndexErr(f.index); err == nil {
@@ -318,40 +316,42 @@ func (n *node) walk(errs *[]*Error, path string, v, old reflect.Value) {
 		}
 		if r := f.rules; r != nil {
 			if r.Required && empty(fv) {
-				*errs = append(*errs, required(fieldPath))
+				*errs = append(*errs, required(path.String()))
+				path.pop(parent)
 				continue
 			}
 			if base, ok := deref(fv); ok && !f.absent(fv) {
-				*errs = append(*errs, r.check(fieldPath, base)...)
+				*errs = append(*errs, r.check(path, base)...)
 			}
-			if r.Immutable && oldField.IsValid() && !reflect.DeepEqual(fv.Interface(), oldField.Interface()) {
-				*errs = append(*errs, invalid(fieldPath, nil, "field is immutable"))
+			if r.Immutable && oldField.IsValid() && !equal(fv, oldField) {
+				*errs = append(*errs, invalid(path.String(), nil, "field is immutable"))
 			}
 		}
 		if f.inner != nil && f.inner.checks {
-			inner, ok := deref(fv)
-			if !ok {
-				continue
-			}
-			var oldInner reflect.Value
-			if oldField.IsValid() {
-				if oi, ok := deref(oldField); ok {
-					oldInner = oi
+			if inner, ok := deref(fv); ok {
+				var oldInner reflect.Value
+				if oldField.IsValid() {
+					if oi, ok := deref(oldField); ok {
+						oldInner = oi
+					}
 				}
+				f.inner.walk(errs, path, inner, oldInner)
 			}
-			f.inner.walk(errs, fieldPath, inner, oldInner)
 		}
+		path.pop(parent)
 	}
 }
 
-func (n *node) walkItems(errs *[]*Error, path string, v reflect.Value) {
+func (n *node) walkItems(errs *[]*Error, path *fieldPath, v reflect.Value) {
 	if !n.elem.checks {
 		return
 	}
 	if n.list {
 		for i := range v.Len() {
 			if item, ok := deref(v.Index(i)); ok {
-				n.elem.walk(errs, path+"["+strconv.Itoa(i)+"]", item, reflect.Value{})
+				parent := path.index(i)
+				n.elem.walk(errs, path, item, reflect.Value{})
+				path.pop(parent)
 			}
 		}
 		return
@@ -360,7 +360,50 @@ func (n *node) walkItems(errs *[]*Error, path string, v reflect.Value) {
 	slices.SortFunc(keys, func(a, b reflect.Value) int { return cmp.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
 	for _, k := range keys {
 		if item, ok := deref(v.MapIndex(k)); ok {
-			n.elem.walk(errs, fmt.Sprintf("%s[%v]", path, k), item, reflect.Value{})
+			parent := path.key(fmt.Sprint(k))
+			n.elem.walk(errs, path, item, reflect.Value{})
+			path.pop(parent)
 		}
 	}
 }
+
+// equal compares a field's new and old values: directly where that needs
+// no copy, deeply otherwise.
+func equal(a, b reflect.Value) bool {
+	switch a.Kind() {
+	case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return a.Equal(b)
+	}
+	return reflect.DeepEqual(a.Interface(), b.Interface())
+}
+
+// fieldPath is the JSON path of the value a walk is at, spec.ports[1].name,
+// grown and cut back as the walk goes: written out only for an error.
+type fieldPath struct{ b []byte }
+
+// push appends a field's name and returns the length to pop back to.
+func (p *fieldPath) push(name string) int {
+	n := len(p.b)
+	if n > 0 {
+		p.b = append(p.b, '.')
+	}
+	p.b = append(p.b, name...)
+	return n
+}
+
+func (p *fieldPath) index(i int) int {
+	n := len(p.b)
+	p.b = append(strconv.AppendInt(append(p.b, '['), int64(i), 10), ']')
+	return n
+}
+
+func (p *fieldPath) key(k string) int {
+	n := len(p.b)
+	p.b = append(append(append(p.b, '['), k...), ']')
+	return n
+}
+
+func (p *fieldPath) pop(n int) { p.b = p.b[:n] }
+
+func (p *fieldPath) String() string { return string(p.b) }

@@ -317,7 +317,7 @@ func (r *Rules) setDefault(base reflect.Type, text string) error {
 	if err := json.Unmarshal(raw, &r.Default); err != nil {
 		return fmt.Errorf("default: %w", err)
 	}
-	if errs := r.check("default", v.Elem()); len(errs) > 0 {
+	if errs := r.check(&fieldPath{b: []byte("default")}, v.Elem()); len(errs) > 0 {
 		return fmt.Errorf("default %s does not pass the field's checks: %v", raw, errs[0])
 	}
 	switch {
