@@ -13,6 +13,7 @@ import (
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/apiserver/apiservertest"
+	"github.com/kapi-dev/kapi/storage/memory"
 )
 
 // declared is a Gadget, which declares every constraint of package
@@ -221,6 +222,48 @@ func TestDeclaredConstraintsInOpenAPI(t *testing.T) {
 	if string(got) != `["color","steps","note"]` {
 		t.Errorf("required %s, want color, steps and note", got)
 	}
+}
+
+// A constraint declared after objects were stored ratchets, as a CRD's
+// does: an update that leaves the field alone passes, one that changes it
+// is checked.
+func TestDeclaredConstraintRatchets(t *testing.T) {
+	type looseSpec struct {
+		Size int32  `json:"size"`
+		Note string `json:"note,omitempty"`
+	}
+	type strictSpec struct {
+		Size int32  `json:"size" validate:"maximum=10"`
+		Note string `json:"note,omitempty"`
+	}
+	type loose struct {
+		kapi.TypeMeta   `json:",inline"`
+		kapi.ObjectMeta `json:"metadata,omitempty"`
+		Spec            looseSpec `json:"spec"`
+	}
+	type strict struct {
+		kapi.TypeMeta   `json:",inline"`
+		kapi.ObjectMeta `json:"metadata,omitempty"`
+		Spec            strictSpec `json:"spec"`
+	}
+	store := memory.New()
+	before := apiservertest.New(t, func(s *apiserver.Server) error {
+		return apiserver.Register(s, apiserver.Resource[loose]{Group: "example.com", Version: "v1", Kind: "Box", Plural: "boxes"})
+	}, apiserver.WithStorage(store))
+	c := &apiClient{t: t, base: before.URL, hc: before.Client()}
+	c.do(http.MethodPost, "/apis/example.com/v1/boxes", `{"metadata":{"name":"big"},"spec":{"size":50}}`).mustCode(t, http.StatusCreated)
+
+	after := apiservertest.New(t, func(s *apiserver.Server) error {
+		return apiserver.Register(s, apiserver.Resource[strict]{Group: "example.com", Version: "v1", Kind: "Box", Plural: "boxes"})
+	}, apiserver.WithStorage(store))
+	c = &apiClient{t: t, base: after.URL, hc: after.Client()}
+	merge := []string{"Content-Type", "application/merge-patch+json"}
+	c.do(http.MethodPatch, "/apis/example.com/v1/boxes/big", `{"spec":{"note":"still big"}}`, merge...).mustCode(t, http.StatusOK)
+	st := c.do(http.MethodPatch, "/apis/example.com/v1/boxes/big", `{"spec":{"size":40}}`, merge...).failure(t, http.StatusUnprocessableEntity, kapi.StatusReasonInvalid)
+	if want := `Box.example.com "big" is invalid: spec.size: Invalid value: 40: must be less than or equal to 10`; st.Message != want {
+		t.Errorf("message %q, want %q", st.Message, want)
+	}
+	c.do(http.MethodPost, "/apis/example.com/v1/boxes", `{"metadata":{"name":"new"},"spec":{"size":50}}`).failure(t, http.StatusUnprocessableEntity, kapi.StatusReasonInvalid)
 }
 
 func TestRegisterRefusesBadTags(t *testing.T) {

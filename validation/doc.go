@@ -81,6 +81,15 @@
 //	format            FieldValueTypeInvalid  spec.address: Invalid value: "x": must be of type ipv4
 //	immutable         FieldValueInvalid      spec.name: Invalid value: null: field is immutable
 //
+// # Updates
+//
+// On an update a field whose value is what it was is not checked again,
+// as a CRD's validation ratchets (and Kubernetes' declarative validation
+// skips unchanged fields): an object stored before a constraint was
+// declared can still be updated while that field is left alone. Fields
+// inside a list or map ratchet with the whole list or map; required is
+// checked whenever the struct that holds the field changed.
+//
 // Lengths count characters, as a CRD's maxLength does (whose message says
 // bytes). Immutable, like +k8s:immutable, refuses any change after creation,
 // setting and clearing included; it applies to fields reached through

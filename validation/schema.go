@@ -276,7 +276,12 @@ func (f *field) absent(v reflect.Value) bool {
 
 // Validate checks obj, a pointer to the Schema's type, against the declared
 // constraints, and against old (nil on create) for immutable fields. It
-// returns one Error per invalid field, in the order of the fields.
+// returns an Error per failed constraint, in the order of the fields.
+//
+// On an update, a field whose value is what it was in old is not checked
+// again (a CRD's validation ratcheting): an object stored before a
+// constraint was declared stays updatable while that field is left alone.
+// Fields inside lists and maps ratchet with the whole list or map.
 func (s *Schema) Validate(obj, old any) []*Error {
 	if s.Empty() || !s.root.checks {
 		return nil
@@ -314,12 +319,19 @@ func (n *node) walk(errs *[]*Error, path *fieldPath, v, old reflect.Value) {
 				oldField = ofv
 			}
 		}
+		if r := f.rules; r != nil && r.Required && empty(fv) {
+			*errs = append(*errs, required(path.String()))
+			path.pop(parent)
+			continue
+		}
+		if oldField.IsValid() && equal(fv, oldField) {
+			// Ratcheting, as for a CRD: a value the update leaves as it
+			// was is not checked again, so that objects stored before a
+			// constraint was declared can still be updated.
+			path.pop(parent)
+			continue
+		}
 		if r := f.rules; r != nil {
-			if r.Required && empty(fv) {
-				*errs = append(*errs, required(path.String()))
-				path.pop(parent)
-				continue
-			}
 			if base, ok := deref(fv); ok && !f.absent(fv) {
 				*errs = append(*errs, r.check(path, base)...)
 			}
@@ -367,13 +379,16 @@ func (n *node) walkItems(errs *[]*Error, path *fieldPath, v reflect.Value) {
 	}
 }
 
-// equal compares a field's new and old values: directly where that needs
-// no copy, deeply otherwise.
+// equal compares a field's new and old values deeply, through pointers to
+// them where it can (no copy of a large struct).
 func equal(a, b reflect.Value) bool {
 	switch a.Kind() {
 	case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
 		return a.Equal(b)
+	}
+	if a.CanAddr() && b.CanAddr() {
+		return reflect.DeepEqual(a.Addr().Interface(), b.Addr().Interface())
 	}
 	return reflect.DeepEqual(a.Interface(), b.Interface())
 }

@@ -361,3 +361,38 @@ func BenchmarkWrite(b *testing.B) {
 		}
 	}
 }
+
+func TestRatcheting(t *testing.T) {
+	s := mustSchema(t)
+	// Stored before the constraints were declared.
+	old := valid()
+	old.Spec.Replicas, old.Spec.Name = ptr(int32(-1)), "TOOLONGNAME"
+	old.Spec.Parts = []Part{{Name: "p", Kind: "z"}}
+
+	g := valid()
+	g.Spec.Replicas, g.Spec.Name = ptr(int32(-1)), "TOOLONGNAME"
+	g.Spec.Parts = []Part{{Name: "p", Kind: "z"}}
+	g.Spec.Port = 80 // the change the update is for
+	if errs := s.Validate(g, old); len(errs) > 0 {
+		t.Errorf("an update that leaves the invalid fields alone: %q", messages(errs))
+	}
+	if errs := s.Validate(g, nil); len(errs) != 4 {
+		t.Errorf("a create of the same: %q, want replicas, name twice and parts[0].kind", messages(errs))
+	}
+
+	// Changed fields are checked, the others still ratchet.
+	g.Spec.Replicas = ptr(int32(-2))
+	g.Spec.Parts = append(g.Spec.Parts, Part{Name: "q"})
+	want := []string{
+		`spec.replicas: Invalid value: -2: must be greater than or equal to 0`,
+		`spec.parts[0].kind: Unsupported value: "z": supported values: "a", "b"`, // a list ratchets as a whole
+	}
+	if got := messages(s.Validate(g, old)); !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	// Required is the parent's to check, and the parent changed.
+	g.Spec.Color, old.Spec.Color = "", ""
+	if got := messages(s.Validate(g, old)); !slices.Contains(got, "spec.color: Required value") {
+		t.Errorf("got %q, want spec.color required", got)
+	}
+}
