@@ -57,6 +57,17 @@ func declaredKeywords(s *oapiSchema, sf reflect.StructField) (*bool, error) {
 	if err != nil || rules == nil {
 		return nil, err
 	}
+	addKeywords(s, rules)
+	if rules.Items != nil && s.Items != nil {
+		addKeywords(s.Items, rules.Items)
+	}
+	if rules.Required || rules.Optional {
+		return &rules.Required, nil
+	}
+	return nil, nil
+}
+
+func addKeywords(s *oapiSchema, rules *validation.Rules) {
 	s.Enum = rules.Enum
 	s.Minimum, s.ExclusiveMinimum = rules.Minimum, rules.ExclusiveMinimum
 	s.Maximum, s.ExclusiveMaximum = rules.Maximum, rules.ExclusiveMaximum
@@ -74,10 +85,6 @@ func declaredKeywords(s *oapiSchema, sf reflect.StructField) (*bool, error) {
 		// XValidation:rule="self == oldSelf").
 		s.XValidations = append(s.XValidations, oapiValidationRule{Rule: "self == oldSelf", Message: "field is immutable"})
 	}
-	if rules.Required || rules.Optional {
-		return &rules.Required, nil
-	}
-	return nil, nil
 }
 
 func count(n int64) *int64 {

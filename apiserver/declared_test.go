@@ -33,6 +33,7 @@ type declaredSpec struct {
 	Address  string   `json:"address,omitempty" validate:"format=ipv4"`
 	Tags     []string `json:"tags,omitempty" validate:"maxItems=2"`
 	Steps    []string `json:"steps" validate:"minItems=1"`
+	Zones    []string `json:"zones,omitempty" validate:"items:enum=a;b"`
 	Zone     string   `json:"zone,omitempty" validate:"immutable"`
 	Mode     string   `json:"mode,omitempty" validate:"enum=fast;slow" default:"fast"`
 	Owner    *string  `json:"owner" validate:"optional"`
@@ -97,6 +98,7 @@ func TestDeclaredConstraintsRefuseWrites(t *testing.T) {
 		{"format", `,"address":"10.0.0"`, "spec.address", kapi.CauseTypeFieldValueTypeInvalid, `Invalid value: "10.0.0": must be of type ipv4`},
 		{"minItems", `,"steps":[]`, "spec.steps", kapi.CauseTypeFieldValueInvalid, `Invalid value: 0: must have at least 1 item`},
 		{"maxItems", `,"tags":["a","b","c"]`, "spec.tags", kapi.CauseTypeTooMany, `Too many: 3: must have at most 2 items`},
+		{"items:enum", `,"zones":["a","c"]`, "spec.zones[1]", kapi.CauseTypeFieldValueNotSupported, `Unsupported value: "c": supported values: "a", "b"`},
 		{"enum after the user's check", `,"mode":"warp","note":"forbidden"`, "spec.mode", kapi.CauseTypeFieldValueNotSupported, `Unsupported value: "warp": supported values: "fast", "slow"`},
 	}
 	for i, tc := range cases {
@@ -201,6 +203,7 @@ func TestDeclaredConstraintsInOpenAPI(t *testing.T) {
 		{"address", `{"type":"string","format":"ipv4"}`},
 		{"tags", `{"type":"array","items":{"type":"string"},"maxItems":2}`},
 		{"steps", `{"type":"array","items":{"type":"string"},"minItems":1}`},
+		{"zones", `{"type":"array","items":{"type":"string","enum":["a","b"]}}`},
 		{"zone", `{"type":"string","x-kubernetes-validations":[{"rule":"self == oldSelf","message":"field is immutable"}]}`},
 		{"mode", `{"type":"string","default":"fast","enum":["fast","slow"]}`},
 	} {

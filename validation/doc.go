@@ -33,6 +33,11 @@
 //	minItems=N, maxItems  lists               +kubebuilder:validation:MinItems=N (+k8s:maxItems)
 //	format=F              strings             +kubebuilder:validation:Format=F
 //	immutable             any field           +kubebuilder:validation:XValidation:rule="self == oldSelf" (+k8s:immutable)
+//	items:KEYWORD=V       lists of scalars    +kubebuilder:validation:items:Enum=a;b (+k8s:eachVal=+k8s:enum)
+//
+// The items: keywords (enum, minimum, maximum, exclusiveMinimum,
+// exclusiveMaximum, minLength, maxLength, format) constrain each item of a
+// list of strings, numbers or booleans: validate:"maxItems=8,items:maxLength=63".
 //
 // Two constraints have tags of their own, because their values may hold
 // commas: pattern (a Go regular expression, +kubebuilder:validation:Pattern)

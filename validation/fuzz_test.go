@@ -31,6 +31,7 @@ func FuzzRulesOf(f *testing.F) {
 	f.Add(uint8(0), "format=ipv4,immutable", "", "1.2.3.4")
 	f.Add(uint8(3), "enum=1;2;300", "", "")
 	f.Add(uint8(9), "immutable,optional", "", `{"name":"n"}`)
+	f.Add(uint8(6), "items:enum=a;b,items:maxLength=1,maxItems=3", "", `["a"]`)
 	f.Fuzz(func(t *testing.T, typ uint8, validate, pattern, deflt string) {
 		tag := `validate:"` + validate + `" pattern:"` + pattern + `"`
 		if deflt != "" {

@@ -335,6 +335,17 @@ func (n *node) walk(errs *[]*Error, path *fieldPath, v, old reflect.Value) {
 			if base, ok := deref(fv); ok && !f.absent(fv) {
 				*errs = append(*errs, r.check(path, base)...)
 			}
+			if r.Items != nil && !f.absent(fv) {
+				if list, ok := deref(fv); ok {
+					for i := range list.Len() {
+						if item, ok := deref(list.Index(i)); ok {
+							at := path.index(i)
+							*errs = append(*errs, r.Items.check(path, item)...)
+							path.pop(at)
+						}
+					}
+				}
+			}
 			if r.Immutable && oldField.IsValid() && !equal(fv, oldField) {
 				*errs = append(*errs, invalid(path.String(), nil, "field is immutable"))
 			}

@@ -29,6 +29,9 @@ type Rules struct {
 	Format                                   string
 	// Default is the default as a JSON value; nil when there is none.
 	Default any
+	// Items are the constraints on each item of a list, from the items:
+	// keywords (items:enum=a;b, kubebuilder's items:Enum); nil without.
+	Items *Rules
 
 	// What the checks use, compiled once.
 	kind        reflect.Kind // of the field's type without pointers
@@ -84,8 +87,13 @@ func parseRules(t reflect.Type, validate, pattern string, hasPattern bool, deflt
 	r.kind = base.Kind()
 	seen := map[string]bool{}
 	var errs []error
+	var itemWords []string
 	if validate != "" {
 		for _, word := range strings.Split(validate, ",") {
+			if w, ok := strings.CutPrefix(word, "items:"); ok {
+				itemWords = append(itemWords, w)
+				continue
+			}
 			key, value, hasValue := strings.Cut(word, "=")
 			takesValue, known := keywords[key]
 			switch {
@@ -107,6 +115,9 @@ func parseRules(t reflect.Type, validate, pattern string, hasPattern bool, deflt
 				errs = append(errs, fmt.Errorf("validate: %s: %w", key, err))
 			}
 		}
+	}
+	if len(itemWords) > 0 {
+		errs = append(errs, r.setItems(base, itemWords))
 	}
 	if hasPattern {
 		if !isString(r.kind) {
@@ -202,6 +213,37 @@ func (r *Rules) set(key, value string, base reflect.Type) error {
 		}
 		r.Format, r.formatCheck = value, check
 	}
+	return nil
+}
+
+// itemKeywords are those that may follow items:.
+var itemKeywords = map[string]bool{
+	"enum": true, "minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true,
+	"minLength": true, "maxLength": true, "format": true,
+}
+
+// setItems parses the items: keywords of a list of strings or numbers.
+func (r *Rules) setItems(base reflect.Type, words []string) error {
+	if !isList(base.Kind()) {
+		return fmt.Errorf("validate: items: applies to lists, not %v", base)
+	}
+	elem := base.Elem()
+	for elem.Kind() == reflect.Pointer {
+		elem = elem.Elem()
+	}
+	if k := elem.Kind(); !isString(k) && !isNumber(k) && k != reflect.Bool {
+		return fmt.Errorf("validate: items: applies to lists of strings, numbers and booleans, not %v", base)
+	}
+	for _, w := range words {
+		if key, _, _ := strings.Cut(w, "="); !itemKeywords[key] {
+			return fmt.Errorf("validate: items:%s: not a keyword for items", key)
+		}
+	}
+	items, err := parseRules(elem, strings.Join(words, ","), "", false, "", false)
+	if err != nil {
+		return fmt.Errorf("items: %w", err)
+	}
+	r.Items = items
 	return nil
 }
 

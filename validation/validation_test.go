@@ -28,6 +28,8 @@ type GizmoSpec struct {
 	Address   string            `json:"address,omitempty" validate:"format=ipv4"`
 	Tags      []string          `json:"tags,omitempty" validate:"minItems=1,maxItems=2"`
 	Steps     []string          `json:"steps" validate:"minItems=1"`
+	Zones     []string          `json:"zones,omitempty" validate:"maxItems=3,items:enum=a;b,items:maxLength=1"`
+	Ports     []*int32          `json:"ports,omitempty" validate:"items:minimum=1"`
 	Zone      string            `json:"zone,omitempty" validate:"immutable"`
 	Mode      string            `json:"mode,omitempty" validate:"enum=fast;slow" default:"fast"`
 	Parts     []Part            `json:"parts,omitempty"`
@@ -104,6 +106,10 @@ func TestValidateEachConstraint(t *testing.T) {
 		{"minItems, omitted", func(s *GizmoSpec) { s.Tags = []string{} }, "", ""}, // not in the JSON: not checked
 		{"maxItems", func(s *GizmoSpec) { s.Tags = []string{"a", "b", "c"} }, kapi.CauseTypeTooMany,
 			`spec.tags: Too many: 3: must have at most 2 items`},
+		{"items:enum", func(s *GizmoSpec) { s.Zones = []string{"a", "c"} }, kapi.CauseTypeFieldValueNotSupported,
+			`spec.zones[1]: Unsupported value: "c": supported values: "a", "b"`},
+		{"items:minimum", func(s *GizmoSpec) { s.Ports = []*int32{ptr(int32(1)), nil, ptr(int32(0))} }, kapi.CauseTypeFieldValueInvalid,
+			`spec.ports[2]: Invalid value: 0: must be greater than or equal to 1`},
 		{"in a list", func(s *GizmoSpec) { s.Parts = []Part{{Name: "x"}, {Kind: "c", Name: "y"}} }, kapi.CauseTypeFieldValueNotSupported,
 			`spec.parts[1].kind: Unsupported value: "c": supported values: "a", "b"`},
 		{"in a map", func(s *GizmoSpec) { s.PartsByID = map[string]Part{"p1": {Name: "x"}, "p2": {}} }, kapi.CauseTypeFieldValueRequired,
@@ -284,6 +290,18 @@ func TestBadTags(t *testing.T) {
 		{"default outside the enum", reflect.TypeFor[struct {
 			A string `validate:"enum=a;b" default:"c"`
 		}](), `default "c" does not pass the field's checks`},
+		{"items on a string", reflect.TypeFor[struct {
+			A string `validate:"items:enum=a"`
+		}](), "items: applies to lists, not string"},
+		{"items of structs", reflect.TypeFor[struct {
+			A []struct{} `validate:"items:enum=a"`
+		}](), "items: applies to lists of strings, numbers and booleans"},
+		{"items:required", reflect.TypeFor[struct {
+			A []string `validate:"items:required"`
+		}](), "items:required: not a keyword for items"},
+		{"items:minimum on strings", reflect.TypeFor[struct {
+			A []string `validate:"items:minimum=1"`
+		}](), "items: validate: minimum: applies to numbers, not string"},
 		{"immutable in a list", reflect.TypeFor[struct {
 			A []struct {
 				B string `json:"b" validate:"immutable"`
@@ -307,7 +325,7 @@ func TestRulesOfShowsKeywords(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := json.Marshal(r)
-	want := `{"Required":false,"Optional":false,"Immutable":false,"Enum":null,"Minimum":0,"Maximum":1,"ExclusiveMinimum":true,"ExclusiveMaximum":true,"MinLength":-1,"MaxLength":-1,"MinItems":-1,"MaxItems":-1,"Pattern":"","Format":"","Default":null}`
+	want := `{"Required":false,"Optional":false,"Immutable":false,"Enum":null,"Minimum":0,"Maximum":1,"ExclusiveMinimum":true,"ExclusiveMaximum":true,"MinLength":-1,"MaxLength":-1,"MinItems":-1,"MaxItems":-1,"Pattern":"","Format":"","Default":null,"Items":null}`
 	if string(got) != want {
 		t.Errorf("rules\n%s\nwant\n%s", got, want)
 	}

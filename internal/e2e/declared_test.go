@@ -48,7 +48,8 @@ type GadgetSpec struct {
 	Name     string   `json:"name,omitempty" validate:"minLength=2,maxLength=5" pattern:"^[a-z]+$"`
 	Address  string   `json:"address,omitempty" validate:"format=ipv4"`
 	Contact  string   `json:"contact,omitempty" validate:"format=email"`
-	Tags     []string `json:"tags,omitempty" validate:"maxItems=2"`
+	Tags     []string `json:"tags,omitempty" validate:"maxItems=2,items:maxLength=3"`
+	Sizes    []int32  `json:"sizes,omitempty" validate:"items:minimum=1,items:maximum=9"`
 	Steps    []string `json:"steps,omitempty" validate:"required,minItems=2"`
 	Zone     string   `json:"zone,omitempty" validate:"immutable"`
 	Mode     string   `json:"mode,omitempty" validate:"enum=fast;slow" default:"fast"`
@@ -119,6 +120,10 @@ var declaredCases = []struct {
 		cause{"spec.steps", "FieldValueInvalid"}, ""},
 	{"maxItems", `tags: [a, b, c]`, `spec.tags: Too many: 3: must have at most 2 items`,
 		cause{"spec.tags", "FieldValueTooMany"}, ""},
+	{"items:maxLength", `tags: [abcd]`, `spec.tags[0]: Too long: may not be more than 3 bytes`,
+		cause{"spec.tags[0]", "FieldValueTooLong"}, ""},
+	{"items:minimum and maximum", `sizes: [1, 10]`, `spec.sizes[1]: Invalid value: 10: must be between 1 and 9, inclusive`,
+		cause{"spec.sizes[1]", "FieldValueInvalid"}, ""},
 	{"in a list", `parts: [{name: a}, {name: b, kind: c}]`, `spec.parts[1].kind: Unsupported value: "c": supported values: "a", "b"`,
 		cause{"spec.parts[1].kind", "FieldValueNotSupported"}, ""},
 	{"required in a list", `parts: [{kind: a}]`, `spec.parts[0].name: Required value`,
