@@ -37,6 +37,7 @@ type declaredSpec struct {
 	Zone     string   `json:"zone,omitempty" validate:"immutable"`
 	Mode     string   `json:"mode,omitempty" validate:"enum=fast;slow" default:"fast"`
 	Owner    *string  `json:"owner" validate:"optional"`
+	Label    string   `json:"label" validate:"optional"`
 	Note     string   `json:"note,omitempty" validate:"required"`
 }
 
@@ -220,7 +221,7 @@ func TestDeclaredConstraintsInOpenAPI(t *testing.T) {
 		})
 	}
 	// required and optional: color and steps by having no omitempty, note
-	// by its tag; owner, a pointer without omitempty, is optional by its tag.
+	// by its tag; label, without omitempty, is optional by its tag.
 	got, _ := json.Marshal(schema("required"))
 	if string(got) != `["color","steps","note"]` {
 		t.Errorf("required %s, want color, steps and note", got)

@@ -186,7 +186,7 @@ func (r *Rules) set(key, value string, base reflect.Type) error {
 		if strings.HasSuffix(key, "Length") && !isString(k) {
 			return fmt.Errorf("applies to strings, not %v", base)
 		}
-		if strings.HasSuffix(key, "Items") && !isList(k) {
+		if strings.HasSuffix(key, "Items") && (!isList(k) || k == reflect.Slice && base.Elem().Kind() == reflect.Uint8) {
 			return fmt.Errorf("applies to lists, not %v", base)
 		}
 		n, err := strconv.ParseInt(value, 10, 64)
@@ -224,7 +224,7 @@ var itemKeywords = map[string]bool{
 
 // setItems parses the items: keywords of a list of strings or numbers.
 func (r *Rules) setItems(base reflect.Type, words []string) error {
-	if !isList(base.Kind()) {
+	if !isList(base.Kind()) || base.Kind() == reflect.Slice && base.Elem().Kind() == reflect.Uint8 {
 		return fmt.Errorf("validate: items: applies to lists, not %v", base)
 	}
 	elem := base.Elem()

@@ -290,6 +290,9 @@ func TestBadTags(t *testing.T) {
 		{"default outside the enum", reflect.TypeFor[struct {
 			A string `validate:"enum=a;b" default:"c"`
 		}](), `default "c" does not pass the field's checks`},
+		{"maxItems on bytes", reflect.TypeFor[struct {
+			A []byte `validate:"maxItems=1"`
+		}](), "maxItems: applies to lists, not []uint8"},
 		{"items on a string", reflect.TypeFor[struct {
 			A string `validate:"items:enum=a"`
 		}](), "items: applies to lists, not string"},
