@@ -36,7 +36,7 @@ func (r *Rules) check(at *fieldPath, v reflect.Value) []*Error {
 			errs = append(errs, typeInvalid(at.String(), s, r.Format))
 		}
 	}
-	if isList(r.kind) {
+	if r.MinItems >= 0 || r.MaxItems >= 0 { // set on lists only
 		n := v.Len()
 		if r.MinItems >= 0 && int64(n) < r.MinItems {
 			errs = append(errs, invalid(at.String(), n, fmt.Sprintf("must have at least %d %s", r.MinItems, plural(r.MinItems, "item"))))

@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -148,7 +149,11 @@ func isInt(k reflect.Kind) bool { return k >= reflect.Int && k <= reflect.Int64 
 
 func isUint(k reflect.Kind) bool { return k >= reflect.Uint && k <= reflect.Uintptr }
 
-func isList(k reflect.Kind) bool { return k == reflect.Slice || k == reflect.Array }
+// isList says whether t is a list in JSON: a slice or array, but not
+// []byte, which is a base64 string.
+func isList(t reflect.Type) bool {
+	return t.Kind() == reflect.Array || t.Kind() == reflect.Slice && t.Elem().Kind() != reflect.Uint8
+}
 
 // set records one keyword of the validate tag.
 func (r *Rules) set(key, value string, base reflect.Type) error {
@@ -186,7 +191,7 @@ func (r *Rules) set(key, value string, base reflect.Type) error {
 		if strings.HasSuffix(key, "Length") && !isString(k) {
 			return fmt.Errorf("applies to strings, not %v", base)
 		}
-		if strings.HasSuffix(key, "Items") && (!isList(k) || k == reflect.Slice && base.Elem().Kind() == reflect.Uint8) {
+		if strings.HasSuffix(key, "Items") && !isList(base) {
 			return fmt.Errorf("applies to lists, not %v", base)
 		}
 		n, err := strconv.ParseInt(value, 10, 64)
@@ -224,7 +229,7 @@ var itemKeywords = map[string]bool{
 
 // setItems parses the items: keywords of a list of strings or numbers.
 func (r *Rules) setItems(base reflect.Type, words []string) error {
-	if !isList(base.Kind()) || base.Kind() == reflect.Slice && base.Elem().Kind() == reflect.Uint8 {
+	if !isList(base) {
 		return fmt.Errorf("validate: items: applies to lists, not %v", base)
 	}
 	elem := base.Elem()
@@ -326,21 +331,11 @@ func (r *Rules) consistent() error {
 func (r *Rules) compare(a, b bound) int {
 	switch {
 	case isInt(r.kind):
-		return cmpOrdered(a.i, b.i)
+		return cmp.Compare(a.i, b.i)
 	case isUint(r.kind):
-		return cmpOrdered(a.u, b.u)
+		return cmp.Compare(a.u, b.u)
 	}
-	return cmpOrdered(a.f, b.f)
-}
-
-func cmpOrdered[T int64 | uint64 | float64](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return +1
-	}
-	return 0
+	return cmp.Compare(a.f, b.f)
 }
 
 // setDefault parses the default tag: the string itself for a string field,
