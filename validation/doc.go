@@ -30,8 +30,9 @@
 //	exclusiveMaximum      with maximum        +kubebuilder:validation:ExclusiveMaximum=true
 //	minLength=N           strings             +kubebuilder:validation:MinLength=N
 //	maxLength=N           strings             +kubebuilder:validation:MaxLength=N (+k8s:maxLength)
-//	minItems=N, maxItems  lists               +kubebuilder:validation:MinItems=N (+k8s:maxItems)
-//	format=F              strings             +kubebuilder:validation:Format=F
+//	minItems=N            lists               +kubebuilder:validation:MinItems=N
+//	maxItems=N            lists               +kubebuilder:validation:MaxItems=N (+k8s:maxItems)
+//	format=F              strings             +kubebuilder:validation:Format=F (+k8s:format, other names)
 //	immutable             any field           +kubebuilder:validation:XValidation:rule="self == oldSelf" (+k8s:immutable)
 //	items:KEYWORD=V       lists of scalars    +kubebuilder:validation:items:Enum=a;b (+k8s:eachVal=+k8s:enum)
 //
