@@ -13,10 +13,19 @@ import (
 // before the resource's own Default and Validate, and shown in its OpenAPI
 // schema.
 
+// WithRuleEngine evaluates the rule tags of the registered types (their
+// x-kubernetes-validations) with e: validation/cel's engine for CEL, as
+// CRDs have it. Without one, a type with a rule tag cannot be registered.
+func WithRuleEngine(e validation.RuleEngine) Option { return func(c *config) { c.ruleEngine = e } }
+
 // declare compiles the tags of the resource's type and puts their defaults
 // and checks in front of the resource's own hooks.
-func (r *resource) declare() error {
-	schema, err := validation.For(r.typ)
+func (r *resource) declare(engine validation.RuleEngine) error {
+	var opts []validation.Option
+	if engine != nil {
+		opts = append(opts, validation.WithRuleEngine(engine))
+	}
+	schema, err := validation.For(r.typ, opts...)
 	if err != nil || schema.Empty() {
 		return err
 	}
@@ -40,7 +49,11 @@ func declaredFirst(schema *validation.Schema, own func(ctx context.Context, obj,
 		}
 		var errs FieldErrors
 		for _, e := range schema.Validate(obj, oldValue) {
-			errs = append(errs, &FieldError{Type: e.Type, Field: e.Field, BadValue: e.BadValue, Detail: e.Detail})
+			fe := &FieldError{Type: e.Type, Field: e.Field, BadValue: e.BadValue, Detail: e.Detail}
+			if e.BadValue == (validation.OmittedValue{}) {
+				fe.BadValue = omittedValue{}
+			}
+			errs = append(errs, fe)
 		}
 		if own != nil {
 			errs = append(errs, own(ctx, obj, old)...)
@@ -79,6 +92,9 @@ func addKeywords(s *oapiSchema, rules *validation.Rules) {
 	}
 	if rules.Default != nil {
 		s.Default = rules.Default
+	}
+	if rules.Rule != "" {
+		s.XValidations = append(s.XValidations, oapiValidationRule{Rule: rules.Rule, Message: rules.RuleMessage})
 	}
 	if rules.Immutable {
 		// How a CustomResourceDefinition says it (kubebuilder's

@@ -98,7 +98,7 @@ func Register[T any, P interface {
 	if err := res.complete(r.Status); err != nil {
 		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
-	if err := res.declare(); err != nil {
+	if err := res.declare(s.config.ruleEngine); err != nil {
 		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
 	if r.Scale != nil {

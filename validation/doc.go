@@ -102,9 +102,22 @@
 // structs and pointers, not to those inside lists or maps, which have no
 // old counterpart to compare with.
 //
-// # Not here
+// # Rules across fields
 //
-// Cross-field rules (x-kubernetes-validations with CEL) are not evaluated:
-// a resource's Validate function is the place for them. Immutable shows in
-// OpenAPI as the rule "self == oldSelf", as a CRD writes it.
+// A rule tag holds an expression that must hold of the field's value, self,
+// and for a transition rule of its value before an update, oldSelf: a CRD's
+// x-kubernetes-validations, shown as such in OpenAPI. The ruleMessage tag
+// says what a failure means:
+//
+//	Range Range `json:"range" rule:"self.min <= self.max" ruleMessage:"min must not exceed max"`
+//
+// Package validation parses rules but does not evaluate them: a RuleEngine
+// given to For (apiserver.WithRuleEngine) does. Package
+// github.com/kapi-dev/kapi/validation/cel, a module of its own so that the
+// root module does not require cel-go, is one for CEL. Without an engine a
+// rule tag is an error. A failed rule is worded as a CRD's: "Invalid value:
+// min must not exceed max" (no value shown for an object or a list), or
+// "failed rule: RULE" without a message. A transition rule is skipped on
+// create and where the old value is absent, and refused inside lists and
+// maps, where no old value corresponds.
 package validation

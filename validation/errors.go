@@ -16,17 +16,25 @@ type Error struct {
 	Type kapi.CauseType
 	// Field is the JSON path of the field: spec.ports[1].port, spec.selector[app].
 	Field string
-	// BadValue is the refused value; nil for Required and TooLong.
+	// BadValue is the refused value; nil for Required and TooLong,
+	// OmittedValue{} where the message shows none (a rule on an object).
 	BadValue any
 	// Detail says what the field must be.
 	Detail string
 }
+
+// OmittedValue is the BadValue of an Error whose message shows no value,
+// as field.OmitValueType is in Kubernetes.
+type OmittedValue struct{}
 
 func (e *Error) Error() string {
 	body := causeWords[e.Type]
 	switch e.Type {
 	case kapi.CauseTypeFieldValueRequired, kapi.CauseTypeFieldValueTooLong:
 	default:
+		if e.BadValue == (OmittedValue{}) {
+			break
+		}
 		body += ": " + formatValue(e.BadValue)
 	}
 	if e.Detail != "" {

@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -37,12 +38,40 @@ type field struct {
 	omitEmpty bool   // `json:",omitempty"`
 	omitZero  bool   // `json:",omitzero"`
 	inner     *node  // of the field's value, without pointers; nil when nothing is below
+	program   Program
+	jsonType  string // of the field's value in OpenAPI, for a failed rule's message
 }
 
-// For compiles the validate, pattern and default tags of the fields of t (a
-// struct type, or a pointer to one) and of every type below it. A tag that
-// is malformed or does not fit its field's type is an error naming the field.
-func For(t reflect.Type) (*Schema, error) {
+// A RuleEngine compiles the expressions of rule tags. Package
+// github.com/kapi-dev/kapi/validation/cel is one for CEL, the language of a
+// CRD's x-kubernetes-validations.
+type RuleEngine interface {
+	Compile(rule string) (Program, error)
+}
+
+// A Program is a compiled rule.
+type Program interface {
+	// Eval says whether the rule holds of self, a field's value in its JSON
+	// form (map[string]any, []any, string, int64, float64, bool, nil), and
+	// oldSelf, its value before an update (nil on create).
+	Eval(self, oldSelf any) (bool, error)
+	// Transition says that the rule reads oldSelf, so that it is evaluated
+	// on updates only, as a CRD's transition rules are.
+	Transition() bool
+}
+
+// An Option changes how For compiles.
+type Option func(*builder)
+
+// WithRuleEngine compiles and evaluates rule tags with e. Without it, a
+// rule tag is an error.
+func WithRuleEngine(e RuleEngine) Option { return func(b *builder) { b.engine = e } }
+
+// For compiles the validate, pattern, default and rule tags of the fields of
+// t (a struct type, or a pointer to one) and of every type below it. A tag
+// that is malformed or does not fit its field's type is an error naming the
+// field.
+func For(t reflect.Type, opts ...Option) (*Schema, error) {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -50,6 +79,9 @@ func For(t reflect.Type) (*Schema, error) {
 		return nil, fmt.Errorf("validation: %v is not a struct type", t)
 	}
 	b := &builder{nodes: map[nodeKey]*node{}, building: map[nodeKey]bool{}}
+	for _, o := range opts {
+		o(b)
+	}
 	root, err := b.build(t, "", false)
 	if err != nil {
 		return nil, fmt.Errorf("validation: %v: %w", t, err)
@@ -60,6 +92,7 @@ func For(t reflect.Type) (*Schema, error) {
 type builder struct {
 	nodes    map[nodeKey]*node // nil for a type with nothing to do
 	building map[nodeKey]bool
+	engine   RuleEngine
 }
 
 // nodeKey tells apart a struct type's node in a list, where immutable
@@ -126,6 +159,16 @@ func (b *builder) build(t reflect.Type, path string, inList bool) (*node, error)
 			errs = append(errs, fmt.Errorf("%s (%s): immutable fields must be reached through structs, not lists or maps", fieldPath, jf.Owner))
 			continue
 		}
+		var program Program
+		if rules != nil && rules.Rule != "" {
+			if program, err = b.compile(rules.Rule); err == nil && program.Transition() && inList {
+				err = errors.New("rules that read oldSelf must be reached through structs, not lists or maps")
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s (%s): rule %q: %w", fieldPath, jf.Owner, rules.Rule, err))
+				continue
+			}
+		}
 		inner, err := b.build(jf.Type, fieldPath, inList)
 		if err != nil {
 			errs = append(errs, err)
@@ -134,7 +177,8 @@ func (b *builder) build(t reflect.Type, path string, inList bool) (*node, error)
 		if rules == nil && inner == nil {
 			continue
 		}
-		f := &field{name: jf.Name, index: jf.Index, rules: rules, omitEmpty: jf.OmitEmpty, omitZero: jf.OmitZero, inner: inner}
+		f := &field{name: jf.Name, index: jf.Index, rules: rules, omitEmpty: jf.OmitEmpty, omitZero: jf.OmitZero, inner: inner,
+			program: program, jsonType: jsonType(jf.Type)}
 		n.fields = append(n.fields, f)
 		if rules != nil {
 			n.defaults = n.defaults || rules.deflt.IsValid() || rules.defaultJSON != nil
@@ -153,6 +197,31 @@ func (b *builder) build(t reflect.Type, path string, inList bool) (*node, error)
 		return nil, nil
 	}
 	return n, nil
+}
+
+func (b *builder) compile(rule string) (Program, error) {
+	if b.engine == nil {
+		return nil, errors.New("no RuleEngine to evaluate it (see package validation/cel)")
+	}
+	return b.engine.Compile(rule)
+}
+
+// jsonType is the OpenAPI type of values of t.
+func jsonType(t reflect.Type) string {
+	t, _ = jsonfields.Deref(t, nil)
+	switch {
+	case t.Kind() == reflect.Bool:
+		return "boolean"
+	case isInt(t.Kind()) || isUint(t.Kind()):
+		return "integer"
+	case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
+		return "number"
+	case t.Kind() == reflect.String, t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8:
+		return "string"
+	case isList(t):
+		return "array"
+	}
+	return "object"
 }
 
 // Empty says that the type declares nothing: Default and Validate do nothing.
@@ -349,6 +418,11 @@ func (n *node) walk(errs *[]*Error, path *fieldPath, v, old reflect.Value) {
 			if r.Immutable && oldField.IsValid() && !equal(fv, oldField) {
 				*errs = append(*errs, invalid(path.String(), nil, "field is immutable"))
 			}
+			if f.program != nil && !f.absent(fv) {
+				if e := f.evalRule(path, fv, oldField); e != nil {
+					*errs = append(*errs, e)
+				}
+			}
 		}
 		if f.inner != nil && f.inner.checks {
 			if inner, ok := deref(fv); ok {
@@ -388,6 +462,70 @@ func (n *node) walkItems(errs *[]*Error, path *fieldPath, v reflect.Value) {
 			path.pop(parent)
 		}
 	}
+}
+
+// evalRule evaluates the field's rule on its value fv (and old, invalid on
+// create), worded as a CRD's failed rule is.
+func (f *field) evalRule(path *fieldPath, fv, old reflect.Value) *Error {
+	var oldSelf any
+	if old.IsValid() && !f.absent(old) {
+		oldSelf = jsonValue(old)
+	} else if f.program.Transition() {
+		return nil // a transition rule needs an old value
+	}
+	self := jsonValue(fv)
+	ok, err := f.program.Eval(self, oldSelf)
+	if ok && err == nil {
+		return nil
+	}
+	var value any = OmittedValue{}
+	if f.jsonType != "object" && f.jsonType != "array" {
+		value = self
+	}
+	detail := f.rules.RuleMessage
+	switch {
+	case err != nil:
+		detail = fmt.Sprintf("%v evaluating rule: %s", err, cmp.Or(f.rules.RuleMessage, f.rules.Rule))
+	case detail == "":
+		detail = "failed rule: " + f.rules.Rule
+	}
+	return invalid(path.String(), value, detail)
+}
+
+// jsonValue is v as encoding/json writes it and decodes it into an any,
+// but with integers as int64.
+func jsonValue(v reflect.Value) any {
+	data, err := json.Marshal(v.Interface())
+	if err != nil {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var out any
+	if dec.Decode(&out) != nil {
+		return nil
+	}
+	return numbers(out)
+}
+
+func numbers(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		if i, err := v.Int64(); err == nil {
+			return i
+		}
+		f, _ := v.Float64()
+		return f
+	case map[string]any:
+		for k, e := range v {
+			v[k] = numbers(e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = numbers(e)
+		}
+	}
+	return v
 }
 
 // equal compares a field's new and old values deeply, through pointers to

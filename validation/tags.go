@@ -30,6 +30,11 @@ type Rules struct {
 	Format                                   string
 	// Default is the default as a JSON value; nil when there is none.
 	Default any
+	// Rule is the expression of the rule tag, which must hold of the
+	// field's value (a CRD's x-kubernetes-validations rule, CEL); a
+	// RuleEngine given to For evaluates it. RuleMessage, from the
+	// ruleMessage tag, is what a failure says.
+	Rule, RuleMessage string
 	// Items are the constraints on each item of a list, from the items:
 	// keywords (items:enum=a;b, kubebuilder's items:Enum); nil without.
 	Items *Rules
@@ -62,17 +67,26 @@ var keywords = map[string]bool{
 	"format": true,
 }
 
-// RulesOf parses the tags of a struct field: validate, pattern and default.
+// RulesOf parses the tags of a struct field: validate, pattern, default,
+// rule and ruleMessage.
 // It returns nil (and no error) when the field declares nothing, and an
 // error when a tag is malformed or does not fit the field's type.
 func RulesOf(sf reflect.StructField) (*Rules, error) {
 	v, hasValidate := sf.Tag.Lookup("validate")
 	pattern, hasPattern := sf.Tag.Lookup("pattern")
 	deflt, hasDefault := sf.Tag.Lookup("default")
-	if !hasValidate && !hasPattern && !hasDefault {
+	rule, hasRule := sf.Tag.Lookup("rule")
+	message, hasMessage := sf.Tag.Lookup("ruleMessage")
+	if !hasValidate && !hasPattern && !hasDefault && !hasRule && !hasMessage {
 		return nil, nil
 	}
 	r, err := parseRules(sf.Type, v, pattern, hasPattern, deflt, hasDefault)
+	if err == nil && (hasRule || hasMessage) {
+		if strings.TrimSpace(rule) == "" {
+			err = errors.New("rule: empty, or a ruleMessage without a rule")
+		}
+		r.Rule, r.RuleMessage = strings.TrimSpace(rule), strings.TrimSpace(message)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("field %s: %w", sf.Name, err)
 	}

@@ -328,7 +328,7 @@ func TestRulesOfShowsKeywords(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := json.Marshal(r)
-	want := `{"Required":false,"Optional":false,"Immutable":false,"Enum":null,"Minimum":0,"Maximum":1,"ExclusiveMinimum":true,"ExclusiveMaximum":true,"MinLength":-1,"MaxLength":-1,"MinItems":-1,"MaxItems":-1,"Pattern":"","Format":"","Default":null,"Items":null}`
+	want := `{"Required":false,"Optional":false,"Immutable":false,"Enum":null,"Minimum":0,"Maximum":1,"ExclusiveMinimum":true,"ExclusiveMaximum":true,"MinLength":-1,"MaxLength":-1,"MinItems":-1,"MaxItems":-1,"Pattern":"","Format":"","Default":null,"Rule":"","RuleMessage":"","Items":null}`
 	if string(got) != want {
 		t.Errorf("rules\n%s\nwant\n%s", got, want)
 	}
