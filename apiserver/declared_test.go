@@ -318,3 +318,16 @@ func TestWidgetDeclaredMessages(t *testing.T) {
 		t.Errorf("causes %q", got)
 	}
 }
+
+// The status subresource checks the declared constraints once, and only
+// those of what it changes.
+func TestWidgetDeclaredStatus(t *testing.T) {
+	_, c := newTestServer(t)
+	c.create(newWidget("default", "s"))
+	st := c.do(http.MethodPatch, widgetPath("default", "s")+"/status", `{"status":{"replicas":-1}}`, "Content-Type", "application/merge-patch+json").
+		failure(t, http.StatusUnprocessableEntity, kapi.StatusReasonInvalid)
+	if want := `Widget.example.com "s" is invalid: status.replicas: Invalid value: -1: must be greater than or equal to 0`; st.Message != want {
+		t.Errorf("message %q, want %q", st.Message, want)
+	}
+	c.do(http.MethodPatch, widgetPath("default", "s")+"/status", `{"status":{"replicas":3}}`, "Content-Type", "application/merge-patch+json").mustCode(t, http.StatusOK)
+}
