@@ -81,6 +81,7 @@ const (
 	CauseTypeFieldValueRequired      CauseType = "FieldValueRequired"
 	CauseTypeFieldValueDuplicate     CauseType = "FieldValueDuplicate"
 	CauseTypeFieldValueInvalid       CauseType = "FieldValueInvalid"
+	CauseTypeFieldValueTypeInvalid   CauseType = "FieldValueTypeInvalid"
 	CauseTypeFieldValueNotSupported  CauseType = "FieldValueNotSupported"
 	CauseTypeFieldValueForbidden     CauseType = "FieldValueForbidden"
 	CauseTypeFieldValueTooLong       CauseType = "FieldValueTooLong"

@@ -16,9 +16,16 @@
 //	})
 //	mux.Handle("/", srv)
 //
-// A mistake in the description is an error from Register, never a panic
-// later. Registration ends with Complete, or when the server first serves
-// a request.
+// The common constraints can be declared on the type's fields instead, in
+// struct tags (validate:"required,enum=red;green;blue", default:"1",
+// pattern:"^[a-z]+$"; see package validation): they are defaulted and
+// checked on every write before Default and Validate run, and written into
+// the OpenAPI schema. Rule tags (CEL, as a CRD's x-kubernetes-validations)
+// need WithRuleEngine.
+//
+// A mistake in the description or in a tag is an error from Register,
+// never a panic later. Registration ends with Complete, or when the server
+// first serves a request.
 //
 // # Versions
 //

@@ -270,6 +270,7 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.body() }
 var causeWords = map[kapi.CauseType]string{
 	kapi.CauseTypeFieldValueRequired:     "Required value",
 	kapi.CauseTypeFieldValueInvalid:      "Invalid value",
+	kapi.CauseTypeFieldValueTypeInvalid:  "Invalid value",
 	kapi.CauseTypeFieldValueNotSupported: "Unsupported value",
 	kapi.CauseTypeFieldValueForbidden:    "Forbidden",
 	kapi.CauseTypeFieldValueDuplicate:    "Duplicate value",
@@ -287,13 +288,19 @@ func (e *FieldError) body() string {
 	switch e.Type {
 	case kapi.CauseTypeFieldValueRequired, kapi.CauseTypeFieldValueForbidden, kapi.CauseTypeFieldValueTooLong:
 	default:
-		s += ": " + formatValue(e.BadValue)
+		if _, omitted := e.BadValue.(omittedValue); !omitted {
+			s += ": " + formatValue(e.BadValue)
+		}
 	}
 	if e.Detail != "" {
 		s += ": " + e.Detail
 	}
 	return s
 }
+
+// omittedValue is the BadValue of a cause whose message shows no value, as
+// a failed rule on an object or a list does.
+type omittedValue struct{}
 
 func formatValue(v any) string {
 	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer {

@@ -165,6 +165,16 @@ type oapiSchema struct {
 	Type                 string                 `json:"type,omitempty"`
 	Format               string                 `json:"format,omitempty"`
 	Default              any                    `json:"default,omitempty"`
+	Enum                 []any                  `json:"enum,omitempty"`
+	Minimum              json.Number            `json:"minimum,omitempty"`
+	ExclusiveMinimum     bool                   `json:"exclusiveMinimum,omitempty"`
+	Maximum              json.Number            `json:"maximum,omitempty"`
+	ExclusiveMaximum     bool                   `json:"exclusiveMaximum,omitempty"`
+	MinLength            *int64                 `json:"minLength,omitempty"`
+	MaxLength            *int64                 `json:"maxLength,omitempty"`
+	Pattern              string                 `json:"pattern,omitempty"`
+	MinItems             *int64                 `json:"minItems,omitempty"`
+	MaxItems             *int64                 `json:"maxItems,omitempty"`
 	Required             []string               `json:"required,omitempty"`
 	Items                *oapiSchema            `json:"items,omitempty"`
 	Properties           map[string]*oapiSchema `json:"properties,omitempty"`
@@ -177,6 +187,7 @@ type oapiSchema struct {
 	PatchMergeKey        string                 `json:"x-kubernetes-patch-merge-key,omitempty"`
 	PatchStrategy        string                 `json:"x-kubernetes-patch-strategy,omitempty"`
 	PreserveUnknown      bool                   `json:"x-kubernetes-preserve-unknown-fields,omitempty"`
+	XValidations         []oapiValidationRule   `json:"x-kubernetes-validations,omitempty"`
 }
 
 const oapiSchemaRefPrefix = "#/components/schemas/"
@@ -566,13 +577,18 @@ func (b *openAPIBuilder) structSchema(t reflect.Type, path string) (*oapiSchema,
 		if mt := f.StructField.Tag.Get("mapType"); mt != "" {
 			fs.MapType = mt
 		}
+		declared, err := declaredKeywords(fs, f.StructField)
+		if err != nil {
+			return nil, fmt.Errorf("field %s: %w", fieldPath, err)
+		}
 		if s.Properties == nil {
 			s.Properties = map[string]*oapiSchema{}
 		}
 		s.Properties[f.Name] = fs
 		// The Kubernetes convention: a field is optional when it may be left
 		// out of the JSON, or is a pointer.
-		if !f.OmitEmpty && !f.OmitZero && !f.Optional && f.Type.Kind() != reflect.Pointer && !oapiMetaOptional[t] {
+		// A validate tag's required or optional says otherwise.
+		if declared != nil && *declared || declared == nil && !f.OmitEmpty && !f.OmitZero && !f.Optional && f.Type.Kind() != reflect.Pointer && !oapiMetaOptional[t] {
 			s.Required = append(s.Required, f.Name)
 		}
 	}

@@ -127,6 +127,9 @@ func Register[T any, P interface {
 	if err := res.complete(r.Status); err != nil {
 		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
+	if err := res.declare(s.config.ruleEngine); err != nil {
+		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
+	}
 	if r.Scale != nil {
 		if res.scale, err = resolveScale(res.typ, *r.Scale); err != nil {
 			return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)

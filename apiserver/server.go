@@ -16,6 +16,7 @@ import (
 	"github.com/kapi-dev/kapi/gc"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/storage/memory"
+	"github.com/kapi-dev/kapi/validation"
 	"github.com/kapi-dev/kapi/versions"
 	"github.com/kapi-dev/kapi/watch"
 )
@@ -35,6 +36,7 @@ type config struct {
 	validating       []AdmissionFunc
 	auth             authConfig // auth.go
 	limits           limits
+	ruleEngine       validation.RuleEngine // declared.go
 }
 
 // WithStorage stores objects in store instead of a new in-memory store.

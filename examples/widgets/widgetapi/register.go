@@ -29,8 +29,8 @@ func RegisterStoringIn(srv *apiserver.Server, version string) error {
 		apiserver.Register(srv, apiserver.Resource[Widget]{
 			Group: "example.com", Version: "v1", Kind: "Widget", Plural: "widgets", Storage: version == "v1",
 			Namespaced: true, ShortNames: []string{"wd"}, Status: true,
-			Scale:   widgetScale(),
-			Default: defaultWidget, Validate: validate,
+			Scale:            widgetScale(),
+			Validate:         validate,
 			SelectableFields: []string{"spec.color"},
 			Columns: []apiserver.Column[Widget]{
 				{Name: "Color", Type: "string", Description: "Color of the widget.", Value: func(w *Widget) any { return w.Spec.Color }},
@@ -46,7 +46,6 @@ func RegisterStoringIn(srv *apiserver.Server, version string) error {
 		apiserver.Register(srv, v1beta1),
 		apiserver.Register(srv, apiserver.Resource[WidgetClass]{
 			Group: "example.com", Version: "v1", Kind: "WidgetClass", Plural: "widgetclasses",
-			Validate: validateWidgetClass,
 		}),
 	)
 }
@@ -56,61 +55,17 @@ func widgetScale() *apiserver.ScalePaths {
 	return &apiserver.ScalePaths{SpecReplicas: ".spec.replicas", StatusReplicas: ".status.replicas", LabelSelector: ".status.selector"}
 }
 
-func defaultWidget(w *Widget) {
-	if w.Spec.Replicas == nil {
-		one := int32(1)
-		w.Spec.Replicas = &one
-	}
-	for i := range w.Spec.Ports {
-		if w.Spec.Ports[i].Protocol == "" {
-			w.Spec.Ports[i].Protocol = "TCP"
-		}
-	}
-}
-
+// validateWidget checks what the tags of the types cannot say: that the
+// names of a widget's ports are unique. The tags check the rest (color,
+// replicas, size, ports, status.replicas) before it runs.
 func validateWidget(_ context.Context, w, _ *Widget) apiserver.FieldErrors {
 	var errs apiserver.FieldErrors
-	switch w.Spec.Color {
-	case "red", "green", "blue":
-	case "":
-		errs = append(errs, apiserver.Required("spec.color", ""))
-	default:
-		errs = append(errs, apiserver.NotSupported("spec.color", w.Spec.Color, "red", "green", "blue"))
-	}
-	if r := w.Spec.Replicas; r != nil && *r < 0 {
-		errs = append(errs, apiserver.Invalid("spec.replicas", *r, "must be greater than or equal to 0"))
-	}
-	if w.Spec.Size < 0 {
-		errs = append(errs, apiserver.Invalid("spec.size", w.Spec.Size, "must be greater than or equal to 0"))
-	}
 	seen := map[string]bool{}
 	for i, p := range w.Spec.Ports {
-		path := fmt.Sprintf("spec.ports[%d]", i)
-		switch {
-		case p.Name == "":
-			errs = append(errs, apiserver.Required(path+".name", ""))
-		case seen[p.Name]:
-			errs = append(errs, apiserver.Duplicate(path+".name", p.Name))
+		if p.Name != "" && seen[p.Name] {
+			errs = append(errs, apiserver.Duplicate(fmt.Sprintf("spec.ports[%d].name", i), p.Name))
 		}
 		seen[p.Name] = true
-		if p.Port < 1 || p.Port > 65535 {
-			errs = append(errs, apiserver.Invalid(path+".port", p.Port, "must be between 1 and 65535, inclusive"))
-		}
-		switch p.Protocol {
-		case "TCP", "UDP", "SCTP":
-		default:
-			errs = append(errs, apiserver.NotSupported(path+".protocol", p.Protocol, "TCP", "UDP", "SCTP"))
-		}
-	}
-	if w.Status.Replicas < 0 {
-		errs = append(errs, apiserver.Invalid("status.replicas", w.Status.Replicas, "must be greater than or equal to 0"))
 	}
 	return errs
-}
-
-func validateWidgetClass(_ context.Context, c, _ *WidgetClass) apiserver.FieldErrors {
-	if c.Spec.MaxReplicas < 0 {
-		return apiserver.FieldErrors{apiserver.Invalid("spec.maxReplicas", c.Spec.MaxReplicas, "must be greater than or equal to 0")}
-	}
-	return nil
 }

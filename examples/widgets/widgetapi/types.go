@@ -15,10 +15,10 @@ type Widget struct {
 // WidgetSpec is what a user asks of a widget.
 type WidgetSpec struct {
 	// Color is one of red, green and blue.
-	Color string `json:"color" protobuf:"bytes,1,opt,name=color" description:"Color of the widget: red, green or blue."`
+	Color string `json:"color" protobuf:"bytes,1,opt,name=color" validate:"required,enum=red;green;blue" description:"Color of the widget: red, green or blue."`
 	// Replicas defaults to 1.
-	Replicas *int32 `json:"replicas,omitempty" protobuf:"varint,2,opt,name=replicas" description:"Desired number of replicas; defaults to 1."`
-	Size     int32  `json:"size,omitempty" protobuf:"varint,3,opt,name=size" description:"Size of the widget."`
+	Replicas *int32 `json:"replicas,omitempty" protobuf:"varint,2,opt,name=replicas" validate:"minimum=0" default:"1" description:"Desired number of replicas; defaults to 1."`
+	Size     int32  `json:"size,omitempty" protobuf:"varint,3,opt,name=size" validate:"minimum=0" description:"Size of the widget."`
 	// Ports are keyed by name.
 	Ports    []WidgetPort      `json:"ports,omitempty" patchStrategy:"merge" patchMergeKey:"name" listType:"map" listMapKey:"name" protobuf:"bytes,4,rep,name=ports"`
 	Selector map[string]string `json:"selector,omitempty" protobuf:"bytes,5,rep,name=selector"`
@@ -26,15 +26,15 @@ type WidgetSpec struct {
 
 // WidgetPort is one port a widget listens on.
 type WidgetPort struct {
-	Name string `json:"name" protobuf:"bytes,1,opt,name=name"`
-	Port int32  `json:"port" protobuf:"varint,2,opt,name=port"`
+	Name string `json:"name" protobuf:"bytes,1,opt,name=name" validate:"required"`
+	Port int32  `json:"port" protobuf:"varint,2,opt,name=port" validate:"minimum=1,maximum=65535"`
 	// Protocol defaults to TCP.
-	Protocol string `json:"protocol,omitempty" protobuf:"bytes,3,opt,name=protocol"`
+	Protocol string `json:"protocol,omitempty" protobuf:"bytes,3,opt,name=protocol" validate:"enum=TCP;UDP;SCTP" default:"TCP"`
 }
 
 // WidgetStatus is what a controller observed of a widget.
 type WidgetStatus struct {
-	Replicas           int32            `json:"replicas,omitempty" protobuf:"varint,1,opt,name=replicas"`
+	Replicas           int32            `json:"replicas,omitempty" protobuf:"varint,1,opt,name=replicas" validate:"minimum=0"`
 	Selector           string           `json:"selector,omitempty" protobuf:"bytes,2,opt,name=selector"`
 	ObservedGeneration int64            `json:"observedGeneration,omitempty" protobuf:"varint,3,opt,name=observedGeneration"`
 	Conditions         []kapi.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type" listType:"map" listMapKey:"type" protobuf:"bytes,4,rep,name=conditions"`
@@ -51,5 +51,5 @@ type WidgetClass struct {
 // WidgetClassSpec describes a class of widgets.
 type WidgetClassSpec struct {
 	Description string `json:"description,omitempty" protobuf:"bytes,1,opt,name=description"`
-	MaxReplicas int32  `json:"maxReplicas,omitempty" protobuf:"varint,2,opt,name=maxReplicas"`
+	MaxReplicas int32  `json:"maxReplicas,omitempty" protobuf:"varint,2,opt,name=maxReplicas" validate:"minimum=0"`
 }

@@ -23,11 +23,11 @@ type WidgetV1beta1 struct {
 
 // WidgetSpecV1beta1 is the v1beta1 spec: v1's, with Port for Ports.
 type WidgetSpecV1beta1 struct {
-	Color    string `json:"color" protobuf:"bytes,1,opt,name=color" description:"Color of the widget: red, green or blue."`
-	Replicas *int32 `json:"replicas,omitempty" protobuf:"varint,2,opt,name=replicas" description:"Desired number of replicas; defaults to 1."`
-	Size     int32  `json:"size,omitempty" protobuf:"varint,3,opt,name=size" description:"Size of the widget."`
+	Color    string `json:"color" protobuf:"bytes,1,opt,name=color" validate:"required,enum=red;green;blue" description:"Color of the widget: red, green or blue."`
+	Replicas *int32 `json:"replicas,omitempty" protobuf:"varint,2,opt,name=replicas" validate:"minimum=0" default:"1" description:"Desired number of replicas; defaults to 1."`
+	Size     int32  `json:"size,omitempty" protobuf:"varint,3,opt,name=size" validate:"minimum=0" description:"Size of the widget."`
 	// Port is v1's port named "default" (TCP).
-	Port     *int32            `json:"port,omitempty" protobuf:"varint,4,opt,name=port" description:"The port the widget listens on (TCP)."`
+	Port     *int32            `json:"port,omitempty" protobuf:"varint,4,opt,name=port" validate:"minimum=1,maximum=65535" description:"The port the widget listens on (TCP)."`
 	Selector map[string]string `json:"selector,omitempty" protobuf:"bytes,5,rep,name=selector"`
 }
 
@@ -41,8 +41,9 @@ const defaultPort = "default"
 
 // widgetV1beta1 is the registration of v1beta1: served, deprecated,
 // converted through v1's Widget, the hub. Names, scope and subresources are
-// v1's; columns and defaults are its own; validation is v1's, on the
-// converted object.
+// v1's; columns and defaults (from its tags) are its own; validation is
+// v1's, on the converted object (its tags show in its OpenAPI document, and
+// check it only when it is the storage version).
 func widgetV1beta1() apiserver.Resource[WidgetV1beta1] {
 	return apiserver.Resource[WidgetV1beta1]{
 		Group: "example.com", Version: "v1beta1", Kind: "Widget", Plural: "widgets",
@@ -50,7 +51,6 @@ func widgetV1beta1() apiserver.Resource[WidgetV1beta1] {
 		Scale:            widgetScale(),
 		Deprecated:       true,
 		Conversion:       apiserver.ConvertVia(widgetToV1, widgetFromV1),
-		Default:          defaultWidgetV1beta1,
 		SelectableFields: []string{"spec.color", "spec.port"}, // spec.port is v1beta1's alone
 		Columns: []apiserver.Column[WidgetV1beta1]{
 			{Name: "Color", Type: "string", Description: "Color of the widget.", Value: func(w *WidgetV1beta1) any { return w.Spec.Color }},
@@ -62,13 +62,6 @@ func widgetV1beta1() apiserver.Resource[WidgetV1beta1] {
 			}},
 			{Name: "Age", Type: "date", Description: "Time since the widget was created.", Value: func(w *WidgetV1beta1) any { return w.CreationTimestamp }},
 		},
-	}
-}
-
-func defaultWidgetV1beta1(w *WidgetV1beta1) {
-	if w.Spec.Replicas == nil {
-		one := int32(1)
-		w.Spec.Replicas = &one
 	}
 }
 
