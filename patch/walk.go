@@ -1,11 +1,9 @@
 package patch
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 )
@@ -15,22 +13,6 @@ import (
 // configuration into a value, remove a set of fields. They follow
 // structured-merge-diff's rules, edge cases included, because clients see
 // the objects and managedFields they produce.
-
-// decodeJSON reads one JSON value with numbers kept exact; as Kubernetes
-// reads numbers, an integral one is an int64 and any other a float64, which
-// is how they are written back and named in FieldsV1.
-func decodeJSON(b []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return nil, errors.New("unexpected data after the JSON value")
-	}
-	return canonicalNumbers(v), nil
-}
 
 func canonicalNumbers(v any) any {
 	switch x := v.(type) {
