@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // pathElement is one step of a field path, in the four forms of Kubernetes'
@@ -343,7 +345,18 @@ func (s fieldSet) has(p fieldPath) bool {
 	return ok
 }
 
+// The operations below never change a set: they make a new one, or return
+// one of theirs when the result is equal to it, so that a manager's set
+// that a write leaves alone is still the one read (sameSet), and written
+// back as it was read.
+
 func (s fieldSet) union(o fieldSet) fieldSet {
+	if len(o) == 0 {
+		return s
+	}
+	if len(s) == 0 {
+		return o
+	}
 	out := make(fieldSet, len(s)+len(o))
 	for k, p := range s {
 		out[k] = p
@@ -355,6 +368,9 @@ func (s fieldSet) union(o fieldSet) fieldSet {
 }
 
 func (s fieldSet) minus(o fieldSet) fieldSet {
+	if len(o) == 0 || len(s) == 0 || !s.meets(o) {
+		return s
+	}
 	out := make(fieldSet, len(s))
 	for k, p := range s {
 		if _, ok := o[k]; !ok {
@@ -362,6 +378,24 @@ func (s fieldSet) minus(o fieldSet) fieldSet {
 		}
 	}
 	return out
+}
+
+// meets says whether s and o have a path in common.
+func (s fieldSet) meets(o fieldSet) bool {
+	if len(o) < len(s) {
+		s, o = o, s
+	}
+	for k := range s {
+		if _, ok := o[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// sameSet says whether a and b are the same set, not only equal ones.
+func sameSet(a, b fieldSet) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 func (s fieldSet) intersect(o fieldSet) fieldSet {
@@ -495,6 +529,47 @@ func writeJSONString(b *bytes.Buffer, s string) {
 	b.WriteByte('"')
 	b.WriteString(s)
 	b.WriteByte('"')
+}
+
+// parsedSet is a FieldsV1 as read, and as kapi writes it back.
+type parsedSet struct {
+	set     fieldSet
+	encoded []byte
+}
+
+// parsedSets remembers the FieldsV1 last read: an object's managedFields
+// are read on every write to it, and most writes leave most entries as
+// they were (and objects written by the same client alike have equal
+// ones). Its sets are never changed (the operations above make new ones).
+var parsedSets struct {
+	sync.Mutex
+	m map[string]*parsedSet
+}
+
+// maxParsedSets bounds the memory parsedSets holds: a few MiB at most.
+const maxParsedSets = 512
+
+// parseFieldSetCached is parseFieldSet through parsedSets.
+func parseFieldSetCached(raw []byte) (*parsedSet, error) {
+	parsedSets.Lock()
+	p := parsedSets.m[string(raw)]
+	parsedSets.Unlock()
+	if p != nil {
+		return p, nil
+	}
+	set, err := parseFieldSet(raw)
+	if err != nil {
+		return nil, err
+	}
+	encoded, _ := set.MarshalJSON()
+	p = &parsedSet{set: set, encoded: encoded}
+	parsedSets.Lock()
+	if len(parsedSets.m) >= maxParsedSets || parsedSets.m == nil {
+		parsedSets.m = make(map[string]*parsedSet, maxParsedSets)
+	}
+	parsedSets.m[string(raw)] = p
+	parsedSets.Unlock()
+	return p, nil
 }
 
 // parseFieldSet reads the FieldsV1 form.

@@ -602,7 +602,10 @@ func removeItems(v any, s *Schema, path fieldPath, rm fieldSet, deeper map[strin
 // withNamedFields adds to a set every struct field that has a path below
 // it: Kubernetes owns those fields too when it decides what to remove.
 func withNamedFields(set fieldSet, root *Schema) fieldSet {
-	out := set.union(nil)
+	out := make(fieldSet, len(set))
+	for k, p := range set {
+		out[k] = p
+	}
 	for _, p := range set {
 		s := root
 		for i := 0; i < len(p)-1 && s != nil; i++ {
