@@ -273,20 +273,6 @@ func ignoreFilter(ignore []string) func(fieldPath) bool {
 	}
 }
 
-// decodeUnmanaged reads a JSON object without metadata.managedFields; nil
-// for a value that is not an object.
-func decodeUnmanaged(b []byte) (map[string]any, error) {
-	v, err := decodeJSON(b)
-	if err != nil {
-		return nil, err
-	}
-	m, _ := v.(map[string]any)
-	if meta, ok := m["metadata"].(map[string]any); ok {
-		delete(meta, "managedFields")
-	}
-	return m, nil
-}
-
 // liveObject reads a stored object: {} when there is none.
 func (s *Schema) liveObject(b []byte) (map[string]any, error) {
 	if len(b) == 0 {

@@ -21,7 +21,25 @@ import (
 // so the values and the errors are encoding/json's exactly
 // (FuzzDecodeJSON checks the two agree).
 func decodeJSON(b []byte) (any, error) {
-	d := jsonReader{data: b}
+	return readJSON(jsonReader{data: b})
+}
+
+// decodeUnmanaged reads a JSON object without metadata.managedFields; nil
+// for a value that is not an object. The reader passes over managedFields,
+// the larger part of most objects, without making anything of them.
+func decodeUnmanaged(b []byte) (map[string]any, error) {
+	v, err := readJSON(jsonReader{data: b, unmanaged: true})
+	if err != nil {
+		return nil, err
+	}
+	m, _ := v.(map[string]any)
+	if meta, ok := m["metadata"].(map[string]any); ok {
+		delete(meta, "managedFields") // read by encoding/json
+	}
+	return m, nil
+}
+
+func readJSON(d jsonReader) (any, error) {
 	v, ok := d.value(0)
 	if ok {
 		d.space()
@@ -29,7 +47,7 @@ func decodeJSON(b []byte) (any, error) {
 			return v, nil
 		}
 	}
-	return decodeJSONStd(b)
+	return decodeJSONStd(d.data)
 }
 
 // decodeJSONStd is decodeJSON by encoding/json.
@@ -54,6 +72,9 @@ type jsonReader struct {
 	// members is a stack of an object's members being read, shared by
 	// the levels of nesting, so that each map is made once at its size.
 	members []member
+	// unmanaged leaves metadata.managedFields out; discard is set while
+	// the reader checks a value it makes nothing of.
+	unmanaged, discard bool
 }
 
 type member struct {
@@ -79,7 +100,7 @@ func (d *jsonReader) value(depth int) (any, bool) {
 	}
 	switch c := d.data[d.i]; c {
 	case '{':
-		return d.object(depth + 1)
+		return d.object(depth+1, false)
 	case '[':
 		return d.array(depth + 1)
 	case '"':
@@ -107,7 +128,8 @@ func (d *jsonReader) literal(lit string) bool {
 	return false
 }
 
-func (d *jsonReader) object(depth int) (any, bool) {
+// object reads an object; metadata says it is the root's metadata.
+func (d *jsonReader) object(depth int, metadata bool) (any, bool) {
 	if depth > maxDepth {
 		return nil, false
 	}
@@ -117,6 +139,9 @@ func (d *jsonReader) object(depth int) (any, bool) {
 	d.space()
 	if d.i < len(d.data) && d.data[d.i] == '}' {
 		d.i++
+		if d.discard {
+			return nil, true
+		}
 		return map[string]any{}, true
 	}
 	for {
@@ -133,11 +158,29 @@ func (d *jsonReader) object(depth int) (any, bool) {
 			return nil, false
 		}
 		d.i++
-		v, ok := d.value(depth)
+		var v any
+		switch {
+		case d.discard:
+			_, ok = d.value(depth)
+		case metadata && key == "managedFields":
+			ok = d.skip(depth) // and left out, as if deleted
+			v = discarded
+		case depth == 1 && d.unmanaged && key == "metadata":
+			d.space()
+			if d.i < len(d.data) && d.data[d.i] == '{' {
+				v, ok = d.object(depth+1, true)
+			} else {
+				v, ok = d.value(depth)
+			}
+		default:
+			v, ok = d.value(depth)
+		}
 		if !ok {
 			return nil, false
 		}
-		d.members = append(d.members, member{key, v})
+		if !d.discard && v != discarded {
+			d.members = append(d.members, member{key, v})
+		}
 		d.space()
 		if d.i >= len(d.data) {
 			return nil, false
@@ -148,6 +191,9 @@ func (d *jsonReader) object(depth int) (any, bool) {
 			continue
 		case '}':
 			d.i++
+			if d.discard {
+				return nil, true
+			}
 			ms := d.members[base:]
 			m := make(map[string]any, len(ms))
 			for _, kv := range ms { // in order: the last of duplicates wins, as in encoding/json
@@ -166,7 +212,10 @@ func (d *jsonReader) array(depth int) (any, bool) {
 	}
 	d.i++ // [
 	d.space()
-	out := []any{} // encoding/json's [] is an empty, not a nil, slice
+	var out []any
+	if !d.discard {
+		out = []any{} // encoding/json's [] is an empty, not a nil, slice
+	}
 	if d.i < len(d.data) && d.data[d.i] == ']' {
 		d.i++
 		return out, true
@@ -176,7 +225,9 @@ func (d *jsonReader) array(depth int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		out = append(out, v)
+		if !d.discard {
+			out = append(out, v)
+		}
 		d.space()
 		if d.i >= len(d.data) {
 			return nil, false
@@ -193,6 +244,17 @@ func (d *jsonReader) array(depth int) (any, bool) {
 	}
 }
 
+// discarded marks a member left out of its object.
+var discarded any = new(struct{ discarded bool })
+
+// skip checks a value as value reads it, making nothing of it.
+func (d *jsonReader) skip(depth int) bool {
+	d.discard = true
+	_, ok := d.value(depth)
+	d.discard = false
+	return ok
+}
+
 // string reads a JSON string; escapes other than surrogates are read here,
 // anything not plain valid UTF-8 is left to encoding/json.
 func (d *jsonReader) string() (string, bool) {
@@ -202,7 +264,10 @@ func (d *jsonReader) string() (string, bool) {
 		c := d.data[d.i]
 		switch {
 		case c == '"':
-			s := string(d.data[start:d.i])
+			var s string
+			if !d.discard {
+				s = string(d.data[start:d.i])
+			}
 			d.i++
 			return s, true
 		case c == '\\':
@@ -319,6 +384,9 @@ func (d *jsonReader) number() (any, bool) {
 		}
 	}
 	lit := d.data[start:d.i]
+	if d.discard {
+		return nil, true
+	}
 	if integral && len(lit) < 19 && !(len(lit) == 2 && lit[0] == '-' && lit[1] == '0') {
 		return json.Number(lit), true // an int64 already written as FormatInt writes it
 	}

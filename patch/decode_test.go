@@ -14,6 +14,10 @@ var decodeSeeds = []string{
 	` { "a" : [ 1 , 2 ] } `, `{"a":1} x`, `{"a":1}{}`, `{"a":}`, `{"a" 1}`, `[1,]`, `{,}`, `01`, `-`, `1.`, `.5`,
 	`1e`, `tru`, `nul`, `"abc`, `{"a":1`, `[`, ``, strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
 	strings.Repeat(`{"a":`, 100) + `1` + strings.Repeat("}", 100),
+	`{"metadata":{"name":"a","managedFields":[{"manager":"m","fieldsV1":{"f:spec":{".":{},"f:a":{}}}}],"labels":{}},"spec":{}}`,
+	`{"metadata":{"managedFields":{"a":[1,"x\u00e9",true,null]},"managedFields":2}}`, `{"metadata":{"managedFields":[}}`,
+	`{"metadata":{"managedFields":"\ud800"}}`, `{"metadata":[{"managedFields":1}],"x":{"metadata":{"managedFields":1}}}`,
+	`{"metadata":{"a":1},"metadata":{"managedFields":1,"b":2}}`, `{"metadata":1,"metadata":{"managedFields":1}}`,
 }
 
 // TestDecodeJSONMatchesEncodingJSON checks the one-pass reader against
@@ -40,6 +44,19 @@ func checkDecodeJSON(t *testing.T, b []byte) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%q: %#v, encoding/json's %#v", b, got, want)
+	}
+
+	gotm, err := decodeUnmanaged(b)
+	wantm, wantErr := decodeJSONStd(b)
+	if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+		t.Fatalf("%q unmanaged: error %v, encoding/json's %v", b, err, wantErr)
+	}
+	m, _ := wantm.(map[string]any)
+	if meta, ok := m["metadata"].(map[string]any); ok {
+		delete(meta, "managedFields")
+	}
+	if !reflect.DeepEqual(gotm, m) {
+		t.Fatalf("%q unmanaged: %#v, encoding/json's %#v", b, gotm, m)
 	}
 }
 
