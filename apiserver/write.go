@@ -261,11 +261,10 @@ func (rq *request) write(ctx context.Context, desired func(cur kapi.Object) (kap
 		if err != nil {
 			return nil, nil, err
 		}
-		decoded, err := rq.res.decodeStored(kv)
+		cur, err := rq.current(ctx, kv)
 		if err != nil {
 			return nil, nil, err
 		}
-		cur := decoded.(kapi.Object)
 		want, err := desired(shallowCopy(cur))
 		if err != nil {
 			return nil, nil, err
@@ -356,8 +355,8 @@ func (rq *request) prepareUpdate(cur, want kapi.Object) (kapi.Object, error) {
 	wm.UID, wm.CreationTimestamp = om.UID, om.CreationTimestamp
 	wm.DeletionTimestamp, wm.DeletionGracePeriodSeconds = om.DeletionTimestamp, om.DeletionGracePeriodSeconds
 	wm.GenerateName = om.GenerateName
-	if res.statusField != nil {
-		res.statusValue(want).Set(res.statusValue(cur))
+	if res.statusField != nil { // a copy: cur may be the watch cache's (current)
+		deepCopy(res.statusValue(want), res.statusValue(cur))
 	}
 	if res.defaulter != nil {
 		res.defaulter(want)
@@ -505,11 +504,10 @@ func (rq *request) deleteOne(ctx context.Context, name string, opts deleteOption
 		if err != nil {
 			return nil, false, err
 		}
-		decoded, err := rq.res.decodeStored(kv)
+		obj, err := rq.current(ctx, kv)
 		if err != nil {
 			return nil, false, err
 		}
-		obj := decoded.(kapi.Object)
 		meta := obj.GetObjectMeta()
 		if p := opts.Preconditions; p != nil {
 			if p.UID != nil && *p.UID != meta.UID {
