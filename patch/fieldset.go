@@ -410,6 +410,16 @@ func (s fieldSet) intersect(o fieldSet) fieldSet {
 
 // filter keeps the paths keep says yes to.
 func (s fieldSet) filter(keep func(fieldPath) bool) fieldSet {
+	all := true
+	for _, p := range s {
+		if !keep(p) {
+			all = false
+			break
+		}
+	}
+	if all {
+		return s
+	}
 	out := make(fieldSet, len(s))
 	for k, p := range s {
 		if keep(p) {
@@ -435,8 +445,38 @@ func (s fieldSet) prefixes() map[string]bool {
 type setNode struct {
 	elem     pathElement
 	member   bool
-	children []*setNode // sorted once built
-	index    map[string]*setNode
+	children []*setNode          // sorted once built
+	index    map[string]*setNode // once there are many children
+}
+
+// indexAt is how many children a node looks through before it indexes
+// them: most have a few.
+const indexAt = 16
+
+func (n *setNode) child(e pathElement) *setNode {
+	if n.index != nil {
+		if c := n.index[e.str]; c != nil {
+			return c
+		}
+	} else {
+		for _, c := range n.children {
+			if c.elem.str == e.str {
+				return c
+			}
+		}
+	}
+	c := &setNode{elem: e}
+	n.children = append(n.children, c)
+	switch {
+	case n.index != nil:
+		n.index[e.str] = c
+	case len(n.children) > indexAt:
+		n.index = make(map[string]*setNode, 2*len(n.children))
+		for _, c := range n.children {
+			n.index[c.elem.str] = c
+		}
+	}
+	return c
 }
 
 func (s fieldSet) tree() *setNode {
@@ -444,16 +484,7 @@ func (s fieldSet) tree() *setNode {
 	for _, p := range s {
 		n := root
 		for _, e := range p {
-			c := n.index[e.str]
-			if c == nil {
-				c = &setNode{elem: e}
-				if n.index == nil {
-					n.index = map[string]*setNode{}
-				}
-				n.index[e.str] = c
-				n.children = append(n.children, c)
-			}
-			n = c
+			n = n.child(e)
 		}
 		n.member = true
 	}

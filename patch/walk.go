@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 )
 
@@ -234,10 +233,22 @@ func toSet(v any, s *Schema, path fieldPath, out fieldSet) {
 // the sets: an update compares every node of the object and changes few.
 type comparison struct {
 	added, modified, removed fieldSet
+	arena                    []pathElement // where the sets' paths are copied to
+}
+
+// clone copies a path into the comparison's arena: one allocation for
+// many paths.
+func (c *comparison) clone(p fieldPath) fieldPath {
+	if len(c.arena)+len(p) > cap(c.arena) {
+		c.arena = make([]pathElement, 0, max(16, 2*cap(c.arena), len(p)))
+	}
+	n := len(c.arena)
+	c.arena = append(c.arena, p...)
+	return c.arena[n:len(c.arena):len(c.arena)]
 }
 
 func compareObjects(lhs, rhs any, s *Schema) comparison {
-	c := comparison{fieldSet{}, fieldSet{}, fieldSet{}}
+	c := comparison{added: fieldSet{}, modified: fieldSet{}, removed: fieldSet{}}
 	c.walk(lhs, true, rhs, true, s, make(fieldPath, 0, pathDepth))
 	return c
 }
@@ -245,11 +256,11 @@ func compareObjects(lhs, rhs any, s *Schema) comparison {
 func (c *comparison) leaf(l any, lok bool, r any, rok bool, path fieldPath) {
 	switch {
 	case !lok:
-		c.added.insert(slices.Clone(path))
+		c.added.insert(c.clone(path))
 	case !rok:
-		c.removed.insert(slices.Clone(path))
+		c.removed.insert(c.clone(path))
 	case !equalValues(l, r):
-		c.modified.insert(slices.Clone(path))
+		c.modified.insert(c.clone(path))
 	}
 }
 
@@ -285,9 +296,9 @@ func (c *comparison) walk(l any, lok bool, r any, rok bool, s *Schema, path fiel
 		}
 	}
 	if !lok {
-		c.added.insert(slices.Clone(path))
+		c.added.insert(c.clone(path))
 	} else if !rok {
-		c.removed.insert(slices.Clone(path))
+		c.removed.insert(c.clone(path))
 	}
 }
 
@@ -345,18 +356,18 @@ func (c *comparison) listItems(ll, rl []any, s *Schema, path fieldPath) {
 			c.walk(a, len(lv) == 1, b, len(rv) == 1, s.Elem, p)
 		case len(lv) >= 2 && len(rv) >= 2:
 			if !equalValues(lv, rv) {
-				c.modified.insert(slices.Clone(p))
+				c.modified.insert(c.clone(p))
 			}
 		case len(lv) >= 2:
 			if len(rv) == 1 {
 				c.walk(nil, false, rv[0], true, s.Elem, p)
 			}
-			c.removed.insert(slices.Clone(p))
+			c.removed.insert(c.clone(p))
 		default:
 			if len(lv) == 1 {
 				c.walk(lv[0], true, nil, false, s.Elem, p)
 			}
-			c.added.insert(slices.Clone(p))
+			c.added.insert(c.clone(p))
 		}
 	}
 }
