@@ -18,6 +18,25 @@ var decodeSeeds = []string{
 	`{"metadata":{"managedFields":{"a":[1,"x\u00e9",true,null]},"managedFields":2}}`, `{"metadata":{"managedFields":[}}`,
 	`{"metadata":{"managedFields":"\ud800"}}`, `{"metadata":[{"managedFields":1}],"x":{"metadata":{"managedFields":1}}}`,
 	`{"metadata":{"a":1},"metadata":{"managedFields":1,"b":2}}`, `{"metadata":1,"metadata":{"managedFields":1}}`,
+	`{"metadata":{"name":"a","labels":{"x":"y"}},"spec":{"ports":[{"port":1,"name":"a"},{"port":2}],"tags":["a","b"],"any":{"x":[1]}}}`,
+	`{"spec":{"ports":[{"port":1},{"port":1}],"tags":["a","a"]}}`, `{"spec":{"ports":[{"name":"x"}]}}`, `{"spec":{"tags":[{}]}}`,
+	`{"spec":{"bogus":1}}`, `{"metadata":{"labels":{"x":1}}}`, `{"metadata":[]}`,
+}
+
+// validThing is a schema for checking valid against explain.
+type validThing struct {
+	Metadata struct {
+		Name   string            `json:"name"`
+		Labels map[string]string `json:"labels"`
+	} `json:"metadata"`
+	Spec struct {
+		Ports []struct {
+			Name string `json:"name"`
+			Port int    `json:"port"`
+		} `json:"ports" patchStrategy:"merge" patchMergeKey:"port"`
+		Tags []string `json:"tags" listType:"set"`
+		Any  any      `json:"any"`
+	} `json:"spec"`
 }
 
 // TestDecodeJSONMatchesEncodingJSON checks the one-pass reader against
@@ -44,6 +63,18 @@ func checkDecodeJSON(t *testing.T, b []byte) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%q: %#v, encoding/json's %#v", b, got, want)
+	}
+
+	if got != nil {
+		s, err := SchemaOf(reflect.TypeFor[validThing]())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dup := range []bool{false, true} {
+			if ok, why := valid(got, s, dup), explain(got, s, nil, dup); ok != (why == nil) {
+				t.Fatalf("%q: valid says %v, explain %v", b, ok, why)
+			}
+		}
 	}
 
 	gotm, err := decodeUnmanaged(b)

@@ -105,6 +105,74 @@ const pathDepth = 16
 // place (append, not with): a path outlives no call here but as an error's
 // text, and a copy per node was a tenth of a write's allocations.
 func validate(v any, s *Schema, path fieldPath, duplicates bool) error {
+	if valid(v, s, duplicates) {
+		return nil
+	}
+	return explain(v, s, path, duplicates)
+}
+
+// valid says whether explain finds nothing wrong, as it would (the same
+// checks, the same lists walked in order), without the path and the sorted
+// keys that only an error's text needs: every write validates its object.
+func valid(v any, s *Schema, duplicates bool) bool {
+	if s == nil || s.Kind == Untyped || v == nil {
+		return true
+	}
+	switch s.Kind {
+	case Scalar:
+		switch v.(type) {
+		case map[string]any, []any:
+			return false
+		}
+	case Struct, Map:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, child := range m {
+			cs := s.Field(k)
+			if cs == nil || !valid(child, cs, duplicates) {
+				return false
+			}
+		}
+	case List:
+		l, ok := v.([]any)
+		if !ok {
+			return false
+		}
+		if isLeaf(s) {
+			for _, item := range l {
+				if !valid(item, s.Elem, duplicates) {
+					return false
+				}
+			}
+			return true
+		}
+		var seen map[string]bool
+		if !duplicates {
+			seen = make(map[string]bool, len(l))
+		}
+		for _, item := range l {
+			e, err := itemElement(s, item)
+			if err != nil {
+				return false
+			}
+			if !duplicates {
+				if seen[e.str] {
+					return false
+				}
+				seen[e.str] = true
+			}
+			if !valid(item, s.Elem, duplicates) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// explain is validate's error: the first wrong field in key order.
+func explain(v any, s *Schema, path fieldPath, duplicates bool) error {
 	if s == nil || s.Kind == Untyped || v == nil {
 		return nil
 	}
@@ -133,7 +201,7 @@ func validate(v any, s *Schema, path fieldPath, duplicates bool) error {
 			if cs == nil {
 				return fail("field %q not declared in schema", k)
 			}
-			if err := validate(m[k], cs, append(path, fieldElement(k)), duplicates); err != nil {
+			if err := explain(m[k], cs, append(path, fieldElement(k)), duplicates); err != nil {
 				return err
 			}
 		}
@@ -145,7 +213,7 @@ func validate(v any, s *Schema, path fieldPath, duplicates bool) error {
 		seen := map[string]bool{}
 		for i, item := range l {
 			if isLeaf(s) {
-				if err := validate(item, s.Elem, append(path, pathElement{kind: 'i', index: i, str: "i:" + strconv.Itoa(i)}), duplicates); err != nil {
+				if err := explain(item, s.Elem, append(path, pathElement{kind: 'i', index: i, str: "i:" + strconv.Itoa(i)}), duplicates); err != nil {
 					return err
 				}
 				continue
@@ -158,7 +226,7 @@ func validate(v any, s *Schema, path fieldPath, duplicates bool) error {
 				return fail("duplicate entries for key %s", e.String())
 			}
 			seen[e.str] = true
-			if err := validate(item, s.Elem, append(path, e), duplicates); err != nil {
+			if err := explain(item, s.Elem, append(path, e), duplicates); err != nil {
 				return err
 			}
 		}
