@@ -260,6 +260,48 @@ func BenchmarkUpdate(b *testing.B) {
 	})
 }
 
+// BenchmarkPatch is a merge patch of one field of a realistic widget, as
+// the load harness sends it.
+func BenchmarkPatch(b *testing.B) {
+	srv := newBenchServer(b)
+	serve(b, srv, http.MethodPost, widgetsIn("default"), creatable("default", "w"), http.StatusCreated)
+	b.ReportAllocs()
+	defer reportCPU(b)()
+	i := 0
+	for b.Loop() {
+		i++
+		req := httptest.NewRequest(http.MethodPatch, widgetPath("default", "w"), bytes.NewReader(fmt.Appendf(nil, `{"spec":{"size":%d}}`, i%1000+13)))
+		req.Header.Set("Content-Type", "application/merge-patch+json")
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("PATCH: %d %s", rec.Code, rec.Body)
+		}
+	}
+}
+
+// BenchmarkApply is a server-side apply of a whole realistic widget whose
+// spec changes each time, with force, as the load harness sends it.
+func BenchmarkApply(b *testing.B) {
+	srv := newBenchServer(b)
+	body := creatable("default", "w")
+	serve(b, srv, http.MethodPost, widgetsIn("default"), body, http.StatusCreated)
+	b.ReportAllocs()
+	defer reportCPU(b)()
+	i := 0
+	for b.Loop() {
+		i++
+		req := httptest.NewRequest(http.MethodPatch, widgetPath("default", "w")+"?fieldManager=bench&force=true",
+			bytes.NewReader(bytes.Replace(body, []byte(`"size":12`), fmt.Appendf(nil, `"size":%d`, i%1000+13), 1)))
+		req.Header.Set("Content-Type", "application/apply-patch+yaml")
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("apply: %d %s", rec.Code, rec.Body)
+		}
+	}
+}
+
 // reportCPU reports the CPU time the whole process spent per operation
 // (cpu-ns/op: the server's goroutines, the watch cache's and GC's
 // included), which a machine busy with other work changes far less than

@@ -121,7 +121,13 @@ func (s *Schema) Apply(live, config []byte, managed []kapi.ManagedFieldsEntry, o
 	toSet(cfg, s, nil, applier.set)
 	applier.set = applier.set.filter(ignore)
 	ms[id] = applier
-	result := s.prune(merged, ms, lastSet)
+	result := merged
+	if len(lastSet.minus(applier.set)) > 0 {
+		// Only what the applier applied before and no longer applies
+		// can go; re-applying the same fields (the usual apply) removes
+		// nothing, and pruning would walk the object six times for it.
+		result = s.prune(merged, ms, lastSet)
+	}
 
 	c := compareObjects(liveObj, result, s)
 	c.filter(ignore)
