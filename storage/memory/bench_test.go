@@ -24,6 +24,23 @@ func BenchmarkCreate(b *testing.B) {
 	}
 }
 
+// BenchmarkCreateInterleaved creates keys as 8 writers naming their own
+// objects do: each new key lands inside the key range, not after it.
+func BenchmarkCreateInterleaved(b *testing.B) {
+	ctx := context.Background()
+	s := memory.New()
+	defer s.Close()
+	value := []byte(`{"spec":{"size":1}}`)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := s.Create(ctx, fmt.Sprintf("/widgets/w-%d-%09d", i%8, i/8), value); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
 func BenchmarkUpdateWatched(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
