@@ -17,12 +17,17 @@ import (
 // FieldsV1: a field name (f:), the keys of a map-list item (k:), the value
 // of a set item (v:) or a list index (i:, read but never written).
 type pathElement struct {
-	kind  byte // 'f', 'k', 'v' or 'i'
-	field string
+	kind     byte // 'f', 'k', 'v' or 'i'
+	field    string
+	str      string // the FieldsV1 form, which identifies the element
+	*itemKey        // nil for a field: most elements, so kept out of line
+}
+
+// itemKey is what names a list item: its keys, its value or its index.
+type itemKey struct {
 	keys  []keyField // sorted by name, as Kubernetes sorts them
 	value any
 	index int
-	str   string // the FieldsV1 form, which identifies the element
 }
 
 type keyField struct {
@@ -48,11 +53,11 @@ func keyElement(keys []keyField) pathElement {
 		b.Write(scalarJSON(k.value))
 	}
 	b.WriteByte('}')
-	return pathElement{kind: 'k', keys: keys, str: b.String()}
+	return pathElement{kind: 'k', itemKey: &itemKey{keys: keys}, str: b.String()}
 }
 
 func valueElement(v any) pathElement {
-	return pathElement{kind: 'v', value: v, str: "v:" + string(scalarJSON(v))}
+	return pathElement{kind: 'v', itemKey: &itemKey{value: v}, str: "v:" + string(scalarJSON(v))}
 }
 
 // scalarJSON writes a decoded JSON value back as compact JSON.
@@ -285,7 +290,7 @@ func parseElement(s string) (pathElement, error) {
 		if err != nil {
 			return pathElement{}, err
 		}
-		return pathElement{kind: 'i', index: i, str: s}, nil
+		return pathElement{kind: 'i', itemKey: &itemKey{index: i}, str: s}, nil
 	}
 	return pathElement{}, errUnknownElement
 }

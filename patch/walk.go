@@ -213,7 +213,7 @@ func explain(v any, s *Schema, path fieldPath, duplicates bool) error {
 		seen := map[string]bool{}
 		for i, item := range l {
 			if isLeaf(s) {
-				if err := explain(item, s.Elem, append(path, pathElement{kind: 'i', index: i, str: "i:" + strconv.Itoa(i)}), duplicates); err != nil {
+				if err := explain(item, s.Elem, append(path, pathElement{kind: 'i', itemKey: &itemKey{index: i}, str: "i:" + strconv.Itoa(i)}), duplicates); err != nil {
 					return err
 				}
 				continue
