@@ -40,13 +40,18 @@ func newWidgetHandler(tb testing.TB, opts ...apiserver.Option) *apiserver.Server
 
 // serve sends one request to h and checks the code.
 func serve(b *testing.B, h http.Handler, method, path string, body []byte, want int) *httptest.ResponseRecorder {
+	return serveAs(b, h, method, path, "application/json", body, want)
+}
+
+// serveAs is serve with a body of another media type.
+func serveAs(b *testing.B, h http.Handler, method, path, contentType string, body []byte, want int) *httptest.ResponseRecorder {
 	var r io.Reader
 	if body != nil {
 		r = bytes.NewReader(body)
 	}
 	req := httptest.NewRequest(method, path, r)
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", contentType)
 	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
@@ -270,13 +275,7 @@ func BenchmarkPatch(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		i++
-		req := httptest.NewRequest(http.MethodPatch, widgetPath("default", "w"), bytes.NewReader(fmt.Appendf(nil, `{"spec":{"size":%d}}`, i%1000+13)))
-		req.Header.Set("Content-Type", "application/merge-patch+json")
-		rec := httptest.NewRecorder()
-		srv.ServeHTTP(rec, req)
-		if rec.Code != http.StatusOK {
-			b.Fatalf("PATCH: %d %s", rec.Code, rec.Body)
-		}
+		serveAs(b, srv, http.MethodPatch, widgetPath("default", "w"), "application/merge-patch+json", fmt.Appendf(nil, `{"spec":{"size":%d}}`, i%1000+13), http.StatusOK)
 	}
 }
 
@@ -291,14 +290,8 @@ func BenchmarkApply(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		i++
-		req := httptest.NewRequest(http.MethodPatch, widgetPath("default", "w")+"?fieldManager=bench&force=true",
-			bytes.NewReader(bytes.Replace(body, []byte(`"size":12`), fmt.Appendf(nil, `"size":%d`, i%1000+13), 1)))
-		req.Header.Set("Content-Type", "application/apply-patch+yaml")
-		rec := httptest.NewRecorder()
-		srv.ServeHTTP(rec, req)
-		if rec.Code != http.StatusOK {
-			b.Fatalf("apply: %d %s", rec.Code, rec.Body)
-		}
+		serveAs(b, srv, http.MethodPatch, widgetPath("default", "w")+"?fieldManager=bench&force=true", "application/apply-patch+yaml",
+			bytes.Replace(body, []byte(`"size":12`), fmt.Appendf(nil, `"size":%d`, i%1000+13), 1), http.StatusOK)
 	}
 }
 

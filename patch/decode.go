@@ -181,29 +181,41 @@ func (d *jsonReader) object(depth int, metadata bool) (any, bool) {
 		if !d.discard && v != discarded {
 			d.members = append(d.members, member{key, v})
 		}
-		d.space()
-		if d.i >= len(d.data) {
+		more, ok := d.next('}')
+		switch {
+		case !ok:
 			return nil, false
-		}
-		switch d.data[d.i] {
-		case ',':
-			d.i++
+		case more:
 			continue
-		case '}':
-			d.i++
-			if d.discard {
-				return nil, true
-			}
-			ms := d.members[base:]
-			m := make(map[string]any, len(ms))
-			for _, kv := range ms { // in order: the last of duplicates wins, as in encoding/json
-				m[kv.key] = kv.val
-			}
-			clear(ms) // let the values go with the map
-			return m, true
+		case d.discard:
+			return nil, true
 		}
-		return nil, false
+		ms := d.members[base:]
+		m := make(map[string]any, len(ms))
+		for _, kv := range ms { // in order: the last of duplicates wins, as in encoding/json
+			m[kv.key] = kv.val
+		}
+		clear(ms) // let the values go with the map
+		return m, true
 	}
+}
+
+// next reads what follows a member or an item: ',' (more) or the closing
+// byte.
+func (d *jsonReader) next(closing byte) (more, ok bool) {
+	d.space()
+	if d.i >= len(d.data) {
+		return false, false
+	}
+	switch d.data[d.i] {
+	case ',':
+		d.i++
+		return true, true
+	case closing:
+		d.i++
+		return false, true
+	}
+	return false, false
 }
 
 func (d *jsonReader) array(depth int) (any, bool) {
@@ -228,19 +240,13 @@ func (d *jsonReader) array(depth int) (any, bool) {
 		if !d.discard {
 			out = append(out, v)
 		}
-		d.space()
-		if d.i >= len(d.data) {
+		more, ok := d.next(']')
+		switch {
+		case !ok:
 			return nil, false
-		}
-		switch d.data[d.i] {
-		case ',':
-			d.i++
-			continue
-		case ']':
-			d.i++
+		case !more:
 			return out, true
 		}
-		return nil, false
 	}
 }
 
