@@ -126,9 +126,11 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 		t.Time = time.Time{}
 		return nil
 	}
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
+	s, ok := plainString(b)
+	if !ok {
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
 	}
 	if s == "" {
 		t.Time = time.Time{}
@@ -145,6 +147,22 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 	}
 	t.Time = pt.Local()
 	return nil
+}
+
+// plainString reads a JSON string of printable ASCII without escapes, as
+// every time kapi writes is, without json.Unmarshal's reflection (a stored
+// object has several times, and every write decodes one); ok is false for
+// anything else.
+func plainString(b []byte) (string, bool) {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return "", false
+	}
+	for _, c := range b[1 : len(b)-1] {
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	return string(b[1 : len(b)-1]), true
 }
 
 // Condition is one aspect of an object's observed state, in the form the API

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -70,7 +71,7 @@ func baseManagedFields(cur, want kapi.Object) []kapi.ManagedFieldsEntry {
 	sent := want.GetObjectMeta().ManagedFields
 	switch {
 	case sent == nil && cur != nil:
-		return cur.GetObjectMeta().ManagedFields
+		return slices.Clone(cur.GetObjectMeta().ManagedFields) // cur may be the watch cache's (current)
 	case len(sent) == 1 && sent[0] == (kapi.ManagedFieldsEntry{}):
 		return []kapi.ManagedFieldsEntry{}
 	}

@@ -284,14 +284,13 @@ func (rq *request) write(ctx context.Context, desired func(cur kapi.Object) (kap
 		if err != nil {
 			return nil, nil, err
 		}
-		decoded, err := rq.res.decodeStored(kv)
-		if err != nil {
-			return nil, nil, err
-		}
 		// The write is made in the request's version (cur, want, next),
 		// and admitted, validated and stored in the storage version
 		// (curStored, nextStored).
-		curStored := decoded.(kapi.Object)
+		curStored, err := rq.current(ctx, kv)
+		if err != nil {
+			return nil, nil, err
+		}
 		cur, err := rq.res.fromStorage(curStored)
 		if err != nil {
 			return nil, nil, err
@@ -395,8 +394,8 @@ func (rq *request) prepareUpdate(cur, want kapi.Object) (kapi.Object, error) {
 	wm.UID, wm.CreationTimestamp = om.UID, om.CreationTimestamp
 	wm.DeletionTimestamp, wm.DeletionGracePeriodSeconds = om.DeletionTimestamp, om.DeletionGracePeriodSeconds
 	wm.GenerateName = om.GenerateName
-	if res.statusField != nil {
-		res.statusValue(want).Set(res.statusValue(cur))
+	if res.statusField != nil { // a copy: cur may be the watch cache's (current)
+		deepCopy(res.statusValue(want), res.statusValue(cur))
 	}
 	if res.defaulter != nil {
 		res.defaulter(want)
@@ -597,11 +596,10 @@ func (rq *request) deleteStored(ctx context.Context, name string, opts deleteOpt
 		if err != nil {
 			return nil, false, err
 		}
-		decoded, err := rq.res.decodeStored(kv)
+		obj, err := rq.current(ctx, kv)
 		if err != nil {
 			return nil, false, err
 		}
-		obj := decoded.(kapi.Object)
 		meta := obj.GetObjectMeta()
 		if p := opts.Preconditions; p != nil {
 			if p.UID != nil && *p.UID != meta.UID {

@@ -133,7 +133,13 @@ func (s *Schema) Apply(live, config []byte, managed []kapi.ManagedFieldsEntry, o
 	toSet(cfg, s, nil, applier.set)
 	applier.set = applier.set.filter(ignore)
 	ms[id] = applier
-	result := s.prune(merged, ms, lastSet)
+	result := merged
+	if len(lastSet.minus(applier.set)) > 0 {
+		// Only what the applier applied before and no longer applies
+		// can go; re-applying the same fields (the usual apply) removes
+		// nothing, and pruning would walk the object six times for it.
+		result = s.prune(merged, ms, lastSet)
+	}
 
 	c := compareObjects(liveObj, result, s)
 	c.filter(ignore)
@@ -296,20 +302,6 @@ func ignoreFilter(ignore []string) func(fieldPath) bool {
 		}
 		return true
 	}
-}
-
-// decodeUnmanaged reads a JSON object without metadata.managedFields; nil
-// for a value that is not an object.
-func decodeUnmanaged(b []byte) (map[string]any, error) {
-	v, err := decodeJSON(b)
-	if err != nil {
-		return nil, err
-	}
-	m, _ := v.(map[string]any)
-	if meta, ok := m["metadata"].(map[string]any); ok {
-		delete(meta, "managedFields")
-	}
-	return m, nil
 }
 
 // liveObject reads a stored object: {} when there is none.

@@ -6,21 +6,28 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // pathElement is one step of a field path, in the four forms of Kubernetes'
 // FieldsV1: a field name (f:), the keys of a map-list item (k:), the value
 // of a set item (v:) or a list index (i:, read but never written).
 type pathElement struct {
-	kind  byte // 'f', 'k', 'v' or 'i'
-	field string
+	kind     byte // 'f', 'k', 'v' or 'i'
+	field    string
+	str      string // the FieldsV1 form, which identifies the element
+	*itemKey        // nil for a field: most elements, so kept out of line
+}
+
+// itemKey is what names a list item: its keys, its value or its index.
+type itemKey struct {
 	keys  []keyField // sorted by name, as Kubernetes sorts them
 	value any
 	index int
-	str   string // the FieldsV1 form, which identifies the element
 }
 
 type keyField struct {
@@ -46,11 +53,11 @@ func keyElement(keys []keyField) pathElement {
 		b.Write(scalarJSON(k.value))
 	}
 	b.WriteByte('}')
-	return pathElement{kind: 'k', keys: keys, str: b.String()}
+	return pathElement{kind: 'k', itemKey: &itemKey{keys: keys}, str: b.String()}
 }
 
 func valueElement(v any) pathElement {
-	return pathElement{kind: 'v', value: v, str: "v:" + string(scalarJSON(v))}
+	return pathElement{kind: 'v', itemKey: &itemKey{value: v}, str: "v:" + string(scalarJSON(v))}
 }
 
 // scalarJSON writes a decoded JSON value back as compact JSON.
@@ -283,7 +290,7 @@ func parseElement(s string) (pathElement, error) {
 		if err != nil {
 			return pathElement{}, err
 		}
-		return pathElement{kind: 'i', index: i, str: s}, nil
+		return pathElement{kind: 'i', itemKey: &itemKey{index: i}, str: s}, nil
 	}
 	return pathElement{}, errUnknownElement
 }
@@ -343,7 +350,18 @@ func (s fieldSet) has(p fieldPath) bool {
 	return ok
 }
 
+// The operations below never change a set: they make a new one, or return
+// one of theirs when the result is equal to it, so that a manager's set
+// that a write leaves alone is still the one read (sameSet), and written
+// back as it was read.
+
 func (s fieldSet) union(o fieldSet) fieldSet {
+	if len(o) == 0 {
+		return s
+	}
+	if len(s) == 0 {
+		return o
+	}
 	out := make(fieldSet, len(s)+len(o))
 	for k, p := range s {
 		out[k] = p
@@ -355,6 +373,9 @@ func (s fieldSet) union(o fieldSet) fieldSet {
 }
 
 func (s fieldSet) minus(o fieldSet) fieldSet {
+	if len(o) == 0 || len(s) == 0 || !s.meets(o) {
+		return s
+	}
 	out := make(fieldSet, len(s))
 	for k, p := range s {
 		if _, ok := o[k]; !ok {
@@ -362,6 +383,24 @@ func (s fieldSet) minus(o fieldSet) fieldSet {
 		}
 	}
 	return out
+}
+
+// meets says whether s and o have a path in common.
+func (s fieldSet) meets(o fieldSet) bool {
+	if len(o) < len(s) {
+		s, o = o, s
+	}
+	for k := range s {
+		if _, ok := o[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// sameSet says whether a and b are the same set, not only equal ones.
+func sameSet(a, b fieldSet) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 func (s fieldSet) intersect(o fieldSet) fieldSet {
@@ -376,6 +415,16 @@ func (s fieldSet) intersect(o fieldSet) fieldSet {
 
 // filter keeps the paths keep says yes to.
 func (s fieldSet) filter(keep func(fieldPath) bool) fieldSet {
+	all := true
+	for _, p := range s {
+		if !keep(p) {
+			all = false
+			break
+		}
+	}
+	if all {
+		return s
+	}
 	out := make(fieldSet, len(s))
 	for k, p := range s {
 		if keep(p) {
@@ -401,8 +450,38 @@ func (s fieldSet) prefixes() map[string]bool {
 type setNode struct {
 	elem     pathElement
 	member   bool
-	children []*setNode // sorted once built
-	index    map[string]*setNode
+	children []*setNode          // sorted once built
+	index    map[string]*setNode // once there are many children
+}
+
+// indexAt is how many children a node looks through before it indexes
+// them: most have a few.
+const indexAt = 16
+
+func (n *setNode) child(e pathElement) *setNode {
+	if n.index != nil {
+		if c := n.index[e.str]; c != nil {
+			return c
+		}
+	} else {
+		for _, c := range n.children {
+			if c.elem.str == e.str {
+				return c
+			}
+		}
+	}
+	c := &setNode{elem: e}
+	n.children = append(n.children, c)
+	switch {
+	case n.index != nil:
+		n.index[e.str] = c
+	case len(n.children) > indexAt:
+		n.index = make(map[string]*setNode, 2*len(n.children))
+		for _, c := range n.children {
+			n.index[c.elem.str] = c
+		}
+	}
+	return c
 }
 
 func (s fieldSet) tree() *setNode {
@@ -410,16 +489,7 @@ func (s fieldSet) tree() *setNode {
 	for _, p := range s {
 		n := root
 		for _, e := range p {
-			c := n.index[e.str]
-			if c == nil {
-				c = &setNode{elem: e}
-				if n.index == nil {
-					n.index = map[string]*setNode{}
-				}
-				n.index[e.str] = c
-				n.children = append(n.children, c)
-			}
-			n = c
+			n = n.child(e)
 		}
 		n.member = true
 	}
@@ -495,6 +565,47 @@ func writeJSONString(b *bytes.Buffer, s string) {
 	b.WriteByte('"')
 	b.WriteString(s)
 	b.WriteByte('"')
+}
+
+// parsedSet is a FieldsV1 as read, and as kapi writes it back.
+type parsedSet struct {
+	set     fieldSet
+	encoded []byte
+}
+
+// parsedSets remembers the FieldsV1 last read: an object's managedFields
+// are read on every write to it, and most writes leave most entries as
+// they were (and objects written by the same client alike have equal
+// ones). Its sets are never changed (the operations above make new ones).
+var parsedSets struct {
+	sync.Mutex
+	m map[string]*parsedSet
+}
+
+// maxParsedSets bounds the memory parsedSets holds: a few MiB at most.
+const maxParsedSets = 512
+
+// parseFieldSetCached is parseFieldSet through parsedSets.
+func parseFieldSetCached(raw []byte) (*parsedSet, error) {
+	parsedSets.Lock()
+	p := parsedSets.m[string(raw)]
+	parsedSets.Unlock()
+	if p != nil {
+		return p, nil
+	}
+	set, err := parseFieldSet(raw)
+	if err != nil {
+		return nil, err
+	}
+	encoded, _ := set.MarshalJSON()
+	p = &parsedSet{set: set, encoded: encoded}
+	parsedSets.Lock()
+	if len(parsedSets.m) >= maxParsedSets || parsedSets.m == nil {
+		parsedSets.m = make(map[string]*parsedSet, maxParsedSets)
+	}
+	parsedSets.m[string(raw)] = p
+	parsedSets.Unlock()
+	return p, nil
 }
 
 // parseFieldSet reads the FieldsV1 form.

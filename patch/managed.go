@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -25,6 +26,8 @@ type fieldManager struct {
 	apiVersion                   string // of the last write; part of the identity only for Update
 	set                          fieldSet
 	time                         *kapi.Time
+	// parsed is the entry's FieldsV1 as read, while set is still it.
+	parsed *parsedSet
 }
 
 // id identifies a manager as Kubernetes does: the JSON of its entry without
@@ -67,13 +70,15 @@ func decodeManagers(entries []kapi.ManagedFieldsEntry) (managerSet, error) {
 			return nil, fmt.Errorf("managedFields[%d]: invalid fieldsType %q", i, e.FieldsType)
 		}
 		set := fieldSet{}
+		var parsed *parsedSet
 		if e.FieldsV1 != nil && e.FieldsV1.Raw != nil {
 			var err error
-			if set, err = parseFieldSet(e.FieldsV1.Raw); err != nil {
+			if parsed, err = parseFieldSetCached(e.FieldsV1.Raw); err != nil {
 				return nil, fmt.Errorf("managedFields[%d]: %v", i, err)
 			}
+			set = parsed.set
 		}
-		m := &fieldManager{name: e.Manager, operation: e.Operation, subresource: e.Subresource, apiVersion: e.APIVersion, set: set}
+		m := &fieldManager{name: e.Manager, operation: e.Operation, subresource: e.Subresource, apiVersion: e.APIVersion, set: set, parsed: parsed}
 		if e.Time != nil {
 			t := *e.Time
 			m.time = &t
@@ -91,7 +96,12 @@ func (ms managerSet) encode() []kapi.ManagedFieldsEntry {
 	}
 	out := make([]kapi.ManagedFieldsEntry, 0, len(ms))
 	for _, m := range ms {
-		raw, _ := m.set.MarshalJSON()
+		var raw []byte
+		if m.parsed != nil && sameSet(m.set, m.parsed.set) {
+			raw = bytes.Clone(m.parsed.encoded) // a FieldsV1 may be decoded into again
+		} else {
+			raw, _ = m.set.MarshalJSON()
+		}
 		e := kapi.ManagedFieldsEntry{
 			Manager: m.name, Operation: m.operation, APIVersion: m.apiVersion,
 			FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: raw}, Subresource: m.subresource,

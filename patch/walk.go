@@ -1,12 +1,9 @@
 package patch
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"slices"
 	"strconv"
 )
 
@@ -15,22 +12,6 @@ import (
 // configuration into a value, remove a set of fields. They follow
 // structured-merge-diff's rules, edge cases included, because clients see
 // the objects and managedFields they produce.
-
-// decodeJSON reads one JSON value with numbers kept exact; as Kubernetes
-// reads numbers, an integral one is an int64 and any other a float64, which
-// is how they are written back and named in FieldsV1.
-func decodeJSON(b []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return nil, errors.New("unexpected data after the JSON value")
-	}
-	return canonicalNumbers(v), nil
-}
 
 func canonicalNumbers(v any) any {
 	switch x := v.(type) {
@@ -124,6 +105,74 @@ const pathDepth = 16
 // place (append, not with): a path outlives no call here but as an error's
 // text, and a copy per node was a tenth of a write's allocations.
 func validate(v any, s *Schema, path fieldPath, duplicates bool) error {
+	if valid(v, s, duplicates) {
+		return nil
+	}
+	return explain(v, s, path, duplicates)
+}
+
+// valid says whether explain finds nothing wrong, as it would (the same
+// checks, the same lists walked in order), without the path and the sorted
+// keys that only an error's text needs: every write validates its object.
+func valid(v any, s *Schema, duplicates bool) bool {
+	if s == nil || s.Kind == Untyped || v == nil {
+		return true
+	}
+	switch s.Kind {
+	case Scalar:
+		switch v.(type) {
+		case map[string]any, []any:
+			return false
+		}
+	case Struct, Map:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, child := range m {
+			cs := s.Field(k)
+			if cs == nil || !valid(child, cs, duplicates) {
+				return false
+			}
+		}
+	case List:
+		l, ok := v.([]any)
+		if !ok {
+			return false
+		}
+		if isLeaf(s) {
+			for _, item := range l {
+				if !valid(item, s.Elem, duplicates) {
+					return false
+				}
+			}
+			return true
+		}
+		var seen map[string]bool
+		if !duplicates {
+			seen = make(map[string]bool, len(l))
+		}
+		for _, item := range l {
+			e, err := itemElement(s, item)
+			if err != nil {
+				return false
+			}
+			if !duplicates {
+				if seen[e.str] {
+					return false
+				}
+				seen[e.str] = true
+			}
+			if !valid(item, s.Elem, duplicates) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// explain is validate's error: the first wrong field in key order.
+func explain(v any, s *Schema, path fieldPath, duplicates bool) error {
 	if s == nil || s.Kind == Untyped || v == nil {
 		return nil
 	}
@@ -152,7 +201,7 @@ func validate(v any, s *Schema, path fieldPath, duplicates bool) error {
 			if cs == nil {
 				return fail("field %q not declared in schema", k)
 			}
-			if err := validate(m[k], cs, append(path, fieldElement(k)), duplicates); err != nil {
+			if err := explain(m[k], cs, append(path, fieldElement(k)), duplicates); err != nil {
 				return err
 			}
 		}
@@ -164,7 +213,7 @@ func validate(v any, s *Schema, path fieldPath, duplicates bool) error {
 		seen := map[string]bool{}
 		for i, item := range l {
 			if isLeaf(s) {
-				if err := validate(item, s.Elem, append(path, pathElement{kind: 'i', index: i, str: "i:" + strconv.Itoa(i)}), duplicates); err != nil {
+				if err := explain(item, s.Elem, append(path, pathElement{kind: 'i', itemKey: &itemKey{index: i}, str: "i:" + strconv.Itoa(i)}), duplicates); err != nil {
 					return err
 				}
 				continue
@@ -177,7 +226,7 @@ func validate(v any, s *Schema, path fieldPath, duplicates bool) error {
 				return fail("duplicate entries for key %s", e.String())
 			}
 			seen[e.str] = true
-			if err := validate(item, s.Elem, append(path, e), duplicates); err != nil {
+			if err := explain(item, s.Elem, append(path, e), duplicates); err != nil {
 				return err
 			}
 		}
@@ -252,10 +301,22 @@ func toSet(v any, s *Schema, path fieldPath, out fieldSet) {
 // the sets: an update compares every node of the object and changes few.
 type comparison struct {
 	added, modified, removed fieldSet
+	arena                    []pathElement // where the sets' paths are copied to
+}
+
+// clone copies a path into the comparison's arena: one allocation for
+// many paths.
+func (c *comparison) clone(p fieldPath) fieldPath {
+	if len(c.arena)+len(p) > cap(c.arena) {
+		c.arena = make([]pathElement, 0, max(16, 2*cap(c.arena), len(p)))
+	}
+	n := len(c.arena)
+	c.arena = append(c.arena, p...)
+	return c.arena[n:len(c.arena):len(c.arena)]
 }
 
 func compareObjects(lhs, rhs any, s *Schema) comparison {
-	c := comparison{fieldSet{}, fieldSet{}, fieldSet{}}
+	c := comparison{added: fieldSet{}, modified: fieldSet{}, removed: fieldSet{}}
 	c.walk(lhs, true, rhs, true, s, make(fieldPath, 0, pathDepth))
 	return c
 }
@@ -263,11 +324,11 @@ func compareObjects(lhs, rhs any, s *Schema) comparison {
 func (c *comparison) leaf(l any, lok bool, r any, rok bool, path fieldPath) {
 	switch {
 	case !lok:
-		c.added.insert(slices.Clone(path))
+		c.added.insert(c.clone(path))
 	case !rok:
-		c.removed.insert(slices.Clone(path))
+		c.removed.insert(c.clone(path))
 	case !equalValues(l, r):
-		c.modified.insert(slices.Clone(path))
+		c.modified.insert(c.clone(path))
 	}
 }
 
@@ -303,9 +364,9 @@ func (c *comparison) walk(l any, lok bool, r any, rok bool, s *Schema, path fiel
 		}
 	}
 	if !lok {
-		c.added.insert(slices.Clone(path))
+		c.added.insert(c.clone(path))
 	} else if !rok {
-		c.removed.insert(slices.Clone(path))
+		c.removed.insert(c.clone(path))
 	}
 }
 
@@ -363,18 +424,18 @@ func (c *comparison) listItems(ll, rl []any, s *Schema, path fieldPath) {
 			c.walk(a, len(lv) == 1, b, len(rv) == 1, s.Elem, p)
 		case len(lv) >= 2 && len(rv) >= 2:
 			if !equalValues(lv, rv) {
-				c.modified.insert(slices.Clone(p))
+				c.modified.insert(c.clone(p))
 			}
 		case len(lv) >= 2:
 			if len(rv) == 1 {
 				c.walk(nil, false, rv[0], true, s.Elem, p)
 			}
-			c.removed.insert(slices.Clone(p))
+			c.removed.insert(c.clone(p))
 		default:
 			if len(lv) == 1 {
 				c.walk(lv[0], true, nil, false, s.Elem, p)
 			}
-			c.added.insert(slices.Clone(p))
+			c.added.insert(c.clone(p))
 		}
 	}
 }
@@ -620,7 +681,10 @@ func removeItems(v any, s *Schema, path fieldPath, rm fieldSet, deeper map[strin
 // withNamedFields adds to a set every struct field that has a path below
 // it: Kubernetes owns those fields too when it decides what to remove.
 func withNamedFields(set fieldSet, root *Schema) fieldSet {
-	out := set.union(nil)
+	out := make(fieldSet, len(set))
+	for k, p := range set {
+		out[k] = p
+	}
 	for _, p := range set {
 		s := root
 		for i := 0; i < len(p)-1 && s != nil; i++ {

@@ -106,8 +106,8 @@ func TestRun(t *testing.T) {
 	}
 
 	verdicts := judge(results, sz)
-	if len(verdicts) != 8 {
-		t.Errorf("%d targets judged, want 8:\n%s", len(verdicts), targetsTable(verdicts))
+	if len(verdicts) != 9 {
+		t.Errorf("%d targets judged, want 9:\n%s", len(verdicts), targetsTable(verdicts))
 	}
 	for _, v := range verdicts {
 		if v.Target == "WATCH: one encode per event per media type" && !v.Met {

@@ -10,6 +10,16 @@ import (
 )
 
 func BenchmarkCreate(b *testing.B) {
+	benchmarkCreate(b, func(i int) string { return fmt.Sprintf("/widgets/%09d", i) })
+}
+
+// BenchmarkCreateInterleaved creates keys as 8 writers naming their own
+// objects do: each new key lands inside the key range, not after it.
+func BenchmarkCreateInterleaved(b *testing.B) {
+	benchmarkCreate(b, func(i int) string { return fmt.Sprintf("/widgets/w-%d-%09d", i%8, i/8) })
+}
+
+func benchmarkCreate(b *testing.B, key func(i int) string) {
 	ctx := context.Background()
 	s := memory.New()
 	defer s.Close()
@@ -17,7 +27,7 @@ func BenchmarkCreate(b *testing.B) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		if _, err := s.Create(ctx, fmt.Sprintf("/widgets/%09d", i), value); err != nil {
+		if _, err := s.Create(ctx, key(i), value); err != nil {
 			b.Fatal(err)
 		}
 		i++

@@ -1,0 +1,123 @@
+package apiserver
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/watch"
+)
+
+type gadget struct {
+	kapi.TypeMeta   `json:",inline"`
+	kapi.ObjectMeta `json:"metadata,omitempty"`
+	Spec            gadgetSpec   `json:"spec,omitempty"`
+	Status          gadgetStatus `json:"status,omitempty"`
+}
+
+type gadgetSpec struct {
+	Size  int               `json:"size,omitempty"`
+	Parts map[string]string `json:"parts,omitempty"`
+}
+
+type gadgetStatus struct {
+	Conditions []kapi.Condition  `json:"conditions,omitempty"`
+	Counts     map[string]int    `json:"counts,omitempty"`
+	Last       *kapi.Time        `json:"last,omitempty"`
+	Extra      map[string]string `json:"extra,omitempty"`
+}
+
+// Writes start from the watch cache's objects (current), which every reader
+// shares: no write may change one, even through a defaulter that changes
+// the status it carries over in place, or a delete that marks it.
+func TestWritesLeaveCachedObjectsAlone(t *testing.T) {
+	srv, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	err = Register(srv, Resource[gadget]{
+		Group: "example.com", Version: "v1", Kind: "Gadget", Plural: "gadgets", Namespaced: true, Status: true,
+		Default: func(g *gadget) {
+			for i := range g.Status.Conditions {
+				g.Status.Conditions[i].Message += "!"
+			}
+			if g.Status.Counts != nil {
+				g.Status.Counts["defaulted"]++
+			}
+			if g.Status.Last != nil {
+				*g.Status.Last = kapi.Time{}
+			}
+			if g.Spec.Parts != nil {
+				g.Spec.Parts["defaulted"] = "yes"
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	do := func(method, path, contentType, body string, want int) {
+		t.Helper()
+		r := httptest.NewRequest(method, path, strings.NewReader(body))
+		if body != "" {
+			r.Header.Set("Content-Type", contentType)
+		}
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, r)
+		if w.Code != want {
+			t.Fatalf("%s %s: %d, want %d: %s", method, path, w.Code, want, w.Body)
+		}
+	}
+	const path = "/apis/example.com/v1/namespaces/default/gadgets"
+	do("POST", path, "application/json", `{"metadata":{"name":"a","finalizers":["x/y"]},"spec":{"size":1,"parts":{"p":"1"}}}`, http.StatusCreated)
+	res := srv.resources[0]
+	key := res.key("default", "a")
+	// cached waits for the cache to hold the last write, and returns it.
+	cached := func() *watch.Item {
+		t.Helper()
+		kv, err := srv.config.store.Get(t.Context(), key, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if it, _ := res.cache.Get(key); it != nil && it.Revision == kv.ModRevision {
+				return it
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	before := cached()
+	// check says whether the item the last write started from is still
+	// what its stored value says.
+	check := func(step string) {
+		t.Helper()
+		fresh, err := res.decodeStored(storage.KeyValue{Key: before.Key, Value: before.Value, ModRevision: before.Revision})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(before.Object, fresh) {
+			t.Fatalf("%s changed the cached object: %+v, its stored value %+v", step, before.Object, fresh)
+		}
+		before = cached()
+	}
+	do("PUT", path+"/a/status", "application/json", `{"metadata":{"name":"a"},"status":{"conditions":[{"type":"Ready","status":"True","message":"m","lastTransitionTime":"2030-01-01T00:00:00Z"}],"counts":{"c":1},"last":"2030-01-01T00:00:00Z","extra":{"e":"1"}}}`, http.StatusOK)
+	check("status")
+	for i, body := range []string{
+		`{"metadata":{"name":"a","finalizers":["x/y"]},"spec":{"size":2,"parts":{"p":"2"}}}`,
+		`{"metadata":{"name":"a","finalizers":["x/y"]},"spec":{"size":3}}`,
+	} {
+		do("PUT", path+"/a", "application/json", body, http.StatusOK)
+		check("PUT " + string(rune('1'+i)))
+	}
+	do("PATCH", path+"/a", "application/merge-patch+json", `{"spec":{"size":4}}`, http.StatusOK)
+	check("PATCH")
+	do("PATCH", path+"/a?fieldManager=m&force=true", "application/apply-patch+yaml", "metadata: {name: a}\nspec: {size: 5}\n", http.StatusOK)
+	check("apply")
+	do("DELETE", path+"/a", "", "", http.StatusOK) // marked: the finalizer holds it
+	check("DELETE")
+}

@@ -1,0 +1,400 @@
+package patch
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+	"unicode/utf8"
+)
+
+// decodeJSON reads one JSON value with numbers kept exact; as Kubernetes
+// reads numbers, an integral one is an int64 and any other a float64, which
+// is how they are written back and named in FieldsV1.
+//
+// Every write decodes its object (and, on update, the old one) to record
+// managed fields, so this is on the hot path: a reader of its own does the
+// common documents in one pass, several times faster than encoding/json
+// into an any. Whatever it does not take on (invalid UTF-8, surrogate
+// escapes, nesting beyond maxDepth, any syntax error) goes to encoding/json,
+// so the values and the errors are encoding/json's exactly
+// (FuzzDecodeJSON checks the two agree).
+func decodeJSON(b []byte) (any, error) {
+	return readJSON(jsonReader{data: b})
+}
+
+// decodeUnmanaged reads a JSON object without metadata.managedFields; nil
+// for a value that is not an object. The reader passes over managedFields,
+// the larger part of most objects, without making anything of them.
+func decodeUnmanaged(b []byte) (map[string]any, error) {
+	v, err := readJSON(jsonReader{data: b, unmanaged: true})
+	if err != nil {
+		return nil, err
+	}
+	m, _ := v.(map[string]any)
+	if meta, ok := m["metadata"].(map[string]any); ok {
+		delete(meta, "managedFields") // read by encoding/json
+	}
+	return m, nil
+}
+
+func readJSON(d jsonReader) (any, error) {
+	v, ok := d.value(0)
+	if ok {
+		d.space()
+		if d.i == len(d.data) {
+			return v, nil
+		}
+	}
+	return decodeJSONStd(d.data)
+}
+
+// decodeJSONStd is decodeJSON by encoding/json.
+func decodeJSONStd(b []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, errors.New("unexpected data after the JSON value")
+	}
+	return canonicalNumbers(v), nil
+}
+
+// jsonReader is decodeJSON's one-pass reader; ok false means "ask
+// encoding/json".
+type jsonReader struct {
+	data []byte
+	i    int
+	// members is a stack of an object's members being read, shared by
+	// the levels of nesting, so that each map is made once at its size.
+	members []member
+	// unmanaged leaves metadata.managedFields out; discard is set while
+	// the reader checks a value it makes nothing of.
+	unmanaged, discard bool
+}
+
+type member struct {
+	key string
+	val any
+}
+
+func (d *jsonReader) space() {
+	for d.i < len(d.data) {
+		switch d.data[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+func (d *jsonReader) value(depth int) (any, bool) {
+	d.space()
+	if d.i >= len(d.data) {
+		return nil, false
+	}
+	switch c := d.data[d.i]; c {
+	case '{':
+		return d.object(depth+1, false)
+	case '[':
+		return d.array(depth + 1)
+	case '"':
+		s, ok := d.string()
+		return s, ok
+	case 't':
+		return true, d.literal("true")
+	case 'f':
+		return false, d.literal("false")
+	case 'n':
+		return nil, d.literal("null")
+	default:
+		if c == '-' || c >= '0' && c <= '9' {
+			return d.number()
+		}
+	}
+	return nil, false
+}
+
+func (d *jsonReader) literal(lit string) bool {
+	if len(d.data)-d.i >= len(lit) && string(d.data[d.i:d.i+len(lit)]) == lit {
+		d.i += len(lit)
+		return true
+	}
+	return false
+}
+
+// object reads an object; metadata says it is the root's metadata.
+func (d *jsonReader) object(depth int, metadata bool) (any, bool) {
+	if depth > maxDepth {
+		return nil, false
+	}
+	d.i++ // {
+	base := len(d.members)
+	defer func() { d.members = d.members[:base] }()
+	d.space()
+	if d.i < len(d.data) && d.data[d.i] == '}' {
+		d.i++
+		if d.discard {
+			return nil, true
+		}
+		return map[string]any{}, true
+	}
+	for {
+		d.space()
+		if d.i >= len(d.data) || d.data[d.i] != '"' {
+			return nil, false
+		}
+		key, ok := d.string()
+		if !ok {
+			return nil, false
+		}
+		d.space()
+		if d.i >= len(d.data) || d.data[d.i] != ':' {
+			return nil, false
+		}
+		d.i++
+		var v any
+		switch {
+		case d.discard:
+			_, ok = d.value(depth)
+		case metadata && key == "managedFields":
+			ok = d.skip(depth) // and left out, as if deleted
+			v = discarded
+		case depth == 1 && d.unmanaged && key == "metadata":
+			d.space()
+			if d.i < len(d.data) && d.data[d.i] == '{' {
+				v, ok = d.object(depth+1, true)
+			} else {
+				v, ok = d.value(depth)
+			}
+		default:
+			v, ok = d.value(depth)
+		}
+		if !ok {
+			return nil, false
+		}
+		if !d.discard && v != discarded {
+			d.members = append(d.members, member{key, v})
+		}
+		more, ok := d.next('}')
+		switch {
+		case !ok:
+			return nil, false
+		case more:
+			continue
+		case d.discard:
+			return nil, true
+		}
+		ms := d.members[base:]
+		m := make(map[string]any, len(ms))
+		for _, kv := range ms { // in order: the last of duplicates wins, as in encoding/json
+			m[kv.key] = kv.val
+		}
+		clear(ms) // let the values go with the map
+		return m, true
+	}
+}
+
+// next reads what follows a member or an item: ',' (more) or the closing
+// byte.
+func (d *jsonReader) next(closing byte) (more, ok bool) {
+	d.space()
+	if d.i >= len(d.data) {
+		return false, false
+	}
+	switch d.data[d.i] {
+	case ',':
+		d.i++
+		return true, true
+	case closing:
+		d.i++
+		return false, true
+	}
+	return false, false
+}
+
+func (d *jsonReader) array(depth int) (any, bool) {
+	if depth > maxDepth {
+		return nil, false
+	}
+	d.i++ // [
+	d.space()
+	var out []any
+	if !d.discard {
+		out = []any{} // encoding/json's [] is an empty, not a nil, slice
+	}
+	if d.i < len(d.data) && d.data[d.i] == ']' {
+		d.i++
+		return out, true
+	}
+	for {
+		v, ok := d.value(depth)
+		if !ok {
+			return nil, false
+		}
+		if !d.discard {
+			out = append(out, v)
+		}
+		more, ok := d.next(']')
+		switch {
+		case !ok:
+			return nil, false
+		case !more:
+			return out, true
+		}
+	}
+}
+
+// discarded marks a member left out of its object.
+var discarded any = new(struct{ discarded bool })
+
+// skip checks a value as value reads it, making nothing of it.
+func (d *jsonReader) skip(depth int) bool {
+	d.discard = true
+	_, ok := d.value(depth)
+	d.discard = false
+	return ok
+}
+
+// string reads a JSON string; escapes other than surrogates are read here,
+// anything not plain valid UTF-8 is left to encoding/json.
+func (d *jsonReader) string() (string, bool) {
+	d.i++ // "
+	start := d.i
+	for d.i < len(d.data) {
+		c := d.data[d.i]
+		switch {
+		case c == '"':
+			var s string
+			if !d.discard {
+				s = string(d.data[start:d.i])
+			}
+			d.i++
+			return s, true
+		case c == '\\':
+			return d.escaped(start)
+		case c < 0x20:
+			return "", false
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRune(d.data[d.i:])
+			if r == utf8.RuneError && size == 1 {
+				return "", false
+			}
+			d.i += size
+		default:
+			d.i++
+		}
+	}
+	return "", false
+}
+
+// escaped goes on reading a string from its first escape.
+func (d *jsonReader) escaped(start int) (string, bool) {
+	buf := append([]byte(nil), d.data[start:d.i]...)
+	for d.i < len(d.data) {
+		c := d.data[d.i]
+		switch {
+		case c == '"':
+			d.i++
+			return string(buf), true
+		case c == '\\':
+			if d.i+1 >= len(d.data) {
+				return "", false
+			}
+			e := d.data[d.i+1]
+			d.i += 2
+			switch e {
+			case '"', '\\', '/':
+				buf = append(buf, e)
+			case 'b':
+				buf = append(buf, '\b')
+			case 'f':
+				buf = append(buf, '\f')
+			case 'n':
+				buf = append(buf, '\n')
+			case 'r':
+				buf = append(buf, '\r')
+			case 't':
+				buf = append(buf, '\t')
+			case 'u':
+				if d.i+4 > len(d.data) {
+					return "", false
+				}
+				r, err := strconv.ParseUint(string(d.data[d.i:d.i+4]), 16, 32)
+				if err != nil || r >= 0xD800 && r < 0xE000 {
+					return "", false
+				}
+				d.i += 4
+				buf = utf8.AppendRune(buf, rune(r))
+			default:
+				return "", false
+			}
+		case c < 0x20:
+			return "", false
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRune(d.data[d.i:])
+			if r == utf8.RuneError && size == 1 {
+				return "", false
+			}
+			buf = append(buf, d.data[d.i:d.i+size]...)
+			d.i += size
+		default:
+			buf = append(buf, c)
+			d.i++
+		}
+	}
+	return "", false
+}
+
+// number reads a number by JSON's grammar, canonical as canonicalNumbers
+// makes it.
+func (d *jsonReader) number() (any, bool) {
+	start := d.i
+	digits := func() int {
+		n := 0
+		for d.i < len(d.data) && d.data[d.i] >= '0' && d.data[d.i] <= '9' {
+			d.i++
+			n++
+		}
+		return n
+	}
+	if d.data[d.i] == '-' {
+		d.i++
+	}
+	if d.i < len(d.data) && d.data[d.i] == '0' {
+		d.i++
+	} else if digits() == 0 {
+		return nil, false
+	}
+	integral := true
+	if d.i < len(d.data) && d.data[d.i] == '.' {
+		d.i++
+		integral = false
+		if digits() == 0 {
+			return nil, false
+		}
+	}
+	if d.i < len(d.data) && (d.data[d.i] == 'e' || d.data[d.i] == 'E') {
+		d.i++
+		integral = false
+		if d.i < len(d.data) && (d.data[d.i] == '+' || d.data[d.i] == '-') {
+			d.i++
+		}
+		if digits() == 0 {
+			return nil, false
+		}
+	}
+	lit := d.data[start:d.i]
+	if d.discard {
+		return nil, true
+	}
+	if integral && len(lit) < 19 && !(len(lit) == 2 && lit[0] == '-' && lit[1] == '0') {
+		return json.Number(lit), true // an int64 already written as FormatInt writes it
+	}
+	return canonicalNumbers(json.Number(lit)), true
+}
