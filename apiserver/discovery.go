@@ -180,6 +180,9 @@ func (s *Server) serveResources(gv groupVersion) http.HandlerFunc {
 			resources = append(resources, apiResource{Name: res.Plural + "/scale", Namespaced: res.Namespaced,
 				Group: scaleType.group, Version: scaleType.version, Kind: scaleType.kind, Verbs: statusVerbs})
 		}
+		for _, sub := range res.kind.subresourceNames() {
+			resources = append(resources, apiResource{Name: res.Plural + "/" + sub, Namespaced: res.Namespaced, Kind: res.Kind, Verbs: []string{"update"}})
+		}
 	}
 	doc := map[string]any{"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": groupVersion, "resources": resources}
 	return func(w http.ResponseWriter, r *http.Request) { writeJSON(w, r, doc) }
@@ -291,6 +294,9 @@ func (s *Server) aggregated(core bool) aggregatedDocs {
 			}
 			if res.scale != nil {
 				rd.Subresources = append(rd.Subresources, subresourceDiscovery{"scale", groupVersionKind{scaleType.group, scaleType.version, scaleType.kind}, statusVerbs})
+			}
+			for _, sub := range res.kind.subresourceNames() {
+				rd.Subresources = append(rd.Subresources, subresourceDiscovery{sub, kind, []string{"update"}})
 			}
 			vd.Resources = append(vd.Resources, rd)
 		}

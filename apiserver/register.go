@@ -211,6 +211,10 @@ type resource struct {
 	// JSON field of it has a protobuf tag, or it is a proto.Message.
 	protobuf bool
 
+	// kind is what a built-in kind does differently (builtin.go); zero
+	// for registered resources.
+	kind kindHooks
+
 	prefix  string // storage keys of this resource start with it
 	cache   *watch.Cache
 	strings stringTable // shared by the objects of its cache

@@ -33,6 +33,7 @@ type config struct {
 	validating       []AdmissionFunc
 	auth             authConfig // auth.go
 	limits           limits
+	namespaces       bool // namespaces.go
 }
 
 // WithStorage stores objects in store instead of a new in-memory store.
@@ -79,6 +80,9 @@ type Server struct {
 	ctx       context.Context
 	stop      context.CancelFunc
 	done      chan struct{}
+
+	namespaces *resource      // served namespaces, or nil (namespaces.go)
+	background sync.WaitGroup // the in-process controllers
 }
 
 // New makes a server. Its storage is in memory unless WithStorage says
@@ -127,6 +131,11 @@ func New(opts ...Option) (*Server, error) {
 	}))
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	s.flow = newFlow(s.ctx, &c)
+	if c.namespaces {
+		if err := s.registerNamespaces(); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -182,6 +191,9 @@ func (s *Server) start() *http.Handler {
 			s.config.logger.Error("kapi: the watch cache stopped", "err", err)
 		}
 	}()
+	if s.namespaces != nil {
+		s.startNamespaces()
+	}
 	return &h
 }
 
@@ -197,6 +209,7 @@ func (s *Server) Close() error {
 	if running {
 		<-s.done
 	}
+	s.background.Wait()
 	return nil
 }
 
@@ -249,13 +262,17 @@ func (s *Server) routes() http.Handler {
 // namespaced collection would match the cluster-scoped subresource route.
 func (s *Server) resourceRoutes(r chi.Router, base string, gv groupVersion, notAllowed http.HandlerFunc) {
 	collection := map[string]verb{http.MethodGet: verbList, http.MethodPost: verbCreate, http.MethodDelete: verbDeleteCollection}
+	// /namespaces/{name}/status and /finalize are routed as a namespaced
+	// collection; newRequest tells them apart.
+	namespacedCollection := map[string]verb{http.MethodGet: verbList, http.MethodPost: verbCreate, http.MethodDelete: verbDeleteCollection,
+		http.MethodPut: verbUpdate, http.MethodPatch: verbPatch}
 	item := map[string]verb{http.MethodGet: verbGet, http.MethodPut: verbUpdate, http.MethodPatch: verbPatch, http.MethodDelete: verbDelete}
 	sub := map[string]verb{http.MethodGet: verbGet, http.MethodPut: verbUpdate, http.MethodPatch: verbPatch}
 	for _, route := range []struct {
 		path  string
 		verbs map[string]verb
 	}{
-		{"/namespaces/{namespace}/{resource}", collection},
+		{"/namespaces/{namespace}/{resource}", namespacedCollection},
 		{"/namespaces/{namespace}/{resource}/{name}", item},
 		{"/namespaces/{namespace}/{resource}/{name}/{subresource}", sub},
 		{"/{resource}", collection},

@@ -55,6 +55,9 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object) error {
 	if res.defaulter != nil {
 		res.defaulter(obj)
 	}
+	if err := rq.s.admitNamespace(ctx, rq, meta.Name); err != nil {
+		return err
+	}
 	if err := rq.mutate(ctx, OperationCreate, obj, nil, dryRun); err != nil {
 		return err
 	}
@@ -67,6 +70,9 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object) error {
 			meta.Name = generateName(meta.GenerateName)
 		}
 		rq.name = meta.Name
+		if res.kind.create != nil { // after mutation and naming, as kube's PrepareForCreate
+			res.kind.create(obj)
+		}
 		if errs := rq.validate(ctx, obj, nil); len(errs) > 0 {
 			return errs
 		}
@@ -320,7 +326,7 @@ func (rq *request) write(ctx context.Context, desired func(cur kapi.Object) (kap
 			return next, value, nil
 		}
 		var rev int64
-		if meta.DeletionTimestamp != nil && len(meta.Finalizers) == 0 {
+		if meta.DeletionTimestamp != nil && !rq.res.held(next) {
 			var gone storage.KeyValue
 			gone, err = store.Delete(ctx, key, kv.ModRevision)
 			rev = gone.ModRevision
@@ -348,6 +354,11 @@ func (rq *request) prepareUpdate(cur, want kapi.Object) (kapi.Object, error) {
 		res.statusValue(next).Set(res.statusValue(want))
 		return next, nil
 	}
+	if take := res.kind.subresources[rq.subresource]; take != nil {
+		next := shallowCopy(cur)
+		take(next, want)
+		return next, nil
+	}
 	om, wm := cur.GetObjectMeta(), want.GetObjectMeta()
 	if wm.UID != "" && wm.UID != om.UID {
 		return nil, NewStatusError(http.StatusConflict, kapi.StatusReasonConflict,
@@ -361,6 +372,9 @@ func (rq *request) prepareUpdate(cur, want kapi.Object) (kapi.Object, error) {
 	}
 	if res.defaulter != nil {
 		res.defaulter(want)
+	}
+	if res.kind.update != nil {
+		res.kind.update(cur, want)
 	}
 	wm.Generation = om.Generation
 	changed, err := res.specChanged(cur, want)
@@ -527,7 +541,12 @@ func (rq *request) deleteOne(ctx context.Context, name string, opts deleteOption
 		if err := rq.admitValid(ctx, OperationDelete, nil, obj, dryRun); err != nil {
 			return nil, false, err
 		}
-		if len(meta.Finalizers) > 0 {
+		if rq.res.kind.delete != nil {
+			if err := rq.res.kind.delete(obj); err != nil {
+				return nil, false, err
+			}
+		}
+		if rq.res.held(obj) {
 			if meta.DeletionTimestamp != nil {
 				return obj, false, nil
 			}

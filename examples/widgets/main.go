@@ -43,7 +43,10 @@ func main() {
 }
 
 func run(addr, data string, profiling bool) error {
-	var opts []apiserver.Option
+	// Namespaces as in a cluster: default and kube-system exist, objects
+	// go only into namespaces that exist, and a deleted namespace takes
+	// its objects with it.
+	opts := []apiserver.Option{apiserver.WithNamespaces()}
 	if data != "" {
 		// Durable, for one process: every acknowledged write is on disk.
 		if err := os.MkdirAll(data, 0o700); err != nil {
