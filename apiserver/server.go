@@ -34,6 +34,8 @@ type config struct {
 	auth             authConfig // auth.go
 	limits           limits
 	namespaces       bool // namespaces.go
+	leases, events   bool // events.go
+	eventTTL         time.Duration
 }
 
 // WithStorage stores objects in store instead of a new in-memory store.
@@ -82,6 +84,7 @@ type Server struct {
 	done      chan struct{}
 
 	namespaces *resource      // served namespaces, or nil (namespaces.go)
+	events     []*resource    // served events (events.go)
 	background sync.WaitGroup // the in-process controllers
 }
 
@@ -95,6 +98,7 @@ func New(opts ...Option) (*Server, error) {
 		minWatchTimeout:  30 * time.Minute,
 		version:          defaultVersion(),
 		limits:           defaultLimits(),
+		eventTTL:         time.Hour,
 	}
 	for _, o := range opts {
 		o(&c)
@@ -105,6 +109,9 @@ func New(opts ...Option) (*Server, error) {
 	}
 	if c.minWatchTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("minimum watch timeout must be positive, not %v", c.minWatchTimeout))
+	}
+	if c.eventTTL <= 0 {
+		errs = append(errs, fmt.Errorf("event time to live must be positive, not %v", c.eventTTL))
 	}
 	if c.bookmarkInterval <= 0 {
 		errs = append(errs, fmt.Errorf("bookmark interval must be positive, not %v", c.bookmarkInterval))
@@ -131,8 +138,14 @@ func New(opts ...Option) (*Server, error) {
 	}))
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	s.flow = newFlow(s.ctx, &c)
-	if c.namespaces {
-		if err := s.registerNamespaces(); err != nil {
+	for _, builtin := range []struct {
+		on       bool
+		register func() error
+	}{{c.namespaces, s.registerNamespaces}, {c.leases, s.registerLeases}, {c.events, s.registerEvents}} {
+		if !builtin.on {
+			continue
+		}
+		if err := builtin.register(); err != nil {
 			return nil, err
 		}
 	}
@@ -193,6 +206,9 @@ func (s *Server) start() *http.Handler {
 	}()
 	if s.namespaces != nil {
 		s.startNamespaces()
+	}
+	if s.events != nil {
+		s.startEvents()
 	}
 	return &h
 }

@@ -43,10 +43,11 @@ func main() {
 }
 
 func run(addr, data string, profiling bool) error {
-	// Namespaces as in a cluster: default and kube-system exist, objects
-	// go only into namespaces that exist, and a deleted namespace takes
-	// its objects with it.
-	opts := []apiserver.Option{apiserver.WithNamespaces()}
+	// As in a cluster: default and kube-system exist, objects go only
+	// into namespaces that exist, a deleted namespace takes its objects
+	// with it; and controllers find the leases they elect a leader on and
+	// the events they record.
+	opts := []apiserver.Option{apiserver.WithNamespaces(), apiserver.WithLeases(), apiserver.WithEvents()}
 	if data != "" {
 		// Durable, for one process: every acknowledged write is on disk.
 		if err := os.MkdirAll(data, 0o700); err != nil {

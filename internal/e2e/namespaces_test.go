@@ -164,7 +164,6 @@ func TestNamespacesClientGo(t *testing.T) {
 	}
 }
 
-
 // createNamespace creates a namespace for a test's objects: the example
 // server has only kube's own until then.
 func createNamespace(t *testing.T, ctx context.Context, client dynamic.Interface, name string) {
