@@ -76,7 +76,7 @@ func (s *Server) handle(gv groupVersion, v verb) http.HandlerFunc {
 		// Made apart, so that what making it takes is off the stack: a
 		// watch's handler keeps its stack while it idles (see
 		// TestIdleWatcherCost).
-		rq := newRequest(s, byPlural, w, r)
+		rq, v := newRequest(s, byPlural, w, r), v // v is this request's: it may change below
 		if ns := byPlural["namespaces"]; ns != nil && rq.res != ns && rq.name == "" && rq.namespace != "" && ns.isSubresource(chi.URLParam(r, "resource")) {
 			// A namespace's own subresource, not a collection in it.
 			rq.res, rq.name, rq.namespace, rq.subresource = ns, rq.namespace, "", chi.URLParam(r, "resource")

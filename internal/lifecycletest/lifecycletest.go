@@ -46,7 +46,7 @@ type server struct {
 
 func start(t *testing.T, store storage.Interface) *server {
 	t.Helper()
-	api, err := apiserver.New(apiserver.WithStorage(store), apiserver.WithNamespaces(), apiserver.WithLeases(),
+	api, err := apiserver.New(apiserver.WithStorage(store), apiserver.WithNamespaces(), apiserver.WithLeases(), apiserver.WithEvents(),
 		apiserver.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +163,16 @@ func testAdmission(t *testing.T, open Open) {
 	if field(ns, "status", "phase") != "Active" || fmt.Sprint(field(ns, "spec", "finalizers")) != "[kubernetes]" {
 		t.Errorf("a new namespace: %v", ns)
 	}
+	// A namespace's subresource is routed like a collection in it: reading
+	// one must leave the collections alone.
+	if st := s.must(http.StatusOK, http.MethodGet, "/api/v1/namespaces/x/status", ""); st["kind"] != "Namespace" {
+		t.Errorf("GET /api/v1/namespaces/x/status: %v", st)
+	}
+	s.must(http.StatusMethodNotAllowed, http.MethodGet, "/api/v1/namespaces/x/finalize", "")
 	s.must(http.StatusCreated, http.MethodPost, widgets("x"), widget("a", "example.com/hold"))
+	if list := s.must(http.StatusOK, http.MethodGet, "/api/v1/namespaces/x/events", ""); list["kind"] != "EventList" {
+		t.Errorf("list after reading a namespace's status: %v", list)
+	}
 	s.must(http.StatusOK, http.MethodDelete, "/api/v1/namespaces/x", "")
 	st = s.must(http.StatusForbidden, http.MethodPost, widgets("x"), widget("b"))
 	causes, _ := field(st, "details", "causes").([]any)
