@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -45,38 +44,47 @@ func (s *Server) registerLeases() error {
 	})
 }
 
+// eventRow is what the table of events shows of one event.
+type eventRow struct {
+	lastSeen          any
+	typ, reason, note string
+	object            builtin.ObjectReference
+}
+
+// eventColumns are kube-apiserver's columns of events (LAST SEEN, TYPE,
+// REASON, OBJECT, MESSAGE), of either kind.
+func eventColumns[T any](row func(*T) eventRow) []Column[T] {
+	return []Column[T]{
+		{Name: "Last Seen", Type: "date", Description: "The time the event was last seen", Value: func(e *T) any { return row(e).lastSeen }},
+		{Name: "Type", Type: "string", Description: "The type of the event", Value: func(e *T) any { return row(e).typ }},
+		{Name: "Reason", Type: "string", Description: "The reason of the event", Value: func(e *T) any { return row(e).reason }},
+		{Name: "Object", Type: "string", Description: "The object the event is about", Value: func(e *T) any {
+			ref := row(e).object
+			return strings.ToLower(ref.Kind) + "/" + ref.Name
+		}},
+		{Name: "Message", Type: "string", Description: "The message of the event", Value: func(e *T) any { return strings.TrimSpace(row(e).note) }},
+	}
+}
+
 // registerEvents registers both kinds of event, shown as kube-apiserver
-// shows them (LAST SEEN, TYPE, REASON, OBJECT, MESSAGE; the name only with
-// -o wide).
+// shows them (the name only with -o wide).
 func (s *Server) registerEvents() error {
 	err := errors.Join(
 		Register(s, Resource[builtin.Event]{
 			Version: "v1", Kind: "Event", Plural: "events", Namespaced: true, ShortNames: []string{"ev"},
 			SelectableFields: []string{"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
 				"involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent", "type"},
-			Columns: []Column[builtin.Event]{
-				{Name: "Last Seen", Type: "date", Description: "The time the event was last seen", Value: func(e *builtin.Event) any {
-					return lastSeen(e.LastTimestamp, e.EventTime, e.Series, e.CreationTimestamp)
-				}},
-				{Name: "Type", Type: "string", Description: "The type of the event", Value: func(e *builtin.Event) any { return e.Type }},
-				{Name: "Reason", Type: "string", Description: "The reason of the event", Value: func(e *builtin.Event) any { return e.Reason }},
-				{Name: "Object", Type: "string", Description: "The object the event is about", Value: func(e *builtin.Event) any { return objectColumn(e.InvolvedObject) }},
-				{Name: "Message", Type: "string", Description: "The message of the event", Value: func(e *builtin.Event) any { return strings.TrimSpace(e.Message) }},
-			},
+			Columns: eventColumns(func(e *builtin.Event) eventRow {
+				return eventRow{lastSeen(e.LastTimestamp, e.EventTime, e.Series, e.CreationTimestamp), e.Type, e.Reason, e.Message, e.InvolvedObject}
+			}),
 		}),
 		Register(s, Resource[builtin.EventsEvent]{
 			Group: "events.k8s.io", Version: "v1", Kind: "Event", Plural: "events", Namespaced: true, ShortNames: []string{"ev"},
 			SelectableFields: []string{"regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid",
 				"regarding.apiVersion", "regarding.resourceVersion", "regarding.fieldPath", "reason", "reportingController", "type"},
-			Columns: []Column[builtin.EventsEvent]{
-				{Name: "Last Seen", Type: "date", Description: "The time the event was last seen", Value: func(e *builtin.EventsEvent) any {
-					return lastSeen(e.DeprecatedLastTimestamp, e.EventTime, e.Series, e.CreationTimestamp)
-				}},
-				{Name: "Type", Type: "string", Description: "The type of the event", Value: func(e *builtin.EventsEvent) any { return e.Type }},
-				{Name: "Reason", Type: "string", Description: "The reason of the event", Value: func(e *builtin.EventsEvent) any { return e.Reason }},
-				{Name: "Object", Type: "string", Description: "The object the event is about", Value: func(e *builtin.EventsEvent) any { return objectColumn(e.Regarding) }},
-				{Name: "Message", Type: "string", Description: "The message of the event", Value: func(e *builtin.EventsEvent) any { return strings.TrimSpace(e.Note) }},
-			},
+			Columns: eventColumns(func(e *builtin.EventsEvent) eventRow {
+				return eventRow{lastSeen(e.DeprecatedLastTimestamp, e.EventTime, e.Series, e.CreationTimestamp), e.Type, e.Reason, e.Note, e.Regarding}
+			}),
 		}),
 	)
 	if err != nil {
@@ -108,10 +116,6 @@ func lastSeen(last kapi.Time, eventTime kapi.MicroTime, series *builtin.EventSer
 		return eventTime.Time
 	}
 	return created
-}
-
-func objectColumn(ref builtin.ObjectReference) string {
-	return fmt.Sprintf("%s/%s", strings.ToLower(ref.Kind), ref.Name)
 }
 
 // startEvents starts the expiry of events, which runs until the server

@@ -317,24 +317,24 @@ func contentConditions(remaining, finalizers map[string]int, failures []error) [
 			Reason: "ContentDeletionFailed", Message: fmt.Sprintf("Failed to delete all resource types, %d remaining: %v", len(failures), strings.Join(msgs, ", "))})
 	}
 	if len(remaining) > 0 {
-		var parts []string
-		for r, n := range remaining {
-			parts = append(parts, fmt.Sprintf("%s has %d resource instances", r, n))
-		}
-		sort.Strings(parts)
 		out = append(out, builtin.NamespaceCondition{Type: builtin.NamespaceContentRemaining, Status: kapi.ConditionTrue,
-			Reason: "SomeResourcesRemain", Message: "Some resources are remaining: " + strings.Join(parts, ", ")})
+			Reason: "SomeResourcesRemain", Message: "Some resources are remaining: " + counts(remaining, "%s has %d resource instances")})
 	}
 	if len(finalizers) > 0 {
-		var parts []string
-		for f, n := range finalizers {
-			parts = append(parts, fmt.Sprintf("%s in %d resource instances", f, n))
-		}
-		sort.Strings(parts)
 		out = append(out, builtin.NamespaceCondition{Type: builtin.NamespaceFinalizersRemaining, Status: kapi.ConditionTrue,
-			Reason: "SomeFinalizersRemain", Message: "Some content in the namespace has finalizers remaining: " + strings.Join(parts, ", ")})
+			Reason: "SomeFinalizersRemain", Message: "Some content in the namespace has finalizers remaining: " + counts(finalizers, "%s in %d resource instances")})
 	}
 	return out
+}
+
+// counts lists what each count counts, formatted, in order.
+func counts(m map[string]int, format string) string {
+	parts := make([]string, 0, len(m))
+	for what, n := range m {
+		parts = append(parts, fmt.Sprintf(format, what, n))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
 }
 
 // setConditions brings every condition of the controller up to date in

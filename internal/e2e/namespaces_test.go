@@ -64,6 +64,22 @@ func TestKubectlNamespaces(t *testing.T) {
 				}
 			}
 
+			// Apply, label, and every output of kubectl, on a namespace itself.
+			ns := writeFile(t, "ns.yaml", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: applied\n  labels:\n    team: a\n")
+			k.must(t, "apply", "--server-side", "-f", ns)
+			k.must(t, "label", "ns", "applied", "env=prod")
+			if got := k.must(t, "get", "ns", "-l", "team=a,env=prod", "-o", "name"); got != "namespace/applied\n" {
+				t.Errorf("kubectl get ns -l team=a,env=prod: %q", got)
+			}
+			for _, out := range []string{"yaml", "json", "wide"} {
+				if got := k.must(t, "get", "ns", "applied", "-o", out); !strings.Contains(got, "applied") {
+					t.Errorf("kubectl get ns applied -o %s:\n%s", out, got)
+				}
+			}
+			if got := k.must(t, "get", "ns", "applied", "-o", "jsonpath={.metadata.labels.kubernetes\\.io/metadata\\.name} {.spec.finalizers}"); got != `applied ["kubernetes"]` {
+				t.Errorf("the label and finalizer kube gives a namespace: %q", got)
+			}
+
 			k.must(t, "create", "ns", "x")
 			for _, name := range []string{"w1", "w2", "w3"} {
 				file := writeFile(t, name+".yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: "+name+"\nspec:\n  color: blue\n")
