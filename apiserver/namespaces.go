@@ -98,6 +98,7 @@ func (s *Server) registerNamespaces() error {
 				return e
 			}
 			ns.Status.Phase = builtin.NamespaceTerminating
+			s.rememberDeleted(ns.Name)
 			return nil
 		},
 		// A namespace is only marked by its first DELETE, and goes once
@@ -169,15 +170,16 @@ func (s *Server) admitNamespace(ctx context.Context, rq *request, name string) e
 	return e
 }
 
-// namespace reads a namespace from the cache or, when the cache does not
-// have it (yet), from the store, as kube's admission does a live lookup.
+// namespace reads a namespace as kube's admission does: from the cache,
+// unless the cache does not have it (yet) or this server deleted it
+// recently and the cache may not show that yet; then from the store.
 func (s *Server) namespace(ctx context.Context, name string) (*builtin.Namespace, error) {
 	if it, _ := s.namespaces.cache.Get(s.namespaces.key("", name)); it != nil {
-		if ns, ok := it.Object.(*builtin.Namespace); ok && ns.Status.Phase == builtin.NamespaceTerminating {
+		ns, ok := it.Object.(*builtin.Namespace)
+		if ok && (ns.Status.Phase == builtin.NamespaceTerminating || !s.deletedLately(name)) {
 			return ns, nil
 		}
 	}
-	// Not there, or Active there: a delete may not have reached the cache.
 	kv, err := s.config.store.Get(ctx, s.namespaces.key("", name), 0)
 	if err != nil {
 		return nil, err
@@ -214,4 +216,28 @@ func (s *Server) startNamespaces() {
 		defer s.background.Done()
 		deleter.Run(s.ctx)
 	}()
+}
+
+// forceLiveLookup is how long a namespace this server deleted is read from
+// the store rather than the cache, as kube's forceLiveLookupTTL.
+const forceLiveLookup = 30 * time.Second
+
+// rememberDeleted notes that this server marked a namespace for deletion,
+// and forgets those it marked long enough ago.
+func (s *Server) rememberDeleted(name string) {
+	now := time.Now()
+	s.deletedNamespaces.Range(func(k, at any) bool {
+		if now.Sub(at.(time.Time)) >= forceLiveLookup {
+			s.deletedNamespaces.CompareAndDelete(k, at)
+		}
+		return true
+	})
+	s.deletedNamespaces.Store(name, now)
+}
+
+// deletedLately says whether this server has marked the namespace for
+// deletion lately: its cache may not show it yet.
+func (s *Server) deletedLately(name string) bool {
+	at, ok := s.deletedNamespaces.Load(name)
+	return ok && time.Since(at.(time.Time)) < forceLiveLookup
 }

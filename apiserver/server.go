@@ -83,9 +83,12 @@ type Server struct {
 	stop      context.CancelFunc
 	done      chan struct{}
 
-	namespaces *resource      // served namespaces, or nil (namespaces.go)
-	events     []*resource    // served events (events.go)
-	background sync.WaitGroup // the in-process controllers
+	namespaces *resource // served namespaces, or nil (namespaces.go)
+	// deletedNamespaces are the namespaces this server marked for
+	// deletion, by name, with when (namespaces.go).
+	deletedNamespaces sync.Map
+	events            []*resource    // served events (events.go)
+	background        sync.WaitGroup // the in-process controllers
 }
 
 // New makes a server. Its storage is in memory unless WithStorage says
