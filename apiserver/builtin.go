@@ -24,6 +24,9 @@ type kindHooks struct {
 	// held says that obj may not go yet though its metadata.finalizers are
 	// empty (a namespace whose content is still being deleted).
 	held func(obj kapi.Object) bool
+	// noDeleteCollection refuses DELETE of the collection (405), as
+	// kube-apiserver does for namespaces.
+	noDeleteCollection bool
 }
 
 // held says whether a DELETE only marks obj for deletion, and whether an
@@ -46,4 +49,12 @@ func (k *kindHooks) subresourceNames() []string {
 // isSubresource says whether the resource has the named subresource.
 func (r *resource) isSubresource(name string) bool {
 	return name == "status" && r.statusField != nil || name == "scale" && r.scale != nil || r.kind.subresources[name] != nil
+}
+
+// verbs are the verbs discovery lists for the resource.
+func (r *resource) verbs() []string {
+	if r.kind.noDeleteCollection {
+		return slices.DeleteFunc(slices.Clone(resourceVerbs), func(v string) bool { return v == "deletecollection" })
+	}
+	return resourceVerbs
 }

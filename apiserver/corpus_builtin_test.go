@@ -159,6 +159,7 @@ func builtinCorpus() []corpusCase {
 	for _, method := range []string{http.MethodPost, http.MethodDelete} {
 		add("namespace/status "+method, method, corpusNamespaces+"/other/status", nil, 405)
 	}
+	add("namespace/deletecollection", http.MethodDelete, corpusNamespaces, nil, 405)
 	add("namespace/unknown subresource", http.MethodGet, corpusNamespaces+"/other/bogus", nil, 404)
 	add("namespace/put to a namespaced collection", http.MethodPut, widgetsIn(corpusNS), encJSON(widgetDoc("new")), 405, ct(mtJSON)...)
 	add("namespace/patch to a namespaced collection", http.MethodPatch, widgetsIn(corpusNS), []byte(`{}`), 405, ct(ctMergePatch)...)

@@ -170,7 +170,7 @@ func (s *Server) serveResources(gv groupVersion) http.HandlerFunc {
 	for _, res := range s.resourcesOf(gv) {
 		resources = append(resources, apiResource{
 			Name: res.Plural, SingularName: res.Singular, Namespaced: res.Namespaced, Kind: res.Kind,
-			Verbs: resourceVerbs, ShortNames: res.ShortNames, Categories: res.Categories,
+			Verbs: res.verbs(), ShortNames: res.ShortNames, Categories: res.Categories,
 			StorageVersionHash: storageVersionHash(res),
 		})
 		if res.statusField != nil {
@@ -287,7 +287,7 @@ func (s *Server) aggregated(core bool) aggregatedDocs {
 			kind := groupVersionKind{res.Group, res.Version, res.Kind}
 			rd := resourceDiscovery{
 				Resource: res.Plural, ResponseKind: kind, Scope: scope, SingularResource: res.Singular,
-				Verbs: resourceVerbs, ShortNames: res.ShortNames, Categories: res.Categories,
+				Verbs: res.verbs(), ShortNames: res.ShortNames, Categories: res.Categories,
 			}
 			if res.statusField != nil {
 				rd.Subresources = append(rd.Subresources, subresourceDiscovery{"status", kind, statusVerbs})

@@ -101,6 +101,7 @@ func (s *Server) registerNamespaces() error {
 			s.rememberDeleted(ns.Name)
 			return nil
 		},
+		noDeleteCollection: true,
 		// A namespace is only marked by its first DELETE, and goes once
 		// its spec.finalizers are gone too.
 		held: func(obj kapi.Object) bool {

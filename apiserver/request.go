@@ -121,7 +121,8 @@ func (rq *request) serve(v verb) error {
 	if rq.subresource == "scale" {
 		rq.objType = scaleType
 	}
-	if res.Namespaced && rq.namespace == "" && (v == verbCreate || v == verbDeleteCollection) || rq.name == "" && (v == verbUpdate || v == verbPatch) {
+	if res.Namespaced && rq.namespace == "" && (v == verbCreate || v == verbDeleteCollection) || rq.name == "" && (v == verbUpdate || v == verbPatch) ||
+		v == verbDeleteCollection && res.kind.noDeleteCollection {
 		return NewStatusError(http.StatusMethodNotAllowed, kapi.StatusReasonMethodNotAllowed, "the server does not allow this method on the requested resource")
 	}
 	if rq.name != "" {
