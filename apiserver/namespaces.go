@@ -33,14 +33,13 @@ import (
 // created in any namespace, and nothing deletes it but a client.
 func WithNamespaces() Option { return func(c *config) { c.namespaces = true } }
 
-// systemNamespaces are created when serving starts, as kube-apiserver does;
-// immortal ones cannot be deleted.
-var systemNamespaces = []struct {
-	name     string
-	immortal bool
-}{
-	{builtin.NamespaceDefault, true}, {builtin.NamespaceSystem, true},
-	{builtin.NamespacePublic, true}, {builtin.NamespaceNodeLease, false},
+// systemNamespaces are created when serving starts, as kube-apiserver
+// does; immortal ones (its NamespaceLifecycle admission's) cannot be
+// deleted.
+var systemNamespaces = []string{builtin.NamespaceDefault, builtin.NamespaceSystem, builtin.NamespacePublic, builtin.NamespaceNodeLease}
+
+func immortal(name string) bool {
+	return name == builtin.NamespaceDefault || name == builtin.NamespaceSystem || name == builtin.NamespacePublic
 }
 
 // namespaceController is who the namespace controller's writes are made by.
@@ -87,12 +86,7 @@ func (s *Server) registerNamespaces() error {
 		},
 		delete: func(obj kapi.Object) error {
 			ns := obj.(*builtin.Namespace)
-			if i := slices.IndexFunc(systemNamespaces, func(n struct {
-				name     string
-				immortal bool
-			}) bool {
-				return n.name == ns.Name
-			}); i >= 0 && systemNamespaces[i].immortal {
+			if immortal(ns.Name) {
 				e := NewStatusError(http.StatusForbidden, kapi.StatusReasonForbidden, fmt.Sprintf("namespaces %q is forbidden: this namespace may not be deleted", ns.Name))
 				e.Status.Details = &kapi.StatusDetails{Name: ns.Name, Kind: "namespaces"}
 				return e
@@ -198,13 +192,13 @@ func (s *Server) startNamespaces() {
 	o := &objects{s: s, user: namespaceController, agent: "kube-controller-manager"}
 	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 	defer cancel()
-	for _, n := range systemNamespaces {
+	for _, name := range systemNamespaces {
 		rq, err := o.request(ctx, lifecycle.Resource{Version: "v1", Plural: "namespaces"}, "", "", "")
 		if err == nil {
-			err = rq.createObject(ctx, &builtin.Namespace{ObjectMeta: kapi.ObjectMeta{Name: n.name}})
+			err = rq.createObject(ctx, &builtin.Namespace{ObjectMeta: kapi.ObjectMeta{Name: name}})
 		}
 		if err != nil && !errors.Is(err, storage.ErrExists) {
-			s.config.logger.Error("kapi: creating a system namespace", "namespace", n.name, "err", err)
+			s.config.logger.Error("kapi: creating a system namespace", "namespace", name, "err", err)
 		}
 	}
 	deleter, err := lifecycle.NewNamespaceDeleter(o, s.config.logger)

@@ -63,6 +63,7 @@ func NewNamespaceDeleter(objects Objects, logger *slog.Logger) (*NamespaceDelete
 func (d *NamespaceDeleter) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	defer d.queue.stop()
 	watch := func(r Resource, changed func(kapi.Object, bool)) {
 		wg.Add(1)
 		go func() {

@@ -13,10 +13,11 @@ type queue struct {
 	pending map[string]bool
 	order   []string
 	wake    chan struct{} // has a value when pending is not empty
+	timers  map[*time.Timer]bool
 }
 
 func newQueue() *queue {
-	return &queue{pending: map[string]bool{}, wake: make(chan struct{}, 1)}
+	return &queue{pending: map[string]bool{}, wake: make(chan struct{}, 1), timers: map[*time.Timer]bool{}}
 }
 
 func (q *queue) add(name string) {
@@ -35,11 +36,28 @@ func (q *queue) add(name string) {
 
 // addAfter adds name after d, unless ctx has ended by then.
 func (q *queue) addAfter(ctx context.Context, name string, d time.Duration) {
-	time.AfterFunc(d, func() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var t *time.Timer
+	t = time.AfterFunc(d, func() {
+		q.mu.Lock()
+		delete(q.timers, t)
+		q.mu.Unlock()
 		if ctx.Err() == nil {
 			q.add(name)
 		}
 	})
+	q.timers[t] = true
+}
+
+// stop stops the timers of addAfter.
+func (q *queue) stop() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for t := range q.timers {
+		t.Stop()
+	}
+	clear(q.timers)
 }
 
 // next waits for a name, or for ctx to end ("", false).
