@@ -3,12 +3,14 @@ package apiserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/lifecycle"
+	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/watch"
 )
 
@@ -59,7 +61,7 @@ func (o *objects) request(ctx context.Context, r lifecycle.Resource, namespace, 
 	}, nil
 }
 
-func (o *objects) Get(ctx context.Context, r lifecycle.Resource, namespace, name string) (kapi.Object, error) {
+func (o *objects) Read(ctx context.Context, r lifecycle.Resource, namespace, name string) (kapi.Object, error) {
 	res, err := o.resource(r)
 	if err != nil {
 		return nil, err
@@ -101,21 +103,30 @@ func (o *objects) Update(ctx context.Context, r lifecycle.Resource, obj kapi.Obj
 	return out, err
 }
 
-func (o *objects) Delete(ctx context.Context, r lifecycle.Resource, namespace, name, uid string) error {
+func (o *objects) Delete(ctx context.Context, r lifecycle.Resource, namespace, name string, opts lifecycle.DeleteOptions) error {
 	rq, err := o.request(ctx, r, namespace, name, "")
 	if err != nil {
 		return err
 	}
-	background := "Background"
-	opts := deleteOptions{PropagationPolicy: &background}
-	if uid != "" {
-		opts.Preconditions = &preconditions{UID: &uid}
+	do := deleteOptions{Preconditions: &preconditions{}}
+	if opts.PropagationPolicy != "" {
+		do.PropagationPolicy = &opts.PropagationPolicy
 	}
-	_, _, err = rq.deleteOne(ctx, name, opts, false)
+	if opts.UID != "" {
+		do.Preconditions.UID = &opts.UID
+	}
+	if opts.ResourceVersion != "" {
+		do.Preconditions.ResourceVersion = &opts.ResourceVersion
+	}
+	_, _, err = rq.deleteOne(ctx, name, do, false)
+	var se *StatusError
+	if errors.As(err, &se) && se.Status.Code == http.StatusConflict { // a precondition that no longer holds
+		return fmt.Errorf("%w: %s", storage.ErrConflict, se.Status.Message)
+	}
 	return err
 }
 
-func (o *objects) Watch(ctx context.Context, r lifecycle.Resource, changed func(obj kapi.Object, deleted bool)) error {
+func (o *objects) Watch(ctx context.Context, r lifecycle.Resource, changed func(lifecycle.Change)) error {
 	res, err := o.resource(r)
 	if err != nil {
 		return err
@@ -123,7 +134,7 @@ func (o *objects) Watch(ctx context.Context, r lifecycle.Resource, changed func(
 	if err := o.s.hub.WaitFor(ctx, 0); err != nil { // the initial events are those of a synced cache
 		return err
 	}
-	w, err := res.cache.Watch(watch.WatchOptions{InitialEvents: true})
+	w, err := res.cache.Watch(watch.WatchOptions{InitialEvents: true, InitialEventsEnd: true})
 	if err != nil {
 		return err
 	}
@@ -132,8 +143,11 @@ func (o *objects) Watch(ctx context.Context, r lifecycle.Resource, changed func(
 		if err != nil {
 			return err
 		}
-		if ev.Item != nil {
-			changed(ev.Item.Object.(kapi.Object), ev.Type == watch.Deleted)
+		switch {
+		case ev.Type == watch.Bookmark && ev.InitialEventsEnd:
+			changed(lifecycle.Change{Synced: true, Revision: ev.Revision})
+		case ev.Item != nil:
+			changed(lifecycle.Change{Meta: ev.Item.Object.(kapi.Object).GetObjectMeta(), Deleted: ev.Type == watch.Deleted, Revision: ev.Revision})
 		}
 	}
 }

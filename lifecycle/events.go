@@ -70,7 +70,7 @@ func (e *EventExpiry) sweep(ctx context.Context, now time.Time) {
 			if now.Sub(LastWrite(obj)) < e.ttl {
 				continue
 			}
-			err := e.objects.Delete(ctx, r, meta.Namespace, meta.Name, meta.UID)
+			err := e.objects.Delete(ctx, r, meta.Namespace, meta.Name, DeleteOptions{UID: meta.UID, ResourceVersion: meta.ResourceVersion, PropagationPolicy: "Background"})
 			if err != nil && !errors.Is(err, storage.ErrNotFound) && ctx.Err() == nil {
 				e.logger.Warn("kapi: event expiry", "resource", r.Plural, "namespace", meta.Namespace, "name", meta.Name, "err", err)
 			}

@@ -22,7 +22,7 @@ type fakeObjects struct {
 var _ Objects = (*fakeObjects)(nil)
 
 func (f *fakeObjects) Resources() []Resource { return nil }
-func (f *fakeObjects) Get(context.Context, Resource, string, string) (kapi.Object, error) {
+func (f *fakeObjects) Read(context.Context, Resource, string, string) (kapi.Object, error) {
 	return nil, storage.ErrNotFound
 }
 func (f *fakeObjects) List(context.Context, Resource, string) ([]kapi.Object, error) {
@@ -31,11 +31,11 @@ func (f *fakeObjects) List(context.Context, Resource, string) ([]kapi.Object, er
 func (f *fakeObjects) Update(context.Context, Resource, kapi.Object, string) (kapi.Object, error) {
 	return nil, errors.New("not here")
 }
-func (f *fakeObjects) Delete(_ context.Context, _ Resource, namespace, name, _ string) error {
+func (f *fakeObjects) Delete(_ context.Context, _ Resource, namespace, name string, _ DeleteOptions) error {
 	f.deleted = append(f.deleted, namespace+"/"+name)
 	return nil
 }
-func (f *fakeObjects) Watch(ctx context.Context, _ Resource, _ func(kapi.Object, bool)) error {
+func (f *fakeObjects) Watch(ctx context.Context, _ Resource, _ func(Change)) error {
 	<-ctx.Done()
 	return ctx.Err()
 }

@@ -64,7 +64,7 @@ func (d *NamespaceDeleter) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer d.queue.stop()
-	watch := func(r Resource, changed func(kapi.Object, bool)) {
+	watch := func(r Resource, changed func(Change)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -116,8 +116,11 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
-func (d *NamespaceDeleter) namespaceChanged(obj kapi.Object, deleted bool) {
-	meta := obj.GetObjectMeta()
+func (d *NamespaceDeleter) namespaceChanged(c Change) {
+	meta, deleted := c.Meta, c.Deleted
+	if c.Synced {
+		return
+	}
 	d.mu.Lock()
 	if deleted || meta.DeletionTimestamp == nil {
 		delete(d.terminating, meta.Name)
@@ -132,9 +135,9 @@ func (d *NamespaceDeleter) namespaceChanged(obj kapi.Object, deleted bool) {
 
 // contentChanged looks at a namespace again when an object in it goes or
 // is marked for deletion: that may be what it waits for.
-func (d *NamespaceDeleter) contentChanged(obj kapi.Object, deleted bool) {
-	meta := obj.GetObjectMeta()
-	if !deleted && meta.DeletionTimestamp == nil {
+func (d *NamespaceDeleter) contentChanged(c Change) {
+	meta := c.Meta
+	if c.Synced || !c.Deleted && meta.DeletionTimestamp == nil {
 		return
 	}
 	d.mu.Lock()
@@ -190,7 +193,7 @@ func (d *NamespaceDeleter) sync(ctx context.Context, name string) error {
 }
 
 func (d *NamespaceDeleter) get(ctx context.Context, name string) (*builtin.Namespace, error) {
-	obj, err := d.objects.Get(ctx, d.namespaces, "", name)
+	obj, err := d.objects.Read(ctx, d.namespaces, "", name)
 	if err != nil {
 		return nil, err
 	}
@@ -287,7 +290,7 @@ func (d *NamespaceDeleter) deleteResource(ctx context.Context, r Resource, names
 		if meta.DeletionTimestamp != nil {
 			continue // marked already: its finalizers decide
 		}
-		if err := d.objects.Delete(ctx, r, namespace, meta.Name, meta.UID); err != nil && !errors.Is(err, storage.ErrNotFound) && !errors.Is(err, storage.ErrConflict) {
+		if err := d.objects.Delete(ctx, r, namespace, meta.Name, DeleteOptions{UID: meta.UID, PropagationPolicy: "Background"}); err != nil && !errors.Is(err, storage.ErrNotFound) && !errors.Is(err, storage.ErrConflict) {
 			return nil, err
 		}
 	}

@@ -12,29 +12,50 @@ type Resource struct {
 	Namespaced                   bool
 }
 
+// Change is one change to the objects of a resource, or the end of the
+// initial ones.
+type Change struct {
+	// Meta is the object's metadata after the change; for a deletion, its
+	// last. It is shared: read-only.
+	Meta    *kapi.ObjectMeta
+	Deleted bool
+	// Revision is the change's; for Synced, that of the state sent.
+	Revision int64
+	// Synced marks the end of the initial changes; Meta is nil.
+	Synced bool
+}
+
+// DeleteOptions are the options of a deletion by a controller.
+type DeleteOptions struct {
+	// Preconditions: the object must still have this uid and, if not
+	// empty, this resourceVersion.
+	UID, ResourceVersion string
+	// PropagationPolicy is Background, Foreground or Orphan.
+	PropagationPolicy string
+}
+
 // Objects is what the controllers need of a server. Errors wrap the
 // sentinels of package storage (storage.ErrNotFound, storage.ErrConflict)
 // where those apply.
 type Objects interface {
 	// Resources lists the served resources.
 	Resources() []Resource
-	// Get reads the current version of an object; the caller may change
-	// what it gets.
-	Get(ctx context.Context, r Resource, namespace, name string) (kapi.Object, error)
+	// Watch calls changed with every object of res that exists, then with
+	// a Synced change, then with each later change, until ctx ends (it
+	// returns ctx.Err()) or it can no longer follow the changes (another
+	// error: the caller watches again).
+	Watch(ctx context.Context, res Resource, changed func(Change)) error
+	// Read reads the current version of an object from the store; the
+	// caller may change what it gets.
+	Read(ctx context.Context, res Resource, namespace, name string) (kapi.Object, error)
 	// List reads the current objects of a resource in a namespace ("" for
 	// all), shared with other readers: the caller must not change them.
-	List(ctx context.Context, r Resource, namespace string) ([]kapi.Object, error)
-	// Update writes obj, or its subresource ("status", "finalize"), if its
-	// metadata.resourceVersion is still the stored one (else ErrConflict),
-	// and returns what was stored.
-	Update(ctx context.Context, r Resource, obj kapi.Object, subresource string) (kapi.Object, error)
-	// Delete deletes an object as a DELETE with propagationPolicy
-	// Background would, if its uid is uid: an object with finalizers is
-	// only marked for deletion.
-	Delete(ctx context.Context, r Resource, namespace, name, uid string) error
-	// Watch calls changed with every object of r as it is when the watch
-	// starts, then with every later version, a deleted object's last one
-	// included, until ctx ends. It returns ctx's error, or why it could not
-	// go on.
-	Watch(ctx context.Context, r Resource, changed func(obj kapi.Object, deleted bool)) error
+	List(ctx context.Context, res Resource, namespace string) ([]kapi.Object, error)
+	// Update writes obj, or its subresource ("status", "finalize"), as a
+	// PUT does, if its metadata.resourceVersion is still the stored one
+	// (else ErrConflict), and returns what was stored.
+	Update(ctx context.Context, res Resource, obj kapi.Object, subresource string) (kapi.Object, error)
+	// Delete deletes an object as a DELETE with these options does: an
+	// object with finalizers is only marked for deletion.
+	Delete(ctx context.Context, res Resource, namespace, name string, opts DeleteOptions) error
 }
