@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"slices"
 
 	"github.com/kapi-dev/kapi"
@@ -57,4 +58,14 @@ func (r *resource) verbs() []string {
 		return slices.DeleteFunc(slices.Clone(resourceVerbs), func(v string) bool { return v == "deletecollection" })
 	}
 	return resourceVerbs
+}
+
+// runBackground runs a controller until the server closes; Close waits
+// for it to return.
+func (s *Server) runBackground(run func(ctx context.Context)) {
+	s.background.Add(1)
+	go func() {
+		defer s.background.Done()
+		run(s.ctx)
+	}()
 }

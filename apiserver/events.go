@@ -131,11 +131,7 @@ func (s *Server) startEvents() {
 		s.config.logger.Error("kapi: event expiry", "err", err)
 		return
 	}
-	s.background.Add(1)
-	go func() {
-		defer s.background.Done()
-		expiry.Run(s.ctx)
-	}()
+	s.runBackground(expiry.Run)
 }
 
 // eventExpiry is who deletes expired events: the server itself.

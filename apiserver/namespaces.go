@@ -206,11 +206,7 @@ func (s *Server) startNamespaces() {
 		s.config.logger.Error("kapi: namespace deletion", "err", err)
 		return
 	}
-	s.background.Add(1)
-	go func() {
-		defer s.background.Done()
-		deleter.Run(s.ctx)
-	}()
+	s.runBackground(deleter.Run)
 }
 
 // forceLiveLookup is how long a namespace this server deleted is read from
