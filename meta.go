@@ -110,43 +110,52 @@ func NewTime(t time.Time) Time { return Time{t.Truncate(time.Second)} }
 func Now() Time { return NewTime(time.Now()) }
 
 // MarshalJSON writes RFC 3339 in UTC, or null when t is zero.
-func (t Time) MarshalJSON() ([]byte, error) {
-	if t.IsZero() {
-		return []byte("null"), nil
-	}
-	b := make([]byte, 0, len(time.RFC3339)+2)
-	b = append(b, '"')
-	b = t.UTC().AppendFormat(b, time.RFC3339)
-	return append(b, '"'), nil
-}
+func (t Time) MarshalJSON() ([]byte, error) { return marshalTime(t.Time, time.RFC3339), nil }
 
 // UnmarshalJSON reads RFC 3339 or null.
 func (t *Time) UnmarshalJSON(b []byte) error {
+	pt, err := unmarshalTime(b)
+	t.Time = pt
+	return err
+}
+
+// marshalTime writes t in UTC with layout, as a JSON string, or null when
+// t is zero.
+func marshalTime(t time.Time, layout string) []byte {
+	if t.IsZero() {
+		return []byte("null")
+	}
+	b := make([]byte, 0, len(layout)+2)
+	b = append(b, '"')
+	b = t.UTC().AppendFormat(b, layout)
+	return append(b, '"')
+}
+
+// unmarshalTime reads a JSON string in RFC 3339 (with fractional seconds or
+// not), "" or null (the zero time), in Local as metav1 does.
+func unmarshalTime(b []byte) (time.Time, error) {
 	if bytes.Equal(b, []byte("null")) {
-		t.Time = time.Time{}
-		return nil
+		return time.Time{}, nil
 	}
 	s, ok := plainString(b)
 	if !ok {
 		if err := json.Unmarshal(b, &s); err != nil {
-			return err
+			return time.Time{}, err
 		}
 	}
 	if s == "" {
-		t.Time = time.Time{}
-		return nil
+		return time.Time{}, nil
 	}
 	pt, err := time.Parse(time.RFC3339, s)
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
-	// MarshalJSON writes UTC: "9999-12-31T23:00:00-02:00" is in year 10000
+	// marshalTime writes UTC: "9999-12-31T23:00:00-02:00" is in year 10000
 	// there, which RFC 3339 cannot write and this could not read back.
 	if y := pt.UTC().Year(); y < 0 || y > 9999 {
-		return fmt.Errorf("time %q is outside the years 0 to 9999 in UTC", s)
+		return time.Time{}, fmt.Errorf("time %q is outside the years 0 to 9999 in UTC", s)
 	}
-	t.Time = pt.Local()
-	return nil
+	return pt.Local(), nil
 }
 
 // plainString reads a JSON string of printable ASCII without escapes, as

@@ -62,6 +62,7 @@ var (
 
 // corpusSeed fills a server's store before the corpus runs.
 func corpusSeed(c *apiClient) {
+	corpusSeedBuiltins(c)
 	c.create(newWidget(corpusNS, "a"))
 	b := newWidget(corpusNS, "b")
 	b.Labels = map[string]string{"app": "b"}
@@ -616,7 +617,7 @@ func badInputCorpus() []corpusCase {
 	}
 	// Paths that are not there.
 	for _, p := range []string{
-		"/apis/example.com/v2", "/apis/example.com/v1/gizmos", "/apis/nope.example/v1", "/api/v1", "/api/v2/pods",
+		"/apis/example.com/v2", "/apis/example.com/v1/gizmos", "/apis/nope.example/v1", "/api/v1/pods", "/api/v2/pods",
 		"/openapi/v3/apis/example.com/v9", "/openapi/v3/apis/nope/v1", "/openapi/v3/apis/example.com/v1/extra",
 		"/version/extra", "/healthz/bogus", "/readyz/bogus", "/readyz/storage/extra", "/livez/%2E%2E", "/apis/example.com/v1/namespaces/default/widgets/a/status/extra",
 		"/apis/example.com/v1/widgetclasses/gold/status", "/apis/example.com/v1/namespaces/default/widgetclasses",
@@ -1069,7 +1070,7 @@ func badInputCorpus() []corpusCase {
 	}
 	add("v1beta1/update of another version's body", http.MethodPut, betaColl+"/a", encJSON(widgetDoc("a")), 400)
 	add("v1beta1/no such version", http.MethodGet, "/apis/example.com/v1alpha1/namespaces/"+corpusNS+"/widgets", nil, 404)
-	return cases
+	return append(cases, builtinCorpus()...)
 }
 
 func bareName(mt string) string {
@@ -1237,7 +1238,7 @@ func statusProblem(r *response, want int) string {
 func TestBadInputCorpus(t *testing.T) {
 	store := memory.New()
 	t.Cleanup(func() { store.Close() })
-	srv := apiservertest.New(t, widgetapi.Register, apiserver.WithStorage(store), apiserver.WithMaxRequestBodyBytes(bodyLimit))
+	srv := apiservertest.New(t, widgetapi.Register, append(corpusBuiltins, apiserver.WithStorage(store), apiserver.WithMaxRequestBodyBytes(bodyLimit))...)
 	c := &apiClient{t: t, base: srv.URL, hc: srv.Client()}
 	corpusSeed(c)
 	beforeItems, beforeRev := storeSnapshot(t, store)

@@ -170,7 +170,7 @@ func (s *Server) serveResources(gv groupVersion) http.HandlerFunc {
 	for _, res := range s.resourcesOf(gv) {
 		resources = append(resources, apiResource{
 			Name: res.Plural, SingularName: res.Singular, Namespaced: res.Namespaced, Kind: res.Kind,
-			Verbs: resourceVerbs, ShortNames: res.ShortNames, Categories: res.Categories,
+			Verbs: res.verbs(), ShortNames: res.ShortNames, Categories: res.Categories,
 			StorageVersionHash: storageVersionHash(res),
 		})
 		if res.statusField != nil {
@@ -179,6 +179,9 @@ func (s *Server) serveResources(gv groupVersion) http.HandlerFunc {
 		if res.scale != nil {
 			resources = append(resources, apiResource{Name: res.Plural + "/scale", Namespaced: res.Namespaced,
 				Group: scaleType.group, Version: scaleType.version, Kind: scaleType.kind, Verbs: statusVerbs})
+		}
+		for _, sub := range res.hooks.subresourceNames() {
+			resources = append(resources, apiResource{Name: res.Plural + "/" + sub, Namespaced: res.Namespaced, Kind: res.Kind, Verbs: []string{"update"}})
 		}
 	}
 	doc := map[string]any{"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": groupVersion, "resources": resources}
@@ -284,13 +287,16 @@ func (s *Server) aggregated(core bool) aggregatedDocs {
 			kind := groupVersionKind{res.Group, res.Version, res.Kind}
 			rd := resourceDiscovery{
 				Resource: res.Plural, ResponseKind: kind, Scope: scope, SingularResource: res.Singular,
-				Verbs: resourceVerbs, ShortNames: res.ShortNames, Categories: res.Categories,
+				Verbs: res.verbs(), ShortNames: res.ShortNames, Categories: res.Categories,
 			}
 			if res.statusField != nil {
 				rd.Subresources = append(rd.Subresources, subresourceDiscovery{"status", kind, statusVerbs})
 			}
 			if res.scale != nil {
 				rd.Subresources = append(rd.Subresources, subresourceDiscovery{"scale", groupVersionKind{scaleType.group, scaleType.version, scaleType.kind}, statusVerbs})
+			}
+			for _, sub := range res.hooks.subresourceNames() {
+				rd.Subresources = append(rd.Subresources, subresourceDiscovery{sub, kind, []string{"update"}})
 			}
 			vd.Resources = append(vd.Resources, rd)
 		}

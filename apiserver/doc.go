@@ -72,6 +72,14 @@
 // removed by a DELETE with ignoreStoreReadErrorWithClusterBreakingPotential
 // from a caller also authorized for unsafe-delete-ignore-read-errors.
 //
+// WithNamespaces serves core/v1 namespaces with kube's lifecycle: objects
+// go only into namespaces that exist and are not terminating, and a
+// deleted namespace is emptied and removed by the server itself (package
+// lifecycle). WithLeases serves coordination.k8s.io/v1 leases for leader
+// election, WithEvents core/v1 and events.k8s.io/v1 events, deleted an
+// hour (WithEventTTL) after their last write. Package builtin holds their
+// Go types.
+//
 // # Authentication and authorization
 //
 // A server serves everyone until told otherwise. WithAuthentication names

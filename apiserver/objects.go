@@ -3,23 +3,36 @@ package apiserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"time"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/gc"
+	"github.com/kapi-dev/kapi/lifecycle"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/watch"
 )
 
-// objects is the server as the lifecycle controllers that run inside it
-// see it (the garbage collector): its resources, the objects of its cache,
-// and writes that take the path of a request, admission included.
-type objects struct{ s *Server }
+// objects is the server as the controllers that run inside it see it (the
+// garbage collector, the namespace deleter, event expiry): its resources,
+// the objects of its cache, and writes that take the path of a request,
+// with its admission and finalizers, as a controller's requests would.
+type objects struct {
+	s *Server
+	// user is who the controller's writes are made as, for admission;
+	// manager its field manager.
+	user    User
+	manager string
+}
 
-var _ gc.Objects = objects{}
+var (
+	_ gc.Objects        = (*objects)(nil)
+	_ lifecycle.Objects = (*objects)(nil)
+)
 
 // garbageCollector is who the collector's writes are made as, for
 // admission and managedFields, as Kubernetes' collector's.
@@ -27,7 +40,7 @@ var garbageCollector = User{Name: "system:serviceaccount:kube-system:generic-gar
 
 // Resources lists each stored resource once: several registrations of one
 // kind (its versions) share its objects.
-func (o objects) Resources() []gc.Resource {
+func (o *objects) Resources() []gc.Resource {
 	var out []gc.Resource
 	for _, r := range o.s.resources {
 		if !slices.ContainsFunc(out, func(k gc.Resource) bool { return k.Group == r.Group && k.Kind == r.Kind }) {
@@ -37,19 +50,39 @@ func (o objects) Resources() []gc.Resource {
 	return out
 }
 
-func (o objects) resource(res gc.Resource) *resource {
+func (o *objects) resource(res gc.Resource) (*resource, error) {
 	for _, r := range o.s.resources {
 		if r.Group == res.Group && r.Version == res.Version && r.Plural == res.Plural {
-			return r
+			return r, nil
 		}
 	}
-	return nil
+	return nil, errors.New("apiserver: no resource " + res.Plural + "." + res.Group + "/" + res.Version)
 }
 
-func (o objects) Watch(ctx context.Context, res gc.Resource, changed func(gc.Change)) error {
-	r := o.resource(res)
-	if r == nil {
-		return errors.New("no such resource")
+// request is a request of the controller's own, to the named object, which
+// answers no one.
+func (o *objects) request(ctx context.Context, res gc.Resource, namespace, name, subresource string) (*request, context.Context, error) {
+	r, err := o.resource(res)
+	if err != nil {
+		return nil, ctx, err
+	}
+	ctx = WithUser(ctx, o.user)
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPatch, "/", http.NoBody)
+	if err != nil {
+		return nil, ctx, err
+	}
+	hr.Header.Set("User-Agent", o.manager)
+	return &request{
+		s: o.s, res: r, objType: &r.objType, namespace: namespace, name: name, subresource: subresource,
+		query: url.Values{"fieldManager": {o.manager}}, w: discardResponse{}, r: hr,
+		out: codec.Target{Format: codec.JSON(), View: codec.ViewObject},
+	}, ctx, nil
+}
+
+func (o *objects) Watch(ctx context.Context, res gc.Resource, changed func(gc.Change)) error {
+	r, err := o.resource(res)
+	if err != nil {
+		return err
 	}
 	// The hub's state is the store's once it has synced; a watch started
 	// before would miss it.
@@ -65,18 +98,16 @@ func (o objects) Watch(ctx context.Context, res gc.Resource, changed func(gc.Cha
 		if err != nil {
 			return err
 		}
-		switch ev.Type {
-		case watch.Bookmark:
-			if ev.InitialEventsEnd {
-				changed(gc.Change{Synced: true, Revision: ev.Revision})
-			}
-		default:
+		switch {
+		case ev.Type == watch.Bookmark && ev.InitialEventsEnd:
+			changed(gc.Change{Synced: true, Revision: ev.Revision})
+		case ev.Item != nil:
 			changed(gc.Change{Meta: ev.Item.Object.(kapi.Object).GetObjectMeta(), Deleted: ev.Type == watch.Deleted, Revision: ev.Revision})
 		}
 	}
 }
 
-func (o objects) Sync(ctx context.Context) error {
+func (o *objects) Sync(ctx context.Context) error {
 	rev, err := o.s.config.store.Revision(ctx)
 	if err != nil {
 		return err
@@ -86,17 +117,17 @@ func (o objects) Sync(ctx context.Context) error {
 	return o.s.hub.WaitFor(ctx, rev)
 }
 
-func (o objects) LastChange(res gc.Resource) int64 {
-	if r := o.resource(res); r != nil {
+func (o *objects) LastChange(res gc.Resource) int64 {
+	if r, err := o.resource(res); err == nil {
 		return r.cache.LastChange()
 	}
 	return 0
 }
 
-func (o objects) Get(res gc.Resource, namespace, name string) (*kapi.ObjectMeta, error) {
-	r := o.resource(res)
-	if r == nil {
-		return nil, errors.New("no such resource")
+func (o *objects) Get(res gc.Resource, namespace, name string) (*kapi.ObjectMeta, error) {
+	r, err := o.resource(res)
+	if err != nil {
+		return nil, err
 	}
 	key := r.key(namespace, name)
 	it, _ := r.cache.Get(key)
@@ -109,42 +140,76 @@ func (o objects) Get(res gc.Resource, namespace, name string) (*kapi.ObjectMeta,
 	return it.Object.(kapi.Object).GetObjectMeta(), nil
 }
 
-// request is a request of the server's own, made as user, that takes the
-// path of one to the named object.
-func (o objects) request(ctx context.Context, res gc.Resource, namespace, name string, user User) (*request, context.Context, error) {
-	r := o.resource(res)
-	if r == nil {
-		return nil, ctx, errors.New("no such resource")
-	}
-	ctx = WithUser(ctx, user)
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPatch, "/", http.NoBody)
+func (o *objects) Read(ctx context.Context, res gc.Resource, namespace, name string) (kapi.Object, error) {
+	r, err := o.resource(res)
 	if err != nil {
-		return nil, ctx, err
+		return nil, err
 	}
-	hr.Header.Set("User-Agent", "kapi")
-	rq := &request{s: o.s, res: r, namespace: namespace, name: name, r: hr, objType: &r.objType,
-		query: url.Values{"fieldManager": {"generic-garbage-collector"}}}
-	return rq, ctx, nil
+	kv, err := o.s.config.store.Get(ctx, r.key(namespace, name), 0)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := r.decodeStored(kv)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(kapi.Object), nil
 }
 
-func (o objects) Delete(ctx context.Context, res gc.Resource, namespace, name string, opts gc.DeleteOptions) error {
-	rq, ctx, err := o.request(ctx, res, namespace, name, garbageCollector)
+func (o *objects) List(ctx context.Context, res gc.Resource, namespace string) ([]kapi.Object, error) {
+	rq, ctx, err := o.request(ctx, res, namespace, "", "")
+	if err != nil {
+		return nil, err
+	}
+	if err := rq.consistent(ctx, ""); err != nil {
+		return nil, err
+	}
+	items, _, _ := rq.res.cache.List(rq.res.keyPrefix(namespace), "", 0, nil)
+	out := make([]kapi.Object, len(items))
+	for i, it := range items {
+		out[i] = it.Object.(kapi.Object)
+	}
+	return out, nil
+}
+
+func (o *objects) Update(ctx context.Context, res gc.Resource, obj kapi.Object, subresource string) (kapi.Object, error) {
+	meta := obj.GetObjectMeta()
+	rq, ctx, err := o.request(ctx, res, meta.Namespace, meta.Name, subresource)
+	if err != nil {
+		return nil, err
+	}
+	out, _, err := rq.write(ctx, func(kapi.Object) (kapi.Object, error) { return shallowCopy(obj), nil })
+	return out, err
+}
+
+func (o *objects) Delete(ctx context.Context, res gc.Resource, namespace, name string, opts gc.DeleteOptions) error {
+	rq, ctx, err := o.request(ctx, res, namespace, name, "")
 	if err != nil {
 		return err
 	}
-	do := deleteOptions{Preconditions: &preconditions{UID: &opts.UID}, PropagationPolicy: &opts.PropagationPolicy}
+	do := deleteOptions{Preconditions: &preconditions{}}
+	if opts.PropagationPolicy != "" {
+		do.PropagationPolicy = &opts.PropagationPolicy
+	}
+	if opts.UID != "" {
+		do.Preconditions.UID = &opts.UID
+	}
 	if opts.ResourceVersion != "" {
 		do.Preconditions.ResourceVersion = &opts.ResourceVersion
 	}
 	_, _, err = rq.deleteOne(ctx, name, do, false)
+	var se *StatusError
+	if errors.As(err, &se) && se.Status.Code == http.StatusConflict { // a precondition that no longer holds
+		return fmt.Errorf("%w: %s", storage.ErrConflict, se.Status.Message)
+	}
 	return err
 }
 
 // errUnchanged ends an update that has nothing to write.
 var errUnchanged = errors.New("unchanged")
 
-func (o objects) UpdateMetadata(ctx context.Context, res gc.Resource, namespace, name, uid string, update func(*kapi.ObjectMeta) bool) error {
-	rq, ctx, err := o.request(ctx, res, namespace, name, garbageCollector)
+func (o *objects) UpdateMetadata(ctx context.Context, res gc.Resource, namespace, name, uid string, update func(*kapi.ObjectMeta) bool) error {
+	rq, ctx, err := o.request(ctx, res, namespace, name, "")
 	if err != nil {
 		return err
 	}
@@ -166,3 +231,10 @@ func (o objects) UpdateMetadata(ctx context.Context, res gc.Resource, namespace,
 	}
 	return err
 }
+
+// discardResponse is the response of a request nobody reads.
+type discardResponse struct{}
+
+func (discardResponse) Header() http.Header         { return http.Header{} }
+func (discardResponse) Write(b []byte) (int, error) { return len(b), nil }
+func (discardResponse) WriteHeader(int)             {}

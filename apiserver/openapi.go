@@ -718,6 +718,7 @@ var oapiMetaNames = map[reflect.Type]string{
 	reflect.TypeFor[kapi.ObjectMeta]():         "ObjectMeta",
 	reflect.TypeFor[kapi.ListMeta]():           "ListMeta",
 	reflect.TypeFor[kapi.Time]():               "Time",
+	reflect.TypeFor[kapi.MicroTime]():          "MicroTime",
 	reflect.TypeFor[kapi.OwnerReference]():     "OwnerReference",
 	reflect.TypeFor[kapi.ManagedFieldsEntry](): "ManagedFieldsEntry",
 	reflect.TypeFor[kapi.FieldsV1]():           "FieldsV1",
@@ -736,7 +737,7 @@ func (b *openAPIBuilder) metaRef(t reflect.Type) (*oapiSchema, error) {
 	}
 	var s *oapiSchema
 	switch t {
-	case reflect.TypeFor[kapi.Time]():
+	case reflect.TypeFor[kapi.Time](), reflect.TypeFor[kapi.MicroTime]():
 		s = &oapiSchema{Type: "string", Format: "date-time"}
 	case reflect.TypeFor[kapi.FieldsV1]():
 		s = &oapiSchema{Type: "object"}
@@ -797,6 +798,9 @@ var oapiMetaDescriptions = map[reflect.Type]map[string]string{
 		"resourceVersion":    "String that identifies the server's internal version of this object that can be used by clients to determine when objects have changed. Value must be treated as opaque by clients and passed unmodified back to the server. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#concurrency-control-and-consistency",
 		"continue":           "continue may be set if the user set a limit on the number of items returned, and indicates that the server has more data available. The value is opaque and may be used to issue another request to the endpoint that served this list to retrieve the next set of available objects. Continuing a consistent list may not be possible if the server configuration has changed or more than a few minutes have passed.",
 		"remainingItemCount": "remainingItemCount is the number of subsequent items in the list which are not included in this list response. If the list request contained label or field selectors, then the number of remaining items is unknown and the field will be left unset and omitted during serialization. This field is an estimate.",
+	},
+	reflect.TypeFor[kapi.MicroTime](): {
+		"": "MicroTime is version of Time with microsecond level precision.",
 	},
 	reflect.TypeFor[kapi.Time](): {
 		"": "Time is a wrapper around time.Time which supports correct marshaling to YAML and JSON. Wrappers are provided for many of the factory methods that the time package offers.",

@@ -243,8 +243,11 @@ type resource struct {
 	// JSON field of it has a protobuf tag, or it is a proto.Message.
 	protobuf bool
 
-	version versionOptions
-	kind    *kindVersions // every version of the kind; set when serving starts
+	version  versionOptions
+	versions *kindVersions // every version of the kind; set when serving starts
+	// hooks are what a built-in kind does differently (builtin.go); zero
+	// for registered resources.
+	hooks kindHooks
 
 	prefix  string // storage keys of this resource start with it
 	cache   *watch.Cache
@@ -376,7 +379,7 @@ func (r *resource) decodeStoredVersion(kv storage.KeyValue) (kapi.Object, bool, 
 	obj := st.newObject()
 	err := unmarshalStored(kv.Value, obj)
 	if av := obj.GetTypeMeta().APIVersion; err != nil || av != "" && av != st.apiVersion() {
-		if other, ok := st.kind.storedIn(kv.Value); ok && other != st {
+		if other, ok := st.versions.storedIn(kv.Value); ok && other != st {
 			if obj, err = other.convertStored(kv.Value, st); err == nil {
 				obj.GetObjectMeta().ResourceVersion = formatRevision(kv.ModRevision)
 				return obj, true, nil

@@ -76,7 +76,19 @@ func (s *Server) handle(gv groupVersion, v verb) http.HandlerFunc {
 		// Made apart, so that what making it takes is off the stack: a
 		// watch's handler keeps its stack while it idles (see
 		// TestIdleWatcherCost).
-		newRequest(s, byPlural, w, r).run(v)
+		rq, v := newRequest(s, byPlural, w, r), v // v is this request's: it may change below
+		if ns := byPlural["namespaces"]; ns != nil && rq.res != ns && rq.name == "" && rq.namespace != "" && ns.isSubresource(chi.URLParam(r, "resource")) {
+			// A namespace's own subresource, not a collection in it.
+			rq.res, rq.name, rq.namespace, rq.subresource = ns, rq.namespace, "", chi.URLParam(r, "resource")
+			switch v {
+			case verbList:
+				v = verbGet
+			case verbCreate, verbDeleteCollection:
+				rq.fail(NewStatusError(http.StatusMethodNotAllowed, kapi.StatusReasonMethodNotAllowed, "the server does not allow this method on the requested resource"))
+				return
+			}
+		}
+		rq.run(v)
 	}
 }
 
@@ -99,8 +111,11 @@ func (rq *request) serve(v verb) error {
 	res := rq.res
 	if res == nil || rq.namespace != "" && !res.Namespaced || res.Namespaced && rq.namespace == "" && rq.name != "" ||
 		rq.subresource == "status" && res.statusField == nil || rq.subresource == "scale" && res.scale == nil ||
-		rq.subresource != "" && rq.subresource != "status" && rq.subresource != "scale" {
+		rq.subresource != "" && rq.subresource != "status" && rq.subresource != "scale" && res.hooks.subresources[rq.subresource] == nil {
 		return NewStatusError(http.StatusNotFound, kapi.StatusReasonNotFound, "the server could not find the requested resource")
+	}
+	if res.hooks.subresources[rq.subresource] != nil && v != verbUpdate { // written only, as kube's namespaces/finalize
+		return NewStatusError(http.StatusMethodNotAllowed, kapi.StatusReasonMethodNotAllowed, "the server does not allow this method on the requested resource")
 	}
 	rq.objType = &res.objType
 	if text := res.deprecationWarning(); text != "" {
@@ -109,7 +124,8 @@ func (rq *request) serve(v verb) error {
 	if rq.subresource == "scale" {
 		rq.objType = scaleType
 	}
-	if res.Namespaced && rq.namespace == "" && (v == verbCreate || v == verbDeleteCollection) {
+	if res.Namespaced && rq.namespace == "" && (v == verbCreate || v == verbDeleteCollection) || rq.name == "" && (v == verbUpdate || v == verbPatch) ||
+		v == verbDeleteCollection && res.hooks.noDeleteCollection {
 		return NewStatusError(http.StatusMethodNotAllowed, kapi.StatusReasonMethodNotAllowed, "the server does not allow this method on the requested resource")
 	}
 	if rq.name != "" {

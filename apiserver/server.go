@@ -37,6 +37,9 @@ type config struct {
 	auth             authConfig // auth.go
 	limits           limits
 	ruleEngine       validation.RuleEngine // declared.go
+	namespaces       bool                  // namespaces.go
+	leases, events   bool                  // events.go
+	eventTTL         time.Duration
 }
 
 // WithStorage stores objects in store instead of a new in-memory store.
@@ -86,6 +89,13 @@ type Server struct {
 	ctx         context.Context
 	stop        context.CancelFunc
 	done        chan struct{}
+
+	namespaces *resource // served namespaces, or nil (namespaces.go)
+	// deletedNamespaces are the namespaces this server marked for
+	// deletion, by name, with when (namespaces.go).
+	deletedNamespaces sync.Map
+	events            []*resource    // served events (events.go)
+	background        sync.WaitGroup // the in-process controllers
 }
 
 // New makes a server. Its storage is in memory unless WithStorage says
@@ -98,6 +108,7 @@ func New(opts ...Option) (*Server, error) {
 		minWatchTimeout:  30 * time.Minute,
 		version:          defaultVersion(),
 		limits:           defaultLimits(),
+		eventTTL:         time.Hour,
 	}
 	for _, o := range opts {
 		o(&c)
@@ -108,6 +119,9 @@ func New(opts ...Option) (*Server, error) {
 	}
 	if c.minWatchTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("minimum watch timeout must be positive, not %v", c.minWatchTimeout))
+	}
+	if c.eventTTL <= 0 {
+		errs = append(errs, fmt.Errorf("event time to live must be positive, not %v", c.eventTTL))
 	}
 	if c.bookmarkInterval <= 0 {
 		errs = append(errs, fmt.Errorf("bookmark interval must be positive, not %v", c.bookmarkInterval))
@@ -134,6 +148,17 @@ func New(opts ...Option) (*Server, error) {
 	}))
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	s.flow = newFlow(s.ctx, &c)
+	for _, builtin := range []struct {
+		on       bool
+		register func() error
+	}{{c.namespaces, s.registerNamespaces}, {c.leases, s.registerLeases}, {c.events, s.registerEvents}} {
+		if !builtin.on {
+			continue
+		}
+		if err := builtin.register(); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -196,7 +221,7 @@ func (s *Server) start() *http.Handler {
 	h := s.guard(s.routes())
 	s.handler.Store(&h)
 	s.running = true
-	collector, err := gc.New(objects{s}, gc.WithLogger(s.config.logger))
+	collector, err := gc.New(&objects{s: s, user: garbageCollector, manager: "generic-garbage-collector"}, gc.WithLogger(s.config.logger))
 	go func() {
 		defer close(s.done)
 		var lifecycle sync.WaitGroup
@@ -210,6 +235,12 @@ func (s *Server) start() *http.Handler {
 		}
 		lifecycle.Wait()
 	}()
+	if s.namespaces != nil {
+		s.startNamespaces()
+	}
+	if s.events != nil {
+		s.startEvents()
+	}
 	return &h
 }
 
@@ -225,6 +256,7 @@ func (s *Server) Close() error {
 	if running {
 		<-s.done
 	}
+	s.background.Wait()
 	return nil
 }
 
@@ -277,13 +309,17 @@ func (s *Server) routes() http.Handler {
 // namespaced collection would match the cluster-scoped subresource route.
 func (s *Server) resourceRoutes(r chi.Router, base string, gv groupVersion, notAllowed http.HandlerFunc) {
 	collection := map[string]verb{http.MethodGet: verbList, http.MethodPost: verbCreate, http.MethodDelete: verbDeleteCollection}
+	// /namespaces/{name}/status and /finalize are routed as a namespaced
+	// collection; newRequest tells them apart.
+	namespacedCollection := map[string]verb{http.MethodGet: verbList, http.MethodPost: verbCreate, http.MethodDelete: verbDeleteCollection,
+		http.MethodPut: verbUpdate, http.MethodPatch: verbPatch}
 	item := map[string]verb{http.MethodGet: verbGet, http.MethodPut: verbUpdate, http.MethodPatch: verbPatch, http.MethodDelete: verbDelete}
 	sub := map[string]verb{http.MethodGet: verbGet, http.MethodPut: verbUpdate, http.MethodPatch: verbPatch}
 	for _, route := range []struct {
 		path  string
 		verbs map[string]verb
 	}{
-		{"/namespaces/{namespace}/{resource}", collection},
+		{"/namespaces/{namespace}/{resource}", namespacedCollection},
 		{"/namespaces/{namespace}/{resource}/{name}", item},
 		{"/namespaces/{namespace}/{resource}/{name}/{subresource}", sub},
 		{"/{resource}", collection},

@@ -126,7 +126,7 @@ func (s *Server) completeKind(rs []*resource) error {
 	k := &kindVersions{set: set, byVersion: map[string]*resource{}, apiVersion: map[string]*resource{}}
 	var errs []error
 	for _, r := range rs {
-		r.kind = k
+		r.versions = k
 		k.byVersion[r.Version] = r
 		k.apiVersion[r.apiVersion()] = r
 		if r.Version == set.Storage() {
@@ -189,10 +189,10 @@ func (r *resource) agrees(o *resource) error {
 
 // storageVersion is the version of r's kind objects are stored in.
 func (r *resource) storageVersion() *resource {
-	if r.kind == nil {
+	if r.versions == nil {
 		return r
 	}
-	return r.kind.storage
+	return r.versions.storage
 }
 
 // converts says r is not the storage version: its objects are converted.
@@ -203,7 +203,7 @@ func (r *resource) fromStorage(obj kapi.Object) (kapi.Object, error) {
 	if !r.converts() {
 		return obj, nil
 	}
-	out, err := r.kind.set.Convert(obj, r.storageVersion().Version, r.Version)
+	out, err := r.versions.set.Convert(obj, r.storageVersion().Version, r.Version)
 	if err != nil {
 		return nil, fmt.Errorf("%s %q: %w", r.qualifiedResource(), obj.GetObjectMeta().Name, err)
 	}
@@ -217,7 +217,7 @@ func (r *resource) toStorage(obj kapi.Object) (kapi.Object, error) {
 	if !r.converts() {
 		return obj, nil
 	}
-	out, err := r.kind.set.Convert(obj, r.Version, r.storageVersion().Version)
+	out, err := r.versions.set.Convert(obj, r.Version, r.storageVersion().Version)
 	if err != nil {
 		var fe FieldErrors
 		if errors.As(err, &fe) {
@@ -267,16 +267,16 @@ func (r *resource) convertStored(value []byte, st *resource) (kapi.Object, error
 	if err := unmarshalStored(value, obj); err != nil {
 		return nil, err
 	}
-	return r.kind.set.Convert(obj, r.Version, st.Version)
+	return r.versions.set.Convert(obj, r.Version, st.Version)
 }
 
 // deprecationWarning is the Warning header of a request to r's version, or
 // "".
 func (r *resource) deprecationWarning() string {
-	if r.kind == nil {
+	if r.versions == nil {
 		return ""
 	}
-	return r.kind.set.Warning(r.Version)
+	return r.versions.set.Warning(r.Version)
 }
 
 // MigrateStorage rewrites every stored object of a resource (its plural
@@ -324,7 +324,7 @@ func incompleteHandler(err error) http.Handler {
 // versions of its kind, for the managers whose fields were recorded there;
 // nil for a kind with one version.
 func (r *resource) fieldsConverter() patch.Converter {
-	k := r.kind
+	k := r.versions
 	if k == nil || len(k.byVersion) < 2 {
 		return nil
 	}

@@ -56,6 +56,9 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object) error {
 	if res.defaulter != nil {
 		res.defaulter(obj) // in the request's version
 	}
+	if err := rq.s.admitNamespace(ctx, rq, meta.Name); err != nil {
+		return err
+	}
 	// Admitted, validated and stored in the storage version.
 	requested := obj
 	if obj, err = res.toStorage(obj); err != nil {
@@ -74,6 +77,9 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object) error {
 			meta.Name = generateName(meta.GenerateName)
 		}
 		rq.name = meta.Name
+		if res.hooks.create != nil { // after mutation and naming, as kube's PrepareForCreate
+			res.hooks.create(obj)
+		}
 		if errs := rq.validate(ctx, obj, nil); len(errs) > 0 {
 			return errs
 		}
@@ -358,7 +364,7 @@ func (rq *request) write(ctx context.Context, desired func(cur kapi.Object) (kap
 			return next, value, nil
 		}
 		var rev int64
-		if sm := nextStored.GetObjectMeta(); sm.DeletionTimestamp != nil && len(sm.Finalizers) == 0 {
+		if sm := nextStored.GetObjectMeta(); sm.DeletionTimestamp != nil && !rq.res.held(nextStored) {
 			var gone storage.KeyValue
 			gone, err = store.Delete(ctx, key, kv.ModRevision)
 			rev = gone.ModRevision
@@ -386,6 +392,11 @@ func (rq *request) prepareUpdate(cur, want kapi.Object) (kapi.Object, error) {
 		res.statusValue(next).Set(res.statusValue(want))
 		return next, nil
 	}
+	if take := res.hooks.subresources[rq.subresource]; take != nil {
+		next := shallowCopy(cur)
+		take(next, want)
+		return next, nil
+	}
 	om, wm := cur.GetObjectMeta(), want.GetObjectMeta()
 	if wm.UID != "" && wm.UID != om.UID {
 		return nil, NewStatusError(http.StatusConflict, kapi.StatusReasonConflict,
@@ -399,6 +410,9 @@ func (rq *request) prepareUpdate(cur, want kapi.Object) (kapi.Object, error) {
 	}
 	if res.defaulter != nil {
 		res.defaulter(want)
+	}
+	if res.hooks.update != nil {
+		res.hooks.update(cur, want)
 	}
 	wm.Generation = om.Generation
 	changed, err := res.specChanged(cur, want)
@@ -617,11 +631,16 @@ func (rq *request) deleteStored(ctx context.Context, name string, opts deleteOpt
 		if err := rq.admitValid(ctx, OperationDelete, nil, obj, dryRun); err != nil {
 			return nil, false, err
 		}
+		if rq.res.hooks.delete != nil {
+			if err := rq.res.hooks.delete(obj); err != nil {
+				return nil, false, err
+			}
+		}
 		// The propagation policy is a finalizer of the collector's, even on
 		// an object already being deleted, as kube-apiserver sets it.
 		finalizers, changed := gc.DeletionFinalizers(meta.Finalizers, opts.OrphanDependents, opts.PropagationPolicy)
 		meta.Finalizers = finalizers
-		if len(meta.Finalizers) > 0 {
+		if rq.res.held(obj) {
 			if meta.DeletionTimestamp != nil && !changed {
 				return obj, false, nil
 			}

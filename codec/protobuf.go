@@ -282,10 +282,11 @@ const (
 	protoFloat              // float32
 	protoDouble             // float64
 	protoString
-	protoBytes    // []byte
-	protoStruct   // a struct, by its plan
-	protoTime     // kapi.Time
-	protoExternal // a struct whose pointer is a proto.Message
+	protoBytes     // []byte
+	protoStruct    // a struct, by its plan
+	protoTime      // kapi.Time
+	protoMicroTime // kapi.MicroTime
+	protoExternal  // a struct whose pointer is a proto.Message
 )
 
 func (k protoKind) wireType() protowire.Type {
@@ -294,7 +295,7 @@ func (k protoKind) wireType() protowire.Type {
 		return protowire.Fixed32Type
 	case protoFixed64, protoSfixed64, protoDouble:
 		return protowire.Fixed64Type
-	case protoString, protoBytes, protoStruct, protoTime, protoExternal:
+	case protoString, protoBytes, protoStruct, protoTime, protoMicroTime, protoExternal:
 		return protowire.BytesType
 	}
 	return protowire.VarintType
@@ -366,6 +367,7 @@ func (m *protoMessage) field(num protowire.Number) *protoField {
 
 var (
 	protoTimeType      = reflect.TypeFor[kapi.Time]()
+	protoMicroTimeType = reflect.TypeFor[kapi.MicroTime]()
 	protoTypeMetaType  = reflect.TypeFor[kapi.TypeMeta]()
 	protoMessageType   = reflect.TypeFor[proto.Message]()
 	protoJSONMarshaler = reflect.TypeFor[interface{ MarshalJSON() ([]byte, error) }]()
@@ -569,7 +571,7 @@ func (b *protoBuilder) field(sf reflect.StructField, tag, name string, base uint
 			return fail(err, name+"[]")
 		}
 		switch f.key.kind {
-		case protoFloat, protoDouble, protoBytes, protoStruct, protoTime, protoExternal:
+		case protoFloat, protoDouble, protoBytes, protoStruct, protoTime, protoMicroTime, protoExternal:
 			return fail(fmt.Errorf("a map key of type %v cannot travel in protobuf", t.Key()), name)
 		}
 		vt := t.Elem()
@@ -624,6 +626,8 @@ func (b *protoBuilder) value(t reflect.Type, encoding string) (protoValue, error
 		switch {
 		case t == protoTimeType:
 			v.kind = protoTime
+		case t == protoMicroTimeType:
+			v.kind = protoMicroTime
 		case isProtoMessage(t):
 			v.kind = protoExternal
 		default:
@@ -922,16 +926,20 @@ func (v *protoValue) append(b []byte, tag uint64, p unsafe.Pointer, depth int) (
 			return b, err
 		}
 		return protoPatchLength(b, start), nil
-	case protoTime:
-		t := (*kapi.Time)(p)
+	case protoTime, protoMicroTime:
+		t := (*time.Time)(p) // what kapi.Time and kapi.MicroTime wrap
 		if t.IsZero() {
 			return append(b, 0), nil
 		}
-		sec := uint64(t.Unix())
-		b = protowire.AppendVarint(b, uint64(1+protowire.SizeVarint(sec)+2))
+		sec, nanos := uint64(t.Unix()), uint64(0) // nanos: 0 for a Time, as metav1.Time
+		if v.kind == protoMicroTime {
+			nanos = uint64(t.Nanosecond() / 1000 * 1000)
+		}
+		b = protowire.AppendVarint(b, uint64(1+protowire.SizeVarint(sec)+1+protowire.SizeVarint(nanos)))
 		b = append(b, 1<<3|byte(protowire.VarintType))
 		b = protowire.AppendVarint(b, sec)
-		return append(b, 2<<3|byte(protowire.VarintType), 0), nil // nanos: 0, as metav1.Time
+		b = append(b, 2<<3|byte(protowire.VarintType))
+		return protowire.AppendVarint(b, nanos), nil
 	case protoExternal:
 		m := reflect.NewAt(v.typ, p).Interface().(proto.Message)
 		opts := proto.MarshalOptions{Deterministic: true}
@@ -956,8 +964,8 @@ func (v *protoValue) zero(p unsafe.Pointer) bool {
 		return len(*(*string)(p)) == 0
 	case protoBytes:
 		return *(*[]byte)(p) == nil
-	case protoTime:
-		return (*kapi.Time)(p).IsZero()
+	case protoTime, protoMicroTime:
+		return (*time.Time)(p).IsZero()
 	case protoBool:
 		return !*(*bool)(p)
 	case protoFloat:
@@ -1274,8 +1282,8 @@ func (d *protoDecoder) value(v *protoValue, p unsafe.Pointer, i, end, depth int)
 		if err := d.message(v.msg, p, a, b, depth+1); err != nil {
 			return i, err
 		}
-	case protoTime:
-		if err := d.time((*kapi.Time)(p), a, b); err != nil {
+	case protoTime, protoMicroTime:
+		if err := d.time((*time.Time)(p), v.kind == protoMicroTime, a, b); err != nil {
 			return i, err
 		}
 	case protoExternal:
@@ -1291,14 +1299,16 @@ func (d *protoDecoder) value(v *protoValue, p unsafe.Pointer, i, end, depth int)
 	return b, nil
 }
 
-// time decodes Kubernetes' Time message at buf[i:end], as metav1.Time does:
-// seconds only, in Local; empty is the zero time.
-func (d *protoDecoder) time(t *kapi.Time, i, end int) error {
+// time decodes Kubernetes' Time message at buf[i:end] into what a
+// kapi.Time or (micro) a kapi.MicroTime wraps, as metav1.Time does (seconds
+// only) or metav1.MicroTime (and microseconds), in Local; empty is the zero
+// time.
+func (d *protoDecoder) time(t *time.Time, micro bool, i, end int) error {
 	if i == end {
-		*t = kapi.Time{}
+		*t = time.Time{}
 		return nil
 	}
-	var sec int64
+	var sec, nanos int64
 	for i < end {
 		num, wt, n := protowire.ConsumeTag(d.buf[i:end])
 		if n < 0 {
@@ -1314,6 +1324,8 @@ func (d *protoDecoder) time(t *kapi.Time, i, end int) error {
 			}
 			if num == 1 {
 				sec = int64(x)
+			} else if micro {
+				nanos = int64(int32(x)) / 1000 * 1000
 			}
 			i += n + k
 			continue
@@ -1329,11 +1341,14 @@ func (d *protoDecoder) time(t *kapi.Time, i, end int) error {
 	if sec < year0 || sec > endOfYear9999 {
 		return protoInField(fmt.Errorf("%d is outside the years 0 to 9999", sec), "seconds")
 	}
-	tt := time.Unix(sec, 0)
+	if nanos < 0 || nanos >= 1e9 {
+		nanos = 0
+	}
+	tt := time.Unix(sec, nanos)
 	if tt.IsZero() {
-		*t = kapi.Time{}
+		*t = time.Time{}
 	} else {
-		*t = kapi.Time{Time: tt.Local()}
+		*t = tt.Local()
 	}
 	return nil
 }

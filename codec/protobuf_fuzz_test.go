@@ -3,6 +3,9 @@ package codec
 import (
 	"bytes"
 	"testing"
+	"time"
+
+	"github.com/kapi-dev/kapi"
 )
 
 // FuzzUnmarshalProto decodes anything into a Widget and into a type with a
@@ -15,9 +18,11 @@ func FuzzUnmarshalProto(f *testing.F) {
 	f.Add(deepSink(maxProtoDepth))
 	f.Add(deepMap(maxProtoDepth - 2))
 	f.Add([]byte("\x0a\x05\x5a\x03\x0a\x01\xff"))
+	f.Add(mustMarshalProto(f, &microTimes{T: kapi.NewMicroTime(time.Unix(5, 123456789)), PT: &kapi.MicroTime{}}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkProtoStable(t, data, func() any { return new(testWidget) })
 		checkProtoStable(t, data, func() any { return new(sink) })
+		checkProtoStable(t, data, func() any { return new(microTimes) })
 	})
 }
 

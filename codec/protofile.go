@@ -43,7 +43,7 @@ func ProtoFile(pkg string, roots ...reflect.Type) (string, error) {
 		if t == nil || t.Kind() != reflect.Struct || isProtoMessage(t) {
 			return "", fmt.Errorf("codec: ProtoFile: %v is not a struct type with protobuf tags", t)
 		}
-		if _, ok := protoMetaMessages[t]; ok || t == protoTimeType {
+		if _, ok := protoMetaMessages[t]; ok || t == protoTimeType || t == protoMicroTimeType {
 			return "", fmt.Errorf("codec: ProtoFile: %v is one of Kubernetes' meta messages", t)
 		}
 		m, err := protoPlanOf(t)
@@ -205,6 +205,8 @@ func (p *protoPrinter) typeName(v *protoValue) string {
 		return v.typ.Name()
 	case protoTime:
 		return p.ref(protoMetaPackage + ".Time")
+	case protoMicroTime:
+		return p.ref(protoMetaPackage + ".MicroTime")
 	case protoExternal:
 		m := reflect.New(v.typ).Interface().(proto.Message)
 		return p.ref(string(m.ProtoReflect().Descriptor().FullName()))

@@ -138,7 +138,7 @@ func (b *schemaBuilder) of(t reflect.Type, path string) (*Schema, error) {
 		return s, nil
 	}
 	switch {
-	case t == reflect.TypeFor[time.Time](), t == reflect.TypeFor[kapi.Time]():
+	case t == reflect.TypeFor[time.Time](), t == reflect.TypeFor[kapi.Time](), t == reflect.TypeFor[kapi.MicroTime]():
 		return &Schema{Kind: Scalar}, nil
 	case t == rawMessage, t.Kind() == reflect.Interface:
 		return untyped, nil

@@ -89,7 +89,11 @@ func run(o options) error {
 			return err
 		}
 	}
-	api, err := apiserver.New(apiserver.WithStorage(store))
+	// As in a cluster: default and kube-system exist, objects go only into
+	// namespaces that exist, a deleted namespace takes its objects with it;
+	// and controllers find the leases they elect a leader on and the
+	// events they record.
+	api, err := apiserver.New(apiserver.WithStorage(store), apiserver.WithNamespaces(), apiserver.WithLeases(), apiserver.WithEvents())
 	if err != nil {
 		return err
 	}

@@ -656,6 +656,7 @@ func TestSelectorListsAndWatches(t *testing.T) {
 		client := dynamicClient(t, srv, nil)
 		widgets := client.Resource(widgetsGVR).Namespace(testNamespace)
 		others := client.Resource(widgetsGVR).Namespace("other")
+		createNamespace(t, ctx, client, "other")
 		for _, w := range []*unstructured.Unstructured{
 			labeledWidget("a", "red", map[string]string{"tier": "gold", "env": "prod"}),
 			labeledWidget("b", "green", map[string]string{"tier": "silver", "env": "prod"}),

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -90,6 +91,9 @@ var jsonHeader = http.Header{"Content-Type": {"application/json"}, "Accept": {"a
 // connections and returns the total bytes of the created objects' JSON as
 // the server returned them.
 func seed(ctx context.Context, t *target, ns, prefix string, n, conns int) (int64, error) {
+	if err := ensureNamespace(ctx, t, ns); err != nil {
+		return 0, err
+	}
 	c := t.client(conns)
 	defer c.CloseIdleConnections()
 	var next, total atomic.Int64
@@ -117,6 +121,20 @@ func seed(ctx context.Context, t *target, ns, prefix string, n, conns int) (int6
 	}
 	wg.Wait()
 	return total.Load(), first
+}
+
+// ensureNamespace creates namespace ns on a server that serves namespaces
+// (the example does), where widgets go only into namespaces that exist.
+func ensureNamespace(ctx context.Context, t *target, ns string) error {
+	c := t.client(1)
+	defer c.CloseIdleConnections()
+	body := []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + ns + `"}}`)
+	_, _, _, err := send(ctx, c, "POST", t.URL+"/api/v1/namespaces", jsonHeader, body, false)
+	var he *httpError
+	if errors.As(err, &he) && (he.Code == http.StatusConflict || he.Code == http.StatusNotFound) {
+		return nil // there already, or the server has no namespaces
+	}
+	return err
 }
 
 func cmpOr(a, b error) error {
@@ -295,7 +313,7 @@ func setup(ctx context.Context, t *target, sz sizes) error {
 			return fmt.Errorf("seeding %s: %w", s.ns, err)
 		}
 	}
-	return nil
+	return ensureNamespace(ctx, t, nsCreate)
 }
 
 // listSize is the number of items and bytes a LIST of ns returns (JSON).
