@@ -75,11 +75,16 @@ spec: {color: red, selector: {app: zebra-confidential-7731}}
 			t.Fatal(err)
 		}
 		k.must(t, "apply", "-f", other)
-		if got := k.must(t, "get", "widgets", "-o", "name"); strings.TrimSpace(got) != "widget.example.com/other" {
-			t.Errorf("kubectl get widgets: %q, want the readable widget only", got)
+		// A widget that no longer decrypts is a corrupt object: the list
+		// and the GET name its key, as kube-apiserver names one.
+		if r := k.run(t, "get", "widgets", "-o", "name"); r.err == nil || !strings.Contains(r.String(), "StorageReadError") || !strings.Contains(r.String(), "/widgets.example.com/default/secret-widget") {
+			t.Errorf("kubectl get widgets with one under a lost key: %s", r)
 		}
-		if r := k.run(t, "get", "widget", "secret-widget"); r.err == nil {
+		if r := k.run(t, "get", "widget", "secret-widget"); r.err == nil || !strings.Contains(r.String(), "corrupt object") {
 			t.Errorf("the widget under a lost key reads: %s", r)
+		}
+		if got := k.must(t, "get", "widget", "other", "-o", "name"); strings.TrimSpace(got) != "widget.example.com/other" {
+			t.Errorf("kubectl get widget other: %q", got)
 		}
 	})
 }
