@@ -173,6 +173,7 @@ func TestVersionsClientGo(t *testing.T) {
 func followWhileWriting(t *testing.T, client *dynamic.DynamicClient, write, follow schema.GroupVersionResource) {
 	ctx := ctxFor(t, 90*time.Second)
 	ns := "follow-" + write.Version
+	createNamespace(t, ctx, client, ns)
 	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, ns, nil)
 	informer := factory.ForResource(follow).Informer()
 	stop := make(chan struct{})
