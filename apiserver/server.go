@@ -222,7 +222,7 @@ func (s *Server) routes() http.Handler {
 		docs[gv] = s.openAPIDoc(gv)
 	}
 	r.Get("/openapi/v3", serveOpenAPIRoot(docs))
-	r.Get("/openapi/v2", serveOpenAPIV2)
+	r.Get("/openapi/v2", serveOpenAPIV2(s.config.version))
 
 	for _, gv := range s.groupVersions() {
 		base := "/apis/" + gv.group + "/" + gv.version
