@@ -57,7 +57,17 @@ func run(f flags) error {
 	}
 	// kubectl and client-go send credentials only over TLS: a token is
 	// never seen in the clear.
-	authn := apiserver.UnionAuthenticator(apiserver.StaticTokens(tokens), apiserver.ClientCertificates())
+	authenticators := []apiserver.Authenticator{apiserver.StaticTokens(tokens)}
+	if tlsConfig.ClientCAs != nil {
+		// Verified against the client CAs alone, whatever else the TLS
+		// pool may come to trust.
+		certs, err := apiserver.ClientCertificates(tlsConfig.ClientCAs)
+		if err != nil {
+			return err
+		}
+		authenticators = append(authenticators, certs)
+	}
+	authn := apiserver.UnionAuthenticator(authenticators...)
 	api, err := apiserver.New(
 		apiserver.WithAuthentication(authn),
 		apiserver.WithAuthorization(policy),
@@ -154,8 +164,7 @@ func serverTLS(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
 		if !c.ClientCAs.AppendCertsFromPEM(pem) {
 			return nil, fmt.Errorf("%s holds no PEM certificate", clientCAFile)
 		}
-		// Only verified chains authenticate (apiserver.ClientCertificates);
-		// clients without a certificate may still use a token.
+		// Clients without a certificate may still use a token.
 		c.ClientAuth = tls.VerifyClientCertIfGiven
 	}
 	return c, nil
