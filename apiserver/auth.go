@@ -275,6 +275,16 @@ func (s *Server) withAuth(next http.Handler) http.Handler {
 			default:
 				user, authenticated = withAuthenticatedGroup(user), true
 			}
+			impersonated, impersonating, err := impersonate(ctx, c.authorizers, user, r.Header)
+			if err != nil {
+				writeStatus(w, r, nil, statusOf(err, target{}))
+				return
+			}
+			if impersonating {
+				r = r.Clone(ctx)
+				withoutImpersonation(r.Header)
+				user = impersonated
+			}
 			ctx = WithUser(ctx, user)
 			attrs.User = user
 		}

@@ -99,7 +99,7 @@ var (
 
 func (s *Server) apiGroups() []apiGroup {
 	var groups []apiGroup
-	for _, gv := range s.groupVersions() {
+	for _, gv := range append(s.groupVersions(), s.accessReviewGroupVersions()...) {
 		if gv.group == "" {
 			continue
 		}
@@ -166,7 +166,10 @@ func (s *Server) serveResources(gv groupVersion) http.HandlerFunc {
 	if gv.group != "" {
 		groupVersion = gv.group + "/" + gv.version
 	}
-	resources := []apiResource{}
+	resources := s.accessReviewResources(gv)
+	if resources == nil {
+		resources = []apiResource{}
+	}
 	for _, res := range s.resourcesOf(gv) {
 		resources = append(resources, apiResource{
 			Name: res.Plural, SingularName: res.Singular, Namespaced: res.Namespaced, Kind: res.Kind,
@@ -301,6 +304,9 @@ func (s *Server) aggregated(core bool) aggregatedDocs {
 		g := groupDiscovery{Versions: []versionDiscovery{vd}}
 		g.Metadata.Name = gv.group
 		groups = append(groups, g)
+	}
+	if !core {
+		groups = append(groups, s.accessReviewDiscovery()...)
 	}
 	docs := aggregatedDocs{}
 	for _, version := range []string{"v2", "v2beta1"} {

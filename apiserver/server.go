@@ -236,6 +236,7 @@ func (s *Server) routes() http.Handler {
 		r.Get(base+"/", s.serveResources(gv))
 		s.resourceRoutes(r, base, gv, notAllowed)
 	}
+	s.accessReviewRoutes(r)
 	return s.withAuth(r)
 }
 

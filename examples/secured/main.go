@@ -111,6 +111,13 @@ func rules(namespace string) (apiserver.Authorizer, error) {
 			Verbs:           []string{"get"},
 			NonResourceURLs: []string{"/api", "/api/*", "/apis", "/apis/*", "/openapi", "/openapi/*", "/version", "/version/"},
 		}}},
+		// And system:basic-user: every user may ask who it is and what it
+		// may do (kubectl auth whoami, auth can-i).
+		apiserver.Binding{Groups: []string{apiserver.GroupAuthenticated}, Rules: []apiserver.Rule{
+			{Verbs: []string{"create"}, APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"selfsubjectreviews"}},
+			{Verbs: []string{"create"}, APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"selfsubjectaccessreviews", "selfsubjectrulesreviews"}},
+		}},
+		// Admins may do everything, impersonating others too (kubectl --as).
 		apiserver.Binding{Groups: []string{"admins"}, Rules: []apiserver.Rule{
 			{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}},
 			{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}},
