@@ -3,9 +3,13 @@ package apiserver_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/kapi-dev/kapi/apiserver"
 )
 
 // TestOpenAPIV2 asks /openapi/v2 as kube-aggregator (JSON, then with the
@@ -86,4 +90,32 @@ func protoString(t *testing.T, b []byte, num protowire.Number) string {
 		b = b[l:]
 	}
 	return ""
+}
+
+// FuzzOpenAPIV2Accept: any Accept header gets a document it names, or
+// 406; never an empty 200.
+func FuzzOpenAPIV2Accept(f *testing.F) {
+	for _, s := range []string{"", "*/*", "application/json", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf;q=0.5, application/json;q=0.4", "a/b;q=x", ";;,,"} {
+		f.Add(s)
+	}
+	api, err := apiserver.New()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { _ = api.Close() })
+	f.Fuzz(func(t *testing.T, accept string) {
+		r := httptest.NewRequest(http.MethodGet, "/openapi/v2", nil)
+		r.Header["Accept"] = []string{accept}
+		w := httptest.NewRecorder()
+		api.ServeHTTP(w, r)
+		switch ct := w.Header().Get("Content-Type"); {
+		case w.Code == http.StatusNotAcceptable:
+		case w.Code != http.StatusOK || w.Body.Len() == 0:
+			t.Fatalf("Accept %q: HTTP %d, %d bytes", accept, w.Code, w.Body.Len())
+		case ct != "application/json" && ct != "application/com.github.proto-openapi.spec.v2.v1.0+protobuf":
+			t.Fatalf("Accept %q: Content-Type %q", accept, ct)
+		case !strings.Contains(strings.ToLower(accept), "json") && !strings.Contains(accept, "*") && !strings.Contains(accept, "protobuf") && strings.TrimSpace(accept) != "":
+			t.Fatalf("Accept %q: answered %s", accept, ct)
+		}
+	})
 }
