@@ -262,8 +262,9 @@ func TestOptionErrors(t *testing.T) {
 	}
 }
 
-// newCA makes a CA and a function to sign client certificates with it.
-func newCA(t *testing.T, name string) (*x509.Certificate, func(cn string) *x509.Certificate) {
+// newCA makes a CA and a function to sign client certificates with it,
+// for the key given or a new one.
+func newCA(t *testing.T, name string) (*x509.Certificate, func(cn string, key ...*ecdsa.PrivateKey) *x509.Certificate) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -284,11 +285,14 @@ func newCA(t *testing.T, name string) (*x509.Certificate, func(cn string) *x509.
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
 		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
 	ca := sign(tmpl, tmpl, &key.PublicKey)
-	return ca, func(cn string) *x509.Certificate {
+	return ca, func(cn string, key ...*ecdsa.PrivateKey) *x509.Certificate {
 		serial++
 		leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if len(key) > 0 {
+			leafKey = key[0]
 		}
 		return sign(&x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: cn}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
 			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}, ca, &leafKey.PublicKey)

@@ -44,8 +44,14 @@ func canonical(headers []string) []string {
 }
 
 type requestHeader struct {
-	proxies apiserver.Authenticator // the proxy's certificate, as a user named by its CN
-	config  config
+	proxies  apiserver.Authenticator // the proxy's certificate, as a user named by its CN
+	settings func() headerSettings   // of the moment
+}
+
+// headerSettings are the allowed names and headers of a front proxy.
+type headerSettings struct {
+	user, group, uid, extraPrefixes []string
+	allowedNames                    []string
 }
 
 var _ apiserver.Authenticator = (*requestHeader)(nil)
@@ -68,12 +74,14 @@ func NewRequestHeader(proxyCAs func() *x509.CertPool, opts ...Option) (apiserver
 	if proxyCAs == nil {
 		return nil, errors.New("delegation: request header: no CA pool")
 	}
-	return &requestHeader{proxies: apiserver.ClientCertificatesFrom(proxyCAs), config: c}, nil
+	settings := headerSettings{user: c.usernameHeaders, group: c.groupHeaders, uid: c.uidHeader, extraPrefixes: c.extraPrefixes, allowedNames: c.allowedNames}
+	return &requestHeader{proxies: apiserver.ClientCertificatesFrom(proxyCAs), settings: func() headerSettings { return settings }}, nil
 }
 
 func (a *requestHeader) Authenticate(r *http.Request) (apiserver.User, bool, error) {
+	s := a.settings()
 	name := ""
-	for _, h := range a.config.usernameHeaders {
+	for _, h := range s.user {
 		if name = r.Header.Get(h); name != "" {
 			break
 		}
@@ -85,20 +93,20 @@ func (a *requestHeader) Authenticate(r *http.Request) (apiserver.User, bool, err
 	if err != nil {
 		return apiserver.User{}, false, fmt.Errorf("unable to verify the front proxy's certificate: %w", err)
 	}
-	if !ok || len(a.config.allowedNames) > 0 && !slices.Contains(a.config.allowedNames, proxy.Name) {
+	if !ok || len(s.allowedNames) > 0 && !slices.Contains(s.allowedNames, proxy.Name) {
 		return apiserver.User{}, false, fmt.Errorf("x509: subject with cn=%s is not in the allowed list", proxy.Name)
 	}
 	u := apiserver.User{Name: name}
-	for _, h := range a.config.groupHeaders {
+	for _, h := range s.group {
 		u.Groups = append(u.Groups, r.Header.Values(h)...)
 	}
-	for _, h := range a.config.uidHeader {
+	for _, h := range s.uid {
 		if u.UID = r.Header.Get(h); u.UID != "" {
 			break
 		}
 	}
 	for header, values := range r.Header {
-		for _, prefix := range a.config.extraPrefixes {
+		for _, prefix := range s.extraPrefixes {
 			if key, ok := strings.CutPrefix(header, prefix); ok && key != "" {
 				if u.Extra == nil {
 					u.Extra = map[string][]string{}
@@ -111,20 +119,20 @@ func (a *requestHeader) Authenticate(r *http.Request) (apiserver.User, bool, err
 			}
 		}
 	}
-	a.strip(r.Header)
+	s.strip(r.Header)
 	return u, true, nil
 }
 
 // strip removes the user headers, as kube's authenticator does once it
 // has read them.
-func (a *requestHeader) strip(h http.Header) {
-	for _, names := range [][]string{a.config.usernameHeaders, a.config.groupHeaders, a.config.uidHeader} {
+func (s headerSettings) strip(h http.Header) {
+	for _, names := range [][]string{s.user, s.group, s.uid} {
 		for _, n := range names {
 			h.Del(n)
 		}
 	}
 	for header := range h {
-		for _, prefix := range a.config.extraPrefixes {
+		for _, prefix := range s.extraPrefixes {
 			if strings.HasPrefix(header, prefix) {
 				delete(h, header)
 			}
