@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"flag"
+	"log"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/kapi-dev/kapi/apiserver"
+	"github.com/kapi-dev/kapi/delegation"
+	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
+	"github.com/kapi-dev/kapi/internal/serve"
+)
+
+const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+func main() {
+	addr := flag.String("addr", ":8443", "address to serve HTTPS on")
+	cert := flag.String("tls-cert", "", "the serving certificate, PEM (default: a self-signed one, made up)")
+	key := flag.String("tls-key", "", "the key of -tls-cert, PEM")
+	flag.Parse()
+	if err := run(*addr, *cert, *key); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(addr, certFile, keyFile string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	cluster, err := inCluster()
+	if err != nil {
+		return err
+	}
+	auth, err := delegation.LoadAuthentication(ctx, cluster)
+	if err != nil {
+		return err
+	}
+	go auth.Run(ctx, time.Minute, func(err error) { log.Print(err) })
+	authn, err := auth.Authenticator()
+	if err != nil {
+		return err
+	}
+	authz, err := delegation.NewSubjectAccessReview(cluster)
+	if err != nil {
+		return err
+	}
+	api, err := apiserver.New(apiserver.WithAuthentication(authn), apiserver.WithAuthorization(authz))
+	if err != nil {
+		return err
+	}
+	if err := widgetapi.Register(api); err != nil {
+		return err
+	}
+
+	var serving tls.Certificate
+	if certFile != "" || keyFile != "" {
+		serving, err = tls.LoadX509KeyPair(certFile, keyFile)
+	} else {
+		serving, err = selfSigned()
+	}
+	if err != nil {
+		return err
+	}
+	server := &http.Server{
+		Addr: addr, Handler: api, ReadHeaderTimeout: 10 * time.Second,
+		// Client certificates are asked for, not verified here: the
+		// authenticators verify each against its own CA pool (the front
+		// proxy's, the clients'), which the ConfigMap may change.
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{serving}, ClientAuth: tls.RequestClientCert, MinVersion: tls.VersionTLS12},
+	}
+	log.Printf("serving widgets.example.com/v1 on https://%s for the cluster at %s", addr, cluster.Host)
+	return serve.Run(ctx, server, api, func() error { return server.ListenAndServeTLS("", "") })
+}
+
+// inCluster is the cluster the pod runs in, reached with its service
+// account.
+func inCluster() (delegation.Cluster, error) {
+	host, port := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT")
+	if host == "" || port == "" {
+		return delegation.Cluster{}, errors.New("not in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set")
+	}
+	token, err := os.ReadFile(serviceAccountDir + "/token")
+	if err != nil {
+		return delegation.Cluster{}, err
+	}
+	caPEM, err := os.ReadFile(serviceAccountDir + "/ca.crt")
+	if err != nil {
+		return delegation.Cluster{}, err
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(caPEM) {
+		return delegation.Cluster{}, errors.New("the service account's ca.crt holds no certificate")
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	return delegation.Cluster{
+		Host:        "https://" + net.JoinHostPort(host, port),
+		Client:      &http.Client{Transport: transport},
+		BearerToken: string(token),
+	}, nil
+}
+
+func selfSigned() (tls.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "kapi-widgets.kapi-system.svc"},
+		DNSNames:     []string{"kapi-widgets.kapi-system.svc", "localhost"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(365 * 24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+}
