@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -145,16 +144,7 @@ func (s *Server) readReview(w http.ResponseWriter, r *http.Request, apiVersion, 
 
 // writeReview answers 201 Created with the review, as kube-apiserver does.
 func writeReview(w http.ResponseWriter, r *http.Request, review any) {
-	if _, err := codec.Negotiate(r.Header.Get("Accept"), jsonOnly); err != nil {
-		writeStatus(w, r, nil, statusOf(err, target{}))
-		return
-	}
-	data, err := json.Marshal(review)
-	if err != nil {
-		writeStatus(w, r, nil, statusOf(err, target{}))
-		return
-	}
-	writeBody(w, r, http.StatusCreated, "application/json", data)
+	writeJSONCode(w, r, http.StatusCreated, review)
 }
 
 // reviewMeta is a review's metadata: kube-apiserver answers with the

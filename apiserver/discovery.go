@@ -51,7 +51,9 @@ func (s *Server) serveVersion(w http.ResponseWriter, r *http.Request) {
 var jsonOnly = codec.Offer{Views: []codec.View{codec.ViewObject}, JSONOnly: true}
 
 // writeJSON answers with a document that is only offered in JSON.
-func writeJSON(w http.ResponseWriter, r *http.Request, v any) {
+func writeJSON(w http.ResponseWriter, r *http.Request, v any) { writeJSONCode(w, r, http.StatusOK, v) }
+
+func writeJSONCode(w http.ResponseWriter, r *http.Request, code int, v any) {
 	if _, err := codec.Negotiate(r.Header.Get("Accept"), jsonOnly); err != nil {
 		writeStatus(w, r, nil, statusOf(err, target{}))
 		return
@@ -61,7 +63,7 @@ func writeJSON(w http.ResponseWriter, r *http.Request, v any) {
 		writeStatus(w, r, nil, statusOf(err, target{}))
 		return
 	}
-	writeBody(w, r, http.StatusOK, "application/json", data)
+	writeBody(w, r, code, "application/json", data)
 }
 
 // Legacy discovery documents (meta/v1).

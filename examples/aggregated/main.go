@@ -2,16 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"flag"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -70,7 +65,7 @@ func run(addr, certFile, keyFile string) error {
 	if certFile != "" || keyFile != "" {
 		serving, err = tls.LoadX509KeyPair(certFile, keyFile)
 	} else {
-		serving, err = selfSigned()
+		serving, err = serve.SelfSigned("kapi-widgets.kapi-system.svc", "kapi-widgets.kapi-system.svc", "localhost")
 	}
 	if err != nil {
 		return err
@@ -112,25 +107,4 @@ func inCluster() (delegation.Cluster, error) {
 		Client:      &http.Client{Transport: transport},
 		BearerToken: string(token),
 	}, nil
-}
-
-func selfSigned() (tls.Certificate, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "kapi-widgets.kapi-system.svc"},
-		DNSNames:     []string{"kapi-widgets.kapi-system.svc", "localhost"},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(365 * 24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }

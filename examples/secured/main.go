@@ -2,17 +2,12 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"flag"
 	"fmt"
 	"log"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -156,7 +151,7 @@ func serverTLS(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
 		cert, err = tls.LoadX509KeyPair(certFile, keyFile)
 	} else {
 		log.Printf("no -tls-cert: serving a self-signed certificate; kubectl needs --insecure-skip-tls-verify")
-		cert, err = selfSigned()
+		cert, err = serve.SelfSigned("kapi secured example", "localhost")
 	}
 	if err != nil {
 		return nil, err
@@ -175,28 +170,6 @@ func serverTLS(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
 		c.ClientAuth = tls.VerifyClientCertIfGiven
 	}
 	return c, nil
-}
-
-func selfSigned() (tls.Certificate, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "kapi secured example"},
-		DNSNames:     []string{"localhost"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(365 * 24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }
 
 // logRequests is the host service's own middleware: it sees every request,
