@@ -72,3 +72,21 @@ func TestAccessKubectl(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAPIV2Kubectl: /openapi/v2 is a valid Swagger 2.0 document for
+// every pinned kubectl (1.27 and 1.28 read it before v3): raw in JSON,
+// and kubectl explain and apply work past it.
+func TestOpenAPIV2Kubectl(t *testing.T) {
+	srv := startServer(t)
+	for _, bin := range pinnedKubectls() {
+		t.Run(strings.TrimPrefix(filepath.Base(bin), "kubectl."), func(t *testing.T) {
+			k := newKubectl(t, bin, srv)
+			if out := k.must(t, "get", "--raw", "/openapi/v2"); !strings.Contains(out, `"swagger":"2.0"`) {
+				t.Errorf("/openapi/v2: %.300s", out)
+			}
+			if out := k.must(t, "explain", "widgets.spec"); !strings.Contains(out, "color") {
+				t.Errorf("explain: %s", out)
+			}
+		})
+	}
+}
