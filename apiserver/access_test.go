@@ -1,6 +1,7 @@
 package apiserver_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -422,4 +423,41 @@ func FuzzAccessReviews(f *testing.F) {
 			t.Fatalf("%s %s: HTTP %d: %s", method, path, w.Code, w.Body)
 		}
 	})
+}
+
+// TestImpersonatedWrite: admission sees the impersonated user, and the
+// host's request keeps its headers.
+func TestImpersonatedWrite(t *testing.T) {
+	var admitted []apiserver.User
+	api, err := apiserver.New(apiserver.WithAuthentication(apiserver.StaticTokens(accessUsers)), apiserver.WithAuthorization(accessRules(t)),
+		apiserver.WithValidatingAdmission(func(_ context.Context, req *apiserver.AdmissionRequest) error {
+			admitted = append(admitted, req.User)
+			return nil
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = api.Close() })
+	if err := widgetapi.Register(api); err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, widgetPath("team-a", ""), strings.NewReader(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"red"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer admin")
+	req.Header.Set("Impersonate-User", "system:serviceaccount:team-a:robot")
+	req.Header.Set("Impersonate-Group", "admins") // who may create widgets
+	req.Header.Set("Impersonate-Extra-Scopes", "x")
+	rec := httptest.NewRecorder()
+	api.ServeHTTP(rec, req)
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("HTTP %d: %s", rec.Code, rec.Body)
+	}
+	want := apiserver.User{Name: "system:serviceaccount:team-a:robot", Groups: []string{"admins", apiserver.GroupAuthenticated},
+		Extra: map[string][]string{"scopes": {"x"}}}
+	if len(admitted) != 1 || !reflect.DeepEqual(admitted[0], want) {
+		t.Errorf("admitted as %+v, want %+v", admitted, want)
+	}
+	if req.Header.Get("Impersonate-User") == "" || req.Header.Get("Impersonate-Extra-Scopes") == "" {
+		t.Errorf("the host's request lost its headers: %v", req.Header)
+	}
 }
