@@ -140,6 +140,29 @@ func TestAggregated(t *testing.T) {
 		}
 	}
 
+	// Delegate wires the same in one call.
+	opts, err := delegation.Delegate(t.Context(), c, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api2, err := apiserver.New(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = api2.Close() })
+	if err := widgetapi.Register(api2); err != nil {
+		t.Fatal(err)
+	}
+	for token, want := range map[string]int{"sa-token": 200, "nope": 401} {
+		req := httptest.NewRequest(http.MethodGet, "/apis/example.com/v1/namespaces/default/widgets", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		rec := httptest.NewRecorder()
+		api2.ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("Delegate, token %s: HTTP %d, want %d", token, rec.Code, want)
+		}
+	}
+
 	mu.Lock()
 	cmClientCA = pemOf(newClientCA)
 	mu.Unlock()

@@ -28,6 +28,15 @@
 // by default) and the always-allowed paths (the health checks) are allowed
 // without asking.
 //
+// # All at once
+//
+// [Delegate] gives a server all of it in one call, as k8s.io/apiserver's
+// RecommendedOptions do: [LoadAuthentication] reads the cluster's
+// kube-system/extension-apiserver-authentication ConfigMap (client CA,
+// front-proxy CA, allowed names, headers) and reloads it, its
+// [Authentication.Authenticator] joins the front proxy, client
+// certificates and TokenReview, and [NewSubjectAccessReview] authorizes.
+//
 // # Cluster
 //
 // A [Cluster] says how to reach kube-apiserver: its address, an

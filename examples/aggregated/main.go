@@ -40,20 +40,12 @@ func run(addr, certFile, keyFile string) error {
 	if err != nil {
 		return err
 	}
-	auth, err := delegation.LoadAuthentication(ctx, cluster)
+	// Who sends a request and what they may do: the cluster's to say.
+	delegated, err := delegation.Delegate(ctx, cluster, time.Minute)
 	if err != nil {
 		return err
 	}
-	go auth.Run(ctx, time.Minute, func(err error) { log.Print(err) })
-	authn, err := auth.Authenticator()
-	if err != nil {
-		return err
-	}
-	authz, err := delegation.NewSubjectAccessReview(cluster)
-	if err != nil {
-		return err
-	}
-	api, err := apiserver.New(apiserver.WithAuthentication(authn), apiserver.WithAuthorization(authz))
+	api, err := apiserver.New(delegated...)
 	if err != nil {
 		return err
 	}
