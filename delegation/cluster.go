@@ -49,6 +49,34 @@ func (c Cluster) post(ctx context.Context, path string, in, out any) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	code, data, err := c.do(req)
+	if err != nil {
+		return err
+	}
+	if code != http.StatusOK && code != http.StatusCreated {
+		var st struct{ Message string }
+		if json.Unmarshal(data, &st) == nil && st.Message != "" {
+			return fmt.Errorf("%s: HTTP %d: %s", path, code, st.Message)
+		}
+		return fmt.Errorf("%s: HTTP %d", path, code)
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("%s: the answer is not a review: %w", path, err)
+	}
+	return nil
+}
+
+// get reads a path of the cluster's API in JSON.
+func (c Cluster) get(ctx context.Context, path string) (code int, data []byte, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Host+path, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	return c.do(req)
+}
+
+// do sends a request with the server's credentials and reads the answer.
+func (c Cluster) do(req *http.Request) (code int, data []byte, err error) {
 	req.Header.Set("Accept", "application/json")
 	if c.BearerToken != "" {
 		req.Header.Set("Authorization", "Bearer "+c.BearerToken)
@@ -59,24 +87,11 @@ func (c Cluster) post(ctx context.Context, path string, in, out any) error {
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
-		var st struct{ Message string }
-		if json.Unmarshal(data, &st) == nil && st.Message != "" {
-			return fmt.Errorf("%s: HTTP %d: %s", path, resp.StatusCode, st.Message)
-		}
-		return fmt.Errorf("%s: HTTP %d", path, resp.StatusCode)
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("%s: the answer is not a review: %w", path, err)
-	}
-	return nil
+	data, err = io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	return resp.StatusCode, data, err
 }
 
 // Option tunes an authenticator or authorizer of this package; each says

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -52,29 +51,12 @@ func LoadAuthentication(ctx context.Context, cluster Cluster) (*Authentication, 
 // Reload reads the ConfigMap again. On an error, what was read before
 // stays.
 func (a *Authentication) Reload(ctx context.Context) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.cluster.Host+ConfigMapPath, nil)
-	if err != nil {
-		return err
+	code, data, err := a.cluster.get(ctx, ConfigMapPath)
+	if err == nil && code != http.StatusOK {
+		err = fmt.Errorf("HTTP %d", code)
 	}
-	req.Header.Set("Accept", "application/json")
-	if a.cluster.BearerToken != "" {
-		req.Header.Set("Authorization", "Bearer "+a.cluster.BearerToken)
-	}
-	hc := a.cluster.Client
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("delegation: reading %s: %w", ConfigMapPath, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil {
-		return fmt.Errorf("delegation: reading %s: %w", ConfigMapPath, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("delegation: reading %s: HTTP %d", ConfigMapPath, resp.StatusCode)
 	}
 	s, err := parseAuthConfigMap(data)
 	if err != nil {

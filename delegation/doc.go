@@ -28,6 +28,12 @@
 // by default) and the always-allowed paths (the health checks) are allowed
 // without asking.
 //
+// # Namespaces
+//
+// [NamespaceLifecycle] is kube's NamespaceLifecycle admission against the
+// cluster's namespaces, for a server that serves none itself: no object is
+// created in a namespace the cluster lacks or is deleting.
+//
 // # All at once
 //
 // [Delegate] gives a server all of it in one call, as k8s.io/apiserver's

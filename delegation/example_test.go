@@ -76,3 +76,12 @@ func ExampleNewSubjectAccessReview() {
 	}
 	_, _ = apiserver.New(apiserver.WithAuthorization(authz))
 }
+
+func ExampleNamespaceLifecycle() {
+	cluster := delegation.Cluster{Host: "https://kubernetes.default.svc"}
+	lifecycle, err := delegation.NamespaceLifecycle(cluster)
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, _ = apiserver.New(apiserver.WithValidatingAdmission(lifecycle))
+}

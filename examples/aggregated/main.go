@@ -45,7 +45,12 @@ func run(addr, certFile, keyFile string) error {
 	if err != nil {
 		return err
 	}
-	api, err := apiserver.New(delegated...)
+	// Objects go only into namespaces the cluster has and is not deleting.
+	lifecycle, err := delegation.NamespaceLifecycle(cluster)
+	if err != nil {
+		return err
+	}
+	api, err := apiserver.New(append(delegated, apiserver.WithValidatingAdmission(lifecycle))...)
 	if err != nil {
 		return err
 	}
