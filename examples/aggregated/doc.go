@@ -3,7 +3,8 @@
 // proxy, client CA and bearer tokens say who sends a request (package
 // delegation, from the kube-system/extension-apiserver-authentication
 // ConfigMap, reloaded every minute, and TokenReview), and the cluster's
-// RBAC what they may do (SubjectAccessReview).
+// RBAC what they may do (SubjectAccessReview); objects are created only in
+// the cluster's live namespaces.
 //
 // # Install
 //
@@ -18,7 +19,8 @@
 // bindings every aggregated server needs (system:auth-delegator, to ask
 // TokenReviews and SubjectAccessReviews, and
 // extension-apiserver-authentication-reader in kube-system, to read the
-// ConfigMap), the Deployment, the Service, the APIService, and a
+// ConfigMap), a role to look up the cluster's namespaces (NamespaceLifecycle
+// admission), the Deployment, the Service, the APIService, and a
 // ClusterRole for users of widgets. The server makes up a self-signed
 // serving certificate unless given one, so the APIService skips TLS
 // verification; give it a certificate and a caBundle in production.
