@@ -141,28 +141,16 @@ func TestClientCertificates(t *testing.T) {
 // TestClientCertificatesOverTLS: a server that verifies client
 // certificates names the user after the certificate.
 func TestClientCertificatesOverTLS(t *testing.T) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
+	key := newKey(t)
 	ca := selfSignedWithKey(t, pkix.Name{CommonName: "test CA"}, key, nil, nil)
-	clientKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
+	clientKey := newKey(t)
 	client := selfSignedWithKey(t, pkix.Name{CommonName: "alice", Organization: []string{"admins"}}, clientKey, ca, key)
 
 	// The TLS pool also trusts a front proxy's CA, whose certificates are
 	// no users.
-	proxyKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
+	proxyKey := newKey(t)
 	proxyCA := selfSignedWithKey(t, pkix.Name{CommonName: "front-proxy CA"}, proxyKey, nil, nil)
-	intruderKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
+	intruderKey := newKey(t)
 	intruder := selfSignedWithKey(t, pkix.Name{CommonName: "intruder", Organization: []string{"admins"}}, intruderKey, proxyCA, proxyKey)
 
 	rec := &recorder{decision: apiserver.DecisionAllow}
@@ -225,11 +213,16 @@ func TestClientCertificatesOverTLS(t *testing.T) {
 }
 
 func selfSigned(t *testing.T, subject pkix.Name) *x509.Certificate {
+	return selfSignedWithKey(t, subject, newKey(t), nil, nil)
+}
+
+func newKey(t *testing.T) *ecdsa.PrivateKey {
+	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return selfSignedWithKey(t, subject, key, nil, nil)
+	return key
 }
 
 // selfSignedWithKey makes a certificate for key, signed by parent (with
