@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -240,11 +241,18 @@ func (s *Server) serveSelfSubjectAccessReview(w http.ResponseWriter, r *http.Req
 	review := selfSubjectAccessReview{Spec: req.Spec}
 	ra, nra := review.Spec.ResourceAttributes, review.Spec.NonResourceAttributes
 	if (ra == nil) == (nra == nil) {
-		// kube-apiserver's validation, word for word.
+		// kube-apiserver's validation, word for word (the value is the
+		// spec's nonResourceAttributes).
+		value := "null"
+		if nra != nil {
+			data, _ := json.Marshal(nra) // plain strings: it marshals
+			value = string(data)
+		}
+		detail := fmt.Sprintf("Invalid value: %q: exactly one of nonResourceAttributes or resourceAttributes must be specified", value)
 		e := NewStatusError(http.StatusUnprocessableEntity, kapi.StatusReasonInvalid,
-			`SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified`)
+			`SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec: `+detail)
 		e.Status.Details = &kapi.StatusDetails{Group: "authorization.k8s.io", Kind: "SelfSubjectAccessReview",
-			Causes: []kapi.StatusCause{{Type: kapi.CauseTypeFieldValueInvalid, Field: "spec.resourceAttributes", Message: `Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified`}}}
+			Causes: []kapi.StatusCause{{Type: kapi.CauseTypeFieldValueInvalid, Field: "spec", Message: detail}}}
 		writeStatus(w, r, nil, e.Status)
 		return
 	}
