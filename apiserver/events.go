@@ -110,26 +110,44 @@ func (s *Server) registerEvents() error {
 }
 
 // eventToCore and eventFromCore map an events.k8s.io/v1 event onto the
-// core/v1 event that stores it, field by field as kube-apiserver's
+// core/v1 event that stores it and back, field by field as kube-apiserver's
 // conversion does (k8s.io/kubernetes pkg/apis/events/v1/conversion.go).
 func eventToCore(from *builtin.EventsEvent, to *builtin.Event) error {
-	to.InvolvedObject, to.Related = from.Regarding, from.Related
-	to.Reason, to.Message, to.Type, to.Action = from.Reason, from.Note, from.Type, from.Action
-	to.Source = from.DeprecatedSource
-	to.FirstTimestamp, to.LastTimestamp, to.Count = from.DeprecatedFirstTimestamp, from.DeprecatedLastTimestamp, from.DeprecatedCount
-	to.EventTime, to.Series = from.EventTime, from.Series
-	to.ReportingController, to.ReportingInstance = from.ReportingController, from.ReportingInstance
+	mapEvent(to, from, true)
 	return nil
 }
 
 func eventFromCore(from *builtin.Event, to *builtin.EventsEvent) error {
-	to.Regarding, to.Related = from.InvolvedObject, from.Related
-	to.Reason, to.Note, to.Type, to.Action = from.Reason, from.Message, from.Type, from.Action
-	to.DeprecatedSource = from.Source
-	to.DeprecatedFirstTimestamp, to.DeprecatedLastTimestamp, to.DeprecatedCount = from.FirstTimestamp, from.LastTimestamp, from.Count
-	to.EventTime, to.Series = from.EventTime, from.Series
-	to.ReportingController, to.ReportingInstance = from.ReportingController, from.ReportingInstance
+	mapEvent(from, to, false)
 	return nil
+}
+
+// mapEvent is the mapping, once for both directions: it copies each field
+// of e to its counterpart in c when toCore is true, the reverse otherwise.
+func mapEvent(c *builtin.Event, e *builtin.EventsEvent, toCore bool) {
+	assign(toCore, &c.InvolvedObject, &e.Regarding)
+	assign(toCore, &c.Related, &e.Related)
+	assign(toCore, &c.Message, &e.Note)
+	assign(toCore, &c.Reason, &e.Reason)
+	assign(toCore, &c.Type, &e.Type)
+	assign(toCore, &c.Action, &e.Action)
+	assign(toCore, &c.Source, &e.DeprecatedSource)
+	assign(toCore, &c.FirstTimestamp, &e.DeprecatedFirstTimestamp)
+	assign(toCore, &c.LastTimestamp, &e.DeprecatedLastTimestamp)
+	assign(toCore, &c.Count, &e.DeprecatedCount)
+	assign(toCore, &c.EventTime, &e.EventTime)
+	assign(toCore, &c.Series, &e.Series)
+	assign(toCore, &c.ReportingController, &e.ReportingController)
+	assign(toCore, &c.ReportingInstance, &e.ReportingInstance)
+}
+
+// assign sets *a to *b when aFromB, *b to *a otherwise.
+func assign[T any](aFromB bool, a, b *T) {
+	if aFromB {
+		*a = *b
+	} else {
+		*b = *a
+	}
 }
 
 // lastSeen is when an event was last seen, as kubectl shows it.
