@@ -201,6 +201,15 @@ func TestEventsOneStorage(t *testing.T) {
 		t.Errorf("after an update through events.k8s.io/v1, core/v1 reads message %q count %d source %+v rv %s (want rv %s)",
 			back.Message, back.Count, back.Source, back.ResourceVersion, updated.ResourceVersion)
 	}
+	// Server-side apply through one API, of a field the other API's manager
+	// owns under another name: a conflict, found across the two.
+	apply := []byte(`{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"e1"},"note":"applied"}`)
+	c.do(http.MethodPatch, newEvents+"/e1?fieldManager=applier", apply, "Content-Type", "application/apply-patch+yaml").failure(t, http.StatusConflict, kapi.StatusReasonConflict)
+	c.do(http.MethodPatch, newEvents+"/e1?fieldManager=applier&force=true", apply, "Content-Type", "application/apply-patch+yaml").mustCode(t, http.StatusOK)
+	c.get(coreEvents+"/e1").mustCode(t, http.StatusOK).into(t, &back)
+	if back.Message != "applied" {
+		t.Errorf("after an apply through events.k8s.io/v1, core/v1 reads message %q", back.Message)
+	}
 	c.do(http.MethodDelete, coreEvents+"/p", nil).mustCode(t, http.StatusOK)
 	c.get(newEvents+"/p").mustCode(t, http.StatusNotFound)
 	c.do(http.MethodPost, newEvents, &builtin.EventsEvent{TypeMeta: kapi.TypeMeta{APIVersion: "events.k8s.io/v1", Kind: "Event"},
