@@ -197,7 +197,8 @@ func (s *Server) serveResources(gv groupVersion) http.HandlerFunc {
 // resource changed: the same for every version of a kind. The form is
 // kube-apiserver's: the first 8 bytes of a SHA-256, in base64.
 func storageVersionHash(res *resource) string {
-	sum := sha256.Sum256([]byte(res.Group + "/" + res.storageVersion().Version + "/" + res.Kind))
+	st := res.storageVersion()
+	sum := sha256.Sum256([]byte(st.Group + "/" + st.Version + "/" + st.Kind))
 	return base64.StdEncoding.EncodeToString(sum[:8])
 }
 

@@ -76,9 +76,10 @@
 // go only into namespaces that exist and are not terminating, and a
 // deleted namespace is emptied and removed by the server itself (package
 // lifecycle). WithLeases serves coordination.k8s.io/v1 leases for leader
-// election, WithEvents core/v1 and events.k8s.io/v1 events, deleted an
-// hour (WithEventTTL) after their last write. Package builtin holds their
-// Go types.
+// election, WithEvents core/v1 and events.k8s.io/v1 events (one storage:
+// the latter is a version of the core kind served in its own group, as in
+// kube-apiserver), deleted an hour (WithEventTTL) after their last write.
+// Package builtin holds their Go types.
 //
 // # Authentication and authorization
 //

@@ -20,8 +20,10 @@ func WithLeases() Option { return func(c *config) { c.leases = true } }
 // type...). An event is deleted an hour after its last write (see
 // WithEventTTL), as kube-apiserver's --event-ttl bounds them.
 //
-// Unlike kube-apiserver, the two kinds are kept apart: an event recorded
-// through one API is not seen through the other.
+// As in kube-apiserver, the two are one storage: events.k8s.io/v1 events
+// are core events seen in another form (regarding is involvedObject, note
+// is message, deprecatedCount is count...), so an event recorded through
+// either API is read, watched and expired through both.
 func WithEvents() Option { return func(c *config) { c.events = true } }
 
 // WithEventTTL sets how long after its last write an event is deleted
@@ -71,7 +73,7 @@ func eventColumns[T any](row func(*T) eventRow) []Column[T] {
 func (s *Server) registerEvents() error {
 	err := errors.Join(
 		Register(s, Resource[builtin.Event]{
-			Version: "v1", Kind: "Event", Plural: "events", Namespaced: true, ShortNames: []string{"ev"},
+			Version: "v1", Kind: "Event", Plural: "events", Namespaced: true, ShortNames: []string{"ev"}, Storage: true,
 			SelectableFields: []string{"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
 				"involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent", "type"},
 			Columns: eventColumns(func(e *builtin.Event) eventRow {
@@ -80,6 +82,7 @@ func (s *Server) registerEvents() error {
 		}),
 		Register(s, Resource[builtin.EventsEvent]{
 			Group: "events.k8s.io", Version: "v1", Kind: "Event", Plural: "events", Namespaced: true, ShortNames: []string{"ev"},
+			Conversion: ConvertVia(eventToCore, eventFromCore),
 			SelectableFields: []string{"regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid",
 				"regarding.apiVersion", "regarding.resourceVersion", "regarding.fieldPath", "reason", "reportingController", "type"},
 			Columns: eventColumns(func(e *builtin.EventsEvent) eventRow {
@@ -91,6 +94,7 @@ func (s *Server) registerEvents() error {
 		return err
 	}
 	core, events := s.resources[len(s.resources)-2], s.resources[len(s.resources)-1]
+	events.storedWith = core
 	// source: the reporting component, as kube-apiserver selects it.
 	core.fields["source"] = func(o kapi.Object) string {
 		if e := o.(*builtin.Event); e.Source.Component != "" {
@@ -101,8 +105,49 @@ func (s *Server) registerEvents() error {
 	for _, r := range []*resource{core, events} {
 		r.columns[0].Priority = 1
 	}
-	s.events = []*resource{core, events}
+	s.events = core
 	return nil
+}
+
+// eventToCore and eventFromCore map an events.k8s.io/v1 event onto the
+// core/v1 event that stores it and back, field by field as kube-apiserver's
+// conversion does (k8s.io/kubernetes pkg/apis/events/v1/conversion.go).
+func eventToCore(from *builtin.EventsEvent, to *builtin.Event) error {
+	mapEvent(to, from, true)
+	return nil
+}
+
+func eventFromCore(from *builtin.Event, to *builtin.EventsEvent) error {
+	mapEvent(from, to, false)
+	return nil
+}
+
+// mapEvent is the mapping, once for both directions: it copies each field
+// of e to its counterpart in c when toCore is true, the reverse otherwise.
+func mapEvent(c *builtin.Event, e *builtin.EventsEvent, toCore bool) {
+	assign(toCore, &c.InvolvedObject, &e.Regarding)
+	assign(toCore, &c.Related, &e.Related)
+	assign(toCore, &c.Message, &e.Note)
+	assign(toCore, &c.Reason, &e.Reason)
+	assign(toCore, &c.Type, &e.Type)
+	assign(toCore, &c.Action, &e.Action)
+	assign(toCore, &c.Source, &e.DeprecatedSource)
+	assign(toCore, &c.FirstTimestamp, &e.DeprecatedFirstTimestamp)
+	assign(toCore, &c.LastTimestamp, &e.DeprecatedLastTimestamp)
+	assign(toCore, &c.Count, &e.DeprecatedCount)
+	assign(toCore, &c.EventTime, &e.EventTime)
+	assign(toCore, &c.Series, &e.Series)
+	assign(toCore, &c.ReportingController, &e.ReportingController)
+	assign(toCore, &c.ReportingInstance, &e.ReportingInstance)
+}
+
+// assign sets *a to *b when aFromB, *b to *a otherwise.
+func assign[T any](aFromB bool, a, b *T) {
+	if aFromB {
+		*a = *b
+	} else {
+		*b = *a
+	}
 }
 
 // lastSeen is when an event was last seen, as kubectl shows it.
@@ -118,14 +163,12 @@ func lastSeen(last kapi.Time, eventTime kapi.MicroTime, series *builtin.EventSer
 	return created
 }
 
-// startEvents starts the expiry of events, which runs until the server
-// closes.
+// startEvents starts the expiry of events (of both APIs: they are stored
+// as core events), which runs until the server closes.
 func (s *Server) startEvents() {
 	o := &objects{s: s, user: eventExpiry, manager: "kube-apiserver"}
-	var resources []lifecycle.Resource
-	for _, r := range s.events {
-		resources = append(resources, lifecycle.Resource{Group: r.Group, Version: r.Version, Kind: r.Kind, Plural: r.Plural, Namespaced: true})
-	}
+	r := s.events
+	resources := []lifecycle.Resource{{Group: r.Group, Version: r.Version, Kind: r.Kind, Plural: r.Plural, Namespaced: true}}
 	expiry, err := lifecycle.NewEventExpiry(o, resources, s.config.eventTTL, s.config.logger)
 	if err != nil {
 		s.config.logger.Error("kapi: event expiry", "err", err)

@@ -39,11 +39,14 @@ var (
 var garbageCollector = User{Name: "system:serviceaccount:kube-system:generic-garbage-collector", Groups: []string{"system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"}}
 
 // Resources lists each stored resource once: several registrations of one
-// kind (its versions) share its objects.
+// kind (its versions, and those of other groups stored with it) share its
+// objects.
 func (o *objects) Resources() []gc.Resource {
 	var out []gc.Resource
+	var stored []*resource
 	for _, r := range o.s.resources {
-		if !slices.ContainsFunc(out, func(k gc.Resource) bool { return k.Group == r.Group && k.Kind == r.Kind }) {
+		if !slices.Contains(stored, r.storageVersion()) {
+			stored = append(stored, r.storageVersion())
 			out = append(out, gc.Resource{Group: r.Group, Version: r.Version, Kind: r.Kind, Plural: r.Plural, Namespaced: r.Namespaced})
 		}
 	}

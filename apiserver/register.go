@@ -245,6 +245,10 @@ type resource struct {
 
 	version  versionOptions
 	versions *kindVersions // every version of the kind; set when serving starts
+	// storedWith, if set, is a resource of another group whose kind
+	// stores this one's objects: this resource is then a version of that
+	// kind (as events.k8s.io events are core events in kube-apiserver).
+	storedWith *resource
 	// hooks are what a built-in kind does differently (builtin.go); zero
 	// for registered resources.
 	hooks kindHooks

@@ -94,7 +94,7 @@ type Server struct {
 	// deletedNamespaces are the namespaces this server marked for
 	// deletion, by name, with when (namespaces.go).
 	deletedNamespaces sync.Map
-	events            []*resource    // served events (events.go)
+	events            *resource      // core events, which store both kinds (events.go)
 	background        sync.WaitGroup // the in-process controllers
 }
 

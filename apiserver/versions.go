@@ -64,11 +64,12 @@ type versionOptions struct {
 	validates                   bool // Validate, ValidateStatus or ValidateName is set
 }
 
-// kindVersions are the registered versions of one kind.
+// kindVersions are the registered versions of one kind, with those of
+// other groups stored with it (storedWith).
 type kindVersions struct {
 	set        *versions.Set
+	group      string // the storage version's
 	storage    *resource
-	byVersion  map[string]*resource
 	apiVersion map[string]*resource // by "group/version"
 }
 
@@ -94,13 +95,16 @@ func (s *Server) complete() error {
 	var order [][2]string
 	for _, r := range s.resources {
 		k := [2]string{r.Group, r.Kind}
+		if r.storedWith != nil {
+			k = [2]string{r.storedWith.Group, r.storedWith.Kind}
+		}
 		if _, ok := kinds[k]; !ok {
 			order = append(order, k)
 		}
 		kinds[k] = append(kinds[k], r)
 	}
 	for _, k := range order {
-		if err := s.completeKind(kinds[k]); err != nil {
+		if err := s.completeKind(k[0], kinds[k]); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -110,26 +114,32 @@ func (s *Server) complete() error {
 	return s.completeErr
 }
 
-func (s *Server) completeKind(rs []*resource) error {
+// completeKind makes the versions of one kind of group one set. Those of
+// other groups stored with it are versions of it too, named group/version
+// in the set.
+func (s *Server) completeKind(group string, rs []*resource) error {
 	vs := make([]versions.Version, len(rs))
+	k := &kindVersions{group: group, apiVersion: map[string]*resource{}}
 	for i, r := range rs {
 		o := r.version
+		r.versions = k
 		vs[i] = versions.Version{
 			Name: r.Version, Type: r.typ, Served: o.served, Storage: o.storage,
 			Deprecated: o.deprecated, DeprecationWarning: o.warning, Conversion: o.conversion,
 		}
+		if r.Group != group {
+			vs[i].Group = r.Group
+		}
 	}
-	set, err := versions.NewSet(rs[0].Group, rs[0].Kind, vs)
+	set, err := versions.NewSet(group, rs[0].Kind, vs)
 	if err != nil {
 		return err
 	}
-	k := &kindVersions{set: set, byVersion: map[string]*resource{}, apiVersion: map[string]*resource{}}
+	k.set = set
 	var errs []error
 	for _, r := range rs {
-		r.versions = k
-		k.byVersion[r.Version] = r
 		k.apiVersion[r.apiVersion()] = r
-		if r.Version == set.Storage() {
+		if r.setVersion() == set.Storage() {
 			k.storage = r
 		}
 	}
@@ -137,6 +147,9 @@ func (s *Server) completeKind(rs []*resource) error {
 	for _, r := range rs {
 		if r != st && r.version.validates {
 			errs = append(errs, fmt.Errorf("%s: Validate, ValidateStatus and ValidateName run on the storage version %s: set them there", r.gvk(), st.Version))
+		}
+		if r.Namespaced != st.Namespaced {
+			errs = append(errs, fmt.Errorf("%s: namespaced differs from %s, which stores its objects", r.gvk(), st.gvk()))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -187,6 +200,15 @@ func (r *resource) agrees(o *resource) error {
 	return errors.Join(errs...)
 }
 
+// setVersion is how r's kind's versions name r: its version, or
+// group/version for a version of another group stored with the kind.
+func (r *resource) setVersion() string {
+	if r.Group != r.versions.group {
+		return r.apiVersion()
+	}
+	return r.Version
+}
+
 // storageVersion is the version of r's kind objects are stored in.
 func (r *resource) storageVersion() *resource {
 	if r.versions == nil {
@@ -203,7 +225,7 @@ func (r *resource) fromStorage(obj kapi.Object) (kapi.Object, error) {
 	if !r.converts() {
 		return obj, nil
 	}
-	out, err := r.versions.set.Convert(obj, r.storageVersion().Version, r.Version)
+	out, err := r.versions.set.Convert(obj, r.storageVersion().setVersion(), r.setVersion())
 	if err != nil {
 		return nil, fmt.Errorf("%s %q: %w", r.qualifiedResource(), obj.GetObjectMeta().Name, err)
 	}
@@ -217,7 +239,7 @@ func (r *resource) toStorage(obj kapi.Object) (kapi.Object, error) {
 	if !r.converts() {
 		return obj, nil
 	}
-	out, err := r.versions.set.Convert(obj, r.Version, r.storageVersion().Version)
+	out, err := r.versions.set.Convert(obj, r.setVersion(), r.storageVersion().setVersion())
 	if err != nil {
 		var fe FieldErrors
 		if errors.As(err, &fe) {
@@ -243,7 +265,7 @@ func (r *resource) versioned(it *watch.Item) (*watch.Item, error) {
 	if !r.converts() {
 		return it, nil
 	}
-	return it.As(r.Version, func(obj any) (any, error) { return r.fromStorage(obj.(kapi.Object)) })
+	return it.As(r.setVersion(), func(obj any) (any, error) { return r.fromStorage(obj.(kapi.Object)) })
 }
 
 // storedIn finds the version a stored value was written in, by its
@@ -267,7 +289,7 @@ func (r *resource) convertStored(value []byte, st *resource) (kapi.Object, error
 	if err := unmarshalStored(value, obj); err != nil {
 		return nil, err
 	}
-	return r.versions.set.Convert(obj, r.Version, st.Version)
+	return r.versions.set.Convert(obj, r.setVersion(), st.setVersion())
 }
 
 // deprecationWarning is the Warning header of a request to r's version, or
@@ -276,7 +298,7 @@ func (r *resource) deprecationWarning() string {
 	if r.versions == nil {
 		return ""
 	}
-	return r.versions.set.Warning(r.Version)
+	return r.versions.set.Warning(r.setVersion())
 }
 
 // MigrateStorage rewrites every stored object of a resource (its plural
@@ -325,7 +347,7 @@ func incompleteHandler(err error) http.Handler {
 // nil for a kind with one version.
 func (r *resource) fieldsConverter() patch.Converter {
 	k := r.versions
-	if k == nil || len(k.byVersion) < 2 {
+	if k == nil || len(k.apiVersion) < 2 {
 		return nil
 	}
 	return func(obj []byte, apiVersion string) ([]byte, *patch.Schema, error) {
@@ -337,7 +359,7 @@ func (r *resource) fieldsConverter() patch.Converter {
 		if err := json.Unmarshal(obj, in); err != nil {
 			return nil, nil, err
 		}
-		out, err := k.set.Convert(in, r.Version, to.Version)
+		out, err := k.set.Convert(in, r.setVersion(), to.setVersion())
 		if err != nil {
 			return nil, nil, err
 		}

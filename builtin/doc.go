@@ -14,5 +14,6 @@
 // # Names
 //
 // The two Event kinds share a name in Kubernetes; here core/v1's is Event
-// (what kubectl describe reads) and events.k8s.io/v1's is EventsEvent.
+// (what kubectl describe reads) and events.k8s.io/v1's is EventsEvent: two
+// forms of one stored event, as in Kubernetes.
 package builtin

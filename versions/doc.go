@@ -20,6 +20,13 @@
 // functions: they convert what differs (spec, status) and may read and
 // write the destination's annotations, which belong to it alone.
 //
+// # Another group
+//
+// A version may belong to another group than the set's ([Version].Group):
+// its objects are the set's, stored in the storage version, served in that
+// group. Kubernetes serves core v1 events as events.k8s.io/v1 events in
+// this way. The set's methods name such a version "group/version".
+//
 // # Lossless round trips
 //
 // A version that cannot hold a field of the hub keeps it in an annotation

@@ -1,6 +1,7 @@
 package versions
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,7 +54,12 @@ func Via[S, H any, PS interface {
 
 // Version is one version of a kind.
 type Version struct {
-	Name       string
+	Name string
+	// Group is the version's group when it is not the set's: a kind can be
+	// served in another group too, from the same storage, as kube-apiserver
+	// serves core events as events.k8s.io events. Such a version is named
+	// "group/name" in the set's methods.
+	Group      string
 	Type       reflect.Type // the Go struct type of its objects
 	Served     bool
 	Storage    bool
@@ -91,11 +97,11 @@ func NewSet(group, kind string, vs []Version) (*Set, error) {
 	served := false
 	for i := range s.versions {
 		v := &s.versions[i]
-		if _, dup := s.byName[v.Name]; dup {
-			errs = append(errs, fmt.Errorf("version %s is registered twice", v.Name))
+		if _, dup := s.byName[v.key()]; dup {
+			errs = append(errs, fmt.Errorf("version %s is registered twice", v.key()))
 			continue
 		}
-		s.byName[v.Name] = v
+		s.byName[v.key()] = v
 		if other, dup := types[v.Type]; dup {
 			errs = append(errs, fmt.Errorf("versions %s and %s have the same type %s: each version needs a type of its own", other, v.Name, v.Type))
 		}
@@ -146,22 +152,30 @@ func NewSet(group, kind string, vs []Version) (*Set, error) {
 	return s, nil
 }
 
+// key is how the set's methods name v.
+func (v *Version) key() string {
+	if v.Group == "" {
+		return v.Name
+	}
+	return v.Group + "/" + v.Name
+}
+
 // byPriority copies vs in priority order, the first first.
 func byPriority(vs []Version) []Version {
 	out := append([]Version(nil), vs...)
-	slices.SortStableFunc(out, func(a, b Version) int { return Compare(b.Name, a.Name) })
+	slices.SortStableFunc(out, func(a, b Version) int { return Compare(b.key(), a.key()) })
 	return out
 }
 
 // Storage is the name of the storage version.
-func (s *Set) Storage() string { return s.storage.Name }
+func (s *Set) Storage() string { return s.storage.key() }
 
 // Served lists the served versions by priority: the first is preferred.
 func (s *Set) Served() []string {
 	var out []string
 	for _, v := range s.versions {
 		if v.Served {
-			out = append(out, v.Name)
+			out = append(out, v.key())
 		}
 	}
 	return out
@@ -188,23 +202,28 @@ func (s *Set) Warning(name string) string {
 	if v.DeprecationWarning != nil {
 		return *v.DeprecationWarning
 	}
-	msg := fmt.Sprintf("%s %s is deprecated", s.apiVersion(name), s.kind)
+	msg := fmt.Sprintf("%s %s is deprecated", s.apiVersion(v), s.kind)
 	for _, o := range s.versions { // by priority: the first that fits
-		if o.Served && !o.Deprecated && Compare(name, o.Name) < 0 {
-			return msg + fmt.Sprintf("; use %s %s", s.apiVersion(o.Name), s.kind)
+		if o.Served && !o.Deprecated && o.Group == v.Group && Compare(v.Name, o.Name) < 0 {
+			return msg + fmt.Sprintf("; use %s %s", s.apiVersion(&o), s.kind)
 		}
 	}
 	return msg
 }
 
-func (s *Set) apiVersion(version string) string {
-	if s.group == "" {
-		return version
+// apiVersion is v's apiVersion: group/version, or the version in the core
+// group.
+func (s *Set) apiVersion(v *Version) string {
+	group := cmp.Or(v.Group, s.group)
+	if group == "" {
+		return v.Name
 	}
-	return s.group + "/" + version
+	return group + "/" + v.Name
 }
 
-// Convert returns obj, an object of version from, in version to. An object
+// Convert returns obj, an object of version from, in version to (each
+// named as Version.Group says: "v1", or "group/v1" for a version of
+// another group). An object
 // already in that version is returned as it is; otherwise the result is a
 // new object (sharing with obj what the conversions share), with its
 // TypeMeta set. obj is not modified.
@@ -238,7 +257,7 @@ func (s *Set) Convert(obj kapi.Object, from, to string) (kapi.Object, error) {
 			return nil, fmt.Errorf("convert %s to %s: %w", s.kind, to, err)
 		}
 	}
-	*out.GetTypeMeta() = kapi.TypeMeta{Kind: s.kind, APIVersion: s.apiVersion(to)}
+	*out.GetTypeMeta() = kapi.TypeMeta{Kind: s.kind, APIVersion: s.apiVersion(dst)}
 	return out, nil
 }
 

@@ -175,3 +175,32 @@ func TestNewSetErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherGroup: a version of another group shares the set, named
+// group/version, and converts to its own apiVersion; its name does not
+// clash with the version of the same name in the set's group.
+func TestOtherGroup(t *testing.T) {
+	s, err := versions.NewSet("example.com", "Thing", []versions.Version{
+		{Name: "v1", Group: "other.example.com", Type: reflect.TypeFor[oldThing](), Served: true, Deprecated: true, Conversion: oldVia},
+		{Name: "v1", Type: reflect.TypeFor[newThing](), Served: true, Storage: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Served(); !slices.Equal(got, []string{"v1", "other.example.com/v1"}) {
+		t.Errorf("Served = %q", got)
+	}
+	out, err := s.Convert(&newThing{Size: 2, Unit: "m"}, "v1", "other.example.com/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := out.(*oldThing); o.Length != 2 || o.APIVersion != "other.example.com/v1" || o.Kind != "Thing" {
+		t.Errorf("to the other group: %+v", o)
+	}
+	if got, want := s.Warning("other.example.com/v1"), "other.example.com/v1 Thing is deprecated"; got != want {
+		t.Errorf("Warning = %q, want %q (no version of its group to use instead)", got, want)
+	}
+	if _, err := s.Convert(out, "other.example.com/v2", "v1"); err == nil {
+		t.Error("a conversion from a version the other group lacks succeeded")
+	}
+}

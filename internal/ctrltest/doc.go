@@ -1,7 +1,7 @@
 // Package ctrltest runs a controller-runtime manager against the example
 // server, as a user's controller would run against a cluster: leader
 // election on a coordination.k8s.io/v1 Lease, a controller reconciling
-// widgets, and an event recorder whose events kubectl describe shows. It is
-// a module of its own so that controller-runtime is required by nothing
-// else.
+// widgets, and event recorders (core/v1 and events.k8s.io/v1) whose events
+// kubectl describe shows. It is a module of its own so that
+// controller-runtime is required by nothing else.
 package ctrltest

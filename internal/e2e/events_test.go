@@ -40,6 +40,15 @@ func TestKubectlEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The same event through events.k8s.io/v1 (protobuf), as kube-apiserver
+	// serves it: one storage, kube's field mapping.
+	ev, err := cs.EventsV1().Events(testNamespace).Get(ctx, "a.187a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Note != "painted red" || ev.Regarding.Name != "a" || ev.Regarding.UID != w.GetUID() || ev.DeprecatedSource.Component != "painter" || ev.DeprecatedCount != 1 || ev.Reason != "Painted" {
+		t.Errorf("the core event through events.k8s.io/v1: %+v", ev)
+	}
 	for _, version := range []string{"1.27", "1.33"} {
 		t.Run(version, func(t *testing.T) {
 			k := newKubectl(t, "/usr/lib/google-cloud-sdk/bin/kubectl."+version, srv)
