@@ -1,0 +1,150 @@
+package apiserver
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/builtin"
+	"github.com/kapi-dev/kapi/gc"
+	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/watch"
+)
+
+// cachedAt waits for the watch cache to hold the last write of key, and
+// returns that item.
+func cachedAt(t *testing.T, srv *Server, res *resource, key string) *watch.Item {
+	t.Helper()
+	kv, err := srv.config.store.Get(t.Context(), key, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if it, _ := res.cache.Get(key); it != nil && it.Revision == kv.ModRevision {
+			return it
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func serve(t *testing.T, srv *Server, method, path, contentType, body string, want int) {
+	t.Helper()
+	r := httptest.NewRequest(method, path, strings.NewReader(body))
+	if body != "" {
+		r.Header.Set("Content-Type", contentType)
+	}
+	w := httptest.NewRecorder()
+	srv.ServeHTTP(w, r)
+	if w.Code != want {
+		t.Fatalf("%s %s: %d, want %d: %s", method, path, w.Code, want, w.Body)
+	}
+}
+
+// The writes of the controllers inside the server (the collector's
+// UpdateMetadata) start from the watch cache's object too: what the write
+// path does to the object it is handed (the resource's defaulter, declared
+// defaults, a kind's update hook) must not reach the cached object.
+func TestControllerWritesLeaveCachedObjectsAlone(t *testing.T) {
+	srv, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	err = Register(srv, Resource[gadget]{
+		Group: "example.com", Version: "v1", Kind: "Gadget", Plural: "gadgets", Namespaced: true, Status: true,
+		Default: func(g *gadget) {
+			if g.Spec.Parts != nil {
+				g.Spec.Parts["p"] += "!" // in place, as a defaulter of a map would
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const path = "/apis/example.com/v1/namespaces/default/gadgets"
+	serve(t, srv, "POST", path, "application/json", `{"metadata":{"name":"a","finalizers":["x/y"]},"spec":{"size":1,"parts":{"p":"1"}}}`, http.StatusCreated)
+	res := srv.resources[0]
+	key := res.key("default", "a")
+	before := cachedAt(t, srv, res, key)
+	o := &objects{s: srv, user: garbageCollector, manager: "generic-garbage-collector"}
+	r := gc.Resource{Group: "example.com", Version: "v1", Kind: "Gadget", Plural: "gadgets", Namespaced: true}
+	err = o.UpdateMetadata(t.Context(), r, "default", "a", before.Object.(kapi.Object).GetObjectMeta().UID, func(m *kapi.ObjectMeta) bool {
+		m.Finalizers = slices.DeleteFunc(m.Finalizers, func(f string) bool { return f == "x/y" })
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := res.decodeStored(storage.KeyValue{Key: before.Key, Value: before.Value, ModRevision: before.Revision})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(before.Object, fresh) {
+		t.Fatalf("the collector's write changed the cached object: %+v, its stored value %+v", before.Object, fresh)
+	}
+}
+
+// A namespace deleted in the foreground is finalized by the collector
+// (UpdateMetadata), whose write runs the namespace's update hook: the
+// label it sets must be set on the write's own labels, not on the cached
+// namespace's, which readers (label selectors) read meanwhile. Run with
+// -race.
+func TestForegroundNamespaceDeletionLeavesCacheAlone(t *testing.T) {
+	srv, err := New(WithNamespaces())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	serve(t, srv, "POST", "/api/v1/namespaces", "application/json", `{"metadata":{"name":"doomed"}}`, http.StatusCreated)
+	res := srv.namespaces
+	key := res.key("", "doomed")
+	cached := cachedAt(t, srv, res, key).Object.(*builtin.Namespace)
+
+	// A reader of the cached namespace, as a label selector is.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_ = cached.Labels["kubernetes.io/metadata.name"]
+			time.Sleep(100 * time.Microsecond)
+		}
+	})
+	o := &objects{s: srv, user: garbageCollector, manager: "generic-garbage-collector"}
+	r := gc.Resource{Version: "v1", Kind: "Namespace", Plural: "namespaces"}
+	err = o.UpdateMetadata(t.Context(), r, "", "doomed", cached.UID, func(m *kapi.ObjectMeta) bool {
+		m.Finalizers = append(m.Finalizers, "example.com/x")
+		return true
+	})
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// End to end: the namespace goes, its foregroundDeletion finalizer
+	// removed by the collector, "kubernetes" by the namespace deleter.
+	serve(t, srv, "PUT", "/api/v1/namespaces/doomed", "application/json", `{"metadata":{"name":"doomed"}}`, http.StatusOK)
+	serve(t, srv, "DELETE", "/api/v1/namespaces/doomed?propagationPolicy=Foreground", "", "", http.StatusOK)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := srv.config.store.Get(t.Context(), key, 0)
+		if err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a namespace deleted in the foreground is still there")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
