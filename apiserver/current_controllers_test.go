@@ -148,3 +148,56 @@ func TestForegroundNamespaceDeletionLeavesCacheAlone(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A namespace that holds an object that cannot be read is not finalized:
+// the object is still stored, and would be the content of a namespace of
+// the same name created later. kube's namespace controller fails to list
+// it and keeps the namespace (NamespaceDeletionContentFailure) until an
+// unsafe deletion removes it.
+func TestNamespaceWithUnreadableContentStays(t *testing.T) {
+	srv, err := New(WithNamespaces())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if err := Register(srv, Resource[gadget]{Group: "example.com", Version: "v1", Kind: "Gadget", Plural: "gadgets", Namespaced: true}); err != nil {
+		t.Fatal(err)
+	}
+	serve(t, srv, "POST", "/api/v1/namespaces", "application/json", `{"metadata":{"name":"ns1"}}`, http.StatusCreated)
+	serve(t, srv, "POST", "/apis/example.com/v1/namespaces/ns1/gadgets", "application/json", `{"metadata":{"name":"bad"}}`, http.StatusCreated)
+	var res *resource
+	for _, r := range srv.resources {
+		if r.Plural == "gadgets" {
+			res = r
+		}
+	}
+	key := res.key("ns1", "bad")
+	kv, err := srv.config.store.Get(t.Context(), key, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.config.store.Update(t.Context(), key, kv.Value[:len(kv.Value)/2], 0); err != nil {
+		t.Fatal(err)
+	}
+	for len(res.cache.Unreadable(res.keyPrefix("ns1"))) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	serve(t, srv, "DELETE", "/api/v1/namespaces/ns1", "", "", http.StatusOK)
+	time.Sleep(time.Second)
+	if _, err := srv.config.store.Get(t.Context(), key, 0); err != nil {
+		t.Fatalf("the unreadable object: %v", err)
+	}
+	if _, err := srv.config.store.Get(t.Context(), srv.namespaces.key("", "ns1"), 0); err != nil {
+		t.Fatalf("the namespace of an unreadable object was deleted, the object left behind: %v", err)
+	}
+	// Once an unsafe deletion removes it, the namespace goes.
+	serve(t, srv, "DELETE", "/apis/example.com/v1/namespaces/ns1/gadgets/bad?ignoreStoreReadErrorWithClusterBreakingPotential=true", "", "", http.StatusOK)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := srv.config.store.Get(t.Context(), srv.namespaces.key("", "ns1"), 0); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the namespace stays after its unreadable content was deleted")
+		}
+	}
+}

@@ -169,6 +169,11 @@ func (o *objects) List(ctx context.Context, res gc.Resource, namespace string) (
 	for i, it := range items {
 		out[i] = it.Object.(kapi.Object)
 	}
+	// As a LIST would answer: a namespace whose content cannot all be read
+	// is not empty, though its readable content is gone.
+	if bad := rq.res.cache.Unreadable(rq.res.keyPrefix(namespace)); len(bad) > 0 {
+		return out, unreadableList(rq.res, bad)
+	}
 	return out, nil
 }
 
