@@ -1,6 +1,11 @@
 package apiserver
 
 import (
+	"errors"
+	"github.com/kapi-dev/kapi/storage/faulty"
+	"github.com/kapi-dev/kapi/storage/memory"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -200,4 +205,50 @@ func TestNamespaceWithUnreadableContentStays(t *testing.T) {
 			t.Fatal("the namespace stays after its unreadable content was deleted")
 		}
 	}
+}
+
+// The system namespaces are created when serving starts: a store that
+// fails then (an etcd not up yet, a leader election) must not leave the
+// server without them for good, answering 404 to every create in
+// "default" while /readyz says ready. kube-apiserver's system namespaces
+// controller keeps making them.
+func TestSystemNamespacesAfterAStoreFault(t *testing.T) {
+	store := faulty.New(memory.New())
+	clear := store.Inject(faulty.Fault{Ops: faulty.Create, Key: "/namespaces/", Err: errors.New("etcdserver: leader changed")})
+	srv, err := New(WithStorage(store), WithNamespaces(), WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if err := Register(srv, Resource[gadget]{Group: "example.com", Version: "v1", Kind: "Gadget", Plural: "gadgets", Namespaced: true}); err != nil {
+		t.Fatal(err)
+	}
+	srv.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/readyz", nil)) // starts serving
+	clear()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		r := httptest.NewRequest("POST", "/apis/example.com/v1/namespaces/default/gadgets", strings.NewReader(`{"metadata":{"generateName":"g"}}`))
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, r)
+		if w.Code == http.StatusCreated {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a create in default, the store well again: %d %s", w.Code, w.Body)
+		}
+	}
+}
+
+// A server closed while its store still refuses the system namespaces
+// stops trying (the package's leak check sees to that).
+func TestSystemNamespacesRetriesEndWithTheServer(t *testing.T) {
+	store := faulty.New(memory.New())
+	store.Inject(faulty.Fault{Ops: faulty.Create, Key: "/namespaces/", Err: errors.New("etcdserver: leader changed")})
+	srv, err := New(WithStorage(store), WithNamespaces(), WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/readyz", nil)) // starts serving
+	time.Sleep(1500 * time.Millisecond) // one retry
+	srv.Close()
 }
