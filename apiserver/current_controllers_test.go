@@ -249,6 +249,6 @@ func TestSystemNamespacesRetriesEndWithTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/readyz", nil)) // starts serving
-	time.Sleep(1500 * time.Millisecond) // one retry
+	time.Sleep(1500 * time.Millisecond)                                               // one retry
 	srv.Close()
 }
