@@ -46,6 +46,13 @@ func (rq *request) current(ctx context.Context, kv storage.KeyValue) (kapi.Objec
 // the object it changes.
 const currentWait = 100 * time.Millisecond
 
+// deepCopyObject is a copy of obj that shares nothing changeable with it.
+func deepCopyObject(obj kapi.Object) kapi.Object {
+	v := reflect.New(reflect.TypeOf(obj).Elem())
+	deepCopy(v.Elem(), reflect.ValueOf(obj).Elem())
+	return v.Interface().(kapi.Object)
+}
+
 // deepCopy sets dst to a copy of src that shares nothing changeable with
 // it: maps, slices and pointers are copied all the way down (strings,
 // immutable, are shared).

@@ -187,19 +187,25 @@ func (s *Server) namespace(ctx context.Context, name string) (*builtin.Namespace
 }
 
 // startNamespaces creates the system namespaces and starts the namespace
-// deletion controller, which runs until the server closes.
+// deletion controller, which runs until the server closes. A system
+// namespace the store refuses now (an etcd not up yet, a leader election)
+// is created again until it is, as kube-apiserver's system namespaces
+// controller keeps them: without default, nothing could be created there.
 func (s *Server) startNamespaces() {
 	o := &objects{s: s, user: namespaceController, manager: "kube-controller-manager"}
-	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
-	defer cancel()
-	for _, name := range systemNamespaces {
-		rq, ctx, err := o.request(ctx, lifecycle.Resource{Version: "v1", Plural: "namespaces"}, "", "", "")
-		if err == nil {
-			err = rq.createObject(ctx, &builtin.Namespace{ObjectMeta: kapi.ObjectMeta{Name: name}})
-		}
-		if err != nil && !errors.Is(err, storage.ErrExists) {
-			s.config.logger.Error("kapi: creating a system namespace", "namespace", name, "err", err)
-		}
+	if missing := s.createNamespaces(s.ctx, o, systemNamespaces); len(missing) > 0 {
+		s.runBackground(func(ctx context.Context) {
+			for delay := time.Second; len(missing) > 0; delay = min(2*delay, time.Minute) {
+				t := time.NewTimer(delay)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return
+				case <-t.C:
+				}
+				missing = s.createNamespaces(ctx, o, missing)
+			}
+		})
 	}
 	deleter, err := lifecycle.NewNamespaceDeleter(o, s.config.logger)
 	if err != nil {
@@ -207,6 +213,24 @@ func (s *Server) startNamespaces() {
 		return
 	}
 	s.runBackground(deleter.Run)
+}
+
+// createNamespaces creates the named namespaces, and returns those it
+// could not.
+func (s *Server) createNamespaces(ctx context.Context, o *objects, names []string) (missing []string) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for _, name := range names {
+		rq, ctx, err := o.request(ctx, lifecycle.Resource{Version: "v1", Plural: "namespaces"}, "", "", "")
+		if err == nil {
+			err = rq.createObject(ctx, &builtin.Namespace{ObjectMeta: kapi.ObjectMeta{Name: name}})
+		}
+		if err != nil && !errors.Is(err, storage.ErrExists) {
+			s.config.logger.Error("kapi: creating a system namespace", "namespace", name, "err", err)
+			missing = append(missing, name)
+		}
+	}
+	return missing
 }
 
 // forceLiveLookup is how long a namespace this server deleted is read from

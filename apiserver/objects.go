@@ -172,6 +172,11 @@ func (o *objects) List(ctx context.Context, res gc.Resource, namespace string) (
 	for i, it := range items {
 		out[i] = it.Object.(kapi.Object)
 	}
+	// As a LIST would answer: a namespace whose content cannot all be read
+	// is not empty, though its readable content is gone.
+	if bad := rq.res.cache.Unreadable(rq.res.keyPrefix(namespace)); len(bad) > 0 {
+		return out, unreadableList(rq.res, bad)
+	}
 	return out, nil
 }
 
@@ -217,17 +222,18 @@ func (o *objects) UpdateMetadata(ctx context.Context, res gc.Resource, namespace
 		return err
 	}
 	_, _, err = rq.write(ctx, func(cur kapi.Object) (kapi.Object, error) {
-		meta := cur.GetObjectMeta()
-		if meta.UID != uid {
+		if cur.GetObjectMeta().UID != uid {
 			return nil, errUnchanged // another object of the same name
 		}
-		// The slices are the stored object's: update gets copies.
-		meta.Finalizers = slices.Clone(meta.Finalizers)
-		meta.OwnerReferences = slices.Clone(meta.OwnerReferences)
-		if !update(meta) {
+		// cur shares its maps and slices with the watch cache's object
+		// (current), and what write does to the object desired returns
+		// (defaulters, declared defaults, a kind's update hook) changes
+		// them in place: the write gets a copy of its own.
+		want := deepCopyObject(cur)
+		if !update(want.GetObjectMeta()) {
 			return nil, errUnchanged
 		}
-		return cur, nil
+		return want, nil
 	})
 	if errors.Is(err, errUnchanged) {
 		return nil

@@ -63,7 +63,10 @@ func (e *EventExpiry) sweep(ctx context.Context, now time.Time) {
 			if ctx.Err() == nil {
 				e.logger.Warn("kapi: event expiry", "resource", r.Plural, "err", err)
 			}
-			continue
+			if objs == nil {
+				continue
+			}
+			// An event that cannot be read does not keep the others.
 		}
 		for _, obj := range objs {
 			meta := obj.GetObjectMeta()

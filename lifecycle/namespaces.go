@@ -282,7 +282,7 @@ func (d *NamespaceDeleter) deleteContent(ctx context.Context, ns *builtin.Namesp
 // returns those that remain, held by their finalizers.
 func (d *NamespaceDeleter) deleteResource(ctx context.Context, r Resource, namespace string) ([]kapi.Object, error) {
 	objs, err := d.objects.List(ctx, r, namespace)
-	if err != nil {
+	if err != nil && objs == nil {
 		return nil, err
 	}
 	for _, obj := range objs {

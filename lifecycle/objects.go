@@ -31,6 +31,8 @@ type Objects interface {
 	Read(ctx context.Context, res Resource, namespace, name string) (kapi.Object, error)
 	// List reads the current objects of a resource in a namespace ("" for
 	// all), shared with other readers: the caller must not change them.
+	// Objects stored there that cannot be read (corrupt, or encrypted
+	// under a lost key) are an error, returned with those that can be.
 	List(ctx context.Context, res Resource, namespace string) ([]kapi.Object, error)
 	// Update writes obj, or its subresource ("status", "finalize"), as a
 	// PUT does, if its metadata.resourceVersion is still the stored one
