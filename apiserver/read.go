@@ -330,6 +330,9 @@ func (rq *request) streamWatch(ctx context.Context, spec *watchSpec) error {
 	stop := context.AfterFunc(rq.s.flow.endWatches, cancel) // Shutdown or Close
 	defer stop()
 
+	// The watcher is registered before the headers go out, as kube-apiserver
+	// does: a client that writes once it has them sees its write.
+	watcher, err := rq.res.cache.Watch(spec.opts)
 	rq.streaming = true
 	w := rq.w
 	w.Header().Set("Content-Type", rq.out.StreamContentType())
@@ -338,7 +341,6 @@ func (rq *request) streamWatch(ctx context.Context, spec *watchSpec) error {
 	w.WriteHeader(http.StatusOK)
 	rq.flush()
 
-	watcher, err := rq.res.cache.Watch(spec.opts)
 	for err == nil {
 		var ev watch.Event
 		if ev, err = watcher.Next(ctx); err == nil {
