@@ -296,7 +296,7 @@ func (s *Server) routes() http.Handler {
 		r.Get(base+"/", s.serveResources(gv))
 		s.resourceRoutes(r, base, gv, notAllowed)
 	}
-	return s.withAuth(r)
+	return s.withAuth(s.withFairness(r))
 }
 
 // resourceRoutes adds the resource paths of one group version under base.
