@@ -201,6 +201,31 @@ func (c *Controller) Admit(ctx context.Context, r Request) (Decision, func(), er
 	return d, done, err
 }
 
+// Waiting is how many requests wait for a seat, in every level (kube's
+// apiserver_flowcontrol_current_inqueue_requests, summed).
+func (c *Controller) Waiting() int {
+	n := 0
+	for _, l := range c.levels() {
+		l.mu.Lock()
+		for _, q := range l.order {
+			n += len(q.waiters)
+		}
+		l.mu.Unlock()
+	}
+	return n
+}
+
+// levels are the levels of the schemas, each once.
+func (c *Controller) levels() []*level {
+	var out []*level
+	for _, s := range c.schemas {
+		if !slices.Contains(out, s.level) {
+			out = append(out, s.level)
+		}
+	}
+	return out
+}
+
 // level is the state of a priority level that is not exempt.
 type level struct {
 	Level
@@ -254,6 +279,9 @@ func (l *level) admit(ctx context.Context, flow string, wait time.Duration) (fun
 		err = ErrRejected
 	case <-ctx.Done():
 		err = ctx.Err()
+		if errors.Is(err, context.DeadlineExceeded) { // the request's time is up: as a wait too long
+			err = fmt.Errorf("%w: %w", ErrRejected, err)
+		}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -36,12 +36,11 @@ type dispatcher struct {
 }
 
 // enqueue starts a request of user named name, and returns once it waits
-// (or was admitted).
-func (d *dispatcher) enqueue(t *testing.T, c *fairness.Controller, user, name string) {
+// (or, when wait is false, once it was started).
+func (d *dispatcher) enqueue(t *testing.T, c *fairness.Controller, user, name string, wait bool) {
 	t.Helper()
-	started := make(chan struct{})
+	before := c.Waiting()
 	go func() {
-		close(started)
 		_, done, err := c.Admit(context.Background(), fairness.Request{User: user})
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
@@ -52,7 +51,14 @@ func (d *dispatcher) enqueue(t *testing.T, c *fairness.Controller, user, name st
 		d.dones[name] = done
 		d.mu.Unlock()
 	}()
-	<-started
+	if !wait {
+		return
+	}
+	for deadline := time.Now().Add(10 * time.Second); c.Waiting() == before; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s does not wait", name)
+		}
+	}
 }
 
 // waitFor returns once n requests have been admitted.
@@ -76,21 +82,15 @@ func (d *dispatcher) finish(name string) {
 	done()
 }
 
-// settle gives goroutines that were started time to reach their queue:
-// the order of arrival matters to the test, not its timing.
-func settle() { time.Sleep(20 * time.Millisecond) }
-
 func TestFlowsTakeTurns(t *testing.T) {
 	c := oneLevel(t, 1, 10)
 	d := &dispatcher{dones: map[string]func(){}}
-	d.enqueue(t, c, "flooder", "f0")
+	d.enqueue(t, c, "flooder", "f0", false)
 	d.waitFor(t, 1)
 	for _, n := range []string{"f1", "f2", "f3"} {
-		d.enqueue(t, c, "flooder", n)
-		settle()
+		d.enqueue(t, c, "flooder", n, true)
 	}
-	d.enqueue(t, c, "quiet", "q1")
-	settle()
+	d.enqueue(t, c, "quiet", "q1", true)
 	for i, n := range []string{"f0", "f1", "q1", "f2"} {
 		d.finish(n)
 		d.waitFor(t, i+2)
@@ -104,13 +104,11 @@ func TestFlowsTakeTurns(t *testing.T) {
 func TestFlowWithFewestSeatsFirst(t *testing.T) {
 	c := oneLevel(t, 2, 10)
 	d := &dispatcher{dones: map[string]func(){}}
-	d.enqueue(t, c, "flooder", "f0")
-	d.enqueue(t, c, "flooder", "f1")
+	d.enqueue(t, c, "flooder", "f0", false)
+	d.enqueue(t, c, "flooder", "f1", false)
 	d.waitFor(t, 2)
-	d.enqueue(t, c, "flooder", "f2")
-	settle()
-	d.enqueue(t, c, "quiet", "q1")
-	settle()
+	d.enqueue(t, c, "flooder", "f2", true)
+	d.enqueue(t, c, "quiet", "q1", true)
 	d.finish("f0") // flooder still holds a seat: quiet goes first
 	d.waitFor(t, 3)
 	if got := d.order[2]; got != "q1" {
@@ -125,14 +123,12 @@ func TestBoundedQueues(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := &dispatcher{dones: map[string]func(){}}
-	d.enqueue(t, c, "flooder", "f1")
-	settle()
+	d.enqueue(t, c, "flooder", "f1", true)
 	if _, _, err := c.Admit(context.Background(), fairness.Request{User: "flooder"}); !errors.Is(err, fairness.ErrRejected) {
 		t.Errorf("over a full queue: %v, want ErrRejected", err)
 	}
 	t.Run("another flow has a queue of its own", func(t *testing.T) {
-		d.enqueue(t, c, "quiet", "q1")
-		settle()
+		d.enqueue(t, c, "quiet", "q1", true)
 	})
 	t.Run("exempt requests are not queued", func(t *testing.T) {
 		dec, done, err := c.Admit(context.Background(), fairness.Request{User: "admin", Groups: []string{"system:masters"}})
