@@ -49,9 +49,11 @@ type Level struct {
 	Exempt bool
 	// Seats is how many of the level's requests are served at once.
 	Seats int
-	// QueueLength bounds the requests of one flow waiting for a seat.
+	// QueueLength bounds the requests of one flow waiting for a seat; 0:
+	// none waits, a request finding every seat taken is refused at once.
 	QueueLength int
-	// Flows bounds the flows waiting at once.
+	// Flows bounds the flows waiting at once; a request of another flow
+	// finding every seat taken is refused at once.
 	Flows int
 }
 

@@ -167,3 +167,44 @@ func TestConfigErrors(t *testing.T) {
 		t.Errorf("Default: %v", err)
 	}
 }
+
+func TestFlowsByNamespace(t *testing.T) {
+	c, err := fairness.New(fairness.Config{
+		Schemas: []fairness.Schema{{Name: "tenants", Level: "l", Match: func(fairness.Request) bool { return true }, Distinguisher: fairness.ByUserNamespace}},
+		Levels:  []fairness.Level{{Name: "l", Seats: 1, QueueLength: 1, Flows: 2}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, done, err := c.Admit(context.Background(), fairness.Request{User: "alice", Namespace: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Flow != "tenants/alice/a" {
+		t.Errorf("flow %q, want tenants/alice/a", d.Flow)
+	}
+	w := &dispatcher{dones: map[string]func(){}}
+	w.enqueue(t, c, "alice", "cluster-scoped", true) // namespace "": a flow of its own
+	w2 := make(chan error, 1)
+	go func() {
+		_, done, err := c.Admit(context.Background(), fairness.Request{User: "alice", Namespace: "b"})
+		if err == nil {
+			done()
+		}
+		w2 <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); c.Waiting() < 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("alice's request in namespace b does not wait in a queue of its own")
+		}
+	}
+	if _, _, err := c.Admit(context.Background(), fairness.Request{User: "alice", Namespace: "c"}); !errors.Is(err, fairness.ErrRejected) {
+		t.Errorf("a third flow over Flows 2: %v, want ErrRejected", err)
+	}
+	done()
+	w.waitFor(t, 1)
+	w.finish(w.order[0])
+	if err := <-w2; err != nil {
+		t.Error(err)
+	}
+}
