@@ -262,6 +262,7 @@ func (s *Server) Close() error {
 
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
+	r.Use(s.withFairness) // after authentication: withAuth wraps r
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, r, nil, NewStatusError(http.StatusNotFound, "NotFound", "the server could not find the requested resource").Status)
 	})
@@ -296,7 +297,7 @@ func (s *Server) routes() http.Handler {
 		r.Get(base+"/", s.serveResources(gv))
 		s.resourceRoutes(r, base, gv, notAllowed)
 	}
-	return s.withAuth(s.withFairness(r))
+	return s.withAuth(r)
 }
 
 // resourceRoutes adds the resource paths of one group version under base.
