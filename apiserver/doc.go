@@ -129,7 +129,10 @@
 // Requests in flight are capped (400 read-only, 200 mutating, 1000 watches:
 // WithMaxRequestsInFlight, WithMaxMutatingRequestsInFlight, WithMaxWatches);
 // the excess is answered 429 with Retry-After, which Kubernetes clients wait
-// for and retry. A request other than a watch is answered 504 after 60 s
+// for and retry. WithFairness shares the server among its clients instead,
+// as kube-apiserver's API Priority and Fairness (package fairness): requests
+// queued per user in priority levels and served in turn, so that one
+// client's flood does not refuse the others. A request other than a watch is answered 504 after 60 s
 // (WithRequestTimeout), or the client's shorter timeout=. Bodies are limited
 // to 3 MiB (WithMaxRequestBodyBytes) and nested at most 10000 deep, and
 // metadata is validated as Kubernetes validates it (labels, annotations of at

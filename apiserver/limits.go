@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/fairness"
 	"github.com/kapi-dev/kapi/storage"
 )
 
@@ -25,6 +26,8 @@ import (
 //   - requests in flight are capped, read-only, mutating and watches each
 //     by a limit of their own, and the excess is refused at once with 429
 //     and Retry-After, rather than queued until clients time out;
+//   - or, with WithFairness, they are queued per flow after authentication
+//     and served fairly among clients (see withFairness);
 //   - a request other than a watch has a deadline (60 s, or less with
 //     timeout=) and is answered 504 when it passes, even if the handler is
 //     stuck in a hook that ignores its context;
@@ -36,14 +39,24 @@ import (
 type limits struct {
 	readOnly, mutating, watches int64 // 0: no limit
 	requestTimeout              time.Duration
+
+	fairness *fairness.Config     // WithFairness; nil: the global caps
+	fair     *fairness.Controller // made from it by check
 }
 
 func defaultLimits() limits {
 	return limits{readOnly: 400, mutating: 200, watches: 1000, requestTimeout: time.Minute}
 }
 
-func (l limits) check() []error {
+func (l *limits) check() []error {
 	var errs []error
+	if l.fairness != nil {
+		fair, err := fairness.New(*l.fairness)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		l.fair = fair
+	}
 	for _, n := range []struct {
 		what  string
 		value int64
@@ -94,6 +107,23 @@ func WithMaxWatches(n int) Option {
 // timeoutSeconds says.
 func WithRequestTimeout(d time.Duration) Option {
 	return func(c *config) { c.limits.requestTimeout = d }
+}
+
+// WithFairness shares the server among its clients as kube-apiserver's API
+// Priority and Fairness does, in place of the global caps of
+// WithMaxRequestsInFlight and WithMaxMutatingRequestsInFlight: after
+// authentication (it needs the user), each request is classified by c's
+// flow schemas into a priority level and a flow (its user, or user and
+// namespace), waits in its flow's bounded queue for one of the level's
+// seats, and is served in turn with the other flows, so that one client's
+// flood does not make everyone wait; the excess is answered 429 with
+// Retry-After. Every classified response carries the
+// X-Kubernetes-PF-FlowSchema-UID and X-Kubernetes-PF-PriorityLevel-UID
+// headers, as kube-apiserver's. fairness.Default(600) is kube-apiserver's
+// classification with its 600 seats. Watches keep their own cap
+// (WithMaxWatches). A bad c is an error from New.
+func WithFairness(c fairness.Config) Option {
+	return func(cfg *config) { cfg.limits.fairness = &c }
 }
 
 // flow is the state of the guard: what is in flight, and whether the
@@ -234,7 +264,7 @@ func (f *flow) acquire(c class) (slot *atomic.Int64, ok bool) {
 	case classWatch:
 		n, max = &f.watches, f.limits.watches
 	}
-	if n == nil || max == 0 {
+	if n == nil || max == 0 || (c != classWatch && f.limits.fair != nil) {
 		return nil, true
 	}
 	if n.Add(1) > max {
@@ -292,6 +322,44 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g.serveWithin(w, r, timeout, slot)
+}
+
+// withFairness queues requests per flow when the server has WithFairness.
+// It runs after authentication and authorization (the routes are what
+// withAuth wraps), so that it knows the user; kube-apiserver runs its
+// filter between the two, which spares a denied request its authorization
+// when the server is busy, at the cost of queuing requests that would be
+// denied. Requests before it (and those authentication refuses) are held
+// back only by the guard: being refused is cheap.
+func (s *Server) withFairness(next http.Handler) http.Handler {
+	fair := s.config.limits.fair
+	if fair == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if classify(r) == classWatch { // long-running: the watch cap holds them
+			next.ServeHTTP(w, r)
+			return
+		}
+		attrs := requestAttributes(r)
+		user, ok := UserFrom(r.Context())
+		if !ok {
+			user = User{Name: UserAnonymous, Groups: []string{GroupUnauthenticated}}
+		}
+		d, done, err := fair.Admit(r.Context(), fairness.Request{User: user.Name, Groups: user.Groups, Namespace: attrs.Namespace, Path: attrs.Path})
+		if d.FlowSchemaUID != "" {
+			// As kube-apiserver, the UIDs rather than names: a client is
+			// not told how it is thought of.
+			w.Header().Set("X-Kubernetes-PF-FlowSchema-UID", d.FlowSchemaUID)
+			w.Header().Set("X-Kubernetes-PF-PriorityLevel-UID", d.PriorityLevelUID)
+		}
+		if err != nil {
+			writeTooManyRequests(w, r)
+			return
+		}
+		defer done()
+		next.ServeHTTP(w, r)
+	})
 }
 
 // timeout is the request's deadline from now: the server's, or less if the

@@ -7,9 +7,11 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"time"
 
 	"github.com/kapi-dev/kapi/apiserver"
+	"github.com/kapi-dev/kapi/fairness"
 )
 
 // A server sized for a small service: fewer requests in flight than
@@ -59,4 +61,26 @@ func ExampleServer_Shutdown() {
 	}
 	fmt.Println("stopped")
 	// Output: stopped
+}
+
+// Clients share the server by user, as kube-apiserver's API Priority and
+// Fairness shares it: one client's flood waits in its own queue and is
+// refused 429 when that is full, while the others are served in turn.
+// Every answer names the flow schema and priority level it was classified
+// into by their UIDs.
+func ExampleWithFairness() {
+	srv, err := apiserver.New(
+		apiserver.WithAuthentication(apiserver.StaticTokens(map[string]apiserver.User{"alice-token": {Name: "alice"}})),
+		apiserver.WithFairness(fairness.Default(600)), // kube-apiserver's 400 + 200 seats
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	req := httptest.NewRequest(http.MethodGet, "/version", nil)
+	req.Header.Set("Authorization", "Bearer alice-token")
+	w := httptest.NewRecorder()
+	srv.ServeHTTP(w, req)
+	fmt.Println(w.Code, w.Header().Get("X-Kubernetes-PF-FlowSchema-UID") != "", w.Header().Get("X-Kubernetes-PF-PriorityLevel-UID") != "")
+	// Output: 200 true true
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/apiserver/apiservertest"
+	"github.com/kapi-dev/kapi/fairness"
 	"github.com/kapi-dev/kapi/internal/leakcheck"
 	"github.com/kapi-dev/kapi/storage/memory"
 )
@@ -632,6 +633,7 @@ func TestLimitOptionErrors(t *testing.T) {
 		"negative mutating cap":  apiserver.WithMaxMutatingRequestsInFlight(-1),
 		"negative watch cap":     apiserver.WithMaxWatches(-1),
 		"zero request timeout":   apiserver.WithRequestTimeout(0),
+		"fairness level unknown": apiserver.WithFairness(fairness.Config{Schemas: []fairness.Schema{{Name: "s", Level: "none", Match: func(fairness.Request) bool { return true }}}}),
 	} {
 		t.Run(name, func(t *testing.T) {
 			s, err := apiserver.New(opt)

@@ -262,6 +262,7 @@ func (s *Server) Close() error {
 
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
+	r.Use(s.withFairness) // after authentication: withAuth wraps r
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, r, nil, NewStatusError(http.StatusNotFound, "NotFound", "the server could not find the requested resource").Status)
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/apiserver/apiservertest"
+	"github.com/kapi-dev/kapi/fairness"
 )
 
 // gate is a resource whose validation of the object named "held" waits
@@ -28,6 +29,29 @@ type gate struct {
 // with Retry-After) as kube-apiserver's, waits and retries, and succeeds
 // once the load is gone, without the caller seeing an error.
 func TestClientGoRetriesTooManyRequests(t *testing.T) {
+	retriesTooManyRequests(t, apiserver.WithMaxMutatingRequestsInFlight(1), nil)
+}
+
+// TestClientGoRetriesFairnessRejections: the same under WithFairness, whose
+// 429 names the flow schema and priority level as kube-apiserver's API
+// Priority and Fairness does (client-go puts the schema's UID in its retry
+// message).
+func TestClientGoRetriesFairnessRejections(t *testing.T) {
+	cfg := fairness.Default(1)
+	for i := range cfg.Levels {
+		cfg.Levels[i].Seats, cfg.Levels[i].QueueLength = 1, 0 // one at a time, the excess refused at once
+	}
+	retriesTooManyRequests(t, apiserver.WithFairness(cfg), func(t *testing.T, resp *http.Response) {
+		if resp.Header.Get("X-Kubernetes-PF-FlowSchema-UID") == "" || resp.Header.Get("X-Kubernetes-PF-PriorityLevel-UID") == "" {
+			t.Errorf("429 without the flow schema and priority level UIDs: %v", resp.Header)
+		}
+	})
+}
+
+// retriesTooManyRequests holds the only slot of a server with opt, and
+// checks that client-go retries the 429 a second create gets, and that
+// check (if any) accepts the 429.
+func retriesTooManyRequests(t *testing.T, opt apiserver.Option, check func(*testing.T, *http.Response)) {
 	entered, open := make(chan struct{}, 1), make(chan struct{})
 	srv := apiservertest.New(t, func(s *apiserver.Server) error {
 		return apiserver.Register(s, apiserver.Resource[gate]{
@@ -40,7 +64,7 @@ func TestClientGoRetriesTooManyRequests(t *testing.T) {
 				return nil
 			},
 		})
-	}, apiserver.WithMaxMutatingRequestsInFlight(1))
+	}, opt)
 	var opened bool
 	openGate := func() {
 		if !opened {
@@ -58,6 +82,9 @@ func TestClientGoRetriesTooManyRequests(t *testing.T) {
 		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
 			resp, err := inner(next).RoundTrip(req)
 			if resp != nil && resp.StatusCode == http.StatusTooManyRequests {
+				if check != nil {
+					check(t, resp)
+				}
 				select {
 				case saw429 <- struct{}{}:
 				default:
