@@ -851,7 +851,7 @@ func TestListResourceVersionMatch(t *testing.T) {
 	old := c.list(widgetsIn("default")).Metadata.ResourceVersion
 	w.Spec.Color = "blue"
 	c.update(w)
-	c.create(newWidget("default", "b"))
+	latest := c.create(newWidget("default", "b")).ResourceVersion
 
 	t.Run("without resourceVersion", func(t *testing.T) {
 		st := c.get(widgetsIn("default")+"?resourceVersionMatch=NotOlderThan").failure(t, http.StatusUnprocessableEntity, kapi.StatusReasonInvalid)
@@ -873,9 +873,19 @@ func TestListResourceVersionMatch(t *testing.T) {
 		}
 	})
 	t.Run("NotOlderThan", func(t *testing.T) {
-		l := c.list(widgetsIn("default") + "?resourceVersionMatch=NotOlderThan&resourceVersion=" + old)
-		if got := l.names(); !slices.Equal(got, []string{"a", "b"}) {
-			t.Errorf("list not older than %s: %q, want a b", old, got)
+		// Any state at or after the revision may be served: from the
+		// latest write's, it must hold every write.
+		l := c.list(widgetsIn("default") + "?resourceVersionMatch=NotOlderThan&resourceVersion=" + latest)
+		if got := l.names(); !slices.Equal(got, []string{"a", "b"}) || l.Items[0].Spec.Color != "blue" {
+			t.Errorf("list not older than %s: %q, want a (blue) and b", latest, got)
+		}
+		if mustRevision(t, "list", l.Metadata.ResourceVersion) < mustRevision(t, "latest", latest) {
+			t.Errorf("list resourceVersion %s is older than %s", l.Metadata.ResourceVersion, latest)
+		}
+		// From an older one, a state no older than it: a is there.
+		l = c.list(widgetsIn("default") + "?resourceVersionMatch=NotOlderThan&resourceVersion=" + old)
+		if got := l.names(); !slices.Contains(got, "a") || mustRevision(t, "list", l.Metadata.ResourceVersion) < mustRevision(t, "old", old) {
+			t.Errorf("list not older than %s: %q at %s", old, got, l.Metadata.ResourceVersion)
 		}
 	})
 }
