@@ -330,6 +330,9 @@ func writeStatus(w http.ResponseWriter, r *http.Request, f *codec.Format, st kap
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
+	if rec := recordFrom(r.Context()); rec != nil {
+		rec.noteStatus(st)
+	}
 	code := int(st.Code)
 	if code == 0 {
 		code = http.StatusOK

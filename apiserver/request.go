@@ -62,6 +62,7 @@ type request struct {
 	streaming    bool     // a watch: elements are made one at a time
 	warned       map[string]bool
 	warnedRunes  int
+	rec          *RequestRecord // what observers see, or nil (observe.go)
 	w            http.ResponseWriter
 	r            *http.Request
 }
@@ -97,6 +98,7 @@ func newRequest(s *Server, byPlural map[string]*resource, w http.ResponseWriter,
 		s: s, res: byPlural[chi.URLParam(r, "resource")],
 		namespace: chi.URLParam(r, "namespace"), name: chi.URLParam(r, "name"),
 		subresource: chi.URLParam(r, "subresource"), query: r.URL.Query(), w: w, r: r,
+		rec: recordFrom(r.Context()),
 	}
 }
 
