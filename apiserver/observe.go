@@ -83,6 +83,7 @@ type RequestRecord struct {
 	// answered, when it answered one (errors, and deletes that answer a
 	// Status). ResponseBytes counts what was written.
 	Code          int
+	ContentType   string // the response's media type, as sent
 	Status        *kapi.Status
 	ResponseBytes int64
 	WatchEvents   int64
@@ -298,6 +299,7 @@ type observedWriter struct {
 func (w *observedWriter) WriteHeader(code int) {
 	if w.rec.Code == 0 {
 		w.rec.Code = code
+		w.rec.ContentType = w.Header().Get("Content-Type")
 		if w.rec.LongRunning && !w.rec.started {
 			w.rec.started = true
 			for _, o := range w.rec.observers {
