@@ -69,6 +69,9 @@ type RequestRecord struct {
 	UserAgent  string
 	SourceIPs  []string
 	Received   time.Time
+	// Header is the request's header, to read only (a tracer reads the
+	// caller's trace context there).
+	Header http.Header
 
 	// CaptureBytes asks the server (from RequestStarted) to keep up to
 	// this many bytes of the request body and of a response that is not a
@@ -214,7 +217,7 @@ func newRecord(r *http.Request, observers []Observer) *RequestRecord {
 	a := requestAttributes(r)
 	rec := &RequestRecord{
 		Attributes: a, Method: r.Method, RequestURI: r.URL.RequestURI(), UserAgent: r.UserAgent(),
-		SourceIPs: sourceIPs(r), Received: time.Now(), AuditID: r.Header.Get("Audit-Id"),
+		SourceIPs: sourceIPs(r), Received: time.Now(), AuditID: r.Header.Get("Audit-Id"), Header: r.Header,
 		observers: observers, Mutating: r.Method != http.MethodGet && r.Method != http.MethodHead,
 		LongRunning: a.Verb == "watch",
 	}
