@@ -167,6 +167,20 @@ func WithRequestLog(l *slog.Logger) Option {
 	}
 }
 
+// WithMetrics serves h (a metrics exporter's handler, as
+// observe/prometheus's) at GET /metrics, behind the server's authentication
+// and authorization as kube-apiserver serves its own: kubectl get --raw
+// /metrics reads it.
+func WithMetrics(h http.Handler) Option {
+	return func(c *config) {
+		if h == nil {
+			c.observerErr = fmt.Errorf("a nil metrics handler")
+			return
+		}
+		c.metrics = h
+	}
+}
+
 // observed wraps the whole server in its observers; without any it is
 // next itself.
 func (s *Server) observed(next http.Handler) http.Handler {

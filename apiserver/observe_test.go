@@ -148,6 +148,9 @@ func TestObserverOptionsRefuseNil(t *testing.T) {
 	if _, err := apiserver.New(apiserver.WithRequestLog(nil)); err == nil {
 		t.Error("WithRequestLog(nil): no error")
 	}
+	if _, err := apiserver.New(apiserver.WithMetrics(nil)); err == nil {
+		t.Error("WithMetrics(nil): no error")
+	}
 }
 
 // TestObjectCounts: the stored objects by resource, as

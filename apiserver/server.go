@@ -42,6 +42,7 @@ type config struct {
 	eventTTL         time.Duration
 	observers        []Observer // observe.go
 	observerErr      error
+	metrics          http.Handler // GET /metrics
 }
 
 // WithStorage stores objects in store instead of a new in-memory store.
@@ -280,6 +281,9 @@ func (s *Server) routes() http.Handler {
 		r.Get("/"+probe+"/{check}", serveHealthCheck(checks))
 	}
 	r.Get("/version", s.serveVersion)
+	if s.config.metrics != nil {
+		r.Method(http.MethodGet, "/metrics", s.config.metrics)
+	}
 	r.Get("/api", s.serveCoreVersions())
 	r.Get("/apis", s.serveGroups())
 	docs := map[groupVersion]*openAPIDoc{}
