@@ -40,6 +40,14 @@ type WatchEventObserver interface {
 	WatchEventSent(rec *RequestRecord, eventType string, size int)
 }
 
+// StepObserver is an Observer that also sees the steps of a request: today
+// "encode", the response's encoding (and, for a list, its writing). The
+// context is the request's, as RequestStarted returned it; end is called
+// when the step ends.
+type StepObserver interface {
+	StepStarted(ctx context.Context, rec *RequestRecord, step string) (end func())
+}
+
 // RequestRecord is what the server knows of one request, for observers. The
 // server fills it; observers read it, except CaptureBytes.
 type RequestRecord struct {
@@ -138,6 +146,30 @@ func (rec *RequestRecord) watchEvent(eventType string, size int) {
 	for _, o := range rec.observers {
 		if wo, ok := o.(WatchEventObserver); ok {
 			wo.WatchEventSent(rec, eventType, size)
+		}
+	}
+}
+
+// step tells the step observers that a step of the request starts, and
+// returns what ends it, or nil when none observes steps.
+func (rq *request) step(name string) func() {
+	if rq.rec == nil {
+		return nil
+	}
+	var ends []func()
+	for _, o := range rq.rec.observers {
+		if so, ok := o.(StepObserver); ok {
+			if end := so.StepStarted(rq.r.Context(), rq.rec, name); end != nil {
+				ends = append(ends, end)
+			}
+		}
+	}
+	if len(ends) == 0 {
+		return nil
+	}
+	return func() {
+		for i := len(ends) - 1; i >= 0; i-- {
+			ends[i]()
 		}
 	}
 }

@@ -2,8 +2,9 @@
 // kube-apiserver's WithTracing filter does (k8s.io/apiserver
 // endpoints/filters/traces.go): a server span per request, named by
 // method and route ("POST /apis/example.com/v1/namespaces/{:namespace}/widgets"),
-// with the request's http attributes and its audit-id; Storage adds a
-// child span for every storage call made under it.
+// with the request's http attributes and its audit-id, and an "encode"
+// child span for the response's encoding; Storage adds a child span for
+// every storage call made under it.
 //
 // # Incoming trace context
 //
@@ -53,6 +54,7 @@ type Tracer struct {
 var (
 	_ apiserver.Observer           = (*Tracer)(nil)
 	_ apiserver.WatchEventObserver = (*Tracer)(nil)
+	_ apiserver.StepObserver       = (*Tracer)(nil)
 	_ storage.Interface            = (*tracedStorage)(nil)
 )
 
@@ -131,6 +133,13 @@ func (t *Tracer) ResponseStarted(ctx context.Context, rec *apiserver.RequestReco
 // WatchEventSent implements apiserver.WatchEventObserver: the watch's span
 // counts its events (an event each would make a span without end).
 func (t *Tracer) WatchEventSent(*apiserver.RequestRecord, string, int) {}
+
+// StepStarted implements apiserver.StepObserver: a child span per step
+// ("encode").
+func (t *Tracer) StepStarted(ctx context.Context, _ *apiserver.RequestRecord, step string) func() {
+	_, span := t.tracer.Start(ctx, step)
+	return func() { span.End() }
+}
 
 // RequestEnded implements apiserver.Observer.
 func (t *Tracer) RequestEnded(ctx context.Context, rec *apiserver.RequestRecord) {

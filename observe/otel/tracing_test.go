@@ -77,6 +77,12 @@ func TestSequenceSpans(t *testing.T) {
 		// kapi reads a write's current state from storage before some
 		// writes: only the write itself is asserted.
 		storage = slices.DeleteFunc(storage, func(n string) bool { return n == "storage.Get" })
+		encoded := slices.Contains(storage, "encode")
+		storage = slices.DeleteFunc(storage, func(n string) bool { return n == "encode" })
+		// A delete answers a Status, written as errors are: no encode step.
+		if wantEncode := step.Code < 300 && step.Verb != "watch" && step.Verb != "delete"; encoded != wantEncode {
+			t.Errorf("%s %s: an encode span %v, want %v", step.Method, step.Path, encoded, wantEncode)
+		}
 		if !slices.Equal(storage, wantStorage[i]) {
 			t.Errorf("%s %s: storage spans %v, want %v", step.Method, step.Path, storage, wantStorage[i])
 		}
