@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"net"
@@ -268,7 +267,7 @@ func newRecord(r *http.Request, observers []Observer) *RequestRecord {
 		LongRunning: a.Verb == "watch",
 	}
 	if rec.AuditID == "" || len(rec.AuditID) > 128 {
-		rec.AuditID = newAuditID()
+		rec.AuditID = newUID() // a random UUID, as kube-apiserver's audit IDs
 	}
 	if strings.Contains(r.URL.RawQuery, "dryRun") {
 		rec.DryRun = strings.Join(r.URL.Query()["dryRun"], ",")
@@ -325,15 +324,6 @@ func sourceIPs(r *http.Request) []string {
 	}
 	add(host)
 	return ips
-}
-
-// newAuditID is a random UUID (version 4), as kube-apiserver's audit IDs.
-func newAuditID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }
 
 // observedWriter records the response's code and size (and body, when an

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -161,11 +160,8 @@ func TestObjectCounts(t *testing.T) {
 		t.Errorf("%d widgets before any", got)
 	}
 	for _, name := range []string{"c", "d"} {
-		req, _ := http.NewRequest("POST", srv.URL+"/apis/example.com/v1/namespaces/default/widgets",
-			strings.NewReader(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"`+name+`"}}`))
-		req.Header.Set("Authorization", "Bearer "+observetest.Token)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := srv.Client().Do(req)
+		resp, err := srv.Client().Do(observetest.Request(t, "POST", srv.URL+"/apis/example.com/v1/namespaces/default/widgets",
+			`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"`+name+`"}}`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,9 +171,7 @@ func TestObjectCounts(t *testing.T) {
 		}
 	}
 	// A consistent list is served once the cache holds what was written.
-	req, _ := http.NewRequest("GET", srv.URL+"/apis/example.com/v1/widgets", nil)
-	req.Header.Set("Authorization", "Bearer "+observetest.Token)
-	resp, err := srv.Client().Do(req)
+	resp, err := srv.Client().Do(observetest.Request(t, "GET", srv.URL+"/apis/example.com/v1/widgets", ""))
 	if err != nil {
 		t.Fatal(err)
 	}

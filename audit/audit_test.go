@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -216,11 +215,8 @@ func TestPanicStage(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := observetest.NewServer(t, apiserver.WithObserver(log))
-	req, _ := http.NewRequest("POST", srv.URL+"/apis/example.com/v1/namespaces/default/widgets",
-		strings.NewReader(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"p"},"spec":{"size":13}}`))
-	req.Header.Set("Authorization", "Bearer "+observetest.Token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := srv.Client().Do(req)
+	resp, err := srv.Client().Do(observetest.Request(t, "POST", srv.URL+"/apis/example.com/v1/namespaces/default/widgets",
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"p"},"spec":{"size":13}}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,26 +78,32 @@ var Sequence = []Step{
 	{"GET", ns + "/a", "", 404, "get", "GET", "resource"},
 }
 
+// Request is a request as User, with a JSON body unless body is "".
+func Request(t testing.TB, method, url, body string) *http.Request {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = bytes.NewBufferString(body)
+	}
+	req, err := http.NewRequest(method, url, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+Token)
+	req.Header.Set("User-Agent", "observetest/1.0")
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req
+}
+
 // Run sends the sequence to the server at url, failing the test on an
 // unexpected status, and returns each response's Audit-Id.
 func Run(t testing.TB, url string, c *http.Client) []string {
 	t.Helper()
 	var ids []string
 	for _, s := range Sequence {
-		var body io.Reader
-		if s.Body != "" {
-			body = bytes.NewBufferString(s.Body)
-		}
-		req, err := http.NewRequest(s.Method, url+s.Path, body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+Token)
-		req.Header.Set("User-Agent", "observetest/1.0")
-		if body != nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		resp, err := c.Do(req)
+		resp, err := c.Do(Request(t, s.Method, url+s.Path, s.Body))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,6 @@
 package otel_test
 
 import (
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -113,8 +112,7 @@ func TestCallerTrace(t *testing.T) {
 			opts = append(opts, kapiotel.WithTrustedParents())
 		}
 		srv := observetest.NewServer(t, apiserver.WithObserver(kapiotel.New(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)), opts...)))
-		req, _ := http.NewRequest("GET", srv.URL+"/apis/example.com/v1/widgets", nil)
-		req.Header.Set("Authorization", "Bearer "+observetest.Token)
+		req := observetest.Request(t, "GET", srv.URL+"/apis/example.com/v1/widgets", "")
 		req.Header.Set("Traceparent", parent)
 		resp, err := srv.Client().Do(req)
 		if err != nil {

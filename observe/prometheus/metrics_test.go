@@ -137,10 +137,7 @@ func TestSequenceMetrics(t *testing.T) {
 func TestLongRunningGauge(t *testing.T) {
 	m := prometheus.New()
 	srv := observetest.NewServer(t, apiserver.WithObserver(m))
-	req := httptest.NewRequest("GET", srv.URL+"/apis/example.com/v1/widgets?watch=true", nil)
-	req.RequestURI = ""
-	req.Header.Set("Authorization", "Bearer "+observetest.Token)
-	resp, err := srv.Client().Do(req)
+	resp, err := srv.Client().Do(observetest.Request(t, "GET", srv.URL+"/apis/example.com/v1/widgets?watch=true", ""))
 	if err != nil {
 		t.Fatal(err)
 	}
