@@ -6,11 +6,14 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kapi-dev/kapi/apiserver"
+	"github.com/kapi-dev/kapi/apiserver/apiservertest"
 	"github.com/kapi-dev/kapi/internal/observetest"
 )
 
@@ -178,5 +181,42 @@ func TestObjectCounts(t *testing.T) {
 	resp.Body.Close()
 	if got := srv.API.ObjectCounts(); got["widgets.example.com"] != 2 {
 		t.Errorf("counts %v, want 2 widgets.example.com", got)
+	}
+}
+
+// TestObserverOfTimedOutRequest: a request past its deadline is observed
+// with the 504 the client got, while its handler, still running, can no
+// longer change the record (run with -race).
+func TestObserverOfTimedOutRequest(t *testing.T) {
+	rec := &observeRecorder{}
+	release := make(chan struct{})
+	defer close(release)
+	srv := apiservertest.New(t, func(s *apiserver.Server) error {
+		return apiserver.Register(s, apiserver.Resource[observetest.Widget]{
+			Group: "example.com", Version: "v1", Kind: "Widget", Plural: "widgets", Namespaced: true,
+			Validate: func(ctx context.Context, _, _ *observetest.Widget) apiserver.FieldErrors {
+				<-ctx.Done() // past the deadline
+				<-release    // and a while more, while the record is read
+				panic("too late to matter")
+			},
+		})
+	}, apiserver.WithObserver(rec), apiserver.WithRequestTimeout(50*time.Millisecond), apiserver.WithLogger(slog.New(slog.DiscardHandler)),
+		apiserver.WithAuthentication(apiserver.StaticTokens(map[string]apiserver.User{observetest.Token: observetest.User})))
+	resp, err := srv.Client().Do(observetest.Request(t, "POST", srv.URL+"/apis/example.com/v1/namespaces/default/widgets",
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"slow"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusGatewayTimeout {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	if resp, err := srv.Client().Get(srv.URL + "/version"); err == nil { // the POST's observers have run
+		resp.Body.Close()
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.ended) != 1 || rec.ended[0].Code != http.StatusGatewayTimeout || !rec.ended[0].UserKnown {
+		t.Errorf("observed %+v", rec.ended)
 	}
 }
