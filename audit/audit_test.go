@@ -322,3 +322,34 @@ func TestRotatingFile(t *testing.T) {
 		t.Error("max bytes 0: no error")
 	}
 }
+
+// TestFailedAuthentication: a request no authenticator accepts is one
+// event at ResponseStarted, as kube-apiserver's failed-authentication audit
+// (endpoints/filters/authn_audit.go) writes it.
+func TestFailedAuthentication(t *testing.T) {
+	sink := &syncBuffer{}
+	log, err := audit.New(sink, mustPolicy(t, policyYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := observetest.NewServer(t, apiserver.WithObserver(log))
+	req := observetest.Request(t, "GET", srv.URL+"/apis/example.com/v1/widgets", "")
+	req.Header.Set("Authorization", "Bearer wrong")
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp, err := srv.Client().Get(srv.URL + "/version"); err == nil {
+		resp.Body.Close()
+	}
+	log.Close()
+	evs := events(t, sink.b.Bytes())
+	if len(evs) != 1 || evs[0]["stage"] != "ResponseStarted" || evs[0]["level"] != "Metadata" {
+		t.Fatalf("events %v", evs)
+	}
+	st, _ := json.Marshal(evs[0]["responseStatus"])
+	if string(st) != `{"code":401,"message":"Authentication failed, attempted: bearer","metadata":{}}` {
+		t.Errorf("responseStatus %s", st)
+	}
+}

@@ -14,7 +14,9 @@
 // As kube-apiserver: RequestReceived when a request arrives (written once
 // its user is known, stamped with the time it arrived), ResponseStarted when
 // a watch begins its response, ResponseComplete when the response is done,
-// Panic instead when the handler panicked. A request's level is that of the
+// Panic instead when the handler panicked; a request no authenticator
+// accepted is one ResponseStarted event saying what it tried, as kube's
+// failed-authentication audit. A request's level is that of the
 // first rule that matches it: None writes nothing, Metadata the request's
 // metadata and response status, Request adds the request body and
 // RequestResponse the response body (not for watches).

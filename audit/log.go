@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -216,7 +217,19 @@ func (l *Log) ResponseStarted(ctx context.Context, rec *apiserver.RequestRecord)
 // RequestEnded implements apiserver.Observer.
 func (l *Log) RequestEnded(ctx context.Context, rec *apiserver.RequestRecord) {
 	rq, _ := ctx.Value(requestKey{}).(*request)
-	if rq == nil || !l.decide(rq, rec) {
+	if rq == nil {
+		return
+	}
+	if rec.Code == http.StatusUnauthorized && !rec.UserKnown && !rq.decided {
+		// As kube-apiserver's failed-authentication audit: one event,
+		// at ResponseStarted, saying what credentials were tried.
+		rq.decided = true
+		if rq.level, rq.omit, rq.omitMF = l.policy.decide(rec.Attributes, false); rq.level != LevelNone {
+			l.stage(rq, rec, StageResponseStarted, &kapi.Status{Message: attempted(rec.Header), Code: http.StatusUnauthorized})
+		}
+		return
+	}
+	if !l.decide(rq, rec) {
 		return
 	}
 	if rec.Panic != nil {
@@ -233,6 +246,24 @@ func (l *Log) RequestEnded(ctx context.Context, rec *apiserver.RequestRecord) {
 		}
 	}
 	l.stage(rq, rec, StageResponseComplete, st)
+}
+
+// attempted is kube-apiserver's message of a failed authentication.
+func attempted(h http.Header) string {
+	var methods []string
+	auth := strings.Fields(h.Get("Authorization"))
+	if len(auth) > 1 {
+		switch strings.ToLower(auth[0]) {
+		case "basic":
+			methods = append(methods, "basic")
+		case "bearer":
+			methods = append(methods, "bearer")
+		}
+	}
+	if len(methods) == 0 {
+		return "Authentication failed, no credentials provided"
+	}
+	return "Authentication failed, attempted: " + strings.Join(methods, ", ")
 }
 
 // decide sets the request's level once its user is known, and writes its
