@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -269,8 +270,10 @@ func newRecord(r *http.Request, observers []Observer) *RequestRecord {
 	if rec.AuditID == "" || len(rec.AuditID) > 128 {
 		rec.AuditID = newUID() // a random UUID, as kube-apiserver's audit IDs
 	}
-	if strings.Contains(r.URL.RawQuery, "dryRun") {
-		rec.DryRun = strings.Join(r.URL.Query()["dryRun"], ",")
+	if strings.Contains(r.URL.RawQuery, "dryRun") { // sorted and once each, as kube's label
+		values := slices.Clone(r.URL.Query()["dryRun"])
+		slices.Sort(values)
+		rec.DryRun = strings.Join(slices.Compact(values), ",")
 	}
 	rec.MetricsVerb = strings.ToUpper(a.Verb)
 	if a.ResourceRequest {

@@ -132,6 +132,25 @@ func TestSequenceMetrics(t *testing.T) {
 	}
 }
 
+// TestDryRunLabel: a dry run is counted with dry_run="All", as kube's.
+func TestDryRunLabel(t *testing.T) {
+	m := prometheus.New()
+	srv := observetest.NewServer(t, apiserver.WithObserver(m))
+	resp, err := srv.Client().Do(observetest.Request(t, "POST", srv.URL+"/apis/example.com/v1/namespaces/default/widgets?dryRun=All&dryRun=All",
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"dry"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp, err := srv.Client().Get(srv.URL + "/version"); err == nil {
+		resp.Body.Close()
+	}
+	key := sortLabels("code=201," + withPrefix(widgetLabels, "dry_run=All,") + ",scope=resource,verb=POST")
+	if s := gather(t, m)["apiserver_request_total"][key]; s == nil || s.GetCounter().GetValue() != 1 {
+		t.Errorf("apiserver_request_total{%s}: %v", key, s)
+	}
+}
+
 // TestLongRunningGauge: a watch in progress is a long-running request, not
 // an inflight one.
 func TestLongRunningGauge(t *testing.T) {
