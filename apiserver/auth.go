@@ -281,6 +281,9 @@ func (s *Server) withAuth(next http.Handler) http.Handler {
 				return
 			}
 			if impersonating {
+				if rec := recordFrom(ctx); rec != nil {
+					rec.noteRequestor(user)
+				}
 				r = r.Clone(ctx)
 				withoutImpersonation(r.Header)
 				user = impersonated

@@ -101,6 +101,9 @@ func (rq *request) typeOf() kapi.TypeMeta {
 
 // encodeOne is the body of a response holding one object.
 func (rq *request) encodeOne(it *watch.Item) ([]byte, error) {
+	if end := rq.step("encode"); end != nil {
+		defer end()
+	}
 	f := rq.out.Format
 	var element []byte
 	var err error
@@ -181,6 +184,9 @@ var elementSlices = sync.Pool{New: func() any { return new([][]byte) }}
 // body and, for large lists, most of the time in the GC. Tables, YAML and
 // pretty JSON are documents made from the whole list, and are assembled.
 func (rq *request) writeList(meta kapi.ListMeta, items []*watch.Item) error {
+	if end := rq.step("encode"); end != nil {
+		defer end()
+	}
 	f := rq.out.Format
 	pretty := false
 	if f.MediaType() == codec.MediaTypeJSON {
@@ -329,6 +335,9 @@ func writeStatus(w http.ResponseWriter, r *http.Request, f *codec.Format, st kap
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
+	}
+	if rec := recordFrom(r.Context()); rec != nil {
+		rec.noteStatus(st)
 	}
 	code := int(st.Code)
 	if code == 0 {

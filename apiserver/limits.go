@@ -467,6 +467,9 @@ func (g *guard) recovered(w http.ResponseWriter, r *http.Request, p any, began b
 	if p == http.ErrAbortHandler {
 		return true
 	}
+	if rec := recordFrom(r.Context()); rec != nil {
+		rec.notePanic(p)
+	}
 	g.flow.logger.Error("kapi: a handler panicked; the request is answered 500 and the server goes on",
 		"method", r.Method, "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
 	if began {

@@ -444,6 +444,9 @@ func (rq *request) writeFrame(eventType string, tm kapi.TypeMeta, element ...[]b
 		return err
 	}
 	rq.frame = frame // reused: one buffer per watch
+	if rq.rec != nil {
+		rq.rec.watchEvent(eventType, len(frame))
+	}
 	_, err = rq.w.Write(frame)
 	return err
 }

@@ -62,6 +62,7 @@ type request struct {
 	streaming    bool     // a watch: elements are made one at a time
 	warned       map[string]bool
 	warnedRunes  int
+	rec          *RequestRecord // what observers see, or nil (observe.go)
 	w            http.ResponseWriter
 	r            *http.Request
 }
@@ -93,11 +94,15 @@ func (s *Server) handle(gv groupVersion, v verb) http.HandlerFunc {
 }
 
 func newRequest(s *Server, byPlural map[string]*resource, w http.ResponseWriter, r *http.Request) *request {
-	return &request{
+	rq := &request{
 		s: s, res: byPlural[chi.URLParam(r, "resource")],
 		namespace: chi.URLParam(r, "namespace"), name: chi.URLParam(r, "name"),
 		subresource: chi.URLParam(r, "subresource"), query: r.URL.Query(), w: w, r: r,
 	}
+	if len(s.config.observers) > 0 { // else no context to search
+		rq.rec = recordFrom(r.Context())
+	}
+	return rq
 }
 
 func (rq *request) run(v verb) {

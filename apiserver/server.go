@@ -40,6 +40,9 @@ type config struct {
 	namespaces       bool                  // namespaces.go
 	leases, events   bool                  // events.go
 	eventTTL         time.Duration
+	observers        []Observer // observe.go
+	observerErr      error
+	metrics          http.Handler // GET /metrics
 }
 
 // WithStorage stores objects in store instead of a new in-memory store.
@@ -128,6 +131,9 @@ func New(opts ...Option) (*Server, error) {
 	}
 	if c.keyPrefix == "" || c.keyPrefix[0] != '/' || c.keyPrefix[len(c.keyPrefix)-1] != '/' {
 		errs = append(errs, fmt.Errorf("key prefix %q must start and end with '/'", c.keyPrefix))
+	}
+	if c.observerErr != nil {
+		errs = append(errs, c.observerErr)
 	}
 	if err := c.auth.check(); err != nil {
 		errs = append(errs, err)
@@ -218,7 +224,7 @@ func (s *Server) start() *http.Handler {
 		s.handler.Store(&h)
 		return &h
 	}
-	h := s.guard(s.routes())
+	h := s.observed(s.guard(s.routes()))
 	s.handler.Store(&h)
 	s.running = true
 	collector, err := gc.New(&objects{s: s, user: garbageCollector, manager: "generic-garbage-collector"}, gc.WithLogger(s.config.logger))
@@ -276,6 +282,9 @@ func (s *Server) routes() http.Handler {
 		r.Get("/"+probe+"/{check}", serveHealthCheck(checks))
 	}
 	r.Get("/version", s.serveVersion)
+	if s.config.metrics != nil {
+		r.Method(http.MethodGet, "/metrics", s.config.metrics)
+	}
 	r.Get("/api", s.serveCoreVersions())
 	r.Get("/apis", s.serveGroups())
 	docs := map[groupVersion]*openAPIDoc{}

@@ -16,6 +16,9 @@ type userKey struct{}
 // WithUser returns a context carrying user, for handlers and hooks that run
 // under it.
 func WithUser(ctx context.Context, user User) context.Context {
+	if rec := recordFrom(ctx); rec != nil {
+		rec.noteUser(user)
+	}
 	return context.WithValue(ctx, userKey{}, user)
 }
 

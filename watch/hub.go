@@ -395,6 +395,9 @@ type logEntry struct {
 	at time.Duration // when it was recorded, since the hub's epoch
 }
 
+// Len is the number of objects the cache holds.
+func (c *Cache) Len() int { return c.state.Load().items.Len() }
+
 // Prefix is the key prefix of the cache's resource.
 func (c *Cache) Prefix() string { return c.prefix }
 

@@ -1,0 +1,456 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kapi-dev/kapi"
+)
+
+// Observer sees every request the server serves: metrics, traces, request
+// logs and audit are observers (the prometheus and otel modules under
+// observe/, the audit package). Observers are called in the order they were
+// given, from the request's goroutine; they must not block it for long.
+type Observer interface {
+	// RequestStarted is called when a request arrives, before it is
+	// authenticated or counted against the in-flight caps. The context
+	// it returns is the request's from then on (a tracer puts its span
+	// there); rec.User is not known yet.
+	RequestStarted(ctx context.Context, rec *RequestRecord) context.Context
+	// ResponseStarted is called when a long-running request (a watch)
+	// sends its response header, as kube-apiserver's audit stage of that
+	// name: the request goes on for long after.
+	ResponseStarted(ctx context.Context, rec *RequestRecord)
+	// RequestEnded is called once the handler has returned (or panicked,
+	// with rec.Panic set), with what the response was.
+	RequestEnded(ctx context.Context, rec *RequestRecord)
+}
+
+// WatchEventObserver is an Observer that also sees every event a watch
+// sends, with its type (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR) and its
+// size framed.
+type WatchEventObserver interface {
+	WatchEventSent(rec *RequestRecord, eventType string, size int)
+}
+
+// StepObserver is an Observer that also sees the steps of a request: today
+// "encode", the response's encoding (and, for a list, its writing). The
+// context is the request's, as RequestStarted returned it; end is called
+// when the step ends.
+type StepObserver interface {
+	StepStarted(ctx context.Context, rec *RequestRecord, step string) (end func())
+}
+
+// RequestRecord is what the server knows of one request, for observers. The
+// server fills it; observers read it, except CaptureBytes.
+type RequestRecord struct {
+	// Attributes are what the request asks for, as the authorizer sees
+	// them; User is set once the request is authenticated (UserKnown).
+	Attributes Attributes
+	UserKnown  bool
+	// Requestor is who authenticated, when the request impersonates
+	// another user (then Attributes.User): audit logs name both.
+	Requestor *User
+	// MetricsVerb is the verb as kube-apiserver's metrics name it: GET,
+	// LIST, WATCH, POST, PUT, PATCH, APPLY, DELETE, DELETECOLLECTION; for
+	// other requests the HTTP method.
+	MetricsVerb string
+	// Scope is kube-apiserver's metrics scope: resource (one object, or a
+	// create), namespace, cluster, or "" for other requests.
+	Scope string
+	// DryRun is the dryRun query parameter's values joined ("All" or "").
+	DryRun string
+	// LongRunning says the request is a watch.
+	LongRunning bool
+	// Mutating says the request may write: kube-apiserver's request_kind
+	// mutating (else readOnly).
+	Mutating bool
+	// AuditID is the request's Audit-ID header if it had one, else a new
+	// one; the response carries it back.
+	AuditID    string
+	Method     string
+	RequestURI string
+	UserAgent  string
+	SourceIPs  []string
+	Received   time.Time
+	// Header is the request's header, to read only (a tracer reads the
+	// caller's trace context there).
+	Header http.Header
+
+	// CaptureBytes asks the server (from RequestStarted) to keep up to
+	// this many bytes of the request body and of a response that is not a
+	// watch, in RequestBody and ResponseBody; an observer that needs them
+	// sets it, and a body larger is left out (BodiesTruncated).
+	CaptureBytes    int
+	RequestBody     []byte
+	ResponseBody    []byte
+	BodiesTruncated bool
+
+	// Code is the response's status code; Status is the Status it
+	// answered, when it answered one (errors, and deletes that answer a
+	// Status). ResponseBytes counts what was written.
+	Code          int
+	ContentType   string // the response's media type, as sent
+	Status        *kapi.Status
+	ResponseBytes int64
+	WatchEvents   int64
+	// Panic is what the handler panicked with, or nil.
+	Panic any
+
+	mu        sync.Mutex // the fields set from inside: User, Status, Panic
+	ended     bool       // a handler past its deadline sets nothing
+	observers []Observer
+	started   bool // ResponseStarted was called
+}
+
+type recordKey struct{}
+
+// recordFrom returns the request's record, or nil when nothing observes.
+func recordFrom(ctx context.Context) *RequestRecord {
+	rec, _ := ctx.Value(recordKey{}).(*RequestRecord)
+	return rec
+}
+
+// noteUser records who the request runs as (WithUser calls it).
+func (rec *RequestRecord) noteUser(u User) {
+	rec.mu.Lock()
+	if !rec.ended {
+		rec.Attributes.User, rec.UserKnown = u, true
+	}
+	rec.mu.Unlock()
+}
+
+// noteRequestor records who authenticated a request that impersonates.
+func (rec *RequestRecord) noteRequestor(u User) {
+	rec.mu.Lock()
+	if !rec.ended {
+		rec.Requestor = &u
+	}
+	rec.mu.Unlock()
+}
+
+func (rec *RequestRecord) noteStatus(st kapi.Status) {
+	rec.mu.Lock()
+	if !rec.ended {
+		rec.Status = &st
+	}
+	rec.mu.Unlock()
+}
+
+func (rec *RequestRecord) notePanic(p any) {
+	rec.mu.Lock()
+	if !rec.ended {
+		rec.Panic = p
+	}
+	rec.mu.Unlock()
+}
+
+// watchEvent counts one event a watch sent, for the observers that count.
+func (rec *RequestRecord) watchEvent(eventType string, size int) {
+	rec.WatchEvents++
+	for _, o := range rec.observers {
+		if wo, ok := o.(WatchEventObserver); ok {
+			wo.WatchEventSent(rec, eventType, size)
+		}
+	}
+}
+
+// step tells the step observers that a step of the request starts, and
+// returns what ends it, or nil when none observes steps.
+func (rq *request) step(name string) func() {
+	if rq.rec == nil {
+		return nil
+	}
+	var ends []func()
+	for _, o := range rq.rec.observers {
+		if so, ok := o.(StepObserver); ok {
+			if end := so.StepStarted(rq.r.Context(), rq.rec, name); end != nil {
+				ends = append(ends, end)
+			}
+		}
+	}
+	if len(ends) == 0 {
+		return nil
+	}
+	return func() {
+		for i := len(ends) - 1; i >= 0; i-- {
+			ends[i]()
+		}
+	}
+}
+
+// WithObserver adds an observer of every request; see Observer. Without
+// any, requests take no detour.
+func WithObserver(o Observer) Option {
+	return func(c *config) {
+		if o == nil {
+			c.observerErr = fmt.Errorf("a nil Observer")
+			return
+		}
+		c.observers = append(c.observers, o)
+	}
+}
+
+// WithRequestLog logs one line per request to l at Info, as
+// kube-apiserver's httplog: verb, URI, latency, userAgent, audit-ID, srcIP
+// and resp (the status code). Off by default.
+func WithRequestLog(l *slog.Logger) Option {
+	return func(c *config) {
+		if l == nil {
+			c.observerErr = fmt.Errorf("a nil request logger")
+			return
+		}
+		c.observers = append(c.observers, requestLog{l})
+	}
+}
+
+// WithMetrics serves h (a metrics exporter's handler, as
+// observe/prometheus's) at GET /metrics, behind the server's authentication
+// and authorization as kube-apiserver serves its own: kubectl get --raw
+// /metrics reads it.
+func WithMetrics(h http.Handler) Option {
+	return func(c *config) {
+		if h == nil {
+			c.observerErr = fmt.Errorf("a nil metrics handler")
+			return
+		}
+		c.metrics = h
+	}
+}
+
+// observed wraps the whole server in its observers; without any it is
+// next itself.
+func (s *Server) observed(next http.Handler) http.Handler {
+	observers := s.config.observers
+	if len(observers) == 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := newRecord(r, observers)
+		ctx := context.WithValue(r.Context(), recordKey{}, rec)
+		for _, o := range observers {
+			ctx = o.RequestStarted(ctx, rec)
+		}
+		w.Header().Set("Audit-Id", rec.AuditID)
+		ow := &observedWriter{ResponseWriter: w, rec: rec, ctx: ctx, capture: !rec.LongRunning && rec.CaptureBytes > 0}
+		if rec.CaptureBytes > 0 && r.Body != nil && r.Body != http.NoBody {
+			r.Body = &capturedBody{body: r.Body, rec: rec}
+		}
+		defer func() {
+			p := recover()
+			rec.mu.Lock()
+			rec.ended = true
+			if p != nil && rec.Panic == nil && p != http.ErrAbortHandler {
+				rec.Panic = p
+			}
+			rec.mu.Unlock()
+			if rec.Code == 0 {
+				rec.Code = http.StatusOK
+				if rec.Panic != nil {
+					rec.Code = http.StatusInternalServerError
+				}
+			}
+			if !ow.capture || rec.BodiesTruncated {
+				rec.ResponseBody = nil
+			}
+			for _, o := range observers {
+				o.RequestEnded(ctx, rec)
+			}
+			if p != nil {
+				panic(p)
+			}
+		}()
+		next.ServeHTTP(ow, r.WithContext(ctx))
+	})
+}
+
+func newRecord(r *http.Request, observers []Observer) *RequestRecord {
+	a := requestAttributes(r)
+	rec := &RequestRecord{
+		Attributes: a, Method: r.Method, RequestURI: r.URL.RequestURI(), UserAgent: r.UserAgent(),
+		SourceIPs: sourceIPs(r), Received: time.Now(), AuditID: r.Header.Get("Audit-Id"), Header: r.Header,
+		observers: observers, Mutating: r.Method != http.MethodGet && r.Method != http.MethodHead,
+		LongRunning: a.Verb == "watch",
+	}
+	if rec.AuditID == "" || len(rec.AuditID) > 128 {
+		rec.AuditID = newUID() // a random UUID, as kube-apiserver's audit IDs
+	}
+	if strings.Contains(r.URL.RawQuery, "dryRun") { // sorted and once each, as kube's label
+		values := slices.Clone(r.URL.Query()["dryRun"])
+		slices.Sort(values)
+		rec.DryRun = strings.Join(slices.Compact(values), ",")
+	}
+	rec.MetricsVerb = strings.ToUpper(a.Verb)
+	if a.ResourceRequest {
+		switch a.Verb {
+		case "create":
+			rec.MetricsVerb = "POST"
+		case "update":
+			rec.MetricsVerb = "PUT"
+		case "patch":
+			if strings.HasPrefix(r.Header.Get("Content-Type"), "application/apply-patch") {
+				rec.MetricsVerb = "APPLY"
+			}
+		}
+		switch {
+		case a.Verb == "create" || a.Name != "": // a list of one name too, as kube's CleanListScope
+			rec.Scope = "resource"
+		case a.Namespace != "":
+			rec.Scope = "namespace"
+		default:
+			rec.Scope = "cluster"
+		}
+	}
+	return rec
+}
+
+// sourceIPs are X-Forwarded-For's addresses, then X-Real-Ip's, then the
+// peer's, each once, as kube-apiserver's audit records them.
+func sourceIPs(r *http.Request) []string {
+	var ips []string
+	add := func(s string) {
+		s = strings.TrimSpace(s)
+		if net.ParseIP(s) == nil {
+			return
+		}
+		for _, ip := range ips {
+			if ip == s {
+				return
+			}
+		}
+		ips = append(ips, s)
+	}
+	if fwd := r.Header.Get("X-Forwarded-For"); fwd != "" {
+		for _, ip := range strings.Split(fwd, ",") {
+			add(ip)
+		}
+	}
+	add(r.Header.Get("X-Real-Ip"))
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	add(host)
+	return ips
+}
+
+// observedWriter records the response's code and size (and body, when an
+// observer asked) and tells observers when a watch's response starts.
+type observedWriter struct {
+	http.ResponseWriter
+	rec     *RequestRecord
+	ctx     context.Context
+	capture bool
+}
+
+func (w *observedWriter) WriteHeader(code int) {
+	if w.rec.Code == 0 {
+		w.rec.Code = code
+		w.rec.ContentType = w.Header().Get("Content-Type")
+		if w.rec.LongRunning && !w.rec.started {
+			w.rec.started = true
+			for _, o := range w.rec.observers {
+				o.ResponseStarted(w.ctx, w.rec)
+			}
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *observedWriter) Write(p []byte) (int, error) {
+	if w.rec.Code == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.rec.ResponseBytes += int64(n)
+	if w.capture && !w.rec.BodiesTruncated {
+		if w.Header().Get("Content-Encoding") != "" || len(w.rec.ResponseBody)+n > w.rec.CaptureBytes {
+			w.rec.BodiesTruncated = true
+		} else {
+			w.rec.ResponseBody = append(w.rec.ResponseBody, p[:n]...)
+		}
+	}
+	return n, err
+}
+
+func (w *observedWriter) Flush() {
+	if w.rec.Code == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	http.NewResponseController(w.ResponseWriter).Flush() //nolint:errcheck // as http.Flusher: nothing to tell
+}
+
+func (w *observedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// capturedBody keeps what the handler reads of a request body, up to the
+// record's CaptureBytes.
+type capturedBody struct {
+	body interface {
+		Read([]byte) (int, error)
+		Close() error
+	}
+	rec *RequestRecord
+}
+
+func (b *capturedBody) Read(p []byte) (int, error) {
+	n, err := b.body.Read(p)
+	rec := b.rec
+	rec.mu.Lock()
+	if !rec.ended && !rec.BodiesTruncated {
+		if len(rec.RequestBody)+n > rec.CaptureBytes {
+			rec.BodiesTruncated, rec.RequestBody = true, nil
+		} else {
+			rec.RequestBody = append(rec.RequestBody, p[:n]...)
+		}
+	}
+	rec.mu.Unlock()
+	return n, err
+}
+
+func (b *capturedBody) Close() error { return b.body.Close() }
+
+// requestLog is WithRequestLog's observer.
+type requestLog struct{ l *slog.Logger }
+
+var _ Observer = requestLog{}
+
+func (requestLog) RequestStarted(ctx context.Context, _ *RequestRecord) context.Context { return ctx }
+func (requestLog) ResponseStarted(context.Context, *RequestRecord)                      {}
+
+func (l requestLog) RequestEnded(ctx context.Context, rec *RequestRecord) {
+	srcIP := ""
+	if len(rec.SourceIPs) > 0 {
+		srcIP = rec.SourceIPs[len(rec.SourceIPs)-1]
+	}
+	l.l.LogAttrs(ctx, slog.LevelInfo, "HTTP",
+		slog.String("verb", rec.MetricsVerb), slog.String("URI", rec.RequestURI),
+		slog.Duration("latency", time.Since(rec.Received)), slog.String("userAgent", rec.UserAgent),
+		slog.String("audit-ID", rec.AuditID), slog.String("srcIP", srcIP), slog.Int("resp", rec.Code))
+}
+
+// ObjectCounts is the number of objects stored, by resource as
+// kube-apiserver's apiserver_storage_objects labels them (plural.group, or
+// the plural for the core group), from the watch cache.
+func (s *Server) ObjectCounts() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	counts := map[string]int{}
+	for _, r := range s.resources {
+		if r.cache == nil {
+			continue
+		}
+		name := r.Plural
+		if r.Group != "" {
+			name += "." + r.Group
+		}
+		counts[name] = r.cache.Len()
+	}
+	return counts
+}
