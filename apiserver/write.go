@@ -355,7 +355,7 @@ func (rq *request) write(ctx context.Context, desired func(cur kapi.Object) (kap
 				return nil, nil, err
 			}
 			nextStored.GetObjectMeta().ManagedFields = meta.ManagedFields
-			if value, err = marshalStored(nextStored); err != nil {
+			if value, err = rq.remarshalManaged(nextStored, value); err != nil {
 				return nil, nil, err
 			}
 		}
