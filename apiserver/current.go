@@ -22,7 +22,11 @@ import (
 // next object is the current one changed), not when mutating admission
 // hooks are configured (they change objects in place, and see the current
 // one); prepareUpdate copies the status it carries over.
-func (rq *request) current(ctx context.Context, kv storage.KeyValue) (kapi.Object, error) {
+//
+// value is the object's marshalStored encoding (kv's value, unless it was
+// stored in another version and converted; then nil), from which its JSON
+// is made without encoding it again (objectJSON).
+func (rq *request) current(ctx context.Context, kv storage.KeyValue) (obj kapi.Object, value []byte, err error) {
 	if rq.subresource == "" && len(rq.s.config.mutating) == 0 && rq.res.cache != nil {
 		if !rq.s.hub.Reached(kv.ModRevision) {
 			wait, cancel := context.WithTimeout(ctx, currentWait)
@@ -31,15 +35,15 @@ func (rq *request) current(ctx context.Context, kv storage.KeyValue) (kapi.Objec
 		}
 		if it, _ := rq.res.cache.Get(kv.Key); it != nil && it.Revision == kv.ModRevision {
 			if obj, ok := it.Object.(kapi.Object); ok && reflect.TypeOf(obj) == reflect.TypeOf(rq.res.storageVersion().newObject()) {
-				return shallowCopy(obj), nil
+				return shallowCopy(obj), it.Value, nil // no Value if converted
 			}
 		}
 	}
-	decoded, err := rq.res.decodeStored(kv)
-	if err != nil {
-		return nil, err
+	decoded, converted, err := rq.res.decodeStoredVersion(kv)
+	if err != nil || converted {
+		return decoded, nil, err
 	}
-	return decoded.(kapi.Object), nil
+	return decoded, kv.Value, nil
 }
 
 // currentWait bounds how long a write waits for the watch cache to reach

@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -86,7 +85,7 @@ func (rq *request) recordUpdate(cur, next kapi.Object, stored []byte) error {
 	var old []byte
 	var err error
 	if cur != nil {
-		if old, err = json.Marshal(cur); err != nil {
+		if old, err = rq.objectJSON(cur, rq.curValue); err != nil {
 			return err
 		}
 	}
@@ -149,7 +148,7 @@ func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error 
 		var managed []kapi.ManagedFieldsEntry
 		if cur != nil {
 			var err error
-			if live, err = json.Marshal(cur); err != nil {
+			if live, err = rq.objectJSON(cur, rq.curValue); err != nil {
 				return nil, err
 			}
 			managed = cur.GetObjectMeta().ManagedFields

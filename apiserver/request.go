@@ -65,6 +65,10 @@ type request struct {
 	rec          *RequestRecord // what observers see, or nil (observe.go)
 	w            http.ResponseWriter
 	r            *http.Request
+
+	// curValue is, during a read-modify-write (write), the current
+	// object's marshalStored encoding, or nil: see current.
+	curValue []byte
 }
 
 // handle serves one verb on the resources of one group version.

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"sync"
 
 	"github.com/kapi-dev/kapi"
@@ -126,33 +127,109 @@ func appendResourceVersion(dst []byte, rv string, sep byte) []byte {
 // if the value is not an object with a metadata object lacking a
 // resourceVersion.
 func resourceVersionOffset(b []byte) (at int, sep byte) {
+	i := metadataValue(b)
+	if i < 0 {
+		return -1, 0
+	}
+	return metadataOffset(b, i)
+}
+
+// metadataValue is the offset of the value of the member "metadata" of the
+// JSON object b, or -1.
+func metadataValue(b []byte) int {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return -1, 0
+		return -1
 	}
 	i++
 	for {
 		i = skipSpace(b, i)
 		if i < len(b) && b[i] == '}' {
-			return -1, 0
+			return -1
 		}
 		key, next := readKey(b, i)
 		if next < 0 {
-			return -1, 0
+			return -1
 		}
 		i = skipSpace(b, next)
 		if string(key) == "metadata" {
-			return metadataOffset(b, i)
+			return i
 		}
 		if i = skipValue(b, i); i < 0 {
-			return -1, 0
+			return -1
 		}
 		i = skipSpace(b, i)
 		if i >= len(b) || b[i] != ',' {
-			return -1, 0
+			return -1
 		}
 		i++
 	}
+}
+
+// withManagedFields returns stored, an object's marshalStored encoding,
+// with the object's metadata.managedFields replaced by managed: the bytes
+// marshalStored makes of the object once its managedFields are managed,
+// for a write that changes nothing else after encoding the object once.
+// managedFields is ObjectMeta's last field, so json.Marshal writes it last
+// in metadata, omitted when empty. ok is false if stored is not in that
+// shape; the caller then marshals the object.
+func withManagedFields(stored []byte, managed []kapi.ManagedFieldsEntry) (out []byte, ok bool, err error) {
+	i := metadataValue(stored)
+	if i < 0 || stored[i] != '{' {
+		return nil, false, nil
+	}
+	// cut is where the old managedFields member begins (with its comma),
+	// end where metadata closes; members says whether any other is left.
+	cut, end, members := -1, -1, false
+	for j := i + 1; ; {
+		j = skipSpace(stored, j)
+		if j < len(stored) && stored[j] == '}' {
+			end = j
+			break
+		}
+		if cut >= 0 {
+			return nil, false, nil // managedFields was not the last member
+		}
+		key, next := readKey(stored, j)
+		if next < 0 {
+			return nil, false, nil
+		}
+		if string(key) == "managedFields" {
+			cut = j
+		} else {
+			members = true
+		}
+		if j = skipValue(stored, skipSpace(stored, next)); j < 0 {
+			return nil, false, nil
+		}
+		if j = skipSpace(stored, j); j < len(stored) && stored[j] == ',' {
+			j++
+		}
+	}
+	if cut < 0 {
+		cut = end
+	} else if members { // take the comma before it too
+		for cut--; cut > i && stored[cut] != ','; cut-- {
+		}
+		if cut == i {
+			return nil, false, nil
+		}
+	}
+	var member []byte
+	if len(managed) > 0 {
+		if member, err = json.Marshal(managed); err != nil {
+			return nil, false, err
+		}
+	}
+	out = make([]byte, 0, cut+len(`,"managedFields":`)+len(member)+len(stored)-end)
+	out = append(out, stored[:cut]...)
+	if member != nil {
+		if members {
+			out = append(out, ',')
+		}
+		out = append(append(out, `"managedFields":`...), member...)
+	}
+	return append(out, stored[end:]...), true, nil
 }
 
 func metadataOffset(b []byte, i int) (int, byte) {
@@ -321,3 +398,16 @@ const maxRevisionDigits = 19
 
 // storedMemberRoom is the most room storedPieces takes in members.
 const storedMemberRoom = len(`,"resourceVersion":"",`) + maxRevisionDigits
+
+// remarshalManaged is marshalStored(obj) for obj, whose encoding before
+// its managedFields changed was stored: the new managedFields spliced into
+// stored (withManagedFields) when the type's JSON is plain enough.
+func (rq *request) remarshalManaged(obj kapi.Object, stored []byte) ([]byte, error) {
+	if rq.res.objType.plainMetadata && !rq.res.converts() { // obj is of the request's type
+		out, ok, err := withManagedFields(stored, obj.GetObjectMeta().ManagedFields)
+		if ok || err != nil {
+			return out, err
+		}
+	}
+	return marshalStored(obj)
+}

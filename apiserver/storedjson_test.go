@@ -65,3 +65,38 @@ func TestStoredElementDeclines(t *testing.T) {
 		t.Error("a resourceVersion that is not a revision was spliced in")
 	}
 }
+
+// withManagedFields must make the very bytes marshalStored makes of the
+// object once its managedFields change, from none to some, some to other,
+// and some to none, whatever metadata holds besides.
+func TestWithManagedFieldsIsMarshal(t *testing.T) {
+	now := kapi.Now()
+	some := []kapi.ManagedFieldsEntry{{Manager: "m<&>", Operation: "Update", APIVersion: "v1", Time: &now,
+		FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: []byte(`{"f:spec":{"f:a":{}}}`)}}}
+	other := append(some, kapi.ManagedFieldsEntry{Manager: "n", Operation: "Apply", Subresource: "status"})
+	metas := []kapi.ObjectMeta{
+		{}, {Name: "a"}, {Name: `a"\}{`, Labels: map[string]string{"x": "y"}, Finalizers: []string{"f"}},
+		{ManagedFields: some}, {Name: "a", ManagedFields: other}, {Annotations: map[string]string{"managedFields": `"managedFields":[]`}, ManagedFields: some},
+		{Name: "a", ManagedFields: []kapi.ManagedFieldsEntry{}},
+	}
+	for _, meta := range metas {
+		for _, managed := range [][]kapi.ManagedFieldsEntry{nil, {}, some, other} {
+			obj := storedThing{TypeMeta: kapi.TypeMeta{Kind: "Thing"}, ObjectMeta: meta, Spec: map[string]any{"managedFields": []any{"}"}}}
+			stored, err := marshalStored(&obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj.ManagedFields = managed
+			want, _ := marshalStored(&obj)
+			got, ok, err := withManagedFields(stored, managed)
+			if !ok || err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("withManagedFields(%s, %d entries) = %s, %v, %v; want %s", stored, len(managed), got, ok, err, want)
+			}
+		}
+	}
+	for _, stored := range []string{``, `[]`, `{"metadata":[]}`, `{"metadata":{"managedFields":[],"name":"a"}}`, `{"metadata":{"name":"a`} {
+		if got, ok, _ := withManagedFields([]byte(stored), some); ok {
+			t.Errorf("withManagedFields(%s) = %s: want it declined", stored, got)
+		}
+	}
+}

@@ -293,10 +293,14 @@ func (rq *request) write(ctx context.Context, desired func(cur kapi.Object) (kap
 		// The write is made in the request's version (cur, want, next),
 		// and admitted, validated and stored in the storage version
 		// (curStored, nextStored).
-		curStored, err := rq.current(ctx, kv)
+		curStored, curValue, err := rq.current(ctx, kv)
 		if err != nil {
 			return nil, nil, err
 		}
+		if len(rq.s.config.mutating) > 0 {
+			curValue = nil // a mutating hook sees, and may change, curStored
+		}
+		rq.curValue = curValue
 		cur, err := rq.res.fromStorage(curStored)
 		if err != nil {
 			return nil, nil, err
@@ -355,7 +359,7 @@ func (rq *request) write(ctx context.Context, desired func(cur kapi.Object) (kap
 				return nil, nil, err
 			}
 			nextStored.GetObjectMeta().ManagedFields = meta.ManagedFields
-			if value, err = marshalStored(nextStored); err != nil {
+			if value, err = rq.remarshalManaged(nextStored, value); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -610,7 +614,7 @@ func (rq *request) deleteStored(ctx context.Context, name string, opts deleteOpt
 		if err != nil {
 			return nil, false, err
 		}
-		obj, err := rq.current(ctx, kv)
+		obj, _, err := rq.current(ctx, kv)
 		if err != nil {
 			return nil, false, err
 		}

@@ -1,7 +1,11 @@
 package codec_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
 	"testing"
 
 	"github.com/kapi-dev/kapi"
@@ -108,4 +112,54 @@ func FuzzProtobufBody(f *testing.F) {
 			t.Fatalf("round trip of %q: %s then %s", data, a, b)
 		}
 	})
+}
+
+// FuzzYAMLToJSONFastPath checks YAMLToJSON's fast path for JSON bodies
+// against the YAML reader it skips: whatever the fast path takes, the YAML
+// path takes too, and the two documents are the same tokens in the same
+// order (duplicate keys included, strings decoded, numbers as written).
+func FuzzYAMLToJSONFastPath(f *testing.F) {
+	for _, s := range []string{
+		`{"apiVersion":"example.dev/v1","kind":"Widget","metadata":{"name":"w","labels":{"a":"b"}},"spec":{"size":12,"ports":[{"port":80}]}}`,
+		`{"a":1,"a":2}`, `{"a":{"b":1},"a":[1]}`, `"\ud83d\ude00"`, `"\uD800"`, `"\u00e9 é 😀"`, `"\/"`, `"\b\f\n\r\t\u0000\u0085"`, "{\"a\"\n:1}", "\t{}", "{}\n\t",
+		"\"\x7f\"", "\"\u0085\u2028\ufeff\"", `[1e400,-1e-400,1.0,-0,0.5e+3,18446744073709551616,123456789012345678901234567890]`,
+		"{\t\"a\"\r\n:\ttrue , \"b\":[ null,false ]}", `[[[[]]]]`, `{}`, `null`, `3`, `"x"`, ` {"a" : "b"} `,
+		`{"<&>":"<&>"}`, `{"a":"b: c"}`, `{"#":"# x"}`, `["- a","? b","!c","&d","*e","%f","@g"]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !codec.PlainJSON(data) {
+			return
+		}
+		viaYAML, err := codec.YAMLToJSONAsYAML(data)
+		if err != nil {
+			t.Fatalf("%q: taken as plain JSON, but the YAML path rejects it: %v", data, err)
+		}
+		fast, err := codec.YAMLToJSON(data)
+		if err != nil || !bytes.Equal(fast, data) {
+			t.Fatalf("YAMLToJSON(%q) = %q, %v: want the body as it is", data, fast, err)
+		}
+		want, got := jsonTokens(t, viaYAML), jsonTokens(t, data)
+		if !slices.Equal(want, got) {
+			t.Fatalf("%q: as JSON %q, as YAML %q (%q)", data, got, want, viaYAML)
+		}
+	})
+}
+
+// jsonTokens is a JSON document as its tokens, each printed with its type.
+func jsonTokens(t *testing.T, doc []byte) []string {
+	d := json.NewDecoder(bytes.NewReader(doc))
+	d.UseNumber()
+	var out []string
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", doc, err)
+		}
+		out = append(out, fmt.Sprintf("%T %v", tok, tok))
+	}
 }

@@ -26,10 +26,104 @@ import (
 const maxYAMLDepth = 10000
 
 // YAMLToJSON converts one YAML document to JSON. JSON is YAML, so a JSON
-// body passes through with the same values. Aliases are expanded, within a
-// budget: a document whose aliases would expand past it (a "billion laughs")
-// is an error.
+// body passes through with the same values: a body that is plainly JSON
+// (see plainJSON) is returned as it is, data itself, without being read
+// as YAML. Aliases are expanded, within a budget: a document whose aliases
+// would expand past it (a "billion laughs") is an error.
 func YAMLToJSON(data []byte) ([]byte, error) {
+	if plainJSON(data) {
+		return data, nil
+	}
+	return yamlToJSON(data)
+}
+
+// plainJSON says whether data is JSON that the YAML reader would take for
+// the same document, so that reading it as YAML can be skipped: kubectl
+// sends every apply as JSON labelled application/apply-patch+yaml, and
+// yaml.v3 costs most of the bytes such a request allocates. YAML 1.2 is a
+// superset of JSON, except where the YAML reader is stricter or reads a
+// value otherwise; such a body is left to the YAML path, which answers as
+// it always has:
+//   - characters outside YAML's printable set, or escapes of UTF-16
+//     surrogates (\uD800-\uDFFF, which YAML rejects even in pairs);
+//   - characters outside the Basic Multilingual Plane, kept off the fast
+//     path for want of proof that every YAML context takes them;
+//   - numbers a float64 cannot hold (YAML reads 1e400 as a string);
+//   - nesting deeper than 1000, far below both readers' limits.
+//
+// Duplicate keys stay in the JSON as the YAML path keeps them, for the
+// field check to name; numbers keep their text on both paths.
+// FuzzYAMLToJSONFastPath checks the two paths against each other.
+func plainJSON(data []byte) bool {
+	if !json.Valid(data) {
+		return false
+	}
+	depth := 0
+	for i := 0; i < len(data); {
+		switch c := data[i]; {
+		case c == '"': // valid JSON: the string is closed, escapes complete
+			start := i
+			for i++; data[i] != '"'; {
+				switch c := data[i]; {
+				case c == '\\':
+					if data[i+1] == '/' || data[i+1] == 'u' && data[i+2]|0x20 == 'd' && data[i+3] >= '8' {
+						return false // \/, or \uD800-\uDFFF (digits 8, 9 and every letter are >= '8')
+					}
+					i += 2
+				case c < utf8.RuneSelf:
+					if c == 0x7f {
+						return false // JSON lets DEL through raw, YAML does not
+					}
+					i++
+				default:
+					r, n := utf8.DecodeRune(data[i:])
+					if n == 1 || !(r >= 0xa0 && r <= 0xd7ff || r >= 0xe000 && r <= 0xfffd && r != 0xfeff) {
+						return false
+					}
+					i += n
+				}
+			}
+			i++
+			// A key: YAML wants it no longer than 1024 characters and on
+			// the line of its colon.
+			j, lines := i, false
+			for ; j < len(data) && isJSONSpace(data[j]); j++ {
+				lines = lines || data[j] == '\n' || data[j] == '\r'
+			}
+			if j < len(data) && data[j] == ':' && (lines || i-start > 1000) {
+				return false
+			}
+		case c == '\t' && depth == 0:
+			return false // YAML takes no tab before or after the document's first line
+		case c == '{' || c == '[':
+			if depth++; depth > 1000 {
+				return false
+			}
+			i++
+		case c == '}' || c == ']':
+			depth--
+			i++
+		case c == '-' || c >= '0' && c <= '9':
+			j, float := i, false
+			for ; j < len(data) && strings.IndexByte("+-.eE0123456789", data[j]) >= 0; j++ {
+				float = float || data[j] == 'e' || data[j] == 'E'
+			}
+			if float || j-i > 15 {
+				if _, err := strconv.ParseFloat(string(data[i:j]), 64); err != nil {
+					return false
+				}
+			}
+			i = j
+		default: // whitespace, punctuation, true, false, null
+			i++
+		}
+	}
+	return true
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func yamlToJSON(data []byte) ([]byte, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {

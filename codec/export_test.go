@@ -1,0 +1,7 @@
+package codec
+
+// Internals for the package's external tests.
+var (
+	PlainJSON        = plainJSON
+	YAMLToJSONAsYAML = yamlToJSON
+)
