@@ -113,6 +113,26 @@ type Attributes struct {
 	// Path is the request's path as kapi routes it (below the prefix a
 	// parent chi router mounted kapi at).
 	Path string
+	// LabelSelector and FieldSelector are the requirements of a list's,
+	// watch's or deletecollection's selectors, as kube's
+	// authorizer.Attributes GetLabelSelector and GetFieldSelector give
+	// them, so that an authorizer may allow a narrower request (or pass
+	// them on in a SubjectAccessReview). A selector that does not parse is
+	// nil here with its error in SelectorError; the request itself is then
+	// 400, should the authorizer allow it.
+	LabelSelector []SelectorRequirement
+	FieldSelector []SelectorRequirement
+	SelectorError error
+}
+
+// SelectorRequirement is one requirement of a label or field selector.
+type SelectorRequirement struct {
+	Key string
+	// Operator is one of kube's selection operators: "=" (for = and ==),
+	// "!=", "in", "notin", "exists", "!" (does not exist), "gt", "lt"; a
+	// field selector has only "=" and "!=".
+	Operator string
+	Values   []string
 }
 
 // WithAuthentication makes every request prove who sent it: the
@@ -254,6 +274,16 @@ func (s *Server) withAuth(next http.Handler) http.Handler {
 				user = User{Name: UserAnonymous, Groups: []string{GroupUnauthenticated}}
 			default:
 				user, authenticated = withAuthenticatedGroup(user), true
+			}
+			impersonated, impersonating, err := impersonate(ctx, c.authorizers, user, r.Header)
+			if err != nil {
+				writeStatus(w, r, nil, statusOf(err, target{}))
+				return
+			}
+			if impersonating {
+				r = r.Clone(ctx)
+				withoutImpersonation(r.Header)
+				user = impersonated
 			}
 			ctx = WithUser(ctx, user)
 			attrs.User = user

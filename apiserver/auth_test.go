@@ -78,6 +78,13 @@ func TestAuthorizationAttributes(t *testing.T) {
 		return a
 	}
 	path := func(verb, p string) apiserver.Attributes { return apiserver.Attributes{Verb: verb, Path: p} }
+	sel := func(a apiserver.Attributes, labels, fields []apiserver.SelectorRequirement) apiserver.Attributes {
+		a.LabelSelector, a.FieldSelector = labels, fields
+		return a
+	}
+	type rq = apiserver.SelectorRequirement
+	badSelector := res("list", "default", "widgets", "", "")
+	badSelector.SelectorError = errors.New(`invalid label key "a b"`) // and why
 	const inDefault = `in API group "example.com" in the namespace "default"`
 	cases := []struct {
 		name, method, url string
@@ -99,10 +106,17 @@ func TestAuthorizationAttributes(t *testing.T) {
 		{"watch=True (Python client)", "GET", ex + "/namespaces/default/widgets?watch=True", res("watch", "default", "widgets", "", ""), ""},
 		{"watch all namespaces", "GET", ex + "/widgets?watch=true", res("watch", "", "widgets", "", ""),
 			`widgets.example.com is forbidden: User "bob" cannot watch resource "widgets" in API group "example.com" at the cluster scope`},
-		{"watch one by field selector", "GET", ex + "/namespaces/default/widgets?watch=true&fieldSelector=metadata.name%3Da", res("watch", "default", "widgets", "", "a"),
+		{"watch one by field selector", "GET", ex + "/namespaces/default/widgets?watch=true&fieldSelector=metadata.name%3Da", sel(res("watch", "default", "widgets", "", "a"), nil, []rq{{Key: "metadata.name", Operator: "=", Values: []string{"a"}}}),
 			`widgets.example.com "a" is forbidden: User "bob" cannot watch resource "widgets" ` + inDefault},
-		{"list one by field selector ==", "GET", ex + "/namespaces/default/widgets?fieldSelector=spec.color%3Dred,metadata.name%3D%3Da", res("list", "default", "widgets", "", "a"), ""},
-		{"list by other field selector", "GET", ex + "/namespaces/default/widgets?fieldSelector=metadata.name!%3Da", res("list", "default", "widgets", "", ""), ""},
+		{"list one by field selector ==", "GET", ex + "/namespaces/default/widgets?fieldSelector=spec.color%3Dred,metadata.name%3D%3Da",
+			sel(res("list", "default", "widgets", "", "a"), nil, []rq{{Key: "spec.color", Operator: "=", Values: []string{"red"}}, {Key: "metadata.name", Operator: "=", Values: []string{"a"}}}), ""},
+		{"list by other field selector", "GET", ex + "/namespaces/default/widgets?fieldSelector=metadata.name!%3Da",
+			sel(res("list", "default", "widgets", "", ""), nil, []rq{{Key: "metadata.name", Operator: "!=", Values: []string{"a"}}}), ""},
+		{"list by label selector", "GET", ex + "/namespaces/default/widgets?labelSelector=app%20in%20(a,b),!x,tier%3D%3Dweb,n%3E3",
+			sel(res("list", "default", "widgets", "", ""), []rq{{Key: "app", Operator: "in", Values: []string{"a", "b"}}, {Key: "x", Operator: "!"},
+				{Key: "tier", Operator: "=", Values: []string{"web"}}, {Key: "n", Operator: "gt", Values: []string{"3"}}}, nil), ""},
+		{"list by a bad label selector", "GET", ex + "/namespaces/default/widgets?labelSelector=a%20b", badSelector, ""},
+		{"get ignores selectors", "GET", ex + "/namespaces/default/widgets/a?labelSelector=x", res("get", "default", "widgets", "", "a"), ""},
 		{"create", "POST", ex + "/namespaces/default/widgets", res("create", "default", "widgets", "", ""),
 			`widgets.example.com is forbidden: User "bob" cannot create resource "widgets" ` + inDefault},
 		{"update", "PUT", ex + "/namespaces/default/widgets/a", res("update", "default", "widgets", "", "a"),
@@ -111,7 +125,8 @@ func TestAuthorizationAttributes(t *testing.T) {
 			`widgets.example.com "a" is forbidden: User "bob" cannot patch resource "widgets" ` + inDefault},
 		{"delete", "DELETE", ex + "/namespaces/default/widgets/a", res("delete", "default", "widgets", "", "a"),
 			`widgets.example.com "a" is forbidden: User "bob" cannot delete resource "widgets" ` + inDefault},
-		{"deletecollection", "DELETE", ex + "/namespaces/default/widgets?labelSelector=x", res("deletecollection", "default", "widgets", "", ""),
+		{"deletecollection", "DELETE", ex + "/namespaces/default/widgets?labelSelector=x",
+			sel(res("deletecollection", "default", "widgets", "", ""), []rq{{Key: "x", Operator: "exists"}}, nil),
 			`widgets.example.com is forbidden: User "bob" cannot deletecollection resource "widgets" ` + inDefault},
 		{"get status", "GET", ex + "/namespaces/default/widgets/a/status", res("get", "default", "widgets", "status", "a"),
 			`widgets.example.com "a" is forbidden: User "bob" cannot get resource "widgets/status" ` + inDefault},
@@ -165,7 +180,12 @@ func TestAuthorizationAttributes(t *testing.T) {
 				p, _, _ := strings.Cut(tc.url, "?")
 				want.Path = strings.ReplaceAll(p, "%2F", "/")
 			}
-			if got := asked[0]; !reflect.DeepEqual(got, want) {
+			got := asked[0]
+			if (got.SelectorError == nil) != (want.SelectorError == nil) || got.SelectorError != nil && !strings.HasPrefix(got.SelectorError.Error(), want.SelectorError.Error()) {
+				t.Errorf("selector error %v, want %v", got.SelectorError, want.SelectorError)
+			}
+			got.SelectorError, want.SelectorError = nil, nil
+			if !reflect.DeepEqual(got, want) {
 				t.Errorf("attributes\n got %+v\nwant %+v", got, want)
 			}
 			if tc.method == "HEAD" {

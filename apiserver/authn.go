@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/csv"
 	"encoding/hex"
 	"errors"
@@ -95,19 +96,36 @@ func ReadTokenFile(r io.Reader) (map[string]User, error) {
 	}
 }
 
-// ClientCertificates authenticates requests by the TLS client certificate
-// the host's server verified, as kube-apiserver does: the subject's common
-// name is the user name, its organizations the groups. It only trusts
-// r.TLS.VerifiedChains, so the host's tls.Config must verify client
-// certificates against its CAs (ClientAuth VerifyClientCertIfGiven or
-// RequireAndVerifyClientCert, with ClientCAs); a certificate merely
-// presented is ignored.
-func ClientCertificates() Authenticator {
+// ClientCertificates authenticates requests by their TLS client
+// certificate, as kube-apiserver's --client-ca-file does: the certificate
+// must chain to roots (with the intermediates the client sent) and allow
+// client authentication; its subject's common name is the user name, its
+// organizations the groups. It verifies the certificate itself, against
+// roots only, so a certificate that the host's tls.Config accepted because
+// of another CA in its pool (a front proxy's, say) is refused: 401, not a
+// user. The host's tls.Config must ask for client certificates (ClientAuth
+// RequestClientCert or stronger); a request without one is left to other
+// authenticators. roots must not be nil.
+func ClientCertificates(roots *x509.CertPool) (Authenticator, error) {
+	if roots == nil {
+		return nil, errors.New("apiserver: client certificates: no CA pool")
+	}
+	return ClientCertificatesFrom(func() *x509.CertPool { return roots }), nil
+}
+
+// ClientCertificatesFrom is ClientCertificates with CAs that may change:
+// each request is verified against the pool roots returns then, so a
+// reloaded CA bundle takes effect at once. A nil pool refuses every
+// certificate.
+func ClientCertificatesFrom(roots func() *x509.CertPool) Authenticator {
 	return AuthenticatorFunc(func(r *http.Request) (User, bool, error) {
-		if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || len(r.TLS.VerifiedChains[0]) == 0 {
+		if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
 			return User{}, false, nil
 		}
-		cert := r.TLS.VerifiedChains[0][0]
+		cert, err := verifyClientCertificate(r.TLS.PeerCertificates, roots())
+		if err != nil {
+			return User{}, false, err
+		}
 		if cert.Subject.CommonName == "" {
 			return User{}, false, nil
 		}
@@ -119,6 +137,24 @@ func ClientCertificates() Authenticator {
 			Extra: map[string][]string{"authentication.kubernetes.io/credential-id": {"X509SHA256=" + hex.EncodeToString(digest[:])}},
 		}, true, nil
 	})
+}
+
+// verifyClientCertificate checks the client's chain against roots as
+// kube-apiserver's x509 authenticator does, and returns its leaf.
+func verifyClientCertificate(chain []*x509.Certificate, roots *x509.CertPool) (*x509.Certificate, error) {
+	leaf := chain[0]
+	if roots == nil {
+		return nil, fmt.Errorf("verifying certificate SN=%s: no CA to verify it against", leaf.SerialNumber)
+	}
+	intermediates := x509.NewCertPool()
+	for _, c := range chain[1:] {
+		intermediates.AddCert(c)
+	}
+	_, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: intermediates, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+	if err != nil {
+		return nil, fmt.Errorf("verifying certificate SN=%s, SKID=%X, AKID=%X failed: %w", leaf.SerialNumber, leaf.SubjectKeyId, leaf.AuthorityKeyId, err)
+	}
+	return leaf, nil
 }
 
 // UnionAuthenticator asks each authenticator in turn; the first that

@@ -92,11 +92,19 @@ t4,dave,4,"viewers"
 
 func TestClientCertificates(t *testing.T) {
 	cert := selfSigned(t, pkix.Name{CommonName: "alice", Organization: []string{"admins", "devs"}})
-	a := apiserver.ClientCertificates()
+	other := selfSigned(t, pkix.Name{CommonName: "intruder", Organization: []string{"admins"}})
+	noCN := selfSigned(t, pkix.Name{Organization: []string{"admins"}})
+	roots := x509.NewCertPool()
+	roots.AddCert(cert)
+	roots.AddCert(noCN)
+	a, err := apiserver.ClientCertificates(roots)
+	if err != nil {
+		t.Fatal(err)
+	}
 	digest := sha256.Sum256(cert.Raw)
 
 	r := httptest.NewRequest("GET", "/", nil)
-	r.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{cert}, VerifiedChains: [][]*x509.Certificate{{cert}}}
+	r.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{cert}}
 	u, ok, err := a.Authenticate(r)
 	// Groups in the order the parsed certificate has them, as kube-apiserver.
 	if !slices.Equal(slices.Sorted(slices.Values(cert.Subject.Organization)), []string{"admins", "devs"}) {
@@ -109,10 +117,9 @@ func TestClientCertificates(t *testing.T) {
 	}
 
 	for name, state := range map[string]*tls.ConnectionState{
-		"plain HTTP":              nil,
-		"no certificate":          {},
-		"presented, not verified": {PeerCertificates: []*x509.Certificate{cert}},
-		"no common name":          {VerifiedChains: [][]*x509.Certificate{{selfSigned(t, pkix.Name{Organization: []string{"admins"}})}}},
+		"plain HTTP":     nil,
+		"no certificate": {},
+		"no common name": {PeerCertificates: []*x509.Certificate{noCN}},
 	} {
 		r := httptest.NewRequest("GET", "/", nil)
 		r.TLS = state
@@ -120,24 +127,40 @@ func TestClientCertificates(t *testing.T) {
 			t.Errorf("%s: %+v, %v, %v; want not authenticated, no error", name, u, ok, err)
 		}
 	}
+	// A chain the host's TLS verified against another CA of its pool is
+	// still no user of this one.
+	r.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{other}, VerifiedChains: [][]*x509.Certificate{{other}}}
+	if u, ok, err := a.Authenticate(r); ok || err == nil || !strings.Contains(err.Error(), "unknown authority") {
+		t.Errorf("certificate of another CA: %+v, %v, %v; want an error", u, ok, err)
+	}
+	if _, err := apiserver.ClientCertificates(nil); err == nil {
+		t.Error("ClientCertificates(nil): no error")
+	}
 }
 
 // TestClientCertificatesOverTLS: a server that verifies client
 // certificates names the user after the certificate.
 func TestClientCertificatesOverTLS(t *testing.T) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
+	key := newKey(t)
 	ca := selfSignedWithKey(t, pkix.Name{CommonName: "test CA"}, key, nil, nil)
-	clientKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
+	clientKey := newKey(t)
 	client := selfSignedWithKey(t, pkix.Name{CommonName: "alice", Organization: []string{"admins"}}, clientKey, ca, key)
 
+	// The TLS pool also trusts a front proxy's CA, whose certificates are
+	// no users.
+	proxyKey := newKey(t)
+	proxyCA := selfSignedWithKey(t, pkix.Name{CommonName: "front-proxy CA"}, proxyKey, nil, nil)
+	intruderKey := newKey(t)
+	intruder := selfSignedWithKey(t, pkix.Name{CommonName: "intruder", Organization: []string{"admins"}}, intruderKey, proxyCA, proxyKey)
+
 	rec := &recorder{decision: apiserver.DecisionAllow}
-	api, err := apiserver.New(apiserver.WithAuthentication(apiserver.ClientCertificates()), apiserver.WithAuthorization(rec))
+	clientCAs := x509.NewCertPool()
+	clientCAs.AddCert(ca)
+	certs, err := apiserver.ClientCertificates(clientCAs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := apiserver.New(apiserver.WithAuthentication(certs), apiserver.WithAuthorization(rec))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,6 +168,7 @@ func TestClientCertificatesOverTLS(t *testing.T) {
 	srv := httptest.NewUnstartedServer(api)
 	pool := x509.NewCertPool()
 	pool.AddCert(ca)
+	pool.AddCert(proxyCA)
 	srv.TLS = &tls.Config{ClientAuth: tls.VerifyClientCertIfGiven, ClientCAs: pool}
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
@@ -165,6 +189,17 @@ func TestClientCertificatesOverTLS(t *testing.T) {
 		t.Errorf("authorized %+v", asked)
 	}
 
+	transport.TLSClientConfig.Certificates = []tls.Certificate{{Certificate: [][]byte{intruder.Raw}, PrivateKey: intruderKey}}
+	transport.CloseIdleConnections()
+	resp, err = hc.Get(srv.URL + "/apis")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a certificate of the front proxy's CA: HTTP %d, want 401", resp.StatusCode)
+	}
+
 	transport.TLSClientConfig.Certificates = nil
 	transport.CloseIdleConnections()
 	resp, err = hc.Get(srv.URL + "/apis")
@@ -178,11 +213,16 @@ func TestClientCertificatesOverTLS(t *testing.T) {
 }
 
 func selfSigned(t *testing.T, subject pkix.Name) *x509.Certificate {
+	return selfSignedWithKey(t, subject, newKey(t), nil, nil)
+}
+
+func newKey(t *testing.T) *ecdsa.PrivateKey {
+	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return selfSignedWithKey(t, subject, key, nil, nil)
+	return key
 }
 
 // selfSignedWithKey makes a certificate for key, signed by parent (with

@@ -51,7 +51,9 @@ func (s *Server) serveVersion(w http.ResponseWriter, r *http.Request) {
 var jsonOnly = codec.Offer{Views: []codec.View{codec.ViewObject}, JSONOnly: true}
 
 // writeJSON answers with a document that is only offered in JSON.
-func writeJSON(w http.ResponseWriter, r *http.Request, v any) {
+func writeJSON(w http.ResponseWriter, r *http.Request, v any) { writeJSONCode(w, r, http.StatusOK, v) }
+
+func writeJSONCode(w http.ResponseWriter, r *http.Request, code int, v any) {
 	if _, err := codec.Negotiate(r.Header.Get("Accept"), jsonOnly); err != nil {
 		writeStatus(w, r, nil, statusOf(err, target{}))
 		return
@@ -61,7 +63,7 @@ func writeJSON(w http.ResponseWriter, r *http.Request, v any) {
 		writeStatus(w, r, nil, statusOf(err, target{}))
 		return
 	}
-	writeBody(w, r, http.StatusOK, "application/json", data)
+	writeBody(w, r, code, "application/json", data)
 }
 
 // Legacy discovery documents (meta/v1).
@@ -99,7 +101,7 @@ var (
 
 func (s *Server) apiGroups() []apiGroup {
 	var groups []apiGroup
-	for _, gv := range s.groupVersions() {
+	for _, gv := range append(s.groupVersions(), s.accessReviewGroupVersions()...) {
 		if gv.group == "" {
 			continue
 		}
@@ -166,7 +168,10 @@ func (s *Server) serveResources(gv groupVersion) http.HandlerFunc {
 	if gv.group != "" {
 		groupVersion = gv.group + "/" + gv.version
 	}
-	resources := []apiResource{}
+	resources := s.accessReviewResources(gv)
+	if resources == nil {
+		resources = []apiResource{}
+	}
 	for _, res := range s.resourcesOf(gv) {
 		resources = append(resources, apiResource{
 			Name: res.Plural, SingularName: res.Singular, Namespaced: res.Namespaced, Kind: res.Kind,
@@ -307,6 +312,9 @@ func (s *Server) aggregated(core bool) aggregatedDocs {
 		g := groupDiscovery{Versions: []versionDiscovery{vd}}
 		g.Metadata.Name = gv.group
 		groups = append(groups, g)
+	}
+	if !core {
+		groups = append(groups, s.accessReviewDiscovery()...)
 	}
 	docs := aggregatedDocs{}
 	for _, version := range []string{"v2", "v2beta1"} {

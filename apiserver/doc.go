@@ -100,6 +100,14 @@
 // they would for kube-apiserver. The health checks are served without
 // either step (WithAlwaysAllowPaths changes which paths are).
 //
+// A server that authenticates lets a user act as another with kube's
+// Impersonate-User, -Group, -Uid and -Extra-* headers (kubectl --as),
+// when its authorizers allow the impersonate verb on each part, and
+// answers the reviews kubectl auth whoami, auth can-i and auth can-i
+// --list send (SelfSubjectReview, SelfSubjectAccessReview,
+// SelfSubjectRulesReview; an authorizer that is a RuleResolver lists its
+// rules). Package delegation leaves both steps to a Kubernetes cluster.
+//
 // # Errors
 //
 // Every failure is a kapi.Status with the code and reason of the Kubernetes

@@ -159,14 +159,18 @@ v13wer,victor,2,viewers
 }
 
 func ExampleClientCertificates() {
+	clientCAs := x509.NewCertPool() // with the CAs that sign client certificates
+	certs, err := apiserver.ClientCertificates(clientCAs)
+	if err != nil {
+		log.Fatal(err)
+	}
 	srv := noteServer(apiserver.WithAuthentication(
-		apiserver.ClientCertificates(), // CN=alice,O=admins is user alice in group admins
+		certs, // CN=alice,O=admins is user alice in group admins
 	))
 	defer srv.Close()
 
-	// The host's server verifies client certificates against its CAs; kapi
-	// trusts only the chains it verified.
-	clientCAs := x509.NewCertPool() // with the CAs that sign client certificates
+	// The host's server asks for client certificates; kapi verifies them
+	// against clientCAs alone, whatever else the TLS pool trusts.
 	server := &http.Server{
 		Addr:      ":6443",
 		Handler:   srv,
@@ -177,9 +181,13 @@ func ExampleClientCertificates() {
 
 func ExampleUnionAuthenticator() {
 	// A token, or else a client certificate.
+	certs, err := apiserver.ClientCertificates(x509.NewCertPool())
+	if err != nil {
+		log.Fatal(err)
+	}
 	auth := apiserver.UnionAuthenticator(
 		apiserver.StaticTokens(map[string]apiserver.User{"s3cret": {Name: "alice"}}),
-		apiserver.ClientCertificates(),
+		certs,
 	)
 	req := httptest.NewRequest("GET", "/apis", nil)
 	_, ok, err := auth.Authenticate(req)

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -74,7 +75,38 @@ func requestAttributes(r *http.Request) Attributes {
 	if a.Name == "" && a.Verb == "delete" {
 		a.Verb = "deletecollection"
 	}
+	if a.Verb == "list" || a.Verb == "watch" || a.Verb == "deletecollection" {
+		a.LabelSelector, a.FieldSelector, a.SelectorError = selectorRequirements(r.URL.Query())
+	}
 	return a
+}
+
+// selectorRequirements parses the selectors of a request for its
+// authorization, as kube-apiserver does for the verbs that take them.
+func selectorRequirements(query url.Values) (labels, fields []SelectorRequirement, err error) {
+	var errs []error
+	if s := query.Get("labelSelector"); s != "" {
+		reqs, err := parseLabelSelector(s)
+		errs = append(errs, err)
+		labels = exportRequirements(reqs)
+	}
+	if s := query.Get("fieldSelector"); s != "" {
+		reqs, err := parseFieldSelector(s)
+		errs = append(errs, err)
+		fields = exportRequirements(reqs)
+	}
+	return labels, fields, errors.Join(errs...)
+}
+
+func exportRequirements(reqs []requirement) []SelectorRequirement {
+	if len(reqs) == 0 {
+		return nil
+	}
+	out := make([]SelectorRequirement, len(reqs))
+	for i, r := range reqs {
+		out[i] = SelectorRequirement{Key: r.key, Operator: r.op, Values: r.values}
+	}
+	return out
 }
 
 // lowerMethod is strings.ToLower without an allocation for the usual

@@ -67,19 +67,51 @@ func RulesAuthorizer(bindings ...Binding) (Authorizer, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("apiserver: rules: %w", err)
 	}
-	return AuthorizerFunc(func(_ context.Context, a Attributes) (Decision, string, error) {
-		for _, b := range bindings {
-			if !b.binds(a.User) {
-				continue
-			}
-			for _, r := range b.Rules {
-				if r.allows(a) {
-					return DecisionAllow, "", nil
-				}
+	return rulesAuthorizer(bindings), nil
+}
+
+// rulesAuthorizer is what RulesAuthorizer returns: it can also list a
+// user's rules (kubectl auth can-i --list).
+type rulesAuthorizer []Binding
+
+var (
+	_ Authorizer   = rulesAuthorizer(nil)
+	_ RuleResolver = rulesAuthorizer(nil)
+)
+
+func (bindings rulesAuthorizer) Authorize(_ context.Context, a Attributes) (Decision, string, error) {
+	for _, b := range bindings {
+		if !b.binds(a.User) {
+			continue
+		}
+		for _, r := range b.Rules {
+			if r.allows(a) {
+				return DecisionAllow, "", nil
 			}
 		}
-		return DecisionNoOpinion, "", nil
-	}), nil
+	}
+	return DecisionNoOpinion, "", nil
+}
+
+// RulesFor lists the rules of the bindings that name user or one of its
+// groups and apply in namespace, as RBAC lists the rules of a user's
+// cluster role bindings and of its role bindings in the namespace. The
+// list is complete.
+func (bindings rulesAuthorizer) RulesFor(_ context.Context, user User, namespace string) ([]Rule, bool, error) {
+	var rules []Rule
+	for _, b := range bindings {
+		if !b.binds(user) {
+			continue
+		}
+		for _, r := range b.Rules {
+			if len(r.Namespaces) == 0 || slices.Contains(r.Namespaces, "*") || slices.Contains(r.Namespaces, namespace) {
+				r = Binding{Rules: []Rule{r}}.clone().Rules[0] // the caller's to keep
+				r.Namespaces = nil
+				rules = append(rules, r)
+			}
+		}
+	}
+	return rules, false, nil
 }
 
 // clone copies every list, so that the caller's changes do not reach the

@@ -282,7 +282,7 @@ func (s *Server) routes() http.Handler {
 		docs[gv] = s.openAPIDoc(gv)
 	}
 	r.Get("/openapi/v3", serveOpenAPIRoot(docs))
-	r.Get("/openapi/v2", serveOpenAPIV2)
+	r.Get("/openapi/v2", serveOpenAPIV2(s.config.version))
 
 	for _, gv := range s.groupVersions() {
 		base := "/apis/" + gv.group + "/" + gv.version
@@ -296,6 +296,7 @@ func (s *Server) routes() http.Handler {
 		r.Get(base+"/", s.serveResources(gv))
 		s.resourceRoutes(r, base, gv, notAllowed)
 	}
+	s.accessReviewRoutes(r)
 	return s.withAuth(r)
 }
 

@@ -2,17 +2,12 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"flag"
 	"fmt"
 	"log"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -57,7 +52,17 @@ func run(f flags) error {
 	}
 	// kubectl and client-go send credentials only over TLS: a token is
 	// never seen in the clear.
-	authn := apiserver.UnionAuthenticator(apiserver.StaticTokens(tokens), apiserver.ClientCertificates())
+	authenticators := []apiserver.Authenticator{apiserver.StaticTokens(tokens)}
+	if tlsConfig.ClientCAs != nil {
+		// Verified against the client CAs alone, whatever else the TLS
+		// pool may come to trust.
+		certs, err := apiserver.ClientCertificates(tlsConfig.ClientCAs)
+		if err != nil {
+			return err
+		}
+		authenticators = append(authenticators, certs)
+	}
+	authn := apiserver.UnionAuthenticator(authenticators...)
 	api, err := apiserver.New(
 		apiserver.WithAuthentication(authn),
 		apiserver.WithAuthorization(policy),
@@ -101,6 +106,13 @@ func rules(namespace string) (apiserver.Authorizer, error) {
 			Verbs:           []string{"get"},
 			NonResourceURLs: []string{"/api", "/api/*", "/apis", "/apis/*", "/openapi", "/openapi/*", "/version", "/version/"},
 		}}},
+		// And system:basic-user: every user may ask who it is and what it
+		// may do (kubectl auth whoami, auth can-i).
+		apiserver.Binding{Groups: []string{apiserver.GroupAuthenticated}, Rules: []apiserver.Rule{
+			{Verbs: []string{"create"}, APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"selfsubjectreviews"}},
+			{Verbs: []string{"create"}, APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"selfsubjectaccessreviews", "selfsubjectrulesreviews"}},
+		}},
+		// Admins may do everything, impersonating others too (kubectl --as).
 		apiserver.Binding{Groups: []string{"admins"}, Rules: []apiserver.Rule{
 			{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}},
 			{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}},
@@ -139,7 +151,7 @@ func serverTLS(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
 		cert, err = tls.LoadX509KeyPair(certFile, keyFile)
 	} else {
 		log.Printf("no -tls-cert: serving a self-signed certificate; kubectl needs --insecure-skip-tls-verify")
-		cert, err = selfSigned()
+		cert, err = serve.SelfSigned("kapi secured example", "localhost")
 	}
 	if err != nil {
 		return nil, err
@@ -154,33 +166,10 @@ func serverTLS(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
 		if !c.ClientCAs.AppendCertsFromPEM(pem) {
 			return nil, fmt.Errorf("%s holds no PEM certificate", clientCAFile)
 		}
-		// Only verified chains authenticate (apiserver.ClientCertificates);
-		// clients without a certificate may still use a token.
+		// Clients without a certificate may still use a token.
 		c.ClientAuth = tls.VerifyClientCertIfGiven
 	}
 	return c, nil
-}
-
-func selfSigned() (tls.Certificate, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "kapi secured example"},
-		DNSNames:     []string{"localhost"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(365 * 24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }
 
 // logRequests is the host service's own middleware: it sees every request,
