@@ -78,7 +78,7 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func (c *cluster) run(name string, args ...string) {
+func (c *cluster) must(name string, args ...string) {
 	c.t.Helper()
 	out, err := exec.Command(name, args...).CombinedOutput()
 	if err != nil {
@@ -130,18 +130,18 @@ func newCluster(t *testing.T) *cluster {
 	c.hostIP, c.extIP = fmt.Sprintf("10.251.%d.1", n), fmt.Sprintf("10.251.%d.2", n)
 	c.netns = fmt.Sprintf("kapi-agg-%d", os.Getpid())
 	hostIf, nsIf := fmt.Sprintf("kah%d", os.Getpid()), fmt.Sprintf("kan%d", os.Getpid())
-	c.run("ip", "netns", "add", c.netns)
+	c.must("ip", "netns", "add", c.netns)
 	t.Cleanup(func() {
 		exec.Command("ip", "link", "del", hostIf).Run()
 		exec.Command("ip", "netns", "del", c.netns).Run()
 	})
-	c.run("ip", "link", "add", hostIf, "type", "veth", "peer", "name", nsIf)
-	c.run("ip", "link", "set", nsIf, "netns", c.netns)
-	c.run("ip", "addr", "add", c.hostIP+"/30", "dev", hostIf)
-	c.run("ip", "link", "set", hostIf, "up")
-	c.run("ip", "-n", c.netns, "addr", "add", c.extIP+"/30", "dev", nsIf)
-	c.run("ip", "-n", c.netns, "link", "set", nsIf, "up")
-	c.run("ip", "-n", c.netns, "link", "set", "lo", "up")
+	c.must("ip", "link", "add", hostIf, "type", "veth", "peer", "name", nsIf)
+	c.must("ip", "link", "set", nsIf, "netns", c.netns)
+	c.must("ip", "addr", "add", c.hostIP+"/30", "dev", hostIf)
+	c.must("ip", "link", "set", hostIf, "up")
+	c.must("ip", "-n", c.netns, "addr", "add", c.extIP+"/30", "dev", nsIf)
+	c.must("ip", "-n", c.netns, "link", "set", nsIf, "up")
+	c.must("ip", "-n", c.netns, "link", "set", "lo", "up")
 
 	// etcd on loopback.
 	etcdPort, peerPort := freePort(t), freePort(t)
@@ -250,6 +250,16 @@ subsets:
 			return fmt.Errorf("%s", out)
 		}
 		return nil
+	})
+}
+
+// check runs f as subtest name, with c's helpers failing that subtest.
+func (c *cluster) check(name string, f func(t *testing.T)) {
+	parent := c.t
+	parent.Run(name, func(t *testing.T) {
+		c.t = t
+		defer func() { c.t = parent }()
+		f(t)
 	})
 }
 
