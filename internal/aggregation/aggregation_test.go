@@ -42,6 +42,24 @@ func TestAggregatedByKubeAPIServer(t *testing.T) {
 		if err != nil || code != 200 || !strings.Contains(body, `"widgets"`) {
 			t.Errorf("GET /apis/example.com/v1 through kube-apiserver: %d %v %s", code, err, body)
 		}
+		// The aggregator merges kapi's OpenAPI: kubectl explains widgets
+		// through kube-apiserver.
+		c.eventually("kubectl explain widget.spec.color", time.Minute, func() error {
+			out, err := c.kubectlErr(c.admin, "explain", "widget.spec.color", "--api-version=example.com/v1")
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(out, "Color of the widget") {
+				return fmt.Errorf("%s", out)
+			}
+			return nil
+		})
+		// 503s come from before kapi had endpoints; anything else is kapi's.
+		for _, line := range strings.Split(c.logs["kube-apiserver"].String(), "\n") {
+			if strings.Contains(line, "failed to download v1.example.com") && !strings.Contains(line, "ResponseCode: 503") {
+				t.Errorf("kube-apiserver could not download kapi's OpenAPI: %s", line)
+			}
+		}
 	})
 
 	c.check("kubectl verbs", func(t *testing.T) {
