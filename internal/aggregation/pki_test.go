@@ -25,18 +25,25 @@ type ca struct {
 
 var serial int64 = 1
 
-func newCA(t *testing.T, dir, name string) *ca {
+// newTemplate is a fresh key and a certificate template for subject,
+// valid for a day.
+func newTemplate(t *testing.T, subject pkix.Name) (*ecdsa.PrivateKey, *x509.Certificate) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
 	serial++
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name},
+	return key, &x509.Certificate{
+		SerialNumber: big.NewInt(serial), Subject: subject,
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 	}
+}
+
+func newCA(t *testing.T, dir, name string) *ca {
+	t.Helper()
+	key, tmpl := newTemplate(t, pkix.Name{CommonName: name})
+	tmpl.IsCA, tmpl.BasicConstraintsValid, tmpl.KeyUsage = true, true, x509.KeyUsageCertSign|x509.KeyUsageDigitalSignature
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
 		t.Fatal(err)
@@ -52,17 +59,9 @@ func newCA(t *testing.T, dir, name string) *ca {
 // the two file names.
 func (c *ca) issue(t *testing.T, dir, name, cn string, orgs []string, ips []net.IP, dns ...string) (certFile, keyFile string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial++
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: cn, Organization: orgs},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-		IPAddresses: ips, DNSNames: dns,
-	}
+	key, tmpl := newTemplate(t, pkix.Name{CommonName: cn, Organization: orgs})
+	tmpl.KeyUsage, tmpl.ExtKeyUsage = x509.KeyUsageDigitalSignature, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	tmpl.IPAddresses, tmpl.DNSNames = ips, dns
 	if len(ips) > 0 || len(dns) > 0 {
 		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageServerAuth)
 	}
