@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -156,6 +157,36 @@ subjects:
 		}
 		if out, err := c.kubectlErr(c.admin, "get", "widget", "by-alice", "-n", "default"); err == nil {
 			t.Errorf("the refused create was stored: %s", out)
+		}
+	})
+
+	c.check("kubectl 1.33 through the cluster: --as and auth can-i", func(t *testing.T) {
+		const kubectl133 = "/usr/lib/google-cloud-sdk/bin/kubectl.1.33"
+		if _, err := os.Stat(kubectl133); err != nil {
+			t.Skip("no pinned kubectl 1.33")
+		}
+		run := func(args ...string) (string, error) {
+			cmd := exec.Command(kubectl133, append([]string{"--kubeconfig", c.admin, "--cache-dir", filepath.Join(c.dir, "cache133")}, args...)...)
+			cmd.Env = append(os.Environ(), "HOME="+c.home)
+			out, err := cmd.CombinedOutput()
+			return string(out), err
+		}
+		// kube-apiserver impersonates alice and proxies her as X-Remote-User.
+		if out, err := run("--as=alice", "get", "widgets", "-n", "default", "-o", "name"); err != nil || !strings.Contains(out, "widget.example.com/watched") {
+			t.Errorf("--as=alice get widgets: %v %s", err, out)
+		}
+		if out, err := run("--as=alice", "delete", "widget", "watched", "-n", "default"); err == nil || !strings.Contains(out, `User "alice" cannot delete resource "widgets"`) {
+			t.Errorf("--as=alice delete widget: %v %s", err, out)
+		}
+		for as, want := range map[string]string{"admin": "yes", "alice": "no"} {
+			args := []string{"auth", "can-i", "create", "widgets.example.com", "-n", "default"}
+			if as != "admin" {
+				args = append(args, "--as="+as)
+			}
+			out, _ := run(args...)
+			if strings.TrimSpace(out) != want {
+				t.Errorf("%s: auth can-i create widgets: %q, want %q", as, out, want)
+			}
 		}
 	})
 
