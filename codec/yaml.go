@@ -44,8 +44,10 @@ func YAMLToJSON(data []byte) ([]byte, error) {
 // superset of JSON, except where the YAML reader is stricter or reads a
 // value otherwise; such a body is left to the YAML path, which answers as
 // it always has:
-//   - characters outside YAML's printable set, or escapes of UTF-16
-//     surrogates (\uD800-\uDFFF, which YAML rejects even in pairs);
+//   - characters outside YAML's printable set, YAML's line separators
+//     U+2028 and U+2029 (folded like line breaks in a quoted scalar), or
+//     escapes of UTF-16 surrogates (\uD800-\uDFFF, which YAML rejects
+//     even in pairs);
 //   - characters outside the Basic Multilingual Plane, kept off the fast
 //     path for want of proof that every YAML context takes them;
 //   - numbers a float64 cannot hold (YAML reads 1e400 as a string);
@@ -77,7 +79,8 @@ func plainJSON(data []byte) bool {
 					i++
 				default:
 					r, n := utf8.DecodeRune(data[i:])
-					if n == 1 || !(r >= 0xa0 && r <= 0xd7ff || r >= 0xe000 && r <= 0xfffd && r != 0xfeff) {
+					if n == 1 || !(r >= 0xa0 && r <= 0xd7ff || r >= 0xe000 && r <= 0xfffd && r != 0xfeff) ||
+						r == 0x2028 || r == 0x2029 { // YAML's line separators: folded in a quoted scalar
 						return false
 					}
 					i += n
