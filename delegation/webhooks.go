@@ -118,7 +118,8 @@ func (s *labelSelector) matches(labels map[string]string) bool {
 // matches reports whether the rule covers the request, as kube's
 // rules.Matcher does: "*" in any list is everything; a resource is
 // "plural" or "plural/subresource", where "*" matches every plural but
-// no subresource, "*/*" everything, "*/sub" and "plural/*" as they say.
+// no subresource, "*/*" everything, "plural/*" the plural and all its
+// subresources, "*/sub" that subresource of every plural.
 func (r rule) matches(req *apiserver.AdmissionRequest) bool {
 	has := func(list []string, v string) bool { return slices.Contains(list, "*") || slices.Contains(list, v) }
 	if !has(r.Operations, string(req.Operation)) || !has(r.APIGroups, req.Group) || !has(r.APIVersions, req.Version) {
@@ -127,16 +128,8 @@ func (r rule) matches(req *apiserver.AdmissionRequest) bool {
 	resourceOK := false
 	for _, res := range r.Resources {
 		plural, sub, _ := strings.Cut(res, "/")
-		switch {
-		case res == "*/*":
+		if (plural == "*" || plural == req.Resource) && (sub == "*" || sub == req.Subresource) {
 			resourceOK = true
-		case plural == "*" || plural == req.Resource:
-			resourceOK = sub == req.Subresource || sub == "*" && req.Subresource != "" || sub == "*" && plural != "*"
-			if plural == "*" && sub == "" {
-				resourceOK = req.Subresource == ""
-			}
-		}
-		if resourceOK {
 			break
 		}
 	}
