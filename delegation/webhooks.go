@@ -333,7 +333,9 @@ type callError struct {
 	reason error
 }
 
-func (e *callError) Error() string { return fmt.Sprintf("failed calling webhook %q: %v", e.name, e.reason) }
+func (e *callError) Error() string {
+	return fmt.Sprintf("failed calling webhook %q: %v", e.name, e.reason)
+}
 func (e *callError) Unwrap() error { return e.reason }
 
 func internalError(err error) error {
