@@ -267,14 +267,15 @@ func (w *webhookCaller) admit(ctx context.Context, req *apiserver.AdmissionReque
 		if !slices.ContainsFunc(h.Rules, func(r rule) bool { return r.matches(req) }) {
 			continue
 		}
-		if !h.ObjectSelector.empty() && !h.ObjectSelector.matches(objectLabels(req.Object)) && !h.ObjectSelector.matches(objectLabels(req.OldObject)) {
+		if !h.ObjectSelector.empty() && !objectMatches(h.ObjectSelector, req.Object) && !objectMatches(h.ObjectSelector, req.OldObject) {
 			continue
 		}
 		if !h.NamespaceSelector.empty() && req.Namespace != "" {
 			if !nsLooked {
-				nsLabels, err = w.namespaceLabels(ctx, req.Namespace)
+				// A namespace the cluster lacks has no labels.
+				_, nsLabels, _, err = w.cluster.namespace(ctx, req.Namespace)
 				if err != nil {
-					return internalError(err)
+					return internalError(fmt.Errorf("looking up namespace %q: %w", req.Namespace, err))
 				}
 				nsLooked = true
 			}
@@ -296,34 +297,18 @@ func (w *webhookCaller) admit(ctx context.Context, req *apiserver.AdmissionReque
 	return nil
 }
 
-// namespaceLabels reads a namespace's labels from the cluster; a missing
-// namespace has none.
-func (w *webhookCaller) namespaceLabels(ctx context.Context, name string) (map[string]string, error) {
-	code, data, err := w.cluster.get(ctx, "/api/v1/namespaces/"+url.PathEscape(name))
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("looking up namespace %q: %w", name, err)
-	case code == http.StatusNotFound:
-		return nil, nil
-	case code != http.StatusOK:
-		return nil, fmt.Errorf("looking up namespace %q: HTTP %d", name, code)
+// objectMatches reports whether an object's labels satisfy s; no object
+// (the old one of a create, the new one of a delete) satisfies none, as in
+// kube's object matcher.
+func objectMatches(s *labelSelector, o kapi.Object) bool {
+	if isNil(o) {
+		return false
 	}
-	var ns struct {
-		Metadata struct {
-			Labels map[string]string `json:"labels"`
-		} `json:"metadata"`
-	}
-	if err := json.Unmarshal(data, &ns); err != nil {
-		return nil, fmt.Errorf("looking up namespace %q: %w", name, err)
-	}
-	return ns.Metadata.Labels, nil
+	return s.matches(o.GetObjectMeta().Labels)
 }
 
-func objectLabels(o kapi.Object) map[string]string {
-	if o == nil || reflect.ValueOf(o).IsNil() {
-		return nil
-	}
-	return o.GetObjectMeta().Labels
+func isNil(o kapi.Object) bool {
+	return o == nil || reflect.ValueOf(o).Kind() == reflect.Pointer && reflect.ValueOf(o).IsNil()
 }
 
 // callError is a failure to call a webhook, which its failurePolicy
@@ -473,7 +458,7 @@ func (w *webhookCaller) call(ctx context.Context, h *webhook, req *apiserver.Adm
 	if len(result.Patch) == 0 || !w.mutate {
 		return nil
 	}
-	if req.Object == nil || reflect.ValueOf(req.Object).IsNil() {
+	if isNil(req.Object) {
 		return internalError(fmt.Errorf("admission webhook %q attempted to modify the object, which is not supported for this operation", h.Name))
 	}
 	p, err := jsonpatch.DecodePatch(result.Patch)
@@ -572,7 +557,7 @@ func newAdmissionReview(req *apiserver.AdmissionRequest) (*admissionReview, erro
 
 // objectJSON encodes an object with its apiVersion and kind set.
 func objectJSON(o kapi.Object, req *apiserver.AdmissionRequest) (json.RawMessage, error) {
-	if o == nil || reflect.ValueOf(o).IsNil() {
+	if isNil(o) {
 		return nil, nil
 	}
 	data, err := json.Marshal(o)

@@ -173,6 +173,8 @@ func TestWebhooks(t *testing.T) {
 		hook("gadgets", hooks.URL+"/deny", ca, map[string]any{"rules": []any{map[string]any{"operations": []string{"*"}, "apiGroups": []string{"*"}, "apiVersions": []string{"*"}, "resources": []string{"gadgets", "widgets/status"}}}}),
 		hook("cluster", hooks.URL+"/deny", ca, map[string]any{"rules": []any{map[string]any{"operations": []string{"*"}, "apiGroups": []string{"*"}, "apiVersions": []string{"*"}, "resources": []string{"*"}, "scope": "Cluster"}}}),
 		hook("objects", hooks.URL+"/deny", ca, map[string]any{"objectSelector": map[string]any{"matchLabels": map[string]string{"team": "b"}}}),
+		// A create has no old object, which satisfies no selector.
+		hook("not-a", hooks.URL+"/deny", ca, map[string]any{"objectSelector": map[string]any{"matchExpressions": []any{map[string]any{"key": "team", "operator": "NotIn", "values": []string{"a"}}}}}),
 		hook("namespaces", hooks.URL+"/deny", ca, map[string]any{"namespaceSelector": map[string]any{"matchExpressions": []any{map[string]any{"key": "env", "operator": "NotIn", "values": []string{"prod"}}}}}),
 	})
 	if code, obj = create("c", `"deny":"1","team":"a"`, ""); code != http.StatusCreated || hooks.count("/deny") != before {
