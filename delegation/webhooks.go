@@ -360,8 +360,8 @@ type admissionRequest struct {
 	Namespace          string          `json:"namespace,omitempty"`
 	Operation          string          `json:"operation"`
 	UserInfo           userInfo        `json:"userInfo"`
-	Object             json.RawMessage `json:"object,omitempty"`
-	OldObject          json.RawMessage `json:"oldObject,omitempty"`
+	Object             json.RawMessage `json:"object"`
+	OldObject          json.RawMessage `json:"oldObject"`
 	DryRun             *bool           `json:"dryRun,omitempty"`
 	Options            json.RawMessage `json:"options,omitempty"`
 }

@@ -40,6 +40,10 @@ func newWebhookFake(t *testing.T) *webhookFake {
 		f.calls[r.URL.Path]++
 		f.last = review.Request
 		f.mu.Unlock()
+		if _, ok := review.Request["oldObject"]; !ok { // kube sends null
+			http.Error(w, "no oldObject", http.StatusBadRequest)
+			return
+		}
 		resp := map[string]any{"uid": review.Request["uid"], "allowed": true}
 		obj, _ := review.Request["object"].(map[string]any)
 		meta, _ := obj["metadata"].(map[string]any)
@@ -158,7 +162,8 @@ func TestWebhooks(t *testing.T) {
 	hooks.mu.Unlock()
 	if last["operation"] != "CREATE" || last["namespace"] != "team-a" || last["name"] != "a" ||
 		last["resource"].(map[string]any)["resource"] != "widgets" || last["kind"].(map[string]any)["kind"] != "Widget" ||
-		labelsOf(last["object"].(map[string]any))["mutated"] != "yes" || last["dryRun"] != false {
+		labelsOf(last["object"].(map[string]any))["mutated"] != "yes" || last["dryRun"] != false ||
+		last["requestResource"].(map[string]any)["group"] != "example.com" || last["options"].(map[string]any)["kind"] != "CreateOptions" {
 		t.Errorf("the validating webhook's review: %v", last)
 	}
 
