@@ -52,7 +52,10 @@
 // failure to call is a 500 under failurePolicy Fail and is passed over
 // under Ignore; a dry run is refused by a webhook whose sideEffects are
 // not None or NoneOnDryRun. A mutating webhook's JSONPatch is applied to
-// the object. Not done: matchConditions (CEL) and matchPolicy Equivalent
+// the object. The server's service account needs list on both
+// configurations (and get on namespaces for namespaceSelector): until a
+// first listing succeeds, every write is a 500; a later failure keeps the
+// last list. Not done: matchConditions (CEL) and matchPolicy Equivalent
 // (rules match the request's own group and version), reinvocationPolicy,
 // AdmissionReview v1beta1 (a webhook must accept v1), warnings, and
 // calling validating webhooks at once rather than one after the other.

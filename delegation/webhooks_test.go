@@ -55,6 +55,8 @@ func newWebhookFake(t *testing.T) *webhookFake {
 				op = `[{"op":"add","path":"/metadata/labels/mutated","value":"yes"}]`
 			}
 			resp["patch"], resp["patchType"] = base64.StdEncoding.EncodeToString([]byte(op)), "JSONPatch"
+		case "/baduid":
+			resp["uid"] = "someone-else"
 		case "/deny":
 			if _, ok := labels["deny"]; ok {
 				resp["allowed"] = false
@@ -201,6 +203,14 @@ func TestWebhooks(t *testing.T) {
 	if msg, _ := obj["message"].(string); code != http.StatusInternalServerError ||
 		!strings.HasPrefix(msg, `Internal error occurred: failed calling webhook "down.example.com": failed to call webhook: `) {
 		t.Errorf("Fail: HTTP %d %v", code, obj)
+	}
+
+	// An answer to another review is a failure to call.
+	set(nil, []any{hook("confused.example.com", hooks.URL+"/baduid", ca, nil)})
+	code, obj = create("f", "", "")
+	if msg, _ := obj["message"].(string); code != http.StatusInternalServerError ||
+		!strings.HasPrefix(msg, `Internal error occurred: failed calling webhook "confused.example.com": received invalid webhook response: expected response.uid=`) {
+		t.Errorf("wrong uid: HTTP %d %v", code, obj)
 	}
 
 	// Dry run: a webhook with side effects refuses it; NoneOnDryRun is asked.
