@@ -24,6 +24,9 @@ type Cluster struct {
 	// BearerToken is the server's own credential (its service account's
 	// token), sent with each call; empty sends none.
 	BearerToken string
+	// RateLimiter bounds the calls; nil shares one bucket per Host of
+	// DefaultQPS and DefaultBurst, as kube's delegated clients allow.
+	RateLimiter *RateLimiter
 }
 
 // check reports a Cluster that cannot work.
@@ -81,6 +84,9 @@ func (c Cluster) do(req *http.Request) (code int, data []byte, err error) {
 	if c.BearerToken != "" {
 		req.Header.Set("Authorization", "Bearer "+c.BearerToken)
 	}
+	if err := c.limiter().Wait(req.Context()); err != nil {
+		return 0, nil, err
+	}
 	hc := c.Client
 	if hc == nil {
 		hc = http.DefaultClient
@@ -110,6 +116,9 @@ type config struct {
 	groupHeaders, uidHeader []string
 	extraPrefixes           []string
 	allowedNames            []string
+	webhookRefresh          time.Duration
+	namespaceLifecycle      bool
+	webhooks                bool
 }
 
 // kube's delegated defaults.
@@ -120,6 +129,7 @@ func defaults() config {
 		alwaysAllowGroups: []string{"system:masters"},
 		alwaysAllowPaths:  []string{"/healthz", "/readyz", "/livez"},
 		maxCached:         4096,
+		webhookRefresh:    10 * time.Second,
 		now:               time.Now,
 		usernameHeaders:   []string{"X-Remote-User"},
 		groupHeaders:      []string{"X-Remote-Group"},

@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -160,6 +161,42 @@ func TestAggregated(t *testing.T) {
 		api2.ServeHTTP(rec, req)
 		if rec.Code != want {
 			t.Errorf("Delegate, token %s: HTTP %d, want %d", token, rec.Code, want)
+		}
+	}
+
+	// Its admission options: NamespaceLifecycle asks for the namespace, the
+	// webhooks list their configurations (this cluster has neither).
+	for _, tc := range []struct {
+		opts []delegation.Option
+		code int
+		msg  string
+	}{
+		{nil, http.StatusCreated, ""},
+		{[]delegation.Option{delegation.WithNamespaceLifecycle()}, http.StatusNotFound, `namespaces "default" not found`},
+		{[]delegation.Option{delegation.WithWebhooks()}, http.StatusInternalServerError, "Internal error occurred: listing admission webhooks: HTTP 404"},
+	} {
+		opts, err := delegation.Delegate(t.Context(), c, 0, tc.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		api3, err := apiserver.New(opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = api3.Close() })
+		if err := widgetapi.Register(api3); err != nil {
+			t.Fatal(err)
+		}
+		req := httptest.NewRequest(http.MethodPost, "/apis/example.com/v1/namespaces/default/widgets",
+			strings.NewReader(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"red"}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer sa-token")
+		rec := httptest.NewRecorder()
+		api3.ServeHTTP(rec, req)
+		var st struct{ Message string }
+		_ = json.Unmarshal(rec.Body.Bytes(), &st)
+		if rec.Code != tc.code || tc.msg != "" && st.Message != tc.msg {
+			t.Errorf("Delegate with %d admission options: HTTP %d %s, want %d %s", len(tc.opts), rec.Code, st.Message, tc.code, tc.msg)
 		}
 	}
 

@@ -85,3 +85,16 @@ func ExampleNamespaceLifecycle() {
 	}
 	_, _ = apiserver.New(apiserver.WithValidatingAdmission(lifecycle))
 }
+
+func ExampleMutatingWebhooks() {
+	cluster := delegation.Cluster{Host: "https://kubernetes.default.svc"}
+	mutating, err := delegation.MutatingWebhooks(cluster)
+	if err != nil {
+		log.Fatal(err)
+	}
+	validating, err := delegation.ValidatingWebhooks(cluster, delegation.WithWebhookRefresh(30*time.Second))
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, _ = apiserver.New(apiserver.WithMutatingAdmission(mutating), apiserver.WithValidatingAdmission(validating))
+}

@@ -39,7 +39,7 @@ func NamespaceLifecycle(cluster Cluster, opts ...Option) (apiserver.AdmissionFun
 		}
 		ctx, cancel := context.WithTimeout(ctx, c.timeout)
 		defer cancel()
-		phase, found, err := cluster.namespacePhase(ctx, req.Namespace)
+		phase, _, found, err := cluster.namespace(ctx, req.Namespace)
 		switch {
 		case err != nil:
 			return apiserver.NewStatusError(http.StatusInternalServerError, kapi.StatusReasonInternalError,
@@ -64,22 +64,25 @@ func NamespaceLifecycle(cluster Cluster, opts ...Option) (apiserver.AdmissionFun
 	}, nil
 }
 
-// namespacePhase reads a namespace's status.phase from the cluster.
-func (c Cluster) namespacePhase(ctx context.Context, name string) (phase string, found bool, err error) {
+// namespace reads a namespace's status.phase and labels from the cluster.
+func (c Cluster) namespace(ctx context.Context, name string) (phase string, labels map[string]string, found bool, err error) {
 	code, data, err := c.get(ctx, "/api/v1/namespaces/"+url.PathEscape(name))
 	switch {
 	case err != nil:
-		return "", false, err
+		return "", nil, false, err
 	case code == http.StatusNotFound:
-		return "", false, nil
+		return "", nil, false, nil
 	case code != http.StatusOK:
-		return "", false, fmt.Errorf("HTTP %d", code)
+		return "", nil, false, fmt.Errorf("HTTP %d", code)
 	}
 	var ns struct {
+		Metadata struct {
+			Labels map[string]string `json:"labels"`
+		} `json:"metadata"`
 		Status struct{ Phase string } `json:"status"`
 	}
 	if err := json.Unmarshal(data, &ns); err != nil {
-		return "", false, fmt.Errorf("not a Namespace: %w", err)
+		return "", nil, false, fmt.Errorf("not a Namespace: %w", err)
 	}
-	return ns.Status.Phase, true, nil
+	return ns.Status.Phase, ns.Metadata.Labels, true, nil
 }
