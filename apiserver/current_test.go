@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/storage"
@@ -77,20 +76,7 @@ func TestWritesLeaveCachedObjectsAlone(t *testing.T) {
 	do("POST", path, "application/json", `{"metadata":{"name":"a","finalizers":["x/y"]},"spec":{"size":1,"parts":{"p":"1"}}}`, http.StatusCreated)
 	res := srv.resources[0]
 	key := res.key("default", "a")
-	// cached waits for the cache to hold the last write, and returns it.
-	cached := func() *watch.Item {
-		t.Helper()
-		kv, err := srv.config.store.Get(t.Context(), key, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			if it, _ := res.cache.Get(key); it != nil && it.Revision == kv.ModRevision {
-				return it
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
+	cached := func() *watch.Item { return cachedAt(t, srv, res, key) }
 	before := cached()
 	// check says whether the item the last write started from is still
 	// what its stored value says.
