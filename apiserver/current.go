@@ -2,11 +2,13 @@ package apiserver
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"time"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/watch"
 )
 
 // current is the object a read-modify-write starts from: kv, the value just
@@ -34,7 +36,7 @@ func (rq *request) current(ctx context.Context, kv storage.KeyValue) (obj kapi.O
 			cancel()
 		}
 		if it, _ := rq.res.cache.Get(kv.Key); it != nil && it.Revision == kv.ModRevision {
-			if obj, ok := it.Object.(kapi.Object); ok && reflect.TypeOf(obj) == reflect.TypeOf(rq.res.storageVersion().newObject()) {
+			if obj, err := cachedObject(it); err == nil && reflect.TypeOf(obj) == reflect.TypeOf(rq.res.storageVersion().newObject()) {
 				return shallowCopy(obj), it.Value, nil // no Value if converted
 			}
 		}
@@ -44,6 +46,19 @@ func (rq *request) current(ctx context.Context, kv storage.KeyValue) (obj kapi.O
 		return decoded, nil, err
 	}
 	return decoded, kv.Value, nil
+}
+
+// cachedObject is the object of a cached item (see watch.Item.Object).
+func cachedObject(it *watch.Item) (kapi.Object, error) {
+	obj, err := it.Object()
+	if err != nil {
+		return nil, err
+	}
+	o, ok := obj.(kapi.Object)
+	if !ok {
+		return nil, fmt.Errorf("the cached item %s holds a %T", it.Key, obj)
+	}
+	return o, nil
 }
 
 // currentWait bounds how long a write waits for the watch cache to reach

@@ -77,9 +77,13 @@ func TestControllerWritesLeaveCachedObjectsAlone(t *testing.T) {
 	res := srv.resources[0]
 	key := res.key("default", "a")
 	before := cachedAt(t, srv, res, key)
+	beforeObj, err := cachedObject(before)
+	if err != nil {
+		t.Fatal(err)
+	}
 	o := &objects{s: srv, user: garbageCollector, manager: "generic-garbage-collector"}
 	r := gc.Resource{Group: "example.com", Version: "v1", Kind: "Gadget", Plural: "gadgets", Namespaced: true}
-	err = o.UpdateMetadata(t.Context(), r, "default", "a", before.Object.(kapi.Object).GetObjectMeta().UID, func(m *kapi.ObjectMeta) bool {
+	err = o.UpdateMetadata(t.Context(), r, "default", "a", beforeObj.GetObjectMeta().UID, func(m *kapi.ObjectMeta) bool {
 		m.Finalizers = slices.DeleteFunc(m.Finalizers, func(f string) bool { return f == "x/y" })
 		return true
 	})
@@ -90,8 +94,8 @@ func TestControllerWritesLeaveCachedObjectsAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(before.Object, fresh) {
-		t.Fatalf("the collector's write changed the cached object: %+v, its stored value %+v", before.Object, fresh)
+	if !reflect.DeepEqual(beforeObj, fresh) {
+		t.Fatalf("the collector's write changed the cached object: %+v, its stored value %+v", beforeObj, fresh)
 	}
 }
 
@@ -109,7 +113,11 @@ func TestForegroundNamespaceDeletionLeavesCacheAlone(t *testing.T) {
 	serve(t, srv, "POST", "/api/v1/namespaces", "application/json", `{"metadata":{"name":"doomed"}}`, http.StatusCreated)
 	res := srv.namespaces
 	key := res.key("", "doomed")
-	cached := cachedAt(t, srv, res, key).Object.(*builtin.Namespace)
+	obj, err := cachedObject(cachedAt(t, srv, res, key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached := obj.(*builtin.Namespace)
 
 	// A reader of the cached namespace, as a label selector is.
 	stop := make(chan struct{})

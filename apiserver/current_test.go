@@ -76,8 +76,17 @@ func TestWritesLeaveCachedObjectsAlone(t *testing.T) {
 	do("POST", path, "application/json", `{"metadata":{"name":"a","finalizers":["x/y"]},"spec":{"size":1,"parts":{"p":"1"}}}`, http.StatusCreated)
 	res := srv.resources[0]
 	key := res.key("default", "a")
-	cached := func() *watch.Item { return cachedAt(t, srv, res, key) }
-	before := cached()
+	// cached is the cached item and its object, which the test holds, so
+	// that the cache keeps it and the next write starts from it.
+	cached := func() (*watch.Item, kapi.Object) {
+		it := cachedAt(t, srv, res, key)
+		obj, err := cachedObject(it)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return it, obj
+	}
+	before, beforeObj := cached()
 	// check says whether the item the last write started from is still
 	// what its stored value says.
 	check := func(step string) {
@@ -86,10 +95,10 @@ func TestWritesLeaveCachedObjectsAlone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(before.Object, fresh) {
-			t.Fatalf("%s changed the cached object: %+v, its stored value %+v", step, before.Object, fresh)
+		if !reflect.DeepEqual(beforeObj, fresh) {
+			t.Fatalf("%s changed the cached object: %+v, its stored value %+v", step, beforeObj, fresh)
 		}
-		before = cached()
+		before, beforeObj = cached()
 	}
 	do("PUT", path+"/a/status", "application/json", `{"metadata":{"name":"a"},"status":{"conditions":[{"type":"Ready","status":"True","message":"m","lastTransitionTime":"2030-01-01T00:00:00Z"}],"counts":{"c":1},"last":"2030-01-01T00:00:00Z","extra":{"e":"1"}}}`, http.StatusOK)
 	check("status")

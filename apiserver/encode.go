@@ -54,9 +54,13 @@ func (rq *request) element(it *watch.Item, f *codec.Format, metadata bool) ([]by
 		}
 	}
 	if !f.FromJSON() || f.ElementType() == codec.MediaTypeJSON {
-		return it.Encoded(key, func(obj any) ([]byte, error) {
+		return it.Encoded(key, func() ([]byte, error) {
+			obj, err := cachedObject(it)
+			if err != nil {
+				return nil, err
+			}
 			if metadata { // built only when not cached yet
-				obj = rq.partial(obj.(kapi.Object))
+				return f.Marshal(rq.partial(obj))
 			}
 			return f.Marshal(obj)
 		})
@@ -65,7 +69,7 @@ func (rq *request) element(it *watch.Item, f *codec.Format, metadata bool) ([]by
 	if err != nil {
 		return nil, err
 	}
-	return it.Encoded(key, func(any) ([]byte, error) { return f.Transcode(jsonElement) })
+	return it.Encoded(key, func() ([]byte, error) { return f.Transcode(jsonElement) })
 }
 
 func (rq *request) metadataKey(f *codec.Format) string {
@@ -109,8 +113,10 @@ func (rq *request) encodeOne(it *watch.Item) ([]byte, error) {
 	var err error
 	switch rq.out.View {
 	case codec.ViewTable:
-		obj := it.Object.(kapi.Object)
-		element, err = rq.table(kapi.ListMeta{ResourceVersion: obj.GetObjectMeta().ResourceVersion}, []*watch.Item{it})
+		var obj kapi.Object
+		if obj, err = cachedObject(it); err == nil {
+			element, err = rq.table(kapi.ListMeta{ResourceVersion: obj.GetObjectMeta().ResourceVersion}, []*watch.Item{it})
+		}
 	default:
 		element, err = rq.element(it, f, rq.out.View == codec.ViewMetadata)
 	}
@@ -258,7 +264,11 @@ func (rq *request) table(meta kapi.ListMeta, items []*watch.Item) ([]byte, error
 		if err != nil {
 			return nil, err
 		}
-		t.Rows = append(t.Rows, rq.res.tableRow(it.Object.(kapi.Object), object))
+		obj, err := cachedObject(it)
+		if err != nil {
+			return nil, err
+		}
+		t.Rows = append(t.Rows, rq.res.tableRow(obj, object))
 	}
 	data, err := json.Marshal(t)
 	if err != nil {
@@ -282,7 +292,7 @@ func (rq *request) writeEncoded(code int, data []byte) {
 
 // respond writes obj, which is not in the cache (the result of a write).
 func (rq *request) respond(code int, obj kapi.Object) error {
-	data, err := rq.encodeOne(&watch.Item{Object: obj})
+	data, err := rq.encodeOne(watch.NewItem("", 0, obj))
 	if err != nil {
 		return err
 	}
@@ -295,9 +305,9 @@ func (rq *request) respond(code int, obj kapi.Object) error {
 // of obj is value with the resourceVersion put back, the response is made
 // from it rather than by encoding the object once more.
 func (rq *request) respondStored(code int, obj kapi.Object, value []byte) error {
-	it := &watch.Item{Object: obj}
+	it := watch.NewItem("", 0, obj)
 	if rq.out.FromJSON() && rq.out.View == codec.ViewObject { // the response is made from the object's JSON
-		if _, err := it.Encoded(codec.MediaTypeJSON, func(any) ([]byte, error) { return rq.objectJSON(obj, value) }); err != nil {
+		if _, err := it.Encoded(codec.MediaTypeJSON, func() ([]byte, error) { return rq.objectJSON(obj, value) }); err != nil {
 			return err
 		}
 	}

@@ -170,7 +170,8 @@ func (s *Server) admitNamespace(ctx context.Context, rq *request, name string) e
 // recently and the cache may not show that yet; then from the store.
 func (s *Server) namespace(ctx context.Context, name string) (*builtin.Namespace, error) {
 	if it, _ := s.namespaces.cache.Get(s.namespaces.key("", name)); it != nil {
-		ns, ok := it.Object.(*builtin.Namespace)
+		obj, _ := it.Object() // if not, read below
+		ns, ok := obj.(*builtin.Namespace)
 		if ok && (ns.Status.Phase == builtin.NamespaceTerminating || !s.deletedLately(name)) {
 			return ns, nil
 		}

@@ -105,7 +105,12 @@ func (o *objects) Watch(ctx context.Context, res gc.Resource, changed func(gc.Ch
 		case ev.Type == watch.Bookmark && ev.InitialEventsEnd:
 			changed(gc.Change{Synced: true, Revision: ev.Revision})
 		case ev.Item != nil:
-			changed(gc.Change{Meta: ev.Item.Object.(kapi.Object).GetObjectMeta(), Deleted: ev.Type == watch.Deleted, Revision: ev.Revision})
+			// An object that no longer decodes (a user's decoding that is
+			// not deterministic) is left out, as the cache leaves out one
+			// that never did.
+			if obj, err := cachedObject(ev.Item); err == nil {
+				changed(gc.Change{Meta: obj.GetObjectMeta(), Deleted: ev.Type == watch.Deleted, Revision: ev.Revision})
+			}
 		}
 	}
 }
@@ -140,7 +145,11 @@ func (o *objects) Get(res gc.Resource, namespace, name string) (*kapi.ObjectMeta
 		}
 		return nil, nil
 	}
-	return it.Object.(kapi.Object).GetObjectMeta(), nil
+	obj, err := cachedObject(it)
+	if err != nil {
+		return nil, err
+	}
+	return obj.GetObjectMeta(), nil
 }
 
 func (o *objects) Read(ctx context.Context, res gc.Resource, namespace, name string) (kapi.Object, error) {
@@ -170,7 +179,9 @@ func (o *objects) List(ctx context.Context, res gc.Resource, namespace string) (
 	items, _, _ := rq.res.cache.List(rq.res.keyPrefix(namespace), "", 0, nil)
 	out := make([]kapi.Object, len(items))
 	for i, it := range items {
-		out[i] = it.Object.(kapi.Object)
+		if out[i], err = cachedObject(it); err != nil {
+			return nil, err
+		}
 	}
 	// As a LIST would answer: a namespace whose content cannot all be read
 	// is not empty, though its readable content is gone.

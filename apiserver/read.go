@@ -245,7 +245,7 @@ func (rq *request) listStored(ctx context.Context, prefix string, rev int64, sta
 			return nil, 0, 0, "", err
 		}
 		if sel.matches(obj) {
-			items = append(items, &watch.Item{Key: kv.Key, Revision: kv.ModRevision, Object: obj})
+			items = append(items, watch.NewItem(kv.Key, kv.ModRevision, obj))
 		}
 	}
 	if len(bad) > 0 {
@@ -386,7 +386,7 @@ func (rq *request) writeEvent(ev watch.Event) error {
 	var it *watch.Item
 	switch {
 	case ev.Type == watch.Bookmark:
-		it = &watch.Item{Object: rq.bookmarkObject(ev)}
+		it = watch.NewItem("", ev.Revision, rq.bookmarkObject(ev))
 	case ev.Item.Revision != ev.Revision:
 		// An object that stopped matching the selector: its last matching
 		// state, stamped with the event's revision as kube-apiserver does.
@@ -394,9 +394,13 @@ func (rq *request) writeEvent(ev watch.Event) error {
 		if err != nil {
 			return err
 		}
-		obj := shallowCopy(last.Object.(kapi.Object))
+		cur, err := cachedObject(last)
+		if err != nil {
+			return err
+		}
+		obj := shallowCopy(cur)
 		obj.GetObjectMeta().ResourceVersion = formatRevision(ev.Revision)
-		it = &watch.Item{Object: obj}
+		it = watch.NewItem(ev.Item.Key, ev.Revision, obj)
 	default:
 		var err error
 		if it, err = rq.res.versioned(ev.Item); err != nil {
@@ -407,7 +411,10 @@ func (rq *request) writeEvent(ev watch.Event) error {
 	var err error
 	switch rq.out.View {
 	case codec.ViewTable:
-		obj := it.Object.(kapi.Object)
+		var obj kapi.Object
+		if obj, err = cachedObject(it); err != nil {
+			return err
+		}
 		if ev.Type == watch.Bookmark {
 			// No cells for a bookmark: the registration's columns are for
 			// objects, not for an empty one.

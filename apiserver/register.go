@@ -236,6 +236,11 @@ type resource struct {
 
 	// fields are the field selectors the resource supports, by path.
 	fields map[string]func(kapi.Object) string
+	// summaryFields are the names of fields in the order of the watch
+	// cache's summaries, and summaries the summaries shared (see summary);
+	// set once the kind is complete.
+	summaryFields []string
+	summaries     summaries
 
 	columns []kapi.TableColumnDefinition // Name first
 	cells   []func(kapi.Object) any      // of the columns after Name

@@ -70,9 +70,16 @@ func TestStoredJSONOfPlainTypes(t *testing.T) {
 				t.Errorf("made (%v)\n%s\nwant\n%s", ok, got, want)
 			}
 			// A list writes the same element in three pieces, twice from
-			// one item (the second time from its cached offset).
+			// one item (the second time from the offset kept in its
+			// Mark); a GET and a watch write it whole.
 			rq := &request{res: &resource{objType: objectType{plainMetadata: true}}}
-			it := &watch.Item{Object: &obj, Value: stored}
+			it := &watch.Item{Value: stored, Revision: 42}
+			for range 2 {
+				if got, ok := rq.storedElement(it); !ok || !bytes.Equal(got, want) {
+					t.Errorf("element (%v)\n%s\nwant\n%s", ok, got, want)
+				}
+			}
+			rq.releaseElements()
 			members := make([]byte, 0, 2*storedMemberRoom)
 			for range 2 {
 				before, member, after, ok := rq.storedPieces(it, &members)

@@ -2,10 +2,12 @@ package apiserver
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/watch"
@@ -25,6 +27,97 @@ type requirement struct {
 	op     string // "=", "!=", "in", "notin", "exists", "!", "gt", "lt"
 	values []string
 	value  func(kapi.Object) string // a field requirement's field
+	index  int                      // and its place in a summary's fields
+}
+
+// summary is what the watch cache keeps of each object of a resource
+// besides its stored value (watch.KeepSummary): what selectors read, so
+// that a selected list or watch decodes no object the garbage collector
+// took. It is the object's labels, key and value after key in key order,
+// and the values of the resource's selectable fields other than
+// metadata.name and metadata.namespace, which its key says, in the order
+// of the resource's summaryFields. Most objects of a resource share a
+// few label sets and field values: equal summaries are one (see
+// summaries).
+type summary struct {
+	labels []string
+	fields []string
+}
+
+// summaries shares equal summaries between the objects of one resource,
+// up to a bound: a summary that never repeats (a label holding a unique
+// id) would otherwise stay in the table after its object is gone.
+type summaries struct {
+	mu  sync.Mutex
+	m   map[string]*summary // by content (summaryKey)
+	buf []byte
+}
+
+const (
+	summaryEntries = 4096
+	summaryKeyMax  = 1024
+)
+
+// summarize is the summary of obj, an object of r stored as value: a
+// shared one if the table has it; else a new one whose strings point into
+// value where they are there as they are, so that they cost no bytes.
+func (r *resource) summarize(obj any, value []byte) any {
+	o, ok := obj.(kapi.Object)
+	if !ok {
+		return nil
+	}
+	labels := o.GetObjectMeta().Labels
+	s := &summary{labels: make([]string, 0, 2*len(labels))}
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		s.labels = append(s.labels, k, labels[k])
+	}
+	if len(r.summaryFields) > 0 {
+		s.fields = make([]string, len(r.summaryFields))
+		for i, name := range r.summaryFields {
+			s.fields[i] = r.fields[name](o)
+		}
+	}
+	return r.summaries.share(s, value)
+}
+
+func (t *summaries) share(s *summary, value []byte) *summary {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = t.buf[:0]
+	for _, part := range [][]string{s.labels, s.fields} {
+		for _, v := range part {
+			t.buf = append(append(t.buf, v...), 0)
+		}
+		t.buf = append(t.buf, 1)
+	}
+	if shared, ok := t.m[string(t.buf)]; ok {
+		return shared
+	}
+	if len(t.buf) <= summaryKeyMax && len(t.m) < summaryEntries {
+		if t.m == nil {
+			t.m = make(map[string]*summary)
+		}
+		t.m[string(t.buf)] = s // its strings are the decoded object's own
+		return s
+	}
+	for _, part := range [][]string{s.labels, s.fields} {
+		for i, v := range part {
+			if v != "" && len(value) > 0 {
+				part[i] = aliasIn(value, v)
+			}
+		}
+	}
+	return s
+}
+
+// label is the value of the label key.
+func (s *summary) label(key string) (string, bool) {
+	for i := 0; i+1 < len(s.labels); i += 2 {
+		if s.labels[i] == key {
+			return s.labels[i+1], true
+		}
+	}
+	return "", false
 }
 
 func (s selector) empty() bool { return len(s.labels) == 0 && len(s.fields) == 0 }
@@ -44,6 +137,7 @@ func (rq *request) parseSelectors() (selector, error) {
 		if sel.fields[i].value = rq.res.fields[r.key]; sel.fields[i].value == nil {
 			return sel, badRequest("field label not supported: %s", r.key)
 		}
+		sel.fields[i].index = slices.Index(rq.res.storageVersion().summaryFields, r.key)
 	}
 	if len(sel.fields) > 0 && rq.res.converts() {
 		// The cache holds the storage version; the fields are the
@@ -54,7 +148,11 @@ func (rq *request) parseSelectors() (selector, error) {
 			if err != nil {
 				return nil // selects nothing; reading it fails too
 			}
-			return v.Object.(kapi.Object)
+			obj, err := cachedObject(v)
+			if err != nil {
+				return nil
+			}
+			return obj
 		}
 	}
 	return sel, nil
@@ -62,15 +160,50 @@ func (rq *request) parseSelectors() (selector, error) {
 
 // matches says whether obj is selected.
 func (s selector) matches(obj kapi.Object) bool {
-	meta := obj.GetObjectMeta()
+	if !s.labelsMatch(obj.GetObjectMeta().Labels) {
+		return false
+	}
+	for _, r := range s.fields {
+		if !r.matches(r.value(obj), true) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s selector) labelsMatch(labels map[string]string) bool {
 	for _, r := range s.labels {
-		v, ok := meta.Labels[r.key]
+		v, ok := labels[r.key]
+		if !r.matches(v, ok) {
+			return false
+		}
+	}
+	return true
+}
+
+// matchesSummary says whether the object at key, summarized by sum, is
+// selected.
+func (s selector) matchesSummary(key string, sum *summary) bool {
+	for _, r := range s.labels {
+		v, ok := sum.label(r.key)
 		if !r.matches(v, ok) {
 			return false
 		}
 	}
 	for _, r := range s.fields {
-		if !r.matches(r.value(obj), true) {
+		var v string
+		switch {
+		case r.key == "metadata.name":
+			v = key[strings.LastIndexByte(key, '/')+1:]
+		case r.key == "metadata.namespace":
+			v = key[:max(strings.LastIndexByte(key, '/'), 0)]
+			v = v[strings.LastIndexByte(v, '/')+1:]
+		case r.index >= 0 && r.index < len(sum.fields):
+			v = sum.fields[r.index]
+		default:
+			return false
+		}
+		if !r.matches(v, true) {
 			return false
 		}
 	}
@@ -88,7 +221,13 @@ func (s selector) filter() func(*watch.Item) bool {
 			return obj != nil && s.matches(obj)
 		}
 	}
-	return func(it *watch.Item) bool { return s.matches(it.Object.(kapi.Object)) }
+	return func(it *watch.Item) bool {
+		if sum, ok := it.Summary.(*summary); ok {
+			return s.matchesSummary(it.Key, sum)
+		}
+		obj, err := cachedObject(it)
+		return err == nil && s.matches(obj)
+	}
 }
 
 func (r requirement) matches(v string, present bool) bool {

@@ -2,8 +2,8 @@ package apiserver
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
+	"strconv"
 	"sync"
 
 	"github.com/kapi-dev/kapi"
@@ -26,8 +26,11 @@ import (
 // buffer while it idles, makes its one element at a time in a buffer of
 // its own, sized to the largest.
 func (rq *request) storedElement(it *watch.Item) ([]byte, bool) {
-	rv := it.Object.(kapi.Object).GetObjectMeta().ResourceVersion
-	need := len(it.Value) + len(rv) + len(`,"resourceVersion":""`)
+	at, sep, ok := storedOffset(it)
+	if !ok {
+		return nil, false
+	}
+	need := len(it.Value) + storedMemberRoom
 	if cap(rq.elements)-len(rq.elements) < need {
 		switch {
 		case rq.streaming || need > elementChunk:
@@ -41,13 +44,45 @@ func (rq *request) storedElement(it *watch.Item) ([]byte, bool) {
 		}
 	}
 	start := len(rq.elements)
-	buf, ok := appendStoredElement(rq.elements, it.Value, rv)
-	if !ok {
-		return nil, false
-	}
+	var digits [maxRevisionDigits]byte
+	rv := strconv.AppendInt(digits[:0], it.Revision, 10)
+	buf := appendResourceVersion(append(rq.elements, it.Value[:at]...), rv, sep)
+	buf = append(buf, it.Value[at:]...)
 	rq.elements = buf
 	return buf[start:len(buf):len(buf)], true
 }
+
+// storedOffset is where in the item's stored value its resourceVersion
+// goes, and the separator it needs there (see resourceVersionOffset),
+// found once and kept in the item's Mark. ok is false if the value is not
+// in the shape marshalStored writes, or the item has no value: the
+// caller then encodes the object. An item with a value is one the watch
+// cache decoded from it, whose resourceVersion is its revision.
+func storedOffset(it *watch.Item) (at int, sep byte, ok bool) {
+	if it.Value == nil || it.Revision <= 0 {
+		return 0, 0, false
+	}
+	m := it.Mark.Load()
+	if m == 0 {
+		if at, sep := resourceVersionOffset(it.Value); at >= 0 {
+			m = markFound | uint64(sep)<<32 | uint64(uint32(at))
+		} else {
+			m = markNone
+		}
+		it.Mark.Store(m)
+	}
+	if m&markFound == 0 {
+		return 0, 0, false
+	}
+	return int(uint32(m)), byte(m >> 32), true
+}
+
+// The item Mark's bits: the offset in the low 32, the separator in the
+// next 8, then whether the offset was found, or there is none.
+const (
+	markFound = 1 << 40
+	markNone  = 1 << 41
+)
 
 // elementChunk is the size of the pooled chunks elements are made in.
 const elementChunk = 256 << 10
@@ -106,7 +141,7 @@ func isRevision(rv string) bool {
 
 // appendResourceVersion appends the resourceVersion member with the
 // separator resourceVersionOffset said the place needs.
-func appendResourceVersion(dst []byte, rv string, sep byte) []byte {
+func appendResourceVersion[S string | []byte](dst []byte, rv S, sep byte) []byte {
 	if sep == ',' { // after the members before it
 		dst = append(dst, ',')
 	}
@@ -357,11 +392,6 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// storedOffsetKey caches, per item, where its stored value takes the
-// resourceVersion (4 bytes of offset and the separator byte of
-// resourceVersionOffset; empty when it cannot tell), so that a list finds it without parsing the value again.
-const storedOffsetKey = "application/json;kapi=resourceVersion-offset"
-
 // storedPieces are the JSON element of the item's object made from its
 // stored value without copying it: the value up to where the
 // resourceVersion goes, the resourceVersion member (appended to *members,
@@ -369,26 +399,16 @@ const storedOffsetKey = "application/json;kapi=resourceVersion-offset"
 // and the rest of the value. ok is false when the element cannot be made
 // so; the caller then uses element.
 func (rq *request) storedPieces(it *watch.Item, members *[]byte) (before, member, after []byte, ok bool) {
-	if it.Value == nil || !rq.res.objType.plainMetadata {
+	if !rq.res.objType.plainMetadata {
 		return nil, nil, nil, false
 	}
-	rv := it.Object.(kapi.Object).GetObjectMeta().ResourceVersion
-	if !isRevision(rv) {
+	at, sep, ok := storedOffset(it)
+	if !ok {
 		return nil, nil, nil, false
 	}
-	mark, _ := it.Encoded(storedOffsetKey, func(any) ([]byte, error) {
-		at, sep := resourceVersionOffset(it.Value)
-		if at < 0 {
-			return []byte{}, nil
-		}
-		return append(binary.LittleEndian.AppendUint32(nil, uint32(at)), sep), nil
-	})
-	if len(mark) != 5 {
-		return nil, nil, nil, false
-	}
-	at, sep := int(binary.LittleEndian.Uint32(mark)), mark[4]
 	start := len(*members)
-	m := appendResourceVersion(*members, rv, sep)
+	var digits [maxRevisionDigits]byte
+	m := appendResourceVersion(*members, strconv.AppendInt(digits[:0], it.Revision, 10), sep)
 	*members = m
 	return it.Value[:at], m[start:len(m):len(m)], it.Value[at:], true
 }

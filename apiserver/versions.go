@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 
@@ -156,7 +157,12 @@ func (s *Server) completeKind(group string, rs []*resource) error {
 		return err
 	}
 	st.prefix = s.config.keyPrefix + st.qualifiedResource() + "/"
-	st.cache = s.hub.Register(st.prefix, recoverDecode(st.decodeCached))
+	for _, name := range slices.Sorted(maps.Keys(st.fields)) {
+		if name != "metadata.name" && name != "metadata.namespace" { // the key says them
+			st.summaryFields = append(st.summaryFields, name)
+		}
+	}
+	st.cache = s.hub.Register(st.prefix, recoverDecode(st.decodeCached), watch.KeepSummary(st.summarize))
 	for _, r := range rs {
 		r.prefix, r.cache = st.prefix, st.cache
 		if r != st {

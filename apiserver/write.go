@@ -708,15 +708,18 @@ func (rq *request) deleteCollection(ctx context.Context) error {
 	items, rev, _ := rq.res.cache.List(rq.res.keyPrefix(rq.namespace), "", 0, sel.filter())
 	var deleted []*watch.Item
 	for _, it := range items {
-		name := it.Object.(kapi.Object).GetObjectMeta().Name
-		obj, _, err := rq.deleteOne(ctx, name, opts, dryRun)
+		cur, err := cachedObject(it)
+		if err != nil {
+			return err
+		}
+		obj, _, err := rq.deleteOne(ctx, cur.GetObjectMeta().Name, opts, dryRun)
 		if errors.Is(err, storage.ErrNotFound) {
 			continue // deleted meanwhile
 		}
 		if err != nil {
 			return err
 		}
-		deleted = append(deleted, &watch.Item{Key: it.Key, Object: obj})
+		deleted = append(deleted, watch.NewItem(it.Key, 0, obj))
 	}
 	return rq.writeList(kapi.ListMeta{ResourceVersion: formatRevision(rev)}, deleted)
 }

@@ -57,7 +57,12 @@ func ExampleNew() {
 			fmt.Printf("%s at the list's revision: %t, initial events end: %t\n", ev.Type, ev.Revision == listRev, ev.InitialEventsEnd)
 			continue
 		}
-		w := ev.Item.Object.(Widget)
+		obj, err := ev.Item.Object()
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		w := obj.(Widget)
 		fmt.Printf("%s %s %s\n", ev.Type, ev.Item.Key, w.Size)
 	}
 	// Output:
@@ -90,7 +95,8 @@ func ExampleCache_List() {
 	for {
 		items, _, remaining := widgets.List("/registry/widgets/default/", start, 2, nil)
 		for _, it := range items {
-			fmt.Print(it.Object, " ")
+			obj, _ := it.Object()
+			fmt.Print(obj, " ")
 		}
 		fmt.Printf("(%d remaining)\n", remaining)
 		if remaining == 0 {
@@ -104,9 +110,13 @@ func ExampleCache_List() {
 }
 
 func ExampleItem_Encoded() {
-	item := &watch.Item{Key: "/registry/widgets/default/a", Revision: 7, Object: Widget{Size: "small", ResourceVersion: "7"}}
-	encode := func(obj any) ([]byte, error) {
+	item := watch.NewItem("/registry/widgets/default/a", 7, Widget{Size: "small", ResourceVersion: "7"})
+	encode := func() ([]byte, error) {
 		fmt.Println("encoding")
+		obj, err := item.Object()
+		if err != nil {
+			return nil, err
+		}
 		w := obj.(Widget)
 		return fmt.Appendf(nil, `{"size":%q}`, w.Size), nil
 	}

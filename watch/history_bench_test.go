@@ -106,7 +106,13 @@ func historyGrowth(b *testing.B, keys, events int, dec watch.DecodeFunc, encode 
 			if err != nil {
 				b.Fatalf("Next: %v", err)
 			}
-			if _, err := ev.Item.Encoded("application/json", json.Marshal); err != nil {
+			if _, err := ev.Item.Encoded("application/json", func() ([]byte, error) {
+				obj, err := ev.Item.Object()
+				if err != nil {
+					return nil, err
+				}
+				return json.Marshal(obj)
+			}); err != nil {
 				b.Fatal(err)
 			}
 		}

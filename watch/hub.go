@@ -14,21 +14,43 @@ import (
 )
 
 // DecodeFunc turns a stored value into the object the cache serves, with its
-// resourceVersion set from kv.ModRevision.
+// resourceVersion set from kv.ModRevision. It makes a new object each
+// time, and the same one from the same value: the cache keeps a pointer
+// it returns only while something else uses the object, and calls it
+// again (with Key, Value and ModRevision set) when the object is gone.
 type DecodeFunc func(kv storage.KeyValue) (any, error)
 
 // Converted is what a DecodeFunc returns for a value it did not decode as
 // it is but converted (a value stored in an older version): the item then
 // keeps no Value, so that no encoder derives the object's bytes from bytes
-// that are not its.
+// that are not its, and holds the object.
 type Converted struct{ Object any }
 
 // newItem is the item of a decoded value.
-func newItem(kv storage.KeyValue, obj any) *Item {
-	if c, ok := obj.(Converted); ok {
-		return &Item{Key: kv.Key, Revision: kv.ModRevision, Object: c.Object}
+func (c *Cache) newItem(kv storage.KeyValue, obj any) *Item {
+	var it *Item
+	if conv, ok := obj.(Converted); ok {
+		obj = conv.Object
+		it = NewItem(kv.Key, kv.ModRevision, obj)
+	} else {
+		it = decodedItem(kv, obj, c.decode)
 	}
-	return &Item{Key: kv.Key, Revision: kv.ModRevision, Object: obj, Value: kv.Value}
+	if c.summarize != nil {
+		it.Summary = c.summarize(obj, it.Value)
+	}
+	return it
+}
+
+// CacheOption configures one resource's Cache.
+type CacheOption func(*Cache)
+
+// KeepSummary has the cache keep summarize's result for each object it
+// decodes, as the item's Summary, for as long as it keeps the item: what
+// the readers of many items at once (selectors) read, which would cost a
+// decoding of every item whose object the garbage collector took. value
+// is the stored value obj was decoded from (nil for a converted one).
+func KeepSummary(summarize func(obj any, value []byte) any) CacheOption {
+	return func(c *Cache) { c.summarize = summarize }
 }
 
 // Option configures a Hub.
@@ -102,8 +124,11 @@ func New(store storage.Interface, root string, opts ...Option) *Hub {
 // Register adds the cache for the keys of one resource. A resource prefix is
 // root followed by one path segment and a slash ("/widgets.example.com/");
 // it must be registered before Run.
-func (h *Hub) Register(prefix string, decode DecodeFunc) *Cache {
+func (h *Hub) Register(prefix string, decode DecodeFunc, opts ...CacheOption) *Cache {
 	c := &Cache{hub: h, prefix: prefix, decode: decode}
+	for _, o := range opts {
+		o(c)
+	}
 	c.state.Store(&snapshot{})
 	c.history.Store(&history{changed: make(chan struct{})})
 	c.unreadable.Store(&map[string]Unreadable{})
@@ -219,7 +244,7 @@ func (h *Hub) relist(ctx context.Context) (int64, error) {
 				continue
 			}
 			// List returns keys in order.
-			states[c] = append(states[c], newItem(kv, obj))
+			states[c] = append(states[c], c.newItem(kv, obj))
 		}
 		if page.Remaining == 0 || len(page.Items) == 0 {
 			break
@@ -297,7 +322,7 @@ func (h *Hub) apply(ev storage.Event) {
 			if err != nil {
 				h.config.onError(err)
 			} else {
-				item = newItem(kv, obj)
+				item = c.newItem(kv, obj)
 			}
 		}
 	}
@@ -348,9 +373,10 @@ func (h *Hub) cacheFor(key string) *Cache {
 
 // Cache is the state and recent history of one resource.
 type Cache struct {
-	hub    *Hub
-	prefix string
-	decode DecodeFunc
+	hub       *Hub
+	prefix    string
+	decode    DecodeFunc
+	summarize func(obj any, value []byte) any
 
 	state   atomic.Pointer[snapshot] // the current items
 	history atomic.Pointer[history]  // the recent events
@@ -414,7 +440,14 @@ func (c *Cache) apply(typ storage.EventType, key string, item *Item, rev int64) 
 			return false
 		}
 		if item == nil { // not even the last state decodes: what was served, at this revision
-			item = &Item{Key: key, Revision: rev, Object: ev.Prev.Object, Value: ev.Prev.Value}
+			// Without the value, whose bytes say the last state's
+			// resourceVersion, not this revision.
+			if obj, err := ev.Prev.Object(); err == nil {
+				item = NewItem(key, rev, obj)
+			} else {
+				item = &Item{Key: key, Revision: rev, Value: ev.Prev.Value, decode: ev.Prev.decode}
+			}
+			item.Summary = ev.Prev.Summary
 		}
 		ev.Type, ev.Item = Deleted, item
 	} else {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,13 +37,19 @@ func decode(kv storage.KeyValue) (any, error) {
 	return object{Value: string(kv.Value), Rev: kv.ModRevision}, nil
 }
 
+// itemObject is the item's object, nil if it does not decode.
+func itemObject(it *watch.Item) any {
+	obj, _ := it.Object()
+	return obj
+}
+
 // objectOf returns the item's object, checking that its revision is the
 // item's.
 func objectOf(t testing.TB, it *watch.Item) object {
 	t.Helper()
-	o, ok := it.Object.(object)
+	o, ok := itemObject(it).(object)
 	if !ok {
-		t.Fatalf("item %q holds a %T, not an object", it.Key, it.Object)
+		t.Fatalf("item %q holds a %T, not an object", it.Key, itemObject(it))
 	}
 	if o.Rev != it.Revision {
 		t.Errorf("item %q: object decoded at revision %d, item revision %d", it.Key, o.Rev, it.Revision)
@@ -1054,15 +1061,19 @@ func TestItemEncoded(t *testing.T) {
 		item *watch.Item
 	}{
 		{"FromCache", cached},
-		{"Literal", &watch.Item{Key: "k", Revision: 7, Object: object{"literal", 7}}},
+		{"Literal", watch.NewItem("k", 7, object{"literal", 7})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const callers = 50
 			formats := []string{"application/json", "application/yaml", "application/cbor"}
 			var mu sync.Mutex
 			calls := map[string]int{}
-			encoder := func(format string) func(any) ([]byte, error) {
-				return func(obj any) ([]byte, error) {
+			encoder := func(format string) func() ([]byte, error) {
+				return func() ([]byte, error) {
+					obj, err := tc.item.Object()
+					if err != nil {
+						return nil, err
+					}
 					mu.Lock()
 					calls[format]++
 					mu.Unlock()
@@ -1094,7 +1105,7 @@ func TestItemEncoded(t *testing.T) {
 				if calls[format] != 1 {
 					t.Errorf("%s: encoder called %d times, want 1", format, calls[format])
 				}
-				want := fmt.Sprintf("%s:%v", format, tc.item.Object)
+				want := fmt.Sprintf("%s:%v", format, itemObject(tc.item))
 				first := results[f][0]
 				for c, data := range results[f] {
 					if string(data) != want {
@@ -1105,5 +1116,78 @@ func TestItemEncoded(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An item keeps its decoded object only while something else uses it:
+// once the garbage collector has taken it, Object decodes the stored
+// value again, once, and the new object is found by the next callers.
+// A summary kept by KeepSummary stays whatever the collector does.
+func TestItemObjectDecodedAgain(t *testing.T) {
+	var decodes atomic.Int64
+	dec := func(kv storage.KeyValue) (any, error) {
+		decodes.Add(1)
+		return &object{Value: string(kv.Value), Rev: kv.ModRevision}, nil
+	}
+	store := memory.New()
+	t.Cleanup(func() { store.Close() })
+	hub := watch.New(store, root)
+	cache := hub.Register(widgets, dec, watch.KeepSummary(func(obj any, value []byte) any {
+		return "summary of " + string(value)
+	}))
+	mustCreate(t, store, widgets+"ns/a", "a")
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go hub.Run(ctx)
+	if err := hub.WaitFor(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	it, _ := cache.Get(widgets + "ns/a")
+	if it == nil {
+		t.Fatal("Get = nil")
+	}
+	if it.Summary != "summary of a" {
+		t.Errorf("Summary = %v", it.Summary)
+	}
+
+	// Held by the test: the same object, decoded no more.
+	held, err := it.Object()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := decodes.Load()
+	runtime.GC()
+	runtime.GC()
+	again, err := it.Object()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != held || decodes.Load() != before {
+		t.Errorf("an object in use was decoded again (%d decodes more)", decodes.Load()-before)
+	}
+	runtime.KeepAlive(held)
+	held, again = nil, nil
+
+	// Let go: decoded again once, equal, then shared.
+	for range 3 {
+		runtime.GC()
+	}
+	before = decodes.Load()
+	first, err := it.Object()
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, _ := it.Object()
+	if n := decodes.Load() - before; n != 1 {
+		t.Errorf("%d decodes after the object was collected, want 1", n)
+	}
+	if first != second {
+		t.Error("the object decoded again is not shared")
+	}
+	if o := first.(*object); o.Value != "a" || o.Rev != it.Revision {
+		t.Errorf("decoded again as %+v", o)
+	}
+	if it.Summary != "summary of a" {
+		t.Errorf("Summary = %v after collection", it.Summary)
 	}
 }

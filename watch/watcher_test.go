@@ -720,7 +720,7 @@ func TestFanOut(t *testing.T) {
 					errs[i] = err
 					return
 				}
-				got[i] = append(got[i], change{Type: ev.Type, Key: ev.Item.Key, Value: ev.Item.Object.(object).Value, Rev: ev.Revision})
+				got[i] = append(got[i], change{Type: ev.Type, Key: ev.Item.Key, Value: itemObject(ev.Item).(object).Value, Rev: ev.Revision})
 			}
 		})
 	}
@@ -952,7 +952,7 @@ func TestRelistAfterStorageWatchExpires(t *testing.T) {
 func TestFilter(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.run(t)
-	red := func(it *watch.Item) bool { return strings.HasPrefix(it.Object.(object).Value, "red") }
+	red := func(it *watch.Item) bool { return strings.HasPrefix(itemObject(it).(object).Value, "red") }
 	start := mustRevision(t, e.store)
 	w, err := e.widgets.Watch(watch.WatchOptions{Revision: start, Filter: red})
 	if err != nil {
@@ -988,7 +988,7 @@ func TestFilter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := string(ev.Type) + " " + ev.Item.Object.(object).Value; got != step.want || ev.Revision != rev {
+		if got := string(ev.Type) + " " + itemObject(ev.Item).(object).Value; got != step.want || ev.Revision != rev {
 			t.Fatalf("after %q: %s at %d, want %s at %d", step.value, got, ev.Revision, step.want, rev)
 		}
 	}

@@ -1,0 +1,103 @@
+package apiserver_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// The watch cache keeps its decoded objects only while a request uses
+// them (watch.Item): every read and write must answer the same once the
+// garbage collector has taken them as before, in every format and view,
+// with selectors (which read the cache's summaries, not the objects) and
+// in the other version.
+func TestReadsAfterCollection(t *testing.T) {
+	srv := newWidgetHandler(t)
+	do := func(method, path, accept, body string, want int) string {
+		t.Helper()
+		var r io.Reader
+		if body != "" {
+			r = strings.NewReader(body)
+		}
+		req := httptest.NewRequest(method, path, r)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+			if method == "PATCH" {
+				req.Header.Set("Content-Type", "application/merge-patch+json")
+			}
+		}
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Fatalf("%s %s (%s): %d, want %d: %s", method, path, accept, rec.Code, want, rec.Body)
+		}
+		return rec.Body.String()
+	}
+	const v1 = "/apis/example.com/v1"
+	for _, w := range []struct{ ns, name, app, color string }{
+		{"default", "a", "x", "red"}, {"default", "b", "y", "blue"}, {"other", "c", "x", "blue"},
+	} {
+		do("POST", v1+"/namespaces/"+w.ns+"/widgets", "", fmt.Sprintf(
+			`{"metadata":{"name":%q,"labels":{"app":%q}},"spec":{"color":%q,"size":1,"ports":[{"name":"default","port":80}]}}`,
+			w.name, w.app, w.color), http.StatusCreated)
+	}
+	table := "application/json;as=Table;v=v1;g=meta.k8s.io"
+	meta := "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io"
+	reads := []struct{ path, accept string }{
+		{v1 + "/namespaces/default/widgets/a", ""},
+		{v1 + "/namespaces/default/widgets/a", "application/yaml"},
+		{v1 + "/namespaces/default/widgets/a", "application/vnd.kubernetes.protobuf"},
+		{v1 + "/namespaces/default/widgets/a", "application/cbor"},
+		{v1 + "/namespaces/default/widgets/a", table},
+		{v1 + "/namespaces/default/widgets/a", meta},
+		{"/apis/example.com/v1beta1/namespaces/default/widgets/a", ""},
+		{v1 + "/widgets", ""},
+		{v1 + "/widgets", table},
+		{v1 + "/widgets?labelSelector=app%3Dx", ""},
+		{v1 + "/widgets?labelSelector=app%20in%20(y)", ""},
+		{v1 + "/widgets?labelSelector=!app", ""},
+		{v1 + "/widgets?fieldSelector=spec.color%3Dblue", ""},
+		{v1 + "/widgets?fieldSelector=metadata.name%3Db", ""},
+		{v1 + "/widgets?fieldSelector=metadata.namespace%3Dother", ""},
+		{v1 + "/widgets?fieldSelector=metadata.namespace!%3Dother,spec.color%3Dblue&labelSelector=app", ""},
+		{v1 + "/namespaces/default/widgets?fieldSelector=metadata.name!%3Da", "application/vnd.kubernetes.protobuf"},
+		{"/apis/example.com/v1beta1/widgets?fieldSelector=spec.color%3Dblue", ""},
+	}
+	before := make([]string, len(reads))
+	for i, r := range reads {
+		before[i] = do("GET", r.path, r.accept, "", http.StatusOK)
+	}
+	// What the selectors should select, not only what they selected before.
+	for i, want := range map[int][]string{9: {`"a"`, `"c"`}, 10: {`"b"`}, 12: {`"b"`, `"c"`}, 13: {`"b"`}, 14: {`"c"`}, 15: {`"b"`}, 17: {`"b"`, `"c"`}} {
+		if got := strings.Count(before[i], `"namespace":`); got != len(want) {
+			t.Errorf("%s: %d objects, want %v: %s", reads[i].path, got, want, before[i])
+		}
+		for _, name := range want {
+			if !strings.Contains(before[i], `"name":`+name) {
+				t.Errorf("%s: %s not selected: %s", reads[i].path, name, before[i])
+			}
+		}
+	}
+	for range 3 {
+		runtime.GC()
+	}
+	for i, r := range reads {
+		if got := do("GET", r.path, r.accept, "", http.StatusOK); got != before[i] {
+			t.Errorf("GET %s (%s) after a collection:\n%s\nbefore:\n%s", r.path, r.accept, got, before[i])
+		}
+	}
+	// A write whose object the collector took starts from its stored value.
+	runtime.GC()
+	do("PATCH", v1+"/namespaces/default/widgets/a", "", `{"spec":{"color":"green"}}`, http.StatusOK)
+	runtime.GC()
+	if got := do("GET", v1+"/widgets?fieldSelector=spec.color%3Dgreen", "", "", http.StatusOK); !strings.Contains(got, `"name":"a"`) || strings.Count(got, `"namespace":`) != 1 {
+		t.Errorf("after the patch, spec.color=green selects %s", got)
+	}
+}
