@@ -162,7 +162,7 @@ func (s *Server) completeKind(group string, rs []*resource) error {
 			st.summaryFields = append(st.summaryFields, name)
 		}
 	}
-	st.cache = s.hub.Register(st.prefix, recoverDecode(st.decodeCached), watch.KeepSummary(st.summarize))
+	st.cache = s.hub.Register(st.prefix, recoverDecode(st.decodeCached), watch.KeepSummary(st.summarize), watch.TakeOffers(stampRevision))
 	for _, r := range rs {
 		r.prefix, r.cache = st.prefix, st.cache
 		if r != st {
