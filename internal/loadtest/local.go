@@ -142,6 +142,22 @@ func (l *localServers) fresh() (*target, func(), error) {
 	return t, func() { stopProc(cmd) }, nil
 }
 
+// freshBolt starts another example server, empty, on the bolt backend, its
+// file in a new directory under the harness's temporary one (on disk, so
+// that every acknowledged write is fsynced as in production).
+func (l *localServers) freshBolt() (*target, func(), error) {
+	data, err := os.MkdirTemp(l.dir, "bolt-")
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := l.start(context.Background(), "kapi", l.widgetsBin, "-pprof", "-data", data, "-addr")
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := l.procs[len(l.procs)-1]
+	return t, func() { stopProc(cmd); _ = os.RemoveAll(data) }, nil
+}
+
 func stopProc(cmd *exec.Cmd) {
 	if cmd.ProcessState != nil {
 		return
@@ -202,26 +218,48 @@ func (l *localServers) profileMissed(ctx context.Context, e *env, verdicts []ver
 	return out
 }
 
-// cpuProfile runs workload against kapi while kapi profiles itself.
+// cpuProfile runs workload against kapi while kapi profiles itself (a
+// fresh kapi on bolt for a bolt workload).
 func (l *localServers) cpuProfile(ctx context.Context, e *env, workload string) (string, string, error) {
+	sz := e.Sizes
+	t := e.Kapi
+	var w *requestWorkload
+	for _, rw := range requestWorkloads(sz.Conns) {
+		if rw.Name == workload {
+			w = &rw
+		}
+	}
+	if w != nil && w.Bolt {
+		bolt, stop, err := startBolt(ctx, l.freshBolt)
+		if err != nil {
+			return "", "", err
+		}
+		defer stop()
+		t = bolt
+	}
 	file := filepath.Join(l.dir, workload+".cpu.pprof")
 	got := make(chan error, 1)
 	go func() {
-		got <- fetch(ctx, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", e.Kapi.URL, l.profileSecs), file)
+		got <- fetch(ctx, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", t.URL, l.profileSecs), file)
 	}()
 	time.Sleep(200 * time.Millisecond)
-	sz := e.Sizes
-	switch workload {
-	case "watch":
-		sz.WatchDuration = time.Duration(l.profileSecs) * time.Second
-		if _, err := runWatch(ctx, e.Kapi, sz); err != nil {
+	profiled := time.Duration(l.profileSecs) * time.Second
+	switch {
+	case workload == "watch":
+		sz.WatchDuration = profiled
+		if _, err := runWatch(ctx, t, sz); err != nil {
 			return "", "", err
 		}
+	case w != nil:
+		spec := loadSpec{Conns: w.conns(sz), Duration: profiled, Rate: sz.Rate}
+		runLoad(ctx, t, spec, w.op(t.URL))
 	default:
-		for _, w := range requestWorkloads(sz.Conns) {
-			if w.Name == workload {
-				spec := loadSpec{Conns: sz.Conns, Duration: time.Duration(l.profileSecs) * time.Second, Rate: sz.Rate}
-				runLoad(ctx, e.Kapi, spec, w.op(e.Kapi.URL))
+		if s, ok := streamingWorkload(workload, sz); ok {
+			// Informers starting, again and again for as long.
+			for end := time.Now().Add(profiled); time.Now().Before(end); {
+				if _, err := runStreamingLists(ctx, t, s); err != nil {
+					return "", "", err
+				}
 			}
 		}
 	}

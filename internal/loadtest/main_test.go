@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,26 +16,42 @@ import (
 
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
+	"github.com/kapi-dev/kapi/storage/bolt"
 )
 
-// newKapi serves the example's widgets from an in-process kapi. Its PID is
-// the test's own, so that the RSS and CPU code runs (on figures that mean
-// nothing here).
-func newKapi(t *testing.T) *target {
+// newKapi serves the example's widgets from an in-process kapi, with Go's
+// profiles under /debug/pprof/ as the example's -pprof serves them. Its
+// PID is the test's own, so that the RSS and CPU code runs (on figures
+// that mean nothing here).
+func newKapi(t *testing.T, opts ...apiserver.Option) *target {
 	t.Helper()
-	api, err := apiserver.New()
+	api, err := apiserver.New(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := widgetapi.Register(api); err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(api)
+	mux := http.NewServeMux()
+	mux.Handle("/", api)
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	hs := httptest.NewServer(mux)
 	t.Cleanup(func() {
 		_ = api.Close() // ends the watches first
 		hs.Close()
 	})
 	return &target{Name: "kapi", URL: hs.URL, PID: os.Getpid()}
+}
+
+// newBoltKapi is newKapi on a bolt file in a temporary directory.
+func newBoltKapi(t *testing.T) *target {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "kapi.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() }) // after the server's cleanup
+	return newKapi(t, apiserver.WithStorage(db))
 }
 
 func serveHandler(t *testing.T, name string, h http.Handler) *target {
@@ -57,7 +74,7 @@ func TestRun(t *testing.T) {
 	t.Cleanup(func() { _ = closeCounting() })
 	sz := sizes{
 		Small: 20, Large: 200, Watchers: 20, WatchRate: 50, WatchDuration: 400 * time.Millisecond,
-		Informers: 5, ClientGoInformers: 2, MemoryObjects: 300, IdleWatchers: 20,
+		Informers: 5, SmallInformers: 3, SmallInformerObjects: 50, ClientGoInformers: 2, MemoryObjects: 300, IdleWatchers: 20,
 		Duration: 150 * time.Millisecond, Conns: 4, InformerExpiry: time.Minute, Settle: 50 * time.Millisecond,
 	}
 	e := &env{
@@ -66,6 +83,9 @@ func TestRun(t *testing.T) {
 		Counting: serveHandler(t, "kapi", counting),
 		Fresh: func() (*target, func(), error) {
 			return newKapi(t), func() {}, nil
+		},
+		Bolt: func() (*target, func(), error) {
+			return newBoltKapi(t), func() {}, nil
 		},
 		FreshCeiling: func() (*target, func(), error) {
 			c, stop := newCeiling()
@@ -97,7 +117,7 @@ func TestRun(t *testing.T) {
 			t.Errorf("workload %s has no kapi result", w)
 		}
 		switch w {
-		case "informers", "informers-client-go", "memory":
+		case "informers-client-go", "memory":
 		default:
 			if seen[w]["ceiling"] != 1 {
 				t.Errorf("workload %s has %d ceiling results, want 1", w, seen[w]["ceiling"])
@@ -106,8 +126,16 @@ func TestRun(t *testing.T) {
 	}
 
 	verdicts := judge(results, sz)
-	if len(verdicts) != 9 {
-		t.Errorf("%d targets judged, want 9:\n%s", len(verdicts), targetsTable(verdicts))
+	if len(verdicts) != 14 {
+		t.Errorf("%d targets judged, want 14:\n%s", len(verdicts), targetsTable(verdicts))
+	}
+	for _, want := range []string{
+		"CREATE (bolt, 8 writers)", "LIST 200 JSON ≥ 60% of its ceiling's bytes/s (2 connections)", "LIST 200 JSON ≥ 60% of its ceiling's bytes/s (4 connections)",
+		"informer start: 3 clients × 50 widgets", "informer start: 5 clients × 200 widgets", "(live heap growth after a forced GC)",
+	} {
+		if !strings.Contains(targetsTable(verdicts), want) {
+			t.Errorf("no target %q among:\n%s", want, targetsTable(verdicts))
+		}
 	}
 	for _, v := range verdicts {
 		if v.Target == "WATCH: one encode per event per media type" && !v.Met {
@@ -168,19 +196,33 @@ func checkResult(t *testing.T, r *Result, sz sizes) {
 		if r.Watchers != sz.IdleWatchers || r.RSSEndMiB <= 0 {
 			t.Errorf("%d idle watchers, RSS %v MiB", r.Watchers, r.RSSEndMiB)
 		}
-	case "informers", "informers-client-go":
-		want := sz.Informers
-		if r.Workload == "informers-client-go" {
+	case "informers", "informers-small", "informers-client-go":
+		want, objects := sz.Informers, sz.Large
+		switch r.Workload {
+		case "informers-client-go":
 			want = sz.ClientGoInformers
+		case "informers-small":
+			want, objects = sz.SmallInformers, sz.SmallInformerObjects
 		}
-		if r.SyncSeconds <= 0 || r.Informers != want || r.Objects != sz.Large {
-			t.Errorf("%d informers of %d objects synced in %vs", r.Informers, r.Objects, r.SyncSeconds)
+		if r.SyncSeconds <= 0 || r.Informers != want || r.Objects != objects {
+			t.Errorf("%d informers of %d objects synced in %vs, want %d of %d", r.Informers, r.Objects, r.SyncSeconds, want, objects)
+		}
+		// Every widget of ~1 KiB went to every client.
+		if r.Workload != "informers-client-go" && r.BytesPerSec*r.SyncSeconds < float64(want*objects*900) {
+			t.Errorf("%.0f bytes read by %d clients of %d widgets", r.BytesPerSec*r.SyncSeconds, want, objects)
 		}
 	case "memory":
 		if r.Objects != sz.MemoryObjects || r.JSONBytes < int64(sz.MemoryObjects)*900 || r.RSSEndMiB <= 0 {
 			t.Errorf("%d widgets of %d bytes of JSON, RSS %v MiB", r.Objects, r.JSONBytes, r.RSSEndMiB)
 		}
+		// The test's own heap: it holds the widgets at least once.
+		if r.HeapBaseMiB <= 0 || r.HeapPerJSON <= 0 {
+			t.Errorf("live heap %v → %v MiB, %.2f× the JSON", r.HeapBaseMiB, r.HeapEndMiB, r.HeapPerJSON)
+		}
 	default:
+		if want := workloadConns(r.Workload, sz); r.Conns != want {
+			t.Errorf("%d connections, want %d", r.Conns, want)
+		}
 		if r.Requests <= 0 || r.RequestsPerSec <= 0 || r.BytesPerSec <= 0 {
 			t.Errorf("%d requests, %v req/s, %v bytes/s", r.Requests, r.RequestsPerSec, r.BytesPerSec)
 		}
@@ -193,6 +235,15 @@ func checkResult(t *testing.T, r *Result, sz sizes) {
 			t.Errorf("server CPU %vs, RSS peak %v MiB", r.ServerCPUSeconds, r.RSSPeakMiB)
 		}
 	}
+}
+
+func workloadConns(name string, sz sizes) int {
+	for _, w := range requestWorkloads(sz.Conns) {
+		if w.Name == name {
+			return w.conns(sz)
+		}
+	}
+	return -1
 }
 
 // TestCeilingReplays checks that the ceiling answers with what was
