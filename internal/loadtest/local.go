@@ -199,8 +199,16 @@ func (l *localServers) profileMissed(ctx context.Context, e *env, verdicts []ver
 			continue
 		}
 		done[v.Workload] = true
-		log.Printf("profiling kapi on %s (missed: %s)", v.Workload, v.Target)
-		p := profile{Target: v.Target}
+		// One profile for every target of the workload it missed (memory
+		// has two).
+		target := v.Target
+		for _, o := range verdicts {
+			if !o.Met && o.Workload == v.Workload && o.Target != v.Target {
+				target += "; " + o.Target
+			}
+		}
+		log.Printf("profiling kapi on %s (missed: %s)", v.Workload, target)
+		p := profile{Target: target}
 		var err error
 		switch v.Workload {
 		case "memory":

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/http/pprof"
@@ -131,7 +133,7 @@ func TestRun(t *testing.T) {
 	}
 	for _, want := range []string{
 		"CREATE (bolt, 8 writers)", "LIST 200 JSON ≥ 60% of its ceiling's bytes/s (2 connections)", "LIST 200 JSON ≥ 60% of its ceiling's bytes/s (4 connections)",
-		"informer start: 3 clients × 50 widgets", "informer start: 5 clients × 200 widgets", "(live heap growth after a forced GC)",
+		"informer start: 3 clients × 50 widgets at the bookmark", "informer start: 5 clients × 200 widgets at the bookmark", "(live heap growth after a forced GC)",
 	} {
 		if !strings.Contains(targetsTable(verdicts), want) {
 			t.Errorf("no target %q among:\n%s", want, targetsTable(verdicts))
@@ -327,5 +329,122 @@ func TestTLS(t *testing.T) {
 	}
 	if _, err := tlsConfig("", "missing.pem", "missing-key.pem"); err == nil {
 		t.Error("a client certificate that does not exist: no error")
+	}
+}
+
+// TestCeilingReplaysStreamingList checks that the ceiling answers a
+// streaming list with the bytes kapi sent for one, and that they hold every
+// widget and the bookmark that ends the initial events.
+func TestCeilingReplaysStreamingList(t *testing.T) {
+	kapi := newKapi(t)
+	ceil, stop := newCeiling()
+	t.Cleanup(stop)
+	ceiling := serveHandler(t, "ceiling", ceil)
+	ctx := t.Context()
+	const n = 30
+	if _, err := seed(ctx, kapi, nsInformers, "w", n, 2); err != nil {
+		t.Fatal(err)
+	}
+	c := watchClient(kapi, 1)
+	defer c.CloseIdleConnections()
+	var fromKapi, fromCeiling recordedStream
+	added, size, err := streamingList(ctx, c, widgetsURL(kapi.URL, nsInformers)+streamingListQuery, &fromKapi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if added != n || size != int64(fromKapi.Body.Len()) || size < n*900 {
+		t.Fatalf("kapi's streaming list: %d ADDED in %d bytes (%d kept), want %d widgets of ~1 KiB", added, size, fromKapi.Body.Len(), n)
+	}
+	if err := configureCeiling(ctx, ceiling.URL, ceilingConfig{WatchHeader: fromKapi.Header, Initial: fromKapi.Body.Bytes()}); err != nil {
+		t.Fatal(err)
+	}
+	cc := watchClient(ceiling, 1)
+	defer cc.CloseIdleConnections()
+	added, _, err = streamingList(ctx, cc, widgetsURL(ceiling.URL, nsInformers)+streamingListQuery, &fromCeiling)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if added != n || !bytes.Equal(fromCeiling.Body.Bytes(), fromKapi.Body.Bytes()) {
+		t.Errorf("the ceiling's streaming list: %d ADDED in %d bytes, kapi's %d in %d", added, fromCeiling.Body.Len(), n, fromKapi.Body.Len())
+	}
+	if got, want := fromCeiling.Header.Get("Content-Type"), fromKapi.Header.Get("Content-Type"); got != want || want == "" {
+		t.Errorf("the ceiling's Content-Type is %q, kapi's %q", got, want)
+	}
+	// It answers nothing else: no response was recorded for that.
+	plain := ceiling.client(1)
+	defer plain.CloseIdleConnections()
+	var he *httpError
+	if _, _, _, err := send(ctx, plain, "GET", widgetsURL(ceiling.URL, nsInformers), nil, nil, false); !errors.As(err, &he) || he.Code != http.StatusServiceUnavailable {
+		t.Errorf("a LIST of a ceiling configured for streaming lists only: %v, want 503", err)
+	}
+}
+
+// TestLiveHeap reads the live heap of a server serving net/http/pprof, and
+// tells a server without it and a profile without the figure apart.
+func TestLiveHeap(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	withPprof := serveHandler(t, "kapi", mux)
+	keep := make([]byte, 4<<20) // live across the forced GC
+	n, err := liveHeap(t.Context(), withPprof)
+	if err != nil || n < int64(len(keep)) {
+		t.Errorf("liveHeap: %d, %v; the test holds %d bytes", n, err, len(keep))
+	}
+	keep[0] = 1
+	without := serveHandler(t, "kapi", http.NotFoundHandler())
+	if _, err := liveHeap(t.Context(), without); !errors.Is(err, errNoHeap) {
+		t.Errorf("liveHeap of a server without pprof: %v, want errNoHeap", err)
+	}
+	for _, bad := range []string{"heap profile: 1: 2 [3: 4] @ heap/1048576\n", "# HeapAlloc = x\n", "# HeapAlloc = 0\n"} {
+		if n, err := heapAlloc([]byte(bad)); err == nil {
+			t.Errorf("heapAlloc(%q) = %d, want an error", bad, n)
+		}
+	}
+	if n, err := heapAlloc([]byte("# runtime.MemStats\n# Alloc = 5\n# HeapAlloc = 1234\n")); n != 1234 || err != nil {
+		t.Errorf("heapAlloc: %d, %v, want 1234", n, err)
+	}
+}
+
+// TestJudgeNewTargets checks the lines of the targets the harness measures
+// on its own servers: bolt CREATE, LIST with 2 connections, informers
+// against their ceiling, the live heap.
+func TestJudgeNewTargets(t *testing.T) {
+	sz := sizes{Large: 10000, Conns: 8}
+	results := func(list2, bolt, informers, heap float64) []*Result {
+		return []*Result{
+			{Workload: "list-large-json-2", Server: "kapi", Conns: 2, RequestsPerSec: 1, BytesPerSec: list2},
+			{Workload: "list-large-json-2", Server: "ceiling", Conns: 2, RequestsPerSec: 1, BytesPerSec: 1},
+			{Workload: "create-bolt", Server: "kapi", Conns: 8, RequestsPerSec: bolt},
+			{Workload: "create-bolt", Server: "ceiling", Conns: 8, RequestsPerSec: 1},
+			{Workload: "informers-small", Server: "kapi", Informers: 8, Objects: 1000, SyncSeconds: informers},
+			{Workload: "informers-small", Server: "ceiling", Informers: 8, Objects: 1000, SyncSeconds: 1},
+			{Workload: "memory", Server: "kapi", Objects: 100000, JSONBytes: 1 << 20, RSSPerJSON: 2, HeapBaseMiB: 1, HeapEndMiB: 1 + heap, HeapPerJSON: heap},
+		}
+	}
+	for _, tc := range []struct {
+		name                         string
+		list2, bolt, informers, heap float64
+		met                          bool
+	}{
+		{"met", 0.61, 0.26, 1.49, 1.49, true},
+		{"missed", 0.59, 0.24, 1.51, 1.51, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vs := judge(results(tc.list2, tc.bolt, tc.informers, tc.heap), sz)
+			if len(vs) != 5 {
+				t.Fatalf("%d targets, want 5:\n%s", len(vs), targetsTable(vs))
+			}
+			for _, v := range vs {
+				if strings.Contains(v.Target, "RSS growth") {
+					continue // 2× is under 3×: met either way
+				}
+				if v.Met != tc.met {
+					t.Errorf("%s: met %v at %v, want %v", v.Target, v.Met, v.Value, tc.met)
+				}
+			}
+			if !strings.Contains(vs[0].Target, "(2 connections)") {
+				t.Errorf("the LIST target %q does not say 2 connections", vs[0].Target)
+			}
+		})
 	}
 }

@@ -366,7 +366,7 @@ func (r *Result) summary() string {
 		fmt.Fprintf(&b, "%d idle watchers: %.1f KiB each", r.Watchers, r.IdleWatcherKiB)
 	}
 	if r.Informers > 0 {
-		fmt.Fprintf(&b, "%d informers × %d widgets synced in %.2fs", r.Informers, r.Objects, r.SyncSeconds)
+		fmt.Fprintf(&b, "%d informers × %d widgets synced in %s", r.Informers, r.Objects, seconds(r.SyncSeconds))
 	}
 	if r.JSONBytes > 0 {
 		fmt.Fprintf(&b, "  %d widgets, %.1f MiB of JSON: RSS %.1f → %.1f MiB, %.2f× the JSON", r.Objects, mib(r.JSONBytes), r.RSSBaseMiB, r.RSSEndMiB, r.RSSPerJSON)
