@@ -155,7 +155,14 @@ func (l *localServers) freshBolt() (*target, func(), error) {
 		return nil, nil, err
 	}
 	cmd := l.procs[len(l.procs)-1]
-	return t, func() { stopProc(cmd); _ = os.RemoveAll(data) }, nil
+	stop := func() { stopProc(cmd); _ = os.RemoveAll(data) }
+	// The example opens its file before it serves: a server without one
+	// is not on bolt.
+	if _, err := os.Stat(filepath.Join(data, "kapi.db")); err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("the example started with -data has no bolt file: %w", err)
+	}
+	return t, stop, nil
 }
 
 func stopProc(cmd *exec.Cmd) {
