@@ -181,15 +181,7 @@ func runInformerStart(ctx context.Context, e *env, s streaming) (kapi, ceiling *
 
 // quicker is the round whose informers synced sooner.
 func quicker(a, b *Result) *Result {
-	if a == nil || b.SyncSeconds < a.SyncSeconds {
-		b.Rounds = 1
-		if a != nil {
-			b.Rounds += a.Rounds
-		}
-		return b
-	}
-	a.Rounds++
-	return a
+	return keepBest(a, b, a != nil && b.SyncSeconds < a.SyncSeconds)
 }
 
 // runStreamingLists starts s.Clients streaming lists of s.NS at once, each

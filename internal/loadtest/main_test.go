@@ -248,13 +248,18 @@ func workloadConns(name string, sz sizes) int {
 	return -1
 }
 
+// newKapiAndCeiling is an in-process kapi and a ceiling beside it.
+func newKapiAndCeiling(t *testing.T) (kapi, ceiling *target) {
+	t.Helper()
+	ceil, stop := newCeiling()
+	t.Cleanup(stop)
+	return newKapi(t), serveHandler(t, "ceiling", ceil)
+}
+
 // TestCeilingReplays checks that the ceiling answers with what was
 // recorded from kapi: status, headers and body.
 func TestCeilingReplays(t *testing.T) {
-	kapi := newKapi(t)
-	ceil, stop := newCeiling()
-	t.Cleanup(stop)
-	ceiling := serveHandler(t, "ceiling", ceil)
+	kapi, ceiling := newKapiAndCeiling(t)
 	ctx := t.Context()
 	if _, err := seed(ctx, kapi, nsGet, "w", 1, 1); err != nil {
 		t.Fatal(err)
@@ -336,10 +341,7 @@ func TestTLS(t *testing.T) {
 // streaming list with the bytes kapi sent for one, and that they hold every
 // widget and the bookmark that ends the initial events.
 func TestCeilingReplaysStreamingList(t *testing.T) {
-	kapi := newKapi(t)
-	ceil, stop := newCeiling()
-	t.Cleanup(stop)
-	ceiling := serveHandler(t, "ceiling", ceil)
+	kapi, ceiling := newKapiAndCeiling(t)
 	ctx := t.Context()
 	const n = 30
 	if _, err := seed(ctx, kapi, nsInformers, "w", n, 2); err != nil {

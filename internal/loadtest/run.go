@@ -388,7 +388,13 @@ func (r *Result) summary() string {
 
 // better is the round with more requests/s.
 func better(a, b *Result) *Result {
-	if a == nil || b.RequestsPerSec > a.RequestsPerSec {
+	return keepBest(a, b, a != nil && b.RequestsPerSec > a.RequestsPerSec)
+}
+
+// keepBest is round b if it is the first (a is nil) or bBetter, else a;
+// either way counting the rounds so far in its Rounds.
+func keepBest(a, b *Result, bBetter bool) *Result {
+	if a == nil || bBetter {
 		b.Rounds = 1
 		if a != nil {
 			b.Rounds += a.Rounds
