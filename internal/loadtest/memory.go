@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"time"
 )
@@ -68,7 +67,7 @@ func runMemory(ctx context.Context, t *target, sz sizes) (*Result, error) {
 	return r, nil
 }
 
-// errNoHeap: the server does not serve Go's heap profile.
+// errNoHeap: the server does not serve Go's heap profile (to the harness).
 var errNoHeap = errors.New("the server serves no /debug/pprof/heap")
 
 // liveHeap is the server's live heap: the HeapAlloc that net/http/pprof's
@@ -79,8 +78,8 @@ func liveHeap(ctx context.Context, t *target) (int64, error) {
 	defer c.CloseIdleConnections()
 	_, body, _, err := send(ctx, c, "GET", t.URL+"/debug/pprof/heap?gc=1&debug=1", nil, nil, true)
 	var he *httpError
-	if errors.As(err, &he) && he.Code == http.StatusNotFound {
-		return 0, errNoHeap
+	if errors.As(err, &he) { // none, or not for the harness (401, 403)
+		return 0, fmt.Errorf("%w: %v", errNoHeap, err)
 	}
 	if err != nil {
 		return 0, err
