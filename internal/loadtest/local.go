@@ -150,6 +150,10 @@ func (l *localServers) freshBolt() (*target, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	var fs syscall.Statfs_t
+	if syscall.Statfs(data, &fs) == nil && fs.Type == tmpfsMagic {
+		log.Printf("warning: the bolt file is in %s, on tmpfs, where fsync costs nothing: set TMPDIR to a directory on disk", data)
+	}
 	t, err := l.start(context.Background(), "kapi", l.widgetsBin, "-pprof", "-data", data, "-addr")
 	if err != nil {
 		return nil, nil, err
@@ -164,6 +168,9 @@ func (l *localServers) freshBolt() (*target, func(), error) {
 	}
 	return t, stop, nil
 }
+
+// tmpfsMagic is tmpfs's f_type in statfs(2).
+const tmpfsMagic = 0x01021994
 
 func stopProc(cmd *exec.Cmd) {
 	if cmd.ProcessState != nil {
