@@ -32,9 +32,11 @@ type Result struct {
 	P999ms         float64 `json:"p999ms,omitempty"`
 
 	ServerCPUSeconds float64 `json:"serverCPUSeconds,omitempty"`
-	CPUSecPer1k      float64 `json:"serverCPUSecondsPer1000Requests,omitempty"`
-	RSSPeakMiB       float64 `json:"serverRSSPeakMiB,omitempty"`
-	RSSEndMiB        float64 `json:"serverRSSEndMiB,omitempty"`
+	// CPUSecPer1k: of informers starting, per 1,000 streaming lists over
+	// all rounds (ServerCPUSeconds is the reported round's).
+	CPUSecPer1k float64 `json:"serverCPUSecondsPer1000Requests,omitempty"`
+	RSSPeakMiB  float64 `json:"serverRSSPeakMiB,omitempty"`
+	RSSEndMiB   float64 `json:"serverRSSEndMiB,omitempty"`
 
 	// WATCH fan-out: latency figures are delivery latency, from the
 	// write's acknowledgement to a watcher's receipt.
