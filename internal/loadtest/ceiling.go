@@ -35,11 +35,17 @@ func record(ctx context.Context, c *http.Client, method, url string, header http
 
 // ceilingConfig is what the ceiling answers: resp to every request that is
 // not a watch; to a watch, watchHeader and then, after every non-watch
-// request, frame.
+// request, frame; to a streaming list (a watch with sendInitialEvents=true),
+// watchHeader and initial.
 type ceilingConfig struct {
-	Response    *recorded   `json:"response"`
+	Response    *recorded   `json:"response,omitempty"`
 	WatchHeader http.Header `json:"watchHeader,omitempty"`
 	Frame       []byte      `json:"frame,omitempty"`
+	// Initial is kapi's whole answer to a streaming list up to its
+	// initial-events-end bookmark, the frames as they came: the ceiling
+	// writes it in one go and then holds the watch open, as a server with
+	// nothing to do but send what it has would.
+	Initial []byte `json:"initial,omitempty"`
 }
 
 type ceiling struct {
@@ -72,7 +78,7 @@ func (c *ceiling) wrote() {
 func (c *ceiling) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == ceilingPath+"config" {
 		var cfg ceilingConfig
-		if err := json.NewDecoder(r.Body).Decode(&cfg); err != nil || cfg.Response == nil {
+		if err := json.NewDecoder(r.Body).Decode(&cfg); err != nil || (cfg.Response == nil && cfg.Initial == nil) {
 			http.Error(w, fmt.Sprintf("bad config: %v", err), http.StatusBadRequest)
 			return
 		}
@@ -84,11 +90,17 @@ func (c *ceiling) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.mu.RLock()
 	cfg := c.cfg
 	c.mu.RUnlock()
+	q := r.URL.Query()
+	watch := q.Get("watch") == "true" || q.Get("watch") == "1"
+	if watch && cfg.Initial != nil && q.Get("sendInitialEvents") == "true" {
+		streamInitial(w, r, cfg.WatchHeader, cfg.Initial)
+		return
+	}
 	if cfg.Response == nil {
 		http.Error(w, "the ceiling is not configured", http.StatusServiceUnavailable)
 		return
 	}
-	if q := r.URL.Query().Get("watch"); (q == "true" || q == "1") && cfg.Frame != nil {
+	if watch && cfg.Frame != nil {
 		c.watch(w, r, cfg.WatchHeader, cfg.Frame)
 		return
 	}
@@ -140,6 +152,22 @@ func (c *ceiling) watch(w http.ResponseWriter, r *http.Request, header http.Head
 		}
 		f.Flush()
 	}
+}
+
+// streamInitial answers a streaming list: the recorded initial events and
+// their closing bookmark, one write, then nothing until the client leaves.
+func streamInitial(w http.ResponseWriter, r *http.Request, header http.Header, initial []byte) {
+	for k, v := range header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(http.StatusOK)
+	if _, err := w.Write(initial); err != nil {
+		return
+	}
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	<-r.Context().Done()
 }
 
 // configureCeiling sends cfg to the ceiling at base.

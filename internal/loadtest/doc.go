@@ -10,29 +10,56 @@
 //
 // builds examples/widgets, starts it (memory backend, -pprof), the ceiling
 // (-serve-ceiling) and a kapi that counts its encodes (-serve-kapi), each
-// its own process, runs every workload against kapi and then the ceiling,
-// prints a table, writes the report and profiles kapi on every missed
-// target. -json FILE writes the results as JSON.
+// its own process (and, for create-bolt, the idle watchers and memory,
+// fresh example servers of their own), runs every workload against kapi
+// and then the ceiling, prints a table, writes the report and profiles
+// kapi on every missed target. -json FILE writes the results as JSON.
 //
 // Against another server: -server URL (with -ca, -cert, -key for TLS and a
 // client certificate; -server-pid for its CPU and RSS when it is local),
-// and -ceiling URL for a ceiling started with -serve-ceiling ADDR.
+// and -ceiling URL for a ceiling started with -serve-ceiling ADDR; create-bolt
+// is then left out (the harness has no bolt server of that kind to start).
 //
 // # Workloads
 //
 // GET one widget; LIST the small and the large namespace in JSON and
-// protobuf; CREATE; UPDATE (PUT); merge PATCH; server-side apply; the watch
-// fan-out (watchers × a writer at a fixed rate: delivery latency, events
-// lost, encodes per event); idle watchers (RSS per watcher); informers
-// starting at once (client-go dynamic informers, streaming lists); memory
-// (RSS growth for many widgets against their JSON size). Every request
-// workload runs closed-loop over -conns connections for -duration, or at an
-// offered -rate.
+// protobuf, and the large one in JSON again over 2 connections
+// (list-large-json-2); CREATE; CREATE on bolt (create-bolt: a kapi of its
+// own, examples/widgets -data DIR in a temporary directory on disk, 8
+// writers at once); UPDATE (PUT); merge PATCH; server-side apply; the
+// watch fan-out (watchers × a writer at a fixed rate: delivery latency,
+// events lost, encodes per event); idle watchers (RSS per watcher);
+// informers starting at once (streaming lists read to their
+// initial-events-end bookmark: 8 × 1,000 widgets in a namespace of their
+// own, informers-small, and 100 × the large namespace, informers; then
+// client-go dynamic informers); memory (RSS growth and live-heap growth
+// for many widgets against their JSON size). Every request workload runs
+// closed-loop over -conns connections (unless it has its own number) for
+// -duration, or at an offered -rate, in -rounds rounds against kapi and
+// the ceiling in turn, the best round of each counting.
+//
+// Run one workload alone with -workloads, e.g.
+//
+//	go run ./internal/loadtest -workloads create-bolt
+//	go run ./internal/loadtest -workloads list-large-json,list-large-json-2
+//	go run ./internal/loadtest -workloads informers-small,informers
+//	go run ./internal/loadtest -workloads memory
 //
 // # The ceiling
 //
 // Before each workload runs against the ceiling, the harness records kapi's
 // answer to one of its requests (status, headers, body) and configures the
 // ceiling to answer every request with it; for the watch, every watcher's
-// handler writes one recorded event frame after each write.
+// handler writes one recorded event frame after each write; for informers
+// starting, it records kapi's whole answer to one streaming list (every
+// ADDED frame and the bookmark), and the ceiling writes it to each client
+// in one go and then holds the watch open. CREATE on bolt is replayed from
+// the bolt server's answer.
+//
+// # Memory
+//
+// The memory workload loads a fresh kapi and reads its RSS (from /proc)
+// and its live heap: HeapAlloc from /debug/pprof/heap?gc=1&debug=1, right
+// after the garbage collection gc=1 forces, before and after the load; a
+// server without -pprof gets the RSS figure alone.
 package main

@@ -49,6 +49,8 @@ func mainErr() error {
 		watchRate = flag.Float64("watch-rate", 50, "writes/s during the fan-out")
 		watchDur  = flag.Duration("watch-duration", 10*time.Second, "how long the fan-out's writer writes")
 		informers = flag.Int("informers", 100, "streaming lists started at once, as informers start them (the wire only: no client-go)")
+		fewInf    = flag.Int("small-informers", 8, "streaming lists started at once in the small informer start")
+		fewInfObj = flag.Int("small-informer-objects", 1000, "widgets of the small informer start, in a namespace of their own")
 		clientGo  = flag.Int("client-go-informers", 10, "client-go dynamic informers started at once (their decoding makes the client the bottleneck: ~80µs of CPU per widget)")
 		memObjs   = flag.Int("memory-objects", 100000, "widgets the memory workload loads")
 		idle      = flag.Int("idle-watchers", 1000, "watchers of the idle-watcher workload")
@@ -88,7 +90,7 @@ func mainErr() error {
 
 	sz := sizes{
 		Small: *small, Large: *large, Watchers: *watchers, WatchRate: *watchRate, WatchDuration: *watchDur,
-		Informers: *informers, ClientGoInformers: *clientGo, MemoryObjects: *memObjs, IdleWatchers: *idle,
+		Informers: *informers, SmallInformers: *fewInf, SmallInformerObjects: *fewInfObj, ClientGoInformers: *clientGo, MemoryObjects: *memObjs, IdleWatchers: *idle,
 		Duration: *duration, Conns: *conns, Rate: *rate, InformerExpiry: 3 * time.Minute, Settle: time.Second, Rounds: *rounds,
 	}
 	e := &env{Sizes: sz}
@@ -108,6 +110,7 @@ func mainErr() error {
 		}
 		defer local.stop()
 		e.Kapi, e.Ceiling, e.Counting, e.Fresh, e.FreshCeiling = local.kapi, local.ceiling, local.counting, local.fresh, local.freshCeiling
+		e.Bolt = local.freshBolt
 	} else {
 		tlsc, err := tlsConfig(*caFile, *certFile, *keyFile)
 		if err != nil {

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,26 +18,42 @@ import (
 
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
+	"github.com/kapi-dev/kapi/storage/bolt"
 )
 
-// newKapi serves the example's widgets from an in-process kapi. Its PID is
-// the test's own, so that the RSS and CPU code runs (on figures that mean
-// nothing here).
-func newKapi(t *testing.T) *target {
+// newKapi serves the example's widgets from an in-process kapi, with Go's
+// profiles under /debug/pprof/ as the example's -pprof serves them. Its
+// PID is the test's own, so that the RSS and CPU code runs (on figures
+// that mean nothing here).
+func newKapi(t *testing.T, opts ...apiserver.Option) *target {
 	t.Helper()
-	api, err := apiserver.New()
+	api, err := apiserver.New(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := widgetapi.Register(api); err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(api)
+	mux := http.NewServeMux()
+	mux.Handle("/", api)
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	hs := httptest.NewServer(mux)
 	t.Cleanup(func() {
 		_ = api.Close() // ends the watches first
 		hs.Close()
 	})
 	return &target{Name: "kapi", URL: hs.URL, PID: os.Getpid()}
+}
+
+// newBoltKapi is newKapi on a bolt file in a temporary directory.
+func newBoltKapi(t *testing.T) *target {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "kapi.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() }) // after the server's cleanup
+	return newKapi(t, apiserver.WithStorage(db))
 }
 
 func serveHandler(t *testing.T, name string, h http.Handler) *target {
@@ -57,7 +76,7 @@ func TestRun(t *testing.T) {
 	t.Cleanup(func() { _ = closeCounting() })
 	sz := sizes{
 		Small: 20, Large: 200, Watchers: 20, WatchRate: 50, WatchDuration: 400 * time.Millisecond,
-		Informers: 5, ClientGoInformers: 2, MemoryObjects: 300, IdleWatchers: 20,
+		Informers: 5, SmallInformers: 3, SmallInformerObjects: 50, ClientGoInformers: 2, MemoryObjects: 300, IdleWatchers: 20,
 		Duration: 150 * time.Millisecond, Conns: 4, InformerExpiry: time.Minute, Settle: 50 * time.Millisecond,
 	}
 	e := &env{
@@ -66,6 +85,9 @@ func TestRun(t *testing.T) {
 		Counting: serveHandler(t, "kapi", counting),
 		Fresh: func() (*target, func(), error) {
 			return newKapi(t), func() {}, nil
+		},
+		Bolt: func() (*target, func(), error) {
+			return newBoltKapi(t), func() {}, nil
 		},
 		FreshCeiling: func() (*target, func(), error) {
 			c, stop := newCeiling()
@@ -97,7 +119,7 @@ func TestRun(t *testing.T) {
 			t.Errorf("workload %s has no kapi result", w)
 		}
 		switch w {
-		case "informers", "informers-client-go", "memory":
+		case "informers-client-go", "memory":
 		default:
 			if seen[w]["ceiling"] != 1 {
 				t.Errorf("workload %s has %d ceiling results, want 1", w, seen[w]["ceiling"])
@@ -106,8 +128,16 @@ func TestRun(t *testing.T) {
 	}
 
 	verdicts := judge(results, sz)
-	if len(verdicts) != 9 {
-		t.Errorf("%d targets judged, want 9:\n%s", len(verdicts), targetsTable(verdicts))
+	if len(verdicts) != 14 {
+		t.Errorf("%d targets judged, want 14:\n%s", len(verdicts), targetsTable(verdicts))
+	}
+	for _, want := range []string{
+		"CREATE (bolt, 8 writers)", "LIST 200 JSON ≥ 60% of its ceiling's bytes/s (2 connections)", "LIST 200 JSON ≥ 60% of its ceiling's bytes/s (4 connections)",
+		"informer start: 3 clients × 50 widgets at the bookmark", "informer start: 5 clients × 200 widgets at the bookmark", "(live heap growth after a forced GC)",
+	} {
+		if !strings.Contains(targetsTable(verdicts), want) {
+			t.Errorf("no target %q among:\n%s", want, targetsTable(verdicts))
+		}
 	}
 	for _, v := range verdicts {
 		if v.Target == "WATCH: one encode per event per media type" && !v.Met {
@@ -168,19 +198,33 @@ func checkResult(t *testing.T, r *Result, sz sizes) {
 		if r.Watchers != sz.IdleWatchers || r.RSSEndMiB <= 0 {
 			t.Errorf("%d idle watchers, RSS %v MiB", r.Watchers, r.RSSEndMiB)
 		}
-	case "informers", "informers-client-go":
-		want := sz.Informers
-		if r.Workload == "informers-client-go" {
+	case "informers", "informers-small", "informers-client-go":
+		want, objects := sz.Informers, sz.Large
+		switch r.Workload {
+		case "informers-client-go":
 			want = sz.ClientGoInformers
+		case "informers-small":
+			want, objects = sz.SmallInformers, sz.SmallInformerObjects
 		}
-		if r.SyncSeconds <= 0 || r.Informers != want || r.Objects != sz.Large {
-			t.Errorf("%d informers of %d objects synced in %vs", r.Informers, r.Objects, r.SyncSeconds)
+		if r.SyncSeconds <= 0 || r.Informers != want || r.Objects != objects {
+			t.Errorf("%d informers of %d objects synced in %vs, want %d of %d", r.Informers, r.Objects, r.SyncSeconds, want, objects)
+		}
+		// Every widget of ~1 KiB went to every client.
+		if r.Workload != "informers-client-go" && r.BytesPerSec*r.SyncSeconds < float64(want*objects*900) {
+			t.Errorf("%.0f bytes read by %d clients of %d widgets", r.BytesPerSec*r.SyncSeconds, want, objects)
 		}
 	case "memory":
 		if r.Objects != sz.MemoryObjects || r.JSONBytes < int64(sz.MemoryObjects)*900 || r.RSSEndMiB <= 0 {
 			t.Errorf("%d widgets of %d bytes of JSON, RSS %v MiB", r.Objects, r.JSONBytes, r.RSSEndMiB)
 		}
+		// The test's own heap: it holds the widgets at least once.
+		if r.HeapBaseMiB <= 0 || r.HeapPerJSON <= 0 {
+			t.Errorf("live heap %v → %v MiB, %.2f× the JSON", r.HeapBaseMiB, r.HeapEndMiB, r.HeapPerJSON)
+		}
 	default:
+		if want := workloadConns(r.Workload, sz); r.Conns != want {
+			t.Errorf("%d connections, want %d", r.Conns, want)
+		}
 		if r.Requests <= 0 || r.RequestsPerSec <= 0 || r.BytesPerSec <= 0 {
 			t.Errorf("%d requests, %v req/s, %v bytes/s", r.Requests, r.RequestsPerSec, r.BytesPerSec)
 		}
@@ -195,13 +239,27 @@ func checkResult(t *testing.T, r *Result, sz sizes) {
 	}
 }
 
+func workloadConns(name string, sz sizes) int {
+	for _, w := range requestWorkloads(sz.Conns) {
+		if w.Name == name {
+			return w.conns(sz)
+		}
+	}
+	return -1
+}
+
+// newKapiAndCeiling is an in-process kapi and a ceiling beside it.
+func newKapiAndCeiling(t *testing.T) (kapi, ceiling *target) {
+	t.Helper()
+	ceil, stop := newCeiling()
+	t.Cleanup(stop)
+	return newKapi(t), serveHandler(t, "ceiling", ceil)
+}
+
 // TestCeilingReplays checks that the ceiling answers with what was
 // recorded from kapi: status, headers and body.
 func TestCeilingReplays(t *testing.T) {
-	kapi := newKapi(t)
-	ceil, stop := newCeiling()
-	t.Cleanup(stop)
-	ceiling := serveHandler(t, "ceiling", ceil)
+	kapi, ceiling := newKapiAndCeiling(t)
 	ctx := t.Context()
 	if _, err := seed(ctx, kapi, nsGet, "w", 1, 1); err != nil {
 		t.Fatal(err)
@@ -276,5 +334,119 @@ func TestTLS(t *testing.T) {
 	}
 	if _, err := tlsConfig("", "missing.pem", "missing-key.pem"); err == nil {
 		t.Error("a client certificate that does not exist: no error")
+	}
+}
+
+// TestCeilingReplaysStreamingList checks that the ceiling answers a
+// streaming list with the bytes kapi sent for one, and that they hold every
+// widget and the bookmark that ends the initial events.
+func TestCeilingReplaysStreamingList(t *testing.T) {
+	kapi, ceiling := newKapiAndCeiling(t)
+	ctx := t.Context()
+	const n = 30
+	if _, err := seed(ctx, kapi, nsInformers, "w", n, 2); err != nil {
+		t.Fatal(err)
+	}
+	c := watchClient(kapi, 1)
+	defer c.CloseIdleConnections()
+	var fromKapi, fromCeiling recordedStream
+	added, size, err := streamingList(ctx, c, widgetsURL(kapi.URL, nsInformers)+streamingListQuery, &fromKapi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if added != n || size != int64(fromKapi.Body.Len()) || size < n*900 {
+		t.Fatalf("kapi's streaming list: %d ADDED in %d bytes (%d kept), want %d widgets of ~1 KiB", added, size, fromKapi.Body.Len(), n)
+	}
+	if err := configureCeiling(ctx, ceiling.URL, ceilingConfig{WatchHeader: fromKapi.Header, Initial: fromKapi.Body.Bytes()}); err != nil {
+		t.Fatal(err)
+	}
+	cc := watchClient(ceiling, 1)
+	defer cc.CloseIdleConnections()
+	added, _, err = streamingList(ctx, cc, widgetsURL(ceiling.URL, nsInformers)+streamingListQuery, &fromCeiling)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if added != n || !bytes.Equal(fromCeiling.Body.Bytes(), fromKapi.Body.Bytes()) {
+		t.Errorf("the ceiling's streaming list: %d ADDED in %d bytes, kapi's %d in %d", added, fromCeiling.Body.Len(), n, fromKapi.Body.Len())
+	}
+	if got, want := fromCeiling.Header.Get("Content-Type"), fromKapi.Header.Get("Content-Type"); got != want || want == "" {
+		t.Errorf("the ceiling's Content-Type is %q, kapi's %q", got, want)
+	}
+	// It answers nothing else: no response was recorded for that.
+	plain := ceiling.client(1)
+	defer plain.CloseIdleConnections()
+	var he *httpError
+	if _, _, _, err := send(ctx, plain, "GET", widgetsURL(ceiling.URL, nsInformers), nil, nil, false); !errors.As(err, &he) || he.Code != http.StatusServiceUnavailable {
+		t.Errorf("a LIST of a ceiling configured for streaming lists only: %v, want 503", err)
+	}
+}
+
+// TestLiveHeap reads the live heap of a server serving net/http/pprof, and
+// tells a server without it and a profile without the figure apart.
+func TestLiveHeap(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	withPprof := serveHandler(t, "kapi", mux)
+	keep := make([]byte, 4<<20) // live across the forced GC
+	n, err := liveHeap(t.Context(), withPprof)
+	if err != nil || n < int64(len(keep)) {
+		t.Errorf("liveHeap: %d, %v; the test holds %d bytes", n, err, len(keep))
+	}
+	keep[0] = 1
+	without := serveHandler(t, "kapi", http.NotFoundHandler())
+	if _, err := liveHeap(t.Context(), without); !errors.Is(err, errNoHeap) {
+		t.Errorf("liveHeap of a server without pprof: %v, want errNoHeap", err)
+	}
+	for _, bad := range []string{"heap profile: 1: 2 [3: 4] @ heap/1048576\n", "# HeapAlloc = x\n", "# HeapAlloc = 0\n"} {
+		if n, err := heapAlloc([]byte(bad)); err == nil {
+			t.Errorf("heapAlloc(%q) = %d, want an error", bad, n)
+		}
+	}
+	if n, err := heapAlloc([]byte("# runtime.MemStats\n# Alloc = 5\n# HeapAlloc = 1234\n")); n != 1234 || err != nil {
+		t.Errorf("heapAlloc: %d, %v, want 1234", n, err)
+	}
+}
+
+// TestJudgeNewTargets checks the lines of the targets the harness measures
+// on its own servers: bolt CREATE, LIST with 2 connections, informers
+// against their ceiling, the live heap.
+func TestJudgeNewTargets(t *testing.T) {
+	sz := sizes{Large: 10000, Conns: 8}
+	results := func(list2, bolt, informers, heap float64) []*Result {
+		return []*Result{
+			{Workload: "list-large-json-2", Server: "kapi", Conns: 2, RequestsPerSec: 1, BytesPerSec: list2},
+			{Workload: "list-large-json-2", Server: "ceiling", Conns: 2, RequestsPerSec: 1, BytesPerSec: 1},
+			{Workload: "create-bolt", Server: "kapi", Conns: 8, RequestsPerSec: bolt},
+			{Workload: "create-bolt", Server: "ceiling", Conns: 8, RequestsPerSec: 1},
+			{Workload: "informers-small", Server: "kapi", Informers: 8, Objects: 1000, SyncSeconds: informers},
+			{Workload: "informers-small", Server: "ceiling", Informers: 8, Objects: 1000, SyncSeconds: 1},
+			{Workload: "memory", Server: "kapi", Objects: 100000, JSONBytes: 1 << 20, RSSPerJSON: 2, HeapBaseMiB: 1, HeapEndMiB: 1 + heap, HeapPerJSON: heap},
+		}
+	}
+	for _, tc := range []struct {
+		name                         string
+		list2, bolt, informers, heap float64
+		met                          bool
+	}{
+		{"met", 0.61, 0.26, 1.49, 1.49, true},
+		{"missed", 0.59, 0.24, 1.51, 1.51, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vs := judge(results(tc.list2, tc.bolt, tc.informers, tc.heap), sz)
+			if len(vs) != 5 {
+				t.Fatalf("%d targets, want 5:\n%s", len(vs), targetsTable(vs))
+			}
+			for _, v := range vs {
+				if strings.Contains(v.Target, "RSS growth") {
+					continue // 2× is under 3×: met either way
+				}
+				if v.Met != tc.met {
+					t.Errorf("%s: met %v at %v, want %v", v.Target, v.Met, v.Value, tc.met)
+				}
+			}
+			if !strings.Contains(vs[0].Target, "(2 connections)") {
+				t.Errorf("the LIST target %q does not say 2 connections", vs[0].Target)
+			}
+		})
 	}
 }

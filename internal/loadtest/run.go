@@ -22,6 +22,10 @@ type env struct {
 	// Fresh starts a kapi server that holds nothing yet, for the memory
 	// workload; nil: that workload is not run.
 	Fresh func() (*target, func(), error)
+	// Bolt starts a kapi server on the bolt backend that holds nothing
+	// yet, its file in a directory of its own, for the bolt workloads;
+	// nil: they are not run.
+	Bolt func() (*target, func(), error)
 	// FreshCeiling starts a ceiling that has served nothing yet, for the
 	// idle watchers' floor; may be nil.
 	FreshCeiling func() (*target, func(), error)
@@ -32,7 +36,8 @@ type env struct {
 
 var allWorkloads = []string{
 	"get", "list-small-json", "list-small-proto", "list-large-json", "list-large-proto",
-	"create", "update", "patch", "apply", "watch", "idle-watchers", "informers", "informers-client-go", "memory",
+	"list-large-json-2", "create", "create-bolt", "update", "patch", "apply", "watch", "idle-watchers",
+	"informers-small", "informers", "informers-client-go", "memory",
 }
 
 func (e *env) wants(name string) bool {
@@ -68,6 +73,12 @@ func run(ctx context.Context, e *env) ([]*Result, error) {
 	if err := setup(ctx, e.Kapi, sz); err != nil {
 		return nil, err
 	}
+	if e.wants("informers-small") {
+		// Their namespace of their own, seeded only for them.
+		if _, err := seed(ctx, e.Kapi, nsInformers, "w", sz.SmallInformerObjects, 8); err != nil {
+			return nil, fmt.Errorf("seeding %s: %w", nsInformers, err)
+		}
+	}
 	for _, want := range []struct {
 		ns string
 		n  int
@@ -82,44 +93,37 @@ func run(ctx context.Context, e *env) ([]*Result, error) {
 		e.logf("LIST %s: %d widgets, %d bytes of JSON (%.0f per widget)", want.ns, n, size, float64(size)/float64(n))
 	}
 
-	spec := loadSpec{Conns: sz.Conns, Duration: sz.Duration, Rate: sz.Rate}
+	var bolt *target // started for the first bolt workload
+	stopBolt := func() {}
+	defer func() { stopBolt() }()
 	for _, w := range requestWorkloads(sz.Conns) {
 		if !e.wants(w.Name) {
 			continue
 		}
-		var rec *recorded
-		if e.Ceiling != nil {
-			c := e.Kapi.client(1)
-			var err error
-			rec, err = w.record(ctx, c, e.Kapi.URL)
-			c.CloseIdleConnections()
-			if err != nil {
-				fail(w.Name, fmt.Errorf("recording kapi's response for the ceiling: %w", err))
+		t := e.Kapi
+		if w.Bolt {
+			if e.Bolt == nil {
+				e.logf("%s: no kapi on bolt to drive (-server): left out", w.Name)
 				continue
 			}
-			if err := configureCeiling(ctx, e.Ceiling.URL, ceilingConfig{Response: rec}); err != nil {
-				fail(w.Name, err)
-				continue
+			if bolt == nil {
+				var err error
+				if bolt, stopBolt, err = startBolt(ctx, e.Bolt); err != nil {
+					stopBolt = func() {}
+					fail(w.Name, err)
+					continue
+				}
 			}
+			t = bolt
 		}
-		// Rounds, kapi and the ceiling in turn, and the best round of
-		// each: on a shared machine a stall elsewhere hits one round, and
-		// both servers get the same chances.
-		var best, bestCeiling *Result
-		kapiOp := w.op(e.Kapi.URL)
-		var ceilingOp op
-		if e.Ceiling != nil {
-			ceilingOp = w.op(e.Ceiling.URL)
+		k, c, err := runRequestWorkload(ctx, e, t, w)
+		if err != nil {
+			fail(w.Name, err)
+			continue
 		}
-		for range max(sz.Rounds, 1) {
-			best = better(best, runLoad(ctx, e.Kapi, spec, kapiOp))
-			if e.Ceiling != nil {
-				bestCeiling = better(bestCeiling, runLoad(ctx, e.Ceiling, spec, ceilingOp))
-			}
-		}
-		add(w.Name, best)
-		if bestCeiling != nil {
-			add(w.Name, bestCeiling)
+		add(w.Name, k)
+		if c != nil {
+			add(w.Name, c)
 		}
 	}
 
@@ -178,11 +182,18 @@ func run(ctx context.Context, e *env) ([]*Result, error) {
 			}
 		}
 	}
-	if e.wants("informers") {
-		if r, err := runStreamingLists(ctx, e.Kapi, sz, sz.Large); err != nil {
-			fail("informers", err)
+	for _, name := range []string{"informers-small", "informers"} {
+		if !e.wants(name) {
+			continue
+		}
+		s, _ := streamingWorkload(name, sz)
+		if k, c, err := runInformerStart(ctx, e, s); err != nil {
+			fail(name, err)
 		} else {
-			add("informers", r)
+			add(name, k)
+			if c != nil {
+				add(name, c)
+			}
 		}
 	}
 	if e.wants("informers-client-go") {
@@ -210,6 +221,54 @@ func run(ctx context.Context, e *env) ([]*Result, error) {
 		return results, fmt.Errorf("%d workloads failed:\n%s", len(failed), strings.Join(failed, "\n"))
 	}
 	return results, nil
+}
+
+// startBolt starts a kapi on bolt with fresh and makes the namespace its
+// CREATE writes into.
+func startBolt(ctx context.Context, fresh func() (*target, func(), error)) (*target, func(), error) {
+	t, stop, err := fresh()
+	if err != nil {
+		return nil, nil, fmt.Errorf("starting kapi on bolt: %w", err)
+	}
+	if err := ensureNamespace(ctx, t, nsCreate); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return t, stop, nil
+}
+
+// runRequestWorkload runs w against t and, where there is one, the
+// ceiling, replaying t's answer to w's recorded request: rounds of each in
+// turn, the best round of each.
+func runRequestWorkload(ctx context.Context, e *env, t *target, w requestWorkload) (kapi, ceiling *Result, err error) {
+	sz := e.Sizes
+	if e.Ceiling != nil {
+		c := t.client(1)
+		rec, err := w.record(ctx, c, t.URL)
+		c.CloseIdleConnections()
+		if err != nil {
+			return nil, nil, fmt.Errorf("recording kapi's response for the ceiling: %w", err)
+		}
+		if err := configureCeiling(ctx, e.Ceiling.URL, ceilingConfig{Response: rec}); err != nil {
+			return nil, nil, err
+		}
+	}
+	// Rounds, kapi and the ceiling in turn, and the best round of each: on
+	// a shared machine a stall elsewhere hits one round, and both servers
+	// get the same chances.
+	spec := loadSpec{Conns: w.conns(sz), Duration: sz.Duration, Rate: sz.Rate}
+	kapiOp := w.op(t.URL)
+	var ceilingOp op
+	if e.Ceiling != nil {
+		ceilingOp = w.op(e.Ceiling.URL)
+	}
+	for range max(sz.Rounds, 1) {
+		kapi = better(kapi, runLoad(ctx, t, spec, kapiOp))
+		if e.Ceiling != nil {
+			ceiling = better(ceiling, runLoad(ctx, e.Ceiling, spec, ceilingOp))
+		}
+	}
+	return kapi, ceiling, nil
 }
 
 // idleCeiling measures what an idle watch connection costs a server that
@@ -307,10 +366,13 @@ func (r *Result) summary() string {
 		fmt.Fprintf(&b, "%d idle watchers: %.1f KiB each", r.Watchers, r.IdleWatcherKiB)
 	}
 	if r.Informers > 0 {
-		fmt.Fprintf(&b, "%d informers × %d widgets synced in %.2fs", r.Informers, r.Objects, r.SyncSeconds)
+		fmt.Fprintf(&b, "%d informers × %d widgets synced in %s", r.Informers, r.Objects, seconds(r.SyncSeconds))
 	}
 	if r.JSONBytes > 0 {
 		fmt.Fprintf(&b, "  %d widgets, %.1f MiB of JSON: RSS %.1f → %.1f MiB, %.2f× the JSON", r.Objects, mib(r.JSONBytes), r.RSSBaseMiB, r.RSSEndMiB, r.RSSPerJSON)
+		if r.HeapEndMiB > 0 {
+			fmt.Fprintf(&b, "; live heap %.1f → %.1f MiB, %.2f×", r.HeapBaseMiB, r.HeapEndMiB, r.HeapPerJSON)
+		}
 	}
 	if r.CPUSecPer1k > 0 {
 		fmt.Fprintf(&b, "  cpu %.3fs/1k", r.CPUSecPer1k)
@@ -326,7 +388,13 @@ func (r *Result) summary() string {
 
 // better is the round with more requests/s.
 func better(a, b *Result) *Result {
-	if a == nil || b.RequestsPerSec > a.RequestsPerSec {
+	return keepBest(a, b, a != nil && b.RequestsPerSec > a.RequestsPerSec)
+}
+
+// keepBest is round b if it is the first (a is nil) or bBetter, else a;
+// either way counting the rounds so far in its Rounds.
+func keepBest(a, b *Result, bBetter bool) *Result {
+	if a == nil || bBetter {
 		b.Rounds = 1
 		if a != nil {
 			b.Rounds += a.Rounds
