@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bufio"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -344,14 +345,40 @@ func (rq *request) streamWatch(ctx context.Context, spec *watchSpec) error {
 	for err == nil {
 		var ev watch.Event
 		if ev, err = watcher.Next(ctx); err == nil {
+			if rq.burst == nil && watcher.Buffered() {
+				rq.startBurst()
+			}
 			err = rq.writeEvent(ev)
 		}
 		if !watcher.Buffered() { // as kube-apiserver: one flush per burst, not per event
+			rq.endBurst()
 			rq.flush()
 		}
 	}
+	rq.endBurst()
 	rq.endWatch(watcher, err, spec)
 	return nil // the stream has begun: it ends, it does not fail
+}
+
+// startBurst gathers the events of a burst (the initial events of a
+// streaming list, a write that many objects follow) into writes of 32 KiB
+// until endBurst: written one by one, each would go through net/http's
+// small buffer and chunk writer, a syscall per 4 KiB. An idle watch holds
+// no such buffer: it comes from a pool and goes back after each burst.
+func (rq *request) startBurst() {
+	rq.burst = streamBuffers.Get().(*bufio.Writer)
+	rq.burst.Reset(rq.w)
+}
+
+// endBurst writes what the burst's buffer holds and gives it back.
+func (rq *request) endBurst() {
+	if rq.burst == nil {
+		return
+	}
+	_ = rq.burst.Flush() // a broken connection fails the next write too
+	rq.burst.Reset(nil)
+	streamBuffers.Put(rq.burst)
+	rq.burst = nil
 }
 
 // endWatch writes what ends a stream that err ended.
@@ -429,7 +456,8 @@ func (rq *request) writeEvent(ev watch.Event) error {
 			var room [storedMemberRoom]byte
 			members := room[:0]
 			if before, rv, after, ok := rq.storedPieces(it, &members); ok {
-				return rq.writeFrame(string(ev.Type), rq.typeOf(), before, rv, after)
+				// A JSON frame names no type (typeOf builds strings).
+				return rq.writeFrame(string(ev.Type), kapi.TypeMeta{}, before, rv, after)
 			}
 		}
 		element, err = rq.element(it, rq.out.Format, false)
@@ -454,7 +482,11 @@ func (rq *request) writeFrame(eventType string, tm kapi.TypeMeta, element ...[]b
 	if rq.rec != nil {
 		rq.rec.watchEvent(eventType, len(frame))
 	}
-	_, err = rq.w.Write(frame)
+	if rq.burst != nil {
+		_, err = rq.burst.Write(frame)
+	} else {
+		_, err = rq.w.Write(frame)
+	}
 	return err
 }
 

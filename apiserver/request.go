@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -56,10 +57,11 @@ type request struct {
 	// metadataKeys are the cache keys of metadata elements, by
 	// format: built once per request, not once per item of a list.
 	metadataKeys map[*codec.Format]string
-	frame        []byte   // a watch's event buffer
-	elements     []byte   // where JSON elements made from stored values are made (see storedElement)
-	chunks       [][]byte // the full chunks elements were made in before
-	streaming    bool     // a watch: elements are made one at a time
+	frame        []byte        // a watch's event buffer
+	burst        *bufio.Writer // a watch's buffer while it writes a burst of events (see streamWatch)
+	elements     []byte        // where JSON elements made from stored values are made (see storedElement)
+	chunks       [][]byte      // the full chunks elements were made in before
+	streaming    bool          // a watch: elements are made one at a time
 	warned       map[string]bool
 	warnedRunes  int
 	rec          *RequestRecord // what observers see, or nil (observe.go)

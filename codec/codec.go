@@ -160,7 +160,11 @@ func (f *Format) AppendList(dst []byte, tm kapi.TypeMeta, meta kapi.ListMeta, el
 func (f *Format) AppendEvent(dst []byte, eventType string, tm kapi.TypeMeta, element ...[]byte) ([]byte, error) {
 	if f.kind == kindJSON {
 		dst = append(dst, `{"type":`...)
-		dst = strconv.AppendQuote(dst, eventType)
+		if plainWord(eventType) { // the event types are: quoting needs no escapes
+			dst = append(append(append(dst, '"'), eventType...), '"')
+		} else {
+			dst = strconv.AppendQuote(dst, eventType)
+		}
 		dst = append(dst, `,"object":`...)
 		for _, p := range element {
 			dst = append(dst, p...)
@@ -171,6 +175,16 @@ func (f *Format) AppendEvent(dst []byte, eventType string, tm kapi.TypeMeta, ele
 		return f.appendEvent(dst, eventType, tm, element[0])
 	}
 	return f.appendEvent(dst, eventType, tm, bytes.Join(element, nil)) // never so for a stream kapi writes
+}
+
+// plainWord says s is upper-case ASCII letters, as a watch event's type is.
+func plainWord(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 'A' || s[i] > 'Z' {
+			return false
+		}
+	}
+	return true
 }
 
 func (f *Format) appendEvent(dst []byte, eventType string, tm kapi.TypeMeta, element []byte) ([]byte, error) {
