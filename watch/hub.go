@@ -634,20 +634,24 @@ func (c *Cache) Get(key string) (*Item, int64) {
 func (c *Cache) List(prefix, start string, limit int, filter func(*Item) bool) (items []*Item, rev int64, remaining int) {
 	s, rev := c.read()
 	from := max(start, prefix)
-	size := s.items.RankAfter(prefix) - s.items.Rank(from)
-	if size <= 0 {
+	// The keys under prefix from from on are the next span items: counted,
+	// not compared (a key's bytes are one more cache miss per item).
+	span := s.items.RankAfter(prefix) - s.items.Rank(from)
+	if span <= 0 {
 		return nil, rev, 0
 	}
-	if limit > 0 {
-		size = min(size, limit)
-	}
 	if filter == nil {
+		size := span
+		if limit > 0 {
+			size = min(size, limit)
+		}
 		items = make([]*Item, 0, size)
 	}
 	s.items.Ascend(from, func(it *Item) bool {
-		if !strings.HasPrefix(it.Key, prefix) {
+		if span == 0 {
 			return false
 		}
+		span--
 		if filter == nil || filter(it) {
 			items = append(items, it)
 		}
