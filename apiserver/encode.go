@@ -215,15 +215,28 @@ func (rq *request) writeList(meta kapi.ListMeta, items []*watch.Item) error {
 	var body *codec.ListBody
 	if f.ElementType() == codec.MediaTypeJSON && rq.out.View == codec.ViewObject && rq.res.objType.plainMetadata {
 		// Written from the stored values themselves, the resourceVersion
-		// put between their two halves: no copy of the objects' bytes.
-		pieces, err := rq.storedListPieces(items, (*pooled)[:0])
-		*pooled = pieces
-		if err != nil {
-			return err
-		}
+		// put between their two halves: no copy of the objects' bytes;
+		// or, for a whole collection listed before in this state, from
+		// the items joined then (see listBodies).
 		tm := kapi.TypeMeta{Kind: rq.res.Kind + "List", APIVersion: rq.res.apiVersion()}
-		if body, err = f.ListBodyOfPieces(tm, meta, pieces, 3); err != nil {
-			return err
+		lists := &rq.res.storageVersion().lists
+		if joined := lists.get(rq.listPrefix, rq.listChange, len(items)); rq.listChange > 0 && !pretty && joined != nil {
+			var err error
+			if body, err = f.ListBodyOfPieces(tm, meta, [][]byte{joined}, 1); err != nil { // one element: the JSON items, commas and all
+				return err
+			}
+		} else {
+			pieces, err := rq.storedListPieces(items, (*pooled)[:0])
+			*pooled = pieces
+			if err != nil {
+				return err
+			}
+			if rq.listChange > 0 {
+				lists.seen(rq.listPrefix, rq.listChange, len(items), pieces)
+			}
+			if body, err = f.ListBodyOfPieces(tm, meta, pieces, 3); err != nil {
+				return err
+			}
 		}
 	} else {
 		elements, tm, err := rq.listElements(items, (*pooled)[:0])

@@ -245,6 +245,9 @@ type resource struct {
 	// set once the kind is complete.
 	summaryFields []string
 	summaries     summaries
+	// lists are the bodies of whole-collection LISTs kept (see
+	// listBodies), on the storage version.
+	lists listBodies
 
 	columns []kapi.TableColumnDefinition // Name first
 	cells   []func(kapi.Object) any      // of the columns after Name

@@ -59,9 +59,11 @@ type request struct {
 	metadataKeys map[*codec.Format]string
 	frame        []byte        // a watch's event buffer
 	burst        *bufio.Writer // a watch's buffer while it writes a burst of events (see streamWatch)
-	elements     []byte        // where JSON elements made from stored values are made (see storedElement)
-	chunks       [][]byte      // the full chunks elements were made in before
-	streaming    bool          // a watch: elements are made one at a time
+	listPrefix   string        // a whole collection's LIST: its prefix and the change its items are at (see listBodies)
+	listChange   int64
+	elements     []byte   // where JSON elements made from stored values are made (see storedElement)
+	chunks       [][]byte // the full chunks elements were made in before
+	streaming    bool     // a watch: elements are made one at a time
 	warned       map[string]bool
 	warnedRunes  int
 	rec          *RequestRecord // what observers see, or nil (observe.go)
