@@ -220,7 +220,12 @@ func (rq *request) writeList(meta kapi.ListMeta, items []*watch.Item) error {
 		// the items joined then (see listBodies).
 		tm := kapi.TypeMeta{Kind: rq.res.Kind + "List", APIVersion: rq.res.apiVersion()}
 		lists := &rq.res.storageVersion().lists
-		if joined := lists.get(rq.listPrefix, rq.listChange, len(items)); rq.listChange > 0 && !pretty && joined != nil {
+		var joined []byte
+		keep := false
+		if rq.listChange > 0 {
+			joined, keep = lists.get(rq.listPrefix, rq.listChange, len(items))
+		}
+		if joined != nil {
 			var err error
 			if body, err = f.ListBodyOfPieces(tm, meta, [][]byte{joined}, 1); err != nil { // one element: the JSON items, commas and all
 				return err
@@ -231,8 +236,8 @@ func (rq *request) writeList(meta kapi.ListMeta, items []*watch.Item) error {
 			if err != nil {
 				return err
 			}
-			if rq.listChange > 0 {
-				lists.seen(rq.listPrefix, rq.listChange, len(items), pieces)
+			if keep {
+				lists.keep(rq.listPrefix, rq.listChange, len(items), joinElements(pieces, 3, "", ",", ""))
 			}
 			if body, err = f.ListBodyOfPieces(tm, meta, pieces, 3); err != nil {
 				return err

@@ -37,41 +37,36 @@ const (
 )
 
 // get returns the joined items of the collection at prefix if they were
-// kept at change, for count items.
-func (l *listBodies) get(prefix string, change int64, count int) []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if b := l.lists[prefix]; b != nil && b.change == change && b.count == count {
-		return b.data
-	}
-	return nil
-}
-
-// seen records a list of the collection at prefix, at change, made of
-// count items in pieces (see storedListPieces); the second at one change
-// keeps them joined.
-func (l *listBodies) seen(prefix string, change int64, count int, pieces [][]byte) {
-	size := max(count-1, 0) // the commas
-	for _, p := range pieces {
-		size += len(p)
-	}
+// kept at change, for count items; else it records the sighting, and
+// keep says whether the caller should join the items and keep them (the
+// second list at one change).
+func (l *listBodies) get(prefix string, change int64, count int) (data []byte, keep bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.lists[prefix]
-	if b == nil || b.change != change || b.count != count {
-		if b != nil {
-			l.bytes -= len(b.data)
-		}
-		if l.lists == nil {
-			l.lists = make(map[string]*listBody)
-		}
-		l.lists[prefix] = &listBody{change: change, count: count}
+	if b != nil && b.change == change && b.count == count {
+		return b.data, b.data == nil && count > 0
+	}
+	if b != nil {
+		l.bytes -= len(b.data)
+	}
+	if l.lists == nil {
+		l.lists = make(map[string]*listBody)
+	}
+	l.lists[prefix] = &listBody{change: change, count: count}
+	return nil, false
+}
+
+// keep keeps data, the joined items of the collection at prefix at change,
+// if they fit.
+func (l *listBodies) keep(prefix string, change int64, count int, data []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.lists[prefix]
+	if b == nil || b.change != change || b.count != count || b.data != nil || data == nil || len(data) > listBodyMax {
 		return
 	}
-	if b.data != nil || count == 0 || size > listBodyMax {
-		return
-	}
-	for l.bytes+size > listBytesMax && len(l.lists) > 1 {
+	for l.bytes+len(data) > listBytesMax && len(l.lists) > 1 {
 		for p, other := range l.lists { // any other: they are few
 			if other != b {
 				l.bytes -= len(other.data)
@@ -80,16 +75,37 @@ func (l *listBodies) seen(prefix string, change int64, count int, pieces [][]byt
 			}
 		}
 	}
-	if l.bytes+size > listBytesMax {
-		return
+	if l.bytes+len(data) <= listBytesMax {
+		b.data = data
+		l.bytes += len(data)
+	}
+}
+
+// joinElements joins elements given as pieces, per pieces each (see
+// storedListPieces), each between open and close, sep between them; nil
+// if they would be more than a list kept may hold.
+func joinElements(pieces [][]byte, per int, open, sep, close string) []byte {
+	n := len(pieces) / per
+	size := n*(len(open)+len(close)) + max(n-1, 0)*len(sep)
+	for _, p := range pieces {
+		size += len(p)
+	}
+	if size > listBodyMax {
+		return nil
 	}
 	data := make([]byte, 0, size)
 	for i, p := range pieces {
-		if i > 0 && i%3 == 0 {
-			data = append(data, ',')
+		if i%per == 0 {
+			if i > 0 {
+				data = append(data, close...)
+				data = append(data, sep...)
+			}
+			data = append(data, open...)
 		}
 		data = append(data, p...)
 	}
-	b.data = data
-	l.bytes += size
+	if n > 0 {
+		data = append(data, close...)
+	}
+	return data
 }

@@ -1,7 +1,9 @@
 package apiserver_test
 
 import (
+	"bufio"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -77,4 +79,87 @@ func TestListOfUnchangedCollection(t *testing.T) {
 		lists[1]: {`"name":"w1"`},
 		lists[2]: {`"name":"w2"`},
 	})
+}
+
+// The initial events of a streaming list (what client-go's informers
+// send) are written as a LIST's items are: from the stored values, then
+// from the frames kept by the second watch at one state; each watch reads
+// every object once, then the bookmark, then changes.
+func TestInitialEventsOfUnchangedCollection(t *testing.T) {
+	srv := newWidgetHandler(t)
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	post := func(method, path, contentType, body string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, hs.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", contentType)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode >= 300 {
+			t.Fatalf("%s %s: %d", method, path, resp.StatusCode)
+		}
+	}
+	const v1 = "/apis/example.com/v1"
+	for i := range 3 {
+		post("POST", v1+"/namespaces/a/widgets", "application/json", fmt.Sprintf(`{"metadata":{"name":"w%d"},"spec":{"color":"red","size":%d}}`, i, i))
+	}
+	post("POST", v1+"/namespaces/b/widgets", "application/json", `{"metadata":{"name":"other"},"spec":{"color":"red"}}`)
+	// start reads a streaming list's events up to its bookmark, and
+	// returns them and the response, whose body goes on with changes.
+	start := func(path string) ([]string, *bufio.Reader, func()) {
+		t.Helper()
+		resp, err := http.Get(hs.URL + path + "?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := bufio.NewReader(resp.Body)
+		var events []string
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("%s: after %d events: %v", path, len(events), err)
+			}
+			events = append(events, line)
+			if strings.Contains(line, `"k8s.io/initial-events-end":"true"`) {
+				return events, r, func() { resp.Body.Close() }
+			}
+		}
+	}
+	check := func(step, path string, want ...string) {
+		t.Helper()
+		var first []string
+		for i := range 4 {
+			events, _, done := start(path)
+			done()
+			if i == 0 {
+				first = events
+			} else if strings.Join(events, "") != strings.Join(first, "") {
+				t.Errorf("%s: watch %d of %s read\n%s\nthe first\n%s", step, i, path, events, first)
+			}
+		}
+		if len(first) != len(want)+1 {
+			t.Fatalf("%s: %s: %d events, want %d and the bookmark: %s", step, path, len(first), len(want), first)
+		}
+		for i, w := range want {
+			if !strings.HasPrefix(first[i], `{"type":"ADDED","object":{"kind":"Widget"`) || !strings.Contains(first[i], w) || !strings.HasSuffix(first[i], "}}\n") {
+				t.Errorf("%s: %s: event %d is %s, want one of %s", step, path, i, first[i], w)
+			}
+		}
+	}
+	check("created", v1+"/namespaces/a/widgets", `"name":"w0"`, `"name":"w1"`, `"name":"w2"`)
+	check("created", v1+"/widgets", `"name":"w0"`, `"name":"w1"`, `"name":"w2"`, `"name":"other"`)
+	post("PATCH", v1+"/namespaces/a/widgets/w1", "application/merge-patch+json", `{"spec":{"size":42}}`)
+	check("patched", v1+"/namespaces/a/widgets", `"name":"w0"`, `"size":42`, `"name":"w2"`)
+
+	// After the initial events, the changes.
+	_, r, done := start(v1 + "/namespaces/a/widgets")
+	defer done()
+	post("PATCH", v1+"/namespaces/a/widgets/w2", "application/merge-patch+json", `{"spec":{"size":7}}`)
+	line, err := r.ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, `{"type":"MODIFIED"`) || !strings.Contains(line, `"size":7`) {
+		t.Errorf("after the initial events: %q, %v", line, err)
+	}
 }

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -347,6 +348,11 @@ func (rq *request) streamWatch(ctx context.Context, spec *watchSpec) error {
 	w.Header().Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(http.StatusOK)
 	rq.flush()
+	if err == nil && spec.opts.InitialEvents && spec.opts.Filter == nil {
+		if err = rq.writeInitial(watcher); err == nil && !watcher.Buffered() {
+			rq.flush()
+		}
+	}
 
 	for err == nil {
 		var ev watch.Event
@@ -364,6 +370,72 @@ func (rq *request) streamWatch(ctx context.Context, spec *watchSpec) error {
 	rq.endBurst()
 	rq.endWatch(watcher, err, spec)
 	return nil // the stream has begun: it ends, it does not fail
+}
+
+// writeInitial writes the initial events of a watch without a selector
+// itself when they are JSON frames of the storage version, as a LIST
+// writes its items (see storedListPieces): from the stored values, or
+// from the frames of the whole collection kept joined by the last watch
+// that started at the same state (listBodies), as the informers of a
+// fleet restarting start at once.
+func (rq *request) writeInitial(watcher *watch.Watcher) error {
+	if rq.out.MediaType() != codec.MediaTypeJSON || rq.out.View != codec.ViewObject || !rq.res.objType.plainMetadata || rq.res.converts() {
+		return nil // Next delivers them
+	}
+	const open, close = `{"type":"ADDED","object":`, "}\n"
+	items, whole := watcher.TakeInitial()
+	frames := &rq.res.storageVersion().frames
+	var data []byte
+	keep := false
+	if whole > 0 {
+		data, keep = frames.get(rq.res.cache.Prefix()+watcher.Prefix(), whole, len(items))
+	}
+	if data == nil {
+		pieces, err := rq.storedListPieces(items, nil)
+		if err != nil {
+			return err
+		}
+		if keep {
+			data = joinElements(pieces, 3, open, "", close)
+			frames.keep(rq.res.cache.Prefix()+watcher.Prefix(), whole, len(items), data)
+		}
+		if data == nil {
+			rq.startBurst()
+			defer rq.endBurst()
+			for i := 0; i+2 < len(pieces); i += 3 {
+				_, _ = rq.burst.WriteString(open)
+				_, _ = rq.burst.Write(pieces[i])
+				_, _ = rq.burst.Write(pieces[i+1])
+				_, _ = rq.burst.Write(pieces[i+2])
+				if _, err := rq.burst.WriteString(close); err != nil {
+					return err
+				}
+				if rq.rec != nil {
+					rq.rec.watchEvent(string(watch.Added), len(open)+len(pieces[i])+len(pieces[i+1])+len(pieces[i+2])+len(close))
+				}
+			}
+			return nil
+		}
+	}
+	if rq.rec != nil {
+		rq.recordFrames(data)
+	}
+	_, err := rq.w.Write(data)
+	return err
+}
+
+// recordFrames tells the request's record of each event in data, JSON
+// frames joined (see writeInitial), each ending with the stream's only
+// line break: compact JSON has none.
+func (rq *request) recordFrames(data []byte) {
+	for len(data) > 0 {
+		n := bytes.IndexByte(data, '\n') + 1
+		if n == 0 {
+			n = len(data)
+		}
+		rq.rec.watchEvent(string(watch.Added), n)
+		data = data[n:]
+	}
 }
 
 // startBurst gathers the events of a burst (the initial events of a

@@ -248,6 +248,9 @@ type resource struct {
 	// lists are the bodies of whole-collection LISTs kept (see
 	// listBodies), on the storage version.
 	lists listBodies
+	// frames are the initial events of watches of whole collections
+	// kept likewise (see writeInitial).
+	frames listBodies
 
 	columns []kapi.TableColumnDefinition // Name first
 	cells   []func(kapi.Object) any      // of the columns after Name

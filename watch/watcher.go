@@ -65,8 +65,11 @@ type WatchOptions struct {
 type Watcher struct {
 	cache *Cache
 	opts  WatchOptions
-	pos   int64         // every event up to pos has been delivered or skipped
-	queue []*Item       // initial events not yet delivered
+	pos   int64   // every event up to pos has been delivered or skipped
+	queue []*Item // initial events not yet delivered
+	// whole is the cache's last change when queue is every item under
+	// the prefix at it (no filter), else 0.
+	whole int64
 	end   bool          // the initial-events-end bookmark is still due
 	idle  time.Duration // when it last returned an event, since the hub's epoch
 }
@@ -79,10 +82,16 @@ func (c *Cache) Watch(opts WatchOptions) (*Watcher, error) {
 	w.opts.Prefix = prefix
 	if opts.InitialEvents {
 		s, rev := c.read()
+		span := s.items.RankAfter(prefix) - s.items.Rank(prefix) // see List
+		if opts.Filter == nil {
+			w.queue = make([]*Item, 0, span)
+			w.whole = s.rev
+		}
 		s.items.Ascend(prefix, func(it *Item) bool {
-			if !strings.HasPrefix(it.Key, prefix) {
+			if span == 0 {
 				return false
 			}
+			span--
 			if w.accepts(it) {
 				w.queue = append(w.queue, it)
 			}
@@ -99,12 +108,29 @@ func (c *Cache) Watch(opts WatchOptions) (*Watcher, error) {
 	return w, nil
 }
 
+// Prefix is the key prefix the watcher watches, after its cache's prefix
+// (a namespace and a slash, or empty).
+func (w *Watcher) Prefix() string { return strings.TrimPrefix(w.opts.Prefix, w.cache.prefix) }
+
+// TakeInitial hands the caller the initial events the watcher has not
+// delivered, as their items, to write itself: Next then goes on after
+// them. whole is the cache's last change when they are every object
+// under the watch's prefix at that change (the watch has no filter and
+// delivered none yet), else 0: a writer may keep what it makes of them
+// for the next watch at the same change.
+func (w *Watcher) TakeInitial() (items []*Item, whole int64) {
+	items, w.queue = w.queue, nil
+	whole, w.whole = w.whole, 0
+	return items, whole
+}
+
 // Next blocks until the watcher's next event, and returns it. It returns
 // ctx.Err() when ctx ends, ErrStopped when the hub has stopped, and
 // storage.ErrExpired when the events the watcher had still to read have left
 // the history window: the watch cannot go on without a gap.
 func (w *Watcher) Next(ctx context.Context) (Event, error) {
 	if len(w.queue) > 0 {
+		w.whole = 0 // what is left is not every object
 		it := w.queue[0]
 		w.queue[0] = nil
 		w.queue = w.queue[1:]
