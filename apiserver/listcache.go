@@ -15,13 +15,15 @@ import (
 // buffer, and the following ones write that buffer whole until the
 // collection changes. Only plain JSON lists of the storage version
 // qualify (no selector, no limit, no other view, no conversion), one
-// buffer per collection and at most listBytesMax bytes in all: a list
-// seen once (a collection that changes between lists) costs nothing more
-// than before.
+// buffer per collection, at most listBodyMax bytes each and listBytesMax
+// for the whole server (listBudget); a list seen once (a collection that
+// changes between lists) costs nothing more than before.
 type listBodies struct {
+	budget     *listBudget
+	lastChange func() int64 // the resource's cache's last change
+
 	mu    sync.Mutex
 	lists map[string]*listBody // by key prefix
-	bytes int
 }
 
 // listBody is one collection's joined items, at the cache's last change.
@@ -33,8 +35,67 @@ type listBody struct {
 
 const (
 	listBodyMax  = 16 << 20 // the largest list kept
-	listBytesMax = 64 << 20 // all lists kept, per resource
+	listBytesMax = 64 << 20 // all lists kept by a server
 )
+
+// listBudget is the bytes a server's kept lists hold, all resources'.
+type listBudget struct {
+	mu     sync.Mutex
+	bytes  int
+	bodies []*listBodies
+}
+
+// add has the budget count l's lists, kept from then on while their
+// cache does not change (lastChange).
+func (b *listBudget) add(l *listBodies, lastChange func() int64) {
+	l.budget, l.lastChange = b, lastChange
+	b.mu.Lock()
+	b.bodies = append(b.bodies, l)
+	b.mu.Unlock()
+}
+
+// reserve takes n bytes of the budget, first giving back those of lists
+// whose collections have changed since; false if they are not there.
+func (b *listBudget) reserve(n int) bool {
+	b.mu.Lock()
+	bodies := b.bodies
+	ok := b.bytes+n <= listBytesMax
+	b.mu.Unlock()
+	if !ok {
+		for _, l := range bodies {
+			l.dropStale()
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.bytes+n > listBytesMax {
+		return false
+	}
+	b.bytes += n
+	return true
+}
+
+func (b *listBudget) release(n int) {
+	if n == 0 {
+		return
+	}
+	b.mu.Lock()
+	b.bytes -= n
+	b.mu.Unlock()
+}
+
+// dropStale forgets the lists whose collection has changed since.
+func (l *listBodies) dropStale() {
+	now := l.lastChange()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for p, b := range l.lists {
+		if b.change != now {
+			l.budget.release(len(b.data))
+			delete(l.lists, p)
+		}
+	}
+}
 
 // get returns the joined items of the collection at prefix if they were
 // kept at change, for count items; else it records the sighting, and
@@ -45,10 +106,10 @@ func (l *listBodies) get(prefix string, change int64, count int) (data []byte, k
 	defer l.mu.Unlock()
 	b := l.lists[prefix]
 	if b != nil && b.change == change && b.count == count {
-		return b.data, b.data == nil && count > 0
+		return b.data, b.data == nil && count > 0 && l.budget != nil
 	}
 	if b != nil {
-		l.bytes -= len(b.data)
+		l.budget.release(len(b.data))
 	}
 	if l.lists == nil {
 		l.lists = make(map[string]*listBody)
@@ -58,27 +119,18 @@ func (l *listBodies) get(prefix string, change int64, count int) (data []byte, k
 }
 
 // keep keeps data, the joined items of the collection at prefix at change,
-// if they fit.
+// if the budget has room.
 func (l *listBodies) keep(prefix string, change int64, count int, data []byte) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b := l.lists[prefix]
-	if b == nil || b.change != change || b.count != count || b.data != nil || data == nil || len(data) > listBodyMax {
+	if data == nil || len(data) > listBodyMax || !l.budget.reserve(len(data)) {
 		return
 	}
-	for l.bytes+len(data) > listBytesMax && len(l.lists) > 1 {
-		for p, other := range l.lists { // any other: they are few
-			if other != b {
-				l.bytes -= len(other.data)
-				delete(l.lists, p)
-				break
-			}
-		}
-	}
-	if l.bytes+len(data) <= listBytesMax {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b := l.lists[prefix]; b != nil && b.change == change && b.count == count && b.data == nil {
 		b.data = data
-		l.bytes += len(data)
+		return
 	}
+	l.budget.release(len(data)) // another list came first
 }
 
 // joinElements joins elements given as pieces, per pieces each (see

@@ -79,7 +79,8 @@ func WithVersion(v VersionInfo) Option { return func(c *config) { c.version = v 
 type Server struct {
 	config config
 	hub    *watch.Hub
-	flow   *flow // what is in flight; see limits.go
+	flow   *flow      // what is in flight; see limits.go
+	lists  listBudget // the whole-collection lists kept; see listcache.go
 
 	handler atomic.Pointer[http.Handler] // set when serving starts; no registration after
 
