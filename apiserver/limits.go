@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -140,6 +141,8 @@ type flow struct {
 	draining atomic.Bool
 	idle     chan struct{} // signalled when draining and inFlight falls to 0
 
+	runners *runners // serve the requests with a deadline
+
 	// endWatches is cancelled when watches must end: by Shutdown, or with
 	// the server's context by Close.
 	endWatches  context.Context
@@ -147,7 +150,7 @@ type flow struct {
 }
 
 func newFlow(ctx context.Context, c *config) *flow {
-	f := &flow{limits: c.limits, logger: c.logger, idle: make(chan struct{}, 1)}
+	f := &flow{limits: c.limits, logger: c.logger, idle: make(chan struct{}, 1), runners: newRunners(ctx.Done())}
 	f.endWatches, f.stopWatches = context.WithCancel(ctx)
 	return f
 }
@@ -398,36 +401,30 @@ func (g *guard) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveWithin runs the handler with a deadline. The handler runs in a
-// goroutine of its own so that the client is answered 504 when the deadline
-// passes even if the handler does not return: it goes on, with its context
-// cancelled, writing into a writer that discards everything; its slot of
-// the cap and its place in the drain are held until it returns: it is still
-// working.
+// goroutine of its own (a runner's, see runners) so that the client is
+// answered 504 when the deadline passes even if the handler does not
+// return: it goes on, with its context cancelled, writing into a writer
+// that discards everything; its slot of the cap and its place in the drain
+// are held until it returns: it is still working.
 func (g *guard) serveWithin(w http.ResponseWriter, r *http.Request, timeout time.Duration, slot *atomic.Int64) {
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
 	r = r.WithContext(ctx)
-	tw := &timeoutWriter{w: w, header: w.Header().Clone()}
-	result := make(chan any, 1) // a panic to re-raise here; buffered: the handler never waits for it
-	go func() {
-		defer g.flow.release(slot)
-		var abort any
-		defer func() {
-			if p := recover(); p != nil && g.recovered(tw, r, p, tw.began()) {
-				abort = http.ErrAbortHandler
-			}
-			result <- abort
-		}()
-		g.next.ServeHTTP(tw, r)
-	}()
+	d := deadlined.Get().(*deadlinedRequest)
+	d.g, d.r, d.slot = g, r, slot
+	d.tw.reset(w)
+	g.flow.runners.run(d)
+	result := d.result
 	select {
 	case p := <-result:
+		d.recycle()
 		if p != nil {
 			panic(p)
 		}
 		return
 	case <-ctx.Done():
 	}
+	// From here d is not recycled: the handler may still be using it.
 	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		// The client went away, or only closed its side: the handler sees
 		// its context end and answers what it can. Waiting for it keeps
@@ -450,11 +447,117 @@ func (g *guard) serveWithin(w http.ResponseWriter, r *http.Request, timeout time
 		// The handler may be writing as the deadline passes.
 		err = fmt.Errorf("%w (%w)", err, storage.ErrOutcomeUnknown)
 	}
-	if !tw.timeout(r, statusOf(err, target{})) {
+	if !d.tw.timeout(r, statusOf(err, target{})) {
 		// The handler had begun its answer: the work is done and being
 		// sent. Cutting it would turn a success into a broken connection.
 		if p := <-result; p != nil {
 			panic(p)
+		}
+	}
+}
+
+// deadlinedRequest is what serveWithin shares with the runner that serves
+// the handler. It is reused once both are done with it, which serveWithin
+// knows when it has received the handler's result before the deadline: a
+// request then allocates no writer, header map or channel of its own.
+type deadlinedRequest struct {
+	g      *guard
+	r      *http.Request
+	slot   *atomic.Int64
+	tw     timeoutWriter
+	result chan any // a panic to re-raise in serveWithin; buffered: the handler never waits for it
+}
+
+var deadlined = sync.Pool{New: func() any {
+	return &deadlinedRequest{tw: timeoutWriter{header: http.Header{}}, result: make(chan any, 1)}
+}}
+
+// serve runs the handler in a runner. Once it has sent its result, d may be
+// another request's: nothing after the send reads d.
+func (d *deadlinedRequest) serve() {
+	g, r, slot, tw, result := d.g, d.r, d.slot, &d.tw, d.result
+	defer g.flow.release(slot)
+	var abort any
+	defer func() {
+		if p := recover(); p != nil && g.recovered(tw, r, p, tw.began()) {
+			abort = http.ErrAbortHandler
+		}
+		result <- abort
+	}()
+	// A runner's goroutine is not the request's: it takes the profiler
+	// labels the request's context carries, as a goroutine started for
+	// it would inherit them (pprof.Do).
+	pprof.SetGoroutineLabels(r.Context())
+	g.next.ServeHTTP(tw, r)
+}
+
+func (d *deadlinedRequest) recycle() {
+	d.g, d.r, d.slot = nil, nil, nil
+	d.tw.w = nil
+	clear(d.tw.header)
+	deadlined.Put(d)
+}
+
+// runners are the goroutines that serve requests with a deadline, kept for
+// the next request when they are done. A new goroutine's stack starts small
+// and grows, copied each time, several times over while one request is
+// routed and answered; that copying was a fifth of a GET's time. A runner's
+// stack has grown already (the GC shrinks an idle one by half at most per
+// cycle). Up to maxIdleRunners wait for work, each for runnerIdle at most;
+// they end sooner when the server's context does. A server without
+// requests holds none.
+type runners struct {
+	work chan *deadlinedRequest // unbuffered: a send succeeds only when a runner waits
+	idle atomic.Int64
+	done <-chan struct{}
+}
+
+const (
+	// maxIdleRunners bounds the runners kept waiting: more than the
+	// requests a server of a few cores serves at once, few enough to
+	// cost little memory.
+	maxIdleRunners = 64
+	// runnerIdle is how long a runner waits for another request: far
+	// longer than between the requests of a busy server.
+	runnerIdle = time.Second
+)
+
+func newRunners(done <-chan struct{}) *runners {
+	return &runners{work: make(chan *deadlinedRequest), done: done}
+}
+
+// run serves d in a waiting runner, or else in a new one.
+func (p *runners) run(d *deadlinedRequest) {
+	select {
+	case p.work <- d:
+	default:
+		go p.loop(d)
+	}
+}
+
+func (p *runners) loop(d *deadlinedRequest) {
+	var idle *time.Timer
+	for {
+		d.serve()
+		if p.idle.Add(1) > maxIdleRunners {
+			p.idle.Add(-1)
+			return
+		}
+		if idle == nil {
+			idle = time.NewTimer(runnerIdle)
+		} else {
+			idle.Reset(runnerIdle) // its channel is empty: timers are unbuffered since Go 1.23
+		}
+		select {
+		case d = <-p.work:
+			p.idle.Add(-1)
+		case <-idle.C:
+			p.idle.Add(-1)
+			return
+		case <-p.done:
+			p.idle.Add(-1)
+			idle.Stop()
+			return
 		}
 	}
 }
@@ -534,6 +637,13 @@ type timeoutWriter struct {
 	mu          sync.Mutex
 	wroteHeader bool
 	timedOut    bool
+}
+
+// reset readies a recycled writer for a response to w: the handler's
+// headers start as w's.
+func (tw *timeoutWriter) reset(w http.ResponseWriter) {
+	tw.w, tw.wroteHeader, tw.timedOut = w, false, false
+	maps.Copy(tw.header, w.Header())
 }
 
 func (tw *timeoutWriter) Header() http.Header { return tw.header }
