@@ -101,7 +101,10 @@ func newRequest(s *Server, byPlural map[string]*resource, w http.ResponseWriter,
 	rq := &request{
 		s: s, res: byPlural[chi.URLParam(r, "resource")],
 		namespace: chi.URLParam(r, "namespace"), name: chi.URLParam(r, "name"),
-		subresource: chi.URLParam(r, "subresource"), query: r.URL.Query(), w: w, r: r,
+		subresource: chi.URLParam(r, "subresource"), w: w, r: r,
+	}
+	if r.URL.RawQuery != "" { // else nil, which reads as empty without a map made
+		rq.query = r.URL.Query()
 	}
 	if len(s.config.observers) > 0 { // else no context to search
 		rq.rec = recordFrom(r.Context())
