@@ -6,10 +6,12 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
@@ -22,7 +24,7 @@ import (
 
 // negotiate picks the response's format and view from the Accept header.
 func (rq *request) negotiate(watch bool, views ...codec.View) error {
-	t, err := codec.Negotiate(rq.r.Header.Get("Accept"), codec.Offer{Views: views, Protobuf: rq.objType.protobuf, Watch: watch})
+	t, err := negotiated(rq.r.Header.Get("Accept"), codec.Offer{Views: views, Protobuf: rq.objType.protobuf, Watch: watch})
 	if err != nil {
 		return err
 	}
@@ -36,6 +38,57 @@ func (rq *request) negotiate(watch bool, views ...codec.View) error {
 		}
 	}
 	return nil
+}
+
+// The Accept headers a server sees are few (kubectl's, client-go's, an
+// informer's), and codec.Negotiate's choice depends on the header and the
+// offer alone: it is remembered, so that a request does not parse the same
+// header again. The memo is bounded, in entries and in the length of the
+// headers it keeps, so that clients sending ever new headers cannot grow
+// it; theirs are negotiated each time.
+type negotiateKey struct {
+	accept          string
+	views           uint64 // bit v for each offered view v
+	protobuf, watch bool
+}
+
+const (
+	negotiatedMax       = 256
+	negotiatedMaxAccept = 256
+)
+
+var (
+	negotiatedTargets atomic.Pointer[map[negotiateKey]codec.Target] // copied on write: read without a lock
+	negotiatedMu      sync.Mutex                                    // serializes the writes
+)
+
+// negotiated is codec.Negotiate, remembered.
+func negotiated(accept string, offer codec.Offer) (codec.Target, error) {
+	key := negotiateKey{accept: accept, protobuf: offer.Protobuf, watch: offer.Watch}
+	for _, v := range offer.Views {
+		key.views |= 1 << uint(v)
+	}
+	if m := negotiatedTargets.Load(); m != nil {
+		if t, ok := (*m)[key]; ok {
+			return t, nil
+		}
+	}
+	t, err := codec.Negotiate(accept, offer)
+	if err != nil || len(accept) > negotiatedMaxAccept {
+		return t, err
+	}
+	negotiatedMu.Lock()
+	defer negotiatedMu.Unlock()
+	m := map[negotiateKey]codec.Target{}
+	if old := negotiatedTargets.Load(); old != nil {
+		if len(*old) >= negotiatedMax {
+			return t, nil
+		}
+		m = maps.Clone(*old)
+	}
+	m[key] = t
+	negotiatedTargets.Store(&m)
+	return t, nil
 }
 
 // element is the encoding of an item's object in format f: the object

@@ -230,9 +230,16 @@ func (rq *request) checkListNumbers() error {
 // printable (it is recorded in managedFields and shown to users), and force
 // on a patch that is not an apply.
 func (rq *request) checkWriteOptions(v verb) error {
-	kind := map[verb]string{verbCreate: "CreateOptions", verbUpdate: "UpdateOptions", verbPatch: "PatchOptions"}[v]
-	if kind == "" {
-		return nil
+	var kind string
+	switch v {
+	case verbCreate:
+		kind = "CreateOptions"
+	case verbUpdate:
+		kind = "UpdateOptions"
+	case verbPatch:
+		kind = "PatchOptions"
+	default:
+		return nil // a switch: a map literal here was made anew for every request
 	}
 	manager := rq.query.Get("fieldManager")
 	var errs FieldErrors
