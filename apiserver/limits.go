@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/fairness"
 	"github.com/kapi-dev/kapi/storage"
@@ -288,13 +290,14 @@ func (f *flow) release(slot *atomic.Int64) {
 
 // guard is the handler every request passes first.
 type guard struct {
-	flow *flow
-	next http.Handler
+	flow   *flow
+	next   http.Handler
+	router *chi.Mux // in next: see routeContext
 }
 
-// guard wraps the routes of the server.
-func (s *Server) guard(next http.Handler) http.Handler {
-	return &guard{flow: s.flow, next: next}
+// guard wraps the routes of the server, whose router is router.
+func (s *Server) guard(next http.Handler, router *chi.Mux) http.Handler {
+	return &guard{flow: s.flow, next: next, router: router}
 }
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -409,9 +412,13 @@ func (g *guard) serve(w http.ResponseWriter, r *http.Request) {
 func (g *guard) serveWithin(w http.ResponseWriter, r *http.Request, timeout time.Duration, slot *atomic.Int64) {
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
+	rctx := g.routeContext(ctx)
+	if rctx != nil {
+		ctx = context.WithValue(ctx, chi.RouteCtxKey, rctx)
+	}
 	r = r.WithContext(ctx)
 	d := deadlined.Get().(*deadlinedRequest)
-	d.g, d.r, d.slot = g, r, slot
+	d.g, d.r, d.slot, d.rctx = g, r, slot, rctx
 	d.tw.reset(w)
 	g.flow.runners.run(d)
 	result := d.result
@@ -464,6 +471,7 @@ type deadlinedRequest struct {
 	g      *guard
 	r      *http.Request
 	slot   *atomic.Int64
+	rctx   *chi.Context // made by routeContext, or nil
 	tw     timeoutWriter
 	result chan any // a panic to re-raise in serveWithin; buffered: the handler never waits for it
 }
@@ -475,7 +483,7 @@ var deadlined = sync.Pool{New: func() any {
 // serve runs the handler in a runner. Once it has sent its result, d may be
 // another request's: nothing after the send reads d.
 func (d *deadlinedRequest) serve() {
-	g, r, slot, tw, result := d.g, d.r, d.slot, &d.tw, d.result
+	g, r, slot, rctx, tw, result := d.g, d.r, d.slot, d.rctx, &d.tw, d.result
 	defer g.flow.release(slot)
 	var abort any
 	defer func() {
@@ -489,10 +497,30 @@ func (d *deadlinedRequest) serve() {
 	// it would inherit them (pprof.Do).
 	pprof.SetGoroutineLabels(r.Context())
 	g.next.ServeHTTP(tw, r)
+	if rctx != nil { // as the router does with its own once the handler has returned
+		routeContexts.Put(rctx)
+	}
 }
 
+// routeContext is the routing context of the server's router, made here,
+// as the router would make it, unless a parent chi router made one: the
+// router then takes it from the request's context, as a router mounted in
+// another does, and the request is copied once for its deadline and its
+// routing where it was copied twice.
+func (g *guard) routeContext(ctx context.Context) *chi.Context {
+	if g.router == nil || chi.RouteContext(ctx) != nil {
+		return nil
+	}
+	rctx := routeContexts.Get().(*chi.Context)
+	rctx.Reset()
+	rctx.Routes = g.router
+	return rctx
+}
+
+var routeContexts = sync.Pool{New: func() any { return chi.NewRouteContext() }}
+
 func (d *deadlinedRequest) recycle() {
-	d.g, d.r, d.slot = nil, nil, nil
+	d.g, d.r, d.slot, d.rctx = nil, nil, nil, nil
 	d.tw.w = nil
 	clear(d.tw.header)
 	deadlined.Put(d)
