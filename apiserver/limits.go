@@ -531,9 +531,9 @@ func (d *deadlinedRequest) recycle() {
 // and grows, copied each time, several times over while one request is
 // routed and answered; that copying was a fifth of a GET's time. A runner's
 // stack has grown already (the GC shrinks an idle one by half at most per
-// cycle). Up to maxIdleRunners wait for work, each for runnerIdle at most;
-// they end sooner when the server's context does. A server without
-// requests holds none.
+// cycle). Up to maxIdleRunners wait for work, each for one to two
+// runnerIdle at most; they end sooner when the server's context does. A
+// server without requests holds none.
 type runners struct {
 	work chan *deadlinedRequest // unbuffered: a send succeeds only when a runner waits
 	idle atomic.Int64
@@ -545,8 +545,8 @@ const (
 	// requests a server of a few cores serves at once, few enough to
 	// cost little memory.
 	maxIdleRunners = 64
-	// runnerIdle is how long a runner waits for another request: far
-	// longer than between the requests of a busy server.
+	// runnerIdle is about how long a runner waits for another request
+	// (see loop): far longer than between the requests of a busy server.
 	runnerIdle = time.Second
 )
 
@@ -564,28 +564,42 @@ func (p *runners) run(d *deadlinedRequest) {
 }
 
 func (p *runners) loop(d *deadlinedRequest) {
-	var idle *time.Timer
+	// The timer ticks every runnerIdle while the runner lives, not reset
+	// per request: the runner ends at a tick that finds it idle since the
+	// one before, between one and two runnerIdle after its last request.
+	var tick *time.Timer
+	defer func() {
+		if tick != nil {
+			tick.Stop()
+		}
+	}()
 	for {
 		d.serve()
 		if p.idle.Add(1) > maxIdleRunners {
 			p.idle.Add(-1)
 			return
 		}
-		if idle == nil {
-			idle = time.NewTimer(runnerIdle)
-		} else {
-			idle.Reset(runnerIdle) // its channel is empty: timers are unbuffered since Go 1.23
+		if tick == nil {
+			tick = time.NewTimer(runnerIdle)
 		}
-		select {
-		case d = <-p.work:
-			p.idle.Add(-1)
-		case <-idle.C:
-			p.idle.Add(-1)
-			return
-		case <-p.done:
-			p.idle.Add(-1)
-			idle.Stop()
-			return
+		served := true // since the last tick
+	wait:
+		for {
+			select {
+			case d = <-p.work:
+				p.idle.Add(-1)
+				break wait
+			case <-tick.C:
+				if !served {
+					p.idle.Add(-1)
+					return
+				}
+				served = false
+				tick.Reset(runnerIdle)
+			case <-p.done:
+				p.idle.Add(-1)
+				return
+			}
 		}
 	}
 }
