@@ -492,9 +492,9 @@ func (d *deadlinedRequest) serve() {
 		}
 		result <- abort
 	}()
-	// A runner's goroutine is not the request's: it takes the profiler
-	// labels the request's context carries, as a goroutine started for
-	// it would inherit them (pprof.Do).
+	// A goroutine started for the request inherited the profiler labels
+	// of the request's; a runner takes those pprof.Do put in the
+	// request's context (and drops its last request's).
 	pprof.SetGoroutineLabels(r.Context())
 	g.next.ServeHTTP(tw, r)
 	if rctx != nil { // as the router does with its own once the handler has returned
