@@ -66,6 +66,9 @@ var (
 func negotiated(accept string, offer codec.Offer) (codec.Target, error) {
 	key := negotiateKey{accept: accept, protobuf: offer.Protobuf, watch: offer.Watch}
 	for _, v := range offer.Views {
+		if v < 0 || v >= 64 || offer.JSONOnly { // not a key this memo can tell apart
+			return codec.Negotiate(accept, offer)
+		}
 		key.views |= 1 << uint(v)
 	}
 	if m := negotiatedTargets.Load(); m != nil {
