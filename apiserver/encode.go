@@ -6,10 +6,12 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
@@ -22,7 +24,7 @@ import (
 
 // negotiate picks the response's format and view from the Accept header.
 func (rq *request) negotiate(watch bool, views ...codec.View) error {
-	t, err := codec.Negotiate(rq.r.Header.Get("Accept"), codec.Offer{Views: views, Protobuf: rq.objType.protobuf, Watch: watch})
+	t, err := negotiated(rq.r.Header.Get("Accept"), codec.Offer{Views: views, Protobuf: rq.objType.protobuf, Watch: watch})
 	if err != nil {
 		return err
 	}
@@ -36,6 +38,60 @@ func (rq *request) negotiate(watch bool, views ...codec.View) error {
 		}
 	}
 	return nil
+}
+
+// The Accept headers a server sees are few (kubectl's, client-go's, an
+// informer's), and codec.Negotiate's choice depends on the header and the
+// offer alone: it is remembered, so that a request does not parse the same
+// header again. The memo is bounded, in entries and in the length of the
+// headers it keeps, so that clients sending ever new headers cannot grow
+// it; theirs are negotiated each time.
+type negotiateKey struct {
+	accept          string
+	views           uint64 // bit v for each offered view v
+	protobuf, watch bool
+}
+
+const (
+	negotiatedMax       = 256
+	negotiatedMaxAccept = 256
+)
+
+var (
+	negotiatedTargets atomic.Pointer[map[negotiateKey]codec.Target] // copied on write: read without a lock
+	negotiatedMu      sync.Mutex                                    // serializes the writes
+)
+
+// negotiated is codec.Negotiate, remembered.
+func negotiated(accept string, offer codec.Offer) (codec.Target, error) {
+	key := negotiateKey{accept: accept, protobuf: offer.Protobuf, watch: offer.Watch}
+	for _, v := range offer.Views {
+		if v < 0 || v >= 64 || offer.JSONOnly { // not a key this memo can tell apart
+			return codec.Negotiate(accept, offer)
+		}
+		key.views |= 1 << uint(v)
+	}
+	if m := negotiatedTargets.Load(); m != nil {
+		if t, ok := (*m)[key]; ok {
+			return t, nil
+		}
+	}
+	t, err := codec.Negotiate(accept, offer)
+	if err != nil || len(accept) > negotiatedMaxAccept {
+		return t, err
+	}
+	negotiatedMu.Lock()
+	defer negotiatedMu.Unlock()
+	m := map[negotiateKey]codec.Target{}
+	if old := negotiatedTargets.Load(); old != nil {
+		if len(*old) >= negotiatedMax {
+			return t, nil
+		}
+		m = maps.Clone(*old)
+	}
+	m[key] = t
+	negotiatedTargets.Store(&m)
+	return t, nil
 }
 
 // element is the encoding of an item's object in format f: the object
@@ -427,8 +483,11 @@ func writeStreamed(w http.ResponseWriter, r *http.Request, code int, contentType
 // the caller writes the body to it and ends it with finishGzip.
 func startBody(w http.ResponseWriter, r *http.Request, code int, contentType string, size int) *gzip.Writer {
 	h := w.Header()
-	h.Set("Content-Type", contentType)
-	h.Set("X-Content-Type-Options", "nosniff")
+	// As Header.Set, whose keys these are already in canonical form, with
+	// the values in one allocation rather than one each.
+	values := make([]string, 3)
+	values[0], values[1] = contentType, "nosniff"
+	h["Content-Type"], h["X-Content-Type-Options"] = values[0:1:1], values[1:2:2]
 	if size >= gzipMinBytes && acceptsGzip(r) {
 		h.Set("Content-Encoding", "gzip")
 		h.Add("Vary", "Accept-Encoding")
@@ -437,7 +496,8 @@ func startBody(w http.ResponseWriter, r *http.Request, code int, contentType str
 		zw.Reset(w)
 		return zw
 	}
-	h.Set("Content-Length", strconv.Itoa(size))
+	values[2] = strconv.Itoa(size)
+	h["Content-Length"] = values[2:3:3]
 	w.WriteHeader(code)
 	return nil
 }

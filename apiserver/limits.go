@@ -9,10 +9,13 @@ import (
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/go-chi/chi/v5"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/fairness"
@@ -140,6 +143,8 @@ type flow struct {
 	draining atomic.Bool
 	idle     chan struct{} // signalled when draining and inFlight falls to 0
 
+	runners *runners // serve the requests with a deadline
+
 	// endWatches is cancelled when watches must end: by Shutdown, or with
 	// the server's context by Close.
 	endWatches  context.Context
@@ -147,7 +152,7 @@ type flow struct {
 }
 
 func newFlow(ctx context.Context, c *config) *flow {
-	f := &flow{limits: c.limits, logger: c.logger, idle: make(chan struct{}, 1)}
+	f := &flow{limits: c.limits, logger: c.logger, idle: make(chan struct{}, 1), runners: newRunners(ctx.Done())}
 	f.endWatches, f.stopWatches = context.WithCancel(ctx)
 	return f
 }
@@ -285,13 +290,14 @@ func (f *flow) release(slot *atomic.Int64) {
 
 // guard is the handler every request passes first.
 type guard struct {
-	flow *flow
-	next http.Handler
+	flow   *flow
+	next   http.Handler
+	router *chi.Mux // in next: see routeContext
 }
 
-// guard wraps the routes of the server.
-func (s *Server) guard(next http.Handler) http.Handler {
-	return &guard{flow: s.flow, next: next}
+// guard wraps the routes of the server, whose router is router.
+func (s *Server) guard(next http.Handler, router *chi.Mux) http.Handler {
+	return &guard{flow: s.flow, next: next, router: router}
 }
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -398,36 +404,34 @@ func (g *guard) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveWithin runs the handler with a deadline. The handler runs in a
-// goroutine of its own so that the client is answered 504 when the deadline
-// passes even if the handler does not return: it goes on, with its context
-// cancelled, writing into a writer that discards everything; its slot of
-// the cap and its place in the drain are held until it returns: it is still
-// working.
+// goroutine of its own (a runner's, see runners) so that the client is
+// answered 504 when the deadline passes even if the handler does not
+// return: it goes on, with its context cancelled, writing into a writer
+// that discards everything; its slot of the cap and its place in the drain
+// are held until it returns: it is still working.
 func (g *guard) serveWithin(w http.ResponseWriter, r *http.Request, timeout time.Duration, slot *atomic.Int64) {
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
+	rctx := g.routeContext(ctx)
+	if rctx != nil {
+		ctx = context.WithValue(ctx, chi.RouteCtxKey, rctx)
+	}
 	r = r.WithContext(ctx)
-	tw := &timeoutWriter{w: w, header: w.Header().Clone()}
-	result := make(chan any, 1) // a panic to re-raise here; buffered: the handler never waits for it
-	go func() {
-		defer g.flow.release(slot)
-		var abort any
-		defer func() {
-			if p := recover(); p != nil && g.recovered(tw, r, p, tw.began()) {
-				abort = http.ErrAbortHandler
-			}
-			result <- abort
-		}()
-		g.next.ServeHTTP(tw, r)
-	}()
+	d := deadlined.Get().(*deadlinedRequest)
+	d.g, d.r, d.slot, d.rctx = g, r, slot, rctx
+	d.tw.reset(w)
+	g.flow.runners.run(d)
+	result := d.result
 	select {
 	case p := <-result:
+		d.recycle()
 		if p != nil {
 			panic(p)
 		}
 		return
 	case <-ctx.Done():
 	}
+	// From here d is not recycled: the handler may still be using it.
 	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		// The client went away, or only closed its side: the handler sees
 		// its context end and answers what it can. Waiting for it keeps
@@ -450,11 +454,152 @@ func (g *guard) serveWithin(w http.ResponseWriter, r *http.Request, timeout time
 		// The handler may be writing as the deadline passes.
 		err = fmt.Errorf("%w (%w)", err, storage.ErrOutcomeUnknown)
 	}
-	if !tw.timeout(r, statusOf(err, target{})) {
+	if !d.tw.timeout(r, statusOf(err, target{})) {
 		// The handler had begun its answer: the work is done and being
 		// sent. Cutting it would turn a success into a broken connection.
 		if p := <-result; p != nil {
 			panic(p)
+		}
+	}
+}
+
+// deadlinedRequest is what serveWithin shares with the runner that serves
+// the handler. It is reused once both are done with it, which serveWithin
+// knows when it has received the handler's result before the deadline: a
+// request then allocates no writer, header map or channel of its own.
+type deadlinedRequest struct {
+	g      *guard
+	r      *http.Request
+	slot   *atomic.Int64
+	rctx   *chi.Context // made by routeContext, or nil
+	tw     timeoutWriter
+	result chan any // a panic to re-raise in serveWithin; buffered: the handler never waits for it
+}
+
+var deadlined = sync.Pool{New: func() any {
+	return &deadlinedRequest{tw: timeoutWriter{header: http.Header{}}, result: make(chan any, 1)}
+}}
+
+// serve runs the handler in a runner. Once it has sent its result, d may be
+// another request's: nothing after the send reads d.
+func (d *deadlinedRequest) serve() {
+	g, r, slot, rctx, tw, result := d.g, d.r, d.slot, d.rctx, &d.tw, d.result
+	defer g.flow.release(slot)
+	var abort any
+	defer func() {
+		if p := recover(); p != nil && g.recovered(tw, r, p, tw.began()) {
+			abort = http.ErrAbortHandler
+		}
+		result <- abort
+	}()
+	// A goroutine started for the request inherited the profiler labels
+	// of the request's; a runner takes those pprof.Do put in the
+	// request's context (and drops its last request's).
+	pprof.SetGoroutineLabels(r.Context())
+	g.next.ServeHTTP(tw, r)
+	if rctx != nil { // as the router does with its own once the handler has returned
+		routeContexts.Put(rctx)
+	}
+}
+
+// routeContext is the routing context of the server's router, made here,
+// as the router would make it, unless a parent chi router made one: the
+// router then takes it from the request's context, as a router mounted in
+// another does, and the request is copied once for its deadline and its
+// routing where it was copied twice.
+func (g *guard) routeContext(ctx context.Context) *chi.Context {
+	if g.router == nil || chi.RouteContext(ctx) != nil {
+		return nil
+	}
+	rctx := routeContexts.Get().(*chi.Context)
+	rctx.Reset()
+	rctx.Routes = g.router
+	return rctx
+}
+
+var routeContexts = sync.Pool{New: func() any { return chi.NewRouteContext() }}
+
+func (d *deadlinedRequest) recycle() {
+	d.g, d.r, d.slot, d.rctx = nil, nil, nil, nil
+	d.tw.w = nil
+	clear(d.tw.header)
+	deadlined.Put(d)
+}
+
+// runners are the goroutines that serve requests with a deadline, kept for
+// the next request when they are done. A new goroutine's stack starts small
+// and grows, copied each time, several times over while one request is
+// routed and answered; that copying was a fifth of a GET's time. A runner's
+// stack has grown already (the GC shrinks an idle one by half at most per
+// cycle). Up to maxIdleRunners wait for work, each for one to two
+// runnerIdle at most; they end sooner when the server's context does. A
+// server without requests holds none.
+type runners struct {
+	work chan *deadlinedRequest // unbuffered: a send succeeds only when a runner waits
+	idle atomic.Int64
+	done <-chan struct{}
+}
+
+const (
+	// maxIdleRunners bounds the runners kept waiting: more than the
+	// requests a server of a few cores serves at once, few enough to
+	// cost little memory.
+	maxIdleRunners = 64
+	// runnerIdle is about how long a runner waits for another request
+	// (see loop): far longer than between the requests of a busy server.
+	runnerIdle = time.Second
+)
+
+func newRunners(done <-chan struct{}) *runners {
+	return &runners{work: make(chan *deadlinedRequest), done: done}
+}
+
+// run serves d in a waiting runner, or else in a new one.
+func (p *runners) run(d *deadlinedRequest) {
+	select {
+	case p.work <- d:
+	default:
+		go p.loop(d)
+	}
+}
+
+func (p *runners) loop(d *deadlinedRequest) {
+	// The timer ticks every runnerIdle while the runner lives, not reset
+	// per request: the runner ends at a tick that finds it idle since the
+	// one before, between one and two runnerIdle after its last request.
+	var tick *time.Timer
+	defer func() {
+		if tick != nil {
+			tick.Stop()
+		}
+	}()
+	for {
+		d.serve()
+		if p.idle.Add(1) > maxIdleRunners {
+			p.idle.Add(-1)
+			return
+		}
+		if tick == nil {
+			tick = time.NewTimer(runnerIdle)
+		}
+		served := true // since the last tick
+	wait:
+		for {
+			select {
+			case d = <-p.work:
+				p.idle.Add(-1)
+				break wait
+			case <-tick.C:
+				if !served {
+					p.idle.Add(-1)
+					return
+				}
+				served = false
+				tick.Reset(runnerIdle)
+			case <-p.done:
+				p.idle.Add(-1)
+				return
+			}
 		}
 	}
 }
@@ -534,6 +679,13 @@ type timeoutWriter struct {
 	mu          sync.Mutex
 	wroteHeader bool
 	timedOut    bool
+}
+
+// reset readies a recycled writer for a response to w: the handler's
+// headers start as w's.
+func (tw *timeoutWriter) reset(w http.ResponseWriter) {
+	tw.w, tw.wroteHeader, tw.timedOut = w, false, false
+	maps.Copy(tw.header, w.Header())
 }
 
 func (tw *timeoutWriter) Header() http.Header { return tw.header }

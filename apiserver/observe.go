@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -287,7 +288,7 @@ func newRecord(r *http.Request, observers []Observer) *RequestRecord {
 		slices.Sort(values)
 		rec.DryRun = strings.Join(slices.Compact(values), ",")
 	}
-	rec.MetricsVerb = strings.ToUpper(a.Verb)
+	rec.MetricsVerb = upperVerb(a.Verb)
 	if a.ResourceRequest {
 		switch a.Verb {
 		case "create":
@@ -311,13 +312,48 @@ func newRecord(r *http.Request, observers []Observer) *RequestRecord {
 	return rec
 }
 
+// upperVerb is strings.ToUpper without an allocation for the verbs of
+// resource requests and the usual methods.
+func upperVerb(verb string) string {
+	switch verb {
+	case "get":
+		return "GET"
+	case "list":
+		return "LIST"
+	case "watch":
+		return "WATCH"
+	case "create":
+		return "CREATE"
+	case "update":
+		return "UPDATE"
+	case "patch":
+		return "PATCH"
+	case "delete":
+		return "DELETE"
+	case "deletecollection":
+		return "DELETECOLLECTION"
+	case "head":
+		return "HEAD"
+	case "post":
+		return "POST"
+	case "put":
+		return "PUT"
+	case "options":
+		return "OPTIONS"
+	}
+	return strings.ToUpper(verb)
+}
+
 // sourceIPs are X-Forwarded-For's addresses, then X-Real-Ip's, then the
 // peer's, each once, as kube-apiserver's audit records them.
 func sourceIPs(r *http.Request) []string {
 	var ips []string
 	add := func(s string) {
 		s = strings.TrimSpace(s)
-		if net.ParseIP(s) == nil {
+		if s == "" { // as net.ParseIP, without making its error
+			return
+		}
+		if ip, err := netip.ParseAddr(s); err != nil || ip.Zone() != "" { // net.ParseIP, without its slice
 			return
 		}
 		for _, ip := range ips {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -105,7 +106,10 @@ func newRequest(s *Server, byPlural map[string]*resource, w http.ResponseWriter,
 	rq := &request{
 		s: s, res: byPlural[chi.URLParam(r, "resource")],
 		namespace: chi.URLParam(r, "namespace"), name: chi.URLParam(r, "name"),
-		subresource: chi.URLParam(r, "subresource"), query: r.URL.Query(), w: w, r: r,
+		subresource: chi.URLParam(r, "subresource"), w: w, r: r,
+	}
+	if r.URL.RawQuery != "" { // else nil, which reads as empty without a map made
+		rq.query = r.URL.Query()
 	}
 	if len(s.config.observers) > 0 { // else no context to search
 		rq.rec = recordFrom(r.Context())
@@ -231,9 +235,16 @@ func (rq *request) checkListNumbers() error {
 // printable (it is recorded in managedFields and shown to users), and force
 // on a patch that is not an apply.
 func (rq *request) checkWriteOptions(v verb) error {
-	kind := map[verb]string{verbCreate: "CreateOptions", verbUpdate: "UpdateOptions", verbPatch: "PatchOptions"}[v]
-	if kind == "" {
-		return nil
+	var kind string
+	switch v {
+	case verbCreate:
+		kind = "CreateOptions"
+	case verbUpdate:
+		kind = "UpdateOptions"
+	case verbPatch:
+		kind = "PatchOptions"
+	default:
+		return nil // a switch: a map literal here was made anew for every request
 	}
 	manager := rq.query.Get("fieldManager")
 	var errs FieldErrors
@@ -562,7 +573,16 @@ func newUID() string {
 	_, _ = rand.Read(b[:])
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+	// 8-4-4-4-12 hex digits, as fmt's %x of each group wrote them, in one
+	// allocation: every create and every observed request makes one.
+	var s [36]byte
+	hex.Encode(s[0:8], b[0:4])
+	hex.Encode(s[9:13], b[4:6])
+	hex.Encode(s[14:18], b[6:8])
+	hex.Encode(s[19:23], b[8:10])
+	hex.Encode(s[24:], b[10:])
+	s[8], s[13], s[18], s[23] = '-', '-', '-', '-'
+	return string(s[:])
 }
 
 // mediaType is the bare media type of a Content-Type header.

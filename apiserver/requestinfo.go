@@ -15,7 +15,8 @@ import (
 // before routing, so it must split the path where the router will: a
 // request is authorized for exactly what the handler then does.
 func requestAttributes(r *http.Request) Attributes {
-	path, parts := routedPath(r)
+	var segments [routedSegments]string
+	path, parts := routedPath(r, &segments)
 	a := Attributes{Verb: lowerMethod(r.Method), Path: path}
 	if len(parts) < 3 {
 		return a
@@ -131,11 +132,17 @@ func lowerMethod(m string) string {
 	return strings.ToLower(m)
 }
 
+// routedSegments is how many segments of a path requestAttributes reads:
+// /apis/{group}/{version}/namespaces/{namespace}/{resource}/{name}/{subresource}
+// and one for whatever follows.
+const routedSegments = 9
+
 // routedPath returns the path the server's router will match and its
-// segments, unescaped. Like chi, it takes the path a parent chi router
+// segments, unescaped, in segments: the last holds the rest of a longer
+// path, as strings.SplitN. Like chi, it takes the path a parent chi router
 // left to route, else the escaped path when the request has one (so an
 // escaped "/" stays inside its segment), else the path.
-func routedPath(r *http.Request) (string, []string) {
+func routedPath(r *http.Request, segments *[routedSegments]string) (string, []string) {
 	routed := r.URL.Path
 	escaped := false
 	if r.URL.RawPath != "" {
@@ -144,10 +151,19 @@ func routedPath(r *http.Request) (string, []string) {
 	if rctx := chi.RouteContext(r.Context()); rctx != nil && rctx.RoutePath != "" {
 		routed = rctx.RoutePath
 	}
-	trimmed := strings.Trim(routed, "/")
 	var parts []string
-	if trimmed != "" {
-		parts = strings.Split(trimmed, "/")
+	if rest := strings.Trim(routed, "/"); rest != "" {
+		// strings.SplitN(rest, "/", routedSegments), into segments
+		// rather than a new slice.
+		parts = segments[:0]
+		for len(parts) < routedSegments-1 {
+			segment, after, found := strings.Cut(rest, "/")
+			if !found {
+				break
+			}
+			parts, rest = append(parts, segment), after
+		}
+		parts = append(parts, rest)
 	}
 	if !escaped {
 		return routed, parts

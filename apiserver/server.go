@@ -267,7 +267,8 @@ func (s *Server) Close() error {
 	return nil
 }
 
-func (s *Server) routes() http.Handler {
+// routes are the server's handler below the guard, and the router in it.
+func (s *Server) routes() (http.Handler, *chi.Mux) {
 	r := chi.NewRouter()
 	r.Use(s.withFairness) // after authentication: withAuth wraps r
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
@@ -308,7 +309,7 @@ func (s *Server) routes() http.Handler {
 		s.resourceRoutes(r, base, gv, notAllowed)
 	}
 	s.accessReviewRoutes(r)
-	return s.withAuth(r)
+	return s.withAuth(r), r
 }
 
 // resourceRoutes adds the resource paths of one group version under base.
