@@ -16,9 +16,9 @@ import (
 
 // DecodeFunc turns a stored value into the object the cache serves, with its
 // resourceVersion set from kv.ModRevision. It makes a new object each
-// time, and the same one from the same value: the cache keeps a pointer
-// it returns only while something else uses the object, and calls it
-// again (with Key, Value and ModRevision set) when the object is gone.
+// time, and the same one from the same value: the cache keeps the objects
+// of its recent items only, and calls it again (with Key, Value and
+// ModRevision set) for an item that has left them (see Item).
 type DecodeFunc func(kv storage.KeyValue) (any, error)
 
 // Converted is what a DecodeFunc returns for a value it did not decode as
@@ -34,7 +34,7 @@ func (c *Cache) newItem(kv storage.KeyValue, obj any) *Item {
 		obj = conv.Object
 		it = NewItem(kv.Key, kv.ModRevision, obj)
 	} else {
-		it = decodedItem(kv, obj, c.decode)
+		it = c.decodedItem(kv, obj)
 	}
 	if c.summarize != nil {
 		it.Summary = c.summarize(obj, it.Value)
@@ -464,6 +464,8 @@ type Cache struct {
 	offersMu sync.Mutex
 	offers   map[string]offer // by key
 
+	recent recentItems // the items that keep their decoded objects
+
 	state   atomic.Pointer[snapshot] // the current items
 	history atomic.Pointer[history]  // the recent events
 	// unreadable are the keys whose stored values do not decode, by key;
@@ -531,7 +533,7 @@ func (c *Cache) apply(typ storage.EventType, key string, item *Item, rev int64) 
 			if obj, err := ev.Prev.Object(); err == nil {
 				item = NewItem(key, rev, obj)
 			} else {
-				item = &Item{Key: key, Revision: rev, Value: ev.Prev.Value, decode: ev.Prev.decode}
+				item = &Item{Key: key, Revision: rev, Value: ev.Prev.Value, cache: ev.Prev.cache}
 			}
 			item.Summary = ev.Prev.Summary
 		}

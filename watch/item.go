@@ -1,11 +1,8 @@
 package watch
 
 import (
-	"reflect"
 	"sync"
 	"sync/atomic"
-	"unsafe"
-	"weak"
 
 	"github.com/kapi-dev/kapi/storage"
 )
@@ -13,12 +10,13 @@ import (
 // Item is one version of one object. It is shared by every reader and must be
 // treated as read-only.
 //
-// An item decoded from a stored value keeps the value and, strongly, only
-// its Summary: the decoded object is held weakly, so that a cache of many
+// An item decoded from a stored value keeps the value and its Summary; the
+// decoded object only while the item is among the last ones its cache
+// decoded or was handed (recentObjects of them), so that a cache of many
 // objects costs about their stored bytes, not those and their decoded
-// form too. Object decodes the value again when the object has been
-// collected; a fresh write's object, and one read by many at once, is
-// found alive.
+// form too. Object decodes the value again for an item that has left
+// them; a fresh write's object, and the one a client writes in a loop,
+// is there.
 type Item struct {
 	Key string
 	// Revision is the revision of the write that produced this version; for
@@ -38,12 +36,12 @@ type Item struct {
 	// otherwise.
 	Summary any
 
-	// held is an object not decoded from Value (see NewItem), kept
-	// strongly; decoded is Value's decoding, kept while anything else uses
-	// it, and decode makes it again.
-	held    any
-	decoded atomic.Pointer[weakObject]
-	decode  DecodeFunc
+	// held is an object not decoded from Value (see NewItem), kept for
+	// good; recent is Value's decoding while the item is among its
+	// cache's recent ones, and cache decodes it again.
+	held   any
+	recent atomic.Pointer[decoded]
+	cache  *Cache
 
 	// encodings is read without a lock: a format once encoded is found by
 	// every later reader at the cost of an atomic load. mu only serializes
@@ -55,19 +53,35 @@ type Item struct {
 	versions atomic.Pointer[version]
 }
 
-// weakObject refers to a decoded object, a pointer, without keeping it
-// alive.
-type weakObject struct {
-	typ reflect.Type
-	ptr weak.Pointer[byte]
+// decoded is an item's decoded object.
+type decoded struct{ obj any }
+
+// recentObjects is how many decoded objects a cache keeps, those of the
+// items it decoded or was handed last; recentValueMax the largest stored
+// value whose object it keeps.
+const (
+	recentObjects  = 1024
+	recentValueMax = 64 << 10
+)
+
+// recentItems are the items of a cache that keep their decoded objects,
+// in a ring: the item a new one takes the place of lets its object go.
+type recentItems struct {
+	next  atomic.Uint64
+	slots [recentObjects]atomic.Pointer[Item]
 }
 
-func (w *weakObject) value() any {
-	p := w.ptr.Value()
-	if p == nil {
-		return nil
+// keep makes obj, decoded from it.Value, the item's object for as long as
+// it is among the cache's recent items.
+func (it *Item) keep(obj any) {
+	if len(it.Value) > recentValueMax {
+		return
 	}
-	return reflect.NewAt(w.typ.Elem(), unsafe.Pointer(p)).Interface()
+	it.recent.Store(&decoded{obj})
+	r := &it.cache.recent
+	if old := r.slots[r.next.Add(1)%recentObjects].Swap(it); old != nil && old != it {
+		old.recent.Store(nil) // if old came back meanwhile, it is decoded again
+	}
 }
 
 // NewItem returns an item that holds obj, at key and rev, with no stored
@@ -76,42 +90,24 @@ func NewItem(key string, rev int64, obj any) *Item {
 	return &Item{Key: key, Revision: rev, held: obj}
 }
 
-// decodedItem is the item of a stored value decoded into obj, which it
-// holds weakly.
-func decodedItem(kv storage.KeyValue, obj any, decode DecodeFunc) *Item {
-	it := &Item{Key: kv.Key, Revision: kv.ModRevision, Value: kv.Value, decode: decode}
-	if !it.keep(obj) {
-		it.held = obj
-	}
+// decodedItem is the item of a stored value c decoded into obj.
+func (c *Cache) decodedItem(kv storage.KeyValue, obj any) *Item {
+	it := &Item{Key: kv.Key, Revision: kv.ModRevision, Value: kv.Value, cache: c}
+	it.keep(obj)
 	return it
 }
 
-// keep makes obj, decoded from Value, the item's object, weakly held, if
-// it is a pointer to something (a DecodeFunc makes a new object each
-// time); it reports whether it did.
-func (it *Item) keep(obj any) bool {
-	t := reflect.TypeOf(obj)
-	if t == nil || t.Kind() != reflect.Pointer || t.Elem().Size() == 0 || reflect.ValueOf(obj).IsNil() {
-		return false
-	}
-	p := (*byte)(reflect.ValueOf(obj).UnsafePointer())
-	it.decoded.Store(&weakObject{typ: t, ptr: weak.Make(p)})
-	return true
-}
-
 // Object returns the item's object. For an item of a stored value that is
-// the value decoded again if its last decoding has been collected, which
-// fails only if the decoding function is not deterministic.
+// the value decoded again if the item has left its cache's recent ones,
+// which fails only if the decoding function is not deterministic.
 func (it *Item) Object() (any, error) {
-	if it.held != nil || it.decode == nil {
+	if it.held != nil || it.cache == nil {
 		return it.held, nil
 	}
-	if w := it.decoded.Load(); w != nil {
-		if obj := w.value(); obj != nil {
-			return obj, nil
-		}
+	if d := it.recent.Load(); d != nil {
+		return d.obj, nil
 	}
-	obj, err := it.decode(storage.KeyValue{Key: it.Key, Value: it.Value, ModRevision: it.Revision})
+	obj, err := it.cache.decode(storage.KeyValue{Key: it.Key, Value: it.Value, ModRevision: it.Revision})
 	if err != nil {
 		return nil, err
 	}
