@@ -95,9 +95,14 @@ func Open(path string, opts ...Option) (*Store, error) {
 	for _, opt := range opts {
 		opt(&c)
 	}
+	// As etcd opens its bbolt file on Linux: the freelist is not written
+	// with every commit (one page fewer per fsync'd transaction) but
+	// rebuilt from the pages when the file is opened. A file written
+	// either way opens either way.
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{
-		Timeout:      c.lockTimeout,
-		FreelistType: bbolt.FreelistMapType,
+		Timeout:        c.lockTimeout,
+		FreelistType:   bbolt.FreelistMapType,
+		NoFreelistSync: true,
 	})
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("bolt: %s is in use by another store: %w", path, err)
