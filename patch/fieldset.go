@@ -17,10 +17,13 @@ import (
 // FieldsV1: a field name (f:), the keys of a map-list item (k:), the value
 // of a set item (v:) or a list index (i:, read but never written).
 type pathElement struct {
-	kind     byte // 'f', 'k', 'v' or 'i'
-	field    string
-	str      string // the FieldsV1 form, which identifies the element
-	*itemKey        // nil for a field: most elements, so kept out of line
+	kind  byte   // 'f', 'k', 'v' or 'i'
+	field string // a field's name
+	// str is an item's FieldsV1 form, which identifies it; a field's is
+	// "f:" and its name, made only where it is written (a write walks
+	// every field of its object, and most are never written out).
+	str      string
+	*itemKey // nil for a field: most elements, so kept out of line
 }
 
 // itemKey is what names a list item: its keys, its value or its index.
@@ -36,37 +39,129 @@ type keyField struct {
 }
 
 func fieldElement(name string) pathElement {
-	return pathElement{kind: 'f', field: name, str: "f:" + name}
+	return pathElement{kind: 'f', field: name}
+}
+
+// same says whether e and o are the same element: a field by its name, an
+// item by its FieldsV1 form (which starts with its kind).
+func (e pathElement) same(o pathElement) bool {
+	return e.kind == o.kind && e.field == o.field && e.str == o.str
+}
+
+// id is the element in one string for a map's key: a field's name, an
+// item's FieldsV1 form, which never looks like a name (it has a ':').
+// Names with a ':' are prefixed, so no two elements share an id.
+func (e pathElement) id() string {
+	if e.kind == 'f' && strings.IndexByte(e.field, ':') < 0 {
+		return e.field
+	}
+	return e.form()
+}
+
+// form is the element's FieldsV1 form.
+func (e pathElement) form() string {
+	if e.kind == 'f' {
+		return "f:" + e.field
+	}
+	return e.str
+}
+
+// formLen is len(e.form()), without making it.
+func (e pathElement) formLen() int {
+	if e.kind == 'f' {
+		return 2 + len(e.field)
+	}
+	return len(e.str)
 }
 
 func keyElement(keys []keyField) pathElement {
-	sort.Slice(keys, func(i, j int) bool { return keys[i].name < keys[j].name })
-	var b bytes.Buffer
-	b.WriteString("k:{")
+	// Insertion sort: a list map has a key or two, and sort.Slice would
+	// allocate for them on every item of every write.
+	for i := 1; i < len(keys); i++ {
+		for j := i; j > 0 && keys[j].name < keys[j-1].name; j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+	var arr [128]byte
+	b := append(arr[:0], "k:{"...)
 	for i, k := range keys {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		name, _ := json.Marshal(k.name)
-		b.Write(name)
-		b.WriteByte(':')
-		b.Write(scalarJSON(k.value))
+		b = appendJSONString(b, k.name)
+		b = append(b, ':')
+		b = appendScalarJSON(b, k.value)
 	}
-	b.WriteByte('}')
-	return pathElement{kind: 'k', itemKey: &itemKey{keys: keys}, str: b.String()}
+	b = append(b, '}')
+	return pathElement{kind: 'k', itemKey: &itemKey{keys: keys}, str: string(b)}
 }
 
 func valueElement(v any) pathElement {
-	return pathElement{kind: 'v', itemKey: &itemKey{value: v}, str: "v:" + string(scalarJSON(v))}
+	var arr [64]byte
+	b := appendScalarJSON(append(arr[:0], "v:"...), v)
+	return pathElement{kind: 'v', itemKey: &itemKey{value: v}, str: string(b)}
 }
 
 // scalarJSON writes a decoded JSON value back as compact JSON.
 func scalarJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return []byte("null")
+	return appendScalarJSON(nil, v)
+}
+
+// appendScalarJSON appends v as json.Marshal writes it: strings, numbers,
+// booleans and null here, without json.Marshal's allocations (a write
+// names every list item it walks); anything else by json.Marshal.
+func appendScalarJSON(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case bool:
+		return strconv.AppendBool(b, x)
+	case string:
+		return appendJSONString(b, x)
+	case json.Number:
+		if validNumber(string(x)) {
+			return append(b, x...)
+		}
 	}
-	return b
+	out, err := json.Marshal(v)
+	if err != nil {
+		return append(b, "null"...)
+	}
+	return append(b, out...)
+}
+
+// validNumber says whether s is a JSON number, which json.Marshal writes
+// as it is.
+func validNumber(s string) bool {
+	d := jsonReader{data: []byte(s), discard: true}
+	if s == "" || !(s[0] == '-' || s[0] >= '0' && s[0] <= '9') {
+		return false
+	}
+	_, ok := d.number()
+	return ok && d.i == len(s)
+}
+
+// appendJSONString appends s as encoding/json quotes it. Names and values
+// are nearly always plain ASCII, which it writes as they are; anything
+// else goes through json.Marshal.
+func appendJSONString(b []byte, s string) []byte {
+	if !plainJSON(s) {
+		name, _ := json.Marshal(s)
+		return append(b, name...)
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// plainJSON says whether encoding/json writes s between quotes as it is.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 // String is the element as kube-apiserver prints it in a conflict:
@@ -312,15 +407,20 @@ func (p fieldPath) with(e pathElement) fieldPath {
 func (p fieldPath) key() string {
 	size := 0
 	for _, e := range p {
-		size += len(e.str) + 4 // a length of up to three digits and ':'
+		size += e.formLen() + 4 // a length of up to three digits and ':'
 	}
 	var b strings.Builder
 	b.Grow(size) // one allocation per key: a write computes thousands
 	var digits [20]byte
 	for _, e := range p {
-		b.Write(strconv.AppendInt(digits[:0], int64(len(e.str)), 10))
+		b.Write(strconv.AppendInt(digits[:0], int64(e.formLen()), 10))
 		b.WriteByte(':')
-		b.WriteString(e.str)
+		if e.kind == 'f' {
+			b.WriteString("f:")
+			b.WriteString(e.field)
+		} else {
+			b.WriteString(e.str)
+		}
 	}
 	return b.String()
 }
@@ -460,12 +560,12 @@ const indexAt = 16
 
 func (n *setNode) child(e pathElement) *setNode {
 	if n.index != nil {
-		if c := n.index[e.str]; c != nil {
+		if c := n.index[e.id()]; c != nil {
 			return c
 		}
 	} else {
 		for _, c := range n.children {
-			if c.elem.str == e.str {
+			if c.elem.same(e) {
 				return c
 			}
 		}
@@ -474,11 +574,11 @@ func (n *setNode) child(e pathElement) *setNode {
 	n.children = append(n.children, c)
 	switch {
 	case n.index != nil:
-		n.index[e.str] = c
+		n.index[e.id()] = c
 	case len(n.children) > indexAt:
 		n.index = make(map[string]*setNode, 2*len(n.children))
 		for _, c := range n.children {
-			n.index[c.elem.str] = c
+			n.index[c.elem.id()] = c
 		}
 	}
 	return c
@@ -541,7 +641,7 @@ func (s fieldSet) MarshalJSON() ([]byte, error) {
 				b.WriteByte(',')
 			}
 			first = false
-			writeJSONString(&b, c.elem.str)
+			writeElementJSON(&b, c.elem)
 			b.WriteByte(':')
 			write(c, true)
 		}
@@ -555,16 +655,25 @@ func (s fieldSet) MarshalJSON() ([]byte, error) {
 // nearly always plain ASCII, which it writes as they are without the
 // allocations of json.Marshal; anything else goes through json.Marshal.
 func writeJSONString(b *bytes.Buffer, s string) {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			name, _ := json.Marshal(s)
-			b.Write(name)
-			return
-		}
+	if !plainJSON(s) {
+		name, _ := json.Marshal(s)
+		b.Write(name)
+		return
 	}
 	b.WriteByte('"')
 	b.WriteString(s)
 	b.WriteByte('"')
+}
+
+// writeElementJSON writes an element's FieldsV1 form as a JSON string.
+func writeElementJSON(b *bytes.Buffer, e pathElement) {
+	if e.kind == 'f' && plainJSON(e.field) {
+		b.WriteString(`"f:`)
+		b.WriteString(e.field)
+		b.WriteByte('"')
+		return
+	}
+	writeJSONString(b, e.form())
 }
 
 // parsedSet is a FieldsV1 as read, and as kapi writes it back.
