@@ -95,6 +95,27 @@ func itemElement(s *Schema, item any) (pathElement, error) {
 	return valueElement(item), nil
 }
 
+// itemNamed says whether itemElement names the item, without naming it.
+func itemNamed(s *Schema, item any) bool {
+	if s.ListType == ListMap {
+		m, ok := item.(map[string]any)
+		if !ok {
+			return false
+		}
+		for _, k := range s.ListMapKeys {
+			if _, ok := m[k]; ok {
+				return true
+			}
+		}
+		return false
+	}
+	switch item.(type) {
+	case map[string]any, []any, nil:
+		return false
+	}
+	return true
+}
+
 // pathDepth is room for the paths of most objects: a path with spare
 // capacity is extended in place, one without is copied at every node.
 const pathDepth = 16
@@ -153,6 +174,15 @@ func valid(v any, s *Schema, duplicates bool) bool {
 			seen = make(map[string]bool, len(l))
 		}
 		for _, item := range l {
+			if duplicates {
+				if !itemNamed(s, item) {
+					return false
+				}
+				if !valid(item, s.Elem, duplicates) {
+					return false
+				}
+				continue
+			}
 			e, err := itemElement(s, item)
 			if err != nil {
 				return false
@@ -345,6 +375,9 @@ func (c *comparison) walk(l any, lok bool, r any, rok bool, s *Schema, path fiel
 			c.leaf(l, lok, r, rok, path)
 			return
 		}
+		if lok && rok && equalValues(l, r) {
+			return // nothing in it changed; naming its items allocates
+		}
 		c.listItems(ll, rl, s, path)
 	case Map, Struct:
 		lm, _ := l.(map[string]any)
@@ -371,69 +404,86 @@ func (c *comparison) walk(l any, lok bool, r any, rok bool, s *Schema, path fiel
 }
 
 // listItems compares a granular list item by item; an item named more than
-// once is compared whole.
+// once is compared whole. Each item is named once (naming allocates), and
+// a short list's items are matched without a map.
 func (c *comparison) listItems(ll, rl []any, s *Schema, path fieldPath) {
 	type items struct {
-		elem   pathElement
-		values []any
+		elem           pathElement
+		lfirst, rfirst any
+		ln, rn         int
+		lall, rall     []any // every value, once there are two
 	}
-	var order []string
-	index := func(l []any) map[string]*items {
-		m := map[string]*items{}
-		for _, item := range l {
-			e, err := itemElement(s, item)
-			if err != nil {
-				continue
-			}
-			if m[e.str] == nil {
-				m[e.str] = &items{elem: e}
-			}
-			m[e.str].values = append(m[e.str].values, item)
-		}
-		return m
+	order := make([]items, 0, len(ll)+len(rl)) // in order of first appearance, left then right
+	var index map[string]int
+	if len(ll)+len(rl) > indexAt {
+		index = make(map[string]int, len(ll)+len(rl))
 	}
-	lm, rm := index(ll), index(rl)
-	seen := map[string]bool{}
-	for _, l := range [][]any{ll, rl} {
-		for _, item := range l {
-			if e, err := itemElement(s, item); err == nil && !seen[e.str] {
-				seen[e.str] = true
-				order = append(order, e.str)
+	find := func(e pathElement) int {
+		if index != nil {
+			if i, ok := index[e.str]; ok {
+				return i
+			}
+		} else {
+			for i := range order {
+				if order[i].elem.str == e.str {
+					return i
+				}
 			}
 		}
+		order = append(order, items{elem: e})
+		if index != nil {
+			index[e.str] = len(order) - 1
+		}
+		return len(order) - 1
 	}
-	for _, k := range order {
-		var lv, rv []any
-		var e pathElement
-		if x := lm[k]; x != nil {
-			lv, e = x.values, x.elem
+	for _, item := range ll {
+		e, err := itemElement(s, item)
+		if err != nil {
+			continue
 		}
-		if x := rm[k]; x != nil {
-			rv, e = x.values, x.elem
+		x := &order[find(e)]
+		switch x.ln++; x.ln {
+		case 1:
+			x.lfirst = item
+		case 2:
+			x.lall = []any{x.lfirst, item}
+		default:
+			x.lall = append(x.lall, item)
 		}
-		p := append(path, e)
+	}
+	for _, item := range rl {
+		e, err := itemElement(s, item)
+		if err != nil {
+			continue
+		}
+		x := &order[find(e)]
+		switch x.rn++; x.rn {
+		case 1:
+			x.rfirst, x.elem = item, e
+		case 2:
+			x.rall = []any{x.rfirst, item}
+		default:
+			x.rall = append(x.rall, item)
+		}
+	}
+	for i := range order {
+		x := &order[i]
+		p := append(path, x.elem)
 		switch {
-		case len(lv) <= 1 && len(rv) <= 1:
-			var a, b any
-			if len(lv) == 1 {
-				a = lv[0]
-			}
-			if len(rv) == 1 {
-				b = rv[0]
-			}
-			c.walk(a, len(lv) == 1, b, len(rv) == 1, s.Elem, p)
-		case len(lv) >= 2 && len(rv) >= 2:
-			if !equalValues(lv, rv) {
+		case x.ln <= 1 && x.rn <= 1:
+			c.walk(x.lfirst, x.ln == 1, x.rfirst, x.rn == 1, s.Elem, p)
+		case x.ln >= 2 && x.rn >= 2:
+			if !equalValues(x.lall, x.rall) {
 				c.modified.insert(c.clone(p))
 			}
-		case len(lv) >= 2:
-			if len(rv) == 1 {
-				c.walk(nil, false, rv[0], true, s.Elem, p)
+		case x.ln >= 2:
+			if x.rn == 1 {
+				c.walk(nil, false, x.rfirst, true, s.Elem, p)
 			}
 			c.removed.insert(c.clone(p))
 		default:
-			if len(lv) == 1 {
-				c.walk(lv[0], true, nil, false, s.Elem, p)
+			if x.ln == 1 {
+				c.walk(x.lfirst, true, nil, false, s.Elem, p)
 			}
 			c.added.insert(c.clone(p))
 		}
