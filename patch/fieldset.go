@@ -1,12 +1,12 @@
 package patch
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -144,13 +144,21 @@ func validNumber(s string) bool {
 // appendJSONString appends s as encoding/json quotes it. Names and values
 // are nearly always plain ASCII, which it writes as they are; anything
 // else goes through json.Marshal.
+// A '"' or '\\' (in every k: form) is escaped here too.
 func appendJSONString(b []byte, s string) []byte {
-	if !plainJSON(s) {
-		name, _ := json.Marshal(s)
-		return append(b, name...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '<' || c == '>' || c == '&' {
+			name, _ := json.Marshal(s)
+			return append(b, name...)
+		}
 	}
 	b = append(b, '"')
-	b = append(b, s...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '"' || c == '\\' {
+			b = append(b, '\\')
+		}
+		b = append(b, s[i])
+	}
 	return append(b, '"')
 }
 
@@ -598,7 +606,7 @@ func (s fieldSet) tree() *setNode {
 }
 
 func (n *setNode) sort() {
-	sort.Slice(n.children, func(i, j int) bool { return compareElements(n.children[i].elem, n.children[j].elem) < 0 })
+	slices.SortFunc(n.children, func(a, b *setNode) int { return compareElements(a.elem, b.elem) })
 	for _, c := range n.children {
 		c.sort()
 	}
@@ -625,55 +633,75 @@ func (s fieldSet) paths() []fieldPath {
 	return out
 }
 
-// MarshalJSON writes the set in the FieldsV1 form.
+// MarshalJSON writes the set in the FieldsV1 form: at each level the
+// elements in Kubernetes' order, a member with children marked ".". It
+// sorts the paths once and writes them in that order, opening and closing
+// the levels between one path and the next, rather than building the set's
+// tree: a write encodes its manager's set, every field of the object.
 func (s fieldSet) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	var write func(n *setNode, self bool)
-	write = func(n *setNode, self bool) {
-		b.WriteByte('{')
-		first := true
-		if self && n.member && len(n.children) > 0 {
-			b.WriteString(`".":{}`)
-			first = false
+	ps := make([]fieldPath, 0, len(s))
+	size := 2
+	for _, p := range s {
+		ps = append(ps, p)
+		size += 4 + p[len(p)-1].formLen() + 4
+	}
+	slices.SortFunc(ps, comparePaths)
+	b := make([]byte, 0, size)
+	b = append(b, '{')
+	// open is the path whose levels are open (the last written); member
+	// says which of them are members, filled which objects (the root's
+	// first) have an entry already.
+	var open fieldPath
+	var member []bool
+	filled := []bool{false}
+	for _, p := range ps {
+		n := 0
+		for n < len(open) && n < len(p) && open[n].same(p[n]) {
+			n++
 		}
-		for _, c := range n.children {
-			if !first {
-				b.WriteByte(',')
+		for len(open) > n {
+			b = append(b, '}')
+			open, member, filled = open[:len(open)-1], member[:len(member)-1], filled[:len(filled)-1]
+		}
+		if n > 0 && member[n-1] && !filled[n] {
+			b = append(b, `".":{}`...)
+			filled[n] = true
+		}
+		for d := n; d < len(p); d++ {
+			if filled[d] {
+				b = append(b, ',')
 			}
-			first = false
-			writeElementJSON(&b, c.elem)
-			b.WriteByte(':')
-			write(c, true)
+			filled[d] = true
+			b = appendElementJSON(b, p[d])
+			b = append(b, ':', '{')
+			open, member, filled = append(open, p[d]), append(member, d == len(p)-1), append(filled, false)
 		}
-		b.WriteByte('}')
 	}
-	write(s.tree(), false)
-	return b.Bytes(), nil
+	for range open {
+		b = append(b, '}')
+	}
+	return append(b, '}'), nil
 }
 
-// writeJSONString writes s as encoding/json quotes it. Field names are
-// nearly always plain ASCII, which it writes as they are without the
-// allocations of json.Marshal; anything else goes through json.Marshal.
-func writeJSONString(b *bytes.Buffer, s string) {
-	if !plainJSON(s) {
-		name, _ := json.Marshal(s)
-		b.Write(name)
-		return
+// comparePaths orders paths element by element, a path before those it
+// is a prefix of: the order in which FieldsV1 lists them.
+func comparePaths(a, b fieldPath) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if c := compareElements(a[i], b[i]); c != 0 {
+			return c
+		}
 	}
-	b.WriteByte('"')
-	b.WriteString(s)
-	b.WriteByte('"')
+	return cmpInt(len(a), len(b))
 }
 
-// writeElementJSON writes an element's FieldsV1 form as a JSON string.
-func writeElementJSON(b *bytes.Buffer, e pathElement) {
+// appendElementJSON appends an element's FieldsV1 form as a JSON string.
+func appendElementJSON(b []byte, e pathElement) []byte {
 	if e.kind == 'f' && plainJSON(e.field) {
-		b.WriteString(`"f:`)
-		b.WriteString(e.field)
-		b.WriteByte('"')
-		return
+		b = append(b, `"f:`...)
+		b = append(b, e.field...)
+		return append(b, '"')
 	}
-	writeJSONString(b, e.form())
+	return appendJSONString(b, e.form())
 }
 
 // parsedSet is a FieldsV1 as read, and as kapi writes it back.

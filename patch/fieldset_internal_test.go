@@ -7,15 +7,14 @@ import (
 	"testing"
 )
 
-// TestWriteJSONString: field names are quoted byte for byte as
+// TestAppendJSONString: field names are quoted byte for byte as
 // encoding/json quotes them, on the fast path and off it.
-func TestWriteJSONString(t *testing.T) {
-	for _, s := range []string{"", "f:spec", `k:{"name":"a"}`, "v:<b>&", "a\\b", "\x00\x1f\x7f", "é", "\u2028", "\xff", "i:3", "."} {
-		var b bytes.Buffer
-		writeJSONString(&b, s)
+func TestAppendJSONString(t *testing.T) {
+	for _, s := range []string{"", "f:spec", `k:{"name":"a"}`, `k:{"a":"\\\""}`, "v:<b>&", "a\\b", "\x00\x1f\x7f", "é", "\u2028", "\xff", "i:3", "."} {
+		b := appendJSONString([]byte("x"), s)
 		want, _ := json.Marshal(s)
-		if b.String() != string(want) {
-			t.Errorf("writeJSONString(%q) = %s, want %s", s, b.Bytes(), want)
+		if string(b) != "x"+string(want) {
+			t.Errorf("appendJSONString(%q) = %s, want x%s", s, b, want)
 		}
 	}
 }
@@ -45,11 +44,10 @@ func TestElementForms(t *testing.T) {
 		if e.form() != "f:"+name || e.formLen() != len("f:"+name) {
 			t.Errorf("field %q: form %q", name, e.form())
 		}
-		var b bytes.Buffer
-		writeElementJSON(&b, e)
+		b := appendElementJSON(nil, e)
 		want, _ := json.Marshal("f:" + name)
-		if b.String() != string(want) {
-			t.Errorf("field %q: written %s, want %s", name, b.Bytes(), want)
+		if string(b) != string(want) {
+			t.Errorf("field %q: written %s, want %s", name, b, want)
 		}
 		if k := (fieldPath{e}).key(); k != strconv.Itoa(len(name)+2)+":f:"+name {
 			t.Errorf("field %q: key %q", name, k)
@@ -63,4 +61,61 @@ func TestElementForms(t *testing.T) {
 		}
 		ids[e.id()] = e
 	}
+}
+
+// marshalByTree is FieldsV1 written from the set's tree, as MarshalJSON
+// wrote it before it wrote the sorted paths.
+func marshalByTree(s fieldSet) []byte {
+	var b bytes.Buffer
+	var write func(n *setNode, self bool)
+	write = func(n *setNode, self bool) {
+		b.WriteByte('{')
+		first := true
+		if self && n.member && len(n.children) > 0 {
+			b.WriteString(`".":{}`)
+			first = false
+		}
+		for _, c := range n.children {
+			if !first {
+				b.WriteByte(',')
+			}
+			first = false
+			name, _ := json.Marshal(c.elem.form())
+			b.Write(name)
+			b.WriteByte(':')
+			write(c, true)
+		}
+		b.WriteByte('}')
+	}
+	write(s.tree(), false)
+	return b.Bytes()
+}
+
+// FuzzFieldSetJSON: a FieldsV1 read and written again is written as the
+// set's tree writes it, and reads back as the same set.
+func FuzzFieldSetJSON(f *testing.F) {
+	for _, seed := range []string{
+		`{}`, `{"f:a":{}}`, `{"f:metadata":{"f:labels":{".":{},"f:a":{}},"f:name":{}},"f:spec":{".":{},"f:x":{}}}`,
+		`{"f:spec":{"f:ports":{"k:{\"name\":\"a\",\"port\":1}":{".":{},"f:name":{}},"k:{\"name\":\"b\"}":{}},"f:tags":{"v:\"x\"":{},"v:1":{},"v:true":{},"v:null":{}}}}`,
+		`{"f:a<&>":{"f:\"q\"":{}},"f:b:c":{},"i:3":{"f:z":{}},"k:{\"n\":1.5}":{}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		set, err := parseFieldSet(raw)
+		if err != nil {
+			return
+		}
+		got, _ := set.MarshalJSON()
+		if want := marshalByTree(set); !bytes.Equal(got, want) {
+			t.Fatalf("FieldsV1 %s written as\n%s\nwant\n%s", raw, got, want)
+		}
+		again, err := parseFieldSet(got)
+		if err != nil {
+			t.Fatalf("written FieldsV1 %s does not read: %v", got, err)
+		}
+		if len(again) != len(set) || len(again.minus(set)) != 0 {
+			t.Fatalf("FieldsV1 %s reads back as another set: %s", raw, got)
+		}
+	})
 }
