@@ -245,6 +245,11 @@ func (s *Schema) update(oldObj, newObj map[string]any, ms managerSet, opts Updat
 		id := m.id()
 		if prev := ms[id]; prev != nil {
 			own = own.union(prev.set)
+			if prev.parsed != nil && own.equal(prev.parsed.set) {
+				// What it owned before, the usual case of a manager that
+				// writes again: written back as it was read.
+				own, m.parsed = prev.parsed.set, prev.parsed
+			}
 		}
 		t := opts.Now
 		m.set, m.time = own, &t

@@ -506,6 +506,19 @@ func (s fieldSet) meets(o fieldSet) bool {
 	return false
 }
 
+// equal says whether s and o hold the same paths.
+func (s fieldSet) equal(o fieldSet) bool {
+	if len(s) != len(o) {
+		return false
+	}
+	for k := range s {
+		if _, ok := o[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // sameSet says whether a and b are the same set, not only equal ones.
 func sameSet(a, b fieldSet) bool {
 	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
