@@ -195,6 +195,9 @@ func (s *Schema) Update(old, new []byte, managed []kapi.ManagedFieldsEntry, opts
 	if opts.APIVersion == "" {
 		return nil, errNoAPIVersion
 	}
+	if out, ok := s.updateStored(old, new, managed, opts); ok {
+		return out, nil
+	}
 	newObj, err := s.liveObject(new)
 	if err != nil {
 		return nil, err
@@ -219,17 +222,52 @@ func (s *Schema) Update(old, new []byte, managed []kapi.ManagedFieldsEntry, opts
 	return ms.encode(), nil
 }
 
+// updateStored is Update of an object that has managers, its versions
+// compared as written (compareStored); ok false when it cannot tell, and
+// Update decodes them.
+func (s *Schema) updateStored(old, new []byte, managed []kapi.ManagedFieldsEntry, opts UpdateOptions) ([]kapi.ManagedFieldsEntry, bool) {
+	if len(old) == 0 || len(managed) == 0 {
+		return nil, false
+	}
+	ms, err := decodeManagers(managed)
+	if err != nil || len(ms) == 0 {
+		return nil, false
+	}
+	if opts.Convert != nil {
+		for _, m := range ms {
+			if m.apiVersion != opts.APIVersion {
+				return nil, false // compared in its version, which needs the objects
+			}
+		}
+	}
+	c, ok := compareStored(old, new, s)
+	if !ok {
+		return nil, false
+	}
+	if opts.Now.IsZero() {
+		opts.Now = kapi.Now()
+	}
+	s.record(&c, nil, nil, ms, opts)
+	return ms.encode(), true
+}
+
 // update moves the fields that changed from old to new to the manager's
 // Update entry.
 func (s *Schema) update(oldObj, newObj map[string]any, ms managerSet, opts UpdateOptions) {
+	c := compareObjects(oldObj, newObj, s)
+	s.record(&c, oldObj, newObj, ms, opts)
+}
+
+// record is update with the comparison made: the objects are needed only
+// to compare them in the versions of managers that wrote in another.
+func (s *Schema) record(c *comparison, oldObj, newObj any, ms managerSet, opts UpdateOptions) {
 	if opts.Manager == "" {
 		opts.Manager = "unknown"
 	}
 	ignore := ignoreFilter(opts.Ignore)
-	c := compareObjects(oldObj, newObj, s)
 	c.filter(ignore)
 	changed := c.added.union(c.modified)
-	versions := newComparisons(opts.APIVersion, &c)
+	versions := newComparisons(opts.APIVersion, c)
 	for _, m := range ms {
 		cm := versions.of(m.apiVersion, oldObj, newObj, opts.Convert, ignore)
 		if cm == nil {
