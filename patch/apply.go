@@ -202,6 +202,11 @@ func (s *Schema) Update(old, new []byte, managed []kapi.ManagedFieldsEntry, opts
 	if err != nil {
 		return nil, err
 	}
+	if old == nil {
+		if out, ok := s.updateCreated(newObj, managed, opts); ok {
+			return out, nil
+		}
+	}
 	oldObj := map[string]any{}
 	if old != nil {
 		if oldObj, err = s.liveObject(old); err != nil {
@@ -249,6 +254,31 @@ func (s *Schema) updateStored(old, new []byte, managed []kapi.ManagedFieldsEntry
 	}
 	s.record(&c, nil, nil, ms, opts)
 	return ms.encode(), true
+}
+
+// updateCreated is Update of a create with no managedFields (the usual
+// one): its entry is written straight from the object (createdFields).
+func (s *Schema) updateCreated(newObj map[string]any, managed []kapi.ManagedFieldsEntry, opts UpdateOptions) ([]kapi.ManagedFieldsEntry, bool) {
+	if len(managed) > 0 {
+		if ms, err := decodeManagers(managed); err == nil && len(ms) > 0 {
+			return nil, false
+		}
+	}
+	raw := s.createdFields(newObj, opts.Ignore)
+	if raw == nil {
+		return nil, true
+	}
+	if opts.Manager == "" {
+		opts.Manager = "unknown"
+	}
+	if opts.Now.IsZero() {
+		opts.Now = kapi.Now()
+	}
+	t := opts.Now
+	return []kapi.ManagedFieldsEntry{{
+		Manager: opts.Manager, Operation: OperationUpdate, APIVersion: opts.APIVersion, Time: &t,
+		FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: raw}, Subresource: opts.Subresource,
+	}}, true
 }
 
 // update moves the fields that changed from old to new to the manager's
