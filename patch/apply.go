@@ -198,14 +198,12 @@ func (s *Schema) Update(old, new []byte, managed []kapi.ManagedFieldsEntry, opts
 	if out, ok := s.updateStored(old, new, managed, opts); ok {
 		return out, nil
 	}
+	if old == nil && !hasManagers(managed) {
+		return s.updateCreated(new, opts)
+	}
 	newObj, err := s.liveObject(new)
 	if err != nil {
 		return nil, err
-	}
-	if old == nil {
-		if out, ok := s.updateCreated(newObj, managed, opts); ok {
-			return out, nil
-		}
 	}
 	oldObj := map[string]any{}
 	if old != nil {
@@ -256,17 +254,28 @@ func (s *Schema) updateStored(old, new []byte, managed []kapi.ManagedFieldsEntry
 	return ms.encode(), true
 }
 
-// updateCreated is Update of a create with no managedFields (the usual
-// one): its entry is written straight from the object (createdFields).
-func (s *Schema) updateCreated(newObj map[string]any, managed []kapi.ManagedFieldsEntry, opts UpdateOptions) ([]kapi.ManagedFieldsEntry, bool) {
-	if len(managed) > 0 {
-		if ms, err := decodeManagers(managed); err == nil && len(ms) > 0 {
-			return nil, false
-		}
+// hasManagers says whether managed has entries that can be read.
+func hasManagers(managed []kapi.ManagedFieldsEntry) bool {
+	if len(managed) == 0 {
+		return false
 	}
-	raw := s.createdFields(newObj, opts.Ignore)
+	ms, err := decodeManagers(managed)
+	return err == nil && len(ms) > 0
+}
+
+// updateCreated is Update of a create with no managers (the usual one):
+// its entry is written straight from the object (createdFields).
+func (s *Schema) updateCreated(new []byte, opts UpdateOptions) ([]kapi.ManagedFieldsEntry, error) {
+	raw, ok := s.createdStored(new, opts.Ignore)
+	if !ok {
+		newObj, err := s.liveObject(new)
+		if err != nil {
+			return nil, err
+		}
+		raw = s.createdFields(newObj, opts.Ignore)
+	}
 	if raw == nil {
-		return nil, true
+		return nil, nil
 	}
 	if opts.Manager == "" {
 		opts.Manager = "unknown"
@@ -278,7 +287,7 @@ func (s *Schema) updateCreated(newObj map[string]any, managed []kapi.ManagedFiel
 	return []kapi.ManagedFieldsEntry{{
 		Manager: opts.Manager, Operation: OperationUpdate, APIVersion: opts.APIVersion, Time: &t,
 		FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: raw}, Subresource: opts.Subresource,
-	}}, true
+	}}, nil
 }
 
 // update moves the fields that changed from old to new to the manager's

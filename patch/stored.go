@@ -205,9 +205,10 @@ func findMember(ms []storedMember, key []byte, start int) int {
 }
 
 // storedMembers splits an object, its bytes without surrounding space,
-// into its members; ok false for a syntax error, a key with escapes, a
-// duplicate key or more than maxStoredMembers members.
+// into its members, appended to out; ok false for a syntax error, a key
+// with escapes, a duplicate key or more than maxStoredMembers members.
 func storedMembers(b []byte, depth int, out []storedMember) ([]storedMember, bool) {
+	base := len(out)
 	d := jsonReader{data: b, discard: true}
 	if depth+1 > maxDepth || len(b) == 0 || b[0] != '{' {
 		return nil, false
@@ -234,7 +235,7 @@ func storedMembers(b []byte, depth int, out []storedMember) ([]storedMember, boo
 		if !d.skip(depth + 1) {
 			return nil, false
 		}
-		if len(out) == maxStoredMembers || findMember(out, key, 0) >= 0 {
+		if len(out)-base == maxStoredMembers || findMember(out[base:], key, 0) >= 0 {
 			return nil, false
 		}
 		out = append(out, storedMember{key: key, value: d.data[start:d.i]})

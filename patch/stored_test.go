@@ -153,7 +153,7 @@ func randomValue(r *rand.Rand, s *Schema, depth int) any {
 		return m
 	case Map:
 		m := map[string]any{}
-		for _, k := range []string{"a", "b", "c", "d", "e:f"} {
+		for _, k := range []string{"a", "b", "c", "d", "e:f", "<g>", "é"} {
 			if r.Intn(2) == 0 {
 				m[k] = randomValue(r, s.Elem, depth+1)
 			}
@@ -270,7 +270,7 @@ func TestCreatedFieldsRandom(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewSource(2))
-	valid := 0
+	valid, asWritten := 0, 0
 	for i := 0; i < 4000; i++ {
 		doc, _ := json.Marshal(randomValue(r, s, 0))
 		obj, err := s.liveObject(doc)
@@ -290,13 +290,30 @@ func TestCreatedFieldsRandom(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := createdGeneral(s, obj, opts); !reflect.DeepEqual(got, want) {
+		want := createdGeneral(s, obj, opts)
+		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s: Update\n%s\nwant\n%s", doc, entriesJSON(got), entriesJSON(want))
 		}
+		// Both ways of writing it: from the document as written, and
+		// decoded.
+		var wantRaw []byte
+		if len(want) > 0 {
+			wantRaw = want[0].FieldsV1.Raw
+		}
+		if raw, ok := s.createdStored(doc, ignore); ok {
+			asWritten++
+			if string(raw) != string(wantRaw) {
+				t.Fatalf("%s: as written %s, want %s", doc, raw, wantRaw)
+			}
+		}
+		if raw := s.createdFields(obj, ignore); string(raw) != string(wantRaw) {
+			t.Fatalf("%s: decoded %s, want %s", doc, raw, wantRaw)
+		}
 	}
-	if valid < 500 {
-		t.Errorf("only %d of 4000 objects valid", valid)
+	if valid < 500 || asWritten < valid/2 {
+		t.Errorf("of 4000 objects %d valid, %d read as written", valid, asWritten)
 	}
+	t.Logf("of 4000 objects %d valid, %d read as written", valid, asWritten)
 }
 
 func entriesJSON(es []kapi.ManagedFieldsEntry) string {
