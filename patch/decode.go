@@ -293,14 +293,27 @@ func (d *jsonReader) string() (string, bool) {
 	return "", false
 }
 
-// escaped goes on reading a string from its first escape.
+// escaped goes on reading a string from its first escape; while
+// discarding it only checks it (managedFields, which the reader passes
+// over, has an escape in every key of a map list item).
 func (d *jsonReader) escaped(start int) (string, bool) {
-	buf := append([]byte(nil), d.data[start:d.i]...)
+	var buf []byte
+	if !d.discard {
+		buf = append(buf, d.data[start:d.i]...)
+	}
+	add := func(b ...byte) {
+		if !d.discard {
+			buf = append(buf, b...)
+		}
+	}
 	for d.i < len(d.data) {
 		c := d.data[d.i]
 		switch {
 		case c == '"':
 			d.i++
+			if d.discard {
+				return "", true
+			}
 			return string(buf), true
 		case c == '\\':
 			if d.i+1 >= len(d.data) {
@@ -310,17 +323,17 @@ func (d *jsonReader) escaped(start int) (string, bool) {
 			d.i += 2
 			switch e {
 			case '"', '\\', '/':
-				buf = append(buf, e)
+				add(e)
 			case 'b':
-				buf = append(buf, '\b')
+				add('\b')
 			case 'f':
-				buf = append(buf, '\f')
+				add('\f')
 			case 'n':
-				buf = append(buf, '\n')
+				add('\n')
 			case 'r':
-				buf = append(buf, '\r')
+				add('\r')
 			case 't':
-				buf = append(buf, '\t')
+				add('\t')
 			case 'u':
 				if d.i+4 > len(d.data) {
 					return "", false
@@ -330,7 +343,9 @@ func (d *jsonReader) escaped(start int) (string, bool) {
 					return "", false
 				}
 				d.i += 4
-				buf = utf8.AppendRune(buf, rune(r))
+				if !d.discard {
+					buf = utf8.AppendRune(buf, rune(r))
+				}
 			default:
 				return "", false
 			}
@@ -341,10 +356,10 @@ func (d *jsonReader) escaped(start int) (string, bool) {
 			if r == utf8.RuneError && size == 1 {
 				return "", false
 			}
-			buf = append(buf, d.data[d.i:d.i+size]...)
+			add(d.data[d.i : d.i+size]...)
 			d.i += size
 		default:
-			buf = append(buf, c)
+			add(c)
 			d.i++
 		}
 	}
