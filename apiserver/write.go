@@ -243,7 +243,7 @@ func (rq *request) patch(ctx context.Context) error {
 		return rq.apply(ctx, typ, doc)
 	}
 	out, value, err := rq.write(ctx, func(cur kapi.Object) (kapi.Object, error) {
-		original, err := json.Marshal(cur)
+		original, err := rq.objectJSON(cur, rq.curValue) // its stored bytes, when they are its JSON
 		if err != nil {
 			return nil, err
 		}
