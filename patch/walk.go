@@ -284,43 +284,87 @@ func jsonKind(v any) string {
 // scalar and atomic value, every list item, every map key; a struct's own
 // field only when it is null or an empty object.
 func toSet(v any, s *Schema, path fieldPath, out fieldSet) {
+	b := setBuilder{out: out}
+	b.add(v, s, append(make(fieldPath, 0, pathDepth), path...))
+}
+
+// setBuilder is toSet's walk: it extends the path in place and copies it
+// only into the set, all copies into one arena.
+type setBuilder struct {
+	out   fieldSet
+	arena []pathElement
+}
+
+func (b *setBuilder) insert(p fieldPath) {
+	if len(b.arena)+len(p) > cap(b.arena) {
+		b.arena = make([]pathElement, 0, max(64, 2*cap(b.arena), len(p)))
+	}
+	n := len(b.arena)
+	b.arena = append(b.arena, p...)
+	b.out.insert(b.arena[n:len(b.arena):len(b.arena)])
+}
+
+func (b *setBuilder) add(v any, s *Schema, path fieldPath) {
 	if isLeaf(s) {
-		out.insert(path)
+		b.insert(path)
 		return
 	}
 	switch s.Kind {
 	case List:
 		l, _ := v.([]any)
-		seen, dup := map[string]bool{}, map[string]bool{}
-		for _, item := range l {
-			e, err := itemElement(s, item)
-			if err != nil {
-				continue
-			}
-			if seen[e.str] && !dup[e.str] {
-				dup[e.str] = true
-				out.insert(path.with(e))
-			}
-			seen[e.str] = true
+		if len(l) == 0 {
+			return
 		}
-		for _, item := range l {
+		// Each item named once; an item named twice is listed, not
+		// what is in it.
+		names := make([]pathElement, len(l))
+		named := make([]bool, len(l))
+		for i, item := range l {
 			e, err := itemElement(s, item)
-			if err != nil || dup[e.str] {
+			names[i], named[i] = e, err == nil
+		}
+		var counts map[string]int
+		if len(l) > indexAt {
+			counts = make(map[string]int, len(l))
+			for i := range l {
+				if named[i] {
+					counts[names[i].str]++
+				}
+			}
+		}
+		count := func(i int) int {
+			if counts != nil {
+				return counts[names[i].str]
+			}
+			n := 0
+			for j := range l {
+				if named[j] && names[j].str == names[i].str {
+					n++
+				}
+			}
+			return n
+		}
+		for i, item := range l {
+			if !named[i] {
 				continue
 			}
-			p := path.with(e)
-			toSet(item, s.Elem, p, out)
-			out.insert(p)
+			p := append(path, names[i])
+			if count(i) > 1 {
+				b.insert(p) // once is enough: a set
+				continue
+			}
+			b.add(item, s.Elem, p)
+			b.insert(p)
 		}
 	case Map, Struct:
 		m, _ := v.(map[string]any)
 		for k, child := range m {
-			p := path.with(fieldElement(k))
+			p := append(path, fieldElement(k))
 			cs := s.Field(k)
-			toSet(child, cs, p, out)
+			b.add(child, cs, p)
 			cm, isMap := child.(map[string]any)
 			if child == nil || (isMap && len(cm) == 0) || s.Kind == Map || cs == nil {
-				out.insert(p)
+				b.insert(p)
 			}
 		}
 	}
