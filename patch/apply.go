@@ -1,7 +1,6 @@
 package patch
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -177,7 +176,7 @@ func (s *Schema) Apply(live, config []byte, managed []kapi.ManagedFieldsEntry, o
 	if equalValues(liveObj, result) {
 		result = liveObj
 	}
-	out, err := json.Marshal(result)
+	out, err := encodeJSON(result)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrNotApplicable, err)
 	}
@@ -445,7 +444,7 @@ func (vc *versionedComparisons) of(apiVersion string, before, after any, convert
 }
 
 func convertObject(obj any, apiVersion string, convert Converter) (map[string]any, *Schema, error) {
-	data, err := json.Marshal(obj)
+	data, err := encodeJSON(obj)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -412,4 +413,65 @@ func (d *jsonReader) number() (any, bool) {
 		return json.Number(lit), true // an int64 already written as FormatInt writes it
 	}
 	return canonicalNumbers(json.Number(lit)), true
+}
+
+// encodeJSON is json.Marshal of a decoded value, byte for byte (keys
+// sorted, strings escaped as encoding/json escapes them), without its
+// reflection over maps: Apply and strategic merge write their result so.
+// A value of any other type is written by json.Marshal.
+func encodeJSON(v any) ([]byte, error) {
+	return appendJSON(make([]byte, 0, 1024), v)
+}
+
+func appendJSON(b []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil, bool, string:
+		return appendScalarJSON(b, v), nil
+	case json.Number:
+		if validNumber(string(x)) {
+			return append(b, x...), nil
+		}
+	case map[string]any:
+		if x == nil {
+			return append(b, "null"...), nil
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, k)
+			b = append(b, ':')
+			var err error
+			if b, err = appendJSON(b, x[k]); err != nil {
+				return b, err
+			}
+		}
+		return append(b, '}'), nil
+	case []any:
+		if x == nil {
+			return append(b, "null"...), nil
+		}
+		b = append(b, '[')
+		for i, item := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendJSON(b, item); err != nil {
+				return b, err
+			}
+		}
+		return append(b, ']'), nil
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return b, err
+	}
+	return append(b, out...), nil
 }
