@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -150,7 +151,7 @@ func (d *jsonReader) object(depth int, metadata bool) (any, bool) {
 		if d.i >= len(d.data) || d.data[d.i] != '"' {
 			return nil, false
 		}
-		key, ok := d.string()
+		key, ok := d.key()
 		if !ok {
 			return nil, false
 		}
@@ -292,6 +293,56 @@ func (d *jsonReader) string() (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// key reads an object's key: as string does, but a plain key the reader
+// has read before (a field name, mostly) is the string made then.
+func (d *jsonReader) key() (string, bool) {
+	if d.discard {
+		return d.string()
+	}
+	start := d.i + 1
+	for i := start; i < len(d.data) && i-start <= maxInternedKey; i++ {
+		switch c := d.data[i]; {
+		case c == '"':
+			if s, ok := internKey(d.data[start:i]); ok {
+				d.i = i + 1
+				return s, true
+			}
+			return d.string()
+		case c == '\\' || c < 0x20 || c >= utf8.RuneSelf:
+			return d.string()
+		}
+	}
+	return d.string()
+}
+
+// internedKeys holds the keys read lately, one per slot by a hash of the
+// key: what decoding the objects of one type reads again and again. A slot
+// holds a pointer to its string, so that it is read and written whole.
+var internedKeys [1024]atomic.Pointer[string]
+
+// maxInternedKey is the longest key interned: field names are short, and
+// longer keys (labels, annotations) vary more.
+const maxInternedKey = 32
+
+// internKey is the string of a plain ASCII key, made once while it stays
+// in its slot; ok false if it is too long.
+func internKey(b []byte) (string, bool) {
+	if len(b) > maxInternedKey {
+		return "", false
+	}
+	h := uint32(2166136261) // FNV-1a
+	for _, c := range b {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	slot := &internedKeys[h%uint32(len(internedKeys))]
+	if p := slot.Load(); p != nil && *p == string(b) {
+		return *p, true
+	}
+	s := string(b)
+	slot.Store(&s)
+	return s, true
 }
 
 // escaped goes on reading a string from its first escape; while
