@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"testing"
+
+	"github.com/kapi-dev/kapi"
 )
 
 // TestAppendJSONString: field names are quoted byte for byte as
@@ -118,4 +120,23 @@ func FuzzFieldSetJSON(f *testing.F) {
 			t.Fatalf("FieldsV1 %s reads back as another set: %s", raw, got)
 		}
 	})
+}
+
+// TestManagerID: a manager's id is the JSON of its entry without time and
+// fields (and apiVersion for Apply), as json.Marshal writes it.
+func TestManagerID(t *testing.T) {
+	for _, m := range []fieldManager{
+		{}, {name: "kubectl", operation: OperationUpdate, apiVersion: "example.com/v1"},
+		{name: "a<b>&\"c\\", operation: OperationApply, apiVersion: "v1", subresource: "status"},
+		{name: "é\u2028\xff", operation: "x", subresource: "scale"}, {apiVersion: "v1"},
+	} {
+		e := kapi.ManagedFieldsEntry{Manager: m.name, Operation: m.operation, APIVersion: m.apiVersion, Subresource: m.subresource}
+		if m.operation == OperationApply {
+			e.APIVersion = ""
+		}
+		want, _ := json.Marshal(e)
+		if got := m.id(); got != string(want) {
+			t.Errorf("id %s, want %s", got, want)
+		}
+	}
 }
