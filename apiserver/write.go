@@ -72,6 +72,7 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object) error {
 		return err
 	}
 
+	var value []byte // the object's marshalStored encoding, when made ahead
 	for attempt := 0; ; attempt++ {
 		if generated {
 			meta.Name = generateName(meta.GenerateName)
@@ -93,10 +94,22 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object) error {
 			}
 			rm := requested.GetObjectMeta()
 			rm.ManagedFields = baseManagedFields(nil, requested)
-			if err := rq.recordUpdate(nil, requested, nil); err != nil {
+			// Encoded once: the managed fields are recorded from its
+			// encoding and spliced into it (requested is obj, unconverted).
+			if !dryRun && !res.converts() {
+				if value, err = marshalStored(obj); err != nil {
+					return err
+				}
+			}
+			if err := rq.recordUpdate(nil, requested, value); err != nil {
 				return err
 			}
 			meta.ManagedFields = rm.ManagedFields
+			if value != nil {
+				if value, err = rq.remarshalManaged(obj, value); err != nil {
+					return err
+				}
+			}
 		}
 		if dryRun { // fails as the write would if the name is taken
 			_, err := rq.s.config.store.Get(ctx, res.key(meta.Namespace, meta.Name), 0)
@@ -111,13 +124,15 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object) error {
 			}
 			return err
 		}
-		value, err := marshalStored(obj)
-		if err != nil {
-			return err
+		if value == nil {
+			if value, err = marshalStored(obj); err != nil {
+				return err
+			}
 		}
 		rev, err := rq.s.config.store.Create(ctx, res.key(meta.Namespace, meta.Name), value)
 		if errors.Is(err, storage.ErrExists) && generated && attempt < 8 {
-			continue // another name, as kube-apiserver retries generateName
+			value = nil // made again with the next name
+			continue    // another name, as kube-apiserver retries generateName
 		}
 		if err != nil {
 			return err
