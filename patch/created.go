@@ -197,8 +197,8 @@ func (w *createdWriter) items(l []any, s *Schema, comma bool) int {
 }
 
 // storedChildren is children of a value as written, checked by
-// validStored already; ok false for what only decoding the document can
-// tell.
+// validStored already (so its values are only passed over); ok false for
+// what only decoding the document can tell.
 func (w *createdWriter) storedChildren(b []byte, s *Schema, depth, level int, comma bool) (int, bool) {
 	if isLeaf(s) {
 		return 0, true
@@ -220,7 +220,7 @@ func (w *createdWriter) storedChildren(b []byte, s *Schema, depth, level int, co
 		return w.children(v, s, level, comma), true
 	}
 	base := len(w.member)
-	members, ok := storedMembers(b, depth, w.member)
+	members, ok := storedMembers(b, depth, w.member, true)
 	if !ok {
 		v, ok := decodeStored(b, s, depth, level)
 		if !ok {
@@ -283,7 +283,7 @@ type storedItem struct {
 // map list item's keys, a set item's value) is decoded. It leaves w as it
 // was when it returns ok false, for the list to be decoded.
 func (w *createdWriter) storedItems(b []byte, s *Schema, depth int, comma bool) (int, bool) {
-	d := jsonReader{data: b, discard: true}
+	d := jsonReader{data: b, discard: true, trusted: true}
 	d.i++ // [
 	var buf [8]storedItem
 	items := buf[:0]
@@ -350,7 +350,7 @@ func (w *createdWriter) storedElement(b []byte, s *Schema, depth int) (pathEleme
 		return e, err == nil
 	}
 	base := len(w.member)
-	members, ok := storedMembers(b, depth, w.member)
+	members, ok := storedMembers(b, depth, w.member, true)
 	if !ok {
 		return pathElement{}, false
 	}

@@ -77,6 +77,9 @@ type jsonReader struct {
 	// unmanaged leaves metadata.managedFields out; discard is set while
 	// the reader checks a value it makes nothing of.
 	unmanaged, discard bool
+	// trusted says the data was read (and checked) before: skip only
+	// finds where a value ends.
+	trusted bool
 }
 
 type member struct {
@@ -255,8 +258,12 @@ func (d *jsonReader) array(depth int) (any, bool) {
 // discarded marks a member left out of its object.
 var discarded any = new(struct{ discarded bool })
 
-// skip checks a value as value reads it, making nothing of it.
+// skip checks a value as value reads it, making nothing of it; in trusted
+// data it only passes over it.
 func (d *jsonReader) skip(depth int) bool {
+	if d.trusted {
+		return d.pass()
+	}
 	d.discard = true
 	_, ok := d.value(depth)
 	d.discard = false
@@ -525,4 +532,58 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 		return b, err
 	}
 	return append(b, out...), nil
+}
+
+// pass moves past the value at d.i, data that is valid JSON: it finds where
+// the value ends, brackets matched and strings passed over, and checks no
+// more.
+func (d *jsonReader) pass() bool {
+	d.space()
+	nesting := 0
+	for d.i < len(d.data) {
+		switch c := d.data[d.i]; c {
+		case '"':
+			start := d.i + 1
+			d.i = start
+			for {
+				j := bytes.IndexByte(d.data[d.i:], '"')
+				if j < 0 {
+					return false
+				}
+				d.i += j
+				n := 0 // backslashes before the quote
+				for k := d.i - 1; k >= start && d.data[k] == '\\'; k-- {
+					n++
+				}
+				d.i++
+				if n%2 == 0 {
+					break
+				}
+			}
+		case '{', '[':
+			nesting++
+			d.i++
+			continue
+		case '}', ']':
+			nesting--
+			d.i++
+		case ',', ':', ' ', '\t', '\n', '\r':
+			d.i++
+			continue
+		default: // a number or a literal
+			for d.i < len(d.data) {
+				switch d.data[d.i] {
+				case ',', '}', ']', ' ', '\t', '\n', '\r':
+				default:
+					d.i++
+					continue
+				}
+				break
+			}
+		}
+		if nesting <= 0 {
+			return nesting == 0
+		}
+	}
+	return false
 }

@@ -52,8 +52,9 @@ const (
 // stored compares two values as written, both present: l and r are the
 // value's bytes, without surrounding space.
 func (c *comparison) stored(l, r []byte, s *Schema, path fieldPath, depth, level int) bool {
+	trusted := level != levelRoot // a member of an object split already
 	if bytes.Equal(l, r) {
-		d := jsonReader{data: r, discard: true}
+		d := jsonReader{data: r, discard: true, trusted: trusted}
 		if !d.validStored(s, depth, level, nil) {
 			return false
 		}
@@ -64,8 +65,8 @@ func (c *comparison) stored(l, r []byte, s *Schema, path fieldPath, depth, level
 		return c.decoded(l, r, s, path, depth, level)
 	}
 	var lbuf, rbuf [16]storedMember
-	lm, lok := storedMembers(l, depth, lbuf[:0])
-	rm, rok := storedMembers(r, depth, rbuf[:0])
+	lm, lok := storedMembers(l, depth, lbuf[:0], trusted)
+	rm, rok := storedMembers(r, depth, rbuf[:0], trusted)
 	if !lok || !rok {
 		return c.decoded(l, r, s, path, depth, level)
 	}
@@ -96,7 +97,7 @@ func (c *comparison) stored(l, r []byte, s *Schema, path fieldPath, depth, level
 		matched |= 1 << i
 		next = i + 1
 		if bytes.Equal(lm[i].value, m.value) {
-			d := jsonReader{data: m.value, discard: true}
+			d := jsonReader{data: m.value, discard: true, trusted: true}
 			if !d.validStored(cs, depth+1, childLevel, nil) {
 				return false
 			}
@@ -207,9 +208,11 @@ func findMember(ms []storedMember, key []byte, start int) int {
 // storedMembers splits an object, its bytes without surrounding space,
 // into its members, appended to out; ok false for a syntax error, a key
 // with escapes, a duplicate key or more than maxStoredMembers members.
-func storedMembers(b []byte, depth int, out []storedMember) ([]storedMember, bool) {
+// trusted says b was split before (as a member of the object around it):
+// its values are valid JSON, only passed over.
+func storedMembers(b []byte, depth int, out []storedMember, trusted bool) ([]storedMember, bool) {
 	base := len(out)
-	d := jsonReader{data: b, discard: true}
+	d := jsonReader{data: b, discard: true, trusted: trusted}
 	if depth+1 > maxDepth || len(b) == 0 || b[0] != '{' {
 		return nil, false
 	}
