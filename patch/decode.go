@@ -276,6 +276,10 @@ func (d *jsonReader) string() (string, bool) {
 	d.i++ // "
 	start := d.i
 	for d.i < len(d.data) {
+		if plainByte[d.data[d.i]] { // most of every string
+			d.i++
+			continue
+		}
 		c := d.data[d.i]
 		switch {
 		case c == '"':
@@ -352,6 +356,15 @@ func internKey(b []byte) (string, bool) {
 	return s, true
 }
 
+// plainByte says which bytes a string holds as they are: not '"', '\\',
+// a control character or part of a multi-byte character.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // escaped goes on reading a string from its first escape; while
 // discarding it only checks it (managedFields, which the reader passes
 // over, has an escape in every key of a map list item).
@@ -367,6 +380,10 @@ func (d *jsonReader) escaped(start int) (string, bool) {
 	}
 	for d.i < len(d.data) {
 		c := d.data[d.i]
+		if d.discard && plainByte[c] {
+			d.i++
+			continue
+		}
 		switch {
 		case c == '"':
 			d.i++
