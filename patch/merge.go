@@ -56,13 +56,8 @@ func (m *storedMerger) merge(cur, patch []byte, depth int) bool {
 	m.out = append(m.out, '{')
 	n := 0
 	member := func(key []byte) {
-		if n > 0 {
-			m.out = append(m.out, ',')
-		}
+		m.member(n, key)
 		n++
-		m.out = append(m.out, '"')
-		m.out = append(m.out, key...)
-		m.out = append(m.out, '"', ':')
 	}
 	for _, c := range cm {
 		i := findMember(pm, c.key, 0)
@@ -118,13 +113,8 @@ func (m *storedMerger) pruned(v []byte, depth int) bool {
 			if isNull(c.value) {
 				continue
 			}
-			if n > 0 {
-				m.out = append(m.out, ',')
-			}
+			m.member(n, c.key)
 			n++
-			m.out = append(m.out, '"')
-			m.out = append(m.out, c.key...)
-			m.out = append(m.out, '"', ':')
 			if !m.pruned(c.value, depth+1) {
 				return false
 			}
@@ -168,6 +158,16 @@ func (m *storedMerger) pruned(v []byte, depth int) bool {
 	}
 	m.out = append(m.out, v...)
 	return true
+}
+
+// member writes the key of an object's nth member (from 0).
+func (m *storedMerger) member(n int, key []byte) {
+	if n > 0 {
+		m.out = append(m.out, ',')
+	}
+	m.out = append(m.out, '"')
+	m.out = append(m.out, key...)
+	m.out = append(m.out, '"', ':')
 }
 
 func isNull(v []byte) bool { return string(v) == "null" }

@@ -223,16 +223,10 @@ func storedMembers(b []byte, depth int, out []storedMember, trusted bool) ([]sto
 		return out, d.i == len(d.data)
 	}
 	for {
-		d.space()
-		key, ok := d.plainKey()
+		key, ok := d.plainMember()
 		if !ok {
 			return nil, false
 		}
-		d.space()
-		if d.i >= len(d.data) || d.data[d.i] != ':' {
-			return nil, false
-		}
-		d.i++
 		d.space()
 		start := d.i
 		if !d.skip(depth + 1) {
@@ -250,6 +244,21 @@ func storedMembers(b []byte, depth int, out []storedMember, trusted bool) ([]sto
 			return out, d.i == len(d.data)
 		}
 	}
+}
+
+// plainMember reads a member's key (plainKey) and the colon after it.
+func (d *jsonReader) plainMember() ([]byte, bool) {
+	d.space()
+	key, ok := d.plainKey()
+	if !ok {
+		return nil, false
+	}
+	d.space()
+	if d.i >= len(d.data) || d.data[d.i] != ':' {
+		return nil, false
+	}
+	d.i++
+	return key, true
 }
 
 // plainKey reads a string without escapes, as written, checking it as
@@ -316,16 +325,10 @@ func (d *jsonReader) validStored(s *Schema, depth, level int, keys []string) boo
 		}
 		named := keys == nil
 		for {
-			d.space()
-			key, ok := d.plainKey()
+			key, ok := d.plainMember()
 			if !ok {
 				return false
 			}
-			d.space()
-			if d.i >= len(d.data) || d.data[d.i] != ':' {
-				return false
-			}
-			d.i++
 			if level == levelMetadata && string(key) == "managedFields" {
 				ok = d.skip(depth + 1) // left out, as decodeUnmanaged leaves it
 			} else {

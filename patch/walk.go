@@ -452,25 +452,23 @@ func (c *comparison) walk(l any, lok bool, r any, rok bool, s *Schema, path fiel
 // a short list's items are matched without a map.
 func (c *comparison) listItems(ll, rl []any, s *Schema, path fieldPath) {
 	type items struct {
-		elem           pathElement
-		lfirst, rfirst any
-		ln, rn         int
-		lall, rall     []any // every value, once there are two
+		elem pathElement
+		l, r sideValues
 	}
 	order := make([]items, 0, len(ll)+len(rl)) // in order of first appearance, left then right
 	var index map[string]int
 	if len(ll)+len(rl) > indexAt {
 		index = make(map[string]int, len(ll)+len(rl))
 	}
-	find := func(e pathElement) int {
+	find := func(e pathElement) *items {
 		if index != nil {
 			if i, ok := index[e.str]; ok {
-				return i
+				return &order[i]
 			}
 		} else {
 			for i := range order {
 				if order[i].elem.str == e.str {
-					return i
+					return &order[i]
 				}
 			}
 		}
@@ -478,59 +476,65 @@ func (c *comparison) listItems(ll, rl []any, s *Schema, path fieldPath) {
 		if index != nil {
 			index[e.str] = len(order) - 1
 		}
-		return len(order) - 1
+		return &order[len(order)-1]
 	}
-	for _, item := range ll {
-		e, err := itemElement(s, item)
-		if err != nil {
-			continue
-		}
-		x := &order[find(e)]
-		switch x.ln++; x.ln {
-		case 1:
-			x.lfirst = item
-		case 2:
-			x.lall = []any{x.lfirst, item}
-		default:
-			x.lall = append(x.lall, item)
-		}
-	}
-	for _, item := range rl {
-		e, err := itemElement(s, item)
-		if err != nil {
-			continue
-		}
-		x := &order[find(e)]
-		switch x.rn++; x.rn {
-		case 1:
-			x.rfirst, x.elem = item, e
-		case 2:
-			x.rall = []any{x.rfirst, item}
-		default:
-			x.rall = append(x.rall, item)
+	for i, side := range [2][]any{ll, rl} {
+		for _, item := range side {
+			e, err := itemElement(s, item)
+			if err != nil {
+				continue
+			}
+			x := find(e)
+			if i == 0 {
+				x.l.add(item)
+				continue
+			}
+			if x.r.n == 0 {
+				x.elem = e // named as the right names it
+			}
+			x.r.add(item)
 		}
 	}
 	for i := range order {
 		x := &order[i]
 		p := append(path, x.elem)
 		switch {
-		case x.ln <= 1 && x.rn <= 1:
-			c.walk(x.lfirst, x.ln == 1, x.rfirst, x.rn == 1, s.Elem, p)
-		case x.ln >= 2 && x.rn >= 2:
-			if !equalValues(x.lall, x.rall) {
+		case x.l.n <= 1 && x.r.n <= 1:
+			c.walk(x.l.first, x.l.n == 1, x.r.first, x.r.n == 1, s.Elem, p)
+		case x.l.n >= 2 && x.r.n >= 2:
+			if !equalValues(x.l.all, x.r.all) {
 				c.modified.insert(c.clone(p))
 			}
-		case x.ln >= 2:
-			if x.rn == 1 {
-				c.walk(nil, false, x.rfirst, true, s.Elem, p)
+		case x.l.n >= 2:
+			if x.r.n == 1 {
+				c.walk(nil, false, x.r.first, true, s.Elem, p)
 			}
 			c.removed.insert(c.clone(p))
 		default:
-			if x.ln == 1 {
-				c.walk(x.lfirst, true, nil, false, s.Elem, p)
+			if x.l.n == 1 {
+				c.walk(x.l.first, true, nil, false, s.Elem, p)
 			}
 			c.added.insert(c.clone(p))
 		}
+	}
+}
+
+// sideValues are the values of one side of a comparison that a list item
+// names: the first, how many, and all of them once there are two.
+type sideValues struct {
+	first any
+	n     int
+	all   []any
+}
+
+func (v *sideValues) add(item any) {
+	switch v.n++; v.n {
+	case 1:
+		v.first = item
+	case 2:
+		v.all = []any{v.first, item}
+	default:
+		v.all = append(v.all, item)
 	}
 }
 
