@@ -328,10 +328,10 @@ func (d *jsonReader) key() (string, bool) {
 	return d.string()
 }
 
-// internedKeys holds the keys read lately, one per slot by a hash of the
-// key: what decoding the objects of one type reads again and again. A slot
-// holds a pointer to its string, so that it is read and written whole.
-var internedKeys [1024]atomic.Pointer[string]
+// internedKeys holds the keys read lately, by a hash of the key: what
+// decoding the objects of one type reads again and again. A slot holds a
+// pointer to its string, so that it is read and written whole.
+var internedKeys [2048]atomic.Pointer[string]
 
 // maxInternedKey is the longest key interned: field names are short, and
 // longer keys (labels, annotations) vary more.
@@ -347,12 +347,22 @@ func internKey(b []byte) (string, bool) {
 	for _, c := range b {
 		h = (h ^ uint32(c)) * 16777619
 	}
-	slot := &internedKeys[h%uint32(len(internedKeys))]
-	if p := slot.Load(); p != nil && *p == string(b) {
+	// Two slots a key may be in: the newest in the first, the one it
+	// replaces moved to the second, so that two keys of one hash both stay.
+	i := h % uint32(len(internedKeys))
+	first, second := &internedKeys[i], &internedKeys[i^1]
+	p := first.Load()
+	if p != nil && *p == string(b) {
 		return *p, true
 	}
+	if q := second.Load(); q != nil && *q == string(b) {
+		return *q, true
+	}
 	s := string(b)
-	slot.Store(&s)
+	if p != nil {
+		second.Store(p)
+	}
+	first.Store(&s)
 	return s, true
 }
 
