@@ -351,3 +351,36 @@ func FuzzCreatedFields(f *testing.F) {
 		}
 	})
 }
+
+// TestMergeEqualAsIsRandom: merge's shortcut for equal values makes what
+// merging them makes, on random checked configurations and live objects
+// they were merged into or derived from.
+func TestMergeEqualAsIsRandom(t *testing.T) {
+	s, err := SchemaOf(reflect.TypeFor[storedWidget]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { mergeEqualAsIs = true }()
+	r := rand.New(rand.NewSource(3))
+	checked := 0
+	for i := 0; i < 4000; i++ {
+		cfg := randomValue(r, s, 0)
+		live := mutate(r, cfg, s, 0)
+		if !valid(cfg, s, false) || !valid(live, s, true) {
+			continue
+		}
+		checked++
+		mergeEqualAsIs = true
+		fast, fok := merge(live, true, cfg, true, s)
+		mergeEqualAsIs = false
+		slow, sok := merge(live, true, cfg, true, s)
+		if fok != sok || !equalValues(fast, slow) {
+			l, _ := json.Marshal(live)
+			c, _ := json.Marshal(cfg)
+			t.Fatalf("live %s, config %s: merged %v %v, want %v %v", l, c, fast, fok, slow, sok)
+		}
+	}
+	if checked < 500 {
+		t.Errorf("only %d of 4000 pairs checked", checked)
+	}
+}
