@@ -76,6 +76,7 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object) error {
 	for attempt := 0; ; attempt++ {
 		if generated {
 			meta.Name = generateName(meta.GenerateName)
+			value = nil // made again with the name
 		}
 		rq.name = meta.Name
 		if res.hooks.create != nil { // after mutation and naming, as kube's PrepareForCreate
@@ -131,8 +132,7 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object) error {
 		}
 		rev, err := rq.s.config.store.Create(ctx, res.key(meta.Namespace, meta.Name), value)
 		if errors.Is(err, storage.ErrExists) && generated && attempt < 8 {
-			value = nil // made again with the next name
-			continue    // another name, as kube-apiserver retries generateName
+			continue // another name, as kube-apiserver retries generateName
 		}
 		if err != nil {
 			return err
