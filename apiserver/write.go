@@ -72,9 +72,11 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object) error {
 		return err
 	}
 
+	var value []byte // the object's marshalStored encoding, when made ahead
 	for attempt := 0; ; attempt++ {
 		if generated {
 			meta.Name = generateName(meta.GenerateName)
+			value = nil // made again with the name
 		}
 		rq.name = meta.Name
 		if res.hooks.create != nil { // after mutation and naming, as kube's PrepareForCreate
@@ -93,10 +95,22 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object) error {
 			}
 			rm := requested.GetObjectMeta()
 			rm.ManagedFields = baseManagedFields(nil, requested)
-			if err := rq.recordUpdate(nil, requested, nil); err != nil {
+			// Encoded once: the managed fields are recorded from its
+			// encoding and spliced into it (requested is obj, unconverted).
+			if !dryRun && !res.converts() {
+				if value, err = marshalStored(obj); err != nil {
+					return err
+				}
+			}
+			if err := rq.recordUpdate(nil, requested, value); err != nil {
 				return err
 			}
 			meta.ManagedFields = rm.ManagedFields
+			if value != nil {
+				if value, err = rq.remarshalManaged(obj, value); err != nil {
+					return err
+				}
+			}
 		}
 		if dryRun { // fails as the write would if the name is taken
 			_, err := rq.s.config.store.Get(ctx, res.key(meta.Namespace, meta.Name), 0)
@@ -111,9 +125,10 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object) error {
 			}
 			return err
 		}
-		value, err := marshalStored(obj)
-		if err != nil {
-			return err
+		if value == nil {
+			if value, err = marshalStored(obj); err != nil {
+				return err
+			}
 		}
 		key := res.key(meta.Namespace, meta.Name)
 		written := rq.offer(key, value, obj)
@@ -246,7 +261,7 @@ func (rq *request) patch(ctx context.Context) error {
 		return rq.apply(ctx, typ, doc)
 	}
 	out, value, err := rq.write(ctx, func(cur kapi.Object) (kapi.Object, error) {
-		original, err := json.Marshal(cur)
+		original, err := rq.objectJSON(cur, rq.curValue) // its stored bytes, when they are its JSON
 		if err != nil {
 			return nil, err
 		}

@@ -1,7 +1,6 @@
 package patch
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -177,7 +176,7 @@ func (s *Schema) Apply(live, config []byte, managed []kapi.ManagedFieldsEntry, o
 	if equalValues(liveObj, result) {
 		result = liveObj
 	}
-	out, err := json.Marshal(result)
+	out, err := encodeJSON(result)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrNotApplicable, err)
 	}
@@ -194,6 +193,12 @@ func (s *Schema) Apply(live, config []byte, managed []kapi.ManagedFieldsEntry, o
 func (s *Schema) Update(old, new []byte, managed []kapi.ManagedFieldsEntry, opts UpdateOptions) ([]kapi.ManagedFieldsEntry, error) {
 	if opts.APIVersion == "" {
 		return nil, errNoAPIVersion
+	}
+	if out, ok := s.updateStored(old, new, managed, opts); ok {
+		return out, nil
+	}
+	if old == nil && !hasManagers(managed) {
+		return s.updateCreated(new, opts)
 	}
 	newObj, err := s.liveObject(new)
 	if err != nil {
@@ -219,17 +224,88 @@ func (s *Schema) Update(old, new []byte, managed []kapi.ManagedFieldsEntry, opts
 	return ms.encode(), nil
 }
 
+// updateStored is Update of an object that has managers, its versions
+// compared as written (compareStored); ok false when it cannot tell, and
+// Update decodes them.
+func (s *Schema) updateStored(old, new []byte, managed []kapi.ManagedFieldsEntry, opts UpdateOptions) ([]kapi.ManagedFieldsEntry, bool) {
+	if len(old) == 0 || len(managed) == 0 {
+		return nil, false
+	}
+	ms, err := decodeManagers(managed)
+	if err != nil || len(ms) == 0 {
+		return nil, false
+	}
+	if opts.Convert != nil {
+		for _, m := range ms {
+			if m.apiVersion != opts.APIVersion {
+				return nil, false // compared in its version, which needs the objects
+			}
+		}
+	}
+	c, ok := compareStored(old, new, s)
+	if !ok {
+		return nil, false
+	}
+	if opts.Now.IsZero() {
+		opts.Now = kapi.Now()
+	}
+	s.record(&c, nil, nil, ms, opts)
+	return ms.encode(), true
+}
+
+// hasManagers says whether managed has entries that can be read.
+func hasManagers(managed []kapi.ManagedFieldsEntry) bool {
+	if len(managed) == 0 {
+		return false
+	}
+	ms, err := decodeManagers(managed)
+	return err == nil && len(ms) > 0
+}
+
+// updateCreated is Update of a create with no managers (the usual one):
+// its entry is written straight from the object (createdFields).
+func (s *Schema) updateCreated(new []byte, opts UpdateOptions) ([]kapi.ManagedFieldsEntry, error) {
+	raw, ok := s.createdStored(new, opts.Ignore)
+	if !ok {
+		newObj, err := s.liveObject(new)
+		if err != nil {
+			return nil, err
+		}
+		raw = s.createdFields(newObj, opts.Ignore)
+	}
+	if raw == nil {
+		return nil, nil
+	}
+	if opts.Manager == "" {
+		opts.Manager = "unknown"
+	}
+	if opts.Now.IsZero() {
+		opts.Now = kapi.Now()
+	}
+	t := opts.Now
+	return []kapi.ManagedFieldsEntry{{
+		Manager: opts.Manager, Operation: OperationUpdate, APIVersion: opts.APIVersion, Time: &t,
+		FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: raw}, Subresource: opts.Subresource,
+	}}, nil
+}
+
 // update moves the fields that changed from old to new to the manager's
 // Update entry.
 func (s *Schema) update(oldObj, newObj map[string]any, ms managerSet, opts UpdateOptions) {
+	c := compareObjects(oldObj, newObj, s)
+	s.record(&c, oldObj, newObj, ms, opts)
+}
+
+// record is update with the comparison made: the objects are needed only
+// to compare them in the versions of managers that wrote in another.
+func (s *Schema) record(c *comparison, oldObj, newObj any, ms managerSet, opts UpdateOptions) {
 	if opts.Manager == "" {
 		opts.Manager = "unknown"
 	}
 	ignore := ignoreFilter(opts.Ignore)
-	c := compareObjects(oldObj, newObj, s)
 	c.filter(ignore)
 	changed := c.added.union(c.modified)
-	versions := newComparisons(opts.APIVersion, &c)
+	versions := newComparisons(opts.APIVersion, c)
 	for _, m := range ms {
 		cm := versions.of(m.apiVersion, oldObj, newObj, opts.Convert, ignore)
 		if cm == nil {
@@ -245,6 +321,11 @@ func (s *Schema) update(oldObj, newObj map[string]any, ms managerSet, opts Updat
 		id := m.id()
 		if prev := ms[id]; prev != nil {
 			own = own.union(prev.set)
+			if prev.parsed != nil && own.equal(prev.parsed.set) {
+				// What it owned before, the usual case of a manager that
+				// writes again: written back as it was read.
+				own, m.parsed = prev.parsed.set, prev.parsed
+			}
 		}
 		t := opts.Now
 		m.set, m.time = own, &t
@@ -363,7 +444,7 @@ func (vc *versionedComparisons) of(apiVersion string, before, after any, convert
 }
 
 func convertObject(obj any, apiVersion string, convert Converter) (map[string]any, *Schema, error) {
-	data, err := json.Marshal(obj)
+	data, err := encodeJSON(obj)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strconv"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -75,6 +77,9 @@ type jsonReader struct {
 	// unmanaged leaves metadata.managedFields out; discard is set while
 	// the reader checks a value it makes nothing of.
 	unmanaged, discard bool
+	// trusted says the data was read (and checked) before: skip only
+	// finds where a value ends.
+	trusted bool
 }
 
 type member struct {
@@ -149,7 +154,7 @@ func (d *jsonReader) object(depth int, metadata bool) (any, bool) {
 		if d.i >= len(d.data) || d.data[d.i] != '"' {
 			return nil, false
 		}
-		key, ok := d.string()
+		key, ok := d.key()
 		if !ok {
 			return nil, false
 		}
@@ -253,8 +258,12 @@ func (d *jsonReader) array(depth int) (any, bool) {
 // discarded marks a member left out of its object.
 var discarded any = new(struct{ discarded bool })
 
-// skip checks a value as value reads it, making nothing of it.
+// skip checks a value as value reads it, making nothing of it; in trusted
+// data it only passes over it.
 func (d *jsonReader) skip(depth int) bool {
+	if d.trusted {
+		return d.pass()
+	}
 	d.discard = true
 	_, ok := d.value(depth)
 	d.discard = false
@@ -267,6 +276,10 @@ func (d *jsonReader) string() (string, bool) {
 	d.i++ // "
 	start := d.i
 	for d.i < len(d.data) {
+		if plainByte[d.data[d.i]] { // most of every string
+			d.i++
+			continue
+		}
 		c := d.data[d.i]
 		switch {
 		case c == '"':
@@ -293,14 +306,100 @@ func (d *jsonReader) string() (string, bool) {
 	return "", false
 }
 
-// escaped goes on reading a string from its first escape.
+// key reads an object's key: as string does, but a plain key the reader
+// has read before (a field name, mostly) is the string made then.
+func (d *jsonReader) key() (string, bool) {
+	if d.discard {
+		return d.string()
+	}
+	start := d.i + 1
+	for i := start; i < len(d.data) && i-start <= maxInternedKey; i++ {
+		switch c := d.data[i]; {
+		case c == '"':
+			if s, ok := internKey(d.data[start:i]); ok {
+				d.i = i + 1
+				return s, true
+			}
+			return d.string()
+		case c == '\\' || c < 0x20 || c >= utf8.RuneSelf:
+			return d.string()
+		}
+	}
+	return d.string()
+}
+
+// internedKeys holds the keys read lately, by a hash of the key: what
+// decoding the objects of one type reads again and again. A slot holds a
+// pointer to its string, so that it is read and written whole.
+var internedKeys [2048]atomic.Pointer[string]
+
+// maxInternedKey is the longest key interned: field names are short, and
+// longer keys (labels, annotations) vary more.
+const maxInternedKey = 32
+
+// internKey is the string of a plain ASCII key, made once while it stays
+// in its slot; ok false if it is too long.
+func internKey(b []byte) (string, bool) {
+	if len(b) > maxInternedKey {
+		return "", false
+	}
+	h := uint32(2166136261) // FNV-1a
+	for _, c := range b {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	// Two slots a key may be in: the newest in the first, the one it
+	// replaces moved to the second, so that two keys of one hash both stay.
+	i := h % uint32(len(internedKeys))
+	first, second := &internedKeys[i], &internedKeys[i^1]
+	p := first.Load()
+	if p != nil && *p == string(b) {
+		return *p, true
+	}
+	if q := second.Load(); q != nil && *q == string(b) {
+		return *q, true
+	}
+	s := string(b)
+	if p != nil {
+		second.Store(p)
+	}
+	first.Store(&s)
+	return s, true
+}
+
+// plainByte says which bytes a string holds as they are: not '"', '\\',
+// a control character or part of a multi-byte character.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// escaped goes on reading a string from its first escape; while
+// discarding it only checks it (managedFields, which the reader passes
+// over, has an escape in every key of a map list item).
 func (d *jsonReader) escaped(start int) (string, bool) {
-	buf := append([]byte(nil), d.data[start:d.i]...)
+	var buf []byte
+	if !d.discard {
+		buf = append(buf, d.data[start:d.i]...)
+	}
+	add := func(b ...byte) {
+		if !d.discard {
+			buf = append(buf, b...)
+		}
+	}
 	for d.i < len(d.data) {
 		c := d.data[d.i]
+		if d.discard && plainByte[c] {
+			d.i++
+			continue
+		}
 		switch {
 		case c == '"':
 			d.i++
+			if d.discard {
+				return "", true
+			}
 			return string(buf), true
 		case c == '\\':
 			if d.i+1 >= len(d.data) {
@@ -310,17 +409,17 @@ func (d *jsonReader) escaped(start int) (string, bool) {
 			d.i += 2
 			switch e {
 			case '"', '\\', '/':
-				buf = append(buf, e)
+				add(e)
 			case 'b':
-				buf = append(buf, '\b')
+				add('\b')
 			case 'f':
-				buf = append(buf, '\f')
+				add('\f')
 			case 'n':
-				buf = append(buf, '\n')
+				add('\n')
 			case 'r':
-				buf = append(buf, '\r')
+				add('\r')
 			case 't':
-				buf = append(buf, '\t')
+				add('\t')
 			case 'u':
 				if d.i+4 > len(d.data) {
 					return "", false
@@ -330,7 +429,9 @@ func (d *jsonReader) escaped(start int) (string, bool) {
 					return "", false
 				}
 				d.i += 4
-				buf = utf8.AppendRune(buf, rune(r))
+				if !d.discard {
+					buf = utf8.AppendRune(buf, rune(r))
+				}
 			default:
 				return "", false
 			}
@@ -341,10 +442,10 @@ func (d *jsonReader) escaped(start int) (string, bool) {
 			if r == utf8.RuneError && size == 1 {
 				return "", false
 			}
-			buf = append(buf, d.data[d.i:d.i+size]...)
+			add(d.data[d.i : d.i+size]...)
 			d.i += size
 		default:
-			buf = append(buf, c)
+			add(c)
 			d.i++
 		}
 	}
@@ -397,4 +498,119 @@ func (d *jsonReader) number() (any, bool) {
 		return json.Number(lit), true // an int64 already written as FormatInt writes it
 	}
 	return canonicalNumbers(json.Number(lit)), true
+}
+
+// encodeJSON is json.Marshal of a decoded value, byte for byte (keys
+// sorted, strings escaped as encoding/json escapes them), without its
+// reflection over maps: Apply and strategic merge write their result so.
+// A value of any other type is written by json.Marshal.
+func encodeJSON(v any) ([]byte, error) {
+	return appendJSON(make([]byte, 0, 1024), v)
+}
+
+func appendJSON(b []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil, bool, string:
+		return appendScalarJSON(b, v), nil
+	case json.Number:
+		if validNumber(string(x)) {
+			return append(b, x...), nil
+		}
+	case map[string]any:
+		if x == nil {
+			return append(b, "null"...), nil
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, k)
+			b = append(b, ':')
+			var err error
+			if b, err = appendJSON(b, x[k]); err != nil {
+				return b, err
+			}
+		}
+		return append(b, '}'), nil
+	case []any:
+		if x == nil {
+			return append(b, "null"...), nil
+		}
+		b = append(b, '[')
+		for i, item := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendJSON(b, item); err != nil {
+				return b, err
+			}
+		}
+		return append(b, ']'), nil
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return b, err
+	}
+	return append(b, out...), nil
+}
+
+// pass moves past the value at d.i, data that is valid JSON: it finds where
+// the value ends, brackets matched and strings passed over, and checks no
+// more.
+func (d *jsonReader) pass() bool {
+	d.space()
+	nesting := 0
+	for d.i < len(d.data) {
+		switch c := d.data[d.i]; c {
+		case '"':
+			start := d.i + 1
+			d.i = start
+			for {
+				j := bytes.IndexByte(d.data[d.i:], '"')
+				if j < 0 {
+					return false
+				}
+				d.i += j
+				n := 0 // backslashes before the quote
+				for k := d.i - 1; k >= start && d.data[k] == '\\'; k-- {
+					n++
+				}
+				d.i++
+				if n%2 == 0 {
+					break
+				}
+			}
+		case '{', '[':
+			nesting++
+			d.i++
+			continue
+		case '}', ']':
+			nesting--
+			d.i++
+		case ',', ':', ' ', '\t', '\n', '\r':
+			d.i++
+			continue
+		default: // a number or a literal
+			for d.i < len(d.data) {
+				switch d.data[d.i] {
+				case ',', '}', ']', ' ', '\t', '\n', '\r':
+				default:
+					d.i++
+					continue
+				}
+				break
+			}
+		}
+		if nesting <= 0 {
+			return nesting == 0
+		}
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -107,4 +108,30 @@ func BenchmarkDecodeJSON(b *testing.B) {
 			}
 		})
 	}
+}
+
+// FuzzEncodeJSON: a decoded value is written back byte for byte as
+// json.Marshal writes it, and fails where json.Marshal fails.
+func FuzzEncodeJSON(f *testing.F) {
+	for _, s := range decodeSeeds {
+		f.Add(s, "")
+	}
+	f.Add(`{"b":[1,{"<a>":"&"}],"a":null,"c":{}}`, "\xff")
+	f.Add(`[]`, "1x")
+	f.Fuzz(func(t *testing.T, doc, extra string) {
+		v, err := decodeJSON([]byte(doc))
+		if err != nil {
+			return
+		}
+		for _, w := range []any{v, map[string]any{extra: v, "n": json.Number(extra)}, []any{v, extra, map[string]any(nil), []any(nil)}} {
+			got, gotErr := encodeJSON(w)
+			want, wantErr := json.Marshal(w)
+			if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
+				t.Fatalf("encodeJSON(%#v): error %v, json.Marshal's %v", w, gotErr, wantErr)
+			}
+			if gotErr == nil && string(got) != string(want) {
+				t.Fatalf("encodeJSON(%#v) = %s, want %s", w, got, want)
+			}
+		}
+	})
 }

@@ -49,6 +49,17 @@
 // ten Update entries — and a differential test in internal/e2e holds them to
 // Kubernetes' own implementation.
 //
+// # Documents as written
+//
+// Every write to a server records managedFields, so the common writes take
+// shorter ways that give the same results: [Schema.Update] of a create
+// writes its entry straight from the object, and of an update compares
+// the two versions as written, matching members by key and decoding only
+// those whose bytes differ; a merge patch copies the members it does not
+// name as they are. Each way checks the documents as decoding would, and
+// leaves anything unusual (escaped or duplicate keys, a value the schema
+// does not allow) to the general way; fuzz targets hold each to it.
+//
 // # Errors
 //
 // A patch document that cannot be read is [ErrMalformed] (400 at the HTTP

@@ -1,12 +1,12 @@
 package patch
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,10 +17,13 @@ import (
 // FieldsV1: a field name (f:), the keys of a map-list item (k:), the value
 // of a set item (v:) or a list index (i:, read but never written).
 type pathElement struct {
-	kind     byte // 'f', 'k', 'v' or 'i'
-	field    string
-	str      string // the FieldsV1 form, which identifies the element
-	*itemKey        // nil for a field: most elements, so kept out of line
+	kind  byte   // 'f', 'k', 'v' or 'i'
+	field string // a field's name
+	// str is an item's FieldsV1 form, which identifies it; a field's is
+	// "f:" and its name, made only where it is written (a write walks
+	// every field of its object, and most are never written out).
+	str      string
+	*itemKey // nil for a field: most elements, so kept out of line
 }
 
 // itemKey is what names a list item: its keys, its value or its index.
@@ -36,37 +39,137 @@ type keyField struct {
 }
 
 func fieldElement(name string) pathElement {
-	return pathElement{kind: 'f', field: name, str: "f:" + name}
+	return pathElement{kind: 'f', field: name}
+}
+
+// same says whether e and o are the same element: a field by its name, an
+// item by its FieldsV1 form (which starts with its kind).
+func (e pathElement) same(o pathElement) bool {
+	return e.kind == o.kind && e.field == o.field && e.str == o.str
+}
+
+// id is the element in one string for a map's key: a field's name, an
+// item's FieldsV1 form, which never looks like a name (it has a ':').
+// Names with a ':' are prefixed, so no two elements share an id.
+func (e pathElement) id() string {
+	if e.kind == 'f' && strings.IndexByte(e.field, ':') < 0 {
+		return e.field
+	}
+	return e.form()
+}
+
+// form is the element's FieldsV1 form.
+func (e pathElement) form() string {
+	if e.kind == 'f' {
+		return "f:" + e.field
+	}
+	return e.str
+}
+
+// formLen is len(e.form()), without making it.
+func (e pathElement) formLen() int {
+	if e.kind == 'f' {
+		return 2 + len(e.field)
+	}
+	return len(e.str)
 }
 
 func keyElement(keys []keyField) pathElement {
-	sort.Slice(keys, func(i, j int) bool { return keys[i].name < keys[j].name })
-	var b bytes.Buffer
-	b.WriteString("k:{")
+	// Insertion sort: a list map has a key or two, and sort.Slice would
+	// allocate for them on every item of every write.
+	for i := 1; i < len(keys); i++ {
+		for j := i; j > 0 && keys[j].name < keys[j-1].name; j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+	var arr [128]byte
+	b := append(arr[:0], "k:{"...)
 	for i, k := range keys {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		name, _ := json.Marshal(k.name)
-		b.Write(name)
-		b.WriteByte(':')
-		b.Write(scalarJSON(k.value))
+		b = appendJSONString(b, k.name)
+		b = append(b, ':')
+		b = appendScalarJSON(b, k.value)
 	}
-	b.WriteByte('}')
-	return pathElement{kind: 'k', itemKey: &itemKey{keys: keys}, str: b.String()}
+	b = append(b, '}')
+	return pathElement{kind: 'k', itemKey: &itemKey{keys: keys}, str: string(b)}
 }
 
 func valueElement(v any) pathElement {
-	return pathElement{kind: 'v', itemKey: &itemKey{value: v}, str: "v:" + string(scalarJSON(v))}
+	var arr [64]byte
+	b := appendScalarJSON(append(arr[:0], "v:"...), v)
+	return pathElement{kind: 'v', itemKey: &itemKey{value: v}, str: string(b)}
 }
 
 // scalarJSON writes a decoded JSON value back as compact JSON.
 func scalarJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return []byte("null")
+	return appendScalarJSON(nil, v)
+}
+
+// appendScalarJSON appends v as json.Marshal writes it: strings, numbers,
+// booleans and null here, without json.Marshal's allocations (a write
+// names every list item it walks); anything else by json.Marshal.
+func appendScalarJSON(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case bool:
+		return strconv.AppendBool(b, x)
+	case string:
+		return appendJSONString(b, x)
+	case json.Number:
+		if validNumber(string(x)) {
+			return append(b, x...)
+		}
 	}
-	return b
+	out, err := json.Marshal(v)
+	if err != nil {
+		return append(b, "null"...)
+	}
+	return append(b, out...)
+}
+
+// validNumber says whether s is a JSON number, which json.Marshal writes
+// as it is.
+func validNumber(s string) bool {
+	d := jsonReader{data: []byte(s), discard: true}
+	if s == "" || !(s[0] == '-' || s[0] >= '0' && s[0] <= '9') {
+		return false
+	}
+	_, ok := d.number()
+	return ok && d.i == len(s)
+}
+
+// appendJSONString appends s as encoding/json quotes it. Names and values
+// are nearly always plain ASCII, which it writes as they are; anything
+// else goes through json.Marshal.
+// A '"' or '\\' (in every k: form) is escaped here too.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '<' || c == '>' || c == '&' {
+			name, _ := json.Marshal(s)
+			return append(b, name...)
+		}
+	}
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '"' || c == '\\' {
+			b = append(b, '\\')
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '"')
+}
+
+// plainJSON says whether encoding/json writes s between quotes as it is.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 // String is the element as kube-apiserver prints it in a conflict:
@@ -312,15 +415,20 @@ func (p fieldPath) with(e pathElement) fieldPath {
 func (p fieldPath) key() string {
 	size := 0
 	for _, e := range p {
-		size += len(e.str) + 4 // a length of up to three digits and ':'
+		size += e.formLen() + 4 // a length of up to three digits and ':'
 	}
 	var b strings.Builder
 	b.Grow(size) // one allocation per key: a write computes thousands
 	var digits [20]byte
 	for _, e := range p {
-		b.Write(strconv.AppendInt(digits[:0], int64(len(e.str)), 10))
+		b.Write(strconv.AppendInt(digits[:0], int64(e.formLen()), 10))
 		b.WriteByte(':')
-		b.WriteString(e.str)
+		if e.kind == 'f' {
+			b.WriteString("f:")
+			b.WriteString(e.field)
+		} else {
+			b.WriteString(e.str)
+		}
 	}
 	return b.String()
 }
@@ -398,6 +506,19 @@ func (s fieldSet) meets(o fieldSet) bool {
 	return false
 }
 
+// equal says whether s and o hold the same paths.
+func (s fieldSet) equal(o fieldSet) bool {
+	if len(s) != len(o) {
+		return false
+	}
+	for k := range s {
+		if _, ok := o[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // sameSet says whether a and b are the same set, not only equal ones.
 func sameSet(a, b fieldSet) bool {
 	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
@@ -460,12 +581,12 @@ const indexAt = 16
 
 func (n *setNode) child(e pathElement) *setNode {
 	if n.index != nil {
-		if c := n.index[e.str]; c != nil {
+		if c := n.index[e.id()]; c != nil {
 			return c
 		}
 	} else {
 		for _, c := range n.children {
-			if c.elem.str == e.str {
+			if c.elem.same(e) {
 				return c
 			}
 		}
@@ -474,11 +595,11 @@ func (n *setNode) child(e pathElement) *setNode {
 	n.children = append(n.children, c)
 	switch {
 	case n.index != nil:
-		n.index[e.str] = c
+		n.index[e.id()] = c
 	case len(n.children) > indexAt:
 		n.index = make(map[string]*setNode, 2*len(n.children))
 		for _, c := range n.children {
-			n.index[c.elem.str] = c
+			n.index[c.elem.id()] = c
 		}
 	}
 	return c
@@ -498,7 +619,7 @@ func (s fieldSet) tree() *setNode {
 }
 
 func (n *setNode) sort() {
-	sort.Slice(n.children, func(i, j int) bool { return compareElements(n.children[i].elem, n.children[j].elem) < 0 })
+	slices.SortFunc(n.children, func(a, b *setNode) int { return compareElements(a.elem, b.elem) })
 	for _, c := range n.children {
 		c.sort()
 	}
@@ -525,46 +646,75 @@ func (s fieldSet) paths() []fieldPath {
 	return out
 }
 
-// MarshalJSON writes the set in the FieldsV1 form.
+// MarshalJSON writes the set in the FieldsV1 form: at each level the
+// elements in Kubernetes' order, a member with children marked ".". It
+// sorts the paths once and writes them in that order, opening and closing
+// the levels between one path and the next, rather than building the set's
+// tree: a write encodes its manager's set, every field of the object.
 func (s fieldSet) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	var write func(n *setNode, self bool)
-	write = func(n *setNode, self bool) {
-		b.WriteByte('{')
-		first := true
-		if self && n.member && len(n.children) > 0 {
-			b.WriteString(`".":{}`)
-			first = false
-		}
-		for _, c := range n.children {
-			if !first {
-				b.WriteByte(',')
-			}
-			first = false
-			writeJSONString(&b, c.elem.str)
-			b.WriteByte(':')
-			write(c, true)
-		}
-		b.WriteByte('}')
+	ps := make([]fieldPath, 0, len(s))
+	size := 2
+	for _, p := range s {
+		ps = append(ps, p)
+		size += 4 + p[len(p)-1].formLen() + 4
 	}
-	write(s.tree(), false)
-	return b.Bytes(), nil
+	slices.SortFunc(ps, comparePaths)
+	b := make([]byte, 0, size)
+	b = append(b, '{')
+	// open is the path whose levels are open (the last written); member
+	// says which of them are members, filled which objects (the root's
+	// first) have an entry already.
+	var open fieldPath
+	var member []bool
+	filled := []bool{false}
+	for _, p := range ps {
+		n := 0
+		for n < len(open) && n < len(p) && open[n].same(p[n]) {
+			n++
+		}
+		for len(open) > n {
+			b = append(b, '}')
+			open, member, filled = open[:len(open)-1], member[:len(member)-1], filled[:len(filled)-1]
+		}
+		if n > 0 && member[n-1] && !filled[n] {
+			b = append(b, `".":{}`...)
+			filled[n] = true
+		}
+		for d := n; d < len(p); d++ {
+			if filled[d] {
+				b = append(b, ',')
+			}
+			filled[d] = true
+			b = appendElementJSON(b, p[d])
+			b = append(b, ':', '{')
+			open, member, filled = append(open, p[d]), append(member, d == len(p)-1), append(filled, false)
+		}
+	}
+	for range open {
+		b = append(b, '}')
+	}
+	return append(b, '}'), nil
 }
 
-// writeJSONString writes s as encoding/json quotes it. Field names are
-// nearly always plain ASCII, which it writes as they are without the
-// allocations of json.Marshal; anything else goes through json.Marshal.
-func writeJSONString(b *bytes.Buffer, s string) {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			name, _ := json.Marshal(s)
-			b.Write(name)
-			return
+// comparePaths orders paths element by element, a path before those it
+// is a prefix of: the order in which FieldsV1 lists them.
+func comparePaths(a, b fieldPath) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if c := compareElements(a[i], b[i]); c != 0 {
+			return c
 		}
 	}
-	b.WriteByte('"')
-	b.WriteString(s)
-	b.WriteByte('"')
+	return cmpInt(len(a), len(b))
+}
+
+// appendElementJSON appends an element's FieldsV1 form as a JSON string.
+func appendElementJSON(b []byte, e pathElement) []byte {
+	if e.kind == 'f' && plainJSON(e.field) {
+		b = append(b, `"f:`...)
+		b = append(b, e.field...)
+		return append(b, '"')
+	}
+	return appendJSONString(b, e.form())
 }
 
 // parsedSet is a FieldsV1 as read, and as kapi writes it back.

@@ -3,18 +3,140 @@ package patch
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"testing"
+
+	"github.com/kapi-dev/kapi"
 )
 
-// TestWriteJSONString: field names are quoted byte for byte as
+// TestAppendJSONString: field names are quoted byte for byte as
 // encoding/json quotes them, on the fast path and off it.
-func TestWriteJSONString(t *testing.T) {
-	for _, s := range []string{"", "f:spec", `k:{"name":"a"}`, "v:<b>&", "a\\b", "\x00\x1f\x7f", "é", "\u2028", "\xff", "i:3", "."} {
-		var b bytes.Buffer
-		writeJSONString(&b, s)
+func TestAppendJSONString(t *testing.T) {
+	for _, s := range []string{"", "f:spec", `k:{"name":"a"}`, `k:{"a":"\\\""}`, "v:<b>&", "a\\b", "\x00\x1f\x7f", "é", "\u2028", "\xff", "i:3", "."} {
+		b := appendJSONString([]byte("x"), s)
 		want, _ := json.Marshal(s)
-		if b.String() != string(want) {
-			t.Errorf("writeJSONString(%q) = %s, want %s", s, b.Bytes(), want)
+		if string(b) != "x"+string(want) {
+			t.Errorf("appendJSONString(%q) = %s, want x%s", s, b, want)
+		}
+	}
+}
+
+// TestAppendScalarJSON: list items are named byte for byte as json.Marshal
+// writes their values, on the fast path and off it.
+func TestAppendScalarJSON(t *testing.T) {
+	for _, v := range []any{nil, true, false, "", "a", "<b>&", "é", "\u2028", "\xff", "a\"b\\c",
+		json.Number("0"), json.Number("-12"), json.Number("1.5e3"), json.Number(""), json.Number("1x"), json.Number("-"),
+		[]any{"a", json.Number("1")}, map[string]any{"b": nil, "a": true}} {
+		got := appendScalarJSON([]byte("x"), v)
+		want, err := json.Marshal(v)
+		if err != nil {
+			want = []byte("null")
+		}
+		if string(got) != "x"+string(want) {
+			t.Errorf("appendScalarJSON(%#v) = %s, want x%s", v, got, want)
+		}
+	}
+}
+
+// TestElementForms: a field's FieldsV1 form, key and identity are those of
+// the string it no longer carries.
+func TestElementForms(t *testing.T) {
+	for _, name := range []string{"spec", "", "a:b", "k:{\"x\":1}", "<&>"} {
+		e := fieldElement(name)
+		if e.form() != "f:"+name || e.formLen() != len("f:"+name) {
+			t.Errorf("field %q: form %q", name, e.form())
+		}
+		b := appendElementJSON(nil, e)
+		want, _ := json.Marshal("f:" + name)
+		if string(b) != string(want) {
+			t.Errorf("field %q: written %s, want %s", name, b, want)
+		}
+		if k := (fieldPath{e}).key(); k != strconv.Itoa(len(name)+2)+":f:"+name {
+			t.Errorf("field %q: key %q", name, k)
+		}
+	}
+	ids := map[string]pathElement{}
+	for _, e := range []pathElement{fieldElement("a"), fieldElement("k:{\"a\":1}"), fieldElement("f:a"),
+		keyElement([]keyField{{"a", json.Number("1")}}), valueElement("a"), valueElement(json.Number("1"))} {
+		if o, ok := ids[e.id()]; ok {
+			t.Errorf("%v and %v share the id %q", o, e, e.id())
+		}
+		ids[e.id()] = e
+	}
+}
+
+// marshalByTree is FieldsV1 written from the set's tree, as MarshalJSON
+// wrote it before it wrote the sorted paths.
+func marshalByTree(s fieldSet) []byte {
+	var b bytes.Buffer
+	var write func(n *setNode, self bool)
+	write = func(n *setNode, self bool) {
+		b.WriteByte('{')
+		first := true
+		if self && n.member && len(n.children) > 0 {
+			b.WriteString(`".":{}`)
+			first = false
+		}
+		for _, c := range n.children {
+			if !first {
+				b.WriteByte(',')
+			}
+			first = false
+			name, _ := json.Marshal(c.elem.form())
+			b.Write(name)
+			b.WriteByte(':')
+			write(c, true)
+		}
+		b.WriteByte('}')
+	}
+	write(s.tree(), false)
+	return b.Bytes()
+}
+
+// FuzzFieldSetJSON: a FieldsV1 read and written again is written as the
+// set's tree writes it, and reads back as the same set.
+func FuzzFieldSetJSON(f *testing.F) {
+	for _, seed := range []string{
+		`{}`, `{"f:a":{}}`, `{"f:metadata":{"f:labels":{".":{},"f:a":{}},"f:name":{}},"f:spec":{".":{},"f:x":{}}}`,
+		`{"f:spec":{"f:ports":{"k:{\"name\":\"a\",\"port\":1}":{".":{},"f:name":{}},"k:{\"name\":\"b\"}":{}},"f:tags":{"v:\"x\"":{},"v:1":{},"v:true":{},"v:null":{}}}}`,
+		`{"f:a<&>":{"f:\"q\"":{}},"f:b:c":{},"i:3":{"f:z":{}},"k:{\"n\":1.5}":{}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		set, err := parseFieldSet(raw)
+		if err != nil {
+			return
+		}
+		got, _ := set.MarshalJSON()
+		if want := marshalByTree(set); !bytes.Equal(got, want) {
+			t.Fatalf("FieldsV1 %s written as\n%s\nwant\n%s", raw, got, want)
+		}
+		again, err := parseFieldSet(got)
+		if err != nil {
+			t.Fatalf("written FieldsV1 %s does not read: %v", got, err)
+		}
+		if len(again) != len(set) || len(again.minus(set)) != 0 {
+			t.Fatalf("FieldsV1 %s reads back as another set: %s", raw, got)
+		}
+	})
+}
+
+// TestManagerID: a manager's id is the JSON of its entry without time and
+// fields (and apiVersion for Apply), as json.Marshal writes it.
+func TestManagerID(t *testing.T) {
+	for _, m := range []fieldManager{
+		{}, {name: "kubectl", operation: OperationUpdate, apiVersion: "example.com/v1"},
+		{name: "a<b>&\"c\\", operation: OperationApply, apiVersion: "v1", subresource: "status"},
+		{name: "é\u2028\xff", operation: "x", subresource: "scale"}, {apiVersion: "v1"},
+	} {
+		e := kapi.ManagedFieldsEntry{Manager: m.name, Operation: m.operation, APIVersion: m.apiVersion, Subresource: m.subresource}
+		if m.operation == OperationApply {
+			e.APIVersion = ""
+		}
+		want, _ := json.Marshal(e)
+		if got := m.id(); got != string(want) {
+			t.Errorf("id %s, want %s", got, want)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package patch
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -34,12 +33,29 @@ type fieldManager struct {
 // time and fields, and without apiVersion for Apply. Conflict messages are
 // grouped and sorted by it.
 func (m *fieldManager) id() string {
-	e := kapi.ManagedFieldsEntry{Manager: m.name, Operation: m.operation, APIVersion: m.apiVersion, Subresource: m.subresource}
+	apiVersion := m.apiVersion
 	if m.operation == OperationApply {
-		e.APIVersion = ""
+		apiVersion = ""
 	}
-	b, _ := json.Marshal(e)
-	return string(b)
+	// json.Marshal of the entry, without its reflection: fields in the
+	// order of kapi.ManagedFieldsEntry, empty ones left out.
+	var arr [128]byte
+	b := append(arr[:0], '{')
+	for _, f := range [...]struct{ name, value string }{
+		{"manager", m.name}, {"operation", m.operation}, {"apiVersion", apiVersion}, {"subresource", m.subresource},
+	} {
+		if f.value == "" {
+			continue
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, f.name...)
+		b = append(b, '"', ':')
+		b = appendJSONString(b, f.value)
+	}
+	return string(append(b, '}'))
 }
 
 // describe is how a conflict message names the manager.

@@ -44,6 +44,9 @@ func Apply(typ Type, original, doc []byte) ([]byte, error) {
 		}
 		return out, nil
 	case MergePatch:
+		if out, ok := mergeStored(original, doc); ok {
+			return out, nil
+		}
 		out, err := jsonpatch.MergePatch(original, doc)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)

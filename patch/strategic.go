@@ -55,7 +55,7 @@ func (s *Schema) Patch(typ Type, original, doc []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(out)
+	return encodeJSON(out)
 }
 
 // decodeObject reads a JSON object as apimachinery reads one: an integer

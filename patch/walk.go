@@ -95,6 +95,27 @@ func itemElement(s *Schema, item any) (pathElement, error) {
 	return valueElement(item), nil
 }
 
+// itemNamed says whether itemElement names the item, without naming it.
+func itemNamed(s *Schema, item any) bool {
+	if s.ListType == ListMap {
+		m, ok := item.(map[string]any)
+		if !ok {
+			return false
+		}
+		for _, k := range s.ListMapKeys {
+			if _, ok := m[k]; ok {
+				return true
+			}
+		}
+		return false
+	}
+	switch item.(type) {
+	case map[string]any, []any, nil:
+		return false
+	}
+	return true
+}
+
 // pathDepth is room for the paths of most objects: a path with spare
 // capacity is extended in place, one without is copied at every node.
 const pathDepth = 16
@@ -153,6 +174,15 @@ func valid(v any, s *Schema, duplicates bool) bool {
 			seen = make(map[string]bool, len(l))
 		}
 		for _, item := range l {
+			if duplicates {
+				if !itemNamed(s, item) {
+					return false
+				}
+				if !valid(item, s.Elem, duplicates) {
+					return false
+				}
+				continue
+			}
 			e, err := itemElement(s, item)
 			if err != nil {
 				return false
@@ -254,43 +284,87 @@ func jsonKind(v any) string {
 // scalar and atomic value, every list item, every map key; a struct's own
 // field only when it is null or an empty object.
 func toSet(v any, s *Schema, path fieldPath, out fieldSet) {
+	b := setBuilder{out: out}
+	b.add(v, s, append(make(fieldPath, 0, pathDepth), path...))
+}
+
+// setBuilder is toSet's walk: it extends the path in place and copies it
+// only into the set, all copies into one arena.
+type setBuilder struct {
+	out   fieldSet
+	arena []pathElement
+}
+
+func (b *setBuilder) insert(p fieldPath) {
+	if len(b.arena)+len(p) > cap(b.arena) {
+		b.arena = make([]pathElement, 0, max(64, 2*cap(b.arena), len(p)))
+	}
+	n := len(b.arena)
+	b.arena = append(b.arena, p...)
+	b.out.insert(b.arena[n:len(b.arena):len(b.arena)])
+}
+
+func (b *setBuilder) add(v any, s *Schema, path fieldPath) {
 	if isLeaf(s) {
-		out.insert(path)
+		b.insert(path)
 		return
 	}
 	switch s.Kind {
 	case List:
 		l, _ := v.([]any)
-		seen, dup := map[string]bool{}, map[string]bool{}
-		for _, item := range l {
-			e, err := itemElement(s, item)
-			if err != nil {
-				continue
-			}
-			if seen[e.str] && !dup[e.str] {
-				dup[e.str] = true
-				out.insert(path.with(e))
-			}
-			seen[e.str] = true
+		if len(l) == 0 {
+			return
 		}
-		for _, item := range l {
+		// Each item named once; an item named twice is listed, not
+		// what is in it.
+		names := make([]pathElement, len(l))
+		named := make([]bool, len(l))
+		for i, item := range l {
 			e, err := itemElement(s, item)
-			if err != nil || dup[e.str] {
+			names[i], named[i] = e, err == nil
+		}
+		var counts map[string]int
+		if len(l) > indexAt {
+			counts = make(map[string]int, len(l))
+			for i := range l {
+				if named[i] {
+					counts[names[i].str]++
+				}
+			}
+		}
+		count := func(i int) int {
+			if counts != nil {
+				return counts[names[i].str]
+			}
+			n := 0
+			for j := range l {
+				if named[j] && names[j].str == names[i].str {
+					n++
+				}
+			}
+			return n
+		}
+		for i, item := range l {
+			if !named[i] {
 				continue
 			}
-			p := path.with(e)
-			toSet(item, s.Elem, p, out)
-			out.insert(p)
+			p := append(path, names[i])
+			if count(i) > 1 {
+				b.insert(p) // once is enough: a set
+				continue
+			}
+			b.add(item, s.Elem, p)
+			b.insert(p)
 		}
 	case Map, Struct:
 		m, _ := v.(map[string]any)
 		for k, child := range m {
-			p := path.with(fieldElement(k))
+			p := append(path, fieldElement(k))
 			cs := s.Field(k)
-			toSet(child, cs, p, out)
+			b.add(child, cs, p)
 			cm, isMap := child.(map[string]any)
 			if child == nil || (isMap && len(cm) == 0) || s.Kind == Map || cs == nil {
-				out.insert(p)
+				b.insert(p)
 			}
 		}
 	}
@@ -345,6 +419,9 @@ func (c *comparison) walk(l any, lok bool, r any, rok bool, s *Schema, path fiel
 			c.leaf(l, lok, r, rok, path)
 			return
 		}
+		if lok && rok && equalValues(l, r) {
+			return // nothing in it changed; naming its items allocates
+		}
 		c.listItems(ll, rl, s, path)
 	case Map, Struct:
 		lm, _ := l.(map[string]any)
@@ -371,72 +448,93 @@ func (c *comparison) walk(l any, lok bool, r any, rok bool, s *Schema, path fiel
 }
 
 // listItems compares a granular list item by item; an item named more than
-// once is compared whole.
+// once is compared whole. Each item is named once (naming allocates), and
+// a short list's items are matched without a map.
 func (c *comparison) listItems(ll, rl []any, s *Schema, path fieldPath) {
 	type items struct {
-		elem   pathElement
-		values []any
+		elem pathElement
+		l, r sideValues
 	}
-	var order []string
-	index := func(l []any) map[string]*items {
-		m := map[string]*items{}
-		for _, item := range l {
+	order := make([]items, 0, len(ll)+len(rl)) // in order of first appearance, left then right
+	var index map[string]int
+	if len(ll)+len(rl) > indexAt {
+		index = make(map[string]int, len(ll)+len(rl))
+	}
+	find := func(e pathElement) *items {
+		if index != nil {
+			if i, ok := index[e.str]; ok {
+				return &order[i]
+			}
+		} else {
+			for i := range order {
+				if order[i].elem.str == e.str {
+					return &order[i]
+				}
+			}
+		}
+		order = append(order, items{elem: e})
+		if index != nil {
+			index[e.str] = len(order) - 1
+		}
+		return &order[len(order)-1]
+	}
+	for i, side := range [2][]any{ll, rl} {
+		for _, item := range side {
 			e, err := itemElement(s, item)
 			if err != nil {
 				continue
 			}
-			if m[e.str] == nil {
-				m[e.str] = &items{elem: e}
+			x := find(e)
+			if i == 0 {
+				x.l.add(item)
+				continue
 			}
-			m[e.str].values = append(m[e.str].values, item)
-		}
-		return m
-	}
-	lm, rm := index(ll), index(rl)
-	seen := map[string]bool{}
-	for _, l := range [][]any{ll, rl} {
-		for _, item := range l {
-			if e, err := itemElement(s, item); err == nil && !seen[e.str] {
-				seen[e.str] = true
-				order = append(order, e.str)
+			if x.r.n == 0 {
+				x.elem = e // named as the right names it
 			}
+			x.r.add(item)
 		}
 	}
-	for _, k := range order {
-		var lv, rv []any
-		var e pathElement
-		if x := lm[k]; x != nil {
-			lv, e = x.values, x.elem
-		}
-		if x := rm[k]; x != nil {
-			rv, e = x.values, x.elem
-		}
-		p := append(path, e)
+	for i := range order {
+		x := &order[i]
+		p := append(path, x.elem)
 		switch {
-		case len(lv) <= 1 && len(rv) <= 1:
-			var a, b any
-			if len(lv) == 1 {
-				a = lv[0]
-			}
-			if len(rv) == 1 {
-				b = rv[0]
-			}
-			c.walk(a, len(lv) == 1, b, len(rv) == 1, s.Elem, p)
-		case len(lv) >= 2 && len(rv) >= 2:
-			if !equalValues(lv, rv) {
+		case x.l.n <= 1 && x.r.n <= 1:
+			c.walk(x.l.first, x.l.n == 1, x.r.first, x.r.n == 1, s.Elem, p)
+		case x.l.n >= 2 && x.r.n >= 2:
+			if !equalValues(x.l.all, x.r.all) {
 				c.modified.insert(c.clone(p))
 			}
-		case len(lv) >= 2:
-			if len(rv) == 1 {
-				c.walk(nil, false, rv[0], true, s.Elem, p)
+		case x.l.n >= 2:
+			if x.r.n == 1 {
+				c.walk(nil, false, x.r.first, true, s.Elem, p)
 			}
 			c.removed.insert(c.clone(p))
 		default:
-			if len(lv) == 1 {
-				c.walk(lv[0], true, nil, false, s.Elem, p)
+			if x.l.n == 1 {
+				c.walk(x.l.first, true, nil, false, s.Elem, p)
 			}
 			c.added.insert(c.clone(p))
 		}
+	}
+}
+
+// sideValues are the values of one side of a comparison that a list item
+// names: the first, how many, and all of them once there are two.
+type sideValues struct {
+	first any
+	n     int
+	all   []any
+}
+
+func (v *sideValues) add(item any) {
+	switch v.n++; v.n {
+	case 1:
+		v.first = item
+	case 2:
+		v.all = []any{v.first, item}
+	default:
+		v.all = append(v.all, item)
 	}
 }
 
@@ -473,6 +571,10 @@ func equalValues(a, b any) bool {
 	return compareValues(a, b) == 0
 }
 
+// mergeEqualAsIs is merge's shortcut for equal values; off only in the
+// test that holds it to merging them.
+var mergeEqualAsIs = true
+
 // merge merges the configuration r into the live value l: r wins at each
 // leaf; granular maps merge key by key and granular lists item by item.
 // ok is false when the result has no value.
@@ -485,6 +587,12 @@ func merge(l any, lok bool, r any, rok bool, s *Schema) (any, bool) {
 	}
 	if isLeaf(s) {
 		return keepRight()
+	}
+	if lok && rok && mergeEqualAsIs && equalValues(l, r) {
+		// What merging makes of equal values (checked, so every item
+		// is named once): the configuration's, without building it
+		// again. Applying what was applied before is most applies.
+		return r, true
 	}
 	switch s.Kind {
 	case List:

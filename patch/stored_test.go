@@ -1,0 +1,386 @@
+package patch
+
+import (
+	"encoding/json"
+	"math/rand"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kapi-dev/kapi"
+)
+
+type storedWidget struct {
+	kapi.TypeMeta   `json:",inline"`
+	kapi.ObjectMeta `json:"metadata,omitempty"`
+	Spec            storedSpec `json:"spec,omitempty"`
+	Status          struct {
+		Phase      string           `json:"phase,omitempty"`
+		Conditions []kapi.Condition `json:"conditions,omitempty" listType:"map" listMapKey:"type"`
+	} `json:"status,omitempty"`
+}
+
+type storedSpec struct {
+	Replicas *int32            `json:"replicas,omitempty"`
+	Color    string            `json:"color,omitempty"`
+	Ports    []storedPort      `json:"ports,omitempty" listType:"map" listMapKey:"name,protocol"`
+	Tags     []string          `json:"tags,omitempty" patchStrategy:"merge"`
+	Args     []string          `json:"args,omitempty"`
+	Selector map[string]string `json:"selector,omitempty"`
+	Extra    any               `json:"extra,omitempty"`
+	Template *struct {
+		Image string `json:"image,omitempty"`
+	} `json:"template,omitempty" structType:"atomic"`
+	Nested map[string]storedSpec `json:"nested,omitempty"`
+}
+
+type storedPort struct {
+	Name     string `json:"name,omitempty"`
+	Protocol string `json:"protocol,omitempty"`
+	Port     int32  `json:"port,omitempty"`
+}
+
+const storedSeed = `{"kind":"Widget","apiVersion":"example.com/v1","metadata":{"name":"w","namespace":"default","uid":"u","resourceVersion":"5","generation":4,"creationTimestamp":"2025-06-01T12:00:00Z","labels":{"a":"1","b":"2"},"annotations":{"x":"y"},"ownerReferences":[{"apiVersion":"v1","kind":"K","name":"n","uid":"o"}],"finalizers":["f"],"managedFields":[{"manager":"m","operation":"Update","apiVersion":"example.com/v1","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{}}}]},"spec":{"replicas":3,"color":"blue","ports":[{"name":"http","protocol":"TCP","port":80},{"name":"dns","protocol":"UDP","port":53}],"tags":["a","b"],"args":["x"],"selector":{"app":"shop"},"extra":{"k":[1,2.5,null]},"template":{"image":"i"},"nested":{"n":{"color":"red","tags":["c"]}}},"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True","lastTransitionTime":null,"reason":"","message":""}]}}`
+
+// FuzzCompareStored: comparing two documents as written finds what
+// decoding them and comparing the values finds, or gives up; it never
+// succeeds where liveObject fails.
+func FuzzCompareStored(f *testing.F) {
+	edits := [][2]string{
+		{`"color":"blue"`, `"color":"red"`}, {`"replicas":3,`, ``}, {`"a":"1",`, `"a":"1","c":"3",`},
+		{`{"name":"dns","protocol":"UDP","port":53}`, `{"name":"dns","protocol":"TCP","port":53}`},
+		{`"tags":["a","b"]`, `"tags":["b","a","a"]`}, {`"extra":{"k":[1,2.5,null]}`, `"extra":"s"`},
+		{`"generation":4`, `"generation":5`}, {`"template":{"image":"i"}`, `"template":{}`},
+		{`"managedFields":[`, `"managedFields":[{},`}, {`"spec":{`, `"spec":{"unknown":1,`},
+		{`"resourceVersion":"5"`, `"resourceVersion":"6"`}, {`"selector":{"app":"shop"}`, `"selector":{}`},
+		{`"color":"red","tags":["c"]`, `"color":"red"`}, {`"finalizers":["f"]`, `"finalizers":null`},
+		{`{"kind"`, ` { "kind"`}, {`"status":{"phase":"Running",`, `"status":{`}, {`"labels":{"a":"1","b":"2"}`, `"labels":{"b":"2","a":"1"}`},
+		{`"ports":[`, `"ports":[{"port":1},`}, {`"color":"blue"`, `"color":"blue","color":"green"`},
+		{`"status":{`, `"status":{"phase":"\u00e9",`}, {`"name":"w"`, `"na\u006de":"w"`}, {`"args":["x"]`, `"args":[]`},
+	}
+	for _, e := range edits {
+		f.Add(storedSeed, strings.Replace(storedSeed, e[0], e[1], 1))
+		f.Add(strings.Replace(storedSeed, e[0], e[1], 1), storedSeed)
+	}
+	f.Add(storedSeed, `{}`)
+	f.Add(`{"metadata":{"managedFields":[]}}`, `{"metadata":{}}`)
+	s, err := SchemaOf(reflect.TypeFor[storedWidget]())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, old, new string) {
+		got, ok := compareStored([]byte(old), []byte(new), s)
+		oldObj, oerr := s.liveObject([]byte(old))
+		newObj, nerr := s.liveObject([]byte(new))
+		if oerr != nil || nerr != nil {
+			if ok {
+				t.Fatalf("compared as written, but liveObject fails: %v, %v", oerr, nerr)
+			}
+			return
+		}
+		if !ok {
+			return
+		}
+		want := compareObjects(oldObj, newObj, s)
+		for _, x := range []struct {
+			name      string
+			got, want fieldSet
+		}{{"added", got.added, want.added}, {"modified", got.modified, want.modified}, {"removed", got.removed, want.removed}} {
+			if !x.got.equal(x.want) {
+				g, _ := x.got.MarshalJSON()
+				w, _ := x.want.MarshalJSON()
+				t.Fatalf("%s: %s, want %s", x.name, g, w)
+			}
+		}
+	})
+}
+
+// TestCompareStoredTakesCommonWrites: the writes a server makes are
+// compared as written, not handed back to decoding.
+func TestCompareStoredTakesCommonWrites(t *testing.T) {
+	s, err := SchemaOf(reflect.TypeFor[storedWidget]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w storedWidget
+	if err := json.Unmarshal([]byte(storedSeed), &w); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := json.Marshal(w)
+	w.Spec.Color = "green"
+	w.Labels["c"] = "3"
+	w.Spec.Ports = w.Spec.Ports[:1]
+	w.ResourceVersion = "6"
+	w.ManagedFields = nil
+	new, _ := json.Marshal(w)
+	c, ok := compareStored(old, new, s)
+	if !ok {
+		t.Fatal("gave up on two encodings of one type")
+	}
+	if len(c.added) != 1 || len(c.modified) != 2 || len(c.removed) != 4 {
+		t.Errorf("added %d, modified %d, removed %d; want 1, 2 (color and resourceVersion), 4 (the port and its fields)", len(c.added), len(c.modified), len(c.removed))
+	}
+}
+
+// randomValue is a value of schema s, now and then one that does not fit
+// it: the documents compareStored must agree on or give up on.
+func randomValue(r *rand.Rand, s *Schema, depth int) any {
+	scalars := []any{"a", "b", "", json.Number("1"), json.Number("2.5"), json.Number("-1"), json.Number("1e3"), true, false, "<&>"}
+	switch {
+	case r.Intn(25) == 0:
+		return nil
+	case r.Intn(40) == 0 || s == nil || s.Kind == Untyped || depth > 6:
+		switch r.Intn(4) {
+		case 0:
+			return map[string]any{"a": scalars[r.Intn(len(scalars))]}
+		case 1:
+			return []any{scalars[r.Intn(len(scalars))]}
+		}
+		return scalars[r.Intn(len(scalars))]
+	}
+	switch s.Kind {
+	case Struct:
+		m := map[string]any{}
+		for name, fs := range s.Fields {
+			if r.Intn(3) > 0 {
+				m[name] = randomValue(r, fs, depth+1)
+			}
+		}
+		if r.Intn(40) == 0 {
+			m["unknown"] = "x"
+		}
+		return m
+	case Map:
+		m := map[string]any{}
+		for _, k := range []string{"a", "b", "c", "d", "e:f", "<g>", "é"} {
+			if r.Intn(2) == 0 {
+				m[k] = randomValue(r, s.Elem, depth+1)
+			}
+		}
+		return m
+	case List:
+		l := []any{}
+		for n := r.Intn(4); n > 0; n-- {
+			l = append(l, randomValue(r, s.Elem, depth+1))
+		}
+		return l
+	}
+	return scalars[r.Intn(len(scalars))]
+}
+
+// mutate changes some of v's subtrees.
+func mutate(r *rand.Rand, v any, s *Schema, depth int) any {
+	if r.Intn(8) == 0 {
+		return randomValue(r, s, depth)
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, c := range x {
+			if r.Intn(12) == 0 {
+				continue
+			}
+			out[k] = mutate(r, c, s.Field(k), depth+1)
+		}
+		return out
+	case []any:
+		out := []any{}
+		var elem *Schema
+		if s != nil {
+			elem = s.Elem
+		}
+		for _, c := range x {
+			out = append(out, mutate(r, c, elem, depth+1))
+		}
+		return out
+	}
+	return v
+}
+
+// TestCompareStoredRandom holds compareStored, and Update through it,
+// to decoding and compareObjects on random pairs of documents.
+func TestCompareStoredRandom(t *testing.T) {
+	s, err := SchemaOf(reflect.TypeFor[storedWidget]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewSource(1))
+	taken := 0
+	for i := 0; i < 4000; i++ {
+		oldV := randomValue(r, s, 0)
+		newV := mutate(r, oldV, s, 0)
+		if m, ok := newV.(map[string]any); ok && r.Intn(2) == 0 {
+			if meta, ok := m["metadata"].(map[string]any); ok {
+				meta["managedFields"] = []any{map[string]any{"manager": "x"}}
+			}
+		}
+		old, _ := json.Marshal(oldV)
+		new, _ := json.Marshal(newV)
+		got, ok := compareStored(old, new, s)
+		oldObj, oerr := s.liveObject(old)
+		newObj, nerr := s.liveObject(new)
+		if oerr != nil || nerr != nil {
+			if ok {
+				t.Fatalf("%s\n%s\ncompared as written, but liveObject fails: %v, %v", old, new, oerr, nerr)
+			}
+			continue
+		}
+		if !ok {
+			continue
+		}
+		taken++
+		want := compareObjects(oldObj, newObj, s)
+		if !got.added.equal(want.added) || !got.modified.equal(want.modified) || !got.removed.equal(want.removed) {
+			t.Fatalf("%s\n%s\ncompared as written differently", old, new)
+		}
+		// Update through it, and as it decodes.
+		opts := UpdateOptions{Manager: "b", APIVersion: "example.com/v1", Now: kapi.NewTime(time.Unix(1e9, 0)), Ignore: []string{"status"}}
+		prev := []kapi.ManagedFieldsEntry{{Manager: "a", Operation: OperationUpdate, APIVersion: "example.com/v1", FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: []byte(`{"f:spec":{"f:color":{},"f:ports":{}},"f:metadata":{"f:labels":{"f:a":{}}}}`)}},
+			{Manager: "b", Operation: OperationUpdate, APIVersion: "example.com/v1", FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: []byte(`{"f:spec":{"f:tags":{}}}`)}}}
+		fast, err := s.Update(old, new, prev, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms, _ := decodeManagers(prev)
+		s.update(oldObj, newObj, ms, opts)
+		if slow := ms.encode(); !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("%s\n%s\nUpdate: %v, want %v", old, new, fast, slow)
+		}
+	}
+	if taken < 500 {
+		t.Errorf("only %d of 4000 pairs compared as written", taken)
+	}
+	t.Logf("%d of 4000 pairs compared as written", taken)
+}
+
+// createdGeneral is Update's entries for a create as compareObjects makes
+// them.
+func createdGeneral(s *Schema, obj map[string]any, opts UpdateOptions) []kapi.ManagedFieldsEntry {
+	ms := managerSet{}
+	s.update(map[string]any{}, obj, ms, opts)
+	return ms.encode()
+}
+
+// TestCreatedFieldsRandom holds a create's entry written straight from the
+// object to the general way, on random objects.
+func TestCreatedFieldsRandom(t *testing.T) {
+	s, err := SchemaOf(reflect.TypeFor[storedWidget]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewSource(2))
+	valid, asWritten := 0, 0
+	for i := 0; i < 4000; i++ {
+		doc, _ := json.Marshal(randomValue(r, s, 0))
+		obj, err := s.liveObject(doc)
+		if err != nil {
+			continue
+		}
+		valid++
+		var ignore []string
+		switch r.Intn(3) {
+		case 0:
+			ignore = []string{"status"}
+		case 1:
+			ignore = []string{"spec", "metadata"}
+		}
+		opts := UpdateOptions{Manager: "m", APIVersion: "example.com/v1", Subresource: "s", Now: kapi.NewTime(time.Unix(1e9, 0)), Ignore: ignore}
+		got, err := s.Update(nil, doc, nil, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := createdGeneral(s, obj, opts)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: Update\n%s\nwant\n%s", doc, entriesJSON(got), entriesJSON(want))
+		}
+		// Both ways of writing it: from the document as written, and
+		// decoded.
+		var wantRaw []byte
+		if len(want) > 0 {
+			wantRaw = want[0].FieldsV1.Raw
+		}
+		if raw, ok := s.createdStored(doc, ignore); ok {
+			asWritten++
+			if string(raw) != string(wantRaw) {
+				t.Fatalf("%s: as written %s, want %s", doc, raw, wantRaw)
+			}
+		}
+		if raw := s.createdFields(obj, ignore); string(raw) != string(wantRaw) {
+			t.Fatalf("%s: decoded %s, want %s", doc, raw, wantRaw)
+		}
+	}
+	if valid < 500 || asWritten < valid/2 {
+		t.Errorf("of 4000 objects %d valid, %d read as written", valid, asWritten)
+	}
+	t.Logf("of 4000 objects %d valid, %d read as written", valid, asWritten)
+}
+
+func entriesJSON(es []kapi.ManagedFieldsEntry) string {
+	b, _ := json.Marshal(es)
+	return string(b)
+}
+
+// FuzzCreatedFields: a create's entry written straight from the object is
+// the one the general way records.
+func FuzzCreatedFields(f *testing.F) {
+	f.Add(storedSeed, "status")
+	f.Add(`{"metadata":{"name":"a"},"spec":{"ports":[{"name":"a"},{"name":"a","port":1}],"tags":["x","x","y"]}}`, "")
+	f.Add(`{"apiVersion":"v","kind":"k","metadata":{},"spec":{"selector":{},"nested":{"a":{}},"template":{"image":"i"}}}`, "spec")
+	f.Add(`{"spec":{"extra":{"a":[1]},"args":[],"ports":[{"name":"b","protocol":"<&>"},{"protocol":"TCP"}]}}`, "metadata")
+	s, err := SchemaOf(reflect.TypeFor[storedWidget]())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, doc, ignore string) {
+		obj, err := s.liveObject([]byte(doc))
+		if err != nil {
+			return
+		}
+		opts := UpdateOptions{Manager: "m", APIVersion: "example.com/v1", Now: kapi.NewTime(time.Unix(1e9, 0))}
+		if ignore != "" {
+			opts.Ignore = []string{ignore}
+		}
+		got, err := s.Update(nil, []byte(doc), nil, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj, _ = s.liveObject([]byte(doc)) // Update may not change it, but the check must not rely on that
+		if want := createdGeneral(s, obj, opts); !reflect.DeepEqual(got, want) {
+			t.Fatalf("Update\n%s\nwant\n%s", entriesJSON(got), entriesJSON(want))
+		}
+	})
+}
+
+// TestMergeEqualAsIsRandom: merge's shortcut for equal values makes what
+// merging them makes, on random checked configurations and live objects
+// they were merged into or derived from.
+func TestMergeEqualAsIsRandom(t *testing.T) {
+	s, err := SchemaOf(reflect.TypeFor[storedWidget]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { mergeEqualAsIs = true }()
+	r := rand.New(rand.NewSource(3))
+	checked := 0
+	for i := 0; i < 4000; i++ {
+		cfg := randomValue(r, s, 0)
+		live := mutate(r, cfg, s, 0)
+		if !valid(cfg, s, false) || !valid(live, s, true) {
+			continue
+		}
+		checked++
+		mergeEqualAsIs = true
+		fast, fok := merge(live, true, cfg, true, s)
+		mergeEqualAsIs = false
+		slow, sok := merge(live, true, cfg, true, s)
+		if fok != sok || !equalValues(fast, slow) {
+			l, _ := json.Marshal(live)
+			c, _ := json.Marshal(cfg)
+			t.Fatalf("live %s, config %s: merged %v %v, want %v %v", l, c, fast, fok, slow, sok)
+		}
+	}
+	if checked < 500 {
+		t.Errorf("only %d of 4000 pairs checked", checked)
+	}
+}
