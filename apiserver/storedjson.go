@@ -252,7 +252,7 @@ func withManagedFields(stored []byte, managed []kapi.ManagedFieldsEntry) (out []
 	}
 	var member []byte
 	if len(managed) > 0 {
-		if member, err = json.Marshal(managed); err != nil {
+		if member, err = marshalManaged(managed); err != nil {
 			return nil, false, err
 		}
 	}
@@ -418,6 +418,102 @@ const maxRevisionDigits = 19
 
 // storedMemberRoom is the most room storedPieces takes in members.
 const storedMemberRoom = len(`,"resourceVersion":"",`) + maxRevisionDigits
+
+// marshalManaged is json.Marshal(managed), written directly when every
+// string is plain and every field set compact (as the field manager writes
+// them): json.Marshal checks and compacts each set again, a tenth of an
+// update's instructions. Anything else goes to json.Marshal.
+// TestMarshalManagedIsMarshal and FuzzMarshalManaged hold the two equal.
+func marshalManaged(managed []kapi.ManagedFieldsEntry) ([]byte, error) {
+	if managed == nil {
+		return []byte("null"), nil
+	}
+	size := 2
+	for i := range managed {
+		e := &managed[i]
+		if !plainJSONString(e.Manager) || !plainJSONString(e.Operation) || !plainJSONString(e.APIVersion) ||
+			!plainJSONString(e.FieldsType) || !plainJSONString(e.Subresource) || e.FieldsV1 != nil && !compactJSON(e.FieldsV1.Raw) {
+			return json.Marshal(managed)
+		}
+		size += 160 + len(e.Manager) + len(e.APIVersion) + len(e.Subresource)
+		if e.FieldsV1 != nil {
+			size += len(e.FieldsV1.Raw)
+		}
+	}
+	out := make([]byte, 0, size)
+	out = append(out, '[')
+	for i := range managed {
+		e := &managed[i]
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, '{')
+		first := true
+		member := func(name string) {
+			if !first {
+				out = append(out, ',')
+			}
+			first = false
+			out = append(append(append(out, '"'), name...), `":`...)
+		}
+		str := func(name, v string) {
+			if v != "" {
+				member(name)
+				out = append(append(append(out, '"'), v...), '"')
+			}
+		}
+		str("manager", e.Manager)
+		str("operation", e.Operation)
+		str("apiVersion", e.APIVersion)
+		if e.Time != nil {
+			t, err := e.Time.MarshalJSON()
+			if err != nil {
+				return nil, err
+			}
+			member("time")
+			out = append(out, t...)
+		}
+		str("fieldsType", e.FieldsType)
+		if e.FieldsV1 != nil {
+			member("fieldsV1")
+			if e.FieldsV1.Raw == nil {
+				out = append(out, "null"...)
+			} else {
+				out = append(out, e.FieldsV1.Raw...)
+			}
+		}
+		str("subresource", e.Subresource)
+		out = append(out, '}')
+	}
+	return append(out, ']'), nil
+}
+
+// plainJSONString says json.Marshal writes s as it is between quotes.
+func plainJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// compactJSON says json.Marshal writes raw, a JSON value a Marshaler
+// returned, as it is: it holds no white space (compacting removes it), no
+// character json.Marshal escapes in HTML-safe output (<, >, &, U+2028,
+// U+2029) and is valid JSON. nil is valid: FieldsV1 writes null.
+func compactJSON(raw []byte) bool {
+	if raw == nil {
+		return true
+	}
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\n', '\r', '<', '>', '&', 0xe2:
+			return false
+		}
+	}
+	return json.Valid(raw)
+}
 
 // remarshalManaged is marshalStored(obj) for obj, whose encoding before
 // its managedFields changed was stored: the new managedFields spliced into

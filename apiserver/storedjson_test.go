@@ -100,3 +100,54 @@ func TestWithManagedFieldsIsMarshal(t *testing.T) {
 		}
 	}
 }
+
+// marshalManaged writes what json.Marshal writes, or fails as it does.
+func TestMarshalManagedIsMarshal(t *testing.T) {
+	now := kapi.Now()
+	var zero kapi.Time
+	for _, m := range [][]kapi.ManagedFieldsEntry{
+		nil,
+		{},
+		{{}},
+		{{Manager: "kubectl", Operation: "Apply", APIVersion: "example.com/v1", Time: &now, FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: []byte(`{"f:spec":{".":{},"f:size":{}}}`)}}},
+		{{Manager: "m", Operation: "Update", Subresource: "status", FieldsV1: &kapi.FieldsV1{}}, {Manager: "n", Time: &zero}},
+		{{Manager: "<x&y>", FieldsV1: &kapi.FieldsV1{Raw: []byte(`{"f:a":{}}`)}}},
+		{{Manager: "tab\there"}},
+		{{Manager: "quote\"back\\"}},
+		{{Manager: "é"}},
+		{{FieldsV1: &kapi.FieldsV1{Raw: []byte(`{ "f:a" : {} }`)}}},
+		{{FieldsV1: &kapi.FieldsV1{Raw: []byte(`{"k:{\"name\":\"a b\"}":{}}`)}}},
+		{{FieldsV1: &kapi.FieldsV1{Raw: []byte(`{"v:\"<x>\"":{}}`)}}},
+		{{FieldsV1: &kapi.FieldsV1{Raw: []byte("{\"v:\\\"\u2028\\\"\":{}}")}}},
+		{{FieldsV1: &kapi.FieldsV1{Raw: []byte(`{"f:a":`)}}},
+		{{FieldsV1: &kapi.FieldsV1{Raw: []byte(`{"f:a":{}}x`)}}},
+	} {
+		checkMarshalManaged(t, m)
+	}
+}
+
+func checkMarshalManaged(t *testing.T, m []kapi.ManagedFieldsEntry) {
+	t.Helper()
+	want, wantErr := json.Marshal(m)
+	got, err := marshalManaged(m)
+	if (err != nil) != (wantErr != nil) || !bytes.Equal(got, want) {
+		t.Errorf("marshalManaged(%+v) = %s, %v; json.Marshal: %s, %v", m, got, err, want, wantErr)
+	}
+}
+
+func FuzzMarshalManaged(f *testing.F) {
+	f.Add("kubectl", "Apply", "example.com/v1", "status", []byte(`{"f:spec":{".":{},"f:size":{}}}`), true, true)
+	f.Add("<", "", "", "", []byte(`{ "f:a":{}}`), false, true)
+	f.Add("", "", "", "", []byte(nil), false, false)
+	f.Fuzz(func(t *testing.T, manager, operation, apiVersion, subresource string, raw []byte, withTime, withFields bool) {
+		e := kapi.ManagedFieldsEntry{Manager: manager, Operation: operation, APIVersion: apiVersion, FieldsType: "FieldsV1", Subresource: subresource}
+		if withTime {
+			now := kapi.Now()
+			e.Time = &now
+		}
+		if withFields {
+			e.FieldsV1 = &kapi.FieldsV1{Raw: raw}
+		}
+		checkMarshalManaged(t, []kapi.ManagedFieldsEntry{e, {Manager: manager}})
+	})
+}
