@@ -512,7 +512,40 @@ func compactJSON(raw []byte) bool {
 			return false
 		}
 	}
-	return json.Valid(raw)
+	return validSets.valid(raw)
+}
+
+// validSets remembers field sets found valid JSON: the same few sets come
+// back with every write of a workload, and checking one again costs as
+// much as json.Marshal's own check, which marshalManaged skips.
+var validSets = validMemo{max: 512}
+
+type validMemo struct {
+	mu  sync.Mutex
+	m   map[string]struct{}
+	max int
+}
+
+func (v *validMemo) valid(raw []byte) bool {
+	v.mu.Lock()
+	_, ok := v.m[string(raw)]
+	v.mu.Unlock()
+	if ok {
+		return true
+	}
+	if !json.Valid(raw) {
+		return false
+	}
+	v.mu.Lock()
+	if len(v.m) >= v.max {
+		clear(v.m) // a workload's sets come back soon
+	}
+	if v.m == nil {
+		v.m = make(map[string]struct{})
+	}
+	v.m[string(raw)] = struct{}{}
+	v.mu.Unlock()
+	return true
 }
 
 // remarshalManaged is marshalStored(obj) for obj, whose encoding before
