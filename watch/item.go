@@ -36,10 +36,9 @@ type Item struct {
 	// otherwise.
 	Summary any
 
-	// held is an object not decoded from Value (see NewItem), kept for
-	// good; recent is Value's decoding while the item is among its
+	// recent is the item's object: for good if it was not decoded from
+	// Value (see NewItem; cache is nil), else while the item is among its
 	// cache's recent ones, and cache decodes it again.
-	held   any
 	recent atomic.Pointer[decoded]
 	cache  *Cache
 
@@ -87,7 +86,9 @@ func (it *Item) keep(obj any) {
 // NewItem returns an item that holds obj, at key and rev, with no stored
 // value.
 func NewItem(key string, rev int64, obj any) *Item {
-	return &Item{Key: key, Revision: rev, held: obj}
+	it := &Item{Key: key, Revision: rev}
+	it.recent.Store(&decoded{obj})
+	return it
 }
 
 // decodedItem is the item of a stored value c decoded into obj.
@@ -101,11 +102,11 @@ func (c *Cache) decodedItem(kv storage.KeyValue, obj any) *Item {
 // the value decoded again if the item has left its cache's recent ones,
 // which fails only if the decoding function is not deterministic.
 func (it *Item) Object() (any, error) {
-	if it.held != nil || it.cache == nil {
-		return it.held, nil
-	}
 	if d := it.recent.Load(); d != nil {
 		return d.obj, nil
+	}
+	if it.cache == nil {
+		return nil, nil
 	}
 	obj, err := it.cache.decode(storage.KeyValue{Key: it.Key, Value: it.Value, ModRevision: it.Revision})
 	if err != nil {
