@@ -240,6 +240,10 @@ func (rq *request) storedListPieces(items []*watch.Item, pieces [][]byte) ([][]b
 // then allocates nothing in proportion to its length but its items.
 var elementSlices = sync.Pool{New: func() any { return new([][]byte) }}
 
+// pooledElementsMax is the longest slice of elements the pool keeps: the
+// three pieces of each of 10,000 objects.
+const pooledElementsMax = 3 * 10_000
+
 // writeList writes a list response. A list that is a concatenation of its
 // items' cached elements (JSON, protobuf, CBOR) is streamed from them with
 // its length known up front: assembling it first cost a copy of the whole
@@ -264,6 +268,9 @@ func (rq *request) writeList(meta kapi.ListMeta, items []*watch.Item) error {
 	}
 	pooled := elementSlices.Get().(*[][]byte)
 	defer func() {
+		if cap(*pooled) > pooledElementsMax {
+			return // nor the slice of a list of a hundred thousand objects
+		}
 		clear(*pooled) // the pool must not keep old versions' bytes alive
 		*pooled = (*pooled)[:0]
 		elementSlices.Put(pooled)
