@@ -47,6 +47,13 @@ func maskTrailingDash(name string) string {
 }
 
 func validateLabels(labels map[string]string, field string) FieldErrors {
+	valid := true
+	for k, v := range labels { // the usual case, without sorting or regexps
+		valid = valid && validQualifiedName(k) && (v == "" || len(v) <= labelValueMaxLen && matchesQualifiedName(v))
+	}
+	if valid {
+		return nil
+	}
 	var errs FieldErrors
 	for _, k := range sortedKeys(labels) {
 		for _, msg := range isQualifiedName(k) {
@@ -60,8 +67,16 @@ func validateLabels(labels map[string]string, field string) FieldErrors {
 }
 
 func validateAnnotations(annotations map[string]string, field string) FieldErrors {
+	valid, size := true, 0
+	for k, v := range annotations { // the usual case, without sorting or regexps
+		valid = valid && validQualifiedName(strings.ToLower(k))
+		size += len(k) + len(v)
+	}
+	if valid && size <= totalAnnotationBytes {
+		return nil
+	}
 	var errs FieldErrors
-	size := 0
+	size = 0
 	for _, k := range sortedKeys(annotations) {
 		// A qualified name, except that case does not matter.
 		for _, msg := range isQualifiedName(strings.ToLower(k)) {
@@ -156,6 +171,57 @@ var (
 
 // isQualifiedName checks a label key: an optional DNS subdomain prefix and
 // '/', then a name of at most 63 characters.
+// validQualifiedName is isQualifiedName(value) == nil, without regexps
+// (FuzzQualifiedNameMatchers holds them equal).
+func validQualifiedName(value string) bool {
+	name := value
+	if i := strings.IndexByte(value, '/'); i >= 0 {
+		prefix := value[:i]
+		name = value[i+1:]
+		if prefix == "" || len(prefix) > subdomainMaxLen || !matchesSubdomain(prefix) {
+			return false
+		}
+	}
+	return name != "" && len(name) <= qualifiedNameMaxLen && matchesQualifiedName(name)
+}
+
+// matchesQualifiedName is qualifiedNameRegexp.MatchString(s): letters and
+// digits at both ends, letters, digits, '-', '_' and '.' between.
+func matchesQualifiedName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9':
+		case (c == '-' || c == '_' || c == '.') && i > 0 && i < len(s)-1:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// matchesSubdomain is dns1123Subdomain.MatchString(s): dot-separated
+// labels of lower-case letters, digits and '-', not at either end.
+func matchesSubdomain(s string) bool {
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && s[i] != '.' {
+			c := s[i]
+			if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+				return false
+			}
+			continue
+		}
+		if i == start || s[start] == '-' || s[i-1] == '-' {
+			return false // an empty label, or '-' at one of its ends
+		}
+		start = i + 1
+	}
+	return true
+}
+
 func isQualifiedName(value string) []string {
 	var msgs []string
 	parts := strings.Split(value, "/")
