@@ -85,11 +85,11 @@ func (rq *request) recordUpdate(cur, next kapi.Object, stored []byte) error {
 	var old []byte
 	var err error
 	if cur != nil {
-		if old, err = rq.objectJSON(cur, rq.curValue); err != nil {
+		if old, err = rq.fieldsJSON(cur, rq.curValue); err != nil {
 			return err
 		}
 	}
-	now, err := rq.objectJSON(next, stored)
+	now, err := rq.fieldsJSON(next, stored)
 	if err != nil {
 		return err
 	}
@@ -107,6 +107,16 @@ func (rq *request) recordUpdate(cur, next kapi.Object, stored []byte) error {
 	}
 	meta.ManagedFields = managed
 	return nil
+}
+
+// fieldsJSON is the JSON the field manager reads of obj: its stored
+// bytes as they are when they are its JSON but for the resourceVersion,
+// which no manager ever owns (patch's serverOwned), else objectJSON.
+func (rq *request) fieldsJSON(obj kapi.Object, stored []byte) ([]byte, error) {
+	if stored != nil && rq.objType.plainMetadata && !rq.res.converts() {
+		return stored, nil
+	}
+	return rq.objectJSON(obj, stored)
 }
 
 // apply is server-side apply: a PATCH whose body is an apply configuration.
