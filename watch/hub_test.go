@@ -1119,26 +1119,33 @@ func TestItemEncoded(t *testing.T) {
 	}
 }
 
+// countingHub runs a hub over a new memory store with the widgets cache,
+// made with opts, whose objects are *object; decodes counts its decodings.
+func countingHub(t *testing.T, opts ...watch.CacheOption) (store *memory.Store, hub *watch.Hub, cache *watch.Cache, decodes *atomic.Int64, ctx context.Context) {
+	decodes = new(atomic.Int64)
+	dec := func(kv storage.KeyValue) (any, error) {
+		decodes.Add(1)
+		return &object{Value: string(kv.Value), Rev: kv.ModRevision}, nil
+	}
+	store = memory.New()
+	t.Cleanup(func() { store.Close() })
+	hub = watch.New(store, root)
+	cache = hub.Register(widgets, dec, opts...)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go hub.Run(ctx)
+	return store, hub, cache, decodes, ctx
+}
+
 // An item keeps its decoded object while it is among the last ones its
 // cache decoded: once others have taken its place, Object decodes the
 // stored value again, once, and the new object is found by the next
 // callers. A summary kept by KeepSummary stays whatever happens.
 func TestItemObjectDecodedAgain(t *testing.T) {
-	var decodes atomic.Int64
-	dec := func(kv storage.KeyValue) (any, error) {
-		decodes.Add(1)
-		return &object{Value: string(kv.Value), Rev: kv.ModRevision}, nil
-	}
-	store := memory.New()
-	t.Cleanup(func() { store.Close() })
-	hub := watch.New(store, root)
-	cache := hub.Register(widgets, dec, watch.KeepSummary(func(obj any, value []byte) any {
+	store, hub, cache, decodes, ctx := countingHub(t, watch.KeepSummary(func(obj any, value []byte) any {
 		return "summary of " + string(value)
 	}))
 	rev := mustCreate(t, store, widgets+"ns/a", "a")
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go hub.Run(ctx)
 	if err := hub.WaitFor(ctx, rev); err != nil {
 		t.Fatal(err)
 	}
@@ -1190,18 +1197,7 @@ func TestItemObjectDecodedAgain(t *testing.T) {
 // offer for other bytes (another writer's, on the same key) is not taken;
 // a withdrawn offer is not taken.
 func TestOffer(t *testing.T) {
-	var decodes atomic.Int64
-	dec := func(kv storage.KeyValue) (any, error) {
-		decodes.Add(1)
-		return &object{Value: string(kv.Value), Rev: kv.ModRevision}, nil
-	}
-	store := memory.New()
-	t.Cleanup(func() { store.Close() })
-	hub := watch.New(store, root)
-	cache := hub.Register(widgets, dec, watch.TakeOffers(func(obj any, rev int64) { obj.(*object).Rev = rev }))
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go hub.Run(ctx)
+	store, hub, cache, decodes, ctx := countingHub(t, watch.TakeOffers(func(obj any, rev int64) { obj.(*object).Rev = rev }))
 	if err := hub.WaitFor(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
