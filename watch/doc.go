@@ -22,10 +22,14 @@
 //
 // # Items and encodings
 //
-// Each object version is an [Item]: its key, revision, the decoded object and
-// its encodings. An item is immutable once published; encodings are made
-// lazily, once per media type, and shared by every reader and watcher; one
-// already made is found without a lock.
+// Each object version is an [Item]: its key, revision, stored value, a
+// summary (see [KeepSummary]) and its encodings. An item is immutable once
+// published; encodings are made lazily, once per media type, and shared by
+// every reader and watcher; one already made is found without a lock. The
+// decoded object ([Item.Object]) is kept only for a cache's last items;
+// for the others it is decoded again when asked for. A writer may hand
+// the cache the object it is storing ([Cache.Offer]), which the cache then
+// keeps instead of decoding the value.
 //
 // # History and fan-out
 //
