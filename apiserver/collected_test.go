@@ -107,9 +107,9 @@ func TestReadsOfDecodedAgain(t *testing.T) {
 			t.Errorf("GET %s (%s) again:\n%s\nbefore:\n%s", r.path, r.accept, got, before[i])
 		}
 	}
-	// A write to an object decoded again starts from it; the object it hands the cache (watch.Cache.Offer) reads as
-	// the stored value decoded does, in every format: as a server that
-	// starts on the same store, and decodes every value, reads it.
+	// A write to an object decoded again starts from it; what the cache
+	// then holds reads, in every format, as a server that starts on the
+	// same store, and decodes every value, reads it.
 	one := reads[:7]
 	for _, w := range []struct{ method, path, contentType, body string }{
 		{"PATCH", v1 + "/namespaces/default/widgets/a", "application/merge-patch+json", `{"metadata":{"labels":{"tier":"web"}},"spec":{"color":"green"}}`},

@@ -2,8 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"encoding"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"time"
@@ -48,91 +46,6 @@ func (rq *request) current(ctx context.Context, kv storage.KeyValue) (obj kapi.O
 		return decoded, nil, err
 	}
 	return decoded, kv.Value, nil
-}
-
-// offer hands the watch cache a copy of obj, the storage version's object
-// about to be stored as value at key, so that the cache need not decode
-// value again when the write's event comes (watch.Cache.Offer). The copy
-// shares obj's maps and slices, which no write changes once stored (a
-// controller's write starts from a deep copy, see current). Only types
-// whose JSON is a faithful picture of their values are offered (see
-// roundTrips): the object must read, in every format, as the value decoded
-// does. Call the returned function with the write's outcome: it withdraws
-// the offer unless the cache has yet to see the write.
-func (rq *request) offer(key string, value []byte, obj kapi.Object) (written func(rev int64, err error)) {
-	c := rq.res.cache
-	if ot := rq.res.storageVersion().objType; c == nil || !ot.plainMetadata || !ot.roundTrips {
-		return func(int64, error) {}
-	}
-	c.Offer(key, value, shallowCopy(obj))
-	return func(rev int64, err error) {
-		if err != nil || rq.s.hub.Reached(rev) {
-			c.Withdraw(key, value)
-		}
-	}
-}
-
-// roundTrips says that encoding/json decodes what it encodes of a value of
-// type t back into an equal value, as far as any encoding of it shows:
-// struct fields of plain kinds, slices, maps and pointers of such, and
-// kapi's metadata and times. Not so an interface (a number comes back a
-// float64), a pointer to a type whose JSON may be null (a zero *kapi.Time
-// comes back nil), or a type with JSON methods of its own.
-func roundTrips(t reflect.Type) bool {
-	return roundTripsSeen(t, map[reflect.Type]bool{})
-}
-
-func roundTripsSeen(t reflect.Type, seen map[reflect.Type]bool) bool {
-	switch t {
-	case reflect.TypeFor[kapi.ObjectMeta](), reflect.TypeFor[kapi.Time](), reflect.TypeFor[kapi.MicroTime]():
-		return true // their zero values are never pointed to: the server sets them
-	}
-	if ok, done := seen[t]; done {
-		return ok
-	}
-	seen[t] = true // a recursive type is as its other fields say
-	ok := true
-	marshaler, unmarshaler := reflect.TypeFor[json.Marshaler](), reflect.TypeFor[json.Unmarshaler]()
-	text := reflect.TypeFor[encoding.TextMarshaler]()
-	if t.Implements(marshaler) || reflect.PointerTo(t).Implements(marshaler) || reflect.PointerTo(t).Implements(unmarshaler) ||
-		t.Implements(text) || reflect.PointerTo(t).Implements(text) {
-		ok = false
-	} else {
-		switch t.Kind() {
-		case reflect.Bool, reflect.String,
-			reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
-		case reflect.Slice, reflect.Array:
-			ok = roundTripsSeen(t.Elem(), seen)
-		case reflect.Map:
-			ok = t.Key().Kind() == reflect.String && roundTripsSeen(t.Elem(), seen)
-		case reflect.Pointer:
-			e := t.Elem()
-			ok = e != reflect.TypeFor[kapi.Time]() && e != reflect.TypeFor[kapi.MicroTime]() && roundTripsSeen(e, seen)
-		case reflect.Struct:
-			for i := range t.NumField() {
-				f := t.Field(i)
-				if !f.IsExported() && !f.Anonymous || f.Tag.Get("json") == "-" {
-					ok = false // kept by the writer, lost by the encoding
-					break
-				}
-				if !roundTripsSeen(f.Type, seen) {
-					ok = false
-					break
-				}
-			}
-		default:
-			ok = false
-		}
-	}
-	seen[t] = ok
-	return ok
-}
-
-// stampRevision sets the revision of the write that stored obj, an object
-// offered to the watch cache (see offer).
-func stampRevision(obj any, rev int64) {
-	obj.(kapi.Object).GetObjectMeta().ResourceVersion = formatRevision(rev)
 }
 
 // cachedObject is the object of a cached item (see watch.Item.Object).

@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/storage"
@@ -116,44 +115,4 @@ func TestWritesLeaveCachedObjectsAlone(t *testing.T) {
 	check("apply")
 	do("DELETE", path+"/a", "", "", http.StatusOK) // marked: the finalizer holds it
 	check("DELETE")
-}
-
-func TestRoundTrips(t *testing.T) {
-	type node struct {
-		Name     string  `json:"name"`
-		Children []*node `json:"children,omitempty"`
-	}
-	type hidden struct {
-		A string `json:"a"`
-		b string
-	}
-	for _, tc := range []struct {
-		name string
-		typ  reflect.Type
-		want bool
-	}{
-		{"plain", reflect.TypeFor[plainWidget](), false}, // its spec is map[string]any
-		{"metadata and times", reflect.TypeFor[struct {
-			kapi.ObjectMeta `json:"metadata"`
-			At              kapi.Time        `json:"at"`
-			Conditions      []kapi.Condition `json:"conditions"`
-			Replicas        *int32           `json:"replicas,omitempty"`
-			Labels          map[string]string
-			Bytes           []byte
-		}](), true},
-		{"recursive", reflect.TypeFor[node](), true},
-		{"pointer to a time", reflect.TypeFor[struct{ Last *kapi.Time }](), false},
-		{"interface", reflect.TypeFor[struct{ V any }](), false},
-		{"unexported", reflect.TypeFor[hidden](), false},
-		{"skipped", reflect.TypeFor[struct {
-			A string `json:"-"`
-		}](), false},
-		{"own JSON", reflect.TypeFor[selfMarshaling](), false},
-		{"time.Time", reflect.TypeFor[struct{ T time.Time }](), false},
-		{"int keys", reflect.TypeFor[map[int]string](), false},
-	} {
-		if got := roundTrips(tc.typ); got != tc.want {
-			t.Errorf("%s: roundTrips = %v, want %v", tc.name, got, tc.want)
-		}
-	}
 }

@@ -36,6 +36,7 @@ type listBody struct {
 const (
 	listBodyMax  = 16 << 20 // the largest list kept
 	listBytesMax = 64 << 20 // all lists kept by a server
+	listsMax     = 1024     // the collections a resource remembers a sighting of
 )
 
 // listBudget is the bytes a server's kept lists hold, all resources'.
@@ -110,6 +111,22 @@ func (l *listBodies) get(prefix string, change int64, count int) (data []byte, k
 	}
 	if b != nil {
 		l.budget.release(len(b.data))
+		delete(l.lists, prefix)
+	}
+	if count == 0 {
+		return nil, false // nothing to keep: no sighting either (a namespace that is not there)
+	}
+	if len(l.lists) >= listsMax {
+		// Sightings of many collections (namespaces, each listed once):
+		// those that keep nothing go.
+		for p, other := range l.lists {
+			if other.data == nil {
+				delete(l.lists, p)
+			}
+		}
+		if len(l.lists) >= listsMax {
+			return nil, false
+		}
 	}
 	if l.lists == nil {
 		l.lists = make(map[string]*listBody)

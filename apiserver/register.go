@@ -141,7 +141,6 @@ func Register[T any, P interface {
 	res.objType.typ, res.objType.newObject, res.objType.protobuf = res.typ, res.newObject, res.protobuf
 	res.objType.group, res.objType.version, res.objType.kind = res.Group, res.Version, res.Kind
 	res.objType.plainMetadata = plainMetadata(res.typ)
-	res.objType.roundTrips = roundTrips(res.typ)
 	return s.add(res)
 }
 
@@ -172,9 +171,6 @@ type objectType struct {
 	// plainMetadata says that encoding/json writes the type field by field
 	// with kapi.ObjectMeta as its metadata: see appendStoredElement.
 	plainMetadata bool
-	// roundTrips says that its JSON is a faithful picture of its values
-	// (see roundTrips).
-	roundTrips bool
 }
 
 // plainMetadata reports whether encoding/json writes values of struct type

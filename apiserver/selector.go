@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"regexp"
@@ -85,10 +86,11 @@ func (t *summaries) share(s *summary, value []byte) *summary {
 	defer t.mu.Unlock()
 	t.buf = t.buf[:0]
 	for _, part := range [][]string{s.labels, s.fields} {
-		for _, v := range part {
-			t.buf = append(append(t.buf, v...), 0)
+		t.buf = binary.AppendUvarint(t.buf, uint64(len(part)))
+		for _, v := range part { // each with its length: any byte may be in it
+			t.buf = binary.AppendUvarint(t.buf, uint64(len(v)))
+			t.buf = append(t.buf, v...)
 		}
-		t.buf = append(t.buf, 1)
 	}
 	if shared, ok := t.m[string(t.buf)]; ok {
 		return shared
@@ -97,7 +99,14 @@ func (t *summaries) share(s *summary, value []byte) *summary {
 		if t.m == nil {
 			t.m = make(map[string]*summary)
 		}
-		t.m[string(t.buf)] = s // its strings are the decoded object's own
+		// Its own copies of the strings: the decoded object's may point
+		// into its stored value (see shrink), which the table would keep.
+		for _, part := range [][]string{s.labels, s.fields} {
+			for i, v := range part {
+				part[i] = strings.Clone(v)
+			}
+		}
+		t.m[string(t.buf)] = s
 		return s
 	}
 	for _, part := range [][]string{s.labels, s.fields} {

@@ -162,7 +162,7 @@ func (s *Server) completeKind(group string, rs []*resource) error {
 			st.summaryFields = append(st.summaryFields, name)
 		}
 	}
-	st.cache = s.hub.Register(st.prefix, recoverDecode(st.decodeCached), watch.KeepSummary(st.summarize), watch.TakeOffers(stampRevision))
+	st.cache = s.hub.Register(st.prefix, recoverDecode(st.decodeCached), watch.KeepSummary(st.summarize))
 	s.lists.add(&st.lists, st.cache.LastChange)
 	s.lists.add(&st.frames, st.cache.LastChange)
 	for _, r := range rs {
