@@ -114,7 +114,7 @@ func FuzzOpenAPIV2Accept(f *testing.F) {
 			t.Fatalf("Accept %q: HTTP %d, %d bytes", accept, w.Code, w.Body.Len())
 		case ct != "application/json" && ct != "application/com.github.proto-openapi.spec.v2.v1.0+protobuf":
 			t.Fatalf("Accept %q: Content-Type %q", accept, ct)
-		case !strings.Contains(strings.ToLower(accept), "json") && !strings.Contains(accept, "*") && !strings.Contains(accept, "protobuf") && strings.TrimSpace(accept) != "":
+		case !strings.Contains(strings.ToLower(accept), "json") && !strings.Contains(accept, "*") && !strings.Contains(strings.ToLower(accept), "protobuf") && strings.TrimSpace(accept) != "": // media types are case-insensitive
 			t.Fatalf("Accept %q: answered %s", accept, ct)
 		}
 	})
