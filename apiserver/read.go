@@ -382,7 +382,7 @@ func (rq *request) writeInitial(watcher *watch.Watcher) error {
 	if rq.out.MediaType() != codec.MediaTypeJSON || rq.out.View != codec.ViewObject || !rq.res.objType.plainMetadata || rq.res.converts() {
 		return nil // Next delivers them
 	}
-	const open, close = `{"type":"ADDED","object":`, "}\n"
+	open, close := string(codec.AppendJSONEventOpen(nil, string(watch.Added))), codec.JSONEventClose
 	items, whole := watcher.TakeInitial()
 	frames := &rq.res.storageVersion().frames
 	var data []byte

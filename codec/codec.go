@@ -159,23 +159,33 @@ func (f *Format) AppendList(dst []byte, tm kapi.TypeMeta, meta kapi.ListMeta, el
 // one or more pieces written one after another (see ListBodyOfPieces).
 func (f *Format) AppendEvent(dst []byte, eventType string, tm kapi.TypeMeta, element ...[]byte) ([]byte, error) {
 	if f.kind == kindJSON {
-		dst = append(dst, `{"type":`...)
-		if plainWord(eventType) { // the event types are: quoting needs no escapes
-			dst = append(append(append(dst, '"'), eventType...), '"')
-		} else {
-			dst = strconv.AppendQuote(dst, eventType)
-		}
-		dst = append(dst, `,"object":`...)
+		dst = AppendJSONEventOpen(dst, eventType)
 		for _, p := range element {
 			dst = append(dst, p...)
 		}
-		return append(dst, "}\n"...), nil
+		return append(dst, JSONEventClose...), nil
 	}
 	if len(element) == 1 {
 		return f.appendEvent(dst, eventType, tm, element[0])
 	}
 	return f.appendEvent(dst, eventType, tm, bytes.Join(element, nil)) // never so for a stream kapi writes
 }
+
+// AppendJSONEventOpen appends what a JSON watch event has before its
+// object; JSONEventClose is what it has after. A writer that frames many
+// events at once (see AppendEvent) puts them around each object.
+func AppendJSONEventOpen(dst []byte, eventType string) []byte {
+	dst = append(dst, `{"type":`...)
+	if plainWord(eventType) { // the event types are: quoting needs no escapes
+		dst = append(append(append(dst, '"'), eventType...), '"')
+	} else {
+		dst = strconv.AppendQuote(dst, eventType)
+	}
+	return append(dst, `,"object":`...)
+}
+
+// JSONEventClose ends a JSON watch event (see AppendJSONEventOpen).
+const JSONEventClose = "}\n"
 
 // plainWord says s is upper-case ASCII letters, as a watch event's type is.
 func plainWord(s string) bool {
