@@ -397,14 +397,7 @@ func (rq *request) decodeCleaned(in *codec.Format, data []byte) (kapi.Object, []
 		}
 	}
 	obj := rq.objType.newObject()
-	// A body the check read whole is one JSON value and nothing after it:
-	// json.Unmarshal decodes it as codec.UnmarshalJSON would, without a
-	// Decoder's copy of the body.
-	unmarshal := codec.UnmarshalJSON
-	if checkErr == nil && cleaned == nil {
-		unmarshal = json.Unmarshal
-	}
-	if err := unmarshal(data, obj); err != nil {
+	if err := codec.UnmarshalJSON(data, obj); err != nil {
 		return nil, nil, rq.undecodable(err.Error())
 	}
 	checked, err := rq.checkType(obj)
@@ -545,7 +538,7 @@ func marshalStored(obj kapi.Object) ([]byte, error) {
 }
 
 func unmarshalStored(data []byte, obj kapi.Object) error {
-	return json.Unmarshal(data, obj)
+	return codec.UnmarshalJSON(data, obj)
 }
 
 // shallowCopy returns a new object whose fields are those of obj.

@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/patch"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/versions"
@@ -283,7 +284,7 @@ func (k *kindVersions) storedIn(value []byte) (*resource, bool) {
 		return nil, false
 	}
 	var tm kapi.TypeMeta
-	if json.Unmarshal(value, &tm) != nil {
+	if codec.UnmarshalJSON(value, &tm) != nil {
 		return nil, false
 	}
 	r, ok := k.apiVersion[tm.APIVersion]
@@ -364,7 +365,7 @@ func (r *resource) fieldsConverter() patch.Converter {
 			return nil, nil, fmt.Errorf("%w: %s has no version %s", patch.ErrUnknownVersion, r.Kind, apiVersion)
 		}
 		in := r.newObject()
-		if err := json.Unmarshal(obj, in); err != nil {
+		if err := codec.UnmarshalJSON(obj, in); err != nil {
 			return nil, nil, err
 		}
 		out, err := k.set.Convert(in, r.setVersion(), to.setVersion())
