@@ -141,6 +141,7 @@ func Register[T any, P interface {
 	res.objType.typ, res.objType.newObject, res.objType.protobuf = res.typ, res.newObject, res.protobuf
 	res.objType.group, res.objType.version, res.objType.kind = res.Group, res.Version, res.Kind
 	res.objType.plainMetadata = plainMetadata(res.typ)
+	res.objType.image = codec.NewImage(res.typ)
 	return s.add(res)
 }
 
@@ -171,6 +172,9 @@ type objectType struct {
 	// plainMetadata says that encoding/json writes the type field by field
 	// with kapi.ObjectMeta as its metadata: see appendStoredElement.
 	plainMetadata bool
+	// image tells what decoding the JSON of a value gives (nil if it
+	// cannot): see offer.
+	image *codec.Image
 }
 
 // plainMetadata reports whether encoding/json writes values of struct type

@@ -163,7 +163,7 @@ func (s *Server) completeKind(group string, rs []*resource) error {
 			st.summaryFields = append(st.summaryFields, name)
 		}
 	}
-	st.cache = s.hub.Register(st.prefix, recoverDecode(st.decodeCached), watch.KeepSummary(st.summarize))
+	st.cache = s.hub.Register(st.prefix, recoverDecode(st.decodeCached), watch.KeepSummary(st.summarize), watch.TakeOffers(stampRevision))
 	s.lists.add(&st.lists, st.cache.LastChange)
 	s.lists.add(&st.frames, st.cache.LastChange)
 	for _, r := range rs {

@@ -131,7 +131,9 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object) error {
 			}
 		}
 		key := res.key(meta.Namespace, meta.Name)
+		written := rq.offer(key, value, obj)
 		rev, err := rq.s.config.store.Create(ctx, key, value)
+		written(rev, err)
 		if errors.Is(err, storage.ErrExists) && generated && attempt < 8 {
 			continue // another name, as kube-apiserver retries generateName
 		}
@@ -389,7 +391,9 @@ func (rq *request) write(ctx context.Context, desired func(cur kapi.Object) (kap
 			gone, err = store.Delete(ctx, key, kv.ModRevision)
 			rev = gone.ModRevision
 		} else {
+			written := rq.offer(key, value, nextStored)
 			rev, err = store.Update(ctx, key, value, kv.ModRevision)
+			written(rev, err)
 		}
 		if errors.Is(err, storage.ErrConflict) {
 			continue

@@ -27,7 +27,9 @@
 // published; encodings are made lazily, once per media type, and shared by
 // every reader and watcher; one already made is found without a lock. The
 // decoded object ([Item.Object]) is kept only for a cache's last items;
-// for the others it is decoded again when asked for.
+// for the others it is decoded again when asked for. A writer may hand
+// the cache the object it is storing ([Cache.Offer]), which the cache then
+// keeps instead of decoding the value.
 //
 // # History and fan-out
 //

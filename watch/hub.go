@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"maps"
@@ -43,6 +44,80 @@ func (c *Cache) newItem(kv storage.KeyValue, obj any) *Item {
 
 // CacheOption configures one resource's Cache.
 type CacheOption func(*Cache)
+
+// TakeOffers has the cache take the objects writers offer (Offer) instead
+// of decoding the values they write; stamp sets the revision of the write
+// on such an object, as the DecodeFunc sets kv.ModRevision.
+func TakeOffers(stamp func(obj any, rev int64)) CacheOption {
+	return func(c *Cache) { c.stamp = stamp }
+}
+
+// offer is an object a writer offered for the value it is writing.
+type offer struct {
+	value []byte
+	obj   any
+}
+
+// Offer tells the cache that value is being written at key and is what
+// the DecodeFunc would decode into obj (but for the revision, which the
+// cache stamps on it): when the write's event comes, the cache keeps obj
+// rather than decode value again. obj is the cache's from then on: the
+// writer must not change it, nor anything it shares with the writer's
+// own objects. The writer withdraws the offer if the write failed, or the
+// hub has already reached its revision; else the write's event takes it
+// (a relist drops every offer). A cache made without TakeOffers ignores
+// offers.
+func (c *Cache) Offer(key string, value []byte, obj any) {
+	if c.stamp == nil {
+		return
+	}
+	c.offersMu.Lock()
+	if c.offers == nil {
+		c.offers = make(map[string]offer)
+	}
+	c.offers[key] = offer{value, obj}
+	c.offersMu.Unlock()
+}
+
+// Withdraw ends the offer made for value at key, if the cache has not
+// taken it.
+func (c *Cache) Withdraw(key string, value []byte) {
+	if c.stamp == nil {
+		return
+	}
+	c.offersMu.Lock()
+	if o, ok := c.offers[key]; ok && sameBytes(o.value, value) {
+		delete(c.offers, key)
+	}
+	c.offersMu.Unlock()
+}
+
+// taken is the object offered for kv's value, stamped with its revision.
+func (c *Cache) taken(kv storage.KeyValue) (any, bool) {
+	if c.stamp == nil {
+		return nil, false
+	}
+	c.offersMu.Lock()
+	o, ok := c.offers[kv.Key]
+	// The same bytes, not only the same key: of two writers racing on
+	// one key, the offer may be the loser's.
+	ok = ok && (sameBytes(o.value, kv.Value) || bytes.Equal(o.value, kv.Value))
+	if ok {
+		delete(c.offers, kv.Key)
+	}
+	c.offersMu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	c.stamp(o.obj, kv.ModRevision)
+	return o.obj, true
+}
+
+// sameBytes says a and b are one slice (a store in the process hands the
+// writer's value to the watch as it is).
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
 
 // KeepSummary has the cache keep summarize's result for each object it
 // decodes, as the item's Summary, for as long as it keeps the item: what
@@ -258,6 +333,9 @@ func (h *Hub) relist(ctx context.Context) (int64, error) {
 		keys := unreadable[c]
 		c.unreadable.Store(&keys)
 		c.log, c.head, c.floor = nil, 0, opts.Revision
+		c.offersMu.Lock()
+		clear(c.offers) // their events are behind the relist, or lost
+		c.offersMu.Unlock()
 	}
 	h.rev.Store(opts.Revision)
 	h.synced.Store(true)
@@ -305,7 +383,11 @@ func (h *Hub) apply(ev storage.Event) {
 			// Nothing of it was served: there is nothing to announce.
 			c.setUnreadable(ev.Key, nil)
 		} else {
-			obj, err := c.decode(kv)
+			obj, offered := c.taken(kv)
+			var err error
+			if !offered {
+				obj, err = c.decode(kv)
+			}
 			if ev.Type == storage.Put && err != nil {
 				c.setUnreadable(ev.Key, &Unreadable{Key: ev.Key, Revision: ev.ModRevision, Err: err})
 			} else if wasUnreadable {
@@ -377,6 +459,10 @@ type Cache struct {
 	prefix    string
 	decode    DecodeFunc
 	summarize func(obj any, value []byte) any
+	stamp     func(obj any, rev int64)
+
+	offersMu sync.Mutex
+	offers   map[string]offer // by key
 
 	recent recentItems // the items that keep their decoded objects
 

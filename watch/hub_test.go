@@ -1191,3 +1191,70 @@ func TestItemObjectDecodedAgain(t *testing.T) {
 		t.Errorf("Summary = %v after leaving the recent ones", it.Summary)
 	}
 }
+
+// A writer's offered object is what the cache keeps for the value it
+// wrote, stamped with the write's revision, instead of a decoding; an
+// offer for other bytes (another writer's, on the same key) is not taken;
+// a withdrawn offer is not taken.
+func TestOffer(t *testing.T) {
+	store, hub, cache, decodes, ctx := countingHub(t, watch.TakeOffers(func(obj any, rev int64) { obj.(*object).Rev = rev }))
+	if err := hub.WaitFor(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	key := widgets + "ns/a"
+	write := func(value string, offered *object, withdraw bool) any {
+		t.Helper()
+		v := []byte(value)
+		if offered != nil {
+			cache.Offer(key, v, offered)
+		}
+		var rev int64
+		var err error
+		if _, gerr := store.Get(ctx, key, 0); gerr != nil {
+			rev, err = store.Create(ctx, key, v)
+		} else {
+			rev, err = store.Update(ctx, key, v, 0)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if withdraw {
+			cache.Withdraw(key, v)
+		}
+		if err := hub.WaitFor(ctx, rev); err != nil {
+			t.Fatal(err)
+		}
+		it, _ := cache.Get(key)
+		obj, err := it.Object()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := obj.(*object); o.Value != value || o.Rev != rev {
+			t.Errorf("cached %+v, want %q at %d", o, value, rev)
+		}
+		return obj
+	}
+
+	offered := &object{Value: "one"}
+	before := decodes.Load()
+	if got := write("one", offered, false); got != offered || decodes.Load() != before {
+		t.Errorf("the offer was not taken (%d decodes)", decodes.Load()-before)
+	}
+	// An offer for other bytes under the same key (a writer that lost
+	// the race): not taken, decoded.
+	before = decodes.Load()
+	cache.Offer(key, []byte("lost"), &object{Value: "lost"})
+	if got := write("two", nil, false); decodes.Load() != before+1 {
+		t.Errorf("an offer for other bytes was taken: %+v", got)
+	}
+	// Withdrawn before the event came: decoded (the event may come
+	// before the withdrawal, so only the outcome is checked).
+	write("three", &object{Value: "three"}, true)
+	// Equal bytes from another slice (a store that copies): taken.
+	before = decodes.Load()
+	offered = &object{Value: "four"}
+	cache.Offer(key, []byte("four"), offered)
+	if got := write("four", nil, false); got != offered || decodes.Load() != before {
+		t.Errorf("an offer of equal bytes was not taken (%d decodes)", decodes.Load()-before)
+	}
+}

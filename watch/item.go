@@ -12,7 +12,7 @@ import (
 //
 // An item decoded from a stored value keeps the value and its Summary; the
 // decoded object only while the item is among the last ones its cache
-// decoded (recentObjects of them), so that a cache of many
+// decoded or was handed (recentObjects of them), so that a cache of many
 // objects costs about their stored bytes, not those and their decoded
 // form too. Object decodes the value again for an item that has left
 // them; a fresh write's object, and the one a client writes in a loop,
@@ -56,7 +56,7 @@ type Item struct {
 type decoded struct{ obj any }
 
 // recentObjects is how many decoded objects a cache keeps, those of the
-// items it decoded last; recentValueMax the largest stored
+// items it decoded or was handed last; recentValueMax the largest stored
 // value whose object it keeps.
 const (
 	recentObjects  = 1024

@@ -1,0 +1,306 @@
+package codec_test
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
+)
+
+// imageNode is recursive.
+type imageNode struct {
+	Name     string       `json:"name,omitempty"`
+	Children []*imageNode `json:"children,omitempty"`
+}
+
+type imageInner struct {
+	Tags  []string          `json:"tags,omitempty"`
+	Attrs map[string]string `json:"attrs,omitempty"`
+	At    *kapi.Time        `json:"at,omitempty"`
+}
+
+type imagePromoted struct {
+	Promoted []int `json:"promoted,omitempty"`
+}
+
+// imageSample has a field of every shape Image tells the image of.
+type imageSample struct {
+	kapi.TypeMeta `json:",inline"`
+	Meta          kapi.ObjectMeta `json:"metadata"`
+	imagePromoted
+
+	At       kapi.Time             `json:"at"`
+	AtPtr    *kapi.Time            `json:"atPtr,omitempty"`
+	Micro    kapi.MicroTime        `json:"micro"`
+	MicroPtr *kapi.MicroTime       `json:"microPtr"`
+	Times    [2]kapi.Time          `json:"times"`
+	TimeMap  map[string]*kapi.Time `json:"timeMap,omitempty"`
+	Conds    []kapi.Condition      `json:"conditions,omitempty"`
+
+	Strings      []string          `json:"strings"`
+	StringsEmpty []string          `json:"stringsEmpty,omitempty"`
+	Labels       map[string]string `json:"labels,omitempty"`
+	Counts       map[string]int    `json:"counts"`
+	ByNumber     map[int]string    `json:"byNumber,omitempty"`
+	Pointers     []*int32          `json:"pointers"`
+	SlicePtr     *[]string         `json:"slicePtr"`
+	PtrPtr       **string          `json:"ptrPtr"`
+	Bytes        []byte            `json:"bytes,omitempty"`
+	BytesAlways  []byte            `json:"bytesAlways"`
+
+	Float      float64 `json:"float,omitempty"`
+	Float32    float32 `json:"float32"`
+	Quoted     int64   `json:"quoted,string"`
+	QuotedText string  `json:"quotedText,string,omitempty"`
+	Flag       bool    `json:"flag,omitempty"`
+	Small      uint8   `json:"small"`
+	Skipped    int     `json:",omitzero"`
+
+	Inner     imageInner            `json:"inner"`
+	InnerPtr  *imageInner           `json:"innerPtr,omitempty"`
+	InnerMap  map[string]imageInner `json:"innerMap"`
+	InnerList []imageInner          `json:"innerList"`
+	Tree      *imageNode            `json:"tree,omitempty"`
+	Fields    *kapi.FieldsV1        `json:"fields,omitempty"`
+}
+
+// filler makes values of any type from fuzz input, choosing among the
+// values whose images differ from them.
+type filler struct {
+	data  []byte
+	depth int
+}
+
+func (f *filler) byte() byte {
+	if len(f.data) == 0 {
+		return 0
+	}
+	b := f.data[0]
+	f.data = f.data[1:]
+	return b
+}
+
+var (
+	fillStrings = []string{"", "a", "é", "a<b&c", "line\nbreak", "\u2028", "b", "c"}
+	badStrings  = []string{"\xff", "x\xe2\x82"} // not UTF-8: one in 64
+	fillRaw     = [][]byte{nil, []byte(`{}`), []byte(`{"f:a":{},"k:{\"name\":\"x y\"}":{}}`), []byte(`{ "f:a": {} }`), []byte(`{"f:<":{}}`), []byte(`null`), []byte(`{"f:é":{}}`)}
+	fillNow     = time.Now()
+	fillZones   = []*time.Location{time.UTC, time.Local, time.FixedZone("east", 5*3600+1800), time.FixedZone("west", -7*3600)}
+)
+
+func (f *filler) time() time.Time {
+	switch b := f.byte(); {
+	case b < 64:
+		return time.Time{}
+	case b == 64:
+		return time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) // written, not read back
+	case b == 65:
+		return time.Date(0, 1, 1, 0, 30, 0, 0, time.FixedZone("x", 3600)) // year -1 in UTC
+	case b < 96:
+		return fillNow // a monotonic reading, nanoseconds
+	}
+	sec := int64(binary.LittleEndian.Uint32([]byte{f.byte(), f.byte(), f.byte(), f.byte()}))
+	ns := int64(f.byte()) * 3_906_251 % 1_000_000_000
+	if f.byte()%2 == 0 {
+		ns = ns / 1000 * 1000
+	}
+	return time.Unix(sec, ns).In(fillZones[int(f.byte())%len(fillZones)])
+}
+
+func (f *filler) fill(v reflect.Value) {
+	f.depth++
+	defer func() { f.depth-- }()
+	switch v.Type() {
+	case reflect.TypeFor[kapi.Time]():
+		v.Set(reflect.ValueOf(kapi.Time{Time: f.time()}))
+		return
+	case reflect.TypeFor[kapi.MicroTime]():
+		v.Set(reflect.ValueOf(kapi.MicroTime{Time: f.time()}))
+		return
+	case reflect.TypeFor[kapi.FieldsV1]():
+		raw := fillRaw[int(f.byte())%len(fillRaw)]
+		if raw != nil {
+			raw = append([]byte{}, raw...)
+		}
+		v.Set(reflect.ValueOf(kapi.FieldsV1{Raw: raw}))
+		return
+	}
+	deep := f.depth > 6
+	switch v.Kind() {
+	case reflect.Bool:
+		v.SetBool(f.byte()%2 == 1)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(int64(int8(f.byte())))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(uint64(f.byte()))
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat([]float64{0, math.Copysign(0, -1), 1.5, -2.25, 1e300, 0.1}[int(f.byte())%6])
+	case reflect.String:
+		b := int(f.byte())
+		if b < 4 {
+			v.SetString(badStrings[b%len(badStrings)])
+			return
+		}
+		v.SetString(fillStrings[b%len(fillStrings)])
+	case reflect.Pointer:
+		if deep || f.byte()%3 == 0 {
+			return
+		}
+		p := reflect.New(v.Type().Elem())
+		f.fill(p.Elem())
+		v.Set(p)
+	case reflect.Slice:
+		switch n := int(f.byte() % 4); {
+		case n == 0 || deep:
+		default:
+			s := reflect.MakeSlice(v.Type(), n-1, n-1)
+			for i := range n - 1 {
+				f.fill(s.Index(i))
+			}
+			v.Set(s)
+		}
+	case reflect.Array:
+		for i := range v.Len() {
+			f.fill(v.Index(i))
+		}
+	case reflect.Map:
+		switch n := int(f.byte() % 4); {
+		case n == 0 || deep:
+		default:
+			m := reflect.MakeMap(v.Type())
+			for range n - 1 {
+				k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+				f.fill(k)
+				f.fill(e)
+				m.SetMapIndex(k, e)
+			}
+			v.Set(m)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				f.fill(v.Field(i))
+			}
+		}
+	}
+}
+
+// checkImage fails if the Image of T says a value's image is anything but
+// what decoding its JSON gives, or changes the value it reads.
+func checkImage[T any](t *testing.T, im *codec.Image, data []byte) (ok, changed bool) {
+	t.Helper()
+	v, again := new(T), new(T)
+	(&filler{data: data}).fill(reflect.ValueOf(v).Elem())
+	(&filler{data: data}).fill(reflect.ValueOf(again).Elem())
+	img, ok := im.Of(reflect.ValueOf(v).Elem())
+	if !reflect.DeepEqual(v, again) {
+		t.Fatalf("Of changed the value it read:\n%#v\nwas\n%#v", v, again)
+	}
+	value, err := json.Marshal(v)
+	if !ok || err != nil {
+		return false, false
+	}
+	decoded := new(T)
+	if err := codec.UnmarshalJSON(value, decoded); err != nil {
+		t.Fatalf("the image of a value whose JSON does not decode: %v\n%s", err, value)
+	}
+	if got := img.Interface(); !reflect.DeepEqual(got, *decoded) {
+		t.Fatalf("image differs from the decoded JSON %s:\nimage   %#v\ndecoded %#v", value, got, *decoded)
+	}
+	return true, !reflect.DeepEqual(*v, *decoded)
+}
+
+func FuzzImage(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte("\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f"))
+	f.Add([]byte("kapi image of a widget, a sample and its times"))
+	sample := codec.NewImage(reflect.TypeFor[imageSample]())
+	widget := codec.NewImage(reflect.TypeFor[widgetapi.Widget]())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkImage[imageSample](t, sample, data)
+		checkImage[widgetapi.Widget](t, widget, data)
+	})
+}
+
+// TestImageOfRandomValues runs the fuzz target's check on many values and
+// fails if they were not both told and changed often enough to mean
+// something.
+func TestImageOfRandomValues(t *testing.T) {
+	sample := codec.NewImage(reflect.TypeFor[imageSample]())
+	widget := codec.NewImage(reflect.TypeFor[widgetapi.Widget]())
+	if sample == nil || widget == nil {
+		t.Fatal("no Image for the sample or Widget")
+	}
+	var told, changed [2]int
+	data := make([]byte, 512)
+	for i := range 3000 {
+		rng := rand.New(rand.NewPCG(uint64(i), 16))
+		for j := range data {
+			data[j] = byte(rng.Uint32())
+		}
+		for k, check := range []func(*testing.T, *codec.Image, []byte) (bool, bool){checkImage[imageSample], checkImage[widgetapi.Widget]} {
+			ok, c := check(t, []*codec.Image{sample, widget}[k], data)
+			if ok {
+				told[k]++
+			}
+			if c {
+				changed[k]++
+			}
+		}
+	}
+	t.Logf("told %v of 3000 images each, of which changed %v", told, changed)
+	for k := range told {
+		if told[k] < 300 || changed[k] < 100 {
+			t.Errorf("type %d: told %d of 3000 images, %d of them changed: too few to test anything", k, told[k], changed[k])
+		}
+	}
+}
+
+func TestNewImage(t *testing.T) {
+	type hidden struct {
+		A string `json:"a"`
+		b string
+	}
+	type conflict struct {
+		imagePromoted
+		Promoted []int `json:"promoted"`
+		Other    int
+	}
+	type byPointer struct {
+		*imagePromoted
+	}
+	for _, tc := range []struct {
+		name string
+		typ  reflect.Type
+		want bool
+	}{
+		{"sample", reflect.TypeFor[imageSample](), true},
+		{"widget", reflect.TypeFor[widgetapi.Widget](), true},
+		{"recursive", reflect.TypeFor[imageNode](), true},
+		{"interface", reflect.TypeFor[struct{ V any }](), false},
+		{"map of any", reflect.TypeFor[struct{ V map[string]any }](), false},
+		{"unexported", reflect.TypeFor[hidden](), false},
+		{"skipped", reflect.TypeFor[struct {
+			A string `json:"-"`
+		}](), false},
+		{"raw message", reflect.TypeFor[struct{ R json.RawMessage }](), false},
+		{"time.Time", reflect.TypeFor[struct{ T time.Time }](), false},
+		{"shadowed", reflect.TypeFor[conflict](), false}, // the embedded Promoted is lost
+		{"embedded pointer", reflect.TypeFor[byPointer](), false},
+		{"omitzero time", reflect.TypeFor[struct {
+			T kapi.Time `json:",omitzero"`
+		}](), false},
+		{"float keys", reflect.TypeFor[map[float64]string](), false},
+	} {
+		if got := codec.NewImage(tc.typ) != nil; got != tc.want {
+			t.Errorf("%s: NewImage != nil is %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
