@@ -1,11 +1,13 @@
 package apiserver
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/storage"
@@ -115,4 +117,86 @@ func TestWritesLeaveCachedObjectsAlone(t *testing.T) {
 	check("apply")
 	do("DELETE", path+"/a", "", "", http.StatusOK) // marked: the finalizer holds it
 	check("DELETE")
+}
+
+type stamped struct {
+	kapi.TypeMeta   `json:",inline"`
+	kapi.ObjectMeta `json:"metadata,omitempty"`
+	Spec            stampedSpec `json:"spec"`
+}
+
+type stampedSpec struct {
+	Size  int            `json:"size,omitempty"`
+	At    kapi.Time      `json:"at"`
+	Micro kapi.MicroTime `json:"micro"`
+	Tags  []string       `json:"tags,omitempty"`
+	Seen  *kapi.Time     `json:"seen,omitempty"`
+}
+
+// The old object a write's hooks receive is what decoding the stored value
+// gives, though the write before it stored an object whose Go value JSON
+// does not carry whole (the watch cache keeps the image of that object,
+// not the object: see offer).
+func TestOldObjectIsTheStoredOne(t *testing.T) {
+	srv, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	var olds []*stamped
+	err = Register(srv, Resource[stamped]{
+		Group: "example.com", Version: "v1", Kind: "Stamped", Plural: "stampeds", Namespaced: true,
+		Default: func(s *stamped) {
+			now := time.Now() // nanoseconds, a monotonic reading, Local
+			s.Spec.At, s.Spec.Micro, s.Spec.Seen = kapi.Time{Time: now}, kapi.MicroTime{Time: now.In(time.FixedZone("x", 3600))}, &kapi.Time{}
+			if s.Spec.Tags == nil {
+				s.Spec.Tags = []string{}
+			}
+			if s.Annotations == nil {
+				s.Annotations = map[string]string{}
+			}
+		},
+		Validate: func(_ context.Context, _, old *stamped) FieldErrors {
+			if old != nil {
+				olds = append(olds, old)
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const path = "/apis/example.com/v1/namespaces/default/stampeds"
+	res := srv.resources[0]
+	for i, w := range []struct{ method, path, contentType, body string }{
+		{"POST", path, "application/json", `{"metadata":{"name":"a"},"spec":{"size":1}}`},
+		{"PUT", path + "/a", "application/json", `{"metadata":{"name":"a"},"spec":{"size":2}}`},
+		{"PATCH", path + "/a", "application/merge-patch+json", `{"spec":{"size":3}}`},
+		{"PATCH", path + "/a?fieldManager=m&force=true", "application/apply-patch+yaml", "metadata: {name: a}\nspec: {size: 4}\n"},
+		{"PATCH", path + "/a", "application/merge-patch+json", `{"spec":{"size":5}}`},
+	} {
+		var stored any
+		if i > 0 {
+			it := cachedAt(t, srv, res, res.key("default", "a"))
+			if stored, err = res.decodeStored(storage.KeyValue{Key: it.Key, Value: it.Value, ModRevision: it.Revision}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r := httptest.NewRequest(w.method, w.path, strings.NewReader(w.body))
+		r.Header.Set("Content-Type", w.contentType)
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, r)
+		if rec.Code >= 300 {
+			t.Fatalf("%s %s: %d %s", w.method, w.path, rec.Code, rec.Body)
+		}
+		if i == 0 {
+			continue
+		}
+		if len(olds) != i {
+			t.Fatalf("%s: Validate saw %d old objects, want %d", w.method, len(olds), i)
+		}
+		if old := olds[i-1]; !reflect.DeepEqual(old, stored) {
+			t.Errorf("%s %s: the old object\n%#v\nis not what its stored value decodes to\n%#v", w.method, w.path, old, stored)
+		}
+	}
 }
