@@ -450,8 +450,17 @@ func (rq *request) prepareUpdate(cur, want kapi.Object) (kapi.Object, error) {
 }
 
 // specChanged says whether a and b differ outside metadata and status: what
-// moves metadata.generation.
+// moves metadata.generation; that is, whether they encode differently. For
+// two objects that are what decoding their JSON gives (codec.Image.Is: the
+// old one always, the new one unless a hook set what JSON does not keep),
+// comparing them says that without encoding either.
 func (r *resource) specChanged(a, b kapi.Object) (bool, error) {
+	if im := r.objType.image; im != nil && reflect.TypeOf(a).Elem() == r.objType.typ && reflect.TypeOf(b).Elem() == r.objType.typ {
+		sa, sb := r.withoutMetaAndStatus(a), r.withoutMetaAndStatus(b)
+		if im.Is(reflect.ValueOf(sa).Elem()) && im.Is(reflect.ValueOf(sb).Elem()) {
+			return !reflect.DeepEqual(sa, sb), nil
+		}
+	}
 	sa, err := json.Marshal(r.withoutMetaAndStatus(a))
 	if err != nil {
 		return false, err

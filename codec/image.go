@@ -84,6 +84,17 @@ func (im *Image) Of(v reflect.Value) (reflect.Value, bool) {
 	return reflect.Value{}, false
 }
 
+// Is says whether v, a value of the Image's type, is its own image: what
+// decoding its JSON gives, as a decoded value always is. Two values that
+// are their own images encode alike exactly when they are equal.
+func (im *Image) Is(v reflect.Value) bool {
+	if im.fn == nil {
+		return true
+	}
+	_, o := im.fn(v)
+	return o == same
+}
+
 type imageEntry struct {
 	fn   imageFunc
 	ok   bool

@@ -214,6 +214,19 @@ func checkImage[T any](t *testing.T, im *codec.Image, data []byte) (ok, changed 
 	if got := img.Interface(); !reflect.DeepEqual(got, *decoded) {
 		t.Fatalf("image differs from the decoded JSON %s:\nimage   %#v\ndecoded %#v", value, got, *decoded)
 	}
+	// A decoded value is its own image,
+	if !im.Is(reflect.ValueOf(decoded).Elem()) {
+		t.Fatalf("a decoded value is not its own image: %#v", *decoded)
+	}
+	// and one decodes from its own JSON: values that are their own images
+	// encode alike exactly when they are equal.
+	value2, err := json.Marshal(decoded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again := new(T); codec.UnmarshalJSON(value2, again) != nil || !reflect.DeepEqual(again, decoded) {
+		t.Fatalf("a decoded value does not decode from its JSON %s", value2)
+	}
 	return true, !reflect.DeepEqual(*v, *decoded)
 }
 
