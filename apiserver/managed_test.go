@@ -128,6 +128,35 @@ func TestManagedFields(t *testing.T) {
 		applyWidget(c, "default", "s", "m", `[1,2]`).failure(t, http.StatusBadRequest, kapi.StatusReasonBadRequest)
 	})
 
+	// A patch that names managedFields (even through an escape) sets them
+	// as an update would; one that does not leaves them to be recorded.
+	t.Run("patches of managedFields", func(t *testing.T) {
+		c.do(http.MethodPost, widgetsIn("default")+"?fieldManager=creator", newWidget("default", "mf"), "Content-Type", "application/json").mustCode(t, http.StatusCreated)
+		patch := func(contentType, doc string) *widgetapi.Widget {
+			t.Helper()
+			return c.do(http.MethodPatch, widgetPath("default", "mf")+"?fieldManager=patcher", doc, "Content-Type", contentType).mustCode(t, http.StatusOK).widget(t)
+		}
+		if got := managers(t, patch("application/merge-patch+json", `{"spec":{"size":4}}`)); !equalStrings(sorted(got), []string{
+			`creator/Update/: {"f:spec":{".":{},"f:color":{},"f:replicas":{}}}`,
+			`patcher/Update/: {"f:spec":{"f:size":{}}}`,
+		}) {
+			t.Errorf("after a patch of spec: %q", got)
+		}
+		for _, p := range []struct{ contentType, doc string }{
+			{"application/merge-patch+json", `{"metadata":{"managedFields":[{}]},"spec":{"size":5}}`},
+			{"application/merge-patch+json", `{"metadata":{"managedField\u0073":[{}]},"spec":{"size":6}}`},
+			{"application/strategic-merge-patch+json", `{"metadata":{"\u006danagedFields":[{}]},"spec":{"size":7}}`},
+			{"application/json-patch+json", `[{"op":"replace","path":"/metadata/managedFields","value":[{}]},{"op":"replace","path":"/spec/size","value":8}]`},
+		} {
+			if got := patch(p.contentType, p.doc); len(got.ManagedFields) != 0 {
+				t.Errorf("%s %s did not reset managedFields: %q", p.contentType, p.doc, managers(t, got))
+			}
+			// Updates of an object without managedFields record none, as
+			// kube-apiserver's (skipNonAppliedManager); an apply does.
+			applyWidget(c, "default", "mf", "owner", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"mf"},"spec":{"size":1}}`, "force=true").mustCode(t, http.StatusOK)
+		}
+	})
+
 	t.Run("dry run", func(t *testing.T) {
 		before := c.read("default", "s")
 		r := applyWidget(c, "default", "s", "dave", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"s"},"spec":{"size":9}}`, "dryRun=All", "force=true").mustCode(t, http.StatusOK).widget(t)

@@ -261,7 +261,17 @@ func (rq *request) patch(ctx context.Context) error {
 		return rq.apply(ctx, typ, doc)
 	}
 	out, value, err := rq.write(ctx, func(cur kapi.Object) (kapi.Object, error) {
-		original, err := rq.objectJSON(cur, rq.curValue) // its stored bytes, when they are its JSON
+		stored := rq.curValue // its stored bytes, when they are its JSON
+		// A patch that cannot name managedFields leaves them as they are:
+		// it is applied to the object without them, and the result takes
+		// cur's rather than decode them again (half of a small object).
+		keepManaged := false
+		if stored != nil && !mayNameManagedFields(doc) {
+			if without, ok, err := withManagedFields(stored, nil); err == nil && ok {
+				stored, keepManaged = without, true
+			}
+		}
+		original, err := rq.objectJSON(cur, stored)
 		if err != nil {
 			return nil, err
 		}
@@ -269,12 +279,23 @@ func (rq *request) patch(ctx context.Context) error {
 		if err != nil {
 			return nil, err
 		}
-		return rq.decodePatched(patched)
+		obj, err := rq.decodePatched(patched)
+		if err == nil && keepManaged {
+			obj.GetObjectMeta().ManagedFields = cur.GetObjectMeta().ManagedFields
+		}
+		return obj, err
 	})
 	if err != nil {
 		return err
 	}
 	return rq.respondStored(http.StatusOK, out, value)
+}
+
+// mayNameManagedFields says whether a JSON, merge or strategic merge patch
+// may name metadata.managedFields: whether it holds the name, or an escape
+// that could spell it.
+func mayNameManagedFields(doc []byte) bool {
+	return bytes.Contains(doc, []byte("managedFields")) || bytes.Contains(doc, []byte(`\u`))
 }
 
 // decodePatched decodes the result of a patch, which must still be the
