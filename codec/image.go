@@ -245,6 +245,16 @@ func imageFieldsV1(v reflect.Value) (reflect.Value, outcome) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return v, unknown
 	}
+	plain := true
+	for _, b := range raw {
+		if fieldsV1Special[b] {
+			plain = false
+			break
+		}
+	}
+	if plain { // no space, nothing escaped: as the server writes field sets
+		return v, same
+	}
 	inString, escaped := false, false
 	for _, b := range raw {
 		switch {
@@ -267,6 +277,14 @@ func imageFieldsV1(v reflect.Value) (reflect.Value, outcome) {
 	}
 	return v, same
 }
+
+// fieldsV1Special are the bytes that need a closer look in a field set.
+var fieldsV1Special = func() (t [256]bool) {
+	for b := range 256 {
+		t[b] = b < 0x20 || b > 0x7e || b == ' ' || b == '<' || b == '>' || b == '&'
+	}
+	return t
+}()
 
 // nullish says, for a type, whether a value of it encodes as null: a nil
 // pointer, slice or map, a zero time, a field set without one. A pointer
