@@ -281,7 +281,8 @@ func (rq *request) patch(ctx context.Context) error {
 		}
 		obj, err := rq.decodePatched(patched)
 		if err == nil && keepManaged {
-			obj.GetObjectMeta().ManagedFields = cur.GetObjectMeta().ManagedFields
+			// A copy, as decoding made: cur may be the watch cache's (current).
+			obj.GetObjectMeta().ManagedFields = slices.Clone(cur.GetObjectMeta().ManagedFields)
 		}
 		return obj, err
 	})
