@@ -209,46 +209,9 @@ func metadataValue(b []byte) int {
 // in metadata, omitted when empty. ok is false if stored is not in that
 // shape; the caller then marshals the object.
 func withManagedFields(stored []byte, managed []kapi.ManagedFieldsEntry) (out []byte, ok bool, err error) {
-	i := metadataValue(stored)
-	if i < 0 || stored[i] != '{' {
+	cut, end, members, ok := managedMember(stored)
+	if !ok {
 		return nil, false, nil
-	}
-	// cut is where the old managedFields member begins (with its comma),
-	// end where metadata closes; members says whether any other is left.
-	cut, end, members := -1, -1, false
-	for j := i + 1; ; {
-		j = skipSpace(stored, j)
-		if j < len(stored) && stored[j] == '}' {
-			end = j
-			break
-		}
-		if cut >= 0 {
-			return nil, false, nil // managedFields was not the last member
-		}
-		key, next := readKey(stored, j)
-		if next < 0 {
-			return nil, false, nil
-		}
-		if string(key) == "managedFields" {
-			cut = j
-		} else {
-			members = true
-		}
-		if j = skipValue(stored, skipSpace(stored, next)); j < 0 {
-			return nil, false, nil
-		}
-		if j = skipSpace(stored, j); j < len(stored) && stored[j] == ',' {
-			j++
-		}
-	}
-	if cut < 0 {
-		cut = end
-	} else if members { // take the comma before it too
-		for cut--; cut > i && stored[cut] != ','; cut-- {
-		}
-		if cut == i {
-			return nil, false, nil
-		}
 	}
 	var member []byte
 	if len(managed) > 0 {
@@ -265,6 +228,78 @@ func withManagedFields(stored []byte, managed []kapi.ManagedFieldsEntry) (out []
 		out = append(append(out, `"managedFields":`...), member...)
 	}
 	return append(out, stored[end:]...), true, nil
+}
+
+// managedMember finds metadata.managedFields in stored, an object's
+// marshalStored encoding: cut is where its member begins (with the comma
+// before it), end where metadata closes (cut too when there is none);
+// members says whether metadata has any other. ok is false if stored is
+// not in the shape withManagedFields needs.
+func managedMember(stored []byte) (cut, end int, members, ok bool) {
+	i := metadataValue(stored)
+	if i < 0 || stored[i] != '{' {
+		return 0, 0, false, false
+	}
+	cut, end = -1, -1
+	for j := i + 1; ; {
+		j = skipSpace(stored, j)
+		if j < len(stored) && stored[j] == '}' {
+			end = j
+			break
+		}
+		if cut >= 0 {
+			return 0, 0, false, false // managedFields was not the last member
+		}
+		key, next := readKey(stored, j)
+		if next < 0 {
+			return 0, 0, false, false
+		}
+		if string(key) == "managedFields" {
+			cut = j
+		} else {
+			members = true
+		}
+		if j = skipValue(stored, skipSpace(stored, next)); j < 0 {
+			return 0, 0, false, false
+		}
+		if j = skipSpace(stored, j); j < len(stored) && stored[j] == ',' {
+			j++
+		}
+	}
+	if cut < 0 {
+		cut = end
+	} else if members { // take the comma before it too
+		for cut--; cut > i && stored[cut] != ','; cut-- {
+		}
+		if cut == i {
+			return 0, 0, false, false
+		}
+	}
+	return cut, end, members, true
+}
+
+// equalUnmanaged says whether bare, an object's marshalStored encoding
+// without managedFields, is stored but for stored's managedFields.
+func equalUnmanaged(bare, stored []byte) bool {
+	cut, end, _, ok := managedMember(stored)
+	return ok && len(bare) == cut+len(stored)-end && bytes.Equal(bare[:cut], stored[:cut]) && bytes.Equal(bare[cut:], stored[end:])
+}
+
+// marshalUnmanaged is marshalStored of obj, an object of r, without its
+// managedFields, which withManagedFields puts in once the write knows
+// them: encoding/json would check every field set of them again. bare is
+// false, and value has them, for a type withManagedFields cannot splice.
+func (r *resource) marshalUnmanaged(obj kapi.Object) (value []byte, bare bool, err error) {
+	if !r.objType.plainMetadata {
+		value, err = marshalStored(obj)
+		return value, false, err
+	}
+	meta := obj.GetObjectMeta()
+	managed := meta.ManagedFields
+	meta.ManagedFields = nil
+	defer func() { meta.ManagedFields = managed }()
+	value, err = marshalStored(obj)
+	return value, true, err
 }
 
 func metadataOffset(b []byte, i int) (int, byte) {

@@ -292,6 +292,25 @@ func (rq *request) patch(ctx context.Context) error {
 	return rq.respondStored(http.StatusOK, out, value)
 }
 
+// unchangedStored says whether next, encoded as value (without its
+// managedFields if bare), is what stored holds of cur. managedFields equal
+// to cur's (which decoding made) encode as cur's did; others are encoded
+// to be compared.
+func unchangedStored(value []byte, bare bool, next, cur kapi.Object, stored []byte) (bool, error) {
+	if !bare {
+		return bytes.Equal(value, stored), nil
+	}
+	managed := next.GetObjectMeta().ManagedFields
+	if reflect.DeepEqual(managed, cur.GetObjectMeta().ManagedFields) {
+		return equalUnmanaged(value, stored), nil
+	}
+	full, ok, err := withManagedFields(value, managed)
+	if !ok || err != nil {
+		return false, err
+	}
+	return bytes.Equal(full, stored), nil
+}
+
 // mayNameManagedFields says whether a JSON, merge or strategic merge patch
 // may name metadata.managedFields: whether it holds the name, or an escape
 // that could spell it.
@@ -381,7 +400,9 @@ func (rq *request) write(ctx context.Context, desired func(cur kapi.Object) (kap
 		if err := rq.admitValid(ctx, OperationUpdate, nextStored, curStored, dryRun); err != nil {
 			return nil, nil, err
 		}
-		value, err := marshalStored(nextStored)
+		// Encoded without managedFields when it can be (bare): they are
+		// put in once recorded.
+		value, bare, err := rq.res.storageVersion().marshalUnmanaged(nextStored)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -390,15 +411,20 @@ func (rq *request) write(ctx context.Context, desired func(cur kapi.Object) (kap
 			return nil, nil, err
 		}
 		meta := next.GetObjectMeta()
-		if bytes.Equal(value, kv.Value) {
+		if unchanged, err := unchangedStored(value, bare, nextStored, curStored, kv.Value); err != nil {
+			return nil, nil, err
+		} else if unchanged {
 			meta.ResourceVersion = cur.GetObjectMeta().ResourceVersion
-			return next, value, nil // nothing changed: nothing is written
+			return next, kv.Value, nil // nothing changed: nothing is written
 		}
 		if !rq.managedByApply {
+			// The field manager reads no managedFields in value.
 			if err := rq.recordUpdate(cur, next, value); err != nil {
 				return nil, nil, err
 			}
 			nextStored.GetObjectMeta().ManagedFields = meta.ManagedFields
+		}
+		if !rq.managedByApply || bare {
 			if value, err = rq.remarshalManaged(nextStored, value); err != nil {
 				return nil, nil, err
 			}
