@@ -5,12 +5,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/storage/memory"
 	"github.com/kapi-dev/kapi/watch"
 )
 
@@ -198,5 +201,103 @@ func TestOldObjectIsTheStoredOne(t *testing.T) {
 		if old := olds[i-1]; !reflect.DeepEqual(old, stored) {
 			t.Errorf("%s %s: the old object\n%#v\nis not what its stored value decodes to\n%#v", w.method, w.path, old, stored)
 		}
+	}
+}
+
+// racingStore lets another writer store the same bytes just before the
+// armed Update, and waits until the hub has seen that write, as when two
+// clients PUT the same object at once.
+type racingStore struct {
+	storage.Interface
+	armed atomic.Bool
+	srv   *Server
+}
+
+func (s *racingStore) Update(ctx context.Context, key string, value []byte, expect int64) (int64, error) {
+	if s.armed.CompareAndSwap(true, false) {
+		rev, err := s.Interface.Update(ctx, key, append([]byte(nil), value...), expect) // the other writer, equal bytes
+		if err != nil {
+			panic(err)
+		}
+		if err := s.srv.hub.WaitFor(ctx, rev); err != nil {
+			panic(err)
+		}
+	}
+	return s.Interface.Update(ctx, key, value, expect)
+}
+
+type labelled struct {
+	kapi.TypeMeta   `json:",inline"`
+	kapi.ObjectMeta `json:"metadata,omitempty"`
+	Spec            struct {
+		Size int `json:"size"`
+	} `json:"spec"`
+}
+
+// Two clients write equal bytes at once: the cache takes the loser's
+// offered image for the winner's event; the loser's retry must not change
+// it (a defaulter fills in the maps it is given).
+func TestRetryAfterAnEqualWrite(t *testing.T) {
+	store := &racingStore{Interface: memory.New()}
+	srv, err := New(WithStorage(store))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	store.srv = srv
+	var n atomic.Int64
+	var olds []*labelled
+	err = Register(srv, Resource[labelled]{
+		Group: "example.com", Version: "v1", Kind: "Labelled", Plural: "labelleds", Namespaced: true,
+		Default: func(s *labelled) {
+			if s.Labels != nil { // an ordinary defaulter: fills in a map it was given
+				s.Labels["defaulted"] = strconv.FormatInt(n.Add(1), 10)
+			}
+		},
+		Validate: func(_ context.Context, _, old *labelled) FieldErrors {
+			if old != nil {
+				olds = append(olds, old)
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const path = "/apis/example.com/v1/namespaces/default/labelleds"
+	do := func(method, p, body string) {
+		t.Helper()
+		r := httptest.NewRequest(method, p, strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, r)
+		if rec.Code >= 300 {
+			t.Fatalf("%s: %d %s", method, rec.Code, rec.Body)
+		}
+	}
+	do("POST", path, `{"metadata":{"name":"a","labels":{"x":"1"}},"spec":{"size":1}}`)
+	res := srv.resources[0]
+	cachedAt(t, srv, res, res.key("default", "a"))
+	store.armed.Store(true)
+	do("PUT", path+"/a", `{"metadata":{"name":"a","labels":{"x":"1"}},"spec":{"size":2}}`)
+	// The PUT lost the race, retried and wrote again; its first attempt's
+	// object was taken by the cache for the other writer's equal bytes.
+	if len(olds) != 2 {
+		t.Fatalf("Validate saw %d old objects", len(olds))
+	}
+	kv, err := store.Get(t.Context(), res.key("default", "a"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev, err := store.Get(t.Context(), res.key("default", "a"), kv.ModRevision-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := res.decodeStored(prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old := olds[1]; !reflect.DeepEqual(old, stored) {
+		t.Errorf("the retry's old object has labels %v; the value stored at its revision %s", old.Labels, prev.Value)
 	}
 }

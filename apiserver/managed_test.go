@@ -157,6 +157,22 @@ func TestManagedFields(t *testing.T) {
 		}
 	})
 
+	// A JSON patch may read managedFields without naming them.
+	t.Run("JSON patch test of metadata", func(t *testing.T) {
+		got := c.read("default", "mf")
+		if len(got.ManagedFields) == 0 {
+			t.Fatal("no managedFields to test against")
+		}
+		meta := got.ObjectMeta
+		meta.ManagedFields = nil // as kubectl shows an object
+		m, err := json.Marshal(meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.do(http.MethodPatch, widgetPath("default", "mf"), `[{"op":"test","path":"/metadata","value":`+string(m)+`},{"op":"replace","path":"/spec/size","value":9}]`,
+			"Content-Type", "application/json-patch+json").failure(t, http.StatusUnprocessableEntity, kapi.StatusReasonInvalid)
+	})
+
 	t.Run("dry run", func(t *testing.T) {
 		before := c.read("default", "s")
 		r := applyWidget(c, "default", "s", "dave", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"s"},"spec":{"size":9}}`, "dryRun=All", "force=true").mustCode(t, http.StatusOK).widget(t)

@@ -197,7 +197,9 @@ func (o *objects) Update(ctx context.Context, res gc.Resource, obj kapi.Object, 
 	if err != nil {
 		return nil, err
 	}
-	out, _, err := rq.write(ctx, func(kapi.Object) (kapi.Object, error) { return shallowCopy(obj), nil })
+	// Each attempt copies obj whole: what is stored shares with the watch
+	// cache, and the caller keeps obj.
+	out, _, err := rq.write(ctx, func(kapi.Object) (kapi.Object, error) { return deepCopyObject(obj), nil })
 	return out, err
 }
 

@@ -224,11 +224,26 @@ func (rq *request) update(ctx context.Context) error {
 	if err := rq.setNamespace(meta); err != nil {
 		return err
 	}
-	out, value, err := rq.write(ctx, func(kapi.Object) (kapi.Object, error) { return shallowCopy(obj), nil })
+	out, value, err := rq.write(ctx, attempts(obj))
 	if err != nil {
 		return err
 	}
 	return rq.respondStored(http.StatusOK, out, value)
+}
+
+// attempts is what an update desires, obj, for each attempt of write: a
+// shallow copy the first time; a deep one after, for the watch cache may
+// hold an image of the first attempt's object sharing obj's maps (when an
+// equal write took it, see offer), which defaulters change in place.
+func attempts(obj kapi.Object) func(kapi.Object) (kapi.Object, error) {
+	first := true
+	return func(kapi.Object) (kapi.Object, error) {
+		if first {
+			first = false
+			return shallowCopy(obj), nil
+		}
+		return deepCopyObject(obj), nil
+	}
 }
 
 func (rq *request) patch(ctx context.Context) error {
@@ -266,7 +281,7 @@ func (rq *request) patch(ctx context.Context) error {
 		// it is applied to the object without them, and the result takes
 		// cur's rather than decode them again (half of a small object).
 		keepManaged := false
-		if stored != nil && !mayNameManagedFields(doc) {
+		if stored != nil && typ != patch.JSONPatch && !mayNameManagedFields(doc) {
 			if without, ok, err := withManagedFields(stored, nil); err == nil && ok {
 				stored, keepManaged = without, true
 			}
@@ -281,7 +296,9 @@ func (rq *request) patch(ctx context.Context) error {
 		}
 		obj, err := rq.decodePatched(patched)
 		if err == nil && keepManaged {
-			// A copy, as decoding made: cur may be the watch cache's (current).
+			// A slice of its own, as baseManagedFields makes: cur may be
+			// the watch cache's (current); the entries' times and sets are
+			// never changed in place.
 			obj.GetObjectMeta().ManagedFields = slices.Clone(cur.GetObjectMeta().ManagedFields)
 		}
 		return obj, err
@@ -311,9 +328,10 @@ func unchangedStored(value []byte, bare bool, next, cur kapi.Object, stored []by
 	return bytes.Equal(full, stored), nil
 }
 
-// mayNameManagedFields says whether a JSON, merge or strategic merge patch
-// may name metadata.managedFields: whether it holds the name, or an escape
-// that could spell it.
+// mayNameManagedFields says whether a merge or strategic merge patch may
+// name metadata.managedFields: whether it holds the name, or an escape that
+// could spell it. (A JSON patch may read them without naming them: a test
+// of /metadata.)
 func mayNameManagedFields(doc []byte) bool {
 	return bytes.Contains(doc, []byte("managedFields")) || bytes.Contains(doc, []byte(`\u`))
 }

@@ -36,7 +36,8 @@ type Objects interface {
 	List(ctx context.Context, res Resource, namespace string) ([]kapi.Object, error)
 	// Update writes obj, or its subresource ("status", "finalize"), as a
 	// PUT does, if its metadata.resourceVersion is still the stored one
-	// (else ErrConflict), and returns what was stored.
+	// (else ErrConflict), and returns what was stored, shared with other
+	// readers: the caller must not change it.
 	Update(ctx context.Context, res Resource, obj kapi.Object, subresource string) (kapi.Object, error)
 	// Delete deletes an object as a DELETE with these options does: an
 	// object with finalizers is only marked for deletion.
