@@ -48,7 +48,7 @@ func (rq *request) current(ctx context.Context, kv storage.KeyValue) (obj kapi.O
 	return decoded, kv.Value, nil
 }
 
-// offer hands the watch cache the image of obj (codec.Image), the storage
+// offer hands the watch cache the image of obj (jsonimage.Image), the storage
 // version's object about to be stored as value at key: what decoding value
 // gives, which the cache then need not decode when the write's event
 // comes (watch.Cache.Offer). The cache's object is the old object of the

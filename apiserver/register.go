@@ -13,6 +13,7 @@ import (
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/internal/jsonfields"
+	"github.com/kapi-dev/kapi/internal/jsonimage"
 	"github.com/kapi-dev/kapi/patch"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/watch"
@@ -141,7 +142,7 @@ func Register[T any, P interface {
 	res.objType.typ, res.objType.newObject, res.objType.protobuf = res.typ, res.newObject, res.protobuf
 	res.objType.group, res.objType.version, res.objType.kind = res.Group, res.Version, res.Kind
 	res.objType.plainMetadata = plainMetadata(res.typ)
-	res.objType.image = codec.NewImage(res.typ)
+	res.objType.image = jsonimage.New(res.typ)
 	return s.add(res)
 }
 
@@ -174,7 +175,7 @@ type objectType struct {
 	plainMetadata bool
 	// image tells what decoding the JSON of a value gives (nil if it
 	// cannot): see offer.
-	image *codec.Image
+	image *jsonimage.Image
 }
 
 // plainMetadata reports whether encoding/json writes values of struct type

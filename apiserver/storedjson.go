@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/internal/jsonimage"
 	"github.com/kapi-dev/kapi/watch"
 )
 
@@ -534,20 +535,10 @@ func plainJSONString(s string) bool {
 }
 
 // compactJSON says json.Marshal writes raw, a JSON value a Marshaler
-// returned, as it is: it holds no white space (compacting removes it), no
-// character json.Marshal escapes in HTML-safe output (<, >, &, U+2028,
-// U+2029) and is valid JSON. nil is valid: FieldsV1 writes null.
+// returned, as it is (jsonimage.RawWrittenAsIs) and raw is valid JSON.
+// nil is valid: FieldsV1 writes null.
 func compactJSON(raw []byte) bool {
-	if raw == nil {
-		return true
-	}
-	for _, c := range raw {
-		switch c {
-		case ' ', '\t', '\n', '\r', '<', '>', '&', 0xe2:
-			return false
-		}
-	}
-	return validSets.valid(raw)
+	return raw == nil || jsonimage.RawWrittenAsIs(raw) && validSets.valid(raw)
 }
 
 // validSets remembers field sets found valid JSON: the same few sets come

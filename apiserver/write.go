@@ -517,7 +517,7 @@ func (rq *request) prepareUpdate(cur, want kapi.Object) (kapi.Object, error) {
 
 // specChanged says whether a and b differ outside metadata and status: what
 // moves metadata.generation; that is, whether they encode differently. For
-// two objects that are what decoding their JSON gives (codec.Image.Is: the
+// two objects that are what decoding their JSON gives (jsonimage.Image.Is: the
 // old one always, the new one unless a hook set what JSON does not keep),
 // comparing them says that without encoding either.
 func (r *resource) specChanged(a, b kapi.Object) (bool, error) {

@@ -423,11 +423,13 @@ func supported(offer Offer) string {
 func SupportsProtobuf(t reflect.Type) error { return protoSupported(t) }
 
 // UnmarshalJSON decodes one JSON document into v; data after it is an
-// error. It follows encoding/json's rules for Unmarshal exactly (case-
+// error. It follows encoding/json's rules for Unmarshal (case-
 // insensitive field names, the last of duplicate fields, invalid UTF-8
 // replaced, the same types for interface values), on the faster decoder
 // of github.com/go-json-experiment/json: its v1 package is what
 // encoding/json becomes under GOEXPERIMENT=jsonv2, and it decodes a stored
-// widget in half the time with less than half the allocations. Only the
-// text of a type error differs: it names the outermost Go type.
+// widget in half the time with less than half the allocations. The text
+// of a type error differs (it names the outermost Go type and the path,
+// list indexes included), and a struct tag's `format:` option, which
+// encoding/json ignores, fails the decoding of its type.
 func UnmarshalJSON(data []byte, v any) error { return jsonv1.Unmarshal(data, v) }

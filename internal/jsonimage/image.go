@@ -1,4 +1,6 @@
-package codec
+// Package jsonimage tells what decoding the JSON of a Go value gives back:
+// the value the server would read from what it stores.
+package jsonimage
 
 import (
 	"encoding"
@@ -14,7 +16,8 @@ import (
 )
 
 // An Image says, for the values of one Go type, what decoding their JSON
-// gives back: the value UnmarshalJSON makes of what json.Marshal writes.
+// gives back: the value codec.UnmarshalJSON makes of what json.Marshal
+// writes.
 // JSON keeps less than Go does, so the two differ even where every
 // encoding of them is the same: a kapi.Time loses its fractional seconds
 // and comes back in Local, a kapi.MicroTime its nanoseconds; an empty
@@ -25,7 +28,7 @@ import (
 // value again, keeps its image: what a server reading the store would
 // hold, which is what a user's hooks must see as the old object.
 //
-// An Image is made for a type whose values it can predict: see NewImage.
+// An Image is made for a type whose values it can predict: see New.
 // It is safe for concurrent use.
 type Image struct {
 	typ reflect.Type
@@ -41,26 +44,33 @@ const (
 	unknown                // the image cannot be told without decoding
 )
 
-// imageFunc images one value of a type. It never changes v, nor anything v
-// points to: a changed image is a new value, sharing with v only what is
-// its own image.
-type imageFunc func(v reflect.Value) (reflect.Value, outcome)
+// imageFunc images one value of a type, depth values down from the one
+// imaged. It never changes v, nor anything v points to: a changed image is
+// a new value, sharing with v only what is its own image.
+type imageFunc func(v reflect.Value, depth int) (reflect.Value, outcome)
+
+// maxDepth is how deep a value is looked into: a deeper one (a cycle of
+// pointers a hook made) is left to decoding, as json.Marshal refuses it.
+const maxDepth = 1000
 
 var (
 	timeType      = reflect.TypeFor[kapi.Time]()
 	microTimeType = reflect.TypeFor[kapi.MicroTime]()
 	fieldsV1Type  = reflect.TypeFor[kapi.FieldsV1]()
+	marshalerType = reflect.TypeFor[json.Marshaler]()
+	textType      = reflect.TypeFor[encoding.TextMarshaler]()
+	isZeroerType  = reflect.TypeFor[interface{ IsZero() bool }]()
 )
 
-// NewImage returns the Image of t, or nil if a value of t may lose in JSON
-// what Image cannot tell: t has an interface (a number comes back a
-// float64), a type with JSON or text methods of its own other than
-// kapi's times and field sets, a field encoding/json does not see (an
-// unexported field, `json:"-"`, a name two fields share), a struct embedded
-// by pointer, an omitzero field whose type says when it is zero, or a
-// kind JSON cannot hold.
-func NewImage(t reflect.Type) *Image {
-	c := imageCompiler{seen: map[reflect.Type]*imageEntry{}}
+// New returns the Image of t, or nil if a value of t may lose in JSON what
+// Image cannot tell: t has an interface (a number comes back a float64), a
+// type with JSON or text methods of its own other than kapi's times and
+// field sets, a field encoding/json does not see (an unexported field,
+// `json:"-"`, a name two fields share), a struct embedded by pointer, an
+// omitzero field whose type says when it is zero, or a kind JSON cannot
+// hold.
+func New(t reflect.Type) *Image {
+	c := compiler{seen: map[reflect.Type]*entry{}}
 	fn, ok := c.compile(t)
 	if !ok {
 		return nil
@@ -74,8 +84,7 @@ func (im *Image) Of(v reflect.Value) (reflect.Value, bool) {
 	if im.fn == nil {
 		return v, true
 	}
-	out, o := im.fn(v)
-	switch o {
+	switch out, o := im.fn(v, 0); o {
 	case same:
 		return v, true
 	case changed:
@@ -85,67 +94,57 @@ func (im *Image) Of(v reflect.Value) (reflect.Value, bool) {
 }
 
 // Is says whether v, a value of the Image's type, is its own image: what
-// decoding its JSON gives, as a decoded value always is. Two values that
-// are their own images encode alike exactly when they are equal.
+// decoding its JSON gives, as a decoded value is. Two values that are
+// their own images encode alike exactly when they are equal
+// (reflect.DeepEqual); a float's -0, which DeepEqual finds equal to 0 but
+// JSON writes apart, is therefore not told.
 func (im *Image) Is(v reflect.Value) bool {
 	if im.fn == nil {
 		return true
 	}
-	_, o := im.fn(v)
+	_, o := im.fn(v, 0)
 	return o == same
 }
 
-type imageEntry struct {
+type entry struct {
 	fn   imageFunc
 	ok   bool
 	done bool
 }
 
-type imageCompiler struct {
-	seen map[reflect.Type]*imageEntry
+type compiler struct {
+	seen map[reflect.Type]*entry
 }
-
-var (
-	marshalerType       = reflect.TypeFor[json.Marshaler]()
-	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
-	textMarshalerType   = reflect.TypeFor[encoding.TextMarshaler]()
-	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
-)
 
 // ownJSON says whether values of t (or pointers to them) encode or decode
 // themselves.
 func ownJSON(t reflect.Type) bool {
-	for _, it := range []reflect.Type{marshalerType, unmarshalerType, textMarshalerType, textUnmarshalerType} {
-		if t.Implements(it) || t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(it) {
-			return true
-		}
-	}
-	return false
+	return jsonfields.DecodesItself(t) || jsonfields.Implements(t, marshalerType) || jsonfields.Implements(t, textType)
 }
 
 // compile returns t's imageFunc (nil if every value of t is its own image)
 // and whether Image can tell the images of t's values at all.
-func (c *imageCompiler) compile(t reflect.Type) (imageFunc, bool) {
+func (c *compiler) compile(t reflect.Type) (imageFunc, bool) {
 	if e, ok := c.seen[t]; ok {
 		if e.done {
 			return e.fn, e.ok
 		}
 		// A recursive type: its function is known once compiled.
-		return func(v reflect.Value) (reflect.Value, outcome) { return e.fn(v) }, true
+		return func(v reflect.Value, depth int) (reflect.Value, outcome) { return e.fn(v, depth) }, true
 	}
-	e := &imageEntry{}
+	e := &entry{}
 	c.seen[t] = e
 	e.fn, e.ok = c.compileNew(t)
 	e.done = true
 	if e.fn == nil && e.ok {
 		// A recursive use may already hold the indirection.
-		e.fn = func(v reflect.Value) (reflect.Value, outcome) { return v, same }
+		e.fn = func(v reflect.Value, _ int) (reflect.Value, outcome) { return v, same }
 		return nil, true
 	}
 	return e.fn, e.ok
 }
 
-func (c *imageCompiler) compileNew(t reflect.Type) (imageFunc, bool) {
+func (c *compiler) compileNew(t reflect.Type) (imageFunc, bool) {
 	switch t {
 	case timeType:
 		return imageTime, true
@@ -163,9 +162,10 @@ func (c *imageCompiler) compileNew(t reflect.Type) (imageFunc, bool) {
 	switch t.Kind() {
 	case reflect.Bool,
 		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-		reflect.Float32, reflect.Float64:
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		return nil, true
+	case reflect.Float32, reflect.Float64:
+		return imageFloat, true
 	case reflect.String:
 		return imageString, true
 	case reflect.Slice:
@@ -180,8 +180,17 @@ func (c *imageCompiler) compileNew(t reflect.Type) (imageFunc, bool) {
 	return nil, false // interfaces, named pointers, and what JSON cannot hold
 }
 
+// imageFloat leaves -0 to decoding: it is its own image, but equal to 0
+// for reflect.DeepEqual though written apart (see Is).
+func imageFloat(v reflect.Value, _ int) (reflect.Value, outcome) {
+	if f := v.Float(); f == 0 && math.Signbit(f) {
+		return v, unknown
+	}
+	return v, same
+}
+
 // imageString: encoding/json writes invalid UTF-8 as U+FFFD, byte by byte.
-func imageString(v reflect.Value) (reflect.Value, outcome) {
+func imageString(v reflect.Value, _ int) (reflect.Value, outcome) {
 	if utf8.ValidString(v.String()) {
 		return v, same
 	}
@@ -210,7 +219,7 @@ func timeImage(t time.Time, nanos func(int) int) (time.Time, bool) {
 	return time.Unix(t.Unix(), int64(nanos(t.Nanosecond()))), true
 }
 
-func imageTime(v reflect.Value) (reflect.Value, outcome) {
+func imageTime(v reflect.Value, _ int) (reflect.Value, outcome) {
 	t := timeOf(v)
 	img, ok := timeImage(t, func(int) int { return 0 })
 	switch {
@@ -222,7 +231,7 @@ func imageTime(v reflect.Value) (reflect.Value, outcome) {
 	return reflect.ValueOf(kapi.Time{Time: img}), changed
 }
 
-func imageMicroTime(v reflect.Value) (reflect.Value, outcome) {
+func imageMicroTime(v reflect.Value, _ int) (reflect.Value, outcome) {
 	t := timeOf(v)
 	img, ok := timeImage(t, func(ns int) int { return ns / 1000 * 1000 })
 	switch {
@@ -234,54 +243,32 @@ func imageMicroTime(v reflect.Value) (reflect.Value, outcome) {
 	return reflect.ValueOf(kapi.MicroTime{Time: img}), changed
 }
 
-// imageFieldsV1 says a field set is its own image when its raw JSON is
-// what json.Marshal writes of it: compact, printable ASCII, nothing it
-// escapes for HTML. Any other is left to decoding.
-func imageFieldsV1(v reflect.Value) (reflect.Value, outcome) {
+// imageFieldsV1 says a field set is its own image when json.Marshal writes
+// its raw JSON as it is (RawWrittenAsIs); any other is left to decoding.
+func imageFieldsV1(v reflect.Value, _ int) (reflect.Value, outcome) {
 	raw := v.Field(0).Bytes()
-	if raw == nil {
+	if raw == nil || len(raw) > 0 && string(raw) != "null" && RawWrittenAsIs(raw) {
 		return v, same
 	}
-	if len(raw) == 0 || string(raw) == "null" {
-		return v, unknown
-	}
-	plain := true
-	for _, b := range raw {
-		if fieldsV1Special[b] {
-			plain = false
-			break
-		}
-	}
-	if plain { // no space, nothing escaped: as the server writes field sets
-		return v, same
-	}
-	inString, escaped := false, false
-	for _, b := range raw {
-		switch {
-		case b < 0x20 || b > 0x7e || b == '<' || b == '>' || b == '&':
-			return v, unknown
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-		case b == '"':
-			inString = true
-		case b == ' ':
-			return v, unknown
-		}
-	}
-	return v, same
+	return v, unknown
 }
 
-// fieldsV1Special are the bytes that need a closer look in a field set.
-var fieldsV1Special = func() (t [256]bool) {
+// RawWrittenAsIs says whether json.Marshal writes raw, the valid JSON a
+// Marshaler returned, as it is: it holds no white space (compacting
+// removes it), nothing encoding/json escapes in HTML-safe output (<, >,
+// &, U+2028, U+2029) and, to be plain, nothing outside printable ASCII.
+func RawWrittenAsIs(raw []byte) bool {
+	for _, b := range raw {
+		if notAsIs[b] {
+			return false
+		}
+	}
+	return true
+}
+
+var notAsIs = func() (t [256]bool) {
 	for b := range 256 {
-		t[b] = b < 0x20 || b > 0x7e || b == ' ' || b == '<' || b == '>' || b == '&'
+		t[b] = b <= ' ' || b > '~' || b == '<' || b == '>' || b == '&'
 	}
 	return t
 }()
@@ -303,7 +290,7 @@ func nullish(t reflect.Type) func(reflect.Value) bool {
 	return nil
 }
 
-func (c *imageCompiler) compilePointer(t reflect.Type) (imageFunc, bool) {
+func (c *compiler) compilePointer(t reflect.Type) (imageFunc, bool) {
 	elem, ok := c.compile(t.Elem())
 	if !ok {
 		return nil, false
@@ -312,21 +299,24 @@ func (c *imageCompiler) compilePointer(t reflect.Type) (imageFunc, bool) {
 	if elem == nil && isNull == nil {
 		return nil, true
 	}
-	return func(v reflect.Value) (reflect.Value, outcome) {
+	return func(v reflect.Value, depth int) (reflect.Value, outcome) {
 		if v.IsNil() {
 			return v, same
 		}
-		e, o := v.Elem(), same
-		if elem != nil {
-			if e, o = elem(e); o == unknown {
-				return v, unknown
-			}
+		if depth >= maxDepth {
+			return v, unknown
 		}
-		if isNull != nil && isNull(e) {
+		// What the pointer points to decides whether it is written null:
+		// a time in year 1 with a fraction is not, though its image is zero.
+		if isNull != nil && isNull(v.Elem()) {
 			return reflect.Zero(t), changed
 		}
-		if o == same {
+		if elem == nil {
 			return v, same
+		}
+		e, o := elem(v.Elem(), depth+1)
+		if o != changed {
+			return v, o
 		}
 		p := reflect.New(t.Elem())
 		p.Elem().Set(e)
@@ -334,7 +324,7 @@ func (c *imageCompiler) compilePointer(t reflect.Type) (imageFunc, bool) {
 	}, true
 }
 
-func (c *imageCompiler) compileSlice(t reflect.Type) (imageFunc, bool) {
+func (c *compiler) compileSlice(t reflect.Type) (imageFunc, bool) {
 	if t.Elem().Kind() == reflect.Uint8 && !ownJSON(t.Elem()) {
 		return nil, true // base64
 	}
@@ -342,10 +332,13 @@ func (c *imageCompiler) compileSlice(t reflect.Type) (imageFunc, bool) {
 	if !ok || elem == nil {
 		return nil, ok
 	}
-	return func(v reflect.Value) (reflect.Value, outcome) {
+	return func(v reflect.Value, depth int) (reflect.Value, outcome) {
+		if depth >= maxDepth && v.Len() > 0 {
+			return v, unknown
+		}
 		var out reflect.Value
 		for i := range v.Len() {
-			e, o := elem(v.Index(i))
+			e, o := elem(v.Index(i), depth+1)
 			switch o {
 			case unknown:
 				return v, unknown
@@ -364,15 +357,15 @@ func (c *imageCompiler) compileSlice(t reflect.Type) (imageFunc, bool) {
 	}, true
 }
 
-func (c *imageCompiler) compileArray(t reflect.Type) (imageFunc, bool) {
+func (c *compiler) compileArray(t reflect.Type) (imageFunc, bool) {
 	elem, ok := c.compile(t.Elem())
 	if !ok || elem == nil {
 		return nil, ok
 	}
-	return func(v reflect.Value) (reflect.Value, outcome) {
+	return func(v reflect.Value, depth int) (reflect.Value, outcome) {
 		var out reflect.Value
 		for i := range v.Len() {
-			e, o := elem(v.Index(i))
+			e, o := elem(v.Index(i), depth+1)
 			switch o {
 			case unknown:
 				return v, unknown
@@ -393,9 +386,9 @@ func (c *imageCompiler) compileArray(t reflect.Type) (imageFunc, bool) {
 
 var stringMapType = reflect.TypeFor[map[string]string]()
 
-func (c *imageCompiler) compileMap(t reflect.Type) (imageFunc, bool) {
+func (c *compiler) compileMap(t reflect.Type) (imageFunc, bool) {
 	if t == stringMapType { // labels and annotations: no reflection
-		return func(v reflect.Value) (reflect.Value, outcome) {
+		return func(v reflect.Value, _ int) (reflect.Value, outcome) {
 			for k, s := range v.Interface().(map[string]string) {
 				if !utf8.ValidString(k) || !utf8.ValidString(s) {
 					return v, unknown
@@ -405,23 +398,18 @@ func (c *imageCompiler) compileMap(t reflect.Type) (imageFunc, bool) {
 		}, true
 	}
 	k := t.Key()
-	var checkKey bool
-	switch k.Kind() {
-	case reflect.String:
-		checkKey = true
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-	default:
+	if ownJSON(k) || !jsonfields.MapKeyEncodes(k) || !jsonfields.MapKeyDecodes(k) {
 		return nil, false
 	}
-	if ownJSON(k) {
-		return nil, false
-	}
+	checkKey := k.Kind() == reflect.String
 	elem, ok := c.compile(t.Elem())
 	if !ok || elem == nil && !checkKey {
 		return nil, ok
 	}
-	return func(v reflect.Value) (reflect.Value, outcome) {
+	return func(v reflect.Value, depth int) (reflect.Value, outcome) {
+		if depth >= maxDepth && v.Len() > 0 {
+			return v, unknown
+		}
 		var keys, values []reflect.Value
 		for it := v.MapRange(); it.Next(); {
 			if checkKey && !utf8.ValidString(it.Key().String()) {
@@ -430,7 +418,7 @@ func (c *imageCompiler) compileMap(t reflect.Type) (imageFunc, bool) {
 			if elem == nil {
 				continue
 			}
-			e, o := elem(it.Value())
+			e, o := elem(it.Value(), depth+1)
 			switch o {
 			case unknown:
 				return v, unknown
@@ -452,44 +440,40 @@ func (c *imageCompiler) compileMap(t reflect.Type) (imageFunc, bool) {
 	}, true
 }
 
-// imageField is the plan for one field of a struct.
-type imageField struct {
+// field is the plan for one field of a struct.
+type field struct {
 	index []int
 	fn    imageFunc
 }
 
-func (c *imageCompiler) compileStruct(t reflect.Type) (imageFunc, bool) {
+func (c *compiler) compileStruct(t reflect.Type) (imageFunc, bool) {
 	fields := jsonfields.Of(t)
 	if leaves, ok := leafFields(t); !ok || leaves != len(fields) {
 		return nil, false // a field that JSON does not carry
 	}
-	var plan []imageField
+	var plan []field
 	for _, f := range fields {
-		if f.Optional {
+		if f.Optional || f.OmitZero && jsonfields.Implements(f.Type, isZeroerType) {
 			return nil, false
 		}
 		fn, ok := c.compile(f.Type)
 		if !ok {
 			return nil, false
 		}
-		if f.OmitZero && (f.Type.Implements(reflect.TypeFor[interface{ IsZero() bool }]()) ||
-			reflect.PointerTo(f.Type).Implements(reflect.TypeFor[interface{ IsZero() bool }]())) {
-			return nil, false
-		}
 		if f.OmitEmpty {
 			fn = omitEmpty(f.Type, fn)
 		}
 		if fn != nil {
-			plan = append(plan, imageField{index: f.Index, fn: fn})
+			plan = append(plan, field{index: f.Index, fn: fn})
 		}
 	}
 	if plan == nil {
 		return nil, true
 	}
-	return func(v reflect.Value) (reflect.Value, outcome) {
+	return func(v reflect.Value, depth int) (reflect.Value, outcome) {
 		var out reflect.Value
 		for _, f := range plan {
-			e, o := f.fn(v.FieldByIndex(f.index))
+			e, o := f.fn(v.FieldByIndex(f.index), depth+1)
 			switch o {
 			case unknown:
 				return v, unknown
@@ -511,26 +495,26 @@ func (c *imageCompiler) compileStruct(t reflect.Type) (imageFunc, bool) {
 // omitEmpty adds to fn what omitempty loses: an empty slice or map comes
 // back nil, a float's -0 comes back +0.
 func omitEmpty(t reflect.Type, fn imageFunc) imageFunc {
-	orSame := func(v reflect.Value) (reflect.Value, outcome) {
+	orSame := func(v reflect.Value, depth int) (reflect.Value, outcome) {
 		if fn == nil {
 			return v, same
 		}
-		return fn(v)
+		return fn(v, depth)
 	}
 	switch t.Kind() {
 	case reflect.Slice, reflect.Map:
-		return func(v reflect.Value) (reflect.Value, outcome) {
+		return func(v reflect.Value, depth int) (reflect.Value, outcome) {
 			if v.Len() == 0 && !v.IsNil() {
 				return reflect.Zero(t), changed
 			}
-			return orSame(v)
+			return orSame(v, depth)
 		}
 	case reflect.Float32, reflect.Float64:
-		return func(v reflect.Value) (reflect.Value, outcome) {
+		return func(v reflect.Value, depth int) (reflect.Value, outcome) {
 			if f := v.Float(); f == 0 && math.Signbit(f) {
 				return reflect.Zero(t), changed
 			}
-			return orSame(v)
+			return orSame(v, depth)
 		}
 	}
 	return fn

@@ -1,4 +1,4 @@
-package codec_test
+package jsonimage_test
 
 import (
 	"encoding/binary"
@@ -12,6 +12,7 @@ import (
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
+	"github.com/kapi-dev/kapi/internal/jsonimage"
 )
 
 // imageNode is recursive.
@@ -103,6 +104,8 @@ func (f *filler) time() time.Time {
 		return time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) // written, not read back
 	case b == 65:
 		return time.Date(0, 1, 1, 0, 30, 0, 0, time.FixedZone("x", 3600)) // year -1 in UTC
+	case b == 66:
+		return time.Date(1, 1, 1, 0, 0, 0, 500_000_500, time.UTC) // not zero, its image is
 	case b < 96:
 		return fillNow // a monotonic reading, nanoseconds
 	}
@@ -194,7 +197,7 @@ func (f *filler) fill(v reflect.Value) {
 
 // checkImage fails if the Image of T says a value's image is anything but
 // what decoding its JSON gives, or changes the value it reads.
-func checkImage[T any](t *testing.T, im *codec.Image, data []byte) (ok, changed bool) {
+func checkImage[T any](t *testing.T, im *jsonimage.Image, data []byte) (ok, changed bool) {
 	t.Helper()
 	v, again := new(T), new(T)
 	(&filler{data: data}).fill(reflect.ValueOf(v).Elem())
@@ -214,18 +217,25 @@ func checkImage[T any](t *testing.T, im *codec.Image, data []byte) (ok, changed 
 	if got := img.Interface(); !reflect.DeepEqual(got, *decoded) {
 		t.Fatalf("image differs from the decoded JSON %s:\nimage   %#v\ndecoded %#v", value, got, *decoded)
 	}
-	// A decoded value is its own image,
-	if !im.Is(reflect.ValueOf(decoded).Elem()) {
-		t.Fatalf("a decoded value is not its own image: %#v", *decoded)
-	}
-	// and one decodes from its own JSON: values that are their own images
-	// encode alike exactly when they are equal.
+	// A decoded value is imaged alike (it is its own image but for a time
+	// of year 1 that is not zero, which is written null the next time), and
+	// one that is its own image encodes as the value it is: two values that
+	// are their own images encode alike exactly when they are equal.
 	value2, err := json.Marshal(decoded)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again := new(T); codec.UnmarshalJSON(value2, again) != nil || !reflect.DeepEqual(again, decoded) {
-		t.Fatalf("a decoded value does not decode from its JSON %s", value2)
+	again = new(T)
+	if err := codec.UnmarshalJSON(value2, again); err != nil {
+		t.Fatal(err)
+	}
+	if img2, ok := im.Of(reflect.ValueOf(decoded).Elem()); ok && !reflect.DeepEqual(img2.Interface(), *again) {
+		t.Fatalf("the image of a decoded value differs from the decoding of its JSON %s", value2)
+	}
+	if im.Is(reflect.ValueOf(decoded).Elem()) {
+		if value3, _ := json.Marshal(again); !reflect.DeepEqual(again, decoded) || string(value3) != string(value2) {
+			t.Fatalf("a value that is its own image does not decode from its JSON %s", value2)
+		}
 	}
 	return true, !reflect.DeepEqual(*v, *decoded)
 }
@@ -234,8 +244,8 @@ func FuzzImage(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte("\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f"))
 	f.Add([]byte("kapi image of a widget, a sample and its times"))
-	sample := codec.NewImage(reflect.TypeFor[imageSample]())
-	widget := codec.NewImage(reflect.TypeFor[widgetapi.Widget]())
+	sample := jsonimage.New(reflect.TypeFor[imageSample]())
+	widget := jsonimage.New(reflect.TypeFor[widgetapi.Widget]())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkImage[imageSample](t, sample, data)
 		checkImage[widgetapi.Widget](t, widget, data)
@@ -246,8 +256,8 @@ func FuzzImage(f *testing.F) {
 // fails if they were not both told and changed often enough to mean
 // something.
 func TestImageOfRandomValues(t *testing.T) {
-	sample := codec.NewImage(reflect.TypeFor[imageSample]())
-	widget := codec.NewImage(reflect.TypeFor[widgetapi.Widget]())
+	sample := jsonimage.New(reflect.TypeFor[imageSample]())
+	widget := jsonimage.New(reflect.TypeFor[widgetapi.Widget]())
 	if sample == nil || widget == nil {
 		t.Fatal("no Image for the sample or Widget")
 	}
@@ -258,8 +268,8 @@ func TestImageOfRandomValues(t *testing.T) {
 		for j := range data {
 			data[j] = byte(rng.Uint32())
 		}
-		for k, check := range []func(*testing.T, *codec.Image, []byte) (bool, bool){checkImage[imageSample], checkImage[widgetapi.Widget]} {
-			ok, c := check(t, []*codec.Image{sample, widget}[k], data)
+		for k, check := range []func(*testing.T, *jsonimage.Image, []byte) (bool, bool){checkImage[imageSample], checkImage[widgetapi.Widget]} {
+			ok, c := check(t, []*jsonimage.Image{sample, widget}[k], data)
 			if ok {
 				told[k]++
 			}
@@ -312,7 +322,7 @@ func TestNewImage(t *testing.T) {
 		}](), false},
 		{"float keys", reflect.TypeFor[map[float64]string](), false},
 	} {
-		if got := codec.NewImage(tc.typ) != nil; got != tc.want {
+		if got := jsonimage.New(tc.typ) != nil; got != tc.want {
 			t.Errorf("%s: NewImage != nil is %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -323,12 +333,58 @@ func BenchmarkImage(b *testing.B) {
 	if err := json.Unmarshal([]byte(`{"kind":"Widget","apiVersion":"example.com/v1","metadata":{"name":"w2","namespace":"default","uid":"3401c667-b1c0-434a-913f-06e3e675bf0e","generation":1,"creationTimestamp":"2026-11-25T16:53:02Z","labels":{"app":"loadtest","shard":"2","team":"platform","tier":"backend"},"managedFields":[{"manager":"curl","operation":"Update","apiVersion":"example.com/v1","time":"2026-11-25T16:53:02Z","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:labels":{".":{},"f:app":{},"f:shard":{},"f:team":{},"f:tier":{}}},"f:spec":{".":{},"f:color":{},"f:ports":{".":{},"k:{\"name\":\"http\"}":{".":{},"f:name":{},"f:port":{},"f:protocol":{}},"k:{\"name\":\"metrics\"}":{".":{},"f:name":{},"f:port":{},"f:protocol":{}}},"f:replicas":{},"f:selector":{".":{},"f:app":{},"f:tier":{}},"f:size":{}}}}]},"spec":{"color":"red","replicas":3,"size":7,"ports":[{"name":"http","port":8080,"protocol":"TCP"},{"name":"metrics","port":9090,"protocol":"TCP"}],"selector":{"app":"loadtest","tier":"backend"}},"status":{}}`), &w); err != nil {
 		b.Fatal(err)
 	}
-	im := codec.NewImage(reflect.TypeFor[widgetapi.Widget]())
+	im := jsonimage.New(reflect.TypeFor[widgetapi.Widget]())
 	v := reflect.ValueOf(&w).Elem()
 	b.ReportAllocs()
 	for b.Loop() {
 		if !im.Is(v) {
 			b.Fatal("not its own image")
+		}
+	}
+}
+
+type edges struct {
+	At     *kapi.Time      `json:"at,omitempty"`
+	Micro  *kapi.MicroTime `json:"micro,omitempty"`
+	Ratio  float64         `json:"ratio"`
+	Sparse float64         `json:"sparse,omitempty"`
+	Next   *edges          `json:"next,omitempty"`
+}
+
+// Values found by review: the image is what decoding gives, or is not told.
+func TestImageOfEdges(t *testing.T) {
+	im := jsonimage.New(reflect.TypeFor[edges]())
+	yearOne := time.Date(1, 1, 1, 0, 0, 0, 500_000_500, time.UTC)
+	cycle := &edges{}
+	cycle.Next = cycle
+	for _, tc := range []struct {
+		name string
+		v    edges
+		told bool
+	}{
+		{"a time in year 1 with a fraction is written, not null", edges{At: &kapi.Time{Time: yearOne}, Micro: &kapi.MicroTime{Time: yearOne}}, true},
+		{"a zero time is null", edges{At: &kapi.Time{}, Micro: &kapi.MicroTime{}}, true},
+		{"-0 is written -0, which DeepEqual finds equal to 0", edges{Ratio: math.Copysign(0, -1)}, false},
+		{"-0 under omitempty is left out", edges{Sparse: math.Copysign(0, -1)}, true},
+		{"a cycle of pointers", edges{Next: cycle}, false},
+	} {
+		img, ok := im.Of(reflect.ValueOf(&tc.v).Elem())
+		if ok != tc.told {
+			t.Errorf("%s: told %v, want %v", tc.name, ok, tc.told)
+		}
+		if !ok {
+			continue
+		}
+		value, err := json.Marshal(tc.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var decoded edges
+		if err := codec.UnmarshalJSON(value, &decoded); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(img.Interface(), decoded) {
+			t.Errorf("%s: image %+v, decoded %s as %+v", tc.name, img.Interface(), value, decoded)
 		}
 	}
 }
