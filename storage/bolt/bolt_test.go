@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -244,6 +245,71 @@ func TestGroupCommit(t *testing.T) {
 	t.Logf("%d writes in %d commits", writers*perWriter, commits)
 	if commits >= writers*perWriter {
 		t.Errorf("%d writes took %d commits: none was shared", writers*perWriter, commits)
+	}
+}
+
+// TestLoneWriterNeverLingers: one writer at a time is never known to have
+// company, so its writes never wait for others: each is a commit of its
+// own, made at once.
+func TestLoneWriterNeverLingers(t *testing.T) {
+	s := mustOpen(t, filepath.Join(t.TempDir(), "kapi.db"), bolt.WithLinger(10*time.Millisecond))
+	const writes = 50
+	for i := range writes {
+		mustWrite(t, s, fmt.Sprintf("/l/%d", i), "v")
+	}
+	if commits, lingers := bolt.Commits(s), bolt.Lingers(s); commits != writes || lingers != 0 {
+		t.Errorf("%d writes, one after another: %d commits, %d of them waited for more writers; want %d and none",
+			writes, commits, lingers, writes)
+	}
+}
+
+// TestCommitWaitsForKnownWriters: a commit waits for the writers it knows
+// of. Writer A's first write is held in its commit while seven others queue
+// up behind it; once it is committed, the seven are known to be writing
+// alongside A, so their commit waits for A's next write, which A sends only
+// once that commit is waiting (or, were it not to wait, made): two commits
+// in all, not three.
+func TestCommitWaitsForKnownWriters(t *testing.T) {
+	const others = 7
+	hold := make(chan struct{})
+	var commits atomic.Int32
+	s := mustOpen(t, filepath.Join(t.TempDir(), "kapi.db"), bolt.WithLinger(time.Hour),
+		bolt.WithBeforeCommit(func(int) {
+			if commits.Add(1) == 1 {
+				<-hold
+			}
+		}))
+	ctx := t.Context()
+	errs := make(chan error, others+1)
+	create := func(key string) {
+		_, err := s.Create(ctx, key, []byte("v"))
+		errs <- err
+	}
+	go create("/a/1")
+	for commits.Load() == 0 { // A's commit is held
+		time.Sleep(time.Millisecond)
+	}
+	for i := range others {
+		go create(fmt.Sprintf("/b/%d", i))
+	}
+	for bolt.Queued(s) < others {
+		time.Sleep(time.Millisecond)
+	}
+	close(hold)
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+	for bolt.Lingers(s) == 0 && commits.Load() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	go create("/a/2")
+	for range others + 1 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := bolt.Commits(s); n != 2 {
+		t.Errorf("%d commits, want 2: the seven writers queued behind A did not wait for A's next write", n)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"runtime"
 	"syscall"
+	"time"
 
 	bbolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -23,6 +24,17 @@ import (
 // waits up to a delay for the batch to fill, which a lone writer pays for
 // every write, and reruns the whole batch when one request fails its
 // precondition.)
+//
+// Taking only the writes already waiting splits concurrent writers into
+// small batches when each spends longer between writes than a commit takes
+// (an API server decoding the next request): those the last commit answered
+// come back one at a time while the committer syncs the others. So when the
+// committer knows of more writers than it has in hand (those of the last
+// commit and those that queued up during it), it lingers for them, at most
+// about one commit's time: a straggler misses one commit's wait either way,
+// and every writer it waits for shares a commit's two fsyncs instead of
+// paying for two of its own. A lone writer is never known to have company,
+// and never waits.
 
 type op int
 
@@ -63,11 +75,14 @@ func (s *Store) write(ctx context.Context, r *request) (*request, error) {
 		return r, storage.ErrClosed
 	}
 	r.done = make(chan struct{})
+	s.queued.Add(1) // until the committer receives r
 	select {
 	case s.requests <- r:
 	case <-s.closing:
+		s.queued.Add(-1)
 		return r, storage.ErrClosed
 	case <-ctx.Done():
+		s.queued.Add(-1)
 		return r, ctx.Err()
 	}
 	<-r.done
@@ -78,6 +93,12 @@ func (s *Store) write(ctx context.Context, r *request) (*request, error) {
 func (s *Store) commitLoop() {
 	defer close(s.committerDone)
 	batch := make([]*request, 0, maxBatch)
+	var (
+		writers int           // writers known when the last commit ended
+		took    time.Duration // a moving average of the commits' durations
+	)
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
 	for {
 		select {
 		case r := <-s.requests:
@@ -99,12 +120,51 @@ func (s *Store) commitLoop() {
 				break gather
 			}
 		}
+		if want := min(writers, maxBatch); len(batch) < want {
+			s.lingers.Add(1)
+			linger.Reset(s.lingerFor(took))
+		fill:
+			for len(batch) < want {
+				select {
+				case r := <-s.requests:
+					batch = append(batch, r)
+				case <-linger.C:
+					break fill
+				case <-s.closing:
+					break fill
+				}
+			}
+			linger.Stop()
+		}
+		s.queued.Add(-int64(len(batch)))
+		if s.config.beforeCommit != nil {
+			s.config.beforeCommit(len(batch))
+		}
+		start := time.Now()
 		s.commit(batch)
+		took += (time.Since(start) - took) / 8
+		// Counted before answering, so that no writer of this batch is
+		// back yet: those answered will likely write again, and those
+		// that queued up meanwhile are writing now.
+		writers = len(batch) + int(s.queued.Load())
+		for _, r := range batch {
+			close(r.done)
+		}
 		clear(batch)
 	}
 }
 
-// commit applies batch in one transaction and answers each request.
+// lingerFor is how long a commit waits for the writers it expects, given
+// the commits' average duration.
+func (s *Store) lingerFor(took time.Duration) time.Duration {
+	if s.config.linger > 0 {
+		return s.config.linger
+	}
+	return took
+}
+
+// commit applies batch in one transaction and sets each request's outcome,
+// for the caller to answer.
 func (s *Store) commit(batch []*request) {
 	err := s.db.Update(func(tx *bbolt.Tx) error {
 		m, err := readMeta(tx)
@@ -130,9 +190,6 @@ func (s *Store) commit(batch []*request) {
 	} else {
 		s.commits.Add(1)
 		s.wake()
-	}
-	for _, r := range batch {
-		close(r.done)
 	}
 }
 

@@ -20,7 +20,10 @@
 // Concurrent writes are group-committed: one goroutine owned by the store
 // applies every write waiting when it begins a transaction in that one
 // transaction, so N concurrent writers share one fsync instead of queueing
-// for N. A lone writer waits for one fsync and nothing else.
+// for N. When it knows of more writers than are waiting (those it answered
+// last time and those that queued up since), it waits for them a little,
+// at most about as long as a commit takes, so that they keep sharing. A
+// lone writer waits for one fsync and nothing else.
 //
 // # Revisions and history
 //

@@ -30,6 +30,12 @@ type config struct {
 	history      int64
 	historyBytes int64
 	lockTimeout  time.Duration
+
+	// For tests of batching: a fixed time commits linger for the writers
+	// they expect, and a function called with each batch's size before it
+	// commits.
+	linger       time.Duration
+	beforeCommit func(n int)
 }
 
 // WithHistory sets how many revisions of history the store keeps: with the
@@ -78,7 +84,13 @@ type Store struct {
 	// watchers that have read everything.
 	changed atomic.Pointer[chan struct{}]
 
-	commits atomic.Int64 // transactions committed, for tests of batching
+	// queued counts the writes sent to the committer and not yet
+	// received, which it reads to know how many writers it has; commits
+	// and lingers (the times it waited for more writers) are for tests of
+	// batching.
+	queued  atomic.Int64
+	commits atomic.Int64
+	lingers atomic.Int64
 }
 
 var _ storage.Interface = (*Store)(nil)
