@@ -154,13 +154,17 @@ func (s *Store) commitLoop() {
 	}
 }
 
+// maxLinger bounds a commit's wait for writers, however long commits take:
+// it is for writers busy between two writes, not for a slow disk.
+const maxLinger = 5 * time.Millisecond
+
 // lingerFor is how long a commit waits for the writers it expects, given
 // the commits' average duration.
 func (s *Store) lingerFor(took time.Duration) time.Duration {
 	if s.config.linger > 0 {
 		return s.config.linger
 	}
-	return took
+	return min(took, maxLinger)
 }
 
 // commit applies batch in one transaction and sets each request's outcome,
