@@ -518,6 +518,97 @@ func TestKeyTooLong(t *testing.T) {
 
 // TestValuesAreCopied: the store keeps no reference to the caller's slices,
 // and hands each reader its own.
+// TestWatchFromMemoryIsTheFile: watchers that keep up take the last
+// commits' events from memory; a watch of the same changes after the store
+// is opened again reads them all from the file. Both see the same events,
+// values, previous values (nil for a creation, empty but not nil for an
+// empty one) and revisions, past the events memory holds.
+func TestWatchFromMemoryIsTheFile(t *testing.T) {
+	const ops, last = 1500, "/k/end"
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "kapi.db")
+	s := mustOpen(t, path)
+	start, err := s.Revision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefixes := []string{"/", "/k/"}
+	collect := func(s *bolt.Store, prefix string) <-chan []storage.Event {
+		ch, err := s.Watch(ctx, prefix, start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make(chan []storage.Event, 1)
+		go func() {
+			var evs []storage.Event
+			for ev := range ch {
+				if evs = append(evs, ev); ev.Err != nil || ev.Key == last {
+					break
+				}
+			}
+			out <- evs
+		}()
+		return out
+	}
+	var live []<-chan []storage.Event
+	for _, p := range prefixes {
+		live = append(live, collect(s, p))
+	}
+	keys := []string{"/k/a", "/k/b", "/k\x00", "/l", "/k/a/x", "/m/k/"}
+	var wg sync.WaitGroup
+	for w := range 4 { // concurrent writers, so that commits hold several
+		rng := rand.New(rand.NewPCG(uint64(w), 5))
+		wg.Go(func() {
+			for range ops / 4 {
+				k := keys[rng.IntN(len(keys))]
+				var v []byte
+				if rng.IntN(5) > 0 {
+					v = randomValue(rng)
+				}
+				switch rng.IntN(3) {
+				case 0:
+					s.Create(ctx, k, v)
+				case 1:
+					s.Update(ctx, k, v, 0)
+				default:
+					s.Delete(ctx, k, 0)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	mustWrite(t, s, last, "")
+	var fromMemory [][]storage.Event
+	for _, ch := range live {
+		fromMemory = append(fromMemory, <-ch)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = mustOpen(t, path)
+	for i, p := range prefixes {
+		fromFile := <-collect(s, p)
+		if got, want := fmtEvents(fromMemory[i]), fmtEvents(fromFile); got != want {
+			t.Errorf("watch of %q: kept up:\n%s\nread from the file:\n%s", p, got, want)
+		}
+		if n := len(fromFile); n < 2 {
+			t.Errorf("watch of %q: %d events", p, n)
+		}
+	}
+}
+
+func fmtEvents(evs []storage.Event) string {
+	var b strings.Builder
+	for _, ev := range evs {
+		prev := "nil"
+		if ev.Prev != nil {
+			prev = fmt.Sprintf("%q", ev.Prev)
+		}
+		fmt.Fprintf(&b, "%v %s prev=%s err=%v\n", ev.Type, fmtKV(ev.KeyValue), prev, ev.Err)
+	}
+	return b.String()
+}
+
 func TestValuesAreCopied(t *testing.T) {
 	ctx := t.Context()
 	s := mustOpen(t, filepath.Join(t.TempDir(), "kapi.db"))

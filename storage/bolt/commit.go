@@ -56,6 +56,7 @@ type request struct {
 	removed storage.KeyValue
 	err     error
 	done    chan struct{}
+	event   storage.Event // the change made, if any, for watchers
 }
 
 // write hands r to the committer and waits until it is on disk. Once
@@ -170,6 +171,7 @@ func (s *Store) lingerFor(took time.Duration) time.Duration {
 // commit applies batch in one transaction and sets each request's outcome,
 // for the caller to answer.
 func (s *Store) commit(batch []*request) {
+	var after meta
 	err := s.db.Update(func(tx *bbolt.Tx) error {
 		m, err := readMeta(tx)
 		if err != nil {
@@ -184,17 +186,28 @@ func (s *Store) commit(batch []*request) {
 		if err := w.bound(s.config.history, s.config.historyBytes); err != nil {
 			return err
 		}
+		after = w.meta
 		return writeMeta(tx, w.meta)
 	})
 	if err != nil {
 		err = commitError(err)
 		for _, r := range batch {
-			r.rev, r.removed, r.err = 0, storage.KeyValue{}, err
+			r.rev, r.removed, r.err, r.event = 0, storage.KeyValue{}, err, storage.Event{}
 		}
-	} else {
-		s.commits.Add(1)
-		s.wake()
+		return
 	}
+	s.commits.Add(1)
+	events := s.events[:0]
+	for _, r := range batch {
+		if r.rev != 0 && r.op != opCompact {
+			events = append(events, r.event)
+			r.event = storage.Event{}
+		}
+	}
+	s.recent.add(events, after)
+	clear(events)
+	s.events = events
+	s.wake()
 }
 
 // commitError classifies the failure of a commit. bbolt rolls the
@@ -253,18 +266,23 @@ func (w *writer) apply(r *request) error {
 	}
 	rev := w.meta.rev + 1
 	var rec []byte
+	// The event shares the record's value (bbolt copies it into its pages
+	// and never changes it) and copies the previous one, since cur.value
+	// points into the transaction's pages, which the puts below may change.
 	switch r.op {
 	case opCreate:
 		rec = encodeRecord(rev, r.value, false)
+		r.event = storage.Event{Type: storage.Put, KeyValue: storage.KeyValue{Key: r.key, Value: rec[recordHeader:], CreateRevision: rev, ModRevision: rev}}
 	case opUpdate:
 		rec = encodeRecord(cur.create, r.value, false)
 		w.meta.held += int64(len(cur.value))
+		r.event = storage.Event{Type: storage.Put, KeyValue: storage.KeyValue{Key: r.key, Value: rec[recordHeader:], CreateRevision: cur.create, ModRevision: rev},
+			Prev: append([]byte{}, cur.value...)} // non-nil even if empty
 	case opDelete:
 		rec = encodeRecord(cur.create, nil, true)
 		w.meta.held += int64(len(cur.value))
-		// cur.value points into the transaction's pages, which the puts
-		// below may change.
-		r.removed = storage.KeyValue{Key: r.key, Value: bytes.Clone(cur.value), CreateRevision: cur.create, ModRevision: rev}
+		r.removed = storage.KeyValue{Key: r.key, Value: append([]byte{}, cur.value...), CreateRevision: cur.create, ModRevision: rev}
+		r.event = storage.Event{Type: storage.Delete, KeyValue: r.removed, Prev: r.removed.Value}
 	}
 	if err := w.history.Put(versionKey(r.key, rev), rec); err != nil {
 		return err

@@ -45,7 +45,10 @@
 // Writers never wait for watchers. Each watch runs one goroutine that reads
 // the file's log at its own position in short read transactions, and sleeps
 // until the next commit when it has read everything; watchers are woken
-// only after a commit, so they see only what is on disk. A watcher that
+// only after a commit, so they see only what is on disk. The events of the
+// last commits (up to 1024 of them, 4 MiB of values) are also kept in
+// memory as the committer made them, and a watcher that keeps up takes
+// them from there instead of reading them back. A watcher that
 // falls so far behind that its next event leaves the window receives one
 // event whose Err is [storage.ErrExpired]; after [Store.Close] every watcher
 // receives one whose Err is [storage.ErrClosed]. After that final event, or
@@ -56,7 +59,8 @@
 //
 // Values are copied in and out of the file: a caller may reuse a slice
 // passed to Create or Update once the call returns, and each read returns
-// slices of its own.
+// slices of its own. Watchers that keep up share theirs, as
+// [storage.KeyValue] allows: they must not modify them.
 //
 // # One process
 //

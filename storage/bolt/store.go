@@ -91,6 +91,11 @@ type Store struct {
 	queued  atomic.Int64
 	commits atomic.Int64
 	lingers atomic.Int64
+
+	// recent holds the last commits' events for watchers; events is the
+	// committer's buffer for them.
+	recent recent
+	events []storage.Event
 }
 
 var _ storage.Interface = (*Store)(nil)
@@ -122,7 +127,12 @@ func Open(path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bolt: %w", err)
 	}
-	if err := db.Update(initialize); err != nil {
+	var m meta
+	err = db.Update(func(tx *bbolt.Tx) (err error) {
+		m, err = initialize(tx)
+		return err
+	})
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("bolt: %s: %w", path, err)
 	}
@@ -133,27 +143,27 @@ func Open(path string, opts ...Option) (*Store, error) {
 		closing:       make(chan struct{}),
 		committerDone: make(chan struct{}),
 	}
+	s.recent.reset(m)
 	go s.commitLoop()
 	return s, nil
 }
 
 // initialize creates the buckets of a new file, or checks an existing
-// file's format.
-func initialize(tx *bbolt.Tx) error {
-	if m := tx.Bucket(metaBucket); m != nil {
-		if v := m.Get(formatKey); len(v) != 8 || unbe64(v) != format {
-			return fmt.Errorf("not a kapi store of format %d (format %x)", format, v)
+// file's format, and returns its meta.
+func initialize(tx *bbolt.Tx) (meta, error) {
+	if b := tx.Bucket(metaBucket); b != nil {
+		if v := b.Get(formatKey); len(v) != 8 || unbe64(v) != format {
+			return meta{}, fmt.Errorf("not a kapi store of format %d (format %x)", format, v)
 		}
-		_, err := readMeta(tx)
-		return err
+		return readMeta(tx)
 	}
 	for _, name := range [][]byte{metaBucket, historyBucket, logBucket} {
 		if _, err := tx.CreateBucket(name); err != nil {
-			return err
+			return meta{}, err
 		}
 	}
 	m := meta{rev: initialRevision, compacted: initialRevision}
-	return errors.Join(tx.Bucket(metaBucket).Put(formatKey, be64(format)), writeMeta(tx, m))
+	return m, errors.Join(tx.Bucket(metaBucket).Put(formatKey, be64(format)), writeMeta(tx, m))
 }
 
 // Get returns the key's value at rev (0: the latest).
