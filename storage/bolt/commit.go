@@ -152,12 +152,28 @@ func (s *Store) commitLoop() {
 			close(r.done)
 		}
 		clear(batch)
+		if s.prealloc != nil {
+			if hwm, err := s.highWater(); err == nil && !s.prealloc.ensure(hwm) {
+				s.prealloc.close()
+				s.prealloc = nil
+			}
+		}
 	}
 }
 
 // maxLinger bounds a commit's wait for writers, however long commits take:
 // it is for writers busy between two writes, not for a slow disk.
 const maxLinger = 5 * time.Millisecond
+
+// highWater is the end of the pages bbolt has allocated in the file.
+func (s *Store) highWater() (int64, error) {
+	tx, err := s.db.Begin(false)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	return tx.Size(), nil
+}
 
 // lingerFor is how long a commit waits for the writers it expects, given
 // the commits' average duration.

@@ -25,6 +25,11 @@
 // at most about as long as a commit takes, so that they keep sharing. A
 // lone writer waits for one fsync and nothing else.
 //
+// Past the pages in use the file is kept written ahead with zeros (4 MiB of
+// them), rather than extended with holes, so that a commit whose data grows
+// the file overwrites blocks the filesystem already has, and its fsync
+// need not commit the filesystem's journal as well.
+//
 // # Revisions and history
 //
 // The file keeps every version of every key that reads in the history

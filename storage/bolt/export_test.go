@@ -127,3 +127,9 @@ func Check(s *Store) error {
 
 // CommitError is how a failed commit is classified.
 var CommitError = commitError
+
+// HighWater reports the end of the pages bbolt has allocated in s's file.
+func HighWater(s *Store) (int64, error) { return s.highWater() }
+
+// PreallocAhead is how far past the high-water mark the file is written.
+const PreallocAhead = preallocAhead

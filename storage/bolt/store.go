@@ -96,6 +96,8 @@ type Store struct {
 	// committer's buffer for them.
 	recent recent
 	events []storage.Event
+
+	prealloc *prealloc // the committer's; nil if the file refused
 }
 
 var _ storage.Interface = (*Store)(nil)
@@ -127,9 +129,13 @@ func Open(path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bolt: %w", err)
 	}
-	var m meta
+	var (
+		m   meta
+		hwm int64
+	)
 	err = db.Update(func(tx *bbolt.Tx) (err error) {
 		m, err = initialize(tx)
+		hwm = tx.Size()
 		return err
 	})
 	if err != nil {
@@ -144,6 +150,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		committerDone: make(chan struct{}),
 	}
 	s.recent.reset(m)
+	s.prealloc = openPrealloc(path, hwm)
 	go s.commitLoop()
 	return s, nil
 }
@@ -321,6 +328,9 @@ func (s *Store) Close() error {
 	}
 	close(s.closing)
 	<-s.committerDone
+	if s.prealloc != nil {
+		s.prealloc.close()
+	}
 	s.closed.Store(true)
 	s.wake()
 	return s.db.Close() // waits for the read transactions under way
