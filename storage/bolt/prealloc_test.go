@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -40,9 +41,20 @@ func TestPreallocated(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for i := range 3000 { // ~3 MiB of values, so the file grows past its first preallocation
-		mustWrite(t, s, fmt.Sprintf("/p/%d", i), value)
+	// ~3 MiB of values each time, so that the file grows past its first
+	// preallocation; from 8 writers, for fewer commits.
+	write := func(prefix string) {
+		var wg sync.WaitGroup
+		for w := range 8 {
+			wg.Go(func() {
+				for i := range 3000 / 8 {
+					mustWrite(t, s, fmt.Sprintf("%s%d/%d", prefix, w, i), value)
+				}
+			})
+		}
+		wg.Wait()
 	}
+	write("/p/")
 	check("after 3000 writes")
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -50,8 +62,6 @@ func TestPreallocated(t *testing.T) {
 	s = mustOpen(t, path)
 	mustWrite(t, s, "/p/again", value)
 	check("opened again")
-	for i := range 3000 {
-		mustWrite(t, s, fmt.Sprintf("/q/%d", i), value)
-	}
+	write("/q/")
 	check("after 3000 more")
 }
