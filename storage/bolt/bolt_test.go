@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -247,6 +248,71 @@ func TestGroupCommit(t *testing.T) {
 	}
 }
 
+// TestLoneWriterNeverLingers: one writer at a time is never known to have
+// company, so its writes never wait for others: each is a commit of its
+// own, made at once.
+func TestLoneWriterNeverLingers(t *testing.T) {
+	s := mustOpen(t, filepath.Join(t.TempDir(), "kapi.db"), bolt.WithLinger(10*time.Millisecond))
+	const writes = 50
+	for i := range writes {
+		mustWrite(t, s, fmt.Sprintf("/l/%d", i), "v")
+	}
+	if commits, lingers := bolt.Commits(s), bolt.Lingers(s); commits != writes || lingers != 0 {
+		t.Errorf("%d writes, one after another: %d commits, %d of them waited for more writers; want %d and none",
+			writes, commits, lingers, writes)
+	}
+}
+
+// TestCommitWaitsForKnownWriters: a commit waits for the writers it knows
+// of. Writer A's first write is held in its commit while seven others queue
+// up behind it; once it is committed, the seven are known to be writing
+// alongside A, so their commit waits for A's next write, which A sends only
+// once that commit is waiting (or, were it not to wait, made): two commits
+// in all, not three.
+func TestCommitWaitsForKnownWriters(t *testing.T) {
+	const others = 7
+	hold := make(chan struct{})
+	var commits atomic.Int32
+	s := mustOpen(t, filepath.Join(t.TempDir(), "kapi.db"), bolt.WithLinger(time.Hour),
+		bolt.WithBeforeCommit(func(int) {
+			if commits.Add(1) == 1 {
+				<-hold
+			}
+		}))
+	ctx := t.Context()
+	errs := make(chan error, others+1)
+	create := func(key string) {
+		_, err := s.Create(ctx, key, []byte("v"))
+		errs <- err
+	}
+	go create("/a/1")
+	for commits.Load() == 0 { // A's commit is held
+		time.Sleep(time.Millisecond)
+	}
+	for i := range others {
+		go create(fmt.Sprintf("/b/%d", i))
+	}
+	for bolt.Queued(s) < others {
+		time.Sleep(time.Millisecond)
+	}
+	close(hold)
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+	for bolt.Lingers(s) == 0 && commits.Load() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	go create("/a/2")
+	for range others + 1 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := bolt.Commits(s); n != 2 {
+		t.Errorf("%d commits, want 2: the seven writers queued behind A did not wait for A's next write", n)
+	}
+}
+
 // TestHistoryBoundsFile rewrites one key with large values far more often
 // than the byte budget holds: the file stops growing.
 func TestHistoryBoundsFile(t *testing.T) {
@@ -452,6 +518,97 @@ func TestKeyTooLong(t *testing.T) {
 
 // TestValuesAreCopied: the store keeps no reference to the caller's slices,
 // and hands each reader its own.
+// TestWatchFromMemoryIsTheFile: watchers that keep up take the last
+// commits' events from memory; a watch of the same changes after the store
+// is opened again reads them all from the file. Both see the same events,
+// values, previous values (nil for a creation, empty but not nil for an
+// empty one) and revisions, past the events memory holds.
+func TestWatchFromMemoryIsTheFile(t *testing.T) {
+	const ops, last = 1500, "/k/end"
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "kapi.db")
+	s := mustOpen(t, path)
+	start, err := s.Revision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefixes := []string{"/", "/k/"}
+	collect := func(s *bolt.Store, prefix string) <-chan []storage.Event {
+		ch, err := s.Watch(ctx, prefix, start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make(chan []storage.Event, 1)
+		go func() {
+			var evs []storage.Event
+			for ev := range ch {
+				if evs = append(evs, ev); ev.Err != nil || ev.Key == last {
+					break
+				}
+			}
+			out <- evs
+		}()
+		return out
+	}
+	var live []<-chan []storage.Event
+	for _, p := range prefixes {
+		live = append(live, collect(s, p))
+	}
+	keys := []string{"/k/a", "/k/b", "/k\x00", "/l", "/k/a/x", "/m/k/"}
+	var wg sync.WaitGroup
+	for w := range 4 { // concurrent writers, so that commits hold several
+		rng := rand.New(rand.NewPCG(uint64(w), 5))
+		wg.Go(func() {
+			for range ops / 4 {
+				k := keys[rng.IntN(len(keys))]
+				var v []byte
+				if rng.IntN(5) > 0 {
+					v = randomValue(rng)
+				}
+				switch rng.IntN(3) {
+				case 0:
+					s.Create(ctx, k, v)
+				case 1:
+					s.Update(ctx, k, v, 0)
+				default:
+					s.Delete(ctx, k, 0)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	mustWrite(t, s, last, "")
+	var fromMemory [][]storage.Event
+	for _, ch := range live {
+		fromMemory = append(fromMemory, <-ch)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = mustOpen(t, path)
+	for i, p := range prefixes {
+		fromFile := <-collect(s, p)
+		if got, want := fmtEvents(fromMemory[i]), fmtEvents(fromFile); got != want {
+			t.Errorf("watch of %q: kept up:\n%s\nread from the file:\n%s", p, got, want)
+		}
+		if n := len(fromFile); n < 2 {
+			t.Errorf("watch of %q: %d events", p, n)
+		}
+	}
+}
+
+func fmtEvents(evs []storage.Event) string {
+	var b strings.Builder
+	for _, ev := range evs {
+		prev := "nil"
+		if ev.Prev != nil {
+			prev = fmt.Sprintf("%q", ev.Prev)
+		}
+		fmt.Fprintf(&b, "%v %s prev=%s err=%v\n", ev.Type, fmtKV(ev.KeyValue), prev, ev.Err)
+	}
+	return b.String()
+}
+
 func TestValuesAreCopied(t *testing.T) {
 	ctx := t.Context()
 	s := mustOpen(t, filepath.Join(t.TempDir(), "kapi.db"))

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"runtime"
 	"syscall"
+	"time"
 
 	bbolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -23,6 +24,17 @@ import (
 // waits up to a delay for the batch to fill, which a lone writer pays for
 // every write, and reruns the whole batch when one request fails its
 // precondition.)
+//
+// Taking only the writes already waiting splits concurrent writers into
+// small batches when each spends longer between writes than a commit takes
+// (an API server decoding the next request): those the last commit answered
+// come back one at a time while the committer syncs the others. So when the
+// committer knows of more writers than it has in hand (those of the last
+// commit and those that queued up during it), it lingers for them, at most
+// about one commit's time: a straggler misses one commit's wait either way,
+// and every writer it waits for shares a commit's two fsyncs instead of
+// paying for two of its own. A lone writer is never known to have company,
+// and never waits.
 
 type op int
 
@@ -44,6 +56,7 @@ type request struct {
 	removed storage.KeyValue
 	err     error
 	done    chan struct{}
+	event   storage.Event // the change made, if any, for watchers
 }
 
 // write hands r to the committer and waits until it is on disk. Once
@@ -63,11 +76,14 @@ func (s *Store) write(ctx context.Context, r *request) (*request, error) {
 		return r, storage.ErrClosed
 	}
 	r.done = make(chan struct{})
+	s.queued.Add(1) // until the committer receives r
 	select {
 	case s.requests <- r:
 	case <-s.closing:
+		s.queued.Add(-1)
 		return r, storage.ErrClosed
 	case <-ctx.Done():
+		s.queued.Add(-1)
 		return r, ctx.Err()
 	}
 	<-r.done
@@ -78,6 +94,12 @@ func (s *Store) write(ctx context.Context, r *request) (*request, error) {
 func (s *Store) commitLoop() {
 	defer close(s.committerDone)
 	batch := make([]*request, 0, maxBatch)
+	var (
+		writers int           // writers known when the last commit ended
+		took    time.Duration // a moving average of the commits' durations
+	)
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
 	for {
 		select {
 		case r := <-s.requests:
@@ -99,13 +121,73 @@ func (s *Store) commitLoop() {
 				break gather
 			}
 		}
+		if want := min(writers, maxBatch); len(batch) < want {
+			s.lingers.Add(1)
+			linger.Reset(s.lingerFor(took))
+		fill:
+			for len(batch) < want {
+				select {
+				case r := <-s.requests:
+					batch = append(batch, r)
+				case <-linger.C:
+					break fill
+				case <-s.closing:
+					break fill
+				}
+			}
+			linger.Stop()
+		}
+		s.queued.Add(-int64(len(batch)))
+		if s.config.beforeCommit != nil {
+			s.config.beforeCommit(len(batch))
+		}
+		start := time.Now()
 		s.commit(batch)
+		took += (time.Since(start) - took) / 8
+		// Counted before answering, so that no writer of this batch is
+		// back yet: those answered will likely write again, and those
+		// that queued up meanwhile are writing now.
+		writers = len(batch) + int(s.queued.Load())
+		for _, r := range batch {
+			close(r.done)
+		}
 		clear(batch)
+		if s.prealloc != nil {
+			if hwm, err := s.highWater(); err == nil && !s.prealloc.ensure(hwm) {
+				s.prealloc.close()
+				s.prealloc = nil
+			}
+		}
 	}
 }
 
-// commit applies batch in one transaction and answers each request.
+// maxLinger bounds a commit's wait for writers, however long commits take:
+// it is for writers busy between two writes, not for a slow disk.
+const maxLinger = 5 * time.Millisecond
+
+// highWater is the end of the pages bbolt has allocated in the file.
+func (s *Store) highWater() (int64, error) {
+	tx, err := s.db.Begin(false)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	return tx.Size(), nil
+}
+
+// lingerFor is how long a commit waits for the writers it expects, given
+// the commits' average duration.
+func (s *Store) lingerFor(took time.Duration) time.Duration {
+	if s.config.linger > 0 {
+		return s.config.linger
+	}
+	return min(took, maxLinger)
+}
+
+// commit applies batch in one transaction and sets each request's outcome,
+// for the caller to answer.
 func (s *Store) commit(batch []*request) {
+	var after meta
 	err := s.db.Update(func(tx *bbolt.Tx) error {
 		m, err := readMeta(tx)
 		if err != nil {
@@ -120,20 +202,28 @@ func (s *Store) commit(batch []*request) {
 		if err := w.bound(s.config.history, s.config.historyBytes); err != nil {
 			return err
 		}
+		after = w.meta
 		return writeMeta(tx, w.meta)
 	})
 	if err != nil {
 		err = commitError(err)
 		for _, r := range batch {
-			r.rev, r.removed, r.err = 0, storage.KeyValue{}, err
+			r.rev, r.removed, r.err, r.event = 0, storage.KeyValue{}, err, storage.Event{}
 		}
-	} else {
-		s.commits.Add(1)
-		s.wake()
+		return
 	}
+	s.commits.Add(1)
+	events := s.events[:0]
 	for _, r := range batch {
-		close(r.done)
+		if r.rev != 0 && r.op != opCompact {
+			events = append(events, r.event)
+			r.event = storage.Event{}
+		}
 	}
+	s.recent.add(events, after)
+	clear(events)
+	s.events = events
+	s.wake()
 }
 
 // commitError classifies the failure of a commit. bbolt rolls the
@@ -192,18 +282,23 @@ func (w *writer) apply(r *request) error {
 	}
 	rev := w.meta.rev + 1
 	var rec []byte
+	// The event shares the record's value (bbolt copies it into its pages
+	// and never changes it) and copies the previous one, since cur.value
+	// points into the transaction's pages, which the puts below may change.
 	switch r.op {
 	case opCreate:
 		rec = encodeRecord(rev, r.value, false)
+		r.event = storage.Event{Type: storage.Put, KeyValue: storage.KeyValue{Key: r.key, Value: rec[recordHeader:], CreateRevision: rev, ModRevision: rev}}
 	case opUpdate:
 		rec = encodeRecord(cur.create, r.value, false)
 		w.meta.held += int64(len(cur.value))
+		r.event = storage.Event{Type: storage.Put, KeyValue: storage.KeyValue{Key: r.key, Value: rec[recordHeader:], CreateRevision: cur.create, ModRevision: rev},
+			Prev: append([]byte{}, cur.value...)} // non-nil even if empty
 	case opDelete:
 		rec = encodeRecord(cur.create, nil, true)
 		w.meta.held += int64(len(cur.value))
-		// cur.value points into the transaction's pages, which the puts
-		// below may change.
-		r.removed = storage.KeyValue{Key: r.key, Value: bytes.Clone(cur.value), CreateRevision: cur.create, ModRevision: rev}
+		r.removed = storage.KeyValue{Key: r.key, Value: append([]byte{}, cur.value...), CreateRevision: cur.create, ModRevision: rev}
+		r.event = storage.Event{Type: storage.Delete, KeyValue: r.removed, Prev: r.removed.Value}
 	}
 	if err := w.history.Put(versionKey(r.key, rev), rec); err != nil {
 		return err

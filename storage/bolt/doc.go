@@ -20,7 +20,15 @@
 // Concurrent writes are group-committed: one goroutine owned by the store
 // applies every write waiting when it begins a transaction in that one
 // transaction, so N concurrent writers share one fsync instead of queueing
-// for N. A lone writer waits for one fsync and nothing else.
+// for N. When it knows of more writers than are waiting (those it answered
+// last time and those that queued up since), it waits for them a little,
+// at most about as long as a commit takes, so that they keep sharing. A
+// lone writer waits for one fsync and nothing else.
+//
+// Past the pages in use the file is kept written ahead with zeros (4 MiB of
+// them), rather than extended with holes, so that a commit whose data grows
+// the file overwrites blocks the filesystem already has, and its fsync
+// need not commit the filesystem's journal as well.
 //
 // # Revisions and history
 //
@@ -42,7 +50,10 @@
 // Writers never wait for watchers. Each watch runs one goroutine that reads
 // the file's log at its own position in short read transactions, and sleeps
 // until the next commit when it has read everything; watchers are woken
-// only after a commit, so they see only what is on disk. A watcher that
+// only after a commit, so they see only what is on disk. The events of the
+// last commits (up to 1024 of them, 4 MiB of values) are also kept in
+// memory as the committer made them, and a watcher that keeps up takes
+// them from there instead of reading them back. A watcher that
 // falls so far behind that its next event leaves the window receives one
 // event whose Err is [storage.ErrExpired]; after [Store.Close] every watcher
 // receives one whose Err is [storage.ErrClosed]. After that final event, or
@@ -53,7 +64,8 @@
 //
 // Values are copied in and out of the file: a caller may reuse a slice
 // passed to Create or Update once the call returns, and each read returns
-// slices of its own.
+// slices of its own. Watchers that keep up share theirs, as
+// [storage.KeyValue] allows: they must not modify them.
 //
 // # One process
 //

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"time"
 
 	bbolt "go.etcd.io/bbolt"
 )
@@ -11,6 +12,25 @@ import (
 // Commits reports how many write transactions s has committed: with
 // concurrent writers, fewer than the writes.
 func Commits(s *Store) int64 { return s.commits.Load() }
+
+// Lingers reports how many times s's committer waited for more writers
+// before committing.
+func Lingers(s *Store) int64 { return s.lingers.Load() }
+
+// Queued reports how many writers are handing a write to s's committer.
+func Queued(s *Store) int64 { return s.queued.Load() }
+
+// WithLinger makes commits wait up to d for the writers they expect,
+// whatever the commits take.
+func WithLinger(d time.Duration) Option {
+	return func(c *config) { c.linger = d }
+}
+
+// WithBeforeCommit has the committer call f with each batch's size before
+// it commits the batch.
+func WithBeforeCommit(f func(n int)) Option {
+	return func(c *config) { c.beforeCommit = f }
+}
 
 // Compacted reports the oldest revision reads at s may ask for.
 func Compacted(s *Store) (int64, error) {
@@ -107,3 +127,9 @@ func Check(s *Store) error {
 
 // CommitError is how a failed commit is classified.
 var CommitError = commitError
+
+// HighWater reports the end of the pages bbolt has allocated in s's file.
+func HighWater(s *Store) (int64, error) { return s.highWater() }
+
+// PreallocAhead is how far past the high-water mark the file is written.
+const PreallocAhead = preallocAhead

@@ -30,6 +30,12 @@ type config struct {
 	history      int64
 	historyBytes int64
 	lockTimeout  time.Duration
+
+	// For tests of batching: a fixed time commits linger for the writers
+	// they expect, and a function called with each batch's size before it
+	// commits.
+	linger       time.Duration
+	beforeCommit func(n int)
 }
 
 // WithHistory sets how many revisions of history the store keeps: with the
@@ -78,7 +84,20 @@ type Store struct {
 	// watchers that have read everything.
 	changed atomic.Pointer[chan struct{}]
 
-	commits atomic.Int64 // transactions committed, for tests of batching
+	// queued counts the writes sent to the committer and not yet
+	// received, which it reads to know how many writers it has; commits
+	// and lingers (the times it waited for more writers) are for tests of
+	// batching.
+	queued  atomic.Int64
+	commits atomic.Int64
+	lingers atomic.Int64
+
+	// recent holds the last commits' events for watchers; events is the
+	// committer's buffer for them.
+	recent recent
+	events []storage.Event
+
+	prealloc *prealloc // the committer's; nil if the file refused
 }
 
 var _ storage.Interface = (*Store)(nil)
@@ -110,7 +129,16 @@ func Open(path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bolt: %w", err)
 	}
-	if err := db.Update(initialize); err != nil {
+	var (
+		m   meta
+		hwm int64
+	)
+	err = db.Update(func(tx *bbolt.Tx) (err error) {
+		m, err = initialize(tx)
+		hwm = tx.Size()
+		return err
+	})
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("bolt: %s: %w", path, err)
 	}
@@ -121,27 +149,28 @@ func Open(path string, opts ...Option) (*Store, error) {
 		closing:       make(chan struct{}),
 		committerDone: make(chan struct{}),
 	}
+	s.recent.reset(m)
+	s.prealloc = openPrealloc(path, hwm)
 	go s.commitLoop()
 	return s, nil
 }
 
 // initialize creates the buckets of a new file, or checks an existing
-// file's format.
-func initialize(tx *bbolt.Tx) error {
-	if m := tx.Bucket(metaBucket); m != nil {
-		if v := m.Get(formatKey); len(v) != 8 || unbe64(v) != format {
-			return fmt.Errorf("not a kapi store of format %d (format %x)", format, v)
+// file's format, and returns its meta.
+func initialize(tx *bbolt.Tx) (meta, error) {
+	if b := tx.Bucket(metaBucket); b != nil {
+		if v := b.Get(formatKey); len(v) != 8 || unbe64(v) != format {
+			return meta{}, fmt.Errorf("not a kapi store of format %d (format %x)", format, v)
 		}
-		_, err := readMeta(tx)
-		return err
+		return readMeta(tx)
 	}
 	for _, name := range [][]byte{metaBucket, historyBucket, logBucket} {
 		if _, err := tx.CreateBucket(name); err != nil {
-			return err
+			return meta{}, err
 		}
 	}
 	m := meta{rev: initialRevision, compacted: initialRevision}
-	return errors.Join(tx.Bucket(metaBucket).Put(formatKey, be64(format)), writeMeta(tx, m))
+	return m, errors.Join(tx.Bucket(metaBucket).Put(formatKey, be64(format)), writeMeta(tx, m))
 }
 
 // Get returns the key's value at rev (0: the latest).
@@ -299,6 +328,9 @@ func (s *Store) Close() error {
 	}
 	close(s.closing)
 	<-s.committerDone
+	if s.prealloc != nil {
+		s.prealloc.close()
+	}
 	s.closed.Store(true)
 	s.wake()
 	return s.db.Close() // waits for the read transactions under way

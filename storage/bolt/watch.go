@@ -61,12 +61,20 @@ func (s *Store) Watch(ctx context.Context, prefix string, rev int64) (<-chan sto
 func (s *Store) readLog(prefix string, next int64, batch []storage.Event) ([]storage.Event, int64, <-chan struct{}, error) {
 	// Taken before reading, so that a commit the read misses closes it.
 	wait := s.waitChannel()
+	if s.closed.Load() {
+		return batch, next, nil, storage.ErrClosed
+	}
+	if batch, next, held, caughtUp, err := s.recent.read(prefix, next, batch); held {
+		if caughtUp {
+			return batch, next, wait, nil
+		}
+		return batch, next, nil, err
+	}
 	var last int64
 	err := s.view(func(tx *bbolt.Tx, m meta) error {
 		last = m.rev
 		if next <= m.compacted {
-			return fmt.Errorf("%w: the watch fell behind: its next revision %d left the history window, which starts at %d",
-				storage.ErrExpired, next, m.compacted)
+			return fellBehind(next, m.compacted)
 		}
 		history := tx.Bucket(historyBucket).Cursor()
 		lc := tx.Bucket(logBucket).Cursor()
@@ -94,6 +102,11 @@ func (s *Store) readLog(prefix string, next int64, batch []storage.Event) ([]sto
 		return batch, next, wait, nil
 	}
 	return batch, next, nil, nil
+}
+
+func fellBehind(next, compacted int64) error {
+	return fmt.Errorf("%w: the watch fell behind: its next revision %d left the history window, which starts at %d",
+		storage.ErrExpired, next, compacted)
 }
 
 // eventAt rebuilds the event of revision rev, which wrote key, from the
