@@ -128,12 +128,11 @@ func (s *Schema) Apply(live, config []byte, managed []kapi.ManagedFieldsEntry, o
 		lastSet, applier.time = prev.set, prev.time
 	}
 	merged, _ := merge(liveObj, true, cfg, true, s)
-	applier.set = fieldSet{}
-	toSet(cfg, s, nil, applier.set)
-	applier.set = applier.set.filter(ignore)
+	applied := appliedSetOf(cfg, s, ignore, opts.Ignore)
+	applier.set = applied.set
 	ms[id] = applier
 	result := merged
-	if len(lastSet.minus(applier.set)) > 0 {
+	if !lastSet.subsetOf(applier.set) {
 		// Only what the applier applied before and no longer applies
 		// can go; re-applying the same fields (the usual apply) removes
 		// nothing, and pruning would walk the object six times for it.
@@ -166,7 +165,7 @@ func (s *Schema) Apply(live, config []byte, managed []kapi.ManagedFieldsEntry, o
 			m.set = m.set.minus(conflicts[mid]).minus(cm.removed)
 		}
 	}
-	applier.set = applier.set.minus(serverOwned)
+	applier.set, applier.parsed = applied.final.set, applied.final // applier.set less serverOwned
 	ms.dropEmpty()
 
 	if touchesIgnored || !equalValues(liveObj, result) {
