@@ -2,6 +2,7 @@ package patch
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
@@ -88,6 +89,9 @@ type member struct {
 }
 
 func (d *jsonReader) space() {
+	if d.i < len(d.data) && d.data[d.i] > ' ' {
+		return // compact JSON: no space anywhere
+	}
 	for d.i < len(d.data) {
 		switch d.data[d.i] {
 		case ' ', '\t', '\n', '\r':
@@ -566,51 +570,77 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 // more.
 func (d *jsonReader) pass() bool {
 	d.space()
+	data, i := d.data, d.i
 	nesting := 0
-	for d.i < len(d.data) {
-		switch c := d.data[d.i]; c {
+	for i < len(data) {
+		switch c := data[i]; c {
 		case '"':
-			start := d.i + 1
-			d.i = start
+			i++
 			for {
-				j := bytes.IndexByte(d.data[d.i:], '"')
-				if j < 0 {
+				i = quoteOrBackslash(data, i)
+				if i >= len(data) {
+					d.i = i
 					return false
 				}
-				d.i += j
-				n := 0 // backslashes before the quote
-				for k := d.i - 1; k >= start && d.data[k] == '\\'; k-- {
-					n++
+				if data[i] == '\\' {
+					i += 2 // the escaped byte is never the closing quote
+					continue
 				}
-				d.i++
-				if n%2 == 0 {
-					break
-				}
+				i++
+				break
 			}
 		case '{', '[':
 			nesting++
-			d.i++
+			i++
 			continue
 		case '}', ']':
 			nesting--
-			d.i++
+			i++
 		case ',', ':', ' ', '\t', '\n', '\r':
-			d.i++
+			i++
 			continue
 		default: // a number or a literal
-			for d.i < len(d.data) {
-				switch d.data[d.i] {
-				case ',', '}', ']', ' ', '\t', '\n', '\r':
-				default:
-					d.i++
-					continue
-				}
-				break
+			for i < len(data) && !numberEnd[data[i]] {
+				i++
 			}
 		}
 		if nesting <= 0 {
+			d.i = i
 			return nesting == 0
 		}
 	}
+	d.i = i
 	return false
+}
+
+// numberEnd says which bytes end a number or a literal in valid JSON.
+var numberEnd = func() (t [256]bool) {
+	for _, c := range ",}] \t\n\r" {
+		t[c] = true
+	}
+	return t
+}()
+
+// The word-at-a-time tests of string scanning: whether any of the eight
+// bytes of x is zero, exact as to whether there is one (not which).
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+func hasZeroByte(x uint64) bool { return (x-ones)&^x&highs != 0 }
+
+// quoteOrBackslash is the index of the first '"' or '\\' in data from i
+// on, or len(data): where a string's plain run ends in valid JSON.
+func quoteOrBackslash(data []byte, i int) int {
+	for ; i+8 <= len(data); i += 8 {
+		x := binary.LittleEndian.Uint64(data[i:])
+		if hasZeroByte(x^(ones*'"')) || hasZeroByte(x^(ones*'\\')) {
+			break
+		}
+	}
+	for i < len(data) && data[i] != '"' && data[i] != '\\' {
+		i++
+	}
+	return i
 }
