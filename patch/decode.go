@@ -268,10 +268,7 @@ func (d *jsonReader) skip(depth int) bool {
 	if d.trusted {
 		return d.pass()
 	}
-	d.discard = true
-	_, ok := d.value(depth)
-	d.discard = false
-	return ok
+	return d.checkValue(depth)
 }
 
 // string reads a JSON string; escapes other than surrogates are read here,
