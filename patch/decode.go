@@ -113,6 +113,11 @@ func (d *jsonReader) value(depth int) (any, bool) {
 	case '[':
 		return d.array(depth + 1)
 	case '"':
+		if !d.discard {
+			if v, ok := d.shortString(); ok {
+				return v, true
+			}
+		}
 		s, ok := d.string()
 		return s, ok
 	case 't':
@@ -367,6 +372,58 @@ func internKey(b []byte) (string, bool) {
 	return s, true
 }
 
+// shortString reads a plain string of up to maxInternedKey bytes as
+// internValue makes it; ok false (and nothing read) for any other string.
+func (d *jsonReader) shortString() (any, bool) {
+	start := d.i + 1
+	for i := start; i < len(d.data) && i-start <= maxInternedKey; i++ {
+		if c := d.data[i]; c == '"' {
+			d.i = i + 1
+			return internValue(d.data[start:i], false), true
+		} else if !plainByte[c] {
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// internedValue is a short string or number as decoded, boxed once.
+type internedValue struct {
+	number bool // a json.Number, else a string
+	lit    string
+	v      any
+}
+
+// internedValues holds the short values read lately, as internedKeys holds
+// keys: an object's kind, apiVersion, namespace, labels and most of its
+// values are those of the objects of its kind written before, and a value
+// made again costs two allocations (its bytes and its box).
+var internedValues [2048]atomic.Pointer[internedValue]
+
+// internValue is the string (or json.Number) b, boxed, made once while it
+// stays in its slot; b is at most maxInternedKey bytes, or a number.
+func internValue(b []byte, number bool) any {
+	h := uint32(2166136261) // FNV-1a
+	for _, c := range b {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	if number {
+		h = (h ^ 1) * 16777619
+	}
+	slot := &internedValues[h%uint32(len(internedValues))]
+	if p := slot.Load(); p != nil && p.number == number && p.lit == string(b) {
+		return p.v
+	}
+	e := &internedValue{number: number, lit: string(b)}
+	if number {
+		e.v = json.Number(e.lit)
+	} else {
+		e.v = e.lit
+	}
+	slot.Store(e)
+	return e.v
+}
+
 // plainByte says which bytes a string holds as they are: not '"', '\\',
 // a control character or part of a multi-byte character.
 var plainByte = func() (t [256]bool) {
@@ -496,7 +553,7 @@ func (d *jsonReader) number() (any, bool) {
 		return nil, true
 	}
 	if integral && len(lit) < 19 && !(len(lit) == 2 && lit[0] == '-' && lit[1] == '0') {
-		return json.Number(lit), true // an int64 already written as FormatInt writes it
+		return internValue(lit, true), true // an int64 already written as FormatInt writes it
 	}
 	return canonicalNumbers(json.Number(lit)), true
 }
