@@ -563,10 +563,19 @@ func (d *jsonReader) number() (any, bool) {
 // reflection over maps: Apply and strategic merge write their result so.
 // A value of any other type is written by json.Marshal.
 func encodeJSON(v any) ([]byte, error) {
-	return appendJSON(make([]byte, 0, 1024), v)
+	var arr [64]string
+	e := jsonEncoder{keys: arr[:0]}
+	return e.append(make([]byte, 0, 1024), v)
 }
 
-func appendJSON(b []byte, v any) ([]byte, error) {
+// jsonEncoder is encodeJSON's walk: keys is a stack of the objects' keys
+// being sorted, shared by the levels of nesting, rather than a slice made
+// per object.
+type jsonEncoder struct {
+	keys []string
+}
+
+func (e *jsonEncoder) append(b []byte, v any) ([]byte, error) {
 	switch x := v.(type) {
 	case nil, bool, string:
 		return appendScalarJSON(b, v), nil
@@ -578,23 +587,27 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 		if x == nil {
 			return append(b, "null"...), nil
 		}
-		keys := make([]string, 0, len(x))
+		base := len(e.keys)
 		for k := range x {
-			keys = append(keys, k)
+			e.keys = append(e.keys, k)
 		}
+		keys := e.keys[base:]
 		slices.Sort(keys)
 		b = append(b, '{')
-		for i, k := range keys {
+		for i := range keys {
+			k := e.keys[base+i] // e.keys may grow (and move) below
 			if i > 0 {
 				b = append(b, ',')
 			}
 			b = appendJSONString(b, k)
 			b = append(b, ':')
 			var err error
-			if b, err = appendJSON(b, x[k]); err != nil {
+			if b, err = e.append(b, x[k]); err != nil {
 				return b, err
 			}
 		}
+		clear(e.keys[base:])
+		e.keys = e.keys[:base]
 		return append(b, '}'), nil
 	case []any:
 		if x == nil {
@@ -606,7 +619,7 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 				b = append(b, ',')
 			}
 			var err error
-			if b, err = appendJSON(b, item); err != nil {
+			if b, err = e.append(b, item); err != nil {
 				return b, err
 			}
 		}
