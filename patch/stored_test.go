@@ -352,15 +352,15 @@ func FuzzCreatedFields(f *testing.F) {
 	})
 }
 
-// TestMergeEqualAsIsRandom: merge's shortcut for equal values makes what
-// merging them makes, on random checked configurations and live objects
+// TestMergeEqualAsIsRandom: merge's shortcuts for equal values and for
+// live values with nothing to merge make what merging makes, on random checked configurations and live objects
 // they were merged into or derived from.
 func TestMergeEqualAsIsRandom(t *testing.T) {
 	s, err := SchemaOf(reflect.TypeFor[storedWidget]())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { mergeEqualAsIs = true }()
+	defer func() { mergeEqualAsIs, mergeAbsentAsIs = true, true }()
 	r := rand.New(rand.NewSource(3))
 	checked := 0
 	for i := 0; i < 4000; i++ {
@@ -370,9 +370,9 @@ func TestMergeEqualAsIsRandom(t *testing.T) {
 			continue
 		}
 		checked++
-		mergeEqualAsIs = true
+		mergeEqualAsIs, mergeAbsentAsIs = true, true
 		fast, fok := merge(live, true, cfg, true, s)
-		mergeEqualAsIs = false
+		mergeEqualAsIs, mergeAbsentAsIs = false, false
 		slow, sok := merge(live, true, cfg, true, s)
 		if fok != sok || !equalValues(fast, slow) {
 			l, _ := json.Marshal(live)

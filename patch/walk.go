@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 )
 
@@ -419,7 +420,7 @@ func (c *comparison) walk(l any, lok bool, r any, rok bool, s *Schema, path fiel
 			c.leaf(l, lok, r, rok, path)
 			return
 		}
-		if lok && rok && equalValues(l, r) {
+		if lok && rok && (sameList(ll, rl) || equalValues(l, r)) {
 			return // nothing in it changed; naming its items allocates
 		}
 		c.listItems(ll, rl, s, path)
@@ -429,6 +430,9 @@ func (c *comparison) walk(l any, lok bool, r any, rok bool, s *Schema, path fiel
 		if len(lm) == 0 && len(rm) == 0 {
 			c.leaf(l, lok, r, rok, path)
 			return
+		}
+		if lok && rok && sameMap(lm, rm) {
+			return // one value on both sides (merge keeps what it leaves alone)
 		}
 		for k, lv := range lm {
 			rv, ok := rm[k]
@@ -538,6 +542,16 @@ func (v *sideValues) add(item any) {
 	}
 }
 
+// sameMap and sameList say whether a and b are one value, not only equal
+// ones (both not empty).
+func sameMap(a, b map[string]any) bool {
+	return len(a) > 0 && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+func sameList(a, b []any) bool {
+	return len(a) > 0 && len(a) == len(b) && &a[0] == &b[0]
+}
+
 func equalValues(a, b any) bool {
 	switch x := a.(type) {
 	case []any:
@@ -571,9 +585,10 @@ func equalValues(a, b any) bool {
 	return compareValues(a, b) == 0
 }
 
-// mergeEqualAsIs is merge's shortcut for equal values; off only in the
-// test that holds it to merging them.
-var mergeEqualAsIs = true
+// mergeEqualAsIs and mergeAbsentAsIs are merge's shortcuts for equal
+// values and for a live value with nothing to merge; off only in the test
+// that holds them to merging.
+var mergeEqualAsIs, mergeAbsentAsIs = true, true
 
 // merge merges the configuration r into the live value l: r wins at each
 // leaf; granular maps merge key by key and granular lists item by item.
@@ -587,6 +602,12 @@ func merge(l any, lok bool, r any, rok bool, s *Schema) (any, bool) {
 	}
 	if isLeaf(s) {
 		return keepRight()
+	}
+	if lok && !rok && mergeAbsentAsIs {
+		// Nothing merged into a live value checked by liveObject (every
+		// item of its granular lists named, so none is dropped): what
+		// merging makes of it is a copy of it, which it need not be.
+		return l, true
 	}
 	if lok && rok && mergeEqualAsIs && equalValues(l, r) {
 		// What merging makes of equal values (checked, so every item
