@@ -138,14 +138,13 @@ func appendItemName(b []byte, s *Schema, item any) (_ []byte, named bool) {
 	if s.ListType == ListMap {
 		m := item.(map[string]any)
 		b = append(b, 'k')
-		for _, k := range s.ListMapKeys {
+		for _, k := range s.ListMapKeys { // the key's names too: other schemas key by other fields
 			if v, ok := m[k]; ok {
-				b = appendScalarJSON(append(b, 0), v) // JSON, which has no 0 byte
-			} else {
-				b = append(b, 1)
+				b = appendScalarJSON(appendShapeName(b, k), v)
+				b = append(b, 0) // JSON has no 0 byte
 			}
 		}
-		return append(b, 0), true
+		return append(b, 1), true
 	}
 	return append(appendScalarJSON(append(b, 'v'), item), 0), true
 }

@@ -98,3 +98,34 @@ func TestAppliedSetShapeRandom(t *testing.T) {
 	}
 	t.Logf("%d values had a shape seen before", same)
 }
+
+// TestAppliedSetOtherSchemas: appliedSets serves every schema, and two
+// schemas whose lists are keyed by other fields name one item otherwise.
+func TestAppliedSetOtherSchemas(t *testing.T) {
+	type item struct {
+		Name string `json:"name"`
+		ID   string `json:"id"`
+	}
+	type byName struct {
+		Items []item `json:"items" listType:"map" listMapKey:"name"`
+	}
+	type byID struct {
+		Items []item `json:"items" listType:"map" listMapKey:"id"`
+	}
+	cfg := map[string]any{"items": []any{map[string]any{"name": "x", "id": "x"}}}
+	for _, c := range []struct {
+		typ  reflect.Type
+		want string
+	}{
+		{reflect.TypeFor[byName](), `{"f:items":{"k:{\"name\":\"x\"}":{".":{},"f:id":{},"f:name":{}}}}`},
+		{reflect.TypeFor[byID](), `{"f:items":{"k:{\"id\":\"x\"}":{".":{},"f:id":{},"f:name":{}}}}`},
+	} {
+		s, err := SchemaOf(c.typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appliedSetOf(cfg, s, ignoreFilter(nil), nil).final.encoded; string(got) != c.want {
+			t.Errorf("%v: %s, want %s", c.typ, got, c.want)
+		}
+	}
+}
