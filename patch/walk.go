@@ -559,6 +559,9 @@ func equalValues(a, b any) bool {
 		if !ok || len(x) != len(y) {
 			return false
 		}
+		if sameList(x, y) {
+			return true
+		}
 		for i := range x {
 			if !equalValues(x[i], y[i]) {
 				return false
@@ -569,6 +572,9 @@ func equalValues(a, b any) bool {
 		y, ok := b.(map[string]any)
 		if !ok || len(x) != len(y) {
 			return false
+		}
+		if sameMap(x, y) {
+			return true
 		}
 		for k, v := range x {
 			w, ok := y[k]
@@ -612,8 +618,10 @@ func merge(l any, lok bool, r any, rok bool, s *Schema) (any, bool) {
 	if lok && rok && mergeEqualAsIs && equalValues(l, r) {
 		// What merging makes of equal values (checked, so every item
 		// is named once): the configuration's, without building it
-		// again. Applying what was applied before is most applies.
-		return r, true
+		// again. Applying what was applied before is most applies. The
+		// live one is written alike (numbers are canonical), and the
+		// comparison with the live object then passes over it.
+		return l, true
 	}
 	switch s.Kind {
 	case List:
