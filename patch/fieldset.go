@@ -526,8 +526,20 @@ func sameSet(a, b fieldSet) bool {
 
 // intersect is nil (empty) when s and o have no path in common, the usual
 // case of a manager's set and what a write changed.
+// It looks up the smaller set's paths in the larger; the paths are s's.
 func (s fieldSet) intersect(o fieldSet) fieldSet {
 	var out fieldSet
+	if len(o) < len(s) {
+		for k := range o {
+			if p, ok := s[k]; ok {
+				if out == nil {
+					out = fieldSet{}
+				}
+				out[k] = p
+			}
+		}
+		return out
+	}
 	for k, p := range s {
 		if _, ok := o[k]; ok {
 			if out == nil {
