@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -170,31 +171,47 @@ func valid(v any, s *Schema, duplicates bool) bool {
 			}
 			return true
 		}
-		var seen map[string]bool
-		if !duplicates {
-			seen = make(map[string]bool, len(l))
+		if !duplicates && !namedOnce(s, l) {
+			return false
 		}
 		for _, item := range l {
-			if duplicates {
-				if !itemNamed(s, item) {
-					return false
-				}
-				if !valid(item, s.Elem, duplicates) {
-					return false
-				}
-				continue
-			}
-			e, err := itemElement(s, item)
-			if err != nil {
+			if duplicates && !itemNamed(s, item) {
 				return false
 			}
-			if !duplicates {
-				if seen[e.str] {
-					return false
-				}
-				seen[e.str] = true
-			}
 			if !valid(item, s.Elem, duplicates) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// namedOnce says whether itemElement names every item of a granular list,
+// each one once. A short list's names are written side by side on the
+// stack (appendItemName: equal where itemElement's are) rather than made.
+func namedOnce(s *Schema, l []any) bool {
+	if len(l) > indexAt {
+		seen := make(map[string]bool, len(l))
+		for _, item := range l {
+			e, err := itemElement(s, item)
+			if err != nil || seen[e.str] {
+				return false
+			}
+			seen[e.str] = true
+		}
+		return true
+	}
+	var arr [512]byte
+	var ends [indexAt + 1]int // names[ends[i]:ends[i+1]] is item i's
+	names := arr[:0]
+	for i, item := range l {
+		var named bool
+		if names, named = appendItemName(names, s, item); !named {
+			return false
+		}
+		ends[i+1] = len(names)
+		for j := 0; j < i; j++ {
+			if bytes.Equal(names[ends[j]:ends[j+1]], names[ends[i]:]) {
 				return false
 			}
 		}
