@@ -128,12 +128,11 @@ func (s *Schema) Apply(live, config []byte, managed []kapi.ManagedFieldsEntry, o
 		lastSet, applier.time = prev.set, prev.time
 	}
 	merged, _ := merge(liveObj, true, cfg, true, s)
-	applier.set = fieldSet{}
-	toSet(cfg, s, nil, applier.set)
-	applier.set = applier.set.filter(ignore)
+	applied := appliedSetOf(cfg, s, ignore, opts.Ignore)
+	applier.set = applied.set
 	ms[id] = applier
 	result := merged
-	if len(lastSet.minus(applier.set)) > 0 {
+	if !lastSet.subsetOf(applier.set) {
 		// Only what the applier applied before and no longer applies
 		// can go; re-applying the same fields (the usual apply) removes
 		// nothing, and pruning would walk the object six times for it.
@@ -166,7 +165,7 @@ func (s *Schema) Apply(live, config []byte, managed []kapi.ManagedFieldsEntry, o
 			m.set = m.set.minus(conflicts[mid]).minus(cm.removed)
 		}
 	}
-	applier.set = applier.set.minus(serverOwned)
+	applier.set, applier.parsed = applied.final.set, applied.final // applier.set less serverOwned
 	ms.dropEmpty()
 
 	if touchesIgnored || !equalValues(liveObj, result) {
@@ -305,8 +304,19 @@ func (s *Schema) record(c *comparison, oldObj, newObj any, ms managerSet, opts U
 	ignore := ignoreFilter(opts.Ignore)
 	c.filter(ignore)
 	changed := c.added.union(c.modified)
+	own := changed.minus(serverOwned)
+	writer := &fieldManager{name: opts.Manager, operation: OperationUpdate, subresource: opts.Subresource, apiVersion: opts.APIVersion}
+	wid := writer.id()
+	// The usual write: its manager writes again fields it owns already,
+	// and its set stays as it was read (written back so), without the two
+	// copies of it that taking the changes out and putting them back make.
+	prev := ms[wid]
+	kept := prev != nil && ownsAlready(prev.set, changed, c.removed)
 	versions := newComparisons(opts.APIVersion, c)
-	for _, m := range ms {
+	for id, m := range ms {
+		if kept && id == wid {
+			continue // its version is the write's: cm is c
+		}
 		cm := versions.of(m.apiVersion, oldObj, newObj, opts.Convert, ignore)
 		if cm == nil {
 			m.set = fieldSet{} // dropped below
@@ -315,23 +325,50 @@ func (s *Schema) record(c *comparison, oldObj, newObj any, ms managerSet, opts U
 		m.set = m.set.minus(cm.added.union(cm.modified)).minus(cm.removed)
 	}
 	ms.dropEmpty()
-	own := changed.minus(serverOwned)
 	if len(own) > 0 {
-		m := &fieldManager{name: opts.Manager, operation: OperationUpdate, subresource: opts.Subresource, apiVersion: opts.APIVersion}
-		id := m.id()
-		if prev := ms[id]; prev != nil {
-			own = own.union(prev.set)
-			if prev.parsed != nil && own.equal(prev.parsed.set) {
-				// What it owned before, the usual case of a manager that
-				// writes again: written back as it was read.
-				own, m.parsed = prev.parsed.set, prev.parsed
-			}
-		}
 		t := opts.Now
-		m.set, m.time = own, &t
-		ms[id] = m
+		if kept {
+			prev.time = &t
+		} else {
+			if prev = ms[wid]; prev != nil {
+				own = own.union(prev.set)
+				if prev.parsed != nil && own.equal(prev.parsed.set) {
+					// What it owned before, written back as it was read.
+					own, writer.parsed = prev.parsed.set, prev.parsed
+				}
+			}
+			writer.set, writer.time = own, &t
+			ms[wid] = writer
+		}
 	}
 	ms.capUpdaters()
+}
+
+// ownsAlready says whether a write that changed and removed these paths
+// leaves its manager's set, set, as it was: it owned every path it changed
+// but the server's (which it never owns), and no path it removed.
+func ownsAlready(set, changed, removed fieldSet) bool {
+	if len(set) == 0 {
+		return false
+	}
+	some := false // own is not empty: the entry is stamped
+	for k := range changed {
+		_, server := serverOwned[k]
+		_, has := set[k]
+		if server == has {
+			return false
+		}
+		some = some || !server
+	}
+	if !some {
+		return false
+	}
+	for k := range removed {
+		if _, has := set[k]; has {
+			return false
+		}
+	}
+	return true
 }
 
 // prune removes from the merged object what the applier owned before and

@@ -2,6 +2,7 @@ package patch
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
@@ -88,6 +89,9 @@ type member struct {
 }
 
 func (d *jsonReader) space() {
+	if d.i < len(d.data) && d.data[d.i] > ' ' {
+		return // compact JSON: no space anywhere
+	}
 	for d.i < len(d.data) {
 		switch d.data[d.i] {
 		case ' ', '\t', '\n', '\r':
@@ -109,6 +113,11 @@ func (d *jsonReader) value(depth int) (any, bool) {
 	case '[':
 		return d.array(depth + 1)
 	case '"':
+		if !d.discard {
+			if v, ok := d.shortString(); ok {
+				return v, true
+			}
+		}
 		s, ok := d.string()
 		return s, ok
 	case 't':
@@ -264,10 +273,7 @@ func (d *jsonReader) skip(depth int) bool {
 	if d.trusted {
 		return d.pass()
 	}
-	d.discard = true
-	_, ok := d.value(depth)
-	d.discard = false
-	return ok
+	return d.checkValue(depth)
 }
 
 // string reads a JSON string; escapes other than surrogates are read here,
@@ -364,6 +370,58 @@ func internKey(b []byte) (string, bool) {
 	}
 	first.Store(&s)
 	return s, true
+}
+
+// shortString reads a plain string of up to maxInternedKey bytes as
+// internValue makes it; ok false (and nothing read) for any other string.
+func (d *jsonReader) shortString() (any, bool) {
+	start := d.i + 1
+	for i := start; i < len(d.data) && i-start <= maxInternedKey; i++ {
+		if c := d.data[i]; c == '"' {
+			d.i = i + 1
+			return internValue(d.data[start:i], false), true
+		} else if !plainByte[c] {
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// internedValue is a short string or number as decoded, boxed once.
+type internedValue struct {
+	number bool // a json.Number, else a string
+	lit    string
+	v      any
+}
+
+// internedValues holds the short values read lately, as internedKeys holds
+// keys: an object's kind, apiVersion, namespace, labels and most of its
+// values are those of the objects of its kind written before, and a value
+// made again costs two allocations (its bytes and its box).
+var internedValues [2048]atomic.Pointer[internedValue]
+
+// internValue is the string (or json.Number) b, boxed, made once while it
+// stays in its slot; b is at most maxInternedKey bytes, or a number.
+func internValue(b []byte, number bool) any {
+	h := uint32(2166136261) // FNV-1a
+	for _, c := range b {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	if number {
+		h = (h ^ 1) * 16777619
+	}
+	slot := &internedValues[h%uint32(len(internedValues))]
+	if p := slot.Load(); p != nil && p.number == number && p.lit == string(b) {
+		return p.v
+	}
+	e := &internedValue{number: number, lit: string(b)}
+	if number {
+		e.v = json.Number(e.lit)
+	} else {
+		e.v = e.lit
+	}
+	slot.Store(e)
+	return e.v
 }
 
 // plainByte says which bytes a string holds as they are: not '"', '\\',
@@ -495,7 +553,7 @@ func (d *jsonReader) number() (any, bool) {
 		return nil, true
 	}
 	if integral && len(lit) < 19 && !(len(lit) == 2 && lit[0] == '-' && lit[1] == '0') {
-		return json.Number(lit), true // an int64 already written as FormatInt writes it
+		return internValue(lit, true), true // an int64 already written as FormatInt writes it
 	}
 	return canonicalNumbers(json.Number(lit)), true
 }
@@ -505,10 +563,19 @@ func (d *jsonReader) number() (any, bool) {
 // reflection over maps: Apply and strategic merge write their result so.
 // A value of any other type is written by json.Marshal.
 func encodeJSON(v any) ([]byte, error) {
-	return appendJSON(make([]byte, 0, 1024), v)
+	var arr [64]string
+	e := jsonEncoder{keys: arr[:0]}
+	return e.append(make([]byte, 0, 1024), v)
 }
 
-func appendJSON(b []byte, v any) ([]byte, error) {
+// jsonEncoder is encodeJSON's walk: keys is a stack of the objects' keys
+// being sorted, shared by the levels of nesting, rather than a slice made
+// per object.
+type jsonEncoder struct {
+	keys []string
+}
+
+func (e *jsonEncoder) append(b []byte, v any) ([]byte, error) {
 	switch x := v.(type) {
 	case nil, bool, string:
 		return appendScalarJSON(b, v), nil
@@ -520,23 +587,27 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 		if x == nil {
 			return append(b, "null"...), nil
 		}
-		keys := make([]string, 0, len(x))
+		base := len(e.keys)
 		for k := range x {
-			keys = append(keys, k)
+			e.keys = append(e.keys, k)
 		}
+		keys := e.keys[base:]
 		slices.Sort(keys)
 		b = append(b, '{')
-		for i, k := range keys {
+		for i := range keys {
+			k := e.keys[base+i] // e.keys may grow (and move) below
 			if i > 0 {
 				b = append(b, ',')
 			}
 			b = appendJSONString(b, k)
 			b = append(b, ':')
 			var err error
-			if b, err = appendJSON(b, x[k]); err != nil {
+			if b, err = e.append(b, x[k]); err != nil {
 				return b, err
 			}
 		}
+		clear(e.keys[base:])
+		e.keys = e.keys[:base]
 		return append(b, '}'), nil
 	case []any:
 		if x == nil {
@@ -548,7 +619,7 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 				b = append(b, ',')
 			}
 			var err error
-			if b, err = appendJSON(b, item); err != nil {
+			if b, err = e.append(b, item); err != nil {
 				return b, err
 			}
 		}
@@ -566,51 +637,77 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 // more.
 func (d *jsonReader) pass() bool {
 	d.space()
+	data, i := d.data, d.i
 	nesting := 0
-	for d.i < len(d.data) {
-		switch c := d.data[d.i]; c {
+	for i < len(data) {
+		switch c := data[i]; c {
 		case '"':
-			start := d.i + 1
-			d.i = start
+			i++
 			for {
-				j := bytes.IndexByte(d.data[d.i:], '"')
-				if j < 0 {
+				i = quoteOrBackslash(data, i)
+				if i >= len(data) {
+					d.i = i
 					return false
 				}
-				d.i += j
-				n := 0 // backslashes before the quote
-				for k := d.i - 1; k >= start && d.data[k] == '\\'; k-- {
-					n++
+				if data[i] == '\\' {
+					i += 2 // the escaped byte is never the closing quote
+					continue
 				}
-				d.i++
-				if n%2 == 0 {
-					break
-				}
+				i++
+				break
 			}
 		case '{', '[':
 			nesting++
-			d.i++
+			i++
 			continue
 		case '}', ']':
 			nesting--
-			d.i++
+			i++
 		case ',', ':', ' ', '\t', '\n', '\r':
-			d.i++
+			i++
 			continue
 		default: // a number or a literal
-			for d.i < len(d.data) {
-				switch d.data[d.i] {
-				case ',', '}', ']', ' ', '\t', '\n', '\r':
-				default:
-					d.i++
-					continue
-				}
-				break
+			for i < len(data) && !numberEnd[data[i]] {
+				i++
 			}
 		}
 		if nesting <= 0 {
+			d.i = i
 			return nesting == 0
 		}
 	}
+	d.i = i
 	return false
+}
+
+// numberEnd says which bytes end a number or a literal in valid JSON.
+var numberEnd = func() (t [256]bool) {
+	for _, c := range ",}] \t\n\r" {
+		t[c] = true
+	}
+	return t
+}()
+
+// The word-at-a-time tests of string scanning: whether any of the eight
+// bytes of x is zero, exact as to whether there is one (not which).
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+func hasZeroByte(x uint64) bool { return (x-ones)&^x&highs != 0 }
+
+// quoteOrBackslash is the index of the first '"' or '\\' in data from i
+// on, or len(data): where a string's plain run ends in valid JSON.
+func quoteOrBackslash(data []byte, i int) int {
+	for ; i+8 <= len(data); i += 8 {
+		x := binary.LittleEndian.Uint64(data[i:])
+		if hasZeroByte(x^(ones*'"')) || hasZeroByte(x^(ones*'\\')) {
+			break
+		}
+	}
+	for i < len(data) && data[i] != '"' && data[i] != '\\' {
+		i++
+	}
+	return i
 }

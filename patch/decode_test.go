@@ -135,3 +135,26 @@ func FuzzEncodeJSON(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCheckValue: checkValue accepts what value accepts in discard mode,
+// and ends where it ends.
+func FuzzCheckValue(f *testing.F) {
+	for _, s := range decodeSeeds {
+		f.Add([]byte(s), 0)
+	}
+	f.Add([]byte(strings.Repeat("[", 99)+strings.Repeat("]", 99)), maxDepth-100)
+	f.Add([]byte(strings.Repeat("[", 101)+strings.Repeat("]", 101)), maxDepth-100)
+	f.Add([]byte(strings.Repeat(`{"a":`, 70)+"1"+strings.Repeat("}", 70)), maxDepth-70)
+	f.Fuzz(func(t *testing.T, b []byte, depth int) {
+		if depth < 0 || depth > maxDepth {
+			return
+		}
+		want := jsonReader{data: b, discard: true}
+		_, wantOK := want.value(depth)
+		got := jsonReader{data: b}
+		gotOK := got.checkValue(depth)
+		if gotOK != wantOK || gotOK && got.i != want.i {
+			t.Fatalf("%q at depth %d: checkValue %v ending at %d, value %v ending at %d", b, depth, gotOK, got.i, wantOK, want.i)
+		}
+	})
+}

@@ -56,9 +56,12 @@
 // writes its entry straight from the object, and of an update compares
 // the two versions as written, matching members by key and decoding only
 // those whose bytes differ; a merge patch copies the members it does not
-// name as they are. Each way checks the documents as decoding would, and
-// leaves anything unusual (escaped or duplicate keys, a value the schema
-// does not allow) to the general way; fuzz targets hold each to it.
+// name as they are; an apply of a configuration shaped as one applied
+// before (the same fields and list items, other values) takes the field
+// set and FieldsV1 made for that one. Each way checks the documents as
+// decoding would, and leaves anything unusual (escaped or duplicate keys, a
+// value the schema does not allow) to the general way; fuzz targets and
+// random tests hold each to it.
 //
 // # Errors
 //

@@ -524,14 +524,44 @@ func sameSet(a, b fieldSet) bool {
 	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
+// intersect is nil (empty) when s and o have no path in common, the usual
+// case of a manager's set and what a write changed.
+// It looks up the smaller set's paths in the larger; the paths are s's.
 func (s fieldSet) intersect(o fieldSet) fieldSet {
-	out := fieldSet{}
+	var out fieldSet
+	if len(o) < len(s) {
+		for k := range o {
+			if p, ok := s[k]; ok {
+				if out == nil {
+					out = fieldSet{}
+				}
+				out[k] = p
+			}
+		}
+		return out
+	}
 	for k, p := range s {
 		if _, ok := o[k]; ok {
+			if out == nil {
+				out = fieldSet{}
+			}
 			out[k] = p
 		}
 	}
 	return out
+}
+
+// subsetOf says whether every path of s is in o.
+func (s fieldSet) subsetOf(o fieldSet) bool {
+	if len(s) > len(o) {
+		return false
+	}
+	for k := range s {
+		if _, ok := o[k]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // filter keeps the paths keep says yes to.

@@ -352,15 +352,15 @@ func FuzzCreatedFields(f *testing.F) {
 	})
 }
 
-// TestMergeEqualAsIsRandom: merge's shortcut for equal values makes what
-// merging them makes, on random checked configurations and live objects
+// TestMergeEqualAsIsRandom: merge's shortcuts for equal values and for
+// live values with nothing to merge make what merging makes, on random checked configurations and live objects
 // they were merged into or derived from.
 func TestMergeEqualAsIsRandom(t *testing.T) {
 	s, err := SchemaOf(reflect.TypeFor[storedWidget]())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { mergeEqualAsIs = true }()
+	defer func() { mergeEqualAsIs, mergeAbsentAsIs = true, true }()
 	r := rand.New(rand.NewSource(3))
 	checked := 0
 	for i := 0; i < 4000; i++ {
@@ -370,9 +370,9 @@ func TestMergeEqualAsIsRandom(t *testing.T) {
 			continue
 		}
 		checked++
-		mergeEqualAsIs = true
+		mergeEqualAsIs, mergeAbsentAsIs = true, true
 		fast, fok := merge(live, true, cfg, true, s)
-		mergeEqualAsIs = false
+		mergeEqualAsIs, mergeAbsentAsIs = false, false
 		slow, sok := merge(live, true, cfg, true, s)
 		if fok != sok || !equalValues(fast, slow) {
 			l, _ := json.Marshal(live)
@@ -383,4 +383,78 @@ func TestMergeEqualAsIsRandom(t *testing.T) {
 	if checked < 500 {
 		t.Errorf("only %d of 4000 pairs checked", checked)
 	}
+}
+
+// recordGeneral is record as it was before it kept a writer's own set:
+// every manager's set less what changed, the writer's own changes added
+// back. TestRecordKeepsOwnSetRandom holds record to it.
+func recordGeneral(s *Schema, c *comparison, ms managerSet, opts UpdateOptions) {
+	c.filter(ignoreFilter(opts.Ignore))
+	changed := c.added.union(c.modified)
+	for _, m := range ms {
+		m.set = m.set.minus(changed).minus(c.removed)
+	}
+	ms.dropEmpty()
+	if own := changed.minus(serverOwned); len(own) > 0 {
+		m := &fieldManager{name: opts.Manager, operation: OperationUpdate, subresource: opts.Subresource, apiVersion: opts.APIVersion}
+		if prev := ms[m.id()]; prev != nil {
+			own = own.union(prev.set)
+		}
+		t := opts.Now
+		m.set, m.time = own, &t
+		ms[m.id()] = m
+	}
+	ms.capUpdaters()
+}
+
+// TestRecordKeepsOwnSetRandom writes random changes to objects as the
+// manager that created them, the write that keeps its set as read.
+func TestRecordKeepsOwnSetRandom(t *testing.T) {
+	s, err := SchemaOf(reflect.TypeFor[storedWidget]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewSource(2))
+	opts := UpdateOptions{Manager: "b", APIVersion: "example.com/v1", Now: kapi.NewTime(time.Unix(1e9, 0)), Ignore: []string{"status"}}
+	kept := 0
+	for i := 0; i < 4000; i++ {
+		oldV := randomValue(r, s, 0)
+		newV := mutate(r, oldV, s, 0)
+		if r.Intn(3) == 0 {
+			newV = mutate(r, newV, s, 0)
+		}
+		old, _ := json.Marshal(oldV)
+		new, _ := json.Marshal(newV)
+		oldObj, oerr := s.liveObject(old)
+		newObj, nerr := s.liveObject(new)
+		if oerr != nil || nerr != nil {
+			continue
+		}
+		created := createdGeneral(s, oldObj, opts)
+		if created == nil {
+			continue
+		}
+		created = append(created, kapi.ManagedFieldsEntry{Manager: "a", Operation: OperationUpdate, APIVersion: "example.com/v1", FieldsType: "FieldsV1",
+			FieldsV1: &kapi.FieldsV1{Raw: []byte(`{"f:spec":{"f:color":{},"f:tags":{}}}`)}})
+		ms, _ := decodeManagers(created)
+		c := compareObjects(oldObj, newObj, s)
+		if prev := ms[(&fieldManager{name: "b", operation: OperationUpdate, apiVersion: opts.APIVersion}).id()]; prev != nil {
+			cc := c
+			cc.filter(ignoreFilter(opts.Ignore))
+			if ownsAlready(prev.set, cc.added.union(cc.modified), cc.removed) {
+				kept++
+			}
+		}
+		s.record(&c, oldObj, newObj, ms, opts)
+		want, _ := decodeManagers(created)
+		c = compareObjects(oldObj, newObj, s)
+		recordGeneral(s, &c, want, opts)
+		if got, want := entriesJSON(ms.encode()), entriesJSON(want.encode()); got != want {
+			t.Fatalf("%s\n%s\nrecord: %s\nwant %s", old, new, got, want)
+		}
+	}
+	if kept < 20 {
+		t.Errorf("only %d of 4000 writes kept their set", kept)
+	}
+	t.Logf("%d of 4000 writes kept their set", kept)
 }

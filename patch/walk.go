@@ -1,9 +1,11 @@
 package patch
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 )
 
@@ -169,31 +171,47 @@ func valid(v any, s *Schema, duplicates bool) bool {
 			}
 			return true
 		}
-		var seen map[string]bool
-		if !duplicates {
-			seen = make(map[string]bool, len(l))
+		if !duplicates && !namedOnce(s, l) {
+			return false
 		}
 		for _, item := range l {
-			if duplicates {
-				if !itemNamed(s, item) {
-					return false
-				}
-				if !valid(item, s.Elem, duplicates) {
-					return false
-				}
-				continue
-			}
-			e, err := itemElement(s, item)
-			if err != nil {
+			if duplicates && !itemNamed(s, item) {
 				return false
 			}
-			if !duplicates {
-				if seen[e.str] {
-					return false
-				}
-				seen[e.str] = true
-			}
 			if !valid(item, s.Elem, duplicates) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// namedOnce says whether itemElement names every item of a granular list,
+// each one once. A short list's names are written side by side on the
+// stack (appendItemName: equal where itemElement's are) rather than made.
+func namedOnce(s *Schema, l []any) bool {
+	if len(l) > indexAt {
+		seen := make(map[string]bool, len(l))
+		for _, item := range l {
+			e, err := itemElement(s, item)
+			if err != nil || seen[e.str] {
+				return false
+			}
+			seen[e.str] = true
+		}
+		return true
+	}
+	var arr [512]byte
+	var ends [indexAt + 1]int // names[ends[i]:ends[i+1]] is item i's
+	names := arr[:0]
+	for i, item := range l {
+		var named bool
+		if names, named = appendItemName(names, s, item); !named {
+			return false
+		}
+		ends[i+1] = len(names)
+		for j := 0; j < i; j++ {
+			if bytes.Equal(names[ends[j]:ends[j+1]], names[ends[i]:]) {
 				return false
 			}
 		}
@@ -419,7 +437,7 @@ func (c *comparison) walk(l any, lok bool, r any, rok bool, s *Schema, path fiel
 			c.leaf(l, lok, r, rok, path)
 			return
 		}
-		if lok && rok && equalValues(l, r) {
+		if lok && rok && (sameList(ll, rl) || equalValues(l, r)) {
 			return // nothing in it changed; naming its items allocates
 		}
 		c.listItems(ll, rl, s, path)
@@ -429,6 +447,9 @@ func (c *comparison) walk(l any, lok bool, r any, rok bool, s *Schema, path fiel
 		if len(lm) == 0 && len(rm) == 0 {
 			c.leaf(l, lok, r, rok, path)
 			return
+		}
+		if lok && rok && sameMap(lm, rm) {
+			return // one value on both sides (merge keeps what it leaves alone)
 		}
 		for k, lv := range lm {
 			rv, ok := rm[k]
@@ -538,12 +559,25 @@ func (v *sideValues) add(item any) {
 	}
 }
 
+// sameMap and sameList say whether a and b are one value, not only equal
+// ones (both not empty).
+func sameMap(a, b map[string]any) bool {
+	return len(a) > 0 && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+func sameList(a, b []any) bool {
+	return len(a) > 0 && len(a) == len(b) && &a[0] == &b[0]
+}
+
 func equalValues(a, b any) bool {
 	switch x := a.(type) {
 	case []any:
 		y, ok := b.([]any)
 		if !ok || len(x) != len(y) {
 			return false
+		}
+		if sameList(x, y) {
+			return true
 		}
 		for i := range x {
 			if !equalValues(x[i], y[i]) {
@@ -555,6 +589,9 @@ func equalValues(a, b any) bool {
 		y, ok := b.(map[string]any)
 		if !ok || len(x) != len(y) {
 			return false
+		}
+		if sameMap(x, y) {
+			return true
 		}
 		for k, v := range x {
 			w, ok := y[k]
@@ -571,9 +608,10 @@ func equalValues(a, b any) bool {
 	return compareValues(a, b) == 0
 }
 
-// mergeEqualAsIs is merge's shortcut for equal values; off only in the
-// test that holds it to merging them.
-var mergeEqualAsIs = true
+// mergeEqualAsIs and mergeAbsentAsIs are merge's shortcuts for equal
+// values and for a live value with nothing to merge; off only in the test
+// that holds them to merging.
+var mergeEqualAsIs, mergeAbsentAsIs = true, true
 
 // merge merges the configuration r into the live value l: r wins at each
 // leaf; granular maps merge key by key and granular lists item by item.
@@ -588,11 +626,19 @@ func merge(l any, lok bool, r any, rok bool, s *Schema) (any, bool) {
 	if isLeaf(s) {
 		return keepRight()
 	}
+	if lok && !rok && mergeAbsentAsIs {
+		// Nothing merged into a live value checked by liveObject (every
+		// item of its granular lists named, so none is dropped): what
+		// merging makes of it is a copy of it, which it need not be.
+		return l, true
+	}
 	if lok && rok && mergeEqualAsIs && equalValues(l, r) {
 		// What merging makes of equal values (checked, so every item
 		// is named once): the configuration's, without building it
-		// again. Applying what was applied before is most applies.
-		return r, true
+		// again. Applying what was applied before is most applies. The
+		// live one is written alike (numbers are canonical), and the
+		// comparison with the live object then passes over it.
+		return l, true
 	}
 	switch s.Kind {
 	case List:

@@ -1,0 +1,150 @@
+package patch
+
+import (
+	"slices"
+	"strconv"
+	"sync"
+)
+
+// An apply lists the fields of its configuration (toSet) and writes them
+// into the applier's managedFields entry; a client applies the same
+// configuration again and again with other values (kubectl apply, a
+// controller's apply of the object it manages), and what toSet makes of it
+// depends on its shape only: the names of its fields, the names of its
+// list items, which of its objects are empty. appliedSetOf writes that
+// shape into a key, which costs a walk without a map or an allocation,
+// and keeps the set and its FieldsV1 for the key: an apply of a shape seen
+// before neither lists nor writes its fields.
+
+// appliedSet is what toSet makes of a configuration, filtered as Apply
+// filters it: set with the server's fields (what the applier applied),
+// final without them (what its entry owns) and as written.
+type appliedSet struct {
+	set   fieldSet
+	final *parsedSet
+}
+
+// appliedSets are the sets of the configurations applied lately, by the
+// key of their shape (appendShape). Its sets are never changed.
+var appliedSets struct {
+	sync.Mutex
+	m map[string]*appliedSet
+}
+
+// maxAppliedSets and maxShapeKey bound the memory appliedSets holds: the
+// configurations of a few kinds, each applied by a few clients.
+const (
+	maxAppliedSets = 64
+	maxShapeKey    = 8 << 10
+)
+
+// appliedSetOf is toSet of cfg, a configuration of schema s, without the
+// paths keep says no to: as set, and as final without serverOwned.
+func appliedSetOf(cfg map[string]any, s *Schema, keep func(fieldPath) bool, ignore []string) *appliedSet {
+	var arr [1024]byte
+	key := arr[:0]
+	for _, f := range ignore {
+		key = appendShapeName(key, f)
+	}
+	key = append(key, '|')
+	key = appendShape(key, cfg, s)
+	cacheable := len(key) <= maxShapeKey
+	if cacheable {
+		appliedSets.Lock()
+		a := appliedSets.m[string(key)]
+		appliedSets.Unlock()
+		if a != nil {
+			return a
+		}
+	}
+	set := fieldSet{}
+	toSet(cfg, s, nil, set)
+	set = set.filter(keep)
+	final := set.minus(serverOwned)
+	encoded, _ := final.MarshalJSON()
+	a := &appliedSet{set: set, final: &parsedSet{set: final, encoded: encoded}}
+	if cacheable {
+		appliedSets.Lock()
+		if len(appliedSets.m) >= maxAppliedSets || appliedSets.m == nil {
+			appliedSets.m = make(map[string]*appliedSet, maxAppliedSets)
+		}
+		appliedSets.m[string(key)] = a
+		appliedSets.Unlock()
+	}
+	return a
+}
+
+// appendShape appends what toSet reads of v, a value of schema s, walked
+// as setBuilder.add walks it, so that two values with one shape make one
+// set: their fields, list items and the set's members in one order (an
+// object's keys sorted). Nothing in it depends on s but through what it
+// writes: the set of a shape is that of any schema that writes it.
+func appendShape(b []byte, v any, s *Schema) []byte {
+	if isLeaf(s) {
+		return append(b, '.') // a member
+	}
+	switch s.Kind {
+	case List:
+		l, _ := v.([]any)
+		b = append(b, '[')
+		for _, item := range l {
+			var named bool
+			if b, named = appendItemName(b, s, item); named {
+				b = appendShape(b, item, s.Elem)
+			}
+		}
+		return append(b, ']')
+	case Map, Struct:
+		m, _ := v.(map[string]any)
+		var arr [32]string
+		keys := arr[:0]
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for _, k := range keys {
+			child := m[k]
+			cs := s.Field(k)
+			b = appendShapeName(b, k)
+			cm, isMap := child.(map[string]any)
+			if child == nil || (isMap && len(cm) == 0) || s.Kind == Map || cs == nil {
+				b = append(b, '+') // a member, whatever is below it
+			} else {
+				b = append(b, '-')
+			}
+			b = appendShape(b, child, cs)
+		}
+		return append(b, '}')
+	}
+	return append(b, '?')
+}
+
+// appendShapeName appends a name, its length first so that no name runs
+// into what follows it.
+func appendShapeName(b []byte, name string) []byte {
+	b = strconv.AppendInt(b, int64(len(name)), 10)
+	b = append(b, ':')
+	return append(b, name...)
+}
+
+// appendItemName appends what itemElement names a granular list's item
+// by (its keys' values, or its value, as FieldsV1 writes them), or 'x'
+// for an item it does not name; named says which.
+func appendItemName(b []byte, s *Schema, item any) (_ []byte, named bool) {
+	if !itemNamed(s, item) {
+		return append(b, 'x'), false
+	}
+	if s.ListType == ListMap {
+		m := item.(map[string]any)
+		b = append(b, 'k')
+		for _, k := range s.ListMapKeys { // the key's names too: other schemas key by other fields
+			if v, ok := m[k]; ok {
+				b = appendScalarJSON(appendShapeName(b, k), v)
+				b = append(b, 0) // JSON has no 0 byte
+			}
+		}
+		return append(b, 1), true
+	}
+	return append(appendScalarJSON(append(b, 'v'), item), 0), true
+}
