@@ -219,28 +219,28 @@ func timeImage(t time.Time, nanos func(int) int) (time.Time, bool) {
 	return time.Unix(t.Unix(), int64(nanos(t.Nanosecond()))), true
 }
 
-func imageTime(v reflect.Value, _ int) (reflect.Value, outcome) {
-	t := timeOf(v)
-	img, ok := timeImage(t, func(int) int { return 0 })
-	switch {
-	case !ok:
-		return v, unknown
-	case img == t:
-		return v, same
-	}
-	return reflect.ValueOf(kapi.Time{Time: img}), changed
-}
+// imageTime and imageMicroTime image kapi's times.
+var (
+	imageTime = timeImager(func(int) int { return 0 },
+		func(t time.Time) reflect.Value { return reflect.ValueOf(kapi.Time{Time: t}) })
+	imageMicroTime = timeImager(func(ns int) int { return ns / 1000 * 1000 },
+		func(t time.Time) reflect.Value { return reflect.ValueOf(kapi.MicroTime{Time: t}) })
+)
 
-func imageMicroTime(v reflect.Value, _ int) (reflect.Value, outcome) {
-	t := timeOf(v)
-	img, ok := timeImage(t, func(ns int) int { return ns / 1000 * 1000 })
-	switch {
-	case !ok:
-		return v, unknown
-	case img == t:
-		return v, same
+// timeImager images a time type that keeps nanos of the nanoseconds and
+// wraps a time.Time as wrap does.
+func timeImager(nanos func(int) int, wrap func(time.Time) reflect.Value) imageFunc {
+	return func(v reflect.Value, _ int) (reflect.Value, outcome) {
+		t := timeOf(v)
+		img, ok := timeImage(t, nanos)
+		switch {
+		case !ok:
+			return v, unknown
+		case img == t:
+			return v, same
+		}
+		return wrap(img), changed
 	}
-	return reflect.ValueOf(kapi.MicroTime{Time: img}), changed
 }
 
 // imageFieldsV1 says a field set is its own image when json.Marshal writes
