@@ -311,8 +311,8 @@ func (rq *request) patch(ctx context.Context) error {
 
 // unchangedStored says whether next, encoded as value (without its
 // managedFields if bare), is what stored holds of cur. managedFields equal
-// to cur's (which decoding made) encode as cur's did; others are encoded
-// to be compared.
+// to cur's, which decoding stored made, stand for the stored ones; others
+// are encoded to be compared.
 func unchangedStored(value []byte, bare bool, next, cur kapi.Object, stored []byte) (bool, error) {
 	if !bare {
 		return bytes.Equal(value, stored), nil
@@ -517,25 +517,24 @@ func (rq *request) prepareUpdate(cur, want kapi.Object) (kapi.Object, error) {
 
 // specChanged says whether a and b differ outside metadata and status: what
 // moves metadata.generation; that is, whether they encode differently. For
-// two objects that are what decoding their JSON gives (jsonimage.Image.Is: the
-// old one always, the new one unless a hook set what JSON does not keep),
-// comparing them says that without encoding either.
+// two objects that are what decoding their JSON gives (jsonimage.Image.Is:
+// the old one as a rule, the new one unless a hook set what JSON does not
+// keep), comparing them says that without encoding either.
 func (r *resource) specChanged(a, b kapi.Object) (bool, error) {
-	if im := r.objType.image; im != nil && reflect.TypeOf(a).Elem() == r.objType.typ && reflect.TypeOf(b).Elem() == r.objType.typ {
-		sa, sb := r.withoutMetaAndStatus(a), r.withoutMetaAndStatus(b)
-		if im.Is(reflect.ValueOf(sa).Elem()) && im.Is(reflect.ValueOf(sb).Elem()) {
-			return !reflect.DeepEqual(sa, sb), nil
-		}
+	sa, sb := r.withoutMetaAndStatus(a), r.withoutMetaAndStatus(b)
+	if im := r.objType.image; im != nil && reflect.TypeOf(a).Elem() == r.objType.typ && reflect.TypeOf(b).Elem() == r.objType.typ &&
+		im.Is(reflect.ValueOf(sa).Elem()) && im.Is(reflect.ValueOf(sb).Elem()) {
+		return !reflect.DeepEqual(sa, sb), nil
 	}
-	sa, err := json.Marshal(r.withoutMetaAndStatus(a))
+	ja, err := json.Marshal(sa)
 	if err != nil {
 		return false, err
 	}
-	sb, err := json.Marshal(r.withoutMetaAndStatus(b))
+	jb, err := json.Marshal(sb)
 	if err != nil {
 		return false, err
 	}
-	return !bytes.Equal(sa, sb), nil
+	return !bytes.Equal(ja, jb), nil
 }
 
 func (r *resource) withoutMetaAndStatus(obj kapi.Object) kapi.Object {
