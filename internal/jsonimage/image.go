@@ -18,6 +18,7 @@ import (
 // An Image says, for the values of one Go type, what decoding their JSON
 // gives back: the value codec.UnmarshalJSON makes of what json.Marshal
 // writes.
+//
 // JSON keeps less than Go does, so the two differ even where every
 // encoding of them is the same: a kapi.Time loses its fractional seconds
 // and comes back in Local, a kapi.MicroTime its nanoseconds; an empty
@@ -31,8 +32,7 @@ import (
 // An Image is made for a type whose values it can predict: see New.
 // It is safe for concurrent use.
 type Image struct {
-	typ reflect.Type
-	fn  imageFunc // nil: every value is its own image
+	fn imageFunc // nil: every value is its own image
 }
 
 // outcome is what imaging one value found.
@@ -75,7 +75,7 @@ func New(t reflect.Type) *Image {
 	if !ok {
 		return nil
 	}
-	return &Image{typ: t, fn: fn}
+	return &Image{fn: fn}
 }
 
 // Of returns the image of v, a value of the Image's type, and whether it
