@@ -171,12 +171,15 @@ func TestOldObjectIsTheStoredOne(t *testing.T) {
 	}
 	const path = "/apis/example.com/v1/namespaces/default/stampeds"
 	res := srv.resources[0]
-	for i, w := range []struct{ method, path, contentType, body string }{
-		{"POST", path, "application/json", `{"metadata":{"name":"a"},"spec":{"size":1}}`},
-		{"PUT", path + "/a", "application/json", `{"metadata":{"name":"a"},"spec":{"size":2}}`},
-		{"PATCH", path + "/a", "application/merge-patch+json", `{"spec":{"size":3}}`},
-		{"PATCH", path + "/a?fieldManager=m&force=true", "application/apply-patch+yaml", "metadata: {name: a}\nspec: {size: 4}\n"},
-		{"PATCH", path + "/a", "application/merge-patch+json", `{"spec":{"size":5}}`},
+	for i, w := range []struct {
+		method, path, contentType, body string
+		code                            int
+	}{
+		{"POST", path, "application/json", `{"metadata":{"name":"a"},"spec":{"size":1}}`, http.StatusCreated},
+		{"PUT", path + "/a", "application/json", `{"metadata":{"name":"a"},"spec":{"size":2}}`, http.StatusOK},
+		{"PATCH", path + "/a", "application/merge-patch+json", `{"spec":{"size":3}}`, http.StatusOK},
+		{"PATCH", path + "/a?fieldManager=m&force=true", "application/apply-patch+yaml", "metadata: {name: a}\nspec: {size: 4}\n", http.StatusOK},
+		{"PATCH", path + "/a", "application/merge-patch+json", `{"spec":{"size":5}}`, http.StatusOK},
 	} {
 		var stored any
 		if i > 0 {
@@ -185,13 +188,7 @@ func TestOldObjectIsTheStoredOne(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		r := httptest.NewRequest(w.method, w.path, strings.NewReader(w.body))
-		r.Header.Set("Content-Type", w.contentType)
-		rec := httptest.NewRecorder()
-		srv.ServeHTTP(rec, r)
-		if rec.Code >= 300 {
-			t.Fatalf("%s %s: %d %s", w.method, w.path, rec.Code, rec.Body)
-		}
+		serve(t, srv, w.method, w.path, w.contentType, w.body, w.code)
 		if i == 0 {
 			continue
 		}
@@ -265,21 +262,11 @@ func TestRetryAfterAnEqualWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	const path = "/apis/example.com/v1/namespaces/default/labelleds"
-	do := func(method, p, body string) {
-		t.Helper()
-		r := httptest.NewRequest(method, p, strings.NewReader(body))
-		r.Header.Set("Content-Type", "application/json")
-		rec := httptest.NewRecorder()
-		srv.ServeHTTP(rec, r)
-		if rec.Code >= 300 {
-			t.Fatalf("%s: %d %s", method, rec.Code, rec.Body)
-		}
-	}
-	do("POST", path, `{"metadata":{"name":"a","labels":{"x":"1"}},"spec":{"size":1}}`)
+	serve(t, srv, "POST", path, "application/json", `{"metadata":{"name":"a","labels":{"x":"1"}},"spec":{"size":1}}`, http.StatusCreated)
 	res := srv.resources[0]
 	cachedAt(t, srv, res, res.key("default", "a"))
 	store.armed.Store(true)
-	do("PUT", path+"/a", `{"metadata":{"name":"a","labels":{"x":"1"}},"spec":{"size":2}}`)
+	serve(t, srv, "PUT", path+"/a", "application/json", `{"metadata":{"name":"a","labels":{"x":"1"}},"spec":{"size":2}}`, http.StatusOK)
 	// The PUT lost the race, retried and wrote again; its first attempt's
 	// object was taken by the cache for the other writer's equal bytes.
 	if len(olds) != 2 {

@@ -88,19 +88,7 @@ type member struct {
 	val any
 }
 
-func (d *jsonReader) space() {
-	if d.i < len(d.data) && d.data[d.i] > ' ' {
-		return // compact JSON: no space anywhere
-	}
-	for d.i < len(d.data) {
-		switch d.data[d.i] {
-		case ' ', '\t', '\n', '\r':
-			d.i++
-		default:
-			return
-		}
-	}
-}
+func (d *jsonReader) space() { d.i = skipSpace(d.data, d.i) }
 
 func (d *jsonReader) value(depth int) (any, bool) {
 	d.space()

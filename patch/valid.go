@@ -100,7 +100,12 @@ func checkValueAt(data []byte, i, depth int) (int, bool) {
 	}
 }
 
+// skipSpace returns the index of the first byte from i on that is not
+// JSON white space.
 func skipSpace(data []byte, i int) int {
+	if i < len(data) && data[i] > ' ' {
+		return i // compact JSON: no space anywhere
+	}
 	for i < len(data) {
 		switch data[i] {
 		case ' ', '\t', '\n', '\r':

@@ -328,6 +328,24 @@ func (c *compiler) compileSlice(t reflect.Type) (imageFunc, bool) {
 	if t.Elem().Kind() == reflect.Uint8 && !ownJSON(t.Elem()) {
 		return nil, true // base64
 	}
+	return c.compileElems(t, func(v reflect.Value) reflect.Value {
+		out := reflect.MakeSlice(t, v.Len(), v.Len())
+		reflect.Copy(out, v)
+		return out
+	})
+}
+
+func (c *compiler) compileArray(t reflect.Type) (imageFunc, bool) {
+	return c.compileElems(t, func(v reflect.Value) reflect.Value {
+		out := reflect.New(t).Elem()
+		out.Set(v)
+		return out
+	})
+}
+
+// compileElems images the elements of a slice or array type t; each element
+// changed is set on a copy of the value that fresh makes.
+func (c *compiler) compileElems(t reflect.Type, fresh func(reflect.Value) reflect.Value) (imageFunc, bool) {
 	elem, ok := c.compile(t.Elem())
 	if !ok || elem == nil {
 		return nil, ok
@@ -344,35 +362,7 @@ func (c *compiler) compileSlice(t reflect.Type) (imageFunc, bool) {
 				return v, unknown
 			case changed:
 				if !out.IsValid() {
-					out = reflect.MakeSlice(t, v.Len(), v.Len())
-					reflect.Copy(out, v)
-				}
-				out.Index(i).Set(e)
-			}
-		}
-		if out.IsValid() {
-			return out, changed
-		}
-		return v, same
-	}, true
-}
-
-func (c *compiler) compileArray(t reflect.Type) (imageFunc, bool) {
-	elem, ok := c.compile(t.Elem())
-	if !ok || elem == nil {
-		return nil, ok
-	}
-	return func(v reflect.Value, depth int) (reflect.Value, outcome) {
-		var out reflect.Value
-		for i := range v.Len() {
-			e, o := elem(v.Index(i), depth+1)
-			switch o {
-			case unknown:
-				return v, unknown
-			case changed:
-				if !out.IsValid() {
-					out = reflect.New(t).Elem()
-					out.Set(v)
+					out = fresh(v)
 				}
 				out.Index(i).Set(e)
 			}
