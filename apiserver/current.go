@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/internal/deepcopy"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/watch"
 )
@@ -104,68 +105,10 @@ func cachedObject(it *watch.Item) (kapi.Object, error) {
 // the object it changes.
 const currentWait = 100 * time.Millisecond
 
-// deepCopyObject is a copy of obj that shares nothing changeable with it.
+// deepCopyObject is a copy of obj that shares nothing changeable with it
+// (deepcopy.Set).
 func deepCopyObject(obj kapi.Object) kapi.Object {
 	v := reflect.New(reflect.TypeOf(obj).Elem())
-	deepCopy(v.Elem(), reflect.ValueOf(obj).Elem())
+	deepcopy.Set(v.Elem(), reflect.ValueOf(obj).Elem())
 	return v.Interface().(kapi.Object)
-}
-
-// deepCopy sets dst to a copy of src that shares nothing changeable with
-// it: maps, slices and pointers are copied all the way down (strings,
-// immutable, are shared).
-func deepCopy(dst, src reflect.Value) {
-	switch src.Kind() {
-	case reflect.Pointer:
-		if src.IsNil() {
-			dst.Set(reflect.Zero(src.Type()))
-			return
-		}
-		p := reflect.New(src.Type().Elem())
-		deepCopy(p.Elem(), src.Elem())
-		dst.Set(p)
-	case reflect.Slice:
-		if src.IsNil() {
-			dst.Set(reflect.Zero(src.Type()))
-			return
-		}
-		s := reflect.MakeSlice(src.Type(), src.Len(), src.Len())
-		for i := range src.Len() {
-			deepCopy(s.Index(i), src.Index(i))
-		}
-		dst.Set(s)
-	case reflect.Map:
-		if src.IsNil() {
-			dst.Set(reflect.Zero(src.Type()))
-			return
-		}
-		m := reflect.MakeMapWithSize(src.Type(), src.Len())
-		for it := src.MapRange(); it.Next(); {
-			v := reflect.New(src.Type().Elem()).Elem()
-			deepCopy(v, it.Value())
-			m.SetMapIndex(it.Key(), v)
-		}
-		dst.Set(m)
-	case reflect.Interface:
-		if src.IsNil() {
-			dst.Set(reflect.Zero(src.Type()))
-			return
-		}
-		v := reflect.New(src.Elem().Type()).Elem()
-		deepCopy(v, src.Elem())
-		dst.Set(v)
-	case reflect.Struct:
-		dst.Set(src) // unexported fields (time.Time's) are values or immutable
-		for i := range src.NumField() {
-			if dst.Field(i).CanSet() {
-				deepCopy(dst.Field(i), src.Field(i))
-			}
-		}
-	case reflect.Array:
-		for i := range src.Len() {
-			deepCopy(dst.Index(i), src.Index(i))
-		}
-	default:
-		dst.Set(src)
-	}
 }

@@ -143,6 +143,7 @@ func Register[T any, P interface {
 	res.objType.group, res.objType.version, res.objType.kind = res.Group, res.Version, res.Kind
 	res.objType.plainMetadata = plainMetadata(res.typ)
 	res.objType.image = jsonimage.New(res.typ)
+	res.objType.merger = jsonimage.NewMerger(res.typ)
 	return s.add(res)
 }
 
@@ -176,6 +177,9 @@ type objectType struct {
 	// image tells what decoding the JSON of a value gives (nil if it
 	// cannot): see offer.
 	image *jsonimage.Image
+	// merger tells when a merge patch can be decoded into a copy of the
+	// object (nil if never): see mergedDecoded.
+	merger *jsonimage.Merger
 }
 
 // plainMetadata reports whether encoding/json writes values of struct type

@@ -349,11 +349,9 @@ func (rq *request) decode(in *codec.Format, data []byte) (kapi.Object, error) {
 // decodeCleaned is decode, also returning the JSON that was decoded: the
 // body in JSON without its unknown fields (nil for protobuf).
 func (rq *request) decodeCleaned(in *codec.Format, data []byte) (kapi.Object, []byte, error) {
-	validation := rq.query.Get("fieldValidation")
-	switch validation {
-	case "", "Warn", "Ignore", "Strict":
-	default:
-		return nil, nil, badRequest("fieldValidation must be one of Ignore, Warn or Strict, not %q", validation)
+	validation, err := rq.fieldValidation()
+	if err != nil {
+		return nil, nil, err
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, nil, rq.undecodable("the request body is empty")
@@ -402,6 +400,17 @@ func (rq *request) decodeCleaned(in *codec.Format, data []byte) (kapi.Object, []
 	}
 	checked, err := rq.checkType(obj)
 	return checked, data, err
+}
+
+// fieldValidation is the request's fieldValidation: Ignore, Warn or
+// Strict, or "" (Warn).
+func (rq *request) fieldValidation() (string, error) {
+	switch validation := rq.query.Get("fieldValidation"); validation {
+	case "", "Warn", "Ignore", "Strict":
+		return validation, nil
+	default:
+		return "", badRequest("fieldValidation must be one of Ignore, Warn or Strict, not %q", validation)
+	}
 }
 
 // checkDuplicateFields finds the duplicate fields of a merge patch, which

@@ -14,6 +14,7 @@ import (
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/gc"
+	"github.com/kapi-dev/kapi/internal/deepcopy"
 	"github.com/kapi-dev/kapi/patch"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/watch"
@@ -276,37 +277,76 @@ func (rq *request) patch(ctx context.Context) error {
 		return rq.apply(ctx, typ, doc)
 	}
 	out, value, err := rq.write(ctx, func(cur kapi.Object) (kapi.Object, error) {
-		stored := rq.curValue // its stored bytes, when they are its JSON
-		// A patch that cannot name managedFields leaves them as they are:
-		// it is applied to the object without them, and the result takes
-		// cur's rather than decode them again (half of a small object).
-		keepManaged := false
-		if stored != nil && typ != patch.JSONPatch && !mayNameManagedFields(doc) {
-			if without, ok, err := withManagedFields(stored, nil); err == nil && ok {
-				stored, keepManaged = without, true
-			}
-		}
-		original, err := rq.objectJSON(cur, stored)
+		obj, err := rq.patched(cur, typ, doc)
 		if err != nil {
 			return nil, err
 		}
-		patched, err := rq.res.objType.schema.Patch(typ, original, doc)
-		if err != nil {
-			return nil, err
+		if meta := obj.GetObjectMeta(); meta.Name != rq.name || meta.Namespace != rq.namespace {
+			return nil, badRequest("the patch must not change the name or namespace of the object")
 		}
-		obj, err := rq.decodePatched(patched)
-		if err == nil && keepManaged {
-			// A slice of its own, as baseManagedFields makes: cur may be
-			// the watch cache's (current); the entries' times and sets are
-			// never changed in place.
-			obj.GetObjectMeta().ManagedFields = slices.Clone(cur.GetObjectMeta().ManagedFields)
-		}
-		return obj, err
+		return obj, nil
 	})
 	if err != nil {
 		return err
 	}
 	return rq.respondStored(http.StatusOK, out, value)
+}
+
+// patched is cur with the patch doc of type typ applied, decoded.
+func (rq *request) patched(cur kapi.Object, typ patch.Type, doc []byte) (kapi.Object, error) {
+	if obj, ok := rq.mergedDecoded(cur, typ, doc); ok {
+		return obj, nil
+	}
+	stored := rq.curValue // its stored bytes, when they are its JSON
+	// A patch that cannot name managedFields leaves them as they are:
+	// it is applied to the object without them, and the result takes
+	// cur's rather than decode them again (half of a small object).
+	keepManaged := false
+	if stored != nil && typ != patch.JSONPatch && !mayNameManagedFields(doc) {
+		if without, ok, err := withManagedFields(stored, nil); err == nil && ok {
+			stored, keepManaged = without, true
+		}
+	}
+	original, err := rq.objectJSON(cur, stored)
+	if err != nil {
+		return nil, err
+	}
+	patched, err := rq.res.objType.schema.Patch(typ, original, doc)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := rq.decode(codec.JSON(), patched)
+	if err == nil && keepManaged {
+		// A slice of its own, as baseManagedFields makes: cur may be
+		// the watch cache's (current); the entries' times and sets are
+		// never changed in place.
+		obj.GetObjectMeta().ManagedFields = slices.Clone(cur.GetObjectMeta().ManagedFields)
+	}
+	return obj, err
+}
+
+// mergedDecoded applies a merge or strategic merge patch by decoding it
+// into a copy of cur where that is what merging cur's JSON and decoding
+// the result gives (jsonimage.Merger): cur must be what decoding its
+// stored value gives, which it is when that value is its JSON. A small
+// patch is so applied without encoding, merging and decoding the whole
+// object. ok false: the patch is left to merging.
+func (rq *request) mergedDecoded(cur kapi.Object, typ patch.Type, doc []byte) (obj kapi.Object, ok bool) {
+	m := rq.objType.merger
+	if m == nil || rq.curValue == nil || rq.res.converts() || typ != patch.MergePatch && typ != patch.StrategicMergePatch {
+		return nil, false
+	}
+	if _, err := rq.fieldValidation(); err != nil || !m.Mergeable(doc, typ == patch.StrategicMergePatch) {
+		return nil, false
+	}
+	obj = deepCopyObject(cur)
+	if err := codec.UnmarshalJSON(doc, obj); err != nil {
+		return nil, false // merging says what is wrong
+	}
+	if obj, err := rq.checkType(obj); err == nil {
+		return obj, true
+	}
+	return nil, false
 }
 
 // unchangedStored says whether next, encoded as value (without its
@@ -334,20 +374,6 @@ func unchangedStored(value []byte, bare bool, next, cur kapi.Object, stored []by
 // of /metadata.)
 func mayNameManagedFields(doc []byte) bool {
 	return bytes.Contains(doc, []byte("managedFields")) || bytes.Contains(doc, []byte(`\u`))
-}
-
-// decodePatched decodes the result of a patch, which must still be the
-// object named in the URL.
-func (rq *request) decodePatched(patched []byte) (kapi.Object, error) {
-	obj, err := rq.decode(codec.JSON(), patched)
-	if err != nil {
-		return nil, err
-	}
-	meta := obj.GetObjectMeta()
-	if meta.Name != rq.name || meta.Namespace != rq.namespace {
-		return nil, badRequest("the patch must not change the name or namespace of the object")
-	}
-	return obj, nil
 }
 
 // write is the read-modify-write of an update or a patch: it reads the
@@ -496,7 +522,7 @@ func (rq *request) prepareUpdate(cur, want kapi.Object) (kapi.Object, error) {
 	wm.DeletionTimestamp, wm.DeletionGracePeriodSeconds = om.DeletionTimestamp, om.DeletionGracePeriodSeconds
 	wm.GenerateName = om.GenerateName
 	if res.statusField != nil { // a copy: cur may be the watch cache's (current)
-		deepCopy(res.statusValue(want), res.statusValue(cur))
+		deepcopy.Set(res.statusValue(want), res.statusValue(cur))
 	}
 	if res.defaulter != nil {
 		res.defaulter(want)

@@ -1,0 +1,102 @@
+package apiserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/kapi-dev/kapi/apiserver"
+)
+
+// A merge patch the server can decode into a copy of the object instead of
+// merging the object's JSON must answer what merging answers. A server
+// with a mutating admission hook always merges (its hook may change the
+// current object), so the two are run side by side on the same requests
+// and must answer alike: codes, warnings, bodies and what they store.
+func TestMergedPatchAnswersAsMerging(t *testing.T) {
+	noop := func(context.Context, *apiserver.AdmissionRequest) error { return nil }
+	decoding := newWidgetHandler(t)
+	merging := newWidgetHandler(t, apiserver.WithMutatingAdmission(noop))
+	path := widgetPath("default", "w")
+	create := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","labels":{"a":"1"},"annotations":{"k":"v"},"finalizers":["example.com/keep"]},` +
+		`"spec":{"color":"red","replicas":2,"size":4,"ports":[{"name":"http","port":80}],"selector":{"app":"x"}}}`
+	for _, srv := range []http.Handler{decoding, merging} {
+		do(t, srv, http.MethodPost, widgetsIn("default"), "application/json", create)
+	}
+	const merge, strategic = "application/merge-patch+json", "application/strategic-merge-patch+json"
+	for _, tc := range []struct{ query, body string }{
+		{"", `{"spec":{"size":3}}`},
+		{"", `{"spec":{"color":"blue","replicas":5}}`},
+		{"", `{"spec":{"replicas":null}}`}, // defaulted again
+		{"", `{"metadata":{"labels":{"b":"2"}}}`},
+		{"", `{"metadata":{"labels":{"a":null}}}`},
+		{"", `{"metadata":{"labels":null,"annotations":{"k2":"v2"}}}`},
+		{"", `{"metadata":{"finalizers":["example.com/a","example.com/keep"]}}`},
+		{"", `{"spec":{"selector":{"app":"y","tier":"web"}}}`},
+		{"", `{"spec":{"ports":null}}`},
+		{"", `{"spec":{"size":"big"}}`},
+		{"", `{"spec":{"size":1.0}}`},
+		{"", `{"spec":{"size":-1}}`},
+		{"", `{"spec":{"color":null}}`},
+		{"", `{"spec":{"bogus":1,"size":6}}`},
+		{"", `{"spec":{"size":7},"spec":{"size":8}}`},
+		{"", `{"Spec":{"size":9}}`},
+		{"", `{"metadata":{"name":"other"}}`},
+		{"", `{"apiVersion":"example.com/v9"}`},
+		{"", `{"kind":"Gadget"}`},
+		{"", `{"status":{"replicas":3}}`},
+		{"", `{"metadata":{"resourceVersion":"1"},"spec":{"size":10}}`},
+		{"", `{"metadata":{"uid":"not-the-uid"}}`},
+		{"", `{}`},
+		{"", `null`},
+		{"", `{"spec":{"size":11}} {}`},
+		{"?fieldValidation=Strict", `{"spec":{"bogus":1}}`},
+		{"?fieldValidation=Strict", `{"spec":{"size":12}}`},
+		{"?fieldValidation=Nonsense", `{"spec":{"size":13}}`},
+		{"?dryRun=All", `{"spec":{"size":99}}`},
+		{"", `{"spec":{"size":12}}`}, // what it is: no write
+	} {
+		for _, ct := range []string{merge, strategic} {
+			got := do(t, decoding, http.MethodPatch, path+tc.query, ct, tc.body)
+			want := do(t, merging, http.MethodPatch, path+tc.query, ct, tc.body)
+			if got != want {
+				t.Errorf("%s %s%s:\ndecoded %s\nmerged  %s", ct, tc.body, tc.query, got, want)
+			}
+		}
+	}
+	if got, want := do(t, decoding, http.MethodGet, path, "", ""), do(t, merging, http.MethodGet, path, "", ""); got != want {
+		t.Errorf("stored:\ndecoded %s\nmerged  %s", got, want)
+	}
+}
+
+// volatile is what two servers answer apart for the same requests.
+var (
+	volatile = regexp.MustCompile(`"(uid|creationTimestamp|time)":"[^"]*"`)
+	uid      = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+)
+
+// do serves one request and sums up its answer: code, warnings and body,
+// with the server's own UIDs and times left out.
+func do(t *testing.T, srv http.Handler, method, path, contentType, body string) string {
+	t.Helper()
+	r := httptest.NewRequest(method, path, strings.NewReader(body))
+	if contentType != "" {
+		r.Header.Set("Content-Type", contentType)
+	}
+	w := httptest.NewRecorder()
+	srv.ServeHTTP(w, r)
+	var obj map[string]any
+	if w.Code < 300 {
+		if err := json.Unmarshal(w.Body.Bytes(), &obj); err != nil {
+			t.Fatalf("%s %s: %v: %s", method, path, err, w.Body)
+		}
+		if (obj["kind"] != "Widget") || obj["metadata"].(map[string]any)["resourceVersion"] == "" {
+			t.Fatalf("%s %s: not a widget: %s", method, path, w.Body)
+		}
+	}
+	return w.Result().Status + " " + strings.Join(w.Header().Values("Warning"), "; ") + " " + uid.ReplaceAllString(volatile.ReplaceAllString(w.Body.String(), `"$1":"-"`), "-")
+}

@@ -1,0 +1,250 @@
+package jsonimage
+
+import (
+	"bytes"
+	"io"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/kapi-dev/kapi/internal/jsonfields"
+)
+
+// A Merger tells when a merge patch can be applied to a decoded object by
+// decoding the patch into a copy of it: when that gives what decoding the
+// merge of the object's JSON with the patch gives.
+//
+// Decoding merges as a merge patch does only so far: it sets the fields a
+// JSON object names and leaves the others, adds and replaces the entries
+// of a map, sets a pointer, map or slice to nil from null, and replaces a
+// list and a scalar whole. Elsewhere it does not (null leaves a struct or a
+// string as it was, where a merge patch deletes it; a map entry's null is
+// kept as a zero value; an object replaces a map's struct value; a type
+// that decodes itself may keep what it held), so a patch that reaches there
+// is left to merging. A strategic merge patch is the same as a merge patch
+// while it holds no list and no directive ($-key); and, as it reads numbers
+// as int64 or float64 before writing them back, only integers that int64
+// holds are written back as they were read.
+//
+// A Merger is safe for concurrent use.
+type Merger struct {
+	root *mergeNode
+}
+
+// mergeNode is what a patch may hold at a place of a Go type.
+type mergeNode struct {
+	kind     mergeKind
+	nullable bool // a pointer, map or slice: null sets it nil, as merging leaves it out
+	replaced bool // a strategic merge patch replaces it whole (patchStrategy:"replace")
+	fields   map[string]*mergeNode
+	elem     *mergeNode // a map's values, a list's items: scalars
+}
+
+type mergeKind uint8
+
+const (
+	mergeScalar mergeKind = iota + 1 // a bool, number or string, replaced whole
+	mergeStruct                      // merged field by field
+	mergeMap                         // string keys, scalar values: merged entry by entry
+	mergeList                        // scalar items: replaced whole
+)
+
+// maxMergeDepth bounds the objects a patch nests that a Merger reads (a
+// recursive type); deeper ones are left to merging, which has its limits.
+const maxMergeDepth = 64
+
+// NewMerger returns the Merger of t, a struct type, or nil if t is not one
+// or decodes itself.
+func NewMerger(t reflect.Type) *Merger {
+	c := mergeCompiler{seen: map[mergeKey]*mergeNode{}}
+	root := c.compile(t, false)
+	if root == nil || root.kind != mergeStruct {
+		return nil
+	}
+	return &Merger{root: root}
+}
+
+// Mergeable says whether decoding patch into a copy of an object that is
+// its own image (Image.Is) gives what decoding the merge of the object's
+// JSON with patch gives, strategic saying whether patch is a strategic
+// merge patch. If decoding fails, merging is left to say why. A patch
+// that is not a JSON object, names a field by another spelling than its
+// own, names one twice, or holds anything else the type does not decode
+// as a merge is not mergeable.
+func (m *Merger) Mergeable(patch []byte, strategic bool) bool {
+	d := decoders.Get().(*jsontext.Decoder)
+	defer func() {
+		d.Reset(bytes.NewReader(nil))
+		decoders.Put(d)
+	}()
+	d.Reset(bytes.NewReader(patch))
+	if d.PeekKind() != '{' || !m.root.mergeable(d, strategic, 0) {
+		return false
+	}
+	_, err := d.ReadToken()
+	return err == io.EOF
+}
+
+var decoders = sync.Pool{New: func() any { return jsontext.NewDecoder(bytes.NewReader(nil)) }}
+
+func (n *mergeNode) mergeable(d *jsontext.Decoder, strategic bool, depth int) bool {
+	switch d.PeekKind() {
+	case 'n':
+		if !n.nullable {
+			return false
+		}
+		_, err := d.ReadToken()
+		return err == nil
+	case '{':
+		if n.kind != mergeStruct && n.kind != mergeMap || depth >= maxMergeDepth {
+			return false
+		}
+		if _, err := d.ReadToken(); err != nil {
+			return false
+		}
+		for d.PeekKind() == '"' {
+			name, err := d.ReadValue() // valid until the next read
+			if err != nil || bytes.IndexByte(name, '\\') >= 0 {
+				return false
+			}
+			name = name[1 : len(name)-1]
+			if strategic && len(name) > 0 && name[0] == '$' {
+				return false // a directive
+			}
+			child := n.elem
+			if n.kind == mergeStruct {
+				child = n.fields[string(name)]
+			}
+			if child == nil || strategic && child.replaced || !child.mergeable(d, strategic, depth+1) {
+				return false
+			}
+		}
+		_, err := d.ReadToken()
+		return err == nil
+	case '[':
+		if n.kind != mergeList || strategic {
+			return false
+		}
+		if _, err := d.ReadToken(); err != nil {
+			return false
+		}
+		for d.PeekKind() != ']' {
+			if d.PeekKind() == 'n' || !n.elem.mergeable(d, strategic, depth+1) {
+				return false
+			}
+		}
+		_, err := d.ReadToken()
+		return err == nil
+	case '"', 't', 'f':
+		if n.kind != mergeScalar {
+			return false
+		}
+		_, err := d.ReadValue()
+		return err == nil
+	case '0':
+		if n.kind != mergeScalar {
+			return false
+		}
+		v, err := d.ReadValue()
+		return err == nil && plainInteger(v)
+	}
+	return false
+}
+
+// plainInteger says whether a JSON number is an integer int64 holds,
+// written as strconv writes it: what a strategic merge writes back as it
+// was read.
+func plainInteger(v []byte) bool {
+	digits := v
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || digits[0] == '0' && len(v) > 1 {
+		return false // "-0", "01"
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	if len(digits) < 19 {
+		return true
+	}
+	_, err := strconv.ParseInt(string(v), 10, 64)
+	return err == nil
+}
+
+type mergeKey struct {
+	t        reflect.Type
+	nullable bool
+}
+
+type mergeCompiler struct {
+	seen map[mergeKey]*mergeNode
+}
+
+// compile returns what a patch may hold at a value of t, nullable saying
+// whether it is reached through a pointer; nil if nothing.
+func (c *mergeCompiler) compile(t reflect.Type, nullable bool) *mergeNode {
+	if t.Kind() == reflect.Pointer && t.Name() == "" && !nullable && !ownJSON(t) {
+		return c.compile(t.Elem(), true)
+	}
+	if ownJSON(t) {
+		return nil
+	}
+	key := mergeKey{t, nullable}
+	if n, ok := c.seen[key]; ok {
+		return n // a recursive type's node, filled in as it is compiled; nil through a map or list
+	}
+	c.seen[key] = nil
+	n := c.compileNew(t, nullable, key)
+	c.seen[key] = n
+	return n
+}
+
+func (c *mergeCompiler) compileNew(t reflect.Type, nullable bool, key mergeKey) *mergeNode {
+	switch t.Kind() {
+	case reflect.Bool, reflect.String,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return &mergeNode{kind: mergeScalar, nullable: nullable}
+	case reflect.Map:
+		if nullable || t.Key().Kind() != reflect.String || ownJSON(t.Key()) {
+			return nil
+		}
+		if elem := c.compile(t.Elem(), false); elem != nil && elem.kind == mergeScalar && !elem.nullable {
+			return &mergeNode{kind: mergeMap, nullable: true, elem: elem}
+		}
+	case reflect.Slice:
+		if nullable || t.Elem().Kind() == reflect.Uint8 {
+			return nil // a pointer to a slice; bytes are a string
+		}
+		if elem := c.compile(t.Elem(), false); elem != nil && elem.kind == mergeScalar && !elem.nullable {
+			return &mergeNode{kind: mergeList, nullable: true, elem: elem}
+		}
+	case reflect.Struct:
+		n := &mergeNode{kind: mergeStruct, nullable: nullable, fields: map[string]*mergeNode{}}
+		c.seen[key] = n
+		for _, f := range jsonfields.Of(t) {
+			if f.Optional || f.Quoted {
+				continue // through an embedded pointer; a number in a string
+			}
+			child := c.compile(f.Type, false)
+			if child != nil && slices.Contains(strings.Split(f.StructField.Tag.Get("patchStrategy"), ","), "replace") {
+				replaced := *child
+				replaced.replaced = true
+				child = &replaced
+			}
+			if child != nil {
+				n.fields[f.Name] = child
+			}
+		}
+		return n
+	}
+	return nil
+}
