@@ -372,6 +372,12 @@ func (rq *request) decodeCleaned(in *codec.Format, data []byte) (kapi.Object, []
 	if string(bytes.TrimSpace(data)) == "null" {
 		return nil, nil, rq.undecodable("the request body is null, not an object")
 	}
+	// A document with nothing to check is decoded once; any other is
+	// checked, and decoded again into a new object.
+	if obj := rq.objType.newObject(); codec.UnmarshalKnownJSON(data, obj) == nil {
+		checked, err := rq.checkType(obj)
+		return checked, data, err
+	}
 	// A document that is not JSON fails the check; decoding it below says why.
 	report, cleaned, checkErr := codec.CheckJSONFields(data, rq.objType.typ)
 	if checkErr == nil && !report.Empty() {

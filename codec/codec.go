@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/kapi-dev/kapi"
 )
@@ -433,3 +435,14 @@ func SupportsProtobuf(t reflect.Type) error { return protoSupported(t) }
 // list indexes included), and a struct tag's `format:` option, which
 // encoding/json ignores, fails the decoding of its type.
 func UnmarshalJSON(data []byte, v any) error { return jsonv1.Unmarshal(data, v) }
+
+// UnmarshalKnownJSON is UnmarshalJSON of a document that CheckJSONFields
+// has nothing to say of: it fails on a member v's type does not know by
+// that exact name, and on a name an object holds twice. A request body
+// decoded so needs no check of its fields, which would read it again; one
+// it fails on is checked and decoded into a new value (v may hold part of
+// it).
+func UnmarshalKnownJSON(data []byte, v any) error { return jsonv2.Unmarshal(data, v, knownJSON) }
+
+var knownJSON = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(),
+	jsonv2.RejectUnknownMembers(true), jsonv2.MatchCaseInsensitiveNames(false), jsontext.AllowDuplicateNames(false))

@@ -748,6 +748,7 @@ func FuzzCheckJSONFields(f *testing.F) {
 		`[1,{"a":2}]`, `{"a":[`, ``, `{"spec":{"ports":[{"port":1e1000}]}}`,
 		`{"n":1,"n":"2","N":3,"f":3.402823475e38,"f":1,"l":[{"n":1,"x":1},{"x":2}],"k":{"k":{"x":1}},"k":null}`,
 		` { "x" : 1 , "n" : 2 , "y" : { } } `,
+		`{"Spec":{"color":"red"}}`, `{"spec":{"color":"a","color":"b"}}`, // one problem each
 	} {
 		f.Add([]byte(s))
 	}
@@ -764,6 +765,9 @@ func FuzzCheckJSONFields(f *testing.F) {
 func checkFields(t *testing.T, typ reflect.Type, data []byte) {
 	t.Helper()
 	report, cleaned, err := codec.CheckJSONFields(data, typ)
+	if codec.UnmarshalKnownJSON(data, reflect.New(typ).Interface()) == nil && (err != nil || !report.Empty()) {
+		t.Fatalf("UnmarshalKnownJSON(%#q) decoded what CheckJSONFields says %+v, %v of", data, report, err)
+	}
 	if (err == nil) != json.Valid(data) {
 		t.Fatalf("CheckJSONFields(%#q): error %v; json.Valid says %v", data, err, json.Valid(data))
 	}
