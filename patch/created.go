@@ -3,6 +3,7 @@ package patch
 import (
 	"bytes"
 	"slices"
+	"sync"
 )
 
 // A create makes every field of the object its manager's: compareObjects
@@ -27,11 +28,30 @@ func (s *Schema) createdFields(obj map[string]any, ignore []string) []byte {
 
 // createdStored is createdFields of the document doc, read as written;
 // ok false when liveObject must read it (and say what is wrong with it).
+// Creates of one shape (appendCreatedShape) have one entry: it is written
+// once and kept in createdShapes.
 func (s *Schema) createdStored(doc []byte, ignore []string) (raw []byte, ok bool) {
 	doc = trimSpace(doc)
 	if s == nil || s.Kind != Struct || isLeaf(s) || len(doc) == 0 || doc[0] != '{' {
 		return nil, false
 	}
+	var arr [2048]byte // the shape of a document of a few KiB, on the stack
+	shape, cacheable := appendCreatedShape(arr[:0], doc, ignore)
+	if cacheable {
+		if raw, ok, hit := createdShapes.get(s, shape); hit {
+			return raw, ok
+		}
+	}
+	raw, ok = s.createdWritten(doc, ignore)
+	if cacheable {
+		createdShapes.put(s, shape, raw, ok)
+	}
+	return raw, ok
+}
+
+// createdWritten is createdStored without the cache: the entry written
+// from the document.
+func (s *Schema) createdWritten(doc []byte, ignore []string) (raw []byte, ok bool) {
 	d := jsonReader{data: doc, discard: true}
 	if !d.validStored(s, 0, levelRoot, nil) || d.i != len(doc) {
 		return nil, false
@@ -39,6 +59,7 @@ func (s *Schema) createdStored(doc []byte, ignore []string) (raw []byte, ok bool
 	w := newCreatedWriter(ignore)
 	n, ok := w.storedChildren(doc, s, 0, levelRoot, false)
 	if !ok {
+		w.release()
 		return nil, false
 	}
 	return w.finish(n), true
@@ -51,17 +72,45 @@ type createdWriter struct {
 	member []storedMember // the same, of objects read as written
 }
 
+// createdWriters keep the writers' buffers from one create to the next:
+// made for each, they were most of what a create's entry allocated.
+var createdWriters = sync.Pool{New: func() any {
+	return &createdWriter{b: make([]byte, 0, 1024), member: make([]storedMember, 0, 32)}
+}}
+
+// maxPooledWriter bounds the buffers a pooled writer keeps: one that
+// wrote an outsized object is let go.
+const maxPooledWriter = 64 << 10
+
 func newCreatedWriter(ignore []string) *createdWriter {
-	w := &createdWriter{ignore: ignore, b: make([]byte, 0, 1024), member: make([]storedMember, 0, 32)}
-	w.b = append(w.b, '{')
+	w := createdWriters.Get().(*createdWriter)
+	w.ignore = ignore
+	w.b = append(w.b[:0], '{')
 	return w
 }
 
+// finish is the entry written, nil if it is empty, in a slice of its own
+// (the writer's buffer goes back to the pool).
 func (w *createdWriter) finish(n int) []byte {
-	if n == 0 {
-		return nil
+	var raw []byte
+	if n > 0 {
+		raw = make([]byte, len(w.b)+1)
+		raw[copy(raw, w.b)] = '}'
 	}
-	return append(w.b, '}')
+	w.release()
+	return raw
+}
+
+// release gives w back to the pool, holding nothing of the document it
+// read (its members are slices of it, its keys the decoded object's).
+func (w *createdWriter) release() {
+	if cap(w.b) > maxPooledWriter || cap(w.member) > maxPooledWriter/64 || cap(w.keys) > maxPooledWriter/64 {
+		return
+	}
+	clear(w.member[:cap(w.member)])
+	clear(w.keys[:cap(w.keys)])
+	w.ignore, w.member, w.keys = nil, w.member[:0], w.keys[:0]
+	createdWriters.Put(w)
 }
 
 // createdField says how a field of an object at level is listed: not at
