@@ -3,7 +3,6 @@ package apiserver
 import (
 	"encoding/binary"
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -69,7 +68,13 @@ func (r *resource) summarize(obj any, value []byte) any {
 	}
 	labels := o.GetObjectMeta().Labels
 	s := &summary{labels: make([]string, 0, 2*len(labels))}
-	for _, k := range slices.Sorted(maps.Keys(labels)) {
+	var arr [16]string // a few labels: sorted without a slice of their own
+	keys := arr[:0]
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
 		s.labels = append(s.labels, k, labels[k])
 	}
 	if len(r.summaryFields) > 0 {
