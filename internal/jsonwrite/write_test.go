@@ -424,6 +424,18 @@ func TestNew(t *testing.T) {
 	}
 }
 
+type hiddenEmbedded struct {
+	Visible string            `json:"visible"`
+	Labels  map[string]string `json:"labels"`
+}
+
+// embedsHidden embeds, by pointer, a struct of an unexported type, whose
+// fields encoding/json still writes.
+type embedsHidden struct {
+	*hiddenEmbedded
+	Own int `json:"own"`
+}
+
 // Values found by review: written as json.Marshal writes them, or left
 // to it.
 func TestAppendEdges(t *testing.T) {
@@ -454,6 +466,9 @@ func TestAppendEdges(t *testing.T) {
 		{"an empty field set, which json.Marshal refuses", kapi.FieldsV1{Raw: []byte{}}, false},
 		{"labels past the stack", map[string]string{"a": "1", "b": "2", "c": "3", "d": "4", "e": "5", "f": "6", "g": "7", "h": "8", "i": "9", "j": "10", "k": "11", "l": "12", "m": "13", "n": "14", "o": "15", "p": "16", "q": "17"}, true},
 		{"keys in byte order", map[string]int{"b": 1, "a": 2, "B": 3, "é": 4, "a<": 5}, true},
+		{"an embedded pointer to an unexported type", embedsHidden{hiddenEmbedded: &hiddenEmbedded{Visible: "v", Labels: map[string]string{"b": "1", "a": "2"}}}, true},
+		{"a nil one", embedsHidden{Own: 1}, true},
+		{"a nil pointer", (*embedsHidden)(nil), true},
 		{"integer keys in text order", map[int8]int{-1: 1, 10: 2, 9: 3, -128: 4}, true},
 	} {
 		want, err := json.Marshal(tc.v)
