@@ -143,6 +143,7 @@ func Register[T any, P interface {
 	res.objType.group, res.objType.version, res.objType.kind = res.Group, res.Version, res.Kind
 	res.objType.plainMetadata = plainMetadata(res.typ)
 	res.objType.image = jsonimage.New(res.typ)
+	storedEncoder(reflect.PointerTo(res.typ)) // compiled now, not on the first write
 	res.objType.merger = jsonimage.NewMerger(res.typ)
 	return s.add(res)
 }

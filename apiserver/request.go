@@ -16,6 +16,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/internal/jsonwrite"
 	"github.com/kapi-dev/kapi/patch"
 )
 
@@ -549,7 +551,29 @@ func marshalStored(obj kapi.Object) ([]byte, error) {
 	rv := meta.ResourceVersion
 	meta.ResourceVersion = ""
 	defer func() { meta.ResourceVersion = rv }()
+	v := reflect.ValueOf(obj)
+	if enc := storedEncoder(v.Type()); enc != nil {
+		if value, ok := enc.Marshal(v); ok {
+			return value, nil
+		}
+	}
 	return json.Marshal(obj)
+}
+
+// storedEncoders holds the *jsonwrite.Encoder of each object type (nil if
+// json.Marshal writes all its values), by the type. marshalStored takes
+// any object, of a registered type or not, and finds its Encoder here in
+// a few nanoseconds; Register compiles it ahead of the first write.
+var storedEncoders sync.Map
+
+// storedEncoder returns the Encoder that writes objects of type t,
+// compiling it the first time.
+func storedEncoder(t reflect.Type) *jsonwrite.Encoder {
+	enc, ok := storedEncoders.Load(t)
+	if !ok {
+		enc, _ = storedEncoders.LoadOrStore(t, jsonwrite.New(t))
+	}
+	return enc.(*jsonwrite.Encoder)
 }
 
 func unmarshalStored(data []byte, obj kapi.Object) error {

@@ -1,0 +1,489 @@
+package jsonwrite_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
+	"github.com/kapi-dev/kapi/internal/jsonwrite"
+)
+
+// sampleNode is recursive.
+type sampleNode struct {
+	Name     string        `json:"name,omitempty"`
+	Children []*sampleNode `json:"children,omitempty"`
+}
+
+type sampleInner struct {
+	Tags  []string          `json:"tags,omitempty"`
+	Attrs map[string]string `json:"attrs,omitempty"`
+	At    *kapi.Time        `json:"at,omitempty"`
+}
+
+type samplePromoted struct {
+	Promoted []int `json:"promoted,omitempty"`
+	Shadowed int   `json:"shadowed"` // hidden by sample's own
+}
+
+// SampleOptional is embedded by pointer: its fields are left out when the
+// pointer is nil.
+type SampleOptional struct {
+	Optional string `json:"optional"`
+	Level    int
+}
+
+type color string
+
+type namedBytes []byte
+
+// zeroer is zero by its method, on a pointer receiver.
+type zeroer struct{ N int }
+
+func (z *zeroer) IsZero() bool { return z.N%2 == 0 }
+
+// sample has a field of every shape an Encoder writes, and some it leaves
+// to json.Marshal where it cannot do without.
+type sample struct {
+	kapi.TypeMeta `json:",inline"`
+	Meta          kapi.ObjectMeta `json:"metadata"`
+	samplePromoted
+	*SampleOptional
+
+	At           kapi.Time             `json:"at"`
+	AtPtr        *kapi.Time            `json:"atPtr,omitempty"`
+	AtZero       kapi.Time             `json:"atZero,omitzero"`
+	Micro        kapi.MicroTime        `json:"micro"`
+	MicroPtr     *kapi.MicroTime       `json:"microPtr"`
+	MicroZeroPtr *kapi.MicroTime       `json:",omitzero"`
+	Times        [2]kapi.Time          `json:"times"`
+	TimeMap      map[string]*kapi.Time `json:"timeMap,omitempty"`
+	Conds        []kapi.Condition      `json:"conditions,omitempty"`
+
+	Strings      []string          `json:"strings"`
+	StringsEmpty []string          `json:"stringsEmpty,omitempty"`
+	Labels       map[string]string `json:"labels,omitempty"`
+	Counts       map[string]int    `json:"counts"`
+	ByNumber     map[int]string    `json:"byNumber,omitempty"`
+	ByUint       map[uint16]bool   `json:"byUint"`
+	ByColor      map[color]*int    `json:"byColor"`
+	Pointers     []*int32          `json:"pointers"`
+	SlicePtr     *[]string         `json:"slicePtr"`
+	PtrPtr       **string          `json:"ptrPtr"`
+	Bytes        []byte            `json:"bytes,omitempty"`
+	BytesAlways  []byte            `json:"bytesAlways"`
+	NamedBytes   namedBytes        `json:"namedBytes"`
+	ByteArray    [3]byte           `json:"byteArray"`
+	NoArray      [0]string         `json:"noArray,omitempty"`
+
+	Float       float64  `json:"float,omitempty"`
+	Float32     float32  `json:"float32"`
+	FloatZero   float64  `json:"floatZero,omitzero"`
+	Quoted      int64    `json:"quoted,string"`
+	QuotedText  string   `json:"quotedText,string,omitempty"`
+	QuotedPtr   *bool    `json:"quotedPtr,string"`
+	QuotedFloat float32  `json:"quotedFloat,string"`
+	QuotedUint  *uint    `json:"quotedUint,omitempty,string"`
+	NotQuoted   []int    `json:"notQuoted,string"`
+	Flag        bool     `json:"flag,omitempty"`
+	Small       uint8    `json:"small"`
+	Skipped     int      `json:",omitzero"`
+	Pointer     uintptr  `json:"pointer,omitempty"`
+	Shadowed    string   `json:"shadowed"`
+	Escaped     string   `json:"x<y&z>"`
+	Dash        int      `json:"-,"`
+	Hidden      int      `json:"-"`
+	BadName     int      `json:"a\"b"`
+	Zeroer      zeroer   `json:"zeroer,omitzero"`
+	Nothing     struct{} `json:"nothing"`
+	hidden      int
+
+	Inner      sampleInner            `json:"inner"`
+	InnerPtr   *sampleInner           `json:"innerPtr,omitempty"`
+	InnerMap   map[string]sampleInner `json:"innerMap"`
+	InnerList  []sampleInner          `json:"innerList"`
+	Tree       *sampleNode            `json:"tree,omitempty"`
+	Fields     *kapi.FieldsV1         `json:"fields,omitempty"`
+	FieldsList []kapi.FieldsV1        `json:"fieldsList"`
+}
+
+// oddSample has the shapes an Encoder leaves to json.Marshal but for
+// some values: it writes this type's values only where they avoid them.
+type oddSample struct {
+	Number  json.Number     `json:"number,omitempty"`
+	Stamp   *time.Time      `json:"stamp,omitempty"`
+	Raw     json.RawMessage `json:"raw,omitempty"`
+	Chan    chan int        `json:",omitzero"`
+	Func    func()          `json:",omitzero"`
+	Float   float64         `json:"float"`
+	Float32 float32         `json:"float32"`
+	Node    *sampleNode     `json:"node"`
+}
+
+// filler makes values of any type from fuzz input.
+type filler struct {
+	data  []byte
+	depth int
+}
+
+func (f *filler) byte() byte {
+	if len(f.data) == 0 {
+		return 0
+	}
+	b := f.data[0]
+	f.data = f.data[1:]
+	return b
+}
+
+var (
+	fillStrings = []string{"", "a", "é", "a<b&c>", "line\nbreak", "\u2028", "\u2029x", "b", "c",
+		`say "hi"`, `back\slash`, "\x00\x01\x1f\x7f", "\t\r\b\f", "日本語", "</script>", "😀", "ab"}
+	badStrings = []string{"\xff", "x\xe2\x82", "\xed\xa0\x80", "a\xc0\xafb"} // not UTF-8: one in 64
+	fillRaw    = [][]byte{nil, []byte(`{}`), []byte(`{"f:a":{},"k:{\"name\":\"x y\"}":{}}`), []byte(`{"f:a":{".":{},"f:b":{}}}`),
+		[]byte(`{ "f:a": {} }`), []byte(`{"f:<":{}}`), []byte(`null`), []byte(`{"f:é":{}}`), []byte(`[1,-0.5E+2,true,false,null,"\/\u00e9"]`),
+		[]byte(`{`), []byte(`{"a":01}`), []byte(`[1,]`), []byte{}, []byte(`{"a":"\u00zz"}`), []byte(`{"a":1}x`), []byte(`tru`), []byte(`"\q"`), []byte(`1.`), []byte(`-`)}
+	fillFloats  = []float64{0, math.Copysign(0, -1), 1.5, -2.25, 1e300, 0.1, 1e21, 1e20, 1e-6, 1e-7, 123456789.125, 5e-324, 3.4e38, 1.0000001e-6, -9.999999e20}
+	fillNumbers = []string{"", "12", "-1.5e3", "0x1", "bad"}
+	fillNow     = time.Now()
+	fillZones   = []*time.Location{time.UTC, time.Local, time.FixedZone("east", 5*3600+1800), time.FixedZone("west", -7*3600)}
+)
+
+func (f *filler) time() time.Time {
+	switch b := f.byte(); {
+	case b < 64:
+		return time.Time{}
+	case b == 64:
+		return time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+	case b == 65:
+		return time.Date(0, 1, 1, 0, 30, 0, 0, time.FixedZone("x", 3600)) // year -1 in UTC
+	case b == 66:
+		return time.Date(1, 1, 1, 0, 0, 0, 500_000_500, time.UTC) // not zero
+	case b < 96:
+		return fillNow // a monotonic reading, nanoseconds
+	}
+	sec := int64(binary.LittleEndian.Uint32([]byte{f.byte(), f.byte(), f.byte(), f.byte()}))
+	ns := int64(f.byte()) * 3_906_251 % 1_000_000_000
+	if f.byte()%2 == 0 {
+		ns = ns / 1000 * 1000
+	}
+	return time.Unix(sec, ns).In(fillZones[int(f.byte())%len(fillZones)])
+}
+
+// rare says, one time in n, to fill in what makes an Encoder fall back.
+func (f *filler) rare(n byte) bool { return f.byte()%n == 0 }
+
+func (f *filler) fill(v reflect.Value) {
+	f.depth++
+	defer func() { f.depth-- }()
+	switch v.Type() {
+	case reflect.TypeFor[kapi.Time]():
+		v.Set(reflect.ValueOf(kapi.Time{Time: f.time()}))
+		return
+	case reflect.TypeFor[kapi.MicroTime]():
+		v.Set(reflect.ValueOf(kapi.MicroTime{Time: f.time()}))
+		return
+	case reflect.TypeFor[time.Time]():
+		v.Set(reflect.ValueOf(f.time()))
+		return
+	case reflect.TypeFor[kapi.FieldsV1]():
+		raw := fillRaw[int(f.byte())%len(fillRaw)]
+		if raw != nil {
+			raw = append([]byte{}, raw...)
+		}
+		v.Set(reflect.ValueOf(kapi.FieldsV1{Raw: raw}))
+		return
+	case reflect.TypeFor[json.Number]():
+		if f.rare(4) {
+			v.SetString(fillNumbers[int(f.byte())%len(fillNumbers)])
+		}
+		return
+	case reflect.TypeFor[json.RawMessage]():
+		if f.rare(4) {
+			v.SetBytes([]byte(`{"a": 1}`))
+		}
+		return
+	}
+	deep := f.depth > 6
+	switch v.Kind() {
+	case reflect.Bool:
+		v.SetBool(f.byte()%2 == 1)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n := int64(int8(f.byte()))
+		if n == -128 && v.Type().Bits() == 64 {
+			n = math.MinInt64
+		}
+		v.SetInt(n)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		n := uint64(f.byte())
+		if n == 255 && v.Type().Bits() == 64 {
+			n = math.MaxUint64
+		}
+		v.SetUint(n)
+	case reflect.Float32, reflect.Float64:
+		switch b := f.byte(); b {
+		case 255:
+			v.SetFloat(math.NaN())
+		case 254:
+			v.SetFloat(math.Inf(-1))
+		default:
+			v.SetFloat(fillFloats[int(b)%len(fillFloats)])
+		}
+	case reflect.String:
+		b := int(f.byte())
+		if b < 4 {
+			v.SetString(badStrings[b%len(badStrings)])
+			return
+		}
+		v.SetString(fillStrings[b%len(fillStrings)])
+	case reflect.Interface:
+		if f.rare(4) {
+			v.Set(reflect.ValueOf("held"))
+		}
+	case reflect.Pointer:
+		if deep || f.byte()%3 == 0 {
+			return
+		}
+		p := reflect.New(v.Type().Elem())
+		f.fill(p.Elem())
+		v.Set(p)
+	case reflect.Slice:
+		switch n := int(f.byte() % 4); {
+		case n == 0 || deep:
+		default:
+			s := reflect.MakeSlice(v.Type(), n-1, n-1)
+			for i := range n - 1 {
+				f.fill(s.Index(i))
+			}
+			v.Set(s)
+		}
+	case reflect.Array:
+		for i := range v.Len() {
+			f.fill(v.Index(i))
+		}
+	case reflect.Map:
+		n := int(f.byte() % 4)
+		if n == 0 || deep {
+			return
+		}
+		if n == 3 {
+			n = 20 // past what is sorted on the stack
+		}
+		m := reflect.MakeMap(v.Type())
+		for range n - 1 {
+			k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+			f.fill(k)
+			f.fill(e)
+			m.SetMapIndex(k, e)
+		}
+		v.Set(m)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				f.fill(v.Field(i))
+			}
+		}
+	}
+}
+
+// checkAppend fails if the Encoder of T writes a value otherwise than
+// json.Marshal does, addressable or not, or writes one json.Marshal
+// refuses. It returns whether the Encoder wrote the value.
+func checkAppend[T any](t *testing.T, enc *jsonwrite.Encoder, data []byte) bool {
+	t.Helper()
+	v := new(T)
+	(&filler{data: data}).fill(reflect.ValueOf(v).Elem())
+	want, err := json.Marshal(v)
+	const prefix = "prefix:"
+	wrote := 0
+	for _, rv := range []reflect.Value{reflect.ValueOf(v).Elem(), reflect.ValueOf(*v)} {
+		got, ok := enc.Append([]byte(prefix), rv)
+		if !ok {
+			if string(got) != prefix {
+				t.Fatalf("Append fell back but changed the buffer to %q", got)
+			}
+			continue
+		}
+		wrote++
+		if err != nil {
+			t.Fatalf("Append wrote %s of a value json.Marshal refuses: %v", got, err)
+		}
+		if !bytes.Equal(got[len(prefix):], want) {
+			t.Fatalf("Append wrote\n%s\njson.Marshal\n%s", got[len(prefix):], want)
+		}
+		if m, ok := enc.Marshal(rv); !ok || !bytes.Equal(m, want) {
+			t.Fatalf("Marshal wrote %s (%v), want %s", m, ok, want)
+		}
+	}
+	if wrote == 1 {
+		t.Fatalf("Append wrote the value only when addressable, or only when not")
+	}
+	return wrote == 2
+}
+
+func FuzzAppend(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte("\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f"))
+	f.Add([]byte("kapi writes a widget, a sample and its odd shapes"))
+	encoders := newEncoders(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, check := range checks {
+			check.fn(t, encoders[check.name], data)
+		}
+	})
+}
+
+// checks are the types written by FuzzAppend and TestAppendRandomValues,
+// with how many values of 3000 random ones each must have written.
+var checks = []struct {
+	name    string
+	typ     reflect.Type
+	fn      func(*testing.T, *jsonwrite.Encoder, []byte) bool
+	atLeast int
+}{
+	{"sample", reflect.TypeFor[sample](), checkAppend[sample], 300},
+	{"widget", reflect.TypeFor[widgetapi.Widget](), checkAppend[widgetapi.Widget], 1500},
+	{"odd", reflect.TypeFor[oddSample](), checkAppend[oddSample], 300},
+	{"*widget", reflect.TypeFor[*widgetapi.Widget](), checkAppend[*widgetapi.Widget], 1500},
+}
+
+func newEncoders(tb testing.TB) map[string]*jsonwrite.Encoder {
+	encoders := map[string]*jsonwrite.Encoder{}
+	for _, c := range checks {
+		if encoders[c.name] = jsonwrite.New(c.typ); encoders[c.name] == nil {
+			tb.Fatalf("no Encoder for %s", c.name)
+		}
+	}
+	return encoders
+}
+
+// TestAppendRandomValues runs the fuzz target's check on many values and
+// fails if too few were written to mean something.
+func TestAppendRandomValues(t *testing.T) {
+	encoders := newEncoders(t)
+	wrote := make([]int, len(checks))
+	data := make([]byte, 1024)
+	const values = 3000
+	for i := range values {
+		rng := rand.New(rand.NewPCG(uint64(i), 17))
+		for j := range data {
+			data[j] = byte(rng.Uint32())
+		}
+		for k, check := range checks {
+			if check.fn(t, encoders[check.name], data) {
+				wrote[k]++
+			}
+		}
+	}
+	for k, check := range checks {
+		t.Logf("%s: wrote %d of %d values", check.name, wrote[k], values)
+		if wrote[k] < check.atLeast {
+			t.Errorf("%s: wrote %d of %d values, want at least %d", check.name, wrote[k], values, check.atLeast)
+		}
+	}
+}
+
+func TestNew(t *testing.T) {
+	type withChan struct{ C chan int }
+	type withTime struct {
+		T time.Time `json:"t"`
+	}
+	for _, tc := range []struct {
+		name string
+		typ  reflect.Type
+		want bool
+	}{
+		{"sample", reflect.TypeFor[sample](), true},
+		{"widget", reflect.TypeFor[widgetapi.Widget](), true},
+		{"pointer to widget", reflect.TypeFor[*widgetapi.Widget](), true},
+		{"kapi.Time", reflect.TypeFor[kapi.Time](), true},
+		{"interface", reflect.TypeFor[any](), false},
+		{"a map of any", reflect.TypeFor[map[string]any](), false},
+		{"an interface left out when nil", reflect.TypeFor[struct {
+			V any `json:",omitempty"`
+		}](), false},
+		{"time.Time", reflect.TypeFor[time.Time](), false},
+		{"a struct that always holds a time.Time", reflect.TypeFor[withTime](), false},
+		{"a pointer to one, which may be nil", reflect.TypeFor[*withTime](), true},
+		{"raw message", reflect.TypeFor[json.RawMessage](), false},
+		{"json.Number", reflect.TypeFor[json.Number](), false},
+		{"a channel written always", reflect.TypeFor[withChan](), false},
+		{"float keys", reflect.TypeFor[map[float64]string](), false},
+		{"text keys", reflect.TypeFor[map[kapi.Time]string](), false},
+		{"complex", reflect.TypeFor[complex128](), false},
+	} {
+		if got := jsonwrite.New(tc.typ) != nil; got != tc.want {
+			t.Errorf("%s: New != nil is %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+type hiddenEmbedded struct {
+	Visible string            `json:"visible"`
+	Labels  map[string]string `json:"labels"`
+}
+
+// embedsHidden embeds, by pointer, a struct of an unexported type, whose
+// fields encoding/json still writes.
+type embedsHidden struct {
+	*hiddenEmbedded
+	Own int `json:"own"`
+}
+
+// Values found by review: written as json.Marshal writes them, or left
+// to it.
+func TestAppendEdges(t *testing.T) {
+	cycle := &sampleNode{Name: "loop"}
+	cycle.Children = []*sampleNode{cycle}
+	deep := &sampleNode{}
+	for range 2000 {
+		deep = &sampleNode{Children: []*sampleNode{deep}}
+	}
+	deepRaw := strings.Repeat("[", 1500) + strings.Repeat("]", 1500)
+	for _, tc := range []struct {
+		name  string
+		v     any
+		wrote bool
+	}{
+		{"a cycle, which json.Marshal refuses", cycle, false},
+		{"a tree deeper than json.Marshal looks for cycles", deep, false},
+		{"NaN", oddSample{Float: math.NaN()}, false},
+		{"a float32 at the cutoff", oddSample{Float32: 1e21}, true},
+		{"a float32 just under it", oddSample{Float32: math.Nextafter32(1e21, 0)}, true},
+		{"a float32 small", oddSample{Float32: 1e-7}, true},
+		{"a number", oddSample{Number: "12"}, false},
+		{"a zero time", kapi.Time{}, true},
+		{"a time in year 10000", kapi.Time{Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, true},
+		{"a micro time with nanoseconds", kapi.MicroTime{Time: time.Unix(1, 123456789)}, true},
+		{"a field set nested deeper than looked into", kapi.FieldsV1{Raw: []byte(deepRaw)}, false},
+		{"a field set with an escape", kapi.FieldsV1{Raw: []byte(`{"\u003c":{}}`)}, true},
+		{"an empty field set, which json.Marshal refuses", kapi.FieldsV1{Raw: []byte{}}, false},
+		{"labels past the stack", map[string]string{"a": "1", "b": "2", "c": "3", "d": "4", "e": "5", "f": "6", "g": "7", "h": "8", "i": "9", "j": "10", "k": "11", "l": "12", "m": "13", "n": "14", "o": "15", "p": "16", "q": "17"}, true},
+		{"keys in byte order", map[string]int{"b": 1, "a": 2, "B": 3, "é": 4, "a<": 5}, true},
+		{"an embedded pointer to an unexported type", embedsHidden{hiddenEmbedded: &hiddenEmbedded{Visible: "v", Labels: map[string]string{"b": "1", "a": "2"}}}, true},
+		{"a nil one", embedsHidden{Own: 1}, true},
+		{"a nil pointer", (*embedsHidden)(nil), true},
+		{"integer keys in text order", map[int8]int{-1: 1, 10: 2, 9: 3, -128: 4}, true},
+	} {
+		want, err := json.Marshal(tc.v)
+		rv := reflect.ValueOf(tc.v)
+		enc := jsonwrite.New(rv.Type())
+		if enc == nil {
+			t.Errorf("%s: no Encoder", tc.name)
+			continue
+		}
+		got, ok := enc.Append(nil, rv)
+		if ok != tc.wrote {
+			t.Errorf("%s: wrote %v, want %v", tc.name, ok, tc.wrote)
+		}
+		if ok && (err != nil || !bytes.Equal(got, want)) {
+			t.Errorf("%s: wrote %s, json.Marshal %s (%v)", tc.name, got, want, err)
+		}
+	}
+}
