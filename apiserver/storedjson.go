@@ -282,8 +282,26 @@ func managedMember(stored []byte) (cut, end int, members, ok bool) {
 // equalUnmanaged says whether bare, an object's marshalStored encoding
 // without managedFields, is stored but for stored's managedFields.
 func equalUnmanaged(bare, stored []byte) bool {
+	// Where they are equal, bare is stored less a run of bytes, so what
+	// follows their common prefix in bare ends stored too: a changed object
+	// is told apart without looking for managedFields.
+	p := commonPrefix(bare, stored)
+	if len(bare) > len(stored) || !bytes.Equal(bare[p:], stored[len(stored)-(len(bare)-p):]) {
+		return false
+	}
 	cut, end, _, ok := managedMember(stored)
 	return ok && len(bare) == cut+len(stored)-end && bytes.Equal(bare[:cut], stored[:cut]) && bytes.Equal(bare[cut:], stored[end:])
+}
+
+// commonPrefix is the length of what a and b begin with alike.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for ; i+8 <= n && string(a[i:i+8]) == string(b[i:i+8]); i += 8 {
+	}
+	for ; i < n && a[i] == b[i]; i++ {
+	}
+	return i
 }
 
 // marshalUnmanaged is marshalStored of obj, an object of r, without its
