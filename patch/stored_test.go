@@ -58,6 +58,10 @@ func FuzzCompareStored(f *testing.F) {
 		{`{"kind"`, ` { "kind"`}, {`"status":{"phase":"Running",`, `"status":{`}, {`"labels":{"a":"1","b":"2"}`, `"labels":{"b":"2","a":"1"}`},
 		{`"ports":[`, `"ports":[{"port":1},`}, {`"color":"blue"`, `"color":"blue","color":"green"`},
 		{`"status":{`, `"status":{"phase":"\u00e9",`}, {`"name":"w"`, `"na\u006de":"w"`}, {`"args":["x"]`, `"args":[]`},
+		// One scalar written another way (the same value), or changed.
+		{`"generation":4`, `"generation":4.0`}, {`"generation":4`, `"generation":4e0`}, {`"generation":4`, `"generation":-0`},
+		{`"color":"blue"`, `"color":"bl\u0075e"`}, {`"color":"blue"`, `"color":4`}, {`"color":"blue"`, `"color":null`},
+		{`"color":"blue"`, `"color":true`}, {`"generation":4`, `"generation":"4"`}, {`"generation":4`, `"generation":-4`},
 	}
 	for _, e := range edits {
 		f.Add(storedSeed, strings.Replace(storedSeed, e[0], e[1], 1))
