@@ -145,6 +145,7 @@ func Register[T any, P interface {
 	res.objType.image = jsonimage.New(res.typ)
 	storedEncoder(reflect.PointerTo(res.typ)) // compiled now, not on the first write
 	res.objType.merger = jsonimage.NewMerger(res.typ)
+	res.specFields = specFieldsOf(res)
 	return s.add(res)
 }
 
@@ -233,7 +234,8 @@ type resource struct {
 	ShortNames, Categories []string
 
 	typ         reflect.Type
-	statusField []int // index of the status field; nil without the subresource
+	statusField []int       // index of the status field; nil without the subresource
+	specFields  []specField // see specFieldsChanged; nil if it cannot tell
 	newObject   func() kapi.Object
 
 	defaulter      func(kapi.Object)

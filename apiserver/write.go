@@ -15,6 +15,7 @@ import (
 	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/gc"
 	"github.com/kapi-dev/kapi/internal/deepcopy"
+	"github.com/kapi-dev/kapi/internal/jsonimage"
 	"github.com/kapi-dev/kapi/patch"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/watch"
@@ -547,6 +548,9 @@ func (rq *request) prepareUpdate(cur, want kapi.Object) (kapi.Object, error) {
 // the old one as a rule, the new one unless a hook set what JSON does not
 // keep), comparing them says that without encoding either.
 func (r *resource) specChanged(a, b kapi.Object) (bool, error) {
+	if changed, told := r.specFieldsChanged(a, b); told {
+		return changed, nil
+	}
 	sa, sb := r.withoutMetaAndStatus(a), r.withoutMetaAndStatus(b)
 	if im := r.objType.image; im != nil && reflect.TypeOf(a).Elem() == r.objType.typ && reflect.TypeOf(b).Elem() == r.objType.typ &&
 		im.Is(reflect.ValueOf(sa).Elem()) && im.Is(reflect.ValueOf(sb).Elem()) {
@@ -561,6 +565,66 @@ func (r *resource) specChanged(a, b kapi.Object) (bool, error) {
 		return false, err
 	}
 	return !bytes.Equal(ja, jb), nil
+}
+
+// specField is a top-level field of a resource's type outside metadata
+// and status, with the image of its type.
+type specField struct {
+	index int
+	image *jsonimage.Image
+}
+
+// specFieldsOf lists r's fields outside metadata and status, where each is
+// a struct without omitzero (on which encoding/json's omitempty has no
+// effect, so that an image of its type tells what JSON keeps of it as a
+// field) and the whole type has an image; nil otherwise.
+func specFieldsOf(r *resource) []specField {
+	t := r.objType.typ
+	if r.objType.image == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	obj := r.objType.newObject()
+	v := reflect.ValueOf(obj).Elem()
+	meta := reflect.ValueOf(obj.GetObjectMeta()).Pointer()
+	var fields []specField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if v.Field(i).Addr().Pointer() == meta && f.Type == reflect.TypeFor[kapi.ObjectMeta]() ||
+			len(r.statusField) == 1 && r.statusField[0] == i {
+			continue
+		}
+		if f.Type.Kind() != reflect.Struct || strings.Contains(f.Tag.Get("json"), "omitzero") {
+			return nil
+		}
+		im := jsonimage.New(f.Type)
+		if im == nil {
+			return nil
+		}
+		fields = append(fields, specField{index: i, image: im})
+	}
+	return fields
+}
+
+// specFieldsChanged is specChanged field by field, where both objects'
+// fields outside metadata and status are what decoding their JSON gives:
+// told false otherwise. Metadata, the bulk of a small object, is neither
+// copied nor walked.
+func (r *resource) specFieldsChanged(a, b kapi.Object) (changed, told bool) {
+	if r.specFields == nil || reflect.TypeOf(a).Elem() != r.objType.typ || reflect.TypeOf(b).Elem() != r.objType.typ {
+		return false, false
+	}
+	va, vb := reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()
+	for _, f := range r.specFields {
+		if !f.image.Is(va.Field(f.index)) || !f.image.Is(vb.Field(f.index)) {
+			return false, false
+		}
+	}
+	for _, f := range r.specFields {
+		if !reflect.DeepEqual(va.Field(f.index).Addr().Interface(), vb.Field(f.index).Addr().Interface()) {
+			return true, true
+		}
+	}
+	return false, true
 }
 
 func (r *resource) withoutMetaAndStatus(obj kapi.Object) kapi.Object {
