@@ -37,7 +37,7 @@ func (rq *request) current(ctx context.Context, kv storage.KeyValue) (obj kapi.O
 			cancel()
 		}
 		if it, _ := rq.res.cache.Get(kv.Key); it != nil && it.Revision == kv.ModRevision {
-			if obj, err := cachedObject(it); err == nil && reflect.TypeOf(obj) == reflect.TypeOf(rq.res.storageVersion().newObject()) {
+			if obj, err := cachedObject(it); err == nil && isObjectOf(obj, rq.res.storageVersion().objType.typ) {
 				return shallowCopy(obj), it.Value, nil // no Value if converted
 			}
 		}
@@ -99,6 +99,12 @@ func cachedObject(it *watch.Item) (kapi.Object, error) {
 		return nil, fmt.Errorf("the cached item %s holds a %T", it.Key, obj)
 	}
 	return o, nil
+}
+
+// isObjectOf says whether obj is a *t.
+func isObjectOf(obj kapi.Object, t reflect.Type) bool {
+	ot := reflect.TypeOf(obj)
+	return ot.Kind() == reflect.Pointer && ot.Elem() == t
 }
 
 // currentWait bounds how long a write waits for the watch cache to reach
