@@ -386,6 +386,9 @@ func (rq *request) respond(code int, obj kapi.Object) error {
 // of obj is value with the resourceVersion put back, the response is made
 // from it rather than by encoding the object once more.
 func (rq *request) respondStored(code int, obj kapi.Object, value []byte) error {
+	if rq.respondSpliced(code, obj, value) {
+		return nil
+	}
 	it := watch.NewItem("", 0, obj)
 	if rq.out.FromJSON() && rq.out.View == codec.ViewObject { // the response is made from the object's JSON
 		if _, err := it.Encoded(codec.MediaTypeJSON, func() ([]byte, error) { return rq.objectJSON(obj, value) }); err != nil {
@@ -398,6 +401,43 @@ func (rq *request) respondStored(code int, obj kapi.Object, value []byte) error 
 	}
 	rq.writeEncoded(code, data)
 	return nil
+}
+
+// respondSpliced is respondStored of a JSON object: the response is value
+// with obj's resourceVersion put in (objectJSON), written in three pieces
+// rather than put together first. false: nothing was written, the
+// response is not that.
+func (rq *request) respondSpliced(code int, obj kapi.Object, value []byte) bool {
+	if value == nil || !rq.objType.plainMetadata || rq.res.converts() ||
+		rq.out.MediaType() != codec.MediaTypeJSON || rq.out.View != codec.ViewObject {
+		return false
+	}
+	if pretty, _ := rq.boolParam("pretty"); pretty {
+		return false
+	}
+	rv := obj.GetObjectMeta().ResourceVersion
+	if !isRevision(rv) {
+		return false
+	}
+	at, sep := resourceVersionOffset(value)
+	if at < 0 {
+		return false
+	}
+	if end := rq.step("encode"); end != nil {
+		defer end()
+	}
+	var buf [64]byte
+	member := appendResourceVersion(buf[:0], rv, sep)
+	var w io.Writer = rq.w
+	zw := startBody(rq.w, rq.r, code, rq.out.ContentType(), len(value)+len(member))
+	if zw != nil {
+		w = zw
+		defer finishGzip(zw)
+	}
+	_, _ = w.Write(value[:at]) // a broken connection fails the next write too
+	_, _ = w.Write(member)
+	_, _ = w.Write(value[at:])
+	return true
 }
 
 // objectJSON is json.Marshal(obj), made from stored, obj's marshalStored

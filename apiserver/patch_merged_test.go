@@ -1,11 +1,15 @@
 package apiserver_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -99,4 +103,62 @@ func do(t *testing.T, srv http.Handler, method, path, contentType, body string) 
 		}
 	}
 	return w.Result().Status + " " + strings.Join(w.Header().Values("Warning"), "; ") + " " + uid.ReplaceAllString(volatile.ReplaceAllString(w.Body.String(), `"$1":"-"`), "-")
+}
+
+// A write answers the object as a read of it then does, byte for byte:
+// compressed or not.
+func TestWriteAnswersAsRead(t *testing.T) {
+	srv := newWidgetHandler(t)
+	big := strings.Repeat("x", 140<<10) // compressed, when the client accepts it
+	serveBody := func(method, path, contentType, body string, gzipped bool) (int, string) {
+		t.Helper()
+		r := httptest.NewRequest(method, path, strings.NewReader(body))
+		if contentType != "" {
+			r.Header.Set("Content-Type", contentType)
+		}
+		if gzipped {
+			r.Header.Set("Accept-Encoding", "gzip")
+		}
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, r)
+		out := w.Body.Bytes()
+		if w.Header().Get("Content-Encoding") == "gzip" {
+			zr, err := gzip.NewReader(bytes.NewReader(out))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out, err = io.ReadAll(zr); err != nil {
+				t.Fatal(err)
+			}
+		} else if gzipped && len(out) > 140<<10 {
+			t.Errorf("%s %s: %d bytes not compressed", method, path, len(out))
+		}
+		if n := w.Header().Get("Content-Length"); n != "" && n != strconv.Itoa(w.Body.Len()) {
+			t.Errorf("%s %s: Content-Length %s for %d bytes", method, path, n, w.Body.Len())
+		}
+		return w.Code, string(out)
+	}
+	path := widgetPath("default", "w")
+	for _, gzipped := range []bool{false, true} {
+		for _, step := range []struct {
+			method, path, contentType, body string
+			code                            int
+		}{
+			{http.MethodPost, widgetsIn("default"), "application/json", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","annotations":{"a":"` + big + `"}},"spec":{"color":"red"}}`, http.StatusCreated},
+			{http.MethodPatch, path, "application/merge-patch+json", `{"spec":{"size":3}}`, http.StatusOK},
+			{http.MethodPatch, path + "?fieldManager=m&force=true", "application/apply-patch+yaml", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"blue"}}`, http.StatusOK},
+			{http.MethodDelete, path, "", "", http.StatusOK},
+		} {
+			code, written := serveBody(step.method, step.path, step.contentType, step.body, gzipped)
+			if code != step.code {
+				t.Fatalf("%s %s: %d, want %d: %s", step.method, step.path, code, step.code, written)
+			}
+			if step.method == http.MethodDelete {
+				continue
+			}
+			if _, read := serveBody(http.MethodGet, path, "", "", gzipped); read != written {
+				t.Errorf("%s %s answered\n%s\nand a read then\n%s", step.method, step.path, written, read)
+			}
+		}
+	}
 }
