@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/apiserver"
 )
 
@@ -98,8 +99,8 @@ func do(t *testing.T, srv http.Handler, method, path, contentType, body string) 
 		if err := json.Unmarshal(w.Body.Bytes(), &obj); err != nil {
 			t.Fatalf("%s %s: %v: %s", method, path, err, w.Body)
 		}
-		if (obj["kind"] != "Widget") || obj["metadata"].(map[string]any)["resourceVersion"] == "" {
-			t.Fatalf("%s %s: not a widget: %s", method, path, w.Body)
+		if meta, _ := obj["metadata"].(map[string]any); obj["kind"] == "" || meta["resourceVersion"] == "" {
+			t.Fatalf("%s %s: not an object: %s", method, path, w.Body)
 		}
 	}
 	return w.Result().Status + " " + strings.Join(w.Header().Values("Warning"), "; ") + " " + uid.ReplaceAllString(volatile.ReplaceAllString(w.Body.String(), `"$1":"-"`), "-")
@@ -159,6 +160,66 @@ func TestWriteAnswersAsRead(t *testing.T) {
 			if _, read := serveBody(http.MethodGet, path, "", "", gzipped); read != written {
 				t.Errorf("%s %s answered\n%s\nand a read then\n%s", step.method, step.path, written, read)
 			}
+		}
+	}
+}
+
+// sprocketExtra is embedded unexported: its fields are sprocketSpec's in JSON,
+// and a merge patch decoded into a copy of the object reaches them.
+type sprocketExtra struct {
+	Tags  map[string]string `json:"tags,omitempty"`
+	Items []string          `json:"items,omitempty"`
+	Note  *string           `json:"note,omitempty"`
+}
+
+type sprocketSpec struct {
+	sprocketExtra
+	U uint64 `json:"u,omitempty"` // a strategic merge reads it as a float64
+	S string `json:"s,omitempty"`
+}
+
+type sprocket struct {
+	kapi.TypeMeta   `json:",inline"`
+	kapi.ObjectMeta `json:"metadata,omitempty"`
+	Spec            sprocketSpec `json:"spec,omitempty"`
+}
+
+// Found in review: a patch decoded into the object reached the maps and
+// lists of an embedded unexported struct, which the copy shared with the
+// watch cache's object, so that a dry run changed what the next write
+// stored; and a strategic merge of an object holding a uint64 beyond int64
+// failed by merging, as kube-apiserver's does, but not by decoding.
+func TestMergedPatchOfPromotedFields(t *testing.T) {
+	newSprockets := func(opts ...apiserver.Option) http.Handler {
+		srv, err := apiserver.New(opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = srv.Close() })
+		if err := apiserver.Register(srv, apiserver.Resource[sprocket]{Group: "example.com", Version: "v1", Kind: "Sprocket", Plural: "sprockets", Namespaced: true}); err != nil {
+			t.Fatal(err)
+		}
+		return srv
+	}
+	noop := func(context.Context, *apiserver.AdmissionRequest) error { return nil }
+	decoding, merging := newSprockets(), newSprockets(apiserver.WithMutatingAdmission(noop))
+	const sprockets = "/apis/example.com/v1/namespaces/default/sprockets"
+	const merge, strategic = "application/merge-patch+json", "application/strategic-merge-patch+json"
+	for _, step := range []struct{ method, path, contentType, body string }{
+		{http.MethodPost, sprockets, "application/json", `{"apiVersion":"example.com/v1","kind":"Sprocket","metadata":{"name":"g"},"spec":{"tags":{"a":"1"},"items":["x","y","z"],"note":"n"}}`},
+		{http.MethodPatch, sprockets + "/g?dryRun=All", merge, `{"spec":{"tags":{"b":"2"},"items":["w"],"note":"m"}}`},
+		{http.MethodPatch, sprockets + "/g", merge, `{"spec":{"s":"z"}}`},
+		{http.MethodPatch, sprockets + "/g", strategic, `{"spec":{"tags":{"c":"3"}}}`},
+		{http.MethodPost, sprockets, "application/json", `{"apiVersion":"example.com/v1","kind":"Sprocket","metadata":{"name":"big"},"spec":{"u":18446744073709551615}}`},
+		{http.MethodPatch, sprockets + "/big", strategic, `{"metadata":{"labels":{"x":"y"}}}`},
+		{http.MethodPatch, sprockets + "/big", merge, `{"metadata":{"labels":{"x":"y"}}}`},
+		{http.MethodGet, sprockets + "/g", "", ""},
+		{http.MethodGet, sprockets + "/big", "", ""},
+	} {
+		got := do(t, decoding, step.method, step.path, step.contentType, step.body)
+		want := do(t, merging, step.method, step.path, step.contentType, step.body)
+		if got != want {
+			t.Errorf("%s %s %s:\ndecoded %s\nmerged  %s", step.method, step.path, step.body, got, want)
 		}
 	}
 }

@@ -9,11 +9,13 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/internal/jsonfields"
 )
 
 // Sentinel errors of negotiation.
@@ -442,7 +444,55 @@ func UnmarshalJSON(data []byte, v any) error { return jsonv1.Unmarshal(data, v) 
 // decoded so needs no check of its fields, which would read it again; one
 // it fails on is checked and decoded into a new value (v may hold part of
 // it).
-func UnmarshalKnownJSON(data []byte, v any) error { return jsonv2.Unmarshal(data, v, knownJSON) }
+//
+// A type holding one that decodes itself with json/v2's UnmarshalJSONFrom,
+// which CheckJSONFields looks into as a struct, is refused without reading
+// data: decoding it here would hand that method members the check reports.
+func UnmarshalKnownJSON(data []byte, v any) error {
+	if t := reflect.TypeOf(v); t == nil || holdsV2Decoder(t) {
+		return errCheckFirst
+	}
+	return jsonv2.Unmarshal(data, v, knownJSON)
+}
+
+var errCheckFirst = errors.New("codec: the type's fields are to be checked first")
+
+// v2Decoders caches holdsV2Decoder by type.
+var v2Decoders sync.Map // reflect.Type → bool
+
+// holdsV2Decoder says whether a value of t holds one of a type that
+// decodes itself by UnmarshalJSONFrom.
+func holdsV2Decoder(t reflect.Type) bool {
+	if held, ok := v2Decoders.Load(t); ok {
+		return held.(bool)
+	}
+	held := holdsV2DecoderIn(t, map[reflect.Type]bool{})
+	v2Decoders.Store(t, held)
+	return held
+}
+
+func holdsV2DecoderIn(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	if jsonfields.Implements(t, reflect.TypeFor[jsonv2.UnmarshalerFrom]()) {
+		return true
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return holdsV2DecoderIn(t.Elem(), seen)
+	case reflect.Map:
+		return holdsV2DecoderIn(t.Key(), seen) || holdsV2DecoderIn(t.Elem(), seen)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if holdsV2DecoderIn(t.Field(i).Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 var knownJSON = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(),
 	jsonv2.RejectUnknownMembers(true), jsonv2.MatchCaseInsensitiveNames(false), jsontext.AllowDuplicateNames(false))

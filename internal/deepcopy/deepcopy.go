@@ -11,7 +11,8 @@ import (
 // Set sets dst to a copy of src that shares nothing changeable with it:
 // maps, slices, pointers and what interfaces hold are copied all the way
 // down; strings, immutable, are shared, and so is what unexported fields
-// hold (time.Time's location). dst must be settable and of src's type.
+// hold (time.Time's location) but for the exported fields of an unexported
+// struct embedded by value. dst must be settable and of src's type.
 //
 // A value is copied whole first, and then only what holds references is
 // walked: a string or a number is never looked at one by one.
@@ -70,8 +71,11 @@ func (pl *planner) plan(t reflect.Type) *plan {
 		p.field = make([]*plan, t.NumField())
 		refs := false
 		for i := range t.NumField() {
+			// An unexported struct embedded by value is walked too: its
+			// exported fields are the struct's own in JSON (decoding sets
+			// them), and reflection may set them.
 			f := t.Field(i)
-			if !f.IsExported() {
+			if !f.IsExported() && !(f.Anonymous && f.Type.Kind() == reflect.Struct) {
 				continue
 			}
 			if fp := pl.plan(f.Type); fp.refs {

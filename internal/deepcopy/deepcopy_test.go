@@ -24,8 +24,16 @@ type inner struct {
 	N     *int
 }
 
+// promoted is embedded unexported: its fields are sample's in JSON.
+type promoted struct {
+	Tags  map[string]string
+	Items []string
+	Note  *string
+}
+
 type sample struct {
 	kapi.ObjectMeta
+	promoted
 	Plain    inner
 	Ptr      *inner
 	List     []inner
@@ -102,7 +110,7 @@ func fill(rng *rand.Rand, v reflect.Value, depth int) {
 			return
 		}
 		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
+			if f := v.Type().Field(i); f.IsExported() || f.Anonymous && f.Type.Kind() == reflect.Struct {
 				fill(rng, v.Field(i), depth+1)
 			}
 		}
@@ -154,7 +162,7 @@ func scribble(v reflect.Value) {
 		v.SetMapIndex(reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem())
 	case reflect.Struct:
 		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
+			if f := v.Type().Field(i); f.IsExported() || f.Anonymous && f.Type.Kind() == reflect.Struct {
 				scribble(v.Field(i))
 			}
 		}

@@ -2,6 +2,7 @@ package jsonimage
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"reflect"
 	"slices"
@@ -33,6 +34,9 @@ import (
 // A Merger is safe for concurrent use.
 type Merger struct {
 	root *mergeNode
+	// strategic says a strategic merge patch may be decoded: the type holds
+	// no number that reading the object as int64s and float64s changes.
+	strategic bool
 }
 
 // mergeNode is what a patch may hold at a place of a Go type.
@@ -65,7 +69,46 @@ func NewMerger(t reflect.Type) *Merger {
 	if root == nil || root.kind != mergeStruct {
 		return nil
 	}
-	return &Merger{root: root}
+	return &Merger{root: root, strategic: keepsNumbers(t, map[reflect.Type]bool{})}
+}
+
+// keepsNumbers says whether every number a value of t writes reads back
+// the same through an int64 or a float64, as a strategic merge reads the
+// whole object: not an unsigned integer, which may exceed int64, nor a
+// json.Number, nor a type writing itself (but kapi's times and field
+// sets, which write no number).
+func keepsNumbers(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] {
+		return true
+	}
+	seen[t] = true
+	switch t {
+	case timeType, microTimeType, fieldsV1Type:
+		return true
+	case reflect.TypeFor[json.Number]():
+		return false
+	}
+	if t.Kind() == reflect.Pointer && t.Name() == "" {
+		return keepsNumbers(t.Elem(), seen)
+	}
+	if ownJSON(t) {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Uint, reflect.Uint64, reflect.Uintptr, reflect.Interface, reflect.Pointer: // a named pointer: left alone
+		return false
+	case reflect.Slice, reflect.Array:
+		return keepsNumbers(t.Elem(), seen)
+	case reflect.Map:
+		return keepsNumbers(t.Key(), seen) && keepsNumbers(t.Elem(), seen)
+	case reflect.Struct:
+		for _, f := range jsonfields.Of(t) {
+			if !keepsNumbers(f.Type, seen) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Mergeable says whether decoding patch into a copy of an object that is
@@ -76,6 +119,9 @@ func NewMerger(t reflect.Type) *Merger {
 // own, names one twice, or holds anything else the type does not decode
 // as a merge is not mergeable.
 func (m *Merger) Mergeable(patch []byte, strategic bool) bool {
+	if strategic && !m.strategic {
+		return false
+	}
 	d := decoders.Get().(*jsontext.Decoder)
 	defer func() {
 		d.Reset(bytes.NewReader(nil))

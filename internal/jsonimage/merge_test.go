@@ -310,3 +310,39 @@ func TestNewMergerRecursive(t *testing.T) {
 		t.Error("a Merger of a type that is not a struct")
 	}
 }
+
+// A strategic merge reads the whole object through int64s and float64s: a
+// type that may hold a number neither keeps (an unsigned integer beyond
+// int64, a json.Number, a type writing itself) is left to it.
+func TestMergerStrategicNumbers(t *testing.T) {
+	type big struct {
+		Size int64   `json:"size"`
+		U    *uint64 `json:"u,omitempty"`
+	}
+	type number struct {
+		Size int64       `json:"size"`
+		N    json.Number `json:"n,omitempty"`
+	}
+	type plain struct {
+		Size  int64      `json:"size"`
+		Small uint32     `json:"small"`
+		Ratio float32    `json:"ratio"`
+		At    *kapi.Time `json:"at,omitempty"`
+	}
+	for _, tc := range []struct {
+		name      string
+		m         *jsonimage.Merger
+		strategic bool
+	}{
+		{"uint64", jsonimage.NewMerger(reflect.TypeFor[big]()), false},
+		{"json.Number", jsonimage.NewMerger(reflect.TypeFor[number]()), false},
+		{"int64, uint32, float32 and times", jsonimage.NewMerger(reflect.TypeFor[plain]()), true},
+	} {
+		if !tc.m.Mergeable([]byte(`{"size":1}`), false) {
+			t.Errorf("%s: a merge patch is not mergeable", tc.name)
+		}
+		if got := tc.m.Mergeable([]byte(`{"size":1}`), true); got != tc.strategic {
+			t.Errorf("%s: a strategic merge patch mergeable %v, want %v", tc.name, got, tc.strategic)
+		}
+	}
+}
