@@ -55,3 +55,36 @@ func TestSpecFieldsChanged(t *testing.T) {
 		}
 	}
 }
+
+// hiddenPart is embedded unexported: JSON promotes its fields, but
+// reflection may not hand the struct itself to DeepEqual.
+type hiddenPart struct {
+	Size int `json:"size,omitempty"`
+}
+
+type hidden struct {
+	kapi.TypeMeta   `json:",inline"`
+	kapi.ObjectMeta `json:"metadata,omitempty"`
+	hiddenPart
+}
+
+// A type with an unexported field outside metadata and status is compared
+// the general way, without a panic.
+func TestSpecFieldsChangedUnexported(t *testing.T) {
+	srv, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if err := Register(srv, Resource[hidden]{Group: "example.com", Version: "v1", Kind: "Hidden", Plural: "hiddens", Namespaced: true}); err != nil {
+		t.Fatal(err)
+	}
+	res := srv.resources[len(srv.resources)-1]
+	if res.specFields != nil {
+		t.Fatalf("spec fields of a type with an unexported one: %+v", res.specFields)
+	}
+	a, b := &hidden{hiddenPart: hiddenPart{Size: 1}}, &hidden{hiddenPart: hiddenPart{Size: 2}}
+	if changed, err := res.specChanged(a, b); err != nil || !changed {
+		t.Errorf("specChanged %v, %v; want true", changed, err)
+	}
+}

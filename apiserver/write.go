@@ -575,7 +575,7 @@ type specField struct {
 }
 
 // specFieldsOf lists r's fields outside metadata and status, where each is
-// a struct without omitzero (on which encoding/json's omitempty has no
+// an exported struct without omitzero (on which encoding/json's omitempty has no
 // effect, so that an image of its type tells what JSON keeps of it as a
 // field) and the whole type has an image; nil otherwise.
 func specFieldsOf(r *resource) []specField {
@@ -593,8 +593,8 @@ func specFieldsOf(r *resource) []specField {
 			len(r.statusField) == 1 && r.statusField[0] == i {
 			continue
 		}
-		if f.Type.Kind() != reflect.Struct || strings.Contains(f.Tag.Get("json"), "omitzero") {
-			return nil
+		if !f.IsExported() || f.Type.Kind() != reflect.Struct || strings.Contains(f.Tag.Get("json"), "omitzero") {
+			return nil // an unexported field: reflection may not hand it to DeepEqual
 		}
 		im := jsonimage.New(f.Type)
 		if im == nil {
