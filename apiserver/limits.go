@@ -282,10 +282,14 @@ func (f *flow) acquire(c class) (slot *atomic.Int64, ok bool) {
 // release gives back the slot of a request that has returned, and its place
 // in the drain.
 func (f *flow) release(slot *atomic.Int64) {
+	freeSlot(slot)
+	f.leave()
+}
+
+func freeSlot(slot *atomic.Int64) {
 	if slot != nil {
 		slot.Add(-1)
 	}
-	f.leave()
 }
 
 // guard is the handler every request passes first.
@@ -484,12 +488,16 @@ var deadlined = sync.Pool{New: func() any {
 // another request's: nothing after the send reads d.
 func (d *deadlinedRequest) serve() {
 	g, r, slot, rctx, tw, result := d.g, d.r, d.slot, d.rctx, &d.tw, d.result
-	defer g.flow.release(slot)
+	defer g.flow.leave() // after the result: Shutdown waits for the handler itself
 	var abort any
 	defer func() {
 		if p := recover(); p != nil && g.recovered(tw, r, p, tw.began()) {
 			abort = http.ErrAbortHandler
 		}
+		// The slot is free before the result is sent: from then on the
+		// response may reach the client, whose next request must find it
+		// free.
+		freeSlot(slot)
 		result <- abort
 	}()
 	// A goroutine started for the request inherited the profiler labels

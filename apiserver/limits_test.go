@@ -222,6 +222,24 @@ func TestInFlightCaps(t *testing.T) {
 	})
 }
 
+// TestCapFreeWhenAnswered: a request's slot is free by the time its client
+// has the answer, so that a client sending one request after another is
+// never refused, even at a cap of one. (The slot was once given back just
+// after the answer could leave; under load the next request came first.)
+func TestCapFreeWhenAnswered(t *testing.T) {
+	h := newHooks()
+	h.free()
+	_, c := newProbeServer(t, h, apiserver.WithMaxRequestsInFlight(1), apiserver.WithMaxMutatingRequestsInFlight(1))
+	for i := range 300 {
+		name := fmt.Sprintf("p-%d", i)
+		c.do(http.MethodPost, probes, probeBody(name, "")).mustCode(t, http.StatusCreated)
+		c.get(probes+"/"+name).mustCode(t, http.StatusOK)
+		if t.Failed() {
+			t.Fatalf("request %d refused", i)
+		}
+	}
+}
+
 // TestWatchCap: watches do not count against the read-only cap, and have
 // their own.
 func TestWatchCap(t *testing.T) {
