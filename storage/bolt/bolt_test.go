@@ -635,3 +635,86 @@ func waitGoroutines(t *testing.T, baseline int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestWriteAfterCompactionInOneCommit: a compaction and later writes share
+// a commit, and the compaction empties the pages between a key's newest
+// version and the next key. bbolt's cursor, stepping back into a page
+// emptied earlier in the same transaction, finds nothing (pages are
+// rebalanced only on commit), so a write applied after the compaction
+// found its key absent: an update failed with ErrNotFound, a create
+// succeeded over a live key.
+func TestWriteAfterCompactionInOneCommit(t *testing.T) {
+	ctx := t.Context()
+	var (
+		holding atomic.Bool // the next commit waits for hold
+		hold    = make(chan struct{})
+		commits atomic.Int32 // since holding was set
+	)
+	s := mustOpen(t, filepath.Join(t.TempDir(), "kapi.db"), bolt.WithBeforeCommit(func(int) {
+		if holding.Load() && commits.Add(1) == 1 {
+			<-hold
+		}
+	}))
+	b := mustWrite(t, s, "/b", "v")
+	// "/bb" fills pages of its own with versions, then goes: once the
+	// window passes them, every one of them is dropped.
+	mustWrite(t, s, "/bb", "")
+	big := []byte(strings.Repeat("x", 1500))
+	for i := range 40 {
+		if _, err := s.Update(ctx, "/bb", big, 0); err != nil {
+			t.Fatalf("Update %d: %v", i, err)
+		}
+	}
+	if _, err := s.Delete(ctx, "/bb", 0); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, s, "/c", "v")
+	rev, err := s.Revision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The next commit is held while a compaction, then an update of "/b"
+	// and a create of "/b", queue up behind it, in that order.
+	holding.Store(true)
+	errs := make(chan error, 1)
+	go func() { _, err := s.Create(ctx, "/d", nil); errs <- err }()
+	for commits.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	type result struct {
+		op  string
+		err error
+	}
+	results := make(chan result, 3)
+	queue := func(op string, f func() error) {
+		n := bolt.Queued(s)
+		go func() { results <- result{op, f()} }()
+		for bolt.Queued(s) == n {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	queue("compact", func() error { return s.Compact(ctx, rev) })
+	queue("update", func() error { _, err := s.Update(ctx, "/b", []byte("w"), b); return err })
+	queue("create", func() error { _, err := s.Create(ctx, "/b", []byte("again")); return err })
+	close(hold)
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		r := <-results
+		switch {
+		case r.op == "create" && !errors.Is(r.err, storage.ErrExists):
+			t.Errorf("create of the live key /b: %v, want %v", r.err, storage.ErrExists)
+		case r.op != "create" && r.err != nil:
+			t.Errorf("%s: %v", r.op, r.err)
+		}
+	}
+	if n := commits.Load(); n != 2 {
+		t.Errorf("%d commits after the held one's, want 1: the three writes were not in one", n-1)
+	}
+	kv, err := s.Get(ctx, "/b", 0)
+	if err != nil || string(kv.Value) != "w" || kv.CreateRevision != b {
+		t.Errorf("/b: %+v, %v; want the update, created at %d", kv, err, b)
+	}
+}

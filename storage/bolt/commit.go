@@ -195,8 +195,19 @@ func (s *Store) commit(batch []*request) {
 		}
 		w := writer{meta: m, history: tx.Bucket(historyBucket), log: tx.Bucket(logBucket)}
 		for _, r := range batch {
+			if r.op == opCompact {
+				continue
+			}
 			if err := w.apply(r); err != nil {
 				return err
+			}
+		}
+		// Compactions last (see compact).
+		for _, r := range batch {
+			if r.op == opCompact {
+				if err := w.apply(r); err != nil {
+					return err
+				}
 			}
 		}
 		if err := w.bound(s.config.history, s.config.historyBytes); err != nil {
@@ -331,6 +342,12 @@ func (w *writer) bound(history, historyBytes int64) error {
 // drops the log entries up to c and the versions that no read at c or later
 // can see. Only the keys written by the revisions leaving the window are
 // visited, so the cost is proportional to the history discarded.
+//
+// No write may follow a compaction in its transaction: the deletions can
+// leave pages empty until the commit rebalances them, and bbolt's cursor,
+// stepping back into an empty page, finds nothing, so latest would miss a
+// live key. Seeking and stepping forward, which compact and prune do, skip
+// empty pages.
 func (w *writer) compact(c int64) error {
 	var leaving [][]byte
 	lc := w.log.Cursor()
