@@ -307,7 +307,7 @@ func (rq *request) dryRun(fromBody []string) (bool, error) {
 // before its Content-Length or has broken chunks is the client's fault:
 // 400, where kube-apiserver answers 500.
 func (rq *request) body() ([]byte, error) {
-	data, err := io.ReadAll(http.MaxBytesReader(rq.w, rq.r.Body, rq.s.config.maxBodyBytes))
+	data, err := readBody(http.MaxBytesReader(rq.w, rq.r.Body, rq.s.config.maxBodyBytes), rq.r.ContentLength)
 	var tooLarge *http.MaxBytesError
 	if err != nil && !errors.As(err, &tooLarge) {
 		return nil, badRequest("the request body could not be read: %v", err)
@@ -320,6 +320,33 @@ func (rq *request) body() ([]byte, error) {
 			fmt.Sprintf("the request body has Content-Encoding %q: only uncompressed bodies are accepted", enc))
 	}
 	return data, err
+}
+
+// maxBodyHint bounds the room readBody makes ahead of the bytes: a client
+// that claims a large body gets memory only as it sends it.
+const maxBodyHint = 64 << 10
+
+// readBody is io.ReadAll, starting with room for the size the request
+// claims (its Content-Length, -1 if unknown) and one byte more, so that a
+// body of that size is read into one allocation rather than grown into.
+func readBody(r io.Reader, size int64) ([]byte, error) {
+	if size <= 0 || size > maxBodyHint {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, size+1)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) { // more than claimed (not over HTTP/1.1, which holds a body to its length)
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
 
 // decodeBody reads and decodes the request body into a new object. A body

@@ -214,19 +214,28 @@ func withManagedFields(stored []byte, managed []kapi.ManagedFieldsEntry) (out []
 	if !ok {
 		return nil, false, nil
 	}
-	var member []byte
+	var member []byte // managed's JSON, unless written straight into out
+	size, plain := 0, true
 	if len(managed) > 0 {
-		if member, err = marshalManaged(managed); err != nil {
-			return nil, false, err
+		if size, plain = managedSize(managed); !plain {
+			if member, err = json.Marshal(managed); err != nil {
+				return nil, false, err
+			}
+			size = len(member)
 		}
 	}
-	out = make([]byte, 0, cut+len(`,"managedFields":`)+len(member)+len(stored)-end)
+	out = make([]byte, 0, cut+len(`,"managedFields":`)+size+len(stored)-end)
 	out = append(out, stored[:cut]...)
-	if member != nil {
+	if len(managed) > 0 {
 		if members {
 			out = append(out, ',')
 		}
-		out = append(append(out, `"managedFields":`...), member...)
+		out = append(out, `"managedFields":`...)
+		if plain {
+			out = appendManaged(out, managed)
+		} else {
+			out = append(out, member...)
+		}
 	}
 	return append(out, stored[end:]...), true, nil
 }
@@ -482,19 +491,35 @@ func marshalManaged(managed []kapi.ManagedFieldsEntry) ([]byte, error) {
 	if managed == nil {
 		return []byte("null"), nil
 	}
-	size := 2
+	size, plain := managedSize(managed)
+	if !plain {
+		return json.Marshal(managed)
+	}
+	return appendManaged(make([]byte, 0, size), managed), nil
+}
+
+// managedSize says whether appendManaged writes managed as json.Marshal
+// does (every string plain, every field set compact), and about how many
+// bytes it takes.
+func managedSize(managed []kapi.ManagedFieldsEntry) (size int, plain bool) {
+	size = 2
 	for i := range managed {
 		e := &managed[i]
 		if !plainJSONString(e.Manager) || !plainJSONString(e.Operation) || !plainJSONString(e.APIVersion) ||
 			!plainJSONString(e.FieldsType) || !plainJSONString(e.Subresource) || e.FieldsV1 != nil && !compactJSON(e.FieldsV1.Raw) {
-			return json.Marshal(managed)
+			return 0, false
 		}
 		size += 160 + len(e.Manager) + len(e.APIVersion) + len(e.Subresource)
 		if e.FieldsV1 != nil {
 			size += len(e.FieldsV1.Raw)
 		}
 	}
-	out := make([]byte, 0, size)
+	return size, true
+}
+
+// appendManaged appends managed, non-nil and plain (managedSize), as
+// json.Marshal writes it.
+func appendManaged(out []byte, managed []kapi.ManagedFieldsEntry) []byte {
 	out = append(out, '[')
 	for i := range managed {
 		e := &managed[i]
@@ -520,10 +545,7 @@ func marshalManaged(managed []kapi.ManagedFieldsEntry) ([]byte, error) {
 		str("operation", e.Operation)
 		str("apiVersion", e.APIVersion)
 		if e.Time != nil {
-			t, err := e.Time.MarshalJSON()
-			if err != nil {
-				return nil, err
-			}
+			t, _ := e.Time.MarshalJSON() // never fails
 			member("time")
 			out = append(out, t...)
 		}
@@ -539,7 +561,7 @@ func marshalManaged(managed []kapi.ManagedFieldsEntry) ([]byte, error) {
 		str("subresource", e.Subresource)
 		out = append(out, '}')
 	}
-	return append(out, ']'), nil
+	return append(out, ']')
 }
 
 // plainJSONString says json.Marshal writes s as it is between quotes.

@@ -74,13 +74,15 @@ func TestWithManagedFieldsIsMarshal(t *testing.T) {
 	some := []kapi.ManagedFieldsEntry{{Manager: "m<&>", Operation: "Update", APIVersion: "v1", Time: &now,
 		FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: []byte(`{"f:spec":{"f:a":{}}}`)}}}
 	other := append(some, kapi.ManagedFieldsEntry{Manager: "n", Operation: "Apply", Subresource: "status"})
+	plain := []kapi.ManagedFieldsEntry{{Manager: "kubectl", Operation: "Update", APIVersion: "v1", Time: &now,
+		FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: []byte(`{"f:spec":{"f:a":{}}}`)}}, {Manager: "n", Subresource: "status"}}
 	metas := []kapi.ObjectMeta{
 		{}, {Name: "a"}, {Name: `a"\}{`, Labels: map[string]string{"x": "y"}, Finalizers: []string{"f"}},
 		{ManagedFields: some}, {Name: "a", ManagedFields: other}, {Annotations: map[string]string{"managedFields": `"managedFields":[]`}, ManagedFields: some},
 		{Name: "a", ManagedFields: []kapi.ManagedFieldsEntry{}},
 	}
 	for _, meta := range metas {
-		for _, managed := range [][]kapi.ManagedFieldsEntry{nil, {}, some, other} {
+		for _, managed := range [][]kapi.ManagedFieldsEntry{nil, {}, some, other, plain} {
 			obj := storedThing{TypeMeta: kapi.TypeMeta{Kind: "Thing"}, ObjectMeta: meta, Spec: map[string]any{"managedFields": []any{"}"}}}
 			stored, err := marshalStored(&obj)
 			if err != nil {
@@ -126,12 +128,26 @@ func TestMarshalManagedIsMarshal(t *testing.T) {
 	}
 }
 
+// checkMarshalManaged holds marshalManaged to json.Marshal, and
+// withManagedFields, which writes m into an object's encoding, to
+// marshalStored.
 func checkMarshalManaged(t *testing.T, m []kapi.ManagedFieldsEntry) {
 	t.Helper()
 	want, wantErr := json.Marshal(m)
 	got, err := marshalManaged(m)
 	if (err != nil) != (wantErr != nil) || !bytes.Equal(got, want) {
 		t.Errorf("marshalManaged(%+v) = %s, %v; json.Marshal: %s, %v", m, got, err, want, wantErr)
+	}
+	obj := storedThing{TypeMeta: kapi.TypeMeta{Kind: "Thing"}, ObjectMeta: kapi.ObjectMeta{Name: "a"}}
+	stored, err := marshalStored(&obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj.ManagedFields = m
+	want, wantErr = marshalStored(&obj)
+	got, ok, err := withManagedFields(stored, m)
+	if (err != nil) != (wantErr != nil) || err == nil && (!ok || !bytes.Equal(got, want)) {
+		t.Errorf("withManagedFields(%s, %+v) = %s, %v, %v; marshalStored: %s, %v", stored, m, got, ok, err, want, wantErr)
 	}
 }
 
