@@ -496,7 +496,8 @@ func (d *deadlinedRequest) serve() {
 		}
 		// The slot is free before the result is sent: from then on the
 		// response may reach the client, whose next request must find it
-		// free.
+		// free. (An answer larger than net/http's buffer reaches the socket
+		// as the handler writes it, a moment before this.)
 		freeSlot(slot)
 		result <- abort
 	}()

@@ -230,12 +230,18 @@ func TestCapFreeWhenAnswered(t *testing.T) {
 	h := newHooks()
 	h.free()
 	_, c := newProbeServer(t, h, apiserver.WithMaxRequestsInFlight(1), apiserver.WithMaxMutatingRequestsInFlight(1))
-	for i := range 300 {
-		name := fmt.Sprintf("p-%d", i)
-		c.do(http.MethodPost, probes, probeBody(name, "")).mustCode(t, http.StatusCreated)
-		c.get(probes+"/"+name).mustCode(t, http.StatusOK)
+	// Each request right after the last of its kind, which held the
+	// same slot.
+	for i := range 200 {
+		c.do(http.MethodPost, probes, probeBody(fmt.Sprintf("p-%d", i), "")).mustCode(t, http.StatusCreated)
 		if t.Failed() {
-			t.Fatalf("request %d refused", i)
+			t.Fatalf("create %d refused", i)
+		}
+	}
+	for i := range 200 {
+		c.get(probes+"/p-0").mustCode(t, http.StatusOK)
+		if t.Failed() {
+			t.Fatalf("get %d refused", i)
 		}
 	}
 }

@@ -307,7 +307,8 @@ func (rq *request) dryRun(fromBody []string) (bool, error) {
 // before its Content-Length or has broken chunks is the client's fault:
 // 400, where kube-apiserver answers 500.
 func (rq *request) body() ([]byte, error) {
-	data, err := readBody(http.MaxBytesReader(rq.w, rq.r.Body, rq.s.config.maxBodyBytes), rq.r.ContentLength)
+	limit := rq.s.config.maxBodyBytes
+	data, err := readBody(http.MaxBytesReader(rq.w, rq.r.Body, limit), min(rq.r.ContentLength, limit))
 	var tooLarge *http.MaxBytesError
 	if err != nil && !errors.As(err, &tooLarge) {
 		return nil, badRequest("the request body could not be read: %v", err)
@@ -323,12 +324,13 @@ func (rq *request) body() ([]byte, error) {
 }
 
 // maxBodyHint bounds the room readBody makes ahead of the bytes: a client
-// that claims a large body gets memory only as it sends it.
+// that claims a large body gets the rest only as it sends it.
 const maxBodyHint = 64 << 10
 
 // readBody is io.ReadAll, starting with room for the size the request
-// claims (its Content-Length, -1 if unknown) and one byte more, so that a
-// body of that size is read into one allocation rather than grown into.
+// claims (its Content-Length within the body limit, -1 if unknown) and one
+// byte more, so that a body of that size is read into one allocation rather
+// than grown into.
 func readBody(r io.Reader, size int64) ([]byte, error) {
 	if size <= 0 || size > maxBodyHint {
 		return io.ReadAll(r)

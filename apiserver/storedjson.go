@@ -214,28 +214,27 @@ func withManagedFields(stored []byte, managed []kapi.ManagedFieldsEntry) (out []
 	if !ok {
 		return nil, false, nil
 	}
-	var member []byte // managed's JSON, unless written straight into out
-	size, plain := 0, true
+	// out is what the store and the cache keep: made to its exact size
+	// (a size class up costs every object), from managed's JSON written
+	// on the stack first when it fits.
+	var (
+		room   [1 << 10]byte
+		member []byte
+	)
 	if len(managed) > 0 {
-		if size, plain = managedSize(managed); !plain {
-			if member, err = json.Marshal(managed); err != nil {
-				return nil, false, err
-			}
-			size = len(member)
+		if _, plain := managedSize(managed); plain {
+			member = appendManaged(room[:0], managed)
+		} else if member, err = json.Marshal(managed); err != nil {
+			return nil, false, err
 		}
 	}
-	out = make([]byte, 0, cut+len(`,"managedFields":`)+size+len(stored)-end)
+	out = make([]byte, 0, cut+len(`,"managedFields":`)+len(member)+len(stored)-end)
 	out = append(out, stored[:cut]...)
-	if len(managed) > 0 {
+	if member != nil {
 		if members {
 			out = append(out, ',')
 		}
-		out = append(out, `"managedFields":`...)
-		if plain {
-			out = appendManaged(out, managed)
-		} else {
-			out = append(out, member...)
-		}
+		out = append(append(out, `"managedFields":`...), member...)
 	}
 	return append(out, stored[end:]...), true, nil
 }
@@ -509,9 +508,11 @@ func managedSize(managed []kapi.ManagedFieldsEntry) (size int, plain bool) {
 			!plainJSONString(e.FieldsType) || !plainJSONString(e.Subresource) || e.FieldsV1 != nil && !compactJSON(e.FieldsV1.Raw) {
 			return 0, false
 		}
-		size += 160 + len(e.Manager) + len(e.APIVersion) + len(e.Subresource)
+		// Names, punctuation and a time take 140 bytes at most; null
+		// field sets 4.
+		size += 140 + len(e.Manager) + len(e.Operation) + len(e.APIVersion) + len(e.FieldsType) + len(e.Subresource)
 		if e.FieldsV1 != nil {
-			size += len(e.FieldsV1.Raw)
+			size += 4 + len(e.FieldsV1.Raw)
 		}
 	}
 	return size, true

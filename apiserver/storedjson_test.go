@@ -3,6 +3,7 @@ package apiserver
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/kapi-dev/kapi"
@@ -131,6 +132,18 @@ func TestMarshalManagedIsMarshal(t *testing.T) {
 // checkMarshalManaged holds marshalManaged to json.Marshal, and
 // withManagedFields, which writes m into an object's encoding, to
 // marshalStored.
+// Plain entries are written into one buffer made to their size (the
+// other allocation is the time's), however long their strings.
+func TestMarshalManagedAllocatesOnce(t *testing.T) {
+	now := kapi.Now()
+	long := strings.Repeat("x", 300)
+	m := []kapi.ManagedFieldsEntry{{Manager: long, Operation: long, APIVersion: long, Time: &now, FieldsType: long,
+		FieldsV1: &kapi.FieldsV1{}, Subresource: long}}
+	if allocs := testing.AllocsPerRun(100, func() { _, _ = marshalManaged(m) }); allocs != 2 {
+		t.Errorf("%v allocations, want 2", allocs)
+	}
+}
+
 func checkMarshalManaged(t *testing.T, m []kapi.ManagedFieldsEntry) {
 	t.Helper()
 	want, wantErr := json.Marshal(m)
