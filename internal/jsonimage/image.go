@@ -197,8 +197,10 @@ func imageString(v reflect.Value, _ int) (reflect.Value, outcome) {
 	return v, unknown
 }
 
-// timeOf reads the time.Time of a kapi.Time or kapi.MicroTime.
-func timeOf(v reflect.Value) time.Time {
+// TimeOf reads the time.Time of v, a kapi.Time or kapi.MicroTime, without
+// copying it into an interface where it can be addressed (internal/jsonwrite
+// reads times so too).
+func TimeOf(v reflect.Value) time.Time {
 	f := v.Field(0)
 	if f.CanAddr() {
 		return *(*time.Time)(f.Addr().UnsafePointer())
@@ -231,7 +233,7 @@ var (
 // wraps a time.Time as wrap does.
 func timeImager(nanos func(int) int, wrap func(time.Time) reflect.Value) imageFunc {
 	return func(v reflect.Value, _ int) (reflect.Value, outcome) {
-		t := timeOf(v)
+		t := TimeOf(v)
 		img, ok := timeImage(t, nanos)
 		switch {
 		case !ok:
@@ -279,7 +281,7 @@ var notAsIs = func() (t [256]bool) {
 func nullish(t reflect.Type) func(reflect.Value) bool {
 	switch t {
 	case timeType, microTimeType:
-		return func(v reflect.Value) bool { return timeOf(v).IsZero() }
+		return func(v reflect.Value) bool { return TimeOf(v).IsZero() }
 	case fieldsV1Type:
 		return func(v reflect.Value) bool { return v.Field(0).IsNil() }
 	}

@@ -1,10 +1,8 @@
 package jsonimage_test
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"math"
-	"math/rand/v2"
 	"reflect"
 	"testing"
 	"time"
@@ -12,6 +10,7 @@ import (
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
+	"github.com/kapi-dev/kapi/internal/fuzzfill"
 	"github.com/kapi-dev/kapi/internal/jsonimage"
 )
 
@@ -72,127 +71,13 @@ type imageSample struct {
 	Fields    *kapi.FieldsV1        `json:"fields,omitempty"`
 }
 
-// filler makes values of any type from fuzz input, choosing among the
-// values whose images differ from them.
-type filler struct {
-	data  []byte
-	depth int
-}
-
-func (f *filler) byte() byte {
-	if len(f.data) == 0 {
-		return 0
-	}
-	b := f.data[0]
-	f.data = f.data[1:]
-	return b
-}
-
-var (
-	fillStrings = []string{"", "a", "é", "a<b&c", "line\nbreak", "\u2028", "b", "c"}
-	badStrings  = []string{"\xff", "x\xe2\x82"} // not UTF-8: one in 64
-	fillRaw     = [][]byte{nil, []byte(`{}`), []byte(`{"f:a":{},"k:{\"name\":\"x y\"}":{}}`), []byte(`{ "f:a": {} }`), []byte(`{"f:<":{}}`), []byte(`null`), []byte(`{"f:é":{}}`)}
-	fillNow     = time.Now()
-	fillZones   = []*time.Location{time.UTC, time.Local, time.FixedZone("east", 5*3600+1800), time.FixedZone("west", -7*3600)}
-)
-
-func (f *filler) time() time.Time {
-	switch b := f.byte(); {
-	case b < 64:
-		return time.Time{}
-	case b == 64:
-		return time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) // written, not read back
-	case b == 65:
-		return time.Date(0, 1, 1, 0, 30, 0, 0, time.FixedZone("x", 3600)) // year -1 in UTC
-	case b == 66:
-		return time.Date(1, 1, 1, 0, 0, 0, 500_000_500, time.UTC) // not zero, its image is
-	case b < 96:
-		return fillNow // a monotonic reading, nanoseconds
-	}
-	sec := int64(binary.LittleEndian.Uint32([]byte{f.byte(), f.byte(), f.byte(), f.byte()}))
-	ns := int64(f.byte()) * 3_906_251 % 1_000_000_000
-	if f.byte()%2 == 0 {
-		ns = ns / 1000 * 1000
-	}
-	return time.Unix(sec, ns).In(fillZones[int(f.byte())%len(fillZones)])
-}
-
-func (f *filler) fill(v reflect.Value) {
-	f.depth++
-	defer func() { f.depth-- }()
-	switch v.Type() {
-	case reflect.TypeFor[kapi.Time]():
-		v.Set(reflect.ValueOf(kapi.Time{Time: f.time()}))
-		return
-	case reflect.TypeFor[kapi.MicroTime]():
-		v.Set(reflect.ValueOf(kapi.MicroTime{Time: f.time()}))
-		return
-	case reflect.TypeFor[kapi.FieldsV1]():
-		raw := fillRaw[int(f.byte())%len(fillRaw)]
-		if raw != nil {
-			raw = append([]byte{}, raw...)
-		}
-		v.Set(reflect.ValueOf(kapi.FieldsV1{Raw: raw}))
-		return
-	}
-	deep := f.depth > 6
-	switch v.Kind() {
-	case reflect.Bool:
-		v.SetBool(f.byte()%2 == 1)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		v.SetInt(int64(int8(f.byte())))
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(uint64(f.byte()))
-	case reflect.Float32, reflect.Float64:
-		v.SetFloat([]float64{0, math.Copysign(0, -1), 1.5, -2.25, 1e300, 0.1}[int(f.byte())%6])
-	case reflect.String:
-		b := int(f.byte())
-		if b < 4 {
-			v.SetString(badStrings[b%len(badStrings)])
-			return
-		}
-		v.SetString(fillStrings[b%len(fillStrings)])
-	case reflect.Pointer:
-		if deep || f.byte()%3 == 0 {
-			return
-		}
-		p := reflect.New(v.Type().Elem())
-		f.fill(p.Elem())
-		v.Set(p)
-	case reflect.Slice:
-		switch n := int(f.byte() % 4); {
-		case n == 0 || deep:
-		default:
-			s := reflect.MakeSlice(v.Type(), n-1, n-1)
-			for i := range n - 1 {
-				f.fill(s.Index(i))
-			}
-			v.Set(s)
-		}
-	case reflect.Array:
-		for i := range v.Len() {
-			f.fill(v.Index(i))
-		}
-	case reflect.Map:
-		switch n := int(f.byte() % 4); {
-		case n == 0 || deep:
-		default:
-			m := reflect.MakeMap(v.Type())
-			for range n - 1 {
-				k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
-				f.fill(k)
-				f.fill(e)
-				m.SetMapIndex(k, e)
-			}
-			v.Set(m)
-		}
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				f.fill(v.Field(i))
-			}
-		}
-	}
+// choices are the values whose images differ from them, and some that
+// are plain.
+var choices = fuzzfill.Choices{
+	Strings:    []string{"", "a", "é", "a<b&c", "line\nbreak", "\u2028", "b", "c"},
+	BadStrings: []string{"\xff", "x\xe2\x82"},
+	Floats:     []float64{0, math.Copysign(0, -1), 1.5, -2.25, 1e300, 0.1},
+	Raw:        [][]byte{nil, []byte(`{}`), []byte(`{"f:a":{},"k:{\"name\":\"x y\"}":{}}`), []byte(`{ "f:a": {} }`), []byte(`{"f:<":{}}`), []byte(`null`), []byte(`{"f:é":{}}`)},
 }
 
 // checkImage fails if the Image of T says a value's image is anything but
@@ -200,8 +85,8 @@ func (f *filler) fill(v reflect.Value) {
 func checkImage[T any](t *testing.T, im *jsonimage.Image, data []byte) (ok, changed bool) {
 	t.Helper()
 	v, again := new(T), new(T)
-	(&filler{data: data}).fill(reflect.ValueOf(v).Elem())
-	(&filler{data: data}).fill(reflect.ValueOf(again).Elem())
+	fuzzfill.New(data, &choices).Fill(reflect.ValueOf(v).Elem())
+	fuzzfill.New(data, &choices).Fill(reflect.ValueOf(again).Elem())
 	img, ok := im.Of(reflect.ValueOf(v).Elem())
 	if !reflect.DeepEqual(v, again) {
 		t.Fatalf("Of changed the value it read:\n%#v\nwas\n%#v", v, again)
@@ -264,10 +149,7 @@ func TestImageOfRandomValues(t *testing.T) {
 	var told, changed [2]int
 	data := make([]byte, 512)
 	for i := range 3000 {
-		rng := rand.New(rand.NewPCG(uint64(i), 16))
-		for j := range data {
-			data[j] = byte(rng.Uint32())
-		}
+		fuzzfill.Input(data, uint64(i), 16)
 		for k, check := range []func(*testing.T, *jsonimage.Image, []byte) (bool, bool){checkImage[imageSample], checkImage[widgetapi.Widget]} {
 			ok, c := check(t, []*jsonimage.Image{sample, widget}[k], data)
 			if ok {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
+	"github.com/kapi-dev/kapi/internal/fuzzfill"
 	"github.com/kapi-dev/kapi/internal/jsonfields"
 	"github.com/kapi-dev/kapi/internal/jsonimage"
 	"github.com/kapi-dev/kapi/patch"
@@ -35,7 +35,7 @@ type mergeSample struct {
 // and others, in the type's kinds of values and others, spelled as
 // clients spell them and otherwise.
 type patchWriter struct {
-	f     *filler
+	f     *fuzzfill.Filler
 	b     bytes.Buffer
 	depth int
 }
@@ -52,9 +52,9 @@ func (w *patchWriter) value(t reflect.Type) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	switch c := w.f.byte() % 8; {
+	switch c := w.f.Byte() % 8; {
 	case c == 0 || w.depth > 5:
-		w.b.WriteString(patchScalars[int(w.f.byte())%len(patchScalars)])
+		w.b.WriteString(patchScalars[int(w.f.Byte())%len(patchScalars)])
 	case c == 1:
 		w.array(t)
 	case c == 2:
@@ -66,7 +66,7 @@ func (w *patchWriter) value(t reflect.Type) {
 	case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
 		w.array(t)
 	default:
-		w.b.WriteString(patchScalars[int(w.f.byte())%len(patchScalars)])
+		w.b.WriteString(patchScalars[int(w.f.Byte())%len(patchScalars)])
 	}
 }
 
@@ -76,7 +76,7 @@ func (w *patchWriter) array(t reflect.Type) {
 		elem = t.Elem()
 	}
 	w.b.WriteByte('[')
-	for i := range int(w.f.byte() % 4) {
+	for i := range int(w.f.Byte() % 4) {
 		if i > 0 {
 			w.b.WriteByte(',')
 		}
@@ -86,7 +86,7 @@ func (w *patchWriter) array(t reflect.Type) {
 }
 
 func (w *patchWriter) name(s string) {
-	switch w.f.byte() % 16 {
+	switch w.f.Byte() % 16 {
 	case 0:
 		s = strings.ToUpper(s[:min(1, len(s))]) + s[min(1, len(s)):] // another spelling
 	case 1:
@@ -95,7 +95,7 @@ func (w *patchWriter) name(s string) {
 			return
 		}
 	case 2:
-		s = patchNames[int(w.f.byte())%len(patchNames)]
+		s = patchNames[int(w.f.Byte())%len(patchNames)]
 	}
 	fmt.Fprintf(&w.b, "%q:", s)
 }
@@ -106,11 +106,11 @@ func (w *patchWriter) object(t reflect.Type) {
 		fields = []jsonfields.Field{{Name: "zzz", Type: reflect.TypeFor[string]()}}
 	}
 	w.b.WriteByte('{')
-	for i := range int(w.f.byte()%4) + 1 {
+	for i := range int(w.f.Byte()%4) + 1 {
 		if i > 0 {
 			w.b.WriteByte(',')
 		}
-		f := fields[int(w.f.byte())%len(fields)]
+		f := fields[int(w.f.Byte())%len(fields)]
 		w.name(f.Name)
 		w.value(f.Type)
 	}
@@ -119,11 +119,11 @@ func (w *patchWriter) object(t reflect.Type) {
 
 func (w *patchWriter) mapObject(t reflect.Type) {
 	w.b.WriteByte('{')
-	for i := range int(w.f.byte() % 4) {
+	for i := range int(w.f.Byte() % 4) {
 		if i > 0 {
 			w.b.WriteByte(',')
 		}
-		w.name(patchNames[int(w.f.byte())%len(patchNames)])
+		w.name(patchNames[int(w.f.Byte())%len(patchNames)])
 		w.value(t.Elem())
 	}
 	w.b.WriteByte('}')
@@ -135,9 +135,9 @@ func (w *patchWriter) mapObject(t reflect.Type) {
 // many of the two were decoded so and matched.
 func checkMerge[T any](t *testing.T, m *jsonimage.Merger, schema *patch.Schema, data []byte) (matched int) {
 	t.Helper()
-	f := &filler{data: data}
+	f := fuzzfill.New(data, &choices)
 	v := new(T)
-	f.fill(reflect.ValueOf(v).Elem())
+	f.Fill(reflect.ValueOf(v).Elem())
 	original, err := json.Marshal(v)
 	if err != nil || codec.UnmarshalJSON(original, new(T)) != nil {
 		return 0 // not what a store holds
@@ -206,10 +206,7 @@ func TestMergeRandom(t *testing.T) {
 	data := make([]byte, 512)
 	const n = 20000
 	for i := range n {
-		rng := rand.New(rand.NewPCG(uint64(i), 17))
-		for j := range data {
-			data[j] = byte(rng.Uint32())
-		}
+		fuzzfill.Input(data, uint64(i), 17)
 		matched[0] += checkMerge[mergeSample](t, sample, sampleSchema, data)
 		matched[1] += checkMerge[widgetapi.Widget](t, widget, widgetSchema, data)
 	}

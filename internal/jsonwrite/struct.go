@@ -4,6 +4,7 @@ import (
 	"reflect"
 
 	"github.com/kapi-dev/kapi/internal/jsonfields"
+	"github.com/kapi-dev/kapi/internal/jsonimage"
 )
 
 // field is the plan for writing one field of a struct.
@@ -140,7 +141,7 @@ func zeroness(t reflect.Type) func(reflect.Value) bool {
 	switch {
 	case t == timeType || t == microTimeType:
 		// Their IsZero is time.Time's: read without boxing the value.
-		return func(v reflect.Value) bool { return timeOf(v).IsZero() }
+		return func(v reflect.Value) bool { return jsonimage.TimeOf(v).IsZero() }
 	case t.Kind() == reflect.Interface && t.Implements(isZeroerType):
 		return func(v reflect.Value) bool {
 			// Avoid panics calling IsZero on a nil interface or

@@ -4,7 +4,6 @@ import (
 	"math"
 	"reflect"
 	"strconv"
-	"time"
 
 	"github.com/kapi-dev/kapi/internal/jsonimage"
 )
@@ -38,22 +37,12 @@ func floatAppender(bits int) appendFunc {
 	}
 }
 
-// timeOf reads the time.Time of a kapi.Time or kapi.MicroTime, without
-// copying it into an interface where it can be addressed.
-func timeOf(v reflect.Value) time.Time {
-	f := v.Field(0)
-	if f.CanAddr() {
-		return *(*time.Time)(f.Addr().UnsafePointer())
-	}
-	return f.Interface().(time.Time)
-}
-
 // timeAppender writes a kapi time as its MarshalJSON does: null when zero,
 // else in UTC in layout. encoding/json writes what that returns as it is:
 // it has nothing to compact or escape.
 func timeAppender(layout string) appendFunc {
 	return func(b []byte, v reflect.Value, _ int) ([]byte, bool) {
-		t := timeOf(v)
+		t := jsonimage.TimeOf(v)
 		if t.IsZero() {
 			return append(b, "null"...), true
 		}

@@ -2,10 +2,8 @@ package jsonwrite_test
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"math"
-	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
+	"github.com/kapi-dev/kapi/internal/fuzzfill"
 	"github.com/kapi-dev/kapi/internal/jsonwrite"
 )
 
@@ -127,169 +126,18 @@ type oddSample struct {
 	Node    *sampleNode     `json:"node"`
 }
 
-// filler makes values of any type from fuzz input.
-type filler struct {
-	data  []byte
-	depth int
-}
-
-func (f *filler) byte() byte {
-	if len(f.data) == 0 {
-		return 0
-	}
-	b := f.data[0]
-	f.data = f.data[1:]
-	return b
-}
-
-var (
-	fillStrings = []string{"", "a", "é", "a<b&c>", "line\nbreak", "\u2028", "\u2029x", "b", "c",
-		`say "hi"`, `back\slash`, "\x00\x01\x1f\x7f", "\t\r\b\f", "日本語", "</script>", "😀", "ab"}
-	badStrings = []string{"\xff", "x\xe2\x82", "\xed\xa0\x80", "a\xc0\xafb"} // not UTF-8: one in 64
-	fillRaw    = [][]byte{nil, []byte(`{}`), []byte(`{"f:a":{},"k:{\"name\":\"x y\"}":{}}`), []byte(`{"f:a":{".":{},"f:b":{}}}`),
+// choices are values that encoding/json writes in every way it can,
+// and some that it refuses.
+var choices = fuzzfill.Choices{
+	Strings: []string{"", "a", "é", "a<b&c>", "line\nbreak", "\u2028", "\u2029x", "b", "c",
+		`say "hi"`, `back\slash`, "\x00\x01\x1f\x7f", "\t\r\b\f", "日本語", "</script>", "😀", "ab"},
+	BadStrings: []string{"\xff", "x\xe2\x82", "\xed\xa0\x80", "a\xc0\xafb"},
+	Raw: [][]byte{nil, []byte(`{}`), []byte(`{"f:a":{},"k:{\"name\":\"x y\"}":{}}`), []byte(`{"f:a":{".":{},"f:b":{}}}`),
 		[]byte(`{ "f:a": {} }`), []byte(`{"f:<":{}}`), []byte(`null`), []byte(`{"f:é":{}}`), []byte(`[1,-0.5E+2,true,false,null,"\/\u00e9"]`),
-		[]byte(`{`), []byte(`{"a":01}`), []byte(`[1,]`), []byte{}, []byte(`{"a":"\u00zz"}`), []byte(`{"a":1}x`), []byte(`tru`), []byte(`"\q"`), []byte(`1.`), []byte(`-`)}
-	fillFloats  = []float64{0, math.Copysign(0, -1), 1.5, -2.25, 1e300, 0.1, 1e21, 1e20, 1e-6, 1e-7, 123456789.125, 5e-324, 3.4e38, 1.0000001e-6, -9.999999e20}
-	fillNumbers = []string{"", "12", "-1.5e3", "0x1", "bad"}
-	fillNow     = time.Now()
-	fillZones   = []*time.Location{time.UTC, time.Local, time.FixedZone("east", 5*3600+1800), time.FixedZone("west", -7*3600)}
-)
-
-func (f *filler) time() time.Time {
-	switch b := f.byte(); {
-	case b < 64:
-		return time.Time{}
-	case b == 64:
-		return time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
-	case b == 65:
-		return time.Date(0, 1, 1, 0, 30, 0, 0, time.FixedZone("x", 3600)) // year -1 in UTC
-	case b == 66:
-		return time.Date(1, 1, 1, 0, 0, 0, 500_000_500, time.UTC) // not zero
-	case b < 96:
-		return fillNow // a monotonic reading, nanoseconds
-	}
-	sec := int64(binary.LittleEndian.Uint32([]byte{f.byte(), f.byte(), f.byte(), f.byte()}))
-	ns := int64(f.byte()) * 3_906_251 % 1_000_000_000
-	if f.byte()%2 == 0 {
-		ns = ns / 1000 * 1000
-	}
-	return time.Unix(sec, ns).In(fillZones[int(f.byte())%len(fillZones)])
-}
-
-// rare says, one time in n, to fill in what makes an Encoder fall back.
-func (f *filler) rare(n byte) bool { return f.byte()%n == 0 }
-
-func (f *filler) fill(v reflect.Value) {
-	f.depth++
-	defer func() { f.depth-- }()
-	switch v.Type() {
-	case reflect.TypeFor[kapi.Time]():
-		v.Set(reflect.ValueOf(kapi.Time{Time: f.time()}))
-		return
-	case reflect.TypeFor[kapi.MicroTime]():
-		v.Set(reflect.ValueOf(kapi.MicroTime{Time: f.time()}))
-		return
-	case reflect.TypeFor[time.Time]():
-		v.Set(reflect.ValueOf(f.time()))
-		return
-	case reflect.TypeFor[kapi.FieldsV1]():
-		raw := fillRaw[int(f.byte())%len(fillRaw)]
-		if raw != nil {
-			raw = append([]byte{}, raw...)
-		}
-		v.Set(reflect.ValueOf(kapi.FieldsV1{Raw: raw}))
-		return
-	case reflect.TypeFor[json.Number]():
-		if f.rare(4) {
-			v.SetString(fillNumbers[int(f.byte())%len(fillNumbers)])
-		}
-		return
-	case reflect.TypeFor[json.RawMessage]():
-		if f.rare(4) {
-			v.SetBytes([]byte(`{"a": 1}`))
-		}
-		return
-	}
-	deep := f.depth > 6
-	switch v.Kind() {
-	case reflect.Bool:
-		v.SetBool(f.byte()%2 == 1)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		n := int64(int8(f.byte()))
-		if n == -128 && v.Type().Bits() == 64 {
-			n = math.MinInt64
-		}
-		v.SetInt(n)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		n := uint64(f.byte())
-		if n == 255 && v.Type().Bits() == 64 {
-			n = math.MaxUint64
-		}
-		v.SetUint(n)
-	case reflect.Float32, reflect.Float64:
-		switch b := f.byte(); b {
-		case 255:
-			v.SetFloat(math.NaN())
-		case 254:
-			v.SetFloat(math.Inf(-1))
-		default:
-			v.SetFloat(fillFloats[int(b)%len(fillFloats)])
-		}
-	case reflect.String:
-		b := int(f.byte())
-		if b < 4 {
-			v.SetString(badStrings[b%len(badStrings)])
-			return
-		}
-		v.SetString(fillStrings[b%len(fillStrings)])
-	case reflect.Interface:
-		if f.rare(4) {
-			v.Set(reflect.ValueOf("held"))
-		}
-	case reflect.Pointer:
-		if deep || f.byte()%3 == 0 {
-			return
-		}
-		p := reflect.New(v.Type().Elem())
-		f.fill(p.Elem())
-		v.Set(p)
-	case reflect.Slice:
-		switch n := int(f.byte() % 4); {
-		case n == 0 || deep:
-		default:
-			s := reflect.MakeSlice(v.Type(), n-1, n-1)
-			for i := range n - 1 {
-				f.fill(s.Index(i))
-			}
-			v.Set(s)
-		}
-	case reflect.Array:
-		for i := range v.Len() {
-			f.fill(v.Index(i))
-		}
-	case reflect.Map:
-		n := int(f.byte() % 4)
-		if n == 0 || deep {
-			return
-		}
-		if n == 3 {
-			n = 20 // past what is sorted on the stack
-		}
-		m := reflect.MakeMap(v.Type())
-		for range n - 1 {
-			k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
-			f.fill(k)
-			f.fill(e)
-			m.SetMapIndex(k, e)
-		}
-		v.Set(m)
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				f.fill(v.Field(i))
-			}
-		}
-	}
+		[]byte(`{`), []byte(`{"a":01}`), []byte(`[1,]`), []byte{}, []byte(`{"a":"\u00zz"}`), []byte(`{"a":1}x`), []byte(`tru`), []byte(`"\q"`), []byte(`1.`), []byte(`-`)},
+	Floats:  []float64{0, math.Copysign(0, -1), 1.5, -2.25, 1e300, 0.1, 1e21, 1e20, 1e-6, 1e-7, 123456789.125, 5e-324, 3.4e38, 1.0000001e-6, -9.999999e20},
+	Odd:     true,
+	Numbers: []string{"", "12", "-1.5e3", "0x1", "bad"},
 }
 
 // checkAppend fails if the Encoder of T writes a value otherwise than
@@ -298,7 +146,7 @@ func (f *filler) fill(v reflect.Value) {
 func checkAppend[T any](t *testing.T, enc *jsonwrite.Encoder, data []byte) bool {
 	t.Helper()
 	v := new(T)
-	(&filler{data: data}).fill(reflect.ValueOf(v).Elem())
+	fuzzfill.New(data, &choices).Fill(reflect.ValueOf(v).Elem())
 	want, err := json.Marshal(v)
 	const prefix = "prefix:"
 	wrote := 0
@@ -371,10 +219,7 @@ func TestAppendRandomValues(t *testing.T) {
 	data := make([]byte, 1024)
 	const values = 3000
 	for i := range values {
-		rng := rand.New(rand.NewPCG(uint64(i), 17))
-		for j := range data {
-			data[j] = byte(rng.Uint32())
-		}
+		fuzzfill.Input(data, uint64(i), 17)
 		for k, check := range checks {
 			if check.fn(t, encoders[check.name], data) {
 				wrote[k]++
