@@ -72,6 +72,10 @@ type Watcher struct {
 	whole int64
 	end   bool          // the initial-events-end bookmark is still due
 	idle  time.Duration // when it last returned an event, since the hub's epoch
+	// bookmark fires when the watcher has been idle for BookmarkInterval:
+	// one timer for all its waits, since a new one and a deferred Stop per
+	// wait (an event, for a watcher that keeps up) cost more than Reset.
+	bookmark *time.Timer
 }
 
 // Watch starts a watcher. A Revision that has left the history window is
@@ -141,26 +145,40 @@ func (w *Watcher) Next(ctx context.Context) (Event, error) {
 		w.idle = w.cache.hub.now()
 		return Event{Type: Bookmark, Revision: w.pos, InitialEventsEnd: true}, nil
 	}
-	var timer <-chan time.Time
+	var due <-chan time.Time
 	for {
 		ev, changed, err := w.read()
 		if err != nil || ev.Type != "" {
 			w.idle = w.cache.hub.now()
 			return ev, err
 		}
-		if w.opts.BookmarkInterval > 0 && timer == nil {
-			t := time.NewTimer(w.opts.BookmarkInterval - (w.cache.hub.now() - w.idle))
-			defer t.Stop()
-			timer = t.C
+		if w.opts.BookmarkInterval > 0 && due == nil {
+			due = w.armBookmark()
 		}
 		select {
 		case <-changed:
 		case <-ctx.Done():
 			return Event{}, ctx.Err()
-		case <-timer:
+		case <-due:
+			if w.cache.hub.now()-w.idle < w.opts.BookmarkInterval {
+				due = w.armBookmark() // a tick from before the Reset (GODEBUG=asynctimerchan=1)
+				continue
+			}
 			return w.Bookmark(), nil
 		}
 	}
+}
+
+// armBookmark sets the watcher's timer to fire once it has been idle for
+// its BookmarkInterval, and returns the timer's channel.
+func (w *Watcher) armBookmark() <-chan time.Time {
+	d := w.opts.BookmarkInterval - (w.cache.hub.now() - w.idle)
+	if w.bookmark == nil {
+		w.bookmark = time.NewTimer(d)
+	} else {
+		w.bookmark.Reset(d)
+	}
+	return w.bookmark.C
 }
 
 // read returns the next event after pos that is under the watcher's prefix,

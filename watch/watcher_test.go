@@ -556,6 +556,44 @@ func TestBookmarkInterval(t *testing.T) {
 	}
 }
 
+// TestBookmarkWaitsForIdle has a watcher's bookmark timer fire while the
+// watcher is away (its consumer busy), then an event arrive: the watcher
+// has not been idle since, so its next wait must not end in a bookmark
+// until it has been idle for the whole interval again.
+func TestBookmarkWaitsForIdle(t *testing.T) {
+	const interval = 400 * time.Millisecond
+	e := newEnv(t, envOptions{})
+	e.run(t)
+	w := mustWatch(t, e.widgets, watch.WatchOptions{Revision: e.hub.Revision(), BookmarkInterval: interval})
+
+	// A wait that arms the timer, ended by an event.
+	go func() {
+		time.Sleep(interval / 4)
+		mustCreate(t, e.store, widgets+"ns/a", "a")
+	}()
+	if ev := next(t, w); ev.Type != watch.Added {
+		t.Fatalf("got %v, want the ADDED of a", summarize(t, ev))
+	}
+	time.Sleep(interval * 3 / 2) // the timer fires while no one waits
+	rev := mustCreate(t, e.store, widgets+"ns/b", "b")
+	mustWaitFor(t, e.hub, rev)
+	idle := time.Now() // no later than the watcher's idle time
+	if ev := next(t, w); ev.Type != watch.Added || ev.Revision != rev {
+		t.Fatalf("got %v, want the ADDED of b", summarize(t, ev))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), interval/2)
+	defer cancel()
+	if ev, err := w.Next(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Next right after an event: %v, %v; want nothing for half the interval", summarize(t, ev), err)
+	}
+	if ev := next(t, w); ev.Type != watch.Bookmark || ev.Revision != rev {
+		t.Fatalf("got %v, want a bookmark at %d", summarize(t, ev), rev)
+	}
+	if waited := time.Since(idle); waited < interval {
+		t.Errorf("bookmark after %v idle, want %v", waited, interval)
+	}
+}
+
 // TestBookmarksWithConcurrentWrites has a watcher that asks for a bookmark
 // whenever it is idle follow a writer: the bookmarks fall between the
 // events, and the events still come without gaps or duplicates.
