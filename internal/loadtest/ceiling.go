@@ -7,7 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"sync"
+	"sync/atomic"
+
+	"github.com/kapi-dev/kapi/storage/bolt"
 )
 
 // The ceiling is a no-op net/http server that answers with bytes recorded
@@ -52,6 +56,14 @@ type ceiling struct {
 	mu  sync.RWMutex
 	cfg ceilingConfig
 
+	// store, if not nil, makes the ceiling the bolt-only server: each write
+	// (a request that is not a GET) first stores the answer it replays, a
+	// created object as kapi stores one, under a key of its own in kapi's
+	// bolt store, and is answered once that is on disk. It is what
+	// kapi's CREATE on bolt would do if kapi's own handling cost nothing.
+	store  *bolt.Store
+	stored atomic.Int64
+
 	// The watch fan-out: every watcher's own handler goroutine writes the
 	// frame, once per write, as soon as it is told; so the ceiling fans
 	// out on every core and a slow connection delays no other, as in kapi.
@@ -61,9 +73,18 @@ type ceiling struct {
 }
 
 // newCeiling returns the ceiling's handler and a function that releases
-// it.
-func newCeiling() (*ceiling, func()) {
-	return &ceiling{changed: make(chan struct{})}, func() {}
+// it; with a directory, the bolt-only server, its file in dir.
+func newCeiling(dir string) (*ceiling, func(), error) {
+	c := &ceiling{changed: make(chan struct{})}
+	if dir == "" {
+		return c, func() {}, nil
+	}
+	s, err := bolt.Open(filepath.Join(dir, "kapi.db"))
+	if err != nil {
+		return nil, nil, err
+	}
+	c.store = s
+	return c, func() { _ = s.Close() }, nil
 }
 
 // wrote tells the watchers of one more write.
@@ -105,6 +126,13 @@ func (c *ceiling) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, _ = io.Copy(io.Discard, r.Body)
+	if c.store != nil && r.Method != http.MethodGet {
+		key := fmt.Sprintf("/example.com/widgets/bolt-only/c-%d", c.stored.Add(1))
+		if _, err := c.store.Create(r.Context(), key, cfg.Response.Body); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+	}
 	h := w.Header()
 	for k, v := range cfg.Response.Header {
 		h[k] = v

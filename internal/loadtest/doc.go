@@ -11,7 +11,8 @@
 // builds examples/widgets, starts it (memory backend, -pprof), the ceiling
 // (-serve-ceiling) and a kapi that counts its encodes (-serve-kapi), each
 // its own process (and, for create-bolt, the idle watchers and memory,
-// fresh example servers of their own), runs every workload against kapi
+// fresh example servers of their own; for create-bolt, the bolt-only
+// server too), runs every workload against kapi
 // and then the ceiling, prints a table, writes the report and profiles
 // kapi on every missed target. -json FILE writes the results as JSON.
 //
@@ -55,6 +56,14 @@
 // ADDED frame and the bookmark), and the ceiling writes it to each client
 // in one go and then holds the watch open. CREATE on bolt is replayed from
 // the bolt server's answer.
+//
+// CREATE on bolt also runs against the bolt-only server, a third process
+// (-serve-ceiling with -ceiling-store DIR, a directory of its own on
+// disk): the ceiling, but each write first stores the answer it replays
+// under a key of its own in kapi's bolt store, 8 writers sharing its
+// commits as kapi's do. It is what kapi on bolt would do if its own
+// request handling cost nothing: between it and the ceiling is what the
+// store costs, between kapi and it what kapi's handling costs.
 //
 // # Memory
 //

@@ -146,16 +146,13 @@ func (l *localServers) fresh() (*target, func(), error) {
 // file in a new directory under the harness's temporary one (on disk, so
 // that every acknowledged write is fsynced as in production).
 func (l *localServers) freshBolt() (*target, func(), error) {
-	data, err := os.MkdirTemp(l.dir, "bolt-")
+	data, err := l.boltDir()
 	if err != nil {
 		return nil, nil, err
 	}
-	var fs syscall.Statfs_t
-	if syscall.Statfs(data, &fs) == nil && fs.Type == tmpfsMagic {
-		log.Printf("warning: the bolt file is in %s, on tmpfs, where fsync costs nothing: set TMPDIR to a directory on disk", data)
-	}
 	t, err := l.start(context.Background(), "kapi", l.widgetsBin, "-pprof", "-data", data, "-addr")
 	if err != nil {
+		_ = os.RemoveAll(data)
 		return nil, nil, err
 	}
 	cmd := l.procs[len(l.procs)-1]
@@ -167,6 +164,40 @@ func (l *localServers) freshBolt() (*target, func(), error) {
 		return nil, nil, fmt.Errorf("the example started with -data has no bolt file: %w", err)
 	}
 	return t, stop, nil
+}
+
+// freshBoltOnly starts the bolt-only server (see ceiling.store), its file
+// in a new directory as freshBolt's.
+func (l *localServers) freshBoltOnly() (*target, func(), error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := l.boltDir()
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := l.start(context.Background(), "bolt-only", self, "-ceiling-store", data, "-serve-ceiling")
+	if err != nil {
+		_ = os.RemoveAll(data)
+		return nil, nil, err
+	}
+	cmd := l.procs[len(l.procs)-1]
+	return t, func() { stopProc(cmd); _ = os.RemoveAll(data) }, nil
+}
+
+// boltDir makes a directory for a bolt file under the harness's temporary
+// one, and warns if fsync there costs nothing.
+func (l *localServers) boltDir() (string, error) {
+	data, err := os.MkdirTemp(l.dir, "bolt-")
+	if err != nil {
+		return "", err
+	}
+	var fs syscall.Statfs_t
+	if syscall.Statfs(data, &fs) == nil && fs.Type == tmpfsMagic {
+		log.Printf("warning: the bolt file is in %s, on tmpfs, where fsync costs nothing: set TMPDIR to a directory on disk", data)
+	}
+	return data, nil
 }
 
 // tmpfsMagic is tmpfs's f_type in statfs(2).

@@ -29,6 +29,7 @@ func main() {
 func mainErr() error {
 	var (
 		serveCeiling = flag.String("serve-ceiling", "", "serve the ceiling on `ADDR` and do nothing else")
+		ceilingStore = flag.String("ceiling-store", "", "with -serve-ceiling: serve as the bolt-only server, storing each write's answer in a bolt file in `DIR` first")
 		serveKapi    = flag.String("serve-kapi", "", "serve an in-memory kapi whose widgets count their JSON encodes on `ADDR` and do nothing else")
 
 		server    = flag.String("server", "", "base `URL` of the API server to drive; empty: build and start examples/widgets (memory backend), the ceiling and a counting kapi")
@@ -65,7 +66,10 @@ func mainErr() error {
 
 	switch {
 	case *serveCeiling != "":
-		h, stopCeiling := newCeiling()
+		h, stopCeiling, err := newCeiling(*ceilingStore)
+		if err != nil {
+			return err
+		}
 		defer stopCeiling()
 		return serve(ctx, *serveCeiling, h)
 	case *serveKapi != "":
@@ -110,7 +114,7 @@ func mainErr() error {
 		}
 		defer local.stop()
 		e.Kapi, e.Ceiling, e.Counting, e.Fresh, e.FreshCeiling = local.kapi, local.ceiling, local.counting, local.fresh, local.freshCeiling
-		e.Bolt = local.freshBolt
+		e.Bolt, e.BoltOnly = local.freshBolt, local.freshBoltOnly
 	} else {
 		tlsc, err := tlsConfig(*caFile, *certFile, *keyFile)
 		if err != nil {

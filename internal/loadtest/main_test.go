@@ -13,11 +13,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
+	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/storage/bolt"
 )
 
@@ -67,8 +69,7 @@ func serveHandler(t *testing.T, name string, h http.Handler) *target {
 // checks that each produced sane figures: the harness measures what it
 // claims to, and its outputs parse.
 func TestRun(t *testing.T) {
-	ceil, stopCeiling := newCeiling()
-	t.Cleanup(stopCeiling)
+	ceil := newTestCeiling(t, "")
 	counting, closeCounting, err := newCountingKapi()
 	if err != nil {
 		t.Fatal(err)
@@ -89,10 +90,11 @@ func TestRun(t *testing.T) {
 		Bolt: func() (*target, func(), error) {
 			return newBoltKapi(t), func() {}, nil
 		},
+		BoltOnly: func() (*target, func(), error) {
+			return serveHandler(t, boltOnlyName, newTestCeiling(t, t.TempDir())), func() {}, nil
+		},
 		FreshCeiling: func() (*target, func(), error) {
-			c, stop := newCeiling()
-			t.Cleanup(stop)
-			ct := serveHandler(t, "ceiling", c)
+			ct := serveHandler(t, "ceiling", newTestCeiling(t, ""))
 			ct.PID = os.Getpid()
 			return ct, func() {}, nil
 		},
@@ -125,6 +127,13 @@ func TestRun(t *testing.T) {
 				t.Errorf("workload %s has %d ceiling results, want 1", w, seen[w]["ceiling"])
 			}
 		}
+		want := 0
+		if w == "create-bolt" {
+			want = 1
+		}
+		if seen[w][boltOnlyName] != want {
+			t.Errorf("workload %s has %d bolt-only results, want %d", w, seen[w][boltOnlyName], want)
+		}
 	}
 
 	verdicts := judge(results, sz)
@@ -142,6 +151,9 @@ func TestRun(t *testing.T) {
 	for _, v := range verdicts {
 		if v.Target == "WATCH: one encode per event per media type" && !v.Met {
 			t.Errorf("kapi encodes per watcher: %s", v.Measured)
+		}
+		if v.Workload == "create-bolt" && !strings.Contains(v.Measured, "the bolt-only server") {
+			t.Errorf("the bolt target does not say where the bolt-only server stands: %s", v.Measured)
 		}
 	}
 	data, err := json.Marshal(struct {
@@ -167,7 +179,7 @@ func TestRun(t *testing.T) {
 		}
 	}
 	md := markdown(reportInput{Command: "go run ./internal/loadtest -report BENCHMARKS.md", Results: results, Verdicts: verdicts, Sizes: sz})
-	for _, want := range []string{"## Targets", "## Results", "| get | kapi |", "| get | ceiling |", "| watch | kapi |"} {
+	for _, want := range []string{"## Targets", "## Results", "| get | kapi |", "| get | ceiling |", "| watch | kapi |", "| create-bolt | bolt-only |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the report lacks %q:\n%s", want, md)
 		}
@@ -251,9 +263,19 @@ func workloadConns(name string, sz sizes) int {
 // newKapiAndCeiling is an in-process kapi and a ceiling beside it.
 func newKapiAndCeiling(t *testing.T) (kapi, ceiling *target) {
 	t.Helper()
-	ceil, stop := newCeiling()
+	return newKapi(t), serveHandler(t, "ceiling", newTestCeiling(t, ""))
+}
+
+// newTestCeiling is a ceiling, the bolt-only server if dir is not empty,
+// released when the test ends.
+func newTestCeiling(t *testing.T, dir string) *ceiling {
+	t.Helper()
+	c, stop, err := newCeiling(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(stop)
-	return newKapi(t), serveHandler(t, "ceiling", ceil)
+	return c
 }
 
 // TestCeilingReplays checks that the ceiling answers with what was
@@ -278,6 +300,59 @@ func TestCeilingReplays(t *testing.T) {
 	}
 	if err := checkCeiling(ctx, ceiling.URL, rec); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestBoltOnlyStores has the bolt-only server answer writes from several
+// connections and a read: each write's answer is then in its bolt file
+// under a key of its own, and the read stored nothing.
+func TestBoltOnlyStores(t *testing.T) {
+	const writes = 40
+	dir := t.TempDir()
+	c, stop, err := newCeiling(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	only := serveHandler(t, boltOnlyName, c)
+	ctx := t.Context()
+	rec := &recorded{Code: http.StatusCreated, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"kind":"Widget","metadata":{"name":"c-1"}}`)}
+	if err := configureCeiling(ctx, only.URL, ceilingConfig{Response: rec}); err != nil {
+		t.Fatal(err)
+	}
+	cl := only.client(4)
+	defer cl.CloseIdleConnections()
+	var wg sync.WaitGroup
+	for i := range writes {
+		wg.Go(func() {
+			method := http.MethodPost
+			if i == 0 {
+				method = http.MethodGet
+			}
+			got, err := record(ctx, cl, method, only.URL+"/apis/example.com/v1/widgets", jsonHeader, []byte(`{}`))
+			if err != nil || got.Code != rec.Code || !bytes.Equal(got.Body, rec.Body) {
+				t.Errorf("%s: %v, %+v", method, err, got)
+			}
+		})
+	}
+	wg.Wait()
+	stop()
+
+	s, err := bolt.Open(filepath.Join(dir, "kapi.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	list, err := s.List(ctx, "/", storage.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != writes-1 {
+		t.Fatalf("%d keys stored, want %d", len(list.Items), writes-1)
+	}
+	for _, kv := range list.Items {
+		if !bytes.Equal(kv.Value, rec.Body) {
+			t.Errorf("%s holds %q, want the answer %q", kv.Key, kv.Value, rec.Body)
+		}
 	}
 }
 

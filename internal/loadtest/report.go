@@ -18,6 +18,7 @@ func pair(results []*Result, workload string) (kapi, ceiling *Result) {
 		switch {
 		case r.Server == "ceiling":
 			ceiling = r
+		case r.Server == boltOnlyName:
 		case kapi == nil:
 			kapi = r // the first kapi row; a counting server's comes later
 		}
@@ -25,17 +26,40 @@ func pair(results []*Result, workload string) (kapi, ceiling *Result) {
 	return kapi, ceiling
 }
 
+// boltOnlyName is the bolt-only server's (see ceiling.store).
+const boltOnlyName = "bolt-only"
+
+// boltOnlyOf finds the bolt-only server's result of a workload.
+func boltOnlyOf(results []*Result, workload string) *Result {
+	for _, r := range results {
+		if r.Workload == workload && r.Server == boltOnlyName {
+			return r
+		}
+	}
+	return nil
+}
+
+// boltOnlyNote says where the bolt-only server stands between the
+// ceiling and kapi.
+func boltOnlyNote(only, kapi, ceiling *Result) string {
+	return fmt.Sprintf("the bolt-only server %.0f req/s, %.0f%% of the ceiling's; kapi %.0f%% of the bolt-only server's",
+		only.RequestsPerSec, 100*ratio(only.RequestsPerSec, ceiling.RequestsPerSec), 100*ratio(kapi.RequestsPerSec, only.RequestsPerSec))
+}
+
 // table is the results as a plain-text table: one row per workload, kapi
 // beside the ceiling.
 func table(results []*Result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-18s %-8s %10s %10s %9s %9s %9s %10s %9s %9s  %s\n",
+	fmt.Fprintf(&b, "%-18s %-9s %10s %10s %9s %9s %9s %10s %9s %9s  %s\n",
 		"workload", "server", "req/s", "MB/s", "p50 ms", "p99 ms", "p99.9 ms", "cpu s/1k", "rss peak", "rss end", "÷ ceiling / notes")
 	for _, r := range results {
 		kapi, ceil := pair(results, r.Workload)
 		note := ""
 		if r == kapi && ceil != nil && ceil.RequestsPerSec > 0 {
 			note = fmt.Sprintf("%.0f%% req/s, %.0f%% bytes/s", 100*ratio(r.RequestsPerSec, ceil.RequestsPerSec), 100*ratio(r.BytesPerSec, ceil.BytesPerSec))
+		}
+		if r.Server == boltOnlyName && kapi != nil && ceil != nil {
+			note = boltOnlyNote(r, kapi, ceil)
 		}
 		if r.Watchers > 0 && r.Events >= 0 && r.Workload == "watch" {
 			note = fmt.Sprintf("%d watchers × %d events, delivered %d, lost %d", r.Watchers, r.Events, r.Delivered, r.Lost)
@@ -68,7 +92,7 @@ func table(results []*Result) string {
 		if r.EncodeNote != "" {
 			server = "counting" // the kapi of -serve-kapi
 		}
-		fmt.Fprintf(&b, "%-18s %-8s %10s %10s %9s %9s %9s %10s %9s %9s  %s\n",
+		fmt.Fprintf(&b, "%-18s %-9s %10s %10s %9s %9s %9s %10s %9s %9s  %s\n",
 			r.Workload, server, num(r.RequestsPerSec, "%.0f"), num(r.BytesPerSec/1e6, "%.1f"),
 			num(r.P50ms, "%.2f"), num(r.P99ms, "%.2f"), num(r.P999ms, "%.2f"),
 			num(r.CPUSecPer1k, "%.3f"), num(r.RSSPeakMiB, "%.0f"), num(r.RSSEndMiB, "%.0f"), note)
@@ -150,6 +174,9 @@ func judge(results []*Result, sz sizes) []verdict {
 		cpu := ""
 		if c.CPUSecPer1k > 0 {
 			cpu = fmt.Sprintf("; server CPU per request %.1f× the ceiling's", ratio(k.CPUSecPer1k, c.CPUSecPer1k))
+		}
+		if only := boltOnlyOf(results, t.workload); only != nil {
+			cpu += "; " + boltOnlyNote(only, k, c)
 		}
 		atLeast(fmt.Sprintf("%s ≥ %.0f%% of its ceiling's requests/s", t.name, 100*t.limit), t.workload, q, t.limit,
 			fmt.Sprintf("%.0f%% (%.0f vs %.0f req/s%s)", 100*q, k.RequestsPerSec, c.RequestsPerSec, cpu))
@@ -273,7 +300,7 @@ func markdown(in reportInput) string {
 	fmt.Fprintf(&b, "```sh\n%s\n```\n\n", in.Command)
 	fmt.Fprintf(&b, "**Machine**: %s. The harness, kapi and the ceiling share it: every figure is what a server got with the client busy on the same cores, and both servers are measured the same way, one after the other, never at once. The machine is shared with other work too: its load average (1, 5, 15 min) was %s before the run and %s after, so the figures are noisy, and a ratio near a target's line can fall either side of it from one run to the next.\n\n", machine(), in.LoadBefore, in.LoadAfter)
 	fmt.Fprintf(&b, "**Servers**: *kapi* is `examples/widgets` (memory backend), built and started as its own process; *ceiling* is `go run ./internal/loadtest -serve-ceiling ADDR`, a no-op `net/http` server answering every request with the status, headers and body recorded from kapi for that workload (for LIST the same pre-concatenated bytes; for WATCH one pre-encoded frame, written after each write by every watcher's own handler goroutine, woken by one shared channel as kapi's watchers are: a first version with one loop writing to all connections was far slower than kapi, p99 4 s, so it was no ceiling). ")
-	fmt.Fprintf(&b, "*kapi on bolt* (the CREATE with %d writers) is the same example with `-data DIR` in a temporary directory on the machine's disk, started for it alone; its ceiling replays its own CREATE response. For informers starting, the ceiling replays the whole response kapi sent to one streaming list, recorded once (every ADDED frame and the initial-events-end bookmark), written in one go to each client and the watch then held open. ", boltWriters)
+	fmt.Fprintf(&b, "*kapi on bolt* (the CREATE with %d writers) is the same example with `-data DIR` in a temporary directory on the machine's disk, started for it alone; its ceiling replays its own CREATE response. Beside them runs the *bolt-only* server (`-serve-ceiling` with `-ceiling-store DIR`, a directory of its own on the same disk): the ceiling again, but each CREATE first stores the answer it replays (the created object, as kapi stores it) under a key of its own in kapi's bolt store, and is answered once that is on disk: what kapi on bolt would do if its own request handling cost nothing. For informers starting, the ceiling replays the whole response kapi sent to one streaming list, recorded once (every ADDED frame and the initial-events-end bookmark), written in one go to each client and the watch then held open. ", boltWriters)
 	fmt.Fprintf(&b, "Idle watchers are measured on a fresh kapi and a fresh ceiling each. Encodes per event come from a third process, `-serve-kapi` (the row *counting*): kapi with a widget type that counts its JSON encodes (the example server exposes no such counter), measured with no watcher and then with all of them: the difference is the watchers' share.\n\n")
 	fmt.Fprintf(&b, "**Workloads**: widgets of about 1 KiB of JSON as the server returns them (labels, ports, a selector and their managedFields); %d keep-alive connections, closed loop, %d rounds of %s per workload and server, kapi and the ceiling in turn, the best round of each reported (a stall of the shared machine hits one round, not the figure)", sz.Conns, max(sz.Rounds, 1), sz.Duration)
 	if sz.Rate > 0 {

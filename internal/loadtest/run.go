@@ -26,6 +26,9 @@ type env struct {
 	// yet, its file in a directory of its own, for the bolt workloads;
 	// nil: they are not run.
 	Bolt func() (*target, func(), error)
+	// BoltOnly starts the bolt-only server (see ceiling.store), its file in
+	// a directory of its own, measured beside kapi on bolt; may be nil.
+	BoltOnly func() (*target, func(), error)
 	// FreshCeiling starts a ceiling that has served nothing yet, for the
 	// idle watchers' floor; may be nil.
 	FreshCeiling func() (*target, func(), error)
@@ -93,9 +96,9 @@ func run(ctx context.Context, e *env) ([]*Result, error) {
 		e.logf("LIST %s: %d widgets, %d bytes of JSON (%.0f per widget)", want.ns, n, size, float64(size)/float64(n))
 	}
 
-	var bolt *target // started for the first bolt workload
-	stopBolt := func() {}
-	defer func() { stopBolt() }()
+	var bolt, boltOnly *target // started for the first bolt workload
+	stopBolt, stopBoltOnly := func() {}, func() {}
+	defer func() { stopBolt(); stopBoltOnly() }()
 	for _, w := range requestWorkloads(sz.Conns) {
 		if !e.wants(w.Name) {
 			continue
@@ -113,17 +116,26 @@ func run(ctx context.Context, e *env) ([]*Result, error) {
 					fail(w.Name, err)
 					continue
 				}
+				if e.BoltOnly != nil {
+					if boltOnly, stopBoltOnly, err = e.BoltOnly(); err != nil {
+						boltOnly, stopBoltOnly = nil, func() {}
+						fail(w.Name, fmt.Errorf("starting the bolt-only server: %w", err))
+					}
+				}
 			}
 			t = bolt
 		}
-		k, c, err := runRequestWorkload(ctx, e, t, w)
+		var only *target
+		if w.Bolt {
+			only = boltOnly
+		}
+		rs, err := runRequestWorkload(ctx, e, t, only, w)
 		if err != nil {
 			fail(w.Name, err)
 			continue
 		}
-		add(w.Name, k)
-		if c != nil {
-			add(w.Name, c)
+		for _, r := range rs {
+			add(w.Name, r)
 		}
 	}
 
@@ -238,37 +250,52 @@ func startBolt(ctx context.Context, fresh func() (*target, func(), error)) (*tar
 }
 
 // runRequestWorkload runs w against t and, where there is one, the
-// ceiling, replaying t's answer to w's recorded request: rounds of each in
-// turn, the best round of each.
-func runRequestWorkload(ctx context.Context, e *env, t *target, w requestWorkload) (kapi, ceiling *Result, err error) {
+// ceiling, replaying t's answer to w's recorded request, and the bolt-only
+// server if only is not nil, storing that answer: rounds of each in turn,
+// the best round of each. The results are kapi's, then the others'.
+func runRequestWorkload(ctx context.Context, e *env, t, only *target, w requestWorkload) ([]*Result, error) {
 	sz := e.Sizes
+	if e.Ceiling == nil {
+		only = nil // it replays what the ceiling would
+	}
+	replays := []*target{e.Ceiling, only}
 	if e.Ceiling != nil {
 		c := t.client(1)
 		rec, err := w.record(ctx, c, t.URL)
 		c.CloseIdleConnections()
 		if err != nil {
-			return nil, nil, fmt.Errorf("recording kapi's response for the ceiling: %w", err)
+			return nil, fmt.Errorf("recording kapi's response for the ceiling: %w", err)
 		}
-		if err := configureCeiling(ctx, e.Ceiling.URL, ceilingConfig{Response: rec}); err != nil {
-			return nil, nil, err
+		for _, r := range replays {
+			if r == nil {
+				continue
+			}
+			if err := configureCeiling(ctx, r.URL, ceilingConfig{Response: rec}); err != nil {
+				return nil, err
+			}
 		}
 	}
-	// Rounds, kapi and the ceiling in turn, and the best round of each: on
-	// a shared machine a stall elsewhere hits one round, and both servers
-	// get the same chances.
+	// Rounds, each server in turn, and the best round of each: on a shared
+	// machine a stall elsewhere hits one round, and every server gets the
+	// same chances.
 	spec := loadSpec{Conns: w.conns(sz), Duration: sz.Duration, Rate: sz.Rate}
-	kapiOp := w.op(t.URL)
-	var ceilingOp op
-	if e.Ceiling != nil {
-		ceilingOp = w.op(e.Ceiling.URL)
-	}
-	for range max(sz.Rounds, 1) {
-		kapi = better(kapi, runLoad(ctx, t, spec, kapiOp))
-		if e.Ceiling != nil {
-			ceiling = better(ceiling, runLoad(ctx, e.Ceiling, spec, ceilingOp))
+	servers := []*target{t}
+	for _, r := range replays {
+		if r != nil {
+			servers = append(servers, r)
 		}
 	}
-	return kapi, ceiling, nil
+	ops := make([]op, len(servers))
+	for i, s := range servers {
+		ops[i] = w.op(s.URL)
+	}
+	best := make([]*Result, len(servers))
+	for range max(sz.Rounds, 1) {
+		for i, s := range servers {
+			best[i] = better(best[i], runLoad(ctx, s, spec, ops[i]))
+		}
+	}
+	return best, nil
 }
 
 // idleCeiling measures what an idle watch connection costs a server that
