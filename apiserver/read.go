@@ -531,8 +531,11 @@ func (rq *request) writeEvent(ev watch.Event) error {
 		if rq.out.MediaType() == codec.MediaTypeJSON {
 			// The frame is made from the stored value's halves: no element
 			// copied for this watcher first. The member's room is the
-			// request's: on the stack, it would move to the heap, once
-			// per event.
+			// watch's: on the stack, it would move to the heap, once per
+			// event; in the request, it would make every request larger.
+			if rq.member == nil {
+				rq.member = new([storedMemberRoom]byte)
+			}
 			members := rq.member[:0]
 			if before, rv, after, ok := rq.storedPieces(it, &members); ok {
 				// A JSON frame names no type (typeOf builds strings).
