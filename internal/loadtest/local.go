@@ -112,6 +112,7 @@ func (l *localServers) start(ctx context.Context, name, bin string, args ...stri
 			return t, nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
+			stopProc(cmd) // before the caller removes what it was given
 			return nil, fmt.Errorf("%s did not answer on %s: %v", bin, addr, err)
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -181,7 +181,9 @@ func contains(list []string, s string) bool {
 // serve serves h on addr until ctx ends.
 func serve(ctx context.Context, addr string, h http.Handler) error {
 	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	stopped := make(chan struct{})
 	go func() {
+		defer close(stopped)
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
@@ -191,5 +193,9 @@ func serve(ctx context.Context, addr string, h http.Handler) error {
 	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	// ListenAndServe returns once Shutdown starts: the handlers under way
+	// (a bolt-only server's writes) finish before the caller releases
+	// what they use.
+	<-stopped
 	return nil
 }

@@ -16,7 +16,7 @@ import (
 // Result is what one workload measured against one server.
 type Result struct {
 	Workload string  `json:"workload"`
-	Server   string  `json:"server"` // kapi or ceiling
+	Server   string  `json:"server"` // kapi, ceiling or bolt-only
 	Conns    int     `json:"conns,omitempty"`
 	Rate     float64 `json:"offeredRate,omitempty"`
 	Rounds   int     `json:"rounds,omitempty"` // this is the best of them
