@@ -216,16 +216,25 @@ func withManagedFields(stored []byte, managed []kapi.ManagedFieldsEntry) (out []
 	}
 	// out is what the store and the cache keep: made to its exact size
 	// (a size class up costs every object), from managed's JSON written
-	// on the stack first when it fits.
+	// first on the stack when it fits, else into room for its estimate.
+	// Written directly when every string is plain and every field set
+	// compact (as the field manager writes them): json.Marshal checks and
+	// compacts each set again, a tenth of an update's instructions.
 	var (
 		room   [1 << 10]byte
 		member []byte
 	)
 	if len(managed) > 0 {
-		if _, plain := managedSize(managed); plain {
+		size, plain := managedSize(managed)
+		switch {
+		case !plain:
+			if member, err = json.Marshal(managed); err != nil {
+				return nil, false, err
+			}
+		case size <= len(room):
 			member = appendManaged(room[:0], managed)
-		} else if member, err = json.Marshal(managed); err != nil {
-			return nil, false, err
+		default:
+			member = appendManaged(make([]byte, 0, size), managed)
 		}
 	}
 	out = make([]byte, 0, cut+len(`,"managedFields":`)+len(member)+len(stored)-end)
@@ -481,22 +490,6 @@ const maxRevisionDigits = 19
 // storedMemberRoom is the most room storedPieces takes in members.
 const storedMemberRoom = len(`,"resourceVersion":"",`) + maxRevisionDigits
 
-// marshalManaged is json.Marshal(managed), written directly when every
-// string is plain and every field set compact (as the field manager writes
-// them): json.Marshal checks and compacts each set again, a tenth of an
-// update's instructions. Anything else goes to json.Marshal.
-// TestMarshalManagedIsMarshal and FuzzMarshalManaged hold the two equal.
-func marshalManaged(managed []kapi.ManagedFieldsEntry) ([]byte, error) {
-	if managed == nil {
-		return []byte("null"), nil
-	}
-	size, plain := managedSize(managed)
-	if !plain {
-		return json.Marshal(managed)
-	}
-	return appendManaged(make([]byte, 0, size), managed), nil
-}
-
 // managedSize says whether appendManaged writes managed as json.Marshal
 // does (every string plain, every field set compact), and about how many
 // bytes it takes.
@@ -584,7 +577,7 @@ func compactJSON(raw []byte) bool {
 
 // validSets remembers field sets found valid JSON: the same few sets come
 // back with every write of a workload, and checking one again costs as
-// much as json.Marshal's own check, which marshalManaged skips.
+// much as json.Marshal's own check, which appendManaged skips.
 var validSets = validMemo{max: 512}
 
 type validMemo struct {
