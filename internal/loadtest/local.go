@@ -147,17 +147,10 @@ func (l *localServers) fresh() (*target, func(), error) {
 // file in a new directory under the harness's temporary one (on disk, so
 // that every acknowledged write is fsynced as in production).
 func (l *localServers) freshBolt() (*target, func(), error) {
-	data, err := l.boltDir()
+	t, data, stop, err := l.startOnDisk("kapi", l.widgetsBin, func(data string) []string { return []string{"-pprof", "-data", data, "-addr"} })
 	if err != nil {
 		return nil, nil, err
 	}
-	t, err := l.start(context.Background(), "kapi", l.widgetsBin, "-pprof", "-data", data, "-addr")
-	if err != nil {
-		_ = os.RemoveAll(data)
-		return nil, nil, err
-	}
-	cmd := l.procs[len(l.procs)-1]
-	stop := func() { stopProc(cmd); _ = os.RemoveAll(data) }
 	// The example opens its file before it serves: a server without one
 	// is not on bolt.
 	if _, err := os.Stat(filepath.Join(data, "kapi.db")); err != nil {
@@ -174,31 +167,29 @@ func (l *localServers) freshBoltOnly() (*target, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	data, err := l.boltDir()
-	if err != nil {
-		return nil, nil, err
-	}
-	t, err := l.start(context.Background(), "bolt-only", self, "-ceiling-store", data, "-serve-ceiling")
-	if err != nil {
-		_ = os.RemoveAll(data)
-		return nil, nil, err
-	}
-	cmd := l.procs[len(l.procs)-1]
-	return t, func() { stopProc(cmd); _ = os.RemoveAll(data) }, nil
+	t, _, stop, err := l.startOnDisk("bolt-only", self, func(data string) []string { return []string{"-ceiling-store", data, "-serve-ceiling"} })
+	return t, stop, err
 }
 
-// boltDir makes a directory for a bolt file under the harness's temporary
-// one, and warns if fsync there costs nothing.
-func (l *localServers) boltDir() (string, error) {
-	data, err := os.MkdirTemp(l.dir, "bolt-")
+// startOnDisk starts bin, as start does, with the arguments args gives for
+// a new directory for a bolt file under the harness's temporary one
+// (warning if fsync there costs nothing); stop stops it and removes the
+// directory.
+func (l *localServers) startOnDisk(name, bin string, args func(dir string) []string) (t *target, dir string, stop func(), err error) {
+	dir, err = os.MkdirTemp(l.dir, "bolt-")
 	if err != nil {
-		return "", err
+		return nil, "", nil, err
 	}
 	var fs syscall.Statfs_t
-	if syscall.Statfs(data, &fs) == nil && fs.Type == tmpfsMagic {
-		log.Printf("warning: the bolt file is in %s, on tmpfs, where fsync costs nothing: set TMPDIR to a directory on disk", data)
+	if syscall.Statfs(dir, &fs) == nil && fs.Type == tmpfsMagic {
+		log.Printf("warning: the bolt file is in %s, on tmpfs, where fsync costs nothing: set TMPDIR to a directory on disk", dir)
 	}
-	return data, nil
+	if t, err = l.start(context.Background(), name, bin, args(dir)...); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, "", nil, err
+	}
+	cmd := l.procs[len(l.procs)-1]
+	return t, dir, func() { stopProc(cmd); _ = os.RemoveAll(dir) }, nil
 }
 
 // tmpfsMagic is tmpfs's f_type in statfs(2).

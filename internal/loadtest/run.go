@@ -260,7 +260,6 @@ func runRequestWorkload(ctx context.Context, e *env, t, only *target, w requestW
 	if e.Ceiling == nil {
 		only = nil // it replays what the ceiling would
 	}
-	replays := []*target{e.Ceiling, only}
 	if e.Ceiling != nil {
 		c := t.client(1)
 		rec, err := w.record(ctx, c, t.URL)
@@ -274,7 +273,7 @@ func runRequestWorkload(ctx context.Context, e *env, t, only *target, w requestW
 		if only != nil {
 			if err := configureCeiling(ctx, only.URL, ceilingConfig{Response: rec}); err != nil {
 				e.logf("%s: leaving the bolt-only server out: %v", w.Name, err)
-				replays[1] = nil
+				only = nil
 			}
 		}
 	}
@@ -283,7 +282,7 @@ func runRequestWorkload(ctx context.Context, e *env, t, only *target, w requestW
 	// same chances.
 	spec := loadSpec{Conns: w.conns(sz), Duration: sz.Duration, Rate: sz.Rate}
 	servers := []*target{t}
-	for _, r := range replays {
+	for _, r := range []*target{e.Ceiling, only} {
 		if r != nil {
 			servers = append(servers, r)
 		}
