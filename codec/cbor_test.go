@@ -420,17 +420,24 @@ func TestCBORToJSONErrors(t *testing.T) {
 func TestCBORToJSONNoAllocationFromDeclaredLength(t *testing.T) {
 	for _, h := range []string{"5b7fffffffffffffff", "9b7fffffffffffffff", "bb7fffffffffffffff", "5f5a7fffffff", "9f9b7fffffffffffffff"} {
 		doc := mustHex(t, h)
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		for range 10 {
-			if _, err := cborToJSON(doc); err == nil {
-				t.Fatalf("cborToJSON(%s) succeeded", h)
+		// The least of five rounds of ten: whatever else the process
+		// allocates meanwhile only adds to a round (other goroutines, and
+		// sync.Pool dropping entries at random under the race detector).
+		least := uint64(math.MaxUint64)
+		for range 5 {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for range 10 {
+				if _, err := cborToJSON(doc); err == nil {
+					t.Fatalf("cborToJSON(%s) succeeded", h)
+				}
 			}
+			runtime.ReadMemStats(&after)
+			least = min(least, after.TotalAlloc-before.TotalAlloc)
 		}
-		runtime.ReadMemStats(&after)
-		// The output buffer and the error, ten times.
-		if n := after.TotalAlloc - before.TotalAlloc; n > 10<<10 {
-			t.Errorf("cborToJSON(%s): %d bytes allocated in 10 runs", h, n)
+		// The output buffer and the error, ten times: about 2.2 KiB.
+		if least > 10<<10 {
+			t.Errorf("cborToJSON(%s): %d bytes allocated in 10 runs", h, least)
 		}
 	}
 }
