@@ -2,9 +2,13 @@ package etcd_test
 
 import (
 	"errors"
+	"reflect"
 	"runtime"
 	"testing"
 	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/storage/etcd"
@@ -174,5 +178,47 @@ func waitGoroutines(t *testing.T, limit int) {
 			t.Fatalf("%d goroutines, want at most %d:\n%s", runtime.NumGoroutine(), limit, buf[:runtime.Stack(buf, true)])
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestEventWithoutPrevKV: an update or a delete that etcd sends without
+// its previous value (as etcd does to a watch it catches up before marking
+// it as wanting them) gets the value from etcd, and is ErrExpired only once
+// a compaction has passed it.
+func TestEventWithoutPrevKV(t *testing.T) {
+	ctx := t.Context()
+	prefix := freshPrefix()
+	s := mustStore(t, prefix)
+	c, err := s.Create(ctx, "/a", []byte("v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := s.Update(ctx, "/a", []byte("v2"), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed, err := s.Delete(ctx, "/a", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := removed.ModRevision
+	key := []byte(prefix + "data/a")
+	update := &clientv3.Event{Type: mvccpb.PUT, Kv: &mvccpb.KeyValue{Key: key, Value: []byte("v2"), CreateRevision: c, ModRevision: u, Version: 2}}
+	deleted := &clientv3.Event{Type: mvccpb.DELETE, Kv: &mvccpb.KeyValue{Key: key, ModRevision: d}}
+
+	want := storage.Event{Type: storage.Put, KeyValue: storage.KeyValue{Key: "/a", Value: []byte("v2"), CreateRevision: c, ModRevision: u}, Prev: []byte("v1")}
+	if ev, err := s.Event(ctx, update); err != nil || !reflect.DeepEqual(ev, want) {
+		t.Errorf("the update without its previous value: %+v, %v\nwant %+v", ev, err, want)
+	}
+	want = storage.Event{Type: storage.Delete, KeyValue: storage.KeyValue{Key: "/a", Value: []byte("v2"), CreateRevision: c, ModRevision: d}, Prev: []byte("v2")}
+	if ev, err := s.Event(ctx, deleted); err != nil || !reflect.DeepEqual(ev, want) {
+		t.Errorf("the delete without its previous value: %+v, %v\nwant %+v", ev, err, want)
+	}
+
+	if err := s.Compact(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if ev, err := s.Event(ctx, update); !errors.Is(err, storage.ErrExpired) {
+		t.Errorf("the update, once compacted: %+v, %v; want ErrExpired", ev, err)
 	}
 }

@@ -79,7 +79,7 @@ func (s *Store) serveWatch(ctx context.Context, cancel context.CancelFunc, chang
 			return
 		}
 		for _, e := range resp.Events {
-			ev, err := s.event(e)
+			ev, err := s.event(ctx, e)
 			if err != nil {
 				s.end(ctx, out, err)
 				return
@@ -101,20 +101,43 @@ func (s *Store) end(ctx context.Context, out chan<- storage.Event, err error) {
 
 // event converts one etcd event. Updates and deletes need the previous
 // version, which etcd keeps until a compaction passes the event.
-func (s *Store) event(e *clientv3.Event) (storage.Event, error) {
+func (s *Store) event(ctx context.Context, e *clientv3.Event) (storage.Event, error) {
 	ev := storage.Event{Type: storage.Put, KeyValue: s.keyValue(e.Kv)}
 	if e.Type == mvccpb.PUT && e.Kv.Version == 1 {
 		return ev, nil // a creation: no Prev
 	}
-	if e.PrevKv == nil {
-		return storage.Event{}, fmt.Errorf("%w: the value before revision %d of %q was compacted", storage.ErrExpired, e.Kv.ModRevision, ev.Key)
+	prev := e.PrevKv
+	if prev == nil {
+		var err error
+		if prev, err = s.prevKV(ctx, e.Kv); err != nil {
+			return storage.Event{}, err
+		}
 	}
-	ev.Prev = e.PrevKv.Value
+	ev.Prev = prev.Value
 	if ev.Prev == nil {
 		ev.Prev = []byte{} // nil means "created"
 	}
 	if e.Type == mvccpb.DELETE {
-		ev.Type, ev.Value, ev.CreateRevision = storage.Delete, ev.Prev, e.PrevKv.CreateRevision
+		ev.Type, ev.Value, ev.CreateRevision = storage.Delete, ev.Prev, prev.CreateRevision
 	}
 	return ev, nil
+}
+
+// prevKV reads the version of kv's key before kv, for an event that came
+// without it. etcd leaves it out when its own read at the revision before
+// fails, which is a compaction, but also (etcd v3.7.3, v3rpc/watch.go) when
+// a watch's first events are sent before the watch has been marked as
+// wanting previous values: a watch from an old revision that etcd catches
+// up at once.
+func (s *Store) prevKV(ctx context.Context, kv *mvccpb.KeyValue) (*mvccpb.KeyValue, error) {
+	resp, err := s.client.Get(ctx, string(kv.Key), clientv3.WithRev(kv.ModRevision-1))
+	switch {
+	case errors.Is(mapError(err), storage.ErrExpired):
+		return nil, fmt.Errorf("%w: the value before revision %d of %q was compacted", storage.ErrExpired, kv.ModRevision, s.keyValue(kv).Key)
+	case err != nil:
+		return nil, mapError(err)
+	case len(resp.Kvs) == 0:
+		return nil, fmt.Errorf("etcd: no value of %q before revision %d", s.keyValue(kv).Key, kv.ModRevision)
+	}
+	return resp.Kvs[0], nil
 }

@@ -51,7 +51,11 @@ func testWatchFromRevision(t *testing.T, s storage.Interface) {
 	want = append(want, created("/w/b", "b2", b2))
 	last := mustRevision(t, s)
 
-	for from := int64(1); from <= last; from++ {
+	// From every revision of the test's writes, and from 1 for all those
+	// before them: a store that shares its revisions with earlier writes
+	// (etcd) would otherwise have thousands of watches here.
+	watches = append(watches, started{1, mustWatch(t, s, "/w/", 1)})
+	for from := max(2, a-1); from <= last; from++ {
 		watches = append(watches, started{from, mustWatch(t, s, "/w/", from)})
 	}
 	// The change after the history ends every stream: receiving it right
