@@ -93,6 +93,14 @@ func (s *Store) Inject(f Fault) (clear func()) {
 	}
 }
 
+// Watches reports how many watches are open through the store: a test
+// can wait until its server watches before breaking the watch.
+func (s *Store) Watches() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.watches)
+}
+
 // BreakWatches ends every watch open through the store with one event
 // whose Err is err, and reports how many it ended.
 func (s *Store) BreakWatches(err error) int {

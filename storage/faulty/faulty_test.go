@@ -84,9 +84,15 @@ func TestFaults(t *testing.T) {
 	t.Run("BreakWatches", func(t *testing.T) {
 		wctx, cancel := context.WithCancel(ctx)
 		defer cancel()
+		if n := s.Watches(); n != 0 {
+			t.Fatalf("%d watches before any, want 0", n)
+		}
 		events, err := s.Watch(wctx, "/", 0)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if n := s.Watches(); n != 1 {
+			t.Errorf("%d watches open, want 1", n)
 		}
 		rev, err := s.Revision(ctx)
 		if err != nil {
@@ -110,6 +116,9 @@ func TestFaults(t *testing.T) {
 		}
 		if !errors.Is(last.Err, boom) {
 			t.Errorf("the broken watch's last event: %+v, want the error", last)
+		}
+		if n := s.Watches(); n != 0 {
+			t.Errorf("%d watches open once the watch has ended, want 0", n)
 		}
 	})
 }

@@ -399,6 +399,13 @@ func testFaultWatchRelist(t *testing.T, s storage.Interface) {
 	compactor := mustCompactor(t, s)
 	f, url := faultServer(t, s)
 	dec := createAndWatch(t, url, "first")
+	// The server is ready once its cache has listed; the cache's watch of
+	// the store can start a moment later.
+	for deadline := time.Now().Add(waitTimeout); f.Watches() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the server never watched the store")
+		}
+	}
 
 	clear := f.Inject(faulty.Fault{Ops: faulty.Watch, Err: injected(storage.ErrUnavailable, "no leader")})
 	if n := f.BreakWatches(injected(storage.ErrUnavailable, "watch stream broke")); n == 0 {
