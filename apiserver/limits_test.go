@@ -286,9 +286,10 @@ func TestWatchCap(t *testing.T) {
 // a watch outlives it and still receives events.
 func TestWatchIgnoresRequestTimeout(t *testing.T) {
 	h := newHooks()
-	_, c := newProbeServer(t, h, apiserver.WithRequestTimeout(50*time.Millisecond))
+	// Long enough for the create below on a loaded machine under -race.
+	_, c := newProbeServer(t, h, apiserver.WithRequestTimeout(250*time.Millisecond))
 	ws := c.watch(probes + "?watch=true")
-	time.Sleep(200 * time.Millisecond) // well past the request timeout
+	time.Sleep(400 * time.Millisecond) // well past the request timeout
 	c.do(http.MethodPost, probes, probeBody("late", "")).mustCode(t, http.StatusCreated)
 	ws.expect("ADDED late")
 }
@@ -299,15 +300,18 @@ func TestWatchIgnoresRequestTimeout(t *testing.T) {
 // handler does afterwards does not reach the client, and its goroutine ends
 // when it returns.
 func TestRequestTimeout(t *testing.T) {
+	// The server's timeout is every later request's too: long enough for
+	// them on a loaded machine under -race.
+	short := []apiserver.Option{apiserver.WithRequestTimeout(250 * time.Millisecond)}
 	cases := []struct {
 		name  string
 		opts  []apiserver.Option
 		query string
 	}{
-		{name: "the server's default", opts: []apiserver.Option{apiserver.WithRequestTimeout(100 * time.Millisecond)}},
+		{name: "the server's default", opts: short},
 		{name: "timeout= shorter than the default", query: "?timeout=100ms"},
-		{name: "timeout= longer than the default is capped", opts: []apiserver.Option{apiserver.WithRequestTimeout(100 * time.Millisecond)}, query: "?timeout=1h"},
-		{name: "timeout=0 is the default", opts: []apiserver.Option{apiserver.WithRequestTimeout(100 * time.Millisecond)}, query: "?timeout=0"},
+		{name: "timeout= longer than the default is capped", opts: short, query: "?timeout=1h"},
+		{name: "timeout=0 is the default", opts: short, query: "?timeout=0"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

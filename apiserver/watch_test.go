@@ -323,8 +323,10 @@ func TestWatchTooOldResourceVersion(t *testing.T) {
 func TestWatchEndsWithBookmark(t *testing.T) {
 	_, c := newTestServer(t)
 	rv := c.create(newWidget("default", "a")).ResourceVersion
-	ws := c.watch(widgetsIn("default") + "?watch=true&allowWatchBookmarks=true&timeoutSeconds=1&resourceVersion=" + rv)
+	// b before the watch, which replays it: a slow machine cannot have the
+	// second run out before the event.
 	created := c.create(newWidget("default", "b")).ResourceVersion
+	ws := c.watch(widgetsIn("default") + "?watch=true&allowWatchBookmarks=true&timeoutSeconds=1&resourceVersion=" + rv)
 	events := ws.untilEnd()
 	if len(events) != 2 || events[0].Type != "ADDED" || events[1].Type != "BOOKMARK" {
 		t.Fatalf("events %v, want ADDED b then the closing BOOKMARK", events)

@@ -1257,15 +1257,18 @@ func TestWatchBookmarkBeforeTimeout(t *testing.T) {
 			opts := tc.opts
 			opts.ResourceVersion = l.GetResourceVersion()
 			opts.TimeoutSeconds = &two
+			// The write before the watch, which replays it from the list's
+			// revision: a slow machine cannot have the watch's two seconds
+			// run out before it.
+			lastRV := l.GetResourceVersion()
+			if tc.write {
+				lastRV = setColor(t, ctx, widgets, "w-00", "blue")
+			}
 			w, err := widgets.Watch(ctx, opts)
 			if err != nil {
 				t.Fatalf("watch %+v: %v", opts, err)
 			}
 			defer w.Stop()
-			lastRV := l.GetResourceVersion()
-			if tc.write {
-				lastRV = setColor(t, ctx, widgets, "w-00", "blue")
-			}
 			var events []watch.Event
 			deadline := time.After(30 * time.Second)
 		read:
