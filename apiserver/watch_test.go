@@ -323,8 +323,8 @@ func TestWatchTooOldResourceVersion(t *testing.T) {
 func TestWatchEndsWithBookmark(t *testing.T) {
 	_, c := newTestServer(t)
 	rv := c.create(newWidget("default", "a")).ResourceVersion
-	// b before the watch, which replays it: a slow machine cannot have the
-	// second run out before the event.
+	// b before the watch, which replays it: on a slow machine the watch's
+	// one second could otherwise run out before the event.
 	created := c.create(newWidget("default", "b")).ResourceVersion
 	ws := c.watch(widgetsIn("default") + "?watch=true&allowWatchBookmarks=true&timeoutSeconds=1&resourceVersion=" + rv)
 	events := ws.untilEnd()
