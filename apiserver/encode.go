@@ -223,7 +223,8 @@ func (rq *request) listElements(items []*watch.Item, elements [][]byte) ([][]byt
 func (rq *request) storedListPieces(items []*watch.Item, pieces [][]byte) ([][]byte, error) {
 	members := make([]byte, 0, len(items)*storedMemberRoom) // never grows: pieces point into it
 	for _, it := range items {
-		if before, member, after, ok := rq.storedPieces(it, &members); ok {
+		if before, member, after, ok := rq.storedPieces(it, members[len(members):]); ok {
+			members = members[:len(members)+len(member)]
 			pieces = append(pieces, before, member, after)
 			continue
 		}

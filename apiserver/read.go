@@ -530,14 +530,9 @@ func (rq *request) writeEvent(ev watch.Event) error {
 	case codec.ViewObject:
 		if rq.out.MediaType() == codec.MediaTypeJSON {
 			// The frame is made from the stored value's halves: no element
-			// copied for this watcher first. The member's room is the
-			// watch's: on the stack, it would move to the heap, once per
-			// event; in the request, it would make every request larger.
-			if rq.member == nil {
-				rq.member = new([storedMemberRoom]byte)
-			}
-			members := rq.member[:0]
-			if before, rv, after, ok := rq.storedPieces(it, &members); ok {
+			// copied for this watcher first.
+			var room [storedMemberRoom]byte
+			if before, rv, after, ok := rq.storedPieces(it, room[:]); ok {
 				// A JSON frame names no type (typeOf builds strings).
 				return rq.writeFrame(string(ev.Type), kapi.TypeMeta{}, before, rv, after)
 			}

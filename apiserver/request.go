@@ -60,10 +60,9 @@ type request struct {
 	// metadataKeys are the cache keys of metadata elements, by
 	// format: built once per request, not once per item of a list.
 	metadataKeys map[*codec.Format]string
-	frame        []byte                  // a watch's event buffer
-	member       *[storedMemberRoom]byte // a watch event's resourceVersion member (see writeEvent)
-	burst        *bufio.Writer           // a watch's buffer while it writes a burst of events (see streamWatch)
-	listPrefix   string                  // a whole collection's LIST: its prefix and the change its items are at (see listBodies)
+	frame        []byte        // a watch's event buffer
+	burst        *bufio.Writer // a watch's buffer while it writes a burst of events (see streamWatch)
+	listPrefix   string        // a whole collection's LIST: its prefix and the change its items are at (see listBodies)
 	listChange   int64
 	elements     []byte   // where JSON elements made from stored values are made (see storedElement)
 	chunks       [][]byte // the full chunks elements were made in before

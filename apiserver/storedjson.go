@@ -465,11 +465,11 @@ func skipSpace(b []byte, i int) int {
 
 // storedPieces are the JSON element of the item's object made from its
 // stored value without copying it: the value up to where the
-// resourceVersion goes, the resourceVersion member (appended to *members,
-// which must have room for it: the caller sizes it so that it never moves),
-// and the rest of the value. ok is false when the element cannot be made
-// so; the caller then uses element.
-func (rq *request) storedPieces(it *watch.Item, members *[]byte) (before, member, after []byte, ok bool) {
+// resourceVersion goes, the resourceVersion member (written at the start of
+// room, which must have storedMemberRoom bytes: the caller sizes it so that
+// it never moves), and the rest of the value. ok is false when the element
+// cannot be made so; the caller then uses element.
+func (rq *request) storedPieces(it *watch.Item, room []byte) (before, member, after []byte, ok bool) {
 	if !rq.res.objType.plainMetadata {
 		return nil, nil, nil, false
 	}
@@ -477,11 +477,9 @@ func (rq *request) storedPieces(it *watch.Item, members *[]byte) (before, member
 	if !ok {
 		return nil, nil, nil, false
 	}
-	start := len(*members)
 	var digits [maxRevisionDigits]byte
-	m := appendResourceVersion(*members, strconv.AppendInt(digits[:0], it.Revision, 10), sep)
-	*members = m
-	return it.Value[:at], m[start:len(m):len(m)], it.Value[at:], true
+	m := appendResourceVersion(room[:0], strconv.AppendInt(digits[:0], it.Revision, 10), sep)
+	return it.Value[:at], m[:len(m):len(m)], it.Value[at:], true
 }
 
 // maxRevisionDigits bounds a resourceVersion's decimal digits (an int64's).

@@ -167,7 +167,7 @@ func (l *localServers) freshBoltOnly() (*target, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	t, _, stop, err := l.startOnDisk("bolt-only", self, func(data string) []string { return []string{"-ceiling-store", data, "-serve-ceiling"} })
+	t, _, stop, err := l.startOnDisk(boltOnlyName, self, func(data string) []string { return []string{"-ceiling-store", data, "-serve-ceiling"} })
 	return t, stop, err
 }
 
