@@ -2,6 +2,7 @@ package etcd_test
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"runtime"
 	"testing"
@@ -181,44 +182,55 @@ func waitGoroutines(t *testing.T, limit int) {
 	}
 }
 
-// TestEventWithoutPrevKV: an update or a delete that etcd sends without
-// its previous value (as etcd does to a watch it catches up before marking
-// it as wanting them) gets the value from etcd, and is ErrExpired only once
-// a compaction has passed it.
+// TestEventWithoutPrevKV: updates and deletes that etcd sends without
+// their previous values (as etcd does to a watch it catches up before
+// marking it as wanting them) get the values from etcd, more than one
+// transaction's worth at a time, and are ErrExpired only once a compaction
+// has passed them.
 func TestEventWithoutPrevKV(t *testing.T) {
 	ctx := t.Context()
 	prefix := freshPrefix()
 	s := mustStore(t, prefix)
-	c, err := s.Create(ctx, "/a", []byte("v1"))
+	key := []byte(prefix + "data/a")
+	c, err := s.Create(ctx, "/a", []byte("v0"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := s.Update(ctx, "/a", []byte("v2"), c)
-	if err != nil {
-		t.Fatal(err)
+	events := []*clientv3.Event{{Type: mvccpb.PUT, Kv: &mvccpb.KeyValue{Key: key, Value: []byte("v0"), CreateRevision: c, ModRevision: c, Version: 1}}}
+	want := []storage.Event{{Type: storage.Put, KeyValue: storage.KeyValue{Key: "/a", Value: []byte("v0"), CreateRevision: c, ModRevision: c}}}
+	// More updates than etcd takes in one transaction.
+	rev := c
+	for i := 1; i <= 130; i++ {
+		v := []byte(fmt.Sprintf("v%d", i))
+		if rev, err = s.Update(ctx, "/a", v, rev); err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, &clientv3.Event{Type: mvccpb.PUT, Kv: &mvccpb.KeyValue{Key: key, Value: v, CreateRevision: c, ModRevision: rev, Version: int64(i + 1)}})
+		want = append(want, storage.Event{Type: storage.Put, KeyValue: storage.KeyValue{Key: "/a", Value: v, CreateRevision: c, ModRevision: rev}, Prev: want[i-1].Value})
 	}
-	removed, err := s.Delete(ctx, "/a", u)
+	removed, err := s.Delete(ctx, "/a", rev)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := removed.ModRevision
-	key := []byte(prefix + "data/a")
-	update := &clientv3.Event{Type: mvccpb.PUT, Kv: &mvccpb.KeyValue{Key: key, Value: []byte("v2"), CreateRevision: c, ModRevision: u, Version: 2}}
-	deleted := &clientv3.Event{Type: mvccpb.DELETE, Kv: &mvccpb.KeyValue{Key: key, ModRevision: d}}
+	events = append(events, &clientv3.Event{Type: mvccpb.DELETE, Kv: &mvccpb.KeyValue{Key: key, ModRevision: d}})
+	last := want[len(want)-1].Value
+	want = append(want, storage.Event{Type: storage.Delete, KeyValue: storage.KeyValue{Key: "/a", Value: last, CreateRevision: c, ModRevision: d}, Prev: last})
 
-	want := storage.Event{Type: storage.Put, KeyValue: storage.KeyValue{Key: "/a", Value: []byte("v2"), CreateRevision: c, ModRevision: u}, Prev: []byte("v1")}
-	if ev, err := s.Event(ctx, update); err != nil || !reflect.DeepEqual(ev, want) {
-		t.Errorf("the update without its previous value: %+v, %v\nwant %+v", ev, err, want)
+	got, err := s.Events(ctx, events...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	want = storage.Event{Type: storage.Delete, KeyValue: storage.KeyValue{Key: "/a", Value: []byte("v2"), CreateRevision: c, ModRevision: d}, Prev: []byte("v2")}
-	if ev, err := s.Event(ctx, deleted); err != nil || !reflect.DeepEqual(ev, want) {
-		t.Errorf("the delete without its previous value: %+v, %v\nwant %+v", ev, err, want)
+	for i := range want {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Errorf("event %d without its previous value: %+v\nwant %+v", i, got[i], want[i])
+		}
 	}
 
 	if err := s.Compact(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	if ev, err := s.Event(ctx, update); !errors.Is(err, storage.ErrExpired) {
-		t.Errorf("the update, once compacted: %+v, %v; want ErrExpired", ev, err)
+	if _, err := s.Events(ctx, &clientv3.Event{Type: mvccpb.DELETE, Kv: &mvccpb.KeyValue{Key: key, ModRevision: d}}); !errors.Is(err, storage.ErrExpired) {
+		t.Errorf("the delete, once compacted: %v; want ErrExpired", err)
 	}
 }

@@ -8,9 +8,18 @@ import (
 	"github.com/kapi-dev/kapi/storage"
 )
 
-// Event converts one etcd event as a watch does, for the external tests:
-// etcd cannot be made to send an event without its previous value on
-// demand.
-func (s *Store) Event(ctx context.Context, e *clientv3.Event) (storage.Event, error) {
-	return s.event(ctx, e)
+// Events converts etcd events as a watch does, for the external tests: etcd
+// cannot be made to send events without their previous values on demand.
+func (s *Store) Events(ctx context.Context, events ...*clientv3.Event) ([]storage.Event, error) {
+	if err := s.fillPrevKVs(ctx, events); err != nil {
+		return nil, err
+	}
+	out := make([]storage.Event, len(events))
+	for i, e := range events {
+		var err error
+		if out[i], err = s.event(e); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

@@ -78,8 +78,12 @@ func (s *Store) serveWatch(ctx context.Context, cancel context.CancelFunc, chang
 			s.end(ctx, out, mapError(err))
 			return
 		}
+		if err := s.fillPrevKVs(ctx, resp.Events); err != nil {
+			s.end(ctx, out, err)
+			return
+		}
 		for _, e := range resp.Events {
-			ev, err := s.event(ctx, e)
+			ev, err := s.event(e)
 			if err != nil {
 				s.end(ctx, out, err)
 				return
@@ -100,44 +104,63 @@ func (s *Store) end(ctx context.Context, out chan<- storage.Event, err error) {
 }
 
 // event converts one etcd event. Updates and deletes need the previous
-// version, which etcd keeps until a compaction passes the event.
-func (s *Store) event(ctx context.Context, e *clientv3.Event) (storage.Event, error) {
+// version (see fillPrevKVs).
+func (s *Store) event(e *clientv3.Event) (storage.Event, error) {
 	ev := storage.Event{Type: storage.Put, KeyValue: s.keyValue(e.Kv)}
-	if e.Type == mvccpb.PUT && e.Kv.Version == 1 {
-		return ev, nil // a creation: no Prev
+	if e.IsCreate() {
+		return ev, nil // no Prev
 	}
-	prev := e.PrevKv
-	if prev == nil {
-		var err error
-		if prev, err = s.prevKV(ctx, e.Kv); err != nil {
-			return storage.Event{}, err
-		}
+	if e.PrevKv == nil {
+		return storage.Event{}, fmt.Errorf("etcd: no value of %q before revision %d", ev.Key, e.Kv.ModRevision)
 	}
-	ev.Prev = prev.Value
+	ev.Prev = e.PrevKv.Value
 	if ev.Prev == nil {
 		ev.Prev = []byte{} // nil means "created"
 	}
 	if e.Type == mvccpb.DELETE {
-		ev.Type, ev.Value, ev.CreateRevision = storage.Delete, ev.Prev, prev.CreateRevision
+		ev.Type, ev.Value, ev.CreateRevision = storage.Delete, ev.Prev, e.PrevKv.CreateRevision
 	}
 	return ev, nil
 }
 
-// prevKV reads the version of kv's key before kv, for an event that came
-// without it. etcd leaves it out when its own read at the revision before
-// fails, which is a compaction, but also (etcd v3.7.3, v3rpc/watch.go) when
-// a watch's first events are sent before the watch has been marked as
-// wanting previous values: a watch from an old revision that etcd catches
-// up at once.
-func (s *Store) prevKV(ctx context.Context, kv *mvccpb.KeyValue) (*mvccpb.KeyValue, error) {
-	resp, err := s.client.Get(ctx, string(kv.Key), clientv3.WithRev(kv.ModRevision-1))
-	switch {
-	case errors.Is(mapError(err), storage.ErrExpired):
-		return nil, fmt.Errorf("%w: the value before revision %d of %q was compacted", storage.ErrExpired, kv.ModRevision, s.keyValue(kv).Key)
-	case err != nil:
-		return nil, mapError(err)
-	case len(resp.Kvs) == 0:
-		return nil, fmt.Errorf("etcd: no value of %q before revision %d", s.keyValue(kv).Key, kv.ModRevision)
+// fillPrevKVs reads the previous version of each update and delete among
+// events that came without it, at the revision before the event, in one
+// transaction per maxTxnOps of them. etcd leaves it out when its own read
+// at the revision before fails, which is a compaction, but also (etcd
+// v3.7.3, v3rpc/watch.go) when a watch's first events are sent before the
+// watch has been marked as wanting previous versions: a watch from a past
+// revision that etcd catches up at once. A compaction past the revision
+// before is ErrExpired.
+func (s *Store) fillPrevKVs(ctx context.Context, events []*clientv3.Event) error {
+	var missing []*clientv3.Event
+	for _, e := range events {
+		if e.PrevKv == nil && !e.IsCreate() {
+			missing = append(missing, e)
+		}
 	}
-	return resp.Kvs[0], nil
+	for len(missing) > 0 {
+		batch := missing[:min(len(missing), maxTxnOps)]
+		missing = missing[len(batch):]
+		ops := make([]clientv3.Op, len(batch))
+		for i, e := range batch {
+			ops[i] = clientv3.OpGet(string(e.Kv.Key), clientv3.WithRev(e.Kv.ModRevision-1))
+		}
+		resp, err := s.client.Txn(ctx).Then(ops...).Commit()
+		if err := mapError(err); errors.Is(err, storage.ErrExpired) {
+			e := batch[0]
+			return fmt.Errorf("%w: the value before revision %d of %q was compacted", err, e.Kv.ModRevision, s.keyValue(e.Kv).Key)
+		} else if err != nil {
+			return err
+		}
+		for i, r := range resp.Responses {
+			if kvs := r.GetResponseRange().Kvs; len(kvs) > 0 {
+				batch[i].PrevKv = kvs[0]
+			}
+		}
+	}
+	return nil
 }
+
+// maxTxnOps is etcd's default limit on the operations of a transaction
+// (--max-txn-ops).
+const maxTxnOps = 128
