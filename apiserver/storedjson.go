@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/internal/jsonimage"
+	"github.com/kapi-dev/kapi/internal/jsonwrite"
 	"github.com/kapi-dev/kapi/watch"
 )
 
@@ -225,16 +227,8 @@ func withManagedFields(stored []byte, managed []kapi.ManagedFieldsEntry) (out []
 		member []byte
 	)
 	if len(managed) > 0 {
-		size, plain := managedSize(managed)
-		switch {
-		case !plain:
-			if member, err = json.Marshal(managed); err != nil {
-				return nil, false, err
-			}
-		case size <= len(room):
-			member = appendManaged(room[:0], managed)
-		default:
-			member = appendManaged(make([]byte, 0, size), managed)
+		if member, err = managedJSON(room[:0], managed); err != nil {
+			return nil, false, err
 		}
 	}
 	out = make([]byte, 0, cut+len(`,"managedFields":`)+len(member)+len(stored)-end)
@@ -488,6 +482,20 @@ const maxRevisionDigits = 19
 // storedMemberRoom is the most room storedPieces takes in members.
 const storedMemberRoom = len(`,"resourceVersion":"",`) + maxRevisionDigits
 
+// managedJSON is json.Marshal(managed), written into room when it fits,
+// else into a buffer of its estimated size, directly when appendManaged
+// can (managedSize).
+func managedJSON(room []byte, managed []kapi.ManagedFieldsEntry) ([]byte, error) {
+	size, plain := managedSize(managed)
+	switch {
+	case !plain:
+		return json.Marshal(managed)
+	case size > cap(room):
+		room = make([]byte, 0, size)
+	}
+	return appendManaged(room[:0], managed), nil
+}
+
 // managedSize says whether appendManaged writes managed as json.Marshal
 // does (every string plain, every field set compact), and about how many
 // bytes it takes.
@@ -537,9 +545,8 @@ func appendManaged(out []byte, managed []kapi.ManagedFieldsEntry) []byte {
 		str("operation", e.Operation)
 		str("apiVersion", e.APIVersion)
 		if e.Time != nil {
-			t, _ := e.Time.MarshalJSON() // never fails
 			member("time")
-			out = append(out, t...)
+			out = jsonwrite.AppendTime(out, e.Time.Time, time.RFC3339)
 		}
 		str("fieldsType", e.FieldsType)
 		if e.FieldsV1 != nil {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"time"
 
 	"github.com/kapi-dev/kapi/internal/jsonimage"
 )
@@ -42,14 +43,19 @@ func floatAppender(bits int) appendFunc {
 // it has nothing to compact or escape.
 func timeAppender(layout string) appendFunc {
 	return func(b []byte, v reflect.Value, _ int) ([]byte, bool) {
-		t := jsonimage.TimeOf(v)
-		if t.IsZero() {
-			return append(b, "null"...), true
-		}
-		b = append(b, '"')
-		b = t.UTC().AppendFormat(b, layout)
-		return append(b, '"'), true
+		return AppendTime(b, jsonimage.TimeOf(v), layout), true
 	}
+}
+
+// AppendTime appends t as a kapi time's MarshalJSON writes it: null when
+// zero, else a string of t in UTC in layout.
+func AppendTime(b []byte, t time.Time, layout string) []byte {
+	if t.IsZero() {
+		return append(b, "null"...)
+	}
+	b = append(b, '"')
+	b = t.UTC().AppendFormat(b, layout)
+	return append(b, '"')
 }
 
 // appendFieldsV1 writes a kapi.FieldsV1 as json.Marshal writes what its
