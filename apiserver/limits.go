@@ -496,8 +496,9 @@ func (d *deadlinedRequest) serve() {
 		}
 		// The slot is free before the result is sent: from then on the
 		// response may reach the client, whose next request must find it
-		// free. (An answer larger than net/http's buffer reaches the socket
-		// as the handler writes it, a moment before this.)
+		// free. That holds for answers within net/http's buffer; a larger
+		// one reaches the socket as the handler writes it, a moment before
+		// this, so a client's next request can still find the slot taken.
 		freeSlot(slot)
 		result <- abort
 	}()

@@ -259,8 +259,7 @@ func runRequestWorkload(ctx context.Context, e *env, t, only *target, w requestW
 	sz := e.Sizes
 	if e.Ceiling == nil {
 		only = nil // it replays what the ceiling would
-	}
-	if e.Ceiling != nil {
+	} else {
 		c := t.client(1)
 		rec, err := w.record(ctx, c, t.URL)
 		c.CloseIdleConnections()
