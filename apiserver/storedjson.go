@@ -479,7 +479,7 @@ func (rq *request) storedPieces(it *watch.Item, room []byte) (before, member, af
 // maxRevisionDigits bounds a resourceVersion's decimal digits (an int64's).
 const maxRevisionDigits = 19
 
-// storedMemberRoom is the most room storedPieces takes in members.
+// storedMemberRoom is the most of its room storedPieces writes.
 const storedMemberRoom = len(`,"resourceVersion":"",`) + maxRevisionDigits
 
 // managedJSON is json.Marshal(managed), written into room when it fits,
