@@ -59,14 +59,14 @@ type Schema struct {
 
 	// Keywords JSON Schema has that a CustomResourceDefinition refuses;
 	// parsed so that Check can name them.
-	ID                string
-	SchemaURI         string
-	Ref               *string
-	PatternProperties map[string]*Schema
-	Dependencies      map[string]Dependency
-	AdditionalItems   *Schema
+	ID                 string
+	SchemaURI          string
+	Ref                *string
+	PatternProperties  map[string]*Schema
+	Dependencies       map[string]Dependency
+	AdditionalItems    *Schema
 	HasAdditionalItems bool
-	Definitions       map[string]*Schema
+	Definitions        map[string]*Schema
 
 	ExternalDocs *ExternalDocs
 
