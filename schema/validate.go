@@ -89,7 +89,13 @@ func (e *fail) fieldError(base string) *validation.Error {
 	}
 	switch e.code {
 	case failPlain:
-		return &validation.Error{Type: kapi.CauseTypeFieldValueInvalid, Field: base, BadValue: "", Detail: e.msg}
+		// kube-apiserver names no field here; at the root its nil path
+		// prints as <nil>, which clients have always seen.
+		field := base
+		if field == "" {
+			field = "<nil>"
+		}
+		return &validation.Error{Type: kapi.CauseTypeFieldValueInvalid, Field: field, BadValue: "", Detail: e.msg}
 	case failRequired:
 		return &validation.Error{Type: kapi.CauseTypeFieldValueRequired, Field: path, BadValue: ""}
 	case failEnum:
