@@ -411,10 +411,38 @@ func (s *Schema) checkDefaults(path string, root *Schema, insideMeta, isRoot boo
 	return errs
 }
 
-// checkValue is the schema's keywords alone (kube's ValidateCustomResource).
+// structuralCopy is the schema as kube-apiserver validates a default with
+// it (see asStructural).
+func (s *Schema) structuralCopy() *Schema {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	c.asStructural = true
+	c.Items = s.Items.structuralCopy()
+	c.Not = s.Not.structuralCopy()
+	c.AdditionalProperties = s.AdditionalProperties.structuralCopy()
+	for _, l := range []*[]*Schema{&c.AllOf, &c.AnyOf, &c.OneOf} {
+		copied := make([]*Schema, len(*l))
+		for i, sub := range *l {
+			copied[i] = sub.structuralCopy()
+		}
+		*l = copied
+	}
+	if s.Properties != nil {
+		c.Properties = make(map[string]*Schema, len(s.Properties))
+		for k, p := range s.Properties {
+			c.Properties[k] = p.structuralCopy()
+		}
+	}
+	return &c
+}
+
+// checkValue is the schema's keywords alone (kube's ValidateCustomResource),
+// as they apply to a default.
 func (s *Schema) checkValue(path string, v any) []*validation.Error {
 	var errs []*validation.Error
-	for _, e := range s.check(v, "").errs {
+	for _, e := range s.structuralCopy().check(v, "").errs {
 		errs = append(errs, e.fieldError(path))
 	}
 	return errs

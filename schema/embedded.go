@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -168,7 +169,17 @@ func decodeMeta(v any, meta *kapi.ObjectMeta) error {
 	if err != nil {
 		return err
 	}
-	return jsonv2.Unmarshal(b, meta, metaJSON)
+	err = jsonv2.Unmarshal(b, meta, metaJSON)
+	if err == nil {
+		return nil
+	}
+	// The words of encoding/json's error, which Kubernetes' decoder
+	// shares, with Kubernetes' package name for the types.
+	var again kapi.ObjectMeta
+	if plain := json.Unmarshal(b, &again); plain != nil {
+		err = plain
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), "kapi.", "v1."))
 }
 
 // metaFields are the members of an ObjectMeta.
@@ -186,6 +197,13 @@ var metaFields = map[string]bool{
 // not a string is dropped. root says whether x itself is an embedded
 // resource.
 func coerceEmbedded(x any, s *Schema, p *pruner, root bool) {
+	coerceAt("", x, s, p, root)
+}
+
+// coerceAt is coerceEmbedded of x found at path; the fields dropped from
+// metadata are named from it as kube-apiserver names them (field path
+// style: a map's key in brackets).
+func coerceAt(path string, x any, s *Schema, p *pruner, root bool) {
 	if s == nil {
 		return
 	}
@@ -199,29 +217,23 @@ func coerceEmbedded(x any, s *Schema, p *pruner, root bool) {
 						delete(x, k)
 					}
 				case "metadata":
-					coerceMeta(x, p)
+					coerceMeta(child(path, "metadata"), x, p)
 				}
 			}
 			if prop, ok := s.Properties[k]; ok {
-				n := p.push(k)
-				coerceEmbedded(v, prop, p, false)
-				p.path = p.path[:n]
+				coerceAt(child(path, k), v, prop, p, false)
 			} else if s.AdditionalProperties != nil {
-				n := p.push(k)
-				coerceEmbedded(v, s.AdditionalProperties, p, false)
-				p.path = p.path[:n]
+				coerceAt(keyPath(path, k), v, s.AdditionalProperties, p, false)
 			}
 		}
 	case []any:
 		for i, v := range x {
-			n := p.pushIndex(i)
-			coerceEmbedded(v, s.Items, p, false)
-			p.path = p.path[:n]
+			coerceAt(indexPath(path, i), v, s.Items, p, false)
 		}
 	}
 }
 
-func coerceMeta(obj map[string]any, p *pruner) {
+func coerceMeta(path string, obj map[string]any, p *pruner) {
 	m, ok := obj["metadata"].(map[string]any)
 	if !ok {
 		if obj["metadata"] != nil {
@@ -231,10 +243,9 @@ func coerceMeta(obj map[string]any, p *pruner) {
 	}
 	var meta kapi.ObjectMeta
 	selfLink := ""
-	n := p.push("metadata")
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !metaFields[k] {
-			p.record(k)
+			p.unknown = append(p.unknown, path+"."+k)
 			continue
 		}
 		if k == "selfLink" {
@@ -248,7 +259,6 @@ func coerceMeta(obj map[string]any, p *pruner) {
 			_ = decodeMeta(map[string]any{k: m[k]}, &meta)
 		}
 	}
-	p.path = p.path[:n]
 	b, _ := json.Marshal(&meta)
 	out, _ := DecodeJSON(b)
 	om, _ := out.(map[string]any)

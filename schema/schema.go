@@ -89,6 +89,10 @@ type Schema struct {
 	// set records which keywords were given, for the structural check of
 	// nested (allOf, anyOf, oneOf, not) schemas and of metadata.
 	set keywords
+	// asStructural marks a copy that validates as kube-apiserver validates
+	// defaults: from the structural schema, where int-or-string is no type
+	// and every format is kept.
+	asStructural bool
 }
 
 // Dependency is one entry of the dependencies keyword: a schema or a list

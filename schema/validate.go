@@ -232,7 +232,7 @@ func kindOf(v any) kind {
 // types is the schema's type as kube-openapi sees it: int-or-string is
 // integer and string.
 func (s *Schema) types() []string {
-	if s.IntOrString {
+	if s.IntOrString && !s.asStructural {
 		return intOrString
 	}
 	if s.Type != "" {
@@ -246,8 +246,8 @@ var intOrString = []string{"integer", "string"}
 // format is the schema's format as apiextensions-apiserver gives it to
 // kube-openapi: a format it does not support for the type is dropped.
 func (s *Schema) format() string {
-	if s.Format == "" {
-		return ""
+	if s.Format == "" || s.asStructural {
+		return s.Format
 	}
 	t := ""
 	if types := s.types(); len(types) == 1 {
@@ -290,7 +290,7 @@ func (s *Schema) check(data any, path string) *result {
 	if k == kindString {
 		res.merge(s.checkString(data.(string), path))
 		res.match++
-		if format != "" {
+		if _, known := stringFormats[strings.ReplaceAll(format, "-", "")]; known {
 			res.merge(checkFormat(format, data.(string), path))
 			res.match++
 		}
