@@ -179,7 +179,8 @@ func (o *ourEngine) run(obj any) outcome {
 
 // counts tallies what the differential tests compared.
 var counts struct {
-	schemas, pairs int
+	schemas, pairs           int
+	invalid, pruned, refused int
 }
 
 // compareSchema compares the check of a schema and, if both engines
@@ -199,6 +200,7 @@ func compareSchema(t *testing.T, schemaJSON []byte, objects [][]byte) bool {
 		return false
 	}
 	if len(want) > 0 {
+		counts.refused++
 		return false
 	}
 	k := newKubeEngine(t, schemaJSON)
@@ -213,6 +215,12 @@ func compareObject(t *testing.T, k *kubeEngine, o *ourEngine, schemaJSON []byte,
 	t.Helper()
 	counts.pairs++
 	want, got := k.run(obj), o.run(obj)
+	if len(want.errors) > 0 {
+		counts.invalid++
+	}
+	if len(want.pruned) > 0 {
+		counts.pruned++
+	}
 	objText, _ := json.Marshal(obj)
 	if !slices.Equal(got.pruned, want.pruned) {
 		t.Errorf("pruned fields of %s under %s:\n got  %q\n want %q", objText, schemaJSON, got.pruned, want.pruned)
@@ -230,7 +238,8 @@ func compareObject(t *testing.T, k *kubeEngine, o *ourEngine, schemaJSON []byte,
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if counts.pairs > 0 {
-		fmt.Printf("schemadiff: %d schemas checked, %d (schema, object) pairs compared\n", counts.schemas, counts.pairs)
+		fmt.Printf("schemadiff: %d schemas checked (%d refused), %d (schema, object) pairs compared (%d invalid, %d with pruned fields)\n",
+			counts.schemas, counts.refused, counts.pairs, counts.invalid, counts.pruned)
 	}
 	os.Exit(code)
 }
