@@ -388,18 +388,22 @@ func (s *Schema) checkDefaults(path string, root *Schema, insideMeta, isRoot boo
 			// fail.
 			errs = append(errs, s.checkValue(at, s.Default)...)
 		} else {
-			pruned := deepCopy(s.Default)
+			// kube-apiserver coerces the default's embedded metadata in
+			// place after the pruning check, and its errors show the
+			// value as it is when they are printed: so do these.
+			d := deepCopy(s.Default)
+			pruned := deepCopy(d)
 			p := pruner{}
 			p.prune(pruned, s, embedded)
-			if !reflect.DeepEqual(pruned, s.Default) {
-				errs = append(errs, invalid(at, s.Default, "must not have unknown fields"))
+			if !reflect.DeepEqual(pruned, d) {
+				errs = append(errs, invalid(at, d, "must not have unknown fields"))
 			}
-			if e := checkEmbeddedTypes(at, s.Default, s, embedded); e != nil {
+			if e := coerceStrict(at, d, s, embedded); e != nil {
 				errs = append(errs, e)
-			} else if es := s.validateEmbedded(at, s.Default, embedded); len(es) > 0 {
+			} else if es := s.validateEmbedded(at, d, embedded); len(es) > 0 {
 				errs = append(errs, es...)
 			} else {
-				errs = append(errs, s.checkValue(at, s.Default)...)
+				errs = append(errs, s.checkValue(at, d)...)
 			}
 		}
 	}
@@ -448,10 +452,10 @@ func (s *Schema) checkValue(path string, v any) []*validation.Error {
 	return errs
 }
 
-// checkEmbeddedTypes is the first apiVersion or kind of an embedded
-// resource in v that is not a string (kube's objectmeta.Coerce without
-// dropping).
-func checkEmbeddedTypes(path string, v any, s *Schema, embedded bool) *validation.Error {
+// coerceStrict makes the metadata of the embedded resources in v what an
+// ObjectMeta holds, in place, and returns the first apiVersion, kind or
+// metadata that cannot be (kube's objectmeta.Coerce without dropping).
+func coerceStrict(path string, v any, s *Schema, embedded bool) *validation.Error {
 	if s == nil {
 		return nil
 	}
@@ -468,13 +472,14 @@ func checkEmbeddedTypes(path string, v any, s *Schema, embedded bool) *validatio
 				if err := decodeMeta(x[k], &meta); err != nil {
 					return invalid(child(path, k), x[k], err.Error())
 				}
+				coerceMeta(child(path, k), x, &pruner{})
 			}
 			if prop, ok := s.Properties[k]; ok {
-				if e := checkEmbeddedTypes(child(path, k), x[k], prop, prop.EmbeddedResource); e != nil {
+				if e := coerceStrict(child(path, k), x[k], prop, prop.EmbeddedResource); e != nil {
 					return e
 				}
 			} else if ap := s.AdditionalProperties; ap != nil {
-				if e := checkEmbeddedTypes(keyPath(path, k), x[k], ap, ap.EmbeddedResource); e != nil {
+				if e := coerceStrict(keyPath(path, k), x[k], ap, ap.EmbeddedResource); e != nil {
 					return e
 				}
 			}
@@ -484,7 +489,7 @@ func checkEmbeddedTypes(path string, v any, s *Schema, embedded bool) *validatio
 			if s.Items == nil {
 				break
 			}
-			if err := checkEmbeddedTypes(indexPath(path, i), e, s.Items, s.Items.EmbeddedResource); err != nil {
+			if err := coerceStrict(indexPath(path, i), e, s.Items, s.Items.EmbeddedResource); err != nil {
 				return err
 			}
 		}
