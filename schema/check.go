@@ -227,7 +227,7 @@ func (s *Schema) onlyNames() bool {
 	if (name && generateName && len(c.Properties) == 2) || ((name || generateName) && len(c.Properties) == 1) {
 		c.Properties = nil
 	}
-	c.Type, c.Default, c.set = "", nil, 0
+	c.Type, c.Default, c.set, c.walk = "", nil, 0, 0
 	return reflect.DeepEqual(c, Schema{})
 }
 
@@ -239,7 +239,7 @@ func isIntOrStringAnyOf(l []*Schema) bool {
 	}
 	for i, t := range []string{"integer", "string"} {
 		got := *l[i]
-		got.set = 0
+		got.set, got.walk = 0, 0
 		if !reflect.DeepEqual(got, Schema{Type: t}) {
 			return false
 		}

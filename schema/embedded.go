@@ -20,7 +20,7 @@ import (
 // embedded resources in obj (apiextensions-apiserver's objectmeta.Validate);
 // root says whether obj itself is one.
 func (s *Schema) validateEmbedded(path string, obj any, root bool) []*validation.Error {
-	if s == nil {
+	if s == nil || (!root && !s.walks(walkEmbedded)) {
 		return nil
 	}
 	var errs []*validation.Error
@@ -29,7 +29,7 @@ func (s *Schema) validateEmbedded(path string, obj any, root bool) []*validation
 		if root || s.EmbeddedResource {
 			errs = append(errs, validateResource(path, x)...)
 		}
-		for _, k := range slices.Sorted(maps.Keys(x)) {
+		for k := range x {
 			if prop, ok := s.Properties[k]; ok {
 				errs = append(errs, prop.validateEmbedded(child(path, k), x[k], false)...)
 			} else if s.AdditionalProperties != nil {

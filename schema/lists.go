@@ -2,8 +2,6 @@ package schema
 
 import (
 	"encoding/json"
-	"maps"
-	"slices"
 	"strconv"
 
 	"github.com/kapi-dev/kapi"
@@ -64,18 +62,17 @@ func (s *Schema) MapStrategy() string {
 // and map lists (apiextensions-apiserver's ValidateListSetsAndMaps).
 func (s *Schema) validateLists(path string, obj any) []*validation.Error {
 	m, ok := obj.(map[string]any)
-	if s == nil || !ok {
+	if !ok || !s.walks(walkLists) {
 		return nil
 	}
 	var errs []*validation.Error
-	keys := slices.Sorted(maps.Keys(m))
 	if s.AdditionalProperties != nil {
-		for _, k := range keys {
+		for k := range m {
 			errs = append(errs, s.AdditionalProperties.listsIn(keyPath(path, k), m[k])...)
 		}
 	}
 	if s.Properties != nil {
-		for _, k := range keys {
+		for k := range m {
 			if prop, ok := s.Properties[k]; ok {
 				errs = append(errs, prop.listsIn(child(path, k), m[k])...)
 			}
@@ -90,6 +87,9 @@ func keyPath(path, key string) string { return path + "[" + key + "]" }
 func indexPath(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
 
 func (s *Schema) listsIn(path string, v any) []*validation.Error {
+	if !s.walks(walkLists) {
+		return nil
+	}
 	switch v := v.(type) {
 	case []any:
 		var errs []*validation.Error

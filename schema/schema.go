@@ -93,6 +93,46 @@ type Schema struct {
 	// defaults: from the structural schema, where int-or-string is no type
 	// and every format is kept.
 	asStructural bool
+	// walk says which walks over an object this schema's subtree needs;
+	// Parse sets it, and 0 (a schema made otherwise) means all.
+	walk walkNeeds
+}
+
+// walkNeeds are the checks beyond the keywords that a subtree of a schema
+// calls for.
+type walkNeeds uint8
+
+const (
+	walkKnown    walkNeeds = 1 << iota // the other bits are set
+	walkEmbedded                       // an embedded resource is in it
+	walkLists                          // a list-type set or map is in it
+)
+
+// walks says whether the subtree needs the walk w.
+func (s *Schema) walks(w walkNeeds) bool {
+	return s != nil && (s.walk&walkKnown == 0 || s.walk&w != 0)
+}
+
+// setWalks sets the walk bits of a parsed schema from its own and its
+// children's (as kube-apiserver walks them: properties, additional
+// properties, items).
+func (s *Schema) setWalks() {
+	w := walkKnown
+	if s.EmbeddedResource {
+		w |= walkEmbedded
+	}
+	if s.ListType != nil && (*s.ListType == ListSet || *s.ListType == ListMap) {
+		w |= walkLists
+	}
+	for _, sub := range s.Properties {
+		w |= sub.walk &^ walkKnown
+	}
+	for _, sub := range []*Schema{s.Items, s.AdditionalProperties} {
+		if sub != nil {
+			w |= sub.walk &^ walkKnown
+		}
+	}
+	s.walk = w
 }
 
 // Dependency is one entry of the dependencies keyword: a schema or a list
@@ -302,6 +342,7 @@ func (p *parser) schema(v any) (*Schema, error) {
 	if len(s.Properties) == 0 {
 		s.Properties = nil
 	}
+	s.setWalks()
 	return s, nil
 }
 

@@ -3,7 +3,6 @@ package schema
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
 	"reflect"
 	"regexp"
@@ -30,8 +29,9 @@ import (
 // Call it on an object already pruned and defaulted, as kube-apiserver
 // does. The object's own metadata, apiVersion and kind are the request
 // path's to check; x-kubernetes-validations rules are not evaluated here.
-// Errors come in a stable order: where kube-apiserver visits an object's
-// properties in Go's random map order, Validate visits them sorted.
+// Errors are sorted by field path (kube-apiserver's order is Go's random
+// map order); the errors of one field stay in the order kube-apiserver
+// finds them.
 func (s *Schema) Validate(obj any) []*validation.Error {
 	return s.ValidateAt("", obj)
 }
@@ -47,8 +47,15 @@ func (s *Schema) ValidateAt(path string, obj any) []*validation.Error {
 	for _, e := range r.errs {
 		errs = append(errs, e.fieldError(path))
 	}
-	errs = append(errs, s.validateEmbedded(path, obj, false)...)
-	errs = append(errs, s.validateLists(path, obj)...)
+	if s.walks(walkEmbedded) {
+		errs = append(errs, s.validateEmbedded(path, obj, false)...)
+	}
+	if s.walks(walkLists) {
+		errs = append(errs, s.validateLists(path, obj)...)
+	}
+	// Where kube-apiserver's order is Go's random map order, ours is by
+	// field; a field's errors stay in the order they were found.
+	slices.SortStableFunc(errs, func(a, b *validation.Error) int { return strings.Compare(a.Field, b.Field) })
 	return errs
 }
 
@@ -236,9 +243,17 @@ func (s *Schema) types() []string {
 		return intOrString
 	}
 	if s.Type != "" {
+		if t, ok := typeLists[s.Type]; ok {
+			return t
+		}
 		return []string{s.Type}
 	}
 	return nil
+}
+
+var typeLists = map[string][]string{
+	"object": {"object"}, "array": {"array"}, "string": {"string"},
+	"integer": {"integer"}, "number": {"number"}, "boolean": {"boolean"},
 }
 
 var intOrString = []string{"integer", "string"}
@@ -453,7 +468,7 @@ func (s *Schema) checkJunctors(data any, path string) *result {
 	}
 	if len(s.Dependencies) > 0 {
 		if m, ok := data.(map[string]any); ok {
-			for _, key := range slices.Sorted(maps.Keys(m)) {
+			for key := range m {
 				dep, ok := s.Dependencies[key]
 				if !ok {
 					continue
@@ -764,17 +779,16 @@ func (s *Schema) checkObject(m map[string]any, path string) *result {
 		res.add(fail{code: failTooManyProperties, name: path, value: n, actual: n, max: *s.MaxProperties,
 			msg: fmt.Sprintf("%s in body should have at most %d properties", path, *s.MaxProperties)})
 	}
-	keys := slices.Sorted(maps.Keys(m))
 	if s.HasAdditionalProperties && !s.AllowsAdditional {
-		for _, k := range keys {
+		for k := range m {
 			if _, ok := s.Properties[k]; ok || s.matchesPattern(k) {
 				continue
 			}
 			res.add(fail{code: failOther, name: path, value: k,
 				msg: fmt.Sprintf("%s.%s in body is a forbidden property", path, k)})
 		}
-	} else {
-		for _, k := range keys {
+	} else if s.AdditionalProperties != nil || len(s.PatternProperties) > 0 {
+		for k := range m {
 			_, regular := s.Properties[k]
 			matched := s.checkPatterns(res, k, m[k], path)
 			if !regular && !matched && s.AdditionalProperties != nil {
@@ -782,7 +796,7 @@ func (s *Schema) checkObject(m map[string]any, path string) *result {
 			}
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(s.Properties)) {
+	for name, sub := range s.Properties {
 		v, ok := m[name]
 		if !ok {
 			continue
@@ -791,7 +805,7 @@ func (s *Schema) checkObject(m map[string]any, path string) *result {
 		if path != "" {
 			at = path + "." + name
 		}
-		res.merge(s.Properties[name].check(v, at))
+		res.merge(sub.check(v, at))
 	}
 	for _, k := range s.Required {
 		if _, ok := m[k]; !ok {
@@ -799,13 +813,13 @@ func (s *Schema) checkObject(m map[string]any, path string) *result {
 		}
 	}
 	if len(s.PatternProperties) > 0 {
-		for _, k := range keys {
+		for k := range m {
 			if _, regular := s.Properties[k]; regular {
 				continue
 			}
-			for _, p := range slices.Sorted(maps.Keys(s.PatternProperties)) {
+			for p, sub := range s.PatternProperties {
 				if re, err := compiled(p); err == nil && re.MatchString(k) {
-					res.merge(s.PatternProperties[p].check(m[k], path+"."+k))
+					res.merge(sub.check(m[k], path+"."+k))
 				}
 			}
 		}
@@ -826,10 +840,10 @@ func (s *Schema) matchesPattern(key string) bool {
 // matches, as kube-openapi does before deciding it is an additional one.
 func (s *Schema) checkPatterns(res *result, key string, value any, path string) bool {
 	matched := false
-	for _, p := range slices.Sorted(maps.Keys(s.PatternProperties)) {
+	for p, sub := range s.PatternProperties {
 		if re, err := compiled(p); err == nil && re.MatchString(key) {
 			matched = true
-			res.merge(s.PatternProperties[p].check(value, path+"."+key))
+			res.merge(sub.check(value, path+"."+key))
 		}
 	}
 	return matched
