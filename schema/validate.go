@@ -288,6 +288,23 @@ func (s *Schema) format() string {
 // check is kube-openapi's SchemaValidator.Validate: every validator that
 // applies to the value's kind, in its order, none stopping the others.
 func (s *Schema) check(data any, path string) *result {
+	return s.checkRatcheting(data, path, nil)
+}
+
+// checkRatcheting is check where c correlates data with its old value on
+// an update: if data is what it was, its errors are dropped
+// (kube-apiserver's ratcheting validation). The children of a correlated
+// value are correlated where they can be; those of an uncorrelated one,
+// and the branches of allOf, anyOf, oneOf and not, are not.
+func (s *Schema) checkRatcheting(data any, path string, c *correlation) *result {
+	res := s.checkAll(data, path, c)
+	if c != nil && !res.valid() && c.unchanged() {
+		res.errs = nil
+	}
+	return res
+}
+
+func (s *Schema) checkAll(data any, path string, c *correlation) *result {
 	res := &result{}
 	if data == nil {
 		res.merge(s.checkType(nil, path))
@@ -315,13 +332,13 @@ func (s *Schema) check(data any, path string) *result {
 		res.match++
 	}
 	if k == kindArray {
-		res.merge(s.checkArray(data.([]any), path))
+		res.merge(s.checkArray(data.([]any), path, c))
 		res.match++
 	}
 	res.merge(s.checkEnum(data, path))
 	res.match++
 	if k == kindObject {
-		res.merge(s.checkObject(data.(map[string]any), path))
+		res.merge(s.checkObject(data.(map[string]any), path, c))
 		res.match++
 	}
 	res.match++
@@ -712,18 +729,18 @@ func asFloat(v any) float64 {
 	return 0
 }
 
-func (s *Schema) checkArray(l []any, path string) *result {
+func (s *Schema) checkArray(l []any, path string, c *correlation) *result {
 	res := &result{}
 	if s.Items != nil {
 		for i, v := range l {
-			res.merge(s.Items.check(v, path+"["+strconv.Itoa(i)+"]"))
+			res.merge(s.Items.checkRatcheting(v, path+"["+strconv.Itoa(i)+"]", c.index(i)))
 		}
 	}
 	for i, sub := range s.ItemsList {
 		if i >= len(l) {
 			break
 		}
-		res.merge(sub.check(l[i], path+"["+strconv.Itoa(i)+"]"))
+		res.merge(sub.checkRatcheting(l[i], path+"["+strconv.Itoa(i)+"]", c.index(i)))
 	}
 	size := int64(len(l))
 	if s.MinItems != nil && size < *s.MinItems {
@@ -768,7 +785,14 @@ func (s *Schema) checkEnum(data any, path string) *result {
 		msg: fmt.Sprintf("%s in body should be one of %v", path, s.Enum)})
 }
 
-func (s *Schema) checkObject(m map[string]any, path string) *result {
+func (s *Schema) checkObject(m map[string]any, path string, c *correlation) *result {
+	// kube-apiserver does not ratchet the apiVersion and kind of the root.
+	key := func(name string) *correlation {
+		if path == "" && (name == "apiVersion" || name == "kind") {
+			return nil
+		}
+		return c.key(name)
+	}
 	res := &result{}
 	n := int64(len(m))
 	if s.MinProperties != nil && n < *s.MinProperties {
@@ -790,9 +814,9 @@ func (s *Schema) checkObject(m map[string]any, path string) *result {
 	} else if s.AdditionalProperties != nil || len(s.PatternProperties) > 0 {
 		for k := range m {
 			_, regular := s.Properties[k]
-			matched := s.checkPatterns(res, k, m[k], path)
+			matched := s.checkPatterns(res, k, m[k], path, key(k))
 			if !regular && !matched && s.AdditionalProperties != nil {
-				res.merge(s.AdditionalProperties.check(m[k], path+"."+k))
+				res.merge(s.AdditionalProperties.checkRatcheting(m[k], path+"."+k, key(k)))
 			}
 		}
 	}
@@ -805,7 +829,7 @@ func (s *Schema) checkObject(m map[string]any, path string) *result {
 		if path != "" {
 			at = path + "." + name
 		}
-		res.merge(sub.check(v, at))
+		res.merge(sub.checkRatcheting(v, at, key(name)))
 	}
 	for _, k := range s.Required {
 		if _, ok := m[k]; !ok {
@@ -819,7 +843,7 @@ func (s *Schema) checkObject(m map[string]any, path string) *result {
 			}
 			for p, sub := range s.PatternProperties {
 				if re, err := compiled(p); err == nil && re.MatchString(k) {
-					res.merge(sub.check(m[k], path+"."+k))
+					res.merge(sub.checkRatcheting(m[k], path+"."+k, key(k)))
 				}
 			}
 		}
@@ -838,12 +862,12 @@ func (s *Schema) matchesPattern(key string) bool {
 
 // checkPatterns checks a member against the patternProperties its name
 // matches, as kube-openapi does before deciding it is an additional one.
-func (s *Schema) checkPatterns(res *result, key string, value any, path string) bool {
+func (s *Schema) checkPatterns(res *result, key string, value any, path string, c *correlation) bool {
 	matched := false
 	for p, sub := range s.PatternProperties {
 		if re, err := compiled(p); err == nil && re.MatchString(key) {
 			matched = true
-			res.merge(sub.check(value, path+"."+key))
+			res.merge(sub.checkRatcheting(value, path+"."+key, c))
 		}
 	}
 	return matched

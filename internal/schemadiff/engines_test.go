@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	crdvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	schemaobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
@@ -22,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/cel/common"
 
 	"github.com/kapi-dev/kapi/schema"
 	"github.com/kapi-dev/kapi/validation"
@@ -157,6 +160,27 @@ func (k *kubeEngine) run(obj any) outcome {
 	return outcome{pruned: pruned, object: obj, errors: texts}
 }
 
+// update is kube-apiserver's validation of an update from old to obj,
+// both already pruned and defaulted: ratcheting schema validation, the
+// embedded resources, and list uniqueness unless old had duplicates.
+func (k *kubeEngine) update(obj, old any) []string {
+	correlated := common.NewCorrelatedObject(obj, old, &model.Structural{Structural: k.structural})
+	errs := apiservervalidation.ValidateCustomResourceUpdate(nil, obj, old, k.validator, apiservervalidation.WithRatcheting(correlated))
+	m, ok := obj.(map[string]any)
+	if ok {
+		errs = append(errs, schemaobjectmeta.Validate(context.Background(), nil, m, k.structural, false)...)
+		if oldMap, ok := old.(map[string]any); ok && len(listtype.ValidateListSetsAndMaps(nil, k.structural, oldMap)) == 0 {
+			errs = append(errs, listtype.ValidateListSetsAndMaps(nil, k.structural, m)...)
+		}
+	}
+	var texts []string
+	for _, e := range errs {
+		texts = append(texts, kubeText(e))
+	}
+	slices.Sort(texts)
+	return texts
+}
+
 type ourEngine struct {
 	schema, defaults *schema.Schema
 }
@@ -179,8 +203,9 @@ func (o *ourEngine) run(obj any) outcome {
 
 // counts tallies what the differential tests compared.
 var counts struct {
-	schemas, pairs           int
+	schemas, pairs, updates  int
 	invalid, pruned, refused int
+	ratcheted                int
 }
 
 // compareSchema compares the check of a schema and, if both engines
@@ -211,13 +236,59 @@ func compareSchema(t *testing.T, schemaJSON []byte, objects [][]byte) bool {
 	}
 	k := newKubeEngine(t, schemaJSON)
 	o := newOurEngine(t, schemaJSON)
+	var stored []any
 	for _, data := range objects {
-		compareObject(t, k, o, schemaJSON, decode(t, data))
+		stored = append(stored, compareObject(t, k, o, schemaJSON, decode(t, data)))
+	}
+	// Updates: from each stored object to the next, to itself, and to
+	// itself with the next one's spec members mixed in.
+	for i, old := range stored {
+		next := stored[(i+1)%len(stored)]
+		compareUpdate(t, k, o, schemaJSON, old, next)
+		compareUpdate(t, k, o, schemaJSON, old, old)
+		compareUpdate(t, k, o, schemaJSON, old, mix(old, next))
 	}
 	return true
 }
 
-func compareObject(t *testing.T, k *kubeEngine, o *ourEngine, schemaJSON []byte, obj any) {
+// mix is a copy of a whose spec has every other member of b's spec.
+func mix(a, b any) any {
+	out := runtime.DeepCopyJSONValue(a)
+	am, _ := out.(map[string]any)
+	bm, _ := b.(map[string]any)
+	as, _ := am["spec"].(map[string]any)
+	bs, _ := bm["spec"].(map[string]any)
+	if as == nil || bs == nil {
+		return out
+	}
+	keys := slices.Sorted(maps.Keys(bs))
+	for i, k := range keys {
+		if i%2 == 0 {
+			as[k] = runtime.DeepCopyJSONValue(bs[k])
+		}
+	}
+	return out
+}
+
+func compareUpdate(t *testing.T, k *kubeEngine, o *ourEngine, schemaJSON []byte, old, obj any) {
+	t.Helper()
+	counts.updates++
+	want := k.update(runtime.DeepCopyJSONValue(obj), runtime.DeepCopyJSONValue(old))
+	got := ourText(o.schema.ValidateUpdate(obj, old))
+	if len(want) < len(ourText(o.schema.Validate(obj))) {
+		counts.ratcheted++
+	}
+	if !slices.Equal(got, want) {
+		o, _ := json.Marshal(old)
+		n, _ := json.Marshal(obj)
+		t.Errorf("update from %s to %s under %s:\n got  %s\n want %s", o, n, schemaJSON,
+			strings.Join(got, "\n      "), strings.Join(want, "\n      "))
+	}
+}
+
+// compareObject compares the engines' writes of obj and returns it as
+// kube-apiserver would store it.
+func compareObject(t *testing.T, k *kubeEngine, o *ourEngine, schemaJSON []byte, obj any) any {
 	t.Helper()
 	counts.pairs++
 	want, got := k.run(obj), o.run(obj)
@@ -239,13 +310,14 @@ func compareObject(t *testing.T, k *kubeEngine, o *ourEngine, schemaJSON []byte,
 	if !slices.Equal(got.errors, want.errors) {
 		t.Errorf("validation of %s under %s:\n got  %s\n want %s", objText, schemaJSON, strings.Join(got.errors, "\n      "), strings.Join(want.errors, "\n      "))
 	}
+	return want.object
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if counts.pairs > 0 {
-		fmt.Printf("schemadiff: %d schemas checked (%d refused), %d (schema, object) pairs compared (%d invalid, %d with pruned fields)\n",
-			counts.schemas, counts.refused, counts.pairs, counts.invalid, counts.pruned)
+		fmt.Printf("schemadiff: %d schemas checked (%d refused), %d (schema, object) pairs compared (%d invalid, %d with pruned fields), %d updates (%d with errors ratcheted away)\n",
+			counts.schemas, counts.refused, counts.pairs, counts.invalid, counts.pruned, counts.updates, counts.ratcheted)
 	}
 	os.Exit(code)
 }

@@ -3,7 +3,9 @@ package schemadiff_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -134,10 +136,7 @@ func genNode(src source, depth int) map[string]any {
 			s["properties"] = props
 		}
 		if chance(src, 25) && len(props) > 0 {
-			for k := range props {
-				s["required"] = []any{k}
-				break
-			}
+			s["required"] = []any{pick(src, slices.Sorted(maps.Keys(props))...)}
 		}
 		if chance(src, 10) {
 			s["x-kubernetes-preserve-unknown-fields"] = true
@@ -252,10 +251,7 @@ func genClause(src source, s map[string]any) map[string]any {
 		}
 	case "object":
 		if props, ok := s["properties"].(map[string]any); ok && len(props) > 0 {
-			for k := range props {
-				c["required"] = []any{k}
-				break
-			}
+			c["required"] = []any{pick(src, slices.Sorted(maps.Keys(props))...)}
 		} else {
 			c["minProperties"] = 1
 		}
@@ -318,9 +314,9 @@ func genValue(src source, s map[string]any, depth int) any {
 			}
 		}
 		if props, ok := s["properties"].(map[string]any); ok {
-			for k, p := range props {
+			for _, k := range slices.Sorted(maps.Keys(props)) {
 				if chance(src, 70) {
-					m[k] = genValue(src, p.(map[string]any), depth+1)
+					m[k] = genValue(src, props[k].(map[string]any), depth+1)
 				}
 			}
 		}
