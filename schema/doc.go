@@ -83,11 +83,15 @@
 // x-kubernetes-validations rules are parsed and their messages, reasons and
 // field paths checked (ValidFieldPath), but not compiled or evaluated:
 // that needs a CEL environment, which lives in the validation/cel module.
-// Validation ratcheting on update (kube-apiserver skips the errors of
-// fields an update leaves unchanged) is the caller's to add by comparing
-// error paths with the old object. The metadata of an embedded resource is
-// checked for its name, generateName and namespace, not its labels,
-// annotations or owner references.
+// The metadata of an embedded resource is checked for its name,
+// generateName and namespace, not its labels, annotations or owner
+// references.
+//
+// # Updates
+//
+// ValidateUpdate is Validate with kube-apiserver's validation ratcheting:
+// a value an update leaves as it was keeps no errors, so an object stored
+// before its schema tightened can still be updated elsewhere.
 //
 // The differential test in internal/schemadiff holds every function here
 // to k8s.io/apiextensions-apiserver's on hand-written, generated and
