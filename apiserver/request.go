@@ -69,7 +69,7 @@ type request struct {
 	streaming    bool     // a watch: elements are made one at a time
 	warned       map[string]bool
 	warnedRunes  int
-	rec          *RequestRecord // what observers see, or nil (observe.go)
+	rec          *recording // what observers see, or nil (observe.go)
 	w            http.ResponseWriter
 	r            *http.Request
 

@@ -1,4 +1,4 @@
-package apiserver
+package auth
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/kapi-dev/kapi/internal/pathpattern"
 )
 
 // Rule allows some verbs on some resources, or on some non-resource paths,
@@ -65,7 +67,7 @@ func RulesAuthorizer(bindings ...Binding) (Authorizer, error) {
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("apiserver: rules: %w", err)
+		return nil, fmt.Errorf("auth: rules: %w", err)
 	}
 	return rulesAuthorizer(bindings), nil
 }
@@ -150,7 +152,7 @@ func (r Rule) check() error {
 			return errors.New("rules cannot apply to both regular resources and non-resource URLs")
 		}
 		for _, u := range r.NonResourceURLs {
-			if err := checkPathPattern(u); err != nil {
+			if err := pathpattern.Check(u); err != nil {
 				return fmt.Errorf("non-resource URL %w", err)
 			}
 		}
@@ -172,7 +174,7 @@ func (r Rule) allows(a Attributes) bool {
 	}
 	if !a.ResourceRequest {
 		for _, u := range r.NonResourceURLs {
-			if u == "*" || pathMatches(u, a.Path) {
+			if u == "*" || pathpattern.Match(u, a.Path) {
 				return true
 			}
 		}
