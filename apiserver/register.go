@@ -12,6 +12,7 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/internal/intern"
 	"github.com/kapi-dev/kapi/internal/jsonfields"
 	"github.com/kapi-dev/kapi/internal/jsonimage"
 	"github.com/kapi-dev/kapi/patch"
@@ -278,7 +279,7 @@ type resource struct {
 
 	prefix  string // storage keys of this resource start with it
 	cache   *watch.Cache
-	strings stringTable // shared by the objects of its cache
+	strings intern.Table // shared by the objects of its cache
 }
 
 var dns1123Label = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
