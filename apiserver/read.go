@@ -336,7 +336,7 @@ func (rq *request) parseWatch(ctx context.Context) (*watchSpec, error) {
 func (rq *request) streamWatch(ctx context.Context, spec *watchSpec) error {
 	ctx, cancel := context.WithTimeout(ctx, spec.timeout)
 	defer cancel()
-	stop := context.AfterFunc(rq.s.flow.endWatches, cancel) // Shutdown or Close
+	stop := context.AfterFunc(rq.s.flow.WatchesEnd(), cancel) // Shutdown or Close
 	defer stop()
 
 	// The watcher is registered before the headers go out, as kube-apiserver

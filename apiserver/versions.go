@@ -398,3 +398,18 @@ func (r *resource) decodeCached(kv storage.KeyValue) (any, error) {
 	}
 	return obj, nil
 }
+
+// recoverDecode guards the hub against a panic in decoding a stored object
+// (a user's UnmarshalJSON): the hub's goroutine serves every watch, and a
+// panic there would end the process. The object is then skipped, as one that
+// does not decode.
+func recoverDecode(decode func(storage.KeyValue) (any, error)) func(storage.KeyValue) (any, error) {
+	return func(kv storage.KeyValue) (obj any, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				obj, err = nil, &corruptObject{key: kv.Key, revision: kv.ModRevision, err: fmt.Errorf("panic: %v", p)}
+			}
+		}()
+		return decode(kv)
+	}
+}
