@@ -15,6 +15,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/intern"
 	"github.com/kapi-dev/kapi/internal/jsonfields"
 	"github.com/kapi-dev/kapi/internal/jsonimage"
+	"github.com/kapi-dev/kapi/internal/openapi"
 	"github.com/kapi-dev/kapi/patch"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/watch"
@@ -332,7 +333,7 @@ func (r *resource) complete(status bool) error {
 		if len(errs) == 0 {
 			// Every type must be describable in OpenAPI, or kubectl cannot
 			// create it: better to know now than at the first request.
-			if _, err := openAPIGroupVersion(r.Group, r.Version, []openAPIResource{r.openAPI()}); err != nil {
+			if _, err := openapi.GroupVersion(r.Group, r.Version, []openapi.Resource{r.openAPI()}); err != nil {
 				errs = append(errs, err)
 			}
 		}
