@@ -106,7 +106,7 @@ func (rq *request) element(it *watch.Item, f *codec.Format, metadata bool) ([]by
 	if f.ElementType() == codec.MediaTypeJSON && !metadata && it.Value != nil && rq.res.objType.plainMetadata {
 		// Made anew each time rather than cached: a copy of the stored
 		// value is cheap, and keeping one would double the cache's bytes.
-		if data, ok := rq.storedElement(it); ok {
+		if data, ok := rq.buf.storedElement(it); ok {
 			return data, nil
 		}
 	}
@@ -130,13 +130,13 @@ func (rq *request) element(it *watch.Item, f *codec.Format, metadata bool) ([]by
 }
 
 func (rq *request) metadataKey(f *codec.Format) string {
-	key, ok := rq.metadataKeys[f]
+	key, ok := rq.buf.metadataKeys[f]
 	if !ok {
 		key = f.ElementType() + ";as=PartialObjectMetadata;v=" + rq.out.Version
-		if rq.metadataKeys == nil {
-			rq.metadataKeys = make(map[*codec.Format]string, 2)
+		if rq.buf.metadataKeys == nil {
+			rq.buf.metadataKeys = make(map[*codec.Format]string, 2)
 		}
-		rq.metadataKeys[f] = key
+		rq.buf.metadataKeys[f] = key
 	}
 	return key
 }

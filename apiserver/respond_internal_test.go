@@ -76,11 +76,11 @@ func TestStoredJSONOfPlainTypes(t *testing.T) {
 			rq := &request{res: &resource{objType: objectType{plainMetadata: true}}}
 			it := &watch.Item{Value: stored, Revision: 42}
 			for range 2 {
-				if got, ok := rq.storedElement(it); !ok || !bytes.Equal(got, want) {
+				if got, ok := rq.buf.storedElement(it); !ok || !bytes.Equal(got, want) {
 					t.Errorf("element (%v)\n%s\nwant\n%s", ok, got, want)
 				}
 			}
-			rq.releaseElements()
+			rq.buf.release()
 			members := make([]byte, 0, 2*splice.MemberRoom)
 			for range 2 {
 				before, member, after, ok := rq.storedPieces(it, members[len(members):])

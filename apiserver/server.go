@@ -14,6 +14,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/kapi-dev/kapi/gc"
+	"github.com/kapi-dev/kapi/internal/guard"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/storage/memory"
 	"github.com/kapi-dev/kapi/validation"
@@ -79,8 +80,8 @@ func WithVersion(v VersionInfo) Option { return func(c *config) { c.version = v 
 type Server struct {
 	config config
 	hub    *watch.Hub
-	flow   *flow      // what is in flight; see limits.go
-	lists  listBudget // the whole-collection lists kept; see listcache.go
+	flow   *guard.Flow // what is in flight (internal/guard)
+	lists  listBudget  // the whole-collection lists kept; see listcache.go
 
 	handler atomic.Pointer[http.Handler] // set when serving starts; no registration after
 
@@ -225,7 +226,7 @@ func (s *Server) start() *http.Handler {
 		s.handler.Store(&h)
 		return &h
 	}
-	h := s.observed(s.guard(s.routes()))
+	h := s.observed(s.flow.Handler(s.routes()))
 	s.handler.Store(&h)
 	s.running = true
 	collector, err := gc.New(&objects{s: s, user: garbageCollector, manager: "generic-garbage-collector"}, gc.WithLogger(s.config.logger))
@@ -255,7 +256,7 @@ func (s *Server) start() *http.Handler {
 // 503. The storage is left open: it belongs to whoever passed it in.
 func (s *Server) Close() error {
 	s.mu.Lock()
-	var closed http.Handler = http.HandlerFunc(writeShuttingDown)
+	var closed http.Handler = http.HandlerFunc(s.flow.ShuttingDown)
 	s.handler.Store(&closed)
 	running := s.running
 	s.mu.Unlock()

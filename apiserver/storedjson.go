@@ -1,10 +1,12 @@
 package apiserver
 
 import (
+	"bufio"
 	"strconv"
 	"sync"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/internal/splice"
 	"github.com/kapi-dev/kapi/watch"
 )
@@ -15,39 +17,53 @@ import (
 // json.Marshal, and spares the cache a second copy of every object's bytes:
 // the store already holds them.
 
+// encodeBuffers are where one request's response is encoded: reused from
+// item to item of a list and from event to event of a watch, so that
+// neither allocates in proportion to its length.
+type encodeBuffers struct {
+	frame     []byte        // a watch's event buffer
+	burst     *bufio.Writer // a watch's buffer while it writes a burst of events (see streamWatch)
+	elements  []byte        // where JSON elements made from stored values are made (see storedElement)
+	chunks    [][]byte      // the full chunks elements were made in before
+	streaming bool          // a watch: elements are made one at a time
+	// metadataKeys are the cache keys of metadata elements, by
+	// format: built once per request, not once per item of a list.
+	metadataKeys map[*codec.Format]string
+}
+
 // storedElement returns the JSON element of the item's object made from its
 // stored value (see splice.Element), or false. The elements of one
 // request are made one after another in chunks that are never copied (a
 // full one is replaced), so that each element stays valid for the
 // request's life; the chunks come from a pool and return to it when the
-// request ends (releaseElements), so that a list costs neither an
+// request ends (release), so that a list costs neither an
 // allocation per item nor fresh zeroed memory. A watch, which keeps its
 // buffer while it idles, makes its one element at a time in a buffer of
 // its own, sized to the largest.
-func (rq *request) storedElement(it *watch.Item) ([]byte, bool) {
+func (b *encodeBuffers) storedElement(it *watch.Item) ([]byte, bool) {
 	at, sep, ok := storedOffset(it)
 	if !ok {
 		return nil, false
 	}
 	need := len(it.Value) + splice.MemberRoom
-	if cap(rq.elements)-len(rq.elements) < need {
+	if cap(b.elements)-len(b.elements) < need {
 		switch {
-		case rq.streaming || need > elementChunk:
-			rq.releaseElements()
-			rq.elements = make([]byte, 0, need)
+		case b.streaming || need > elementChunk:
+			b.release()
+			b.elements = make([]byte, 0, need)
 		default:
-			if rq.elements != nil {
-				rq.chunks = append(rq.chunks, rq.elements)
+			if b.elements != nil {
+				b.chunks = append(b.chunks, b.elements)
 			}
-			rq.elements = (*elementChunks.Get().(*[]byte))[:0]
+			b.elements = (*elementChunks.Get().(*[]byte))[:0]
 		}
 	}
-	start := len(rq.elements)
+	start := len(b.elements)
 	var digits [splice.MaxRevisionDigits]byte
 	rv := strconv.AppendInt(digits[:0], it.Revision, 10)
-	buf := splice.AppendResourceVersion(append(rq.elements, it.Value[:at]...), rv, sep)
+	buf := splice.AppendResourceVersion(append(b.elements, it.Value[:at]...), rv, sep)
 	buf = append(buf, it.Value[at:]...)
-	rq.elements = buf
+	b.elements = buf
 	return buf[start:len(buf):len(buf)], true
 }
 
@@ -91,16 +107,16 @@ var elementChunks = sync.Pool{New: func() any {
 	return &b
 }}
 
-// releaseElements returns the request's chunks to the pool: no element
+// release returns the request's chunks to the pool: no element
 // made in them may be used afterwards.
-func (rq *request) releaseElements() {
-	for _, b := range append(rq.chunks, rq.elements) {
+func (b *encodeBuffers) release() {
+	for _, b := range append(b.chunks, b.elements) {
 		if cap(b) == elementChunk {
 			b = b[:0]
 			elementChunks.Put(&b)
 		}
 	}
-	rq.chunks, rq.elements = nil, nil
+	b.chunks, b.elements = nil, nil
 }
 
 // marshalUnmanaged is marshalStored of obj, an object of r, without its
