@@ -9,18 +9,6 @@ import (
 	"github.com/kapi-dev/kapi"
 )
 
-// WithMutatingAdmission adds hooks that may change every object written, in
-// order, before the resource's validation.
-func WithMutatingAdmission(hooks ...AdmissionFunc) Option {
-	return func(c *config) { c.mutating = append(c.mutating, hooks...) }
-}
-
-// WithValidatingAdmission adds hooks that accept or reject every write after
-// the resource's validation, just before it is stored.
-func WithValidatingAdmission(hooks ...AdmissionFunc) Option {
-	return func(c *config) { c.validating = append(c.validating, hooks...) }
-}
-
 // admissionRequest describes the write rq is making.
 func (rq *request) admissionRequest(ctx context.Context, op Operation, obj, old kapi.Object, dryRun bool) *AdmissionRequest {
 	user, _ := UserFrom(ctx)
