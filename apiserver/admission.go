@@ -9,6 +9,10 @@ import (
 	"github.com/kapi-dev/kapi"
 )
 
+// This file runs the admission hooks of package admission on a write: it
+// builds the Request from the write under way, and answers a rejection as
+// kube-apiserver answers one of its admission plugins.
+
 // admissionRequest describes the write rq is making.
 func (rq *request) admissionRequest(ctx context.Context, op Operation, obj, old kapi.Object, dryRun bool) *AdmissionRequest {
 	user, _ := UserFrom(ctx)

@@ -11,6 +11,11 @@ import (
 	"github.com/kapi-dev/kapi/internal/pathpattern"
 )
 
+// This file is the request path's authentication and authorization: it
+// asks the authenticators and authorizers of package auth about every
+// request, applies impersonation (impersonate.go), and answers 401 and 403
+// as kube-apiserver does.
+
 // authConfig is the authentication and authorization part of config.
 type authConfig struct {
 	authenticators []Authenticator

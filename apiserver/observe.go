@@ -14,6 +14,10 @@ import (
 	"github.com/kapi-dev/kapi"
 )
 
+// This file calls the observers of package observe: it fills each
+// request's record, wraps the response writer to see the code and size, and
+// calls the observers as the request starts, answers and ends.
+
 // recording is a request's RequestRecord with what only the server
 // uses: the lock that guards the fields set while the handler runs, and the
 // observers to call. It lives here rather than in package observe so that
