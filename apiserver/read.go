@@ -17,6 +17,7 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/internal/splice"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/watch"
 )
@@ -531,7 +532,7 @@ func (rq *request) writeEvent(ev watch.Event) error {
 		if rq.out.MediaType() == codec.MediaTypeJSON {
 			// The frame is made from the stored value's halves: no element
 			// copied for this watcher first.
-			var room [storedMemberRoom]byte
+			var room [splice.MemberRoom]byte
 			if before, rv, after, ok := rq.storedPieces(it, room[:]); ok {
 				// A JSON frame names no type (typeOf builds strings).
 				return rq.writeFrame(string(ev.Type), kapi.TypeMeta{}, before, rv, after)

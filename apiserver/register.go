@@ -174,7 +174,7 @@ type objectType struct {
 	protobuf             bool
 	schema               *patch.Schema
 	// plainMetadata says that encoding/json writes the type field by field
-	// with kapi.ObjectMeta as its metadata: see appendStoredElement.
+	// with kapi.ObjectMeta as its metadata: see splice.Element.
 	plainMetadata bool
 	// image tells what decoding the JSON of a value gives (nil if it
 	// cannot): see offer.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/internal/splice"
 	"github.com/kapi-dev/kapi/watch"
 )
 
@@ -65,7 +66,7 @@ func TestStoredJSONOfPlainTypes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, ok := appendStoredElement(nil, stored, obj.ResourceVersion)
+			got, ok := splice.Element(nil, stored, obj.ResourceVersion)
 			if !ok || !bytes.Equal(got, want) {
 				t.Errorf("made (%v)\n%s\nwant\n%s", ok, got, want)
 			}
@@ -80,7 +81,7 @@ func TestStoredJSONOfPlainTypes(t *testing.T) {
 				}
 			}
 			rq.releaseElements()
-			members := make([]byte, 0, 2*storedMemberRoom)
+			members := make([]byte, 0, 2*splice.MemberRoom)
 			for range 2 {
 				before, member, after, ok := rq.storedPieces(it, members[len(members):])
 				members = members[:len(members)+len(member)]

@@ -16,6 +16,7 @@ import (
 	"github.com/kapi-dev/kapi/gc"
 	"github.com/kapi-dev/kapi/internal/deepcopy"
 	"github.com/kapi-dev/kapi/internal/jsonimage"
+	"github.com/kapi-dev/kapi/internal/splice"
 	"github.com/kapi-dev/kapi/patch"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/watch"
@@ -304,7 +305,7 @@ func (rq *request) patched(cur kapi.Object, typ patch.Type, doc []byte) (kapi.Ob
 	// cur's rather than decode them again (half of a small object).
 	keepManaged := false
 	if stored != nil && typ != patch.JSONPatch && !mayNameManagedFields(doc) {
-		if without, ok, err := withManagedFields(stored, nil); err == nil && ok {
+		if without, ok, err := splice.WithManagedFields(stored, nil); err == nil && ok {
 			stored, keepManaged = without, true
 		}
 	}
@@ -360,9 +361,9 @@ func unchangedStored(value []byte, bare bool, next, cur kapi.Object, stored []by
 	}
 	managed := next.GetObjectMeta().ManagedFields
 	if reflect.DeepEqual(managed, cur.GetObjectMeta().ManagedFields) {
-		return equalUnmanaged(value, stored), nil
+		return splice.EqualUnmanaged(value, stored), nil
 	}
-	full, ok, err := withManagedFields(value, managed)
+	full, ok, err := splice.WithManagedFields(value, managed)
 	if !ok || err != nil {
 		return false, err
 	}
