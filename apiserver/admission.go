@@ -9,17 +9,9 @@ import (
 	"github.com/kapi-dev/kapi"
 )
 
-// WithMutatingAdmission adds hooks that may change every object written, in
-// order, before the resource's validation.
-func WithMutatingAdmission(hooks ...AdmissionFunc) Option {
-	return func(c *config) { c.mutating = append(c.mutating, hooks...) }
-}
-
-// WithValidatingAdmission adds hooks that accept or reject every write after
-// the resource's validation, just before it is stored.
-func WithValidatingAdmission(hooks ...AdmissionFunc) Option {
-	return func(c *config) { c.validating = append(c.validating, hooks...) }
-}
+// This file runs the admission hooks of package admission on a write: it
+// builds the Request from the write under way, and answers a rejection as
+// kube-apiserver answers one of its admission plugins.
 
 // admissionRequest describes the write rq is making.
 func (rq *request) admissionRequest(ctx context.Context, op Operation, obj, old kapi.Object, dryRun bool) *AdmissionRequest {

@@ -11,51 +11,10 @@ import (
 	"github.com/kapi-dev/kapi/internal/pathpattern"
 )
 
-// WithAuthentication makes every request prove who sent it: the
-// authenticators are asked in order and the first that accepts the request
-// names its user (with GroupAuthenticated added), which handlers and hooks
-// read with UserFrom. A request no authenticator accepts is 401
-// Unauthorized, unless it carries no credentials and WithAnonymous is set.
-// Paths given to WithAlwaysAllowPaths are exempt.
-//
-// With authentication but no authorizer, every authenticated user may do
-// everything.
-func WithAuthentication(authenticators ...Authenticator) Option {
-	return func(c *config) { c.auth.authenticators = append(c.auth.authenticators, authenticators...) }
-}
-
-// WithAuthorization asks the authorizers, in order, whether each request
-// may proceed: the first Allow or Deny decides; when all have no opinion,
-// the request is denied. A denied request is 403 Forbidden with
-// Kubernetes' message, for example
-//
-//	widgets.example.com "a" is forbidden: User "bob" cannot get resource "widgets" in API group "example.com" in the namespace "default"
-//
-// Every request is authorized — reads, watches, writes, subresources,
-// discovery, OpenAPI, /version — except those WithAlwaysAllowPaths exempts.
-func WithAuthorization(authorizers ...Authorizer) Option {
-	return func(c *config) { c.auth.authorizers = append(c.auth.authorizers, authorizers...) }
-}
-
-// WithAnonymous lets requests that carry no credentials in: they run as
-// UserAnonymous in GroupUnauthenticated, and the authorizers decide what
-// that user may do (kube-apiserver's --anonymous-auth). Requests whose
-// credentials an authenticator refuses are still 401. Without this option,
-// a server with an authenticator answers every request without credentials
-// with 401, so nothing is open by accident.
-func WithAnonymous() Option { return func(c *config) { c.auth.anonymous = true } }
-
-// WithAlwaysAllowPaths serves the given paths without authentication or
-// authorization, replacing the default /healthz, /livez and /readyz (so
-// that load balancers and kubelet-style probes need no credentials, as
-// Kubernetes' default RBAC lets anyone read them). A path ending in "*"
-// matches every path it is a prefix of; no other "*" is allowed. Call it
-// with no paths to authorize the health checks too.
-func WithAlwaysAllowPaths(paths ...string) Option {
-	return func(c *config) {
-		c.auth.alwaysAllow = append([]string{}, paths...)
-	}
-}
+// This file is the request path's authentication and authorization: it
+// asks the authenticators and authorizers of package auth about every
+// request, applies impersonation (impersonate.go), and answers 401 and 403
+// as kube-apiserver does.
 
 // authConfig is the authentication and authorization part of config.
 type authConfig struct {

@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -14,6 +13,10 @@ import (
 
 	"github.com/kapi-dev/kapi"
 )
+
+// This file calls the observers of package observe: it fills each
+// request's record, wraps the response writer to see the code and size, and
+// calls the observers as the request starts, answers and ends.
 
 // recording is a request's RequestRecord with what only the server
 // uses: the lock that guards the fields set while the handler runs, and the
@@ -101,45 +104,6 @@ func (rq *request) step(name string) func() {
 		for i := len(ends) - 1; i >= 0; i-- {
 			ends[i]()
 		}
-	}
-}
-
-// WithObserver adds an observer of every request; see Observer. Without
-// any, requests take no detour.
-func WithObserver(o Observer) Option {
-	return func(c *config) {
-		if o == nil {
-			c.observerErr = fmt.Errorf("a nil Observer")
-			return
-		}
-		c.observers = append(c.observers, o)
-	}
-}
-
-// WithRequestLog logs one line per request to l at Info, as
-// kube-apiserver's httplog: verb, URI, latency, userAgent, audit-ID, srcIP
-// and resp (the status code). Off by default.
-func WithRequestLog(l *slog.Logger) Option {
-	return func(c *config) {
-		if l == nil {
-			c.observerErr = fmt.Errorf("a nil request logger")
-			return
-		}
-		c.observers = append(c.observers, requestLog{l})
-	}
-}
-
-// WithMetrics serves h (a metrics exporter's handler, as
-// observe/prometheus's) at GET /metrics, behind the server's authentication
-// and authorization as kube-apiserver serves its own: kubectl get --raw
-// /metrics reads it.
-func WithMetrics(h http.Handler) Option {
-	return func(c *config) {
-		if h == nil {
-			c.observerErr = fmt.Errorf("a nil metrics handler")
-			return
-		}
-		c.metrics = h
 	}
 }
 

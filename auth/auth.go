@@ -9,8 +9,8 @@ import (
 // The users and groups Kubernetes gives meaning to, so that rules written
 // for kube-apiserver read the same here.
 const (
-	// UserAnonymous is who a request without credentials runs as when
-	// WithAnonymous is set.
+	// UserAnonymous is who a request without credentials runs as when the
+	// server lets such requests in (apiserver.WithAnonymous).
 	UserAnonymous = "system:anonymous"
 	// GroupAuthenticated is added to every user an authenticator accepts.
 	GroupAuthenticated = "system:authenticated"
@@ -50,6 +50,7 @@ const (
 	DecisionDeny
 )
 
+// String names d: Allow, Deny or NoOpinion.
 func (d Decision) String() string {
 	switch d {
 	case DecisionNoOpinion:

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 
 	"github.com/kapi-dev/kapi/auth"
 )
@@ -69,6 +70,19 @@ func ExampleClientCertificates() {
 		TLSConfig: &tls.Config{ClientAuth: tls.VerifyClientCertIfGiven, ClientCAs: clientCAs},
 	}
 	_ = server // server.ListenAndServeTLS("server.crt", "server.key")
+}
+
+func ExampleClientCertificatesFrom() {
+	// The CA bundle a reloader replaces when its file changes; every request
+	// is verified against the pool of the moment.
+	var clientCAs atomic.Pointer[x509.CertPool]
+	clientCAs.Store(x509.NewCertPool())
+	certs := auth.ClientCertificatesFrom(clientCAs.Load)
+
+	req := httptest.NewRequest("GET", "/apis", nil) // plain HTTP: no certificate
+	_, ok, err := certs.Authenticate(req)
+	fmt.Println(ok, err)
+	// Output: false <nil>
 }
 
 func ExampleUnionAuthenticator() {

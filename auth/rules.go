@@ -81,6 +81,8 @@ var (
 	_ RuleResolver = rulesAuthorizer(nil)
 )
 
+// Authorize allows a when a rule of a binding of its user matches it, and
+// has no opinion otherwise.
 func (bindings rulesAuthorizer) Authorize(_ context.Context, a Attributes) (Decision, string, error) {
 	for _, b := range bindings {
 		if !b.binds(a.User) {
@@ -129,6 +131,7 @@ func (b Binding) clone() Binding {
 	return b
 }
 
+// binds says whether b names u, or one of u's groups.
 func (b Binding) binds(u User) bool {
 	if slices.Contains(b.Users, u.Name) {
 		return true
@@ -189,6 +192,8 @@ func (r Rule) allows(a Attributes) bool {
 	return len(r.Namespaces) == 0 || slices.Contains(r.Namespaces, "*") || a.Namespace != "" && slices.Contains(r.Namespaces, a.Namespace)
 }
 
+// resourceMatches says whether one of r's resources names resource (with
+// its subresource), as RBAC's ResourceMatches does.
 func (r Rule) resourceMatches(resource, subresource string) bool {
 	combined := resource
 	if subresource != "" {
@@ -205,6 +210,7 @@ func (r Rule) resourceMatches(resource, subresource string) bool {
 	return false
 }
 
+// matchesAny says whether patterns hold s or "*".
 func matchesAny(patterns []string, s string) bool {
 	return slices.Contains(patterns, "*") || slices.Contains(patterns, s)
 }
