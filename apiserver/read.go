@@ -17,6 +17,7 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/internal/splice"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/watch"
 )
@@ -335,13 +336,13 @@ func (rq *request) parseWatch(ctx context.Context) (*watchSpec, error) {
 func (rq *request) streamWatch(ctx context.Context, spec *watchSpec) error {
 	ctx, cancel := context.WithTimeout(ctx, spec.timeout)
 	defer cancel()
-	stop := context.AfterFunc(rq.s.flow.endWatches, cancel) // Shutdown or Close
+	stop := context.AfterFunc(rq.s.flow.WatchesEnd(), cancel) // Shutdown or Close
 	defer stop()
 
 	// The watcher is registered before the headers go out, as kube-apiserver
 	// does: a client that writes once it has them sees its write.
 	watcher, err := rq.res.cache.Watch(spec.opts)
-	rq.streaming = true
+	rq.buf.streaming = true
 	w := rq.w
 	w.Header().Set("Content-Type", rq.out.StreamContentType())
 	w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -357,7 +358,7 @@ func (rq *request) streamWatch(ctx context.Context, spec *watchSpec) error {
 	for err == nil {
 		var ev watch.Event
 		if ev, err = watcher.Next(ctx); err == nil {
-			if rq.burst == nil && watcher.Buffered() {
+			if rq.buf.burst == nil && watcher.Buffered() {
 				rq.startBurst()
 			}
 			err = rq.writeEvent(ev)
@@ -403,11 +404,11 @@ func (rq *request) writeInitial(watcher *watch.Watcher) error {
 			rq.startBurst()
 			defer rq.endBurst()
 			for i := 0; i+2 < len(pieces); i += 3 {
-				_, _ = rq.burst.WriteString(open)
-				_, _ = rq.burst.Write(pieces[i])
-				_, _ = rq.burst.Write(pieces[i+1])
-				_, _ = rq.burst.Write(pieces[i+2])
-				if _, err := rq.burst.WriteString(close); err != nil {
+				_, _ = rq.buf.burst.WriteString(open)
+				_, _ = rq.buf.burst.Write(pieces[i])
+				_, _ = rq.buf.burst.Write(pieces[i+1])
+				_, _ = rq.buf.burst.Write(pieces[i+2])
+				if _, err := rq.buf.burst.WriteString(close); err != nil {
 					return err
 				}
 				if rq.rec != nil {
@@ -444,19 +445,19 @@ func (rq *request) recordFrames(data []byte) {
 // small buffer and chunk writer, a syscall per 4 KiB. An idle watch holds
 // no such buffer: it comes from a pool and goes back after each burst.
 func (rq *request) startBurst() {
-	rq.burst = streamBuffers.Get().(*bufio.Writer)
-	rq.burst.Reset(rq.w)
+	rq.buf.burst = streamBuffers.Get().(*bufio.Writer)
+	rq.buf.burst.Reset(rq.w)
 }
 
 // endBurst writes what the burst's buffer holds and gives it back.
 func (rq *request) endBurst() {
-	if rq.burst == nil {
+	if rq.buf.burst == nil {
 		return
 	}
-	_ = rq.burst.Flush() // a broken connection fails the next write too
-	rq.burst.Reset(nil)
-	streamBuffers.Put(rq.burst)
-	rq.burst = nil
+	_ = rq.buf.burst.Flush() // a broken connection fails the next write too
+	rq.buf.burst.Reset(nil)
+	streamBuffers.Put(rq.buf.burst)
+	rq.buf.burst = nil
 }
 
 // endWatch writes what ends a stream that err ended.
@@ -531,7 +532,7 @@ func (rq *request) writeEvent(ev watch.Event) error {
 		if rq.out.MediaType() == codec.MediaTypeJSON {
 			// The frame is made from the stored value's halves: no element
 			// copied for this watcher first.
-			var room [storedMemberRoom]byte
+			var room [splice.MemberRoom]byte
 			if before, rv, after, ok := rq.storedPieces(it, room[:]); ok {
 				// A JSON frame names no type (typeOf builds strings).
 				return rq.writeFrame(string(ev.Type), kapi.TypeMeta{}, before, rv, after)
@@ -545,22 +546,22 @@ func (rq *request) writeEvent(ev watch.Event) error {
 		return err
 	}
 	err = rq.writeFrame(string(ev.Type), rq.typeOf(), element)
-	rq.elements = rq.elements[:0] // the frame holds a copy: a watch reuses one buffer
+	rq.buf.elements = rq.buf.elements[:0] // the frame holds a copy: a watch reuses one buffer
 	return err
 }
 
 // writeFrame writes one framed event around its element's pieces.
 func (rq *request) writeFrame(eventType string, tm kapi.TypeMeta, element ...[]byte) error {
-	frame, err := rq.out.AppendEvent(rq.frame[:0], eventType, tm, element...)
+	frame, err := rq.out.AppendEvent(rq.buf.frame[:0], eventType, tm, element...)
 	if err != nil {
 		return err
 	}
-	rq.frame = frame // reused: one buffer per watch
+	rq.buf.frame = frame // reused: one buffer per watch
 	if rq.rec != nil {
 		rq.rec.watchEvent(eventType, len(frame))
 	}
-	if rq.burst != nil {
-		_, err = rq.burst.Write(frame)
+	if rq.buf.burst != nil {
+		_, err = rq.buf.burst.Write(frame)
 	} else {
 		_, err = rq.w.Write(frame)
 	}

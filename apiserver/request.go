@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -57,21 +56,14 @@ type request struct {
 	// includeObject is the Table parameter: None, Metadata (also "") or Object.
 	includeObject    string
 	tableHeadersSent bool
-	// metadataKeys are the cache keys of metadata elements, by
-	// format: built once per request, not once per item of a list.
-	metadataKeys map[*codec.Format]string
-	frame        []byte        // a watch's event buffer
-	burst        *bufio.Writer // a watch's buffer while it writes a burst of events (see streamWatch)
-	listPrefix   string        // a whole collection's LIST: its prefix and the change its items are at (see listBodies)
-	listChange   int64
-	elements     []byte   // where JSON elements made from stored values are made (see storedElement)
-	chunks       [][]byte // the full chunks elements were made in before
-	streaming    bool     // a watch: elements are made one at a time
-	warned       map[string]bool
-	warnedRunes  int
-	rec          *RequestRecord // what observers see, or nil (observe.go)
-	w            http.ResponseWriter
-	r            *http.Request
+	listPrefix       string // a whole collection's LIST: its prefix and the change its items are at (see listBodies)
+	listChange       int64
+	buf              encodeBuffers // where the response is encoded
+	warned           map[string]bool
+	warnedRunes      int
+	rec              *recording // what observers see, or nil (observe.go)
+	w                http.ResponseWriter
+	r                *http.Request
 
 	// curValue is, during a read-modify-write (write), the current
 	// object's marshalStored encoding, or nil: see current.
@@ -120,7 +112,7 @@ func newRequest(s *Server, byPlural map[string]*resource, w http.ResponseWriter,
 }
 
 func (rq *request) run(v verb) {
-	defer rq.releaseElements() // after the response is written: it may be one
+	defer rq.buf.release() // after the response is written: it may be one
 	if err := rq.serve(v); err != nil {
 		rq.fail(err)
 	}

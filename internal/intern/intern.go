@@ -1,4 +1,4 @@
-package apiserver
+package intern
 
 import (
 	"bytes"
@@ -8,31 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/kapi-dev/kapi"
-	"github.com/kapi-dev/kapi/storage"
-	"github.com/kapi-dev/kapi/watch"
 )
-
-// The watch cache holds a decoded object per key for as long as the key
-// lives, so what each one costs is what the cache costs. json.Unmarshal
-// allocates every string anew: the same kind, namespace and label keys in
-// every object, and a long annotation (a padding, a last-applied
-// configuration) beside the identical bytes of the stored value the cache
-// keeps anyway. decodeCached shares them instead.
-
-// decodeCached decodes a stored value for the watch cache, whose objects
-// are never modified: their short repeated strings are shared with other
-// objects, their long annotations with the stored value.
-func (r *resource) decodeCached(kv storage.KeyValue) (any, error) {
-	obj, converted, err := r.decodeStoredVersion(kv)
-	if err != nil {
-		return nil, err
-	}
-	r.strings.shrink(obj, kv.Value)
-	if converted {
-		return watch.Converted{Object: obj}, nil
-	}
-	return obj, nil
-}
 
 const (
 	// internMax is the longest string shared through the table, and
@@ -51,11 +27,11 @@ const (
 	fieldsKeyMax  = 4096
 )
 
-// stringTable shares equal strings, equal small maps (the label sets of
+// Table shares equal strings, equal small maps (the label sets of
 // the objects of one workload, a common annotation) and equal field sets
 // between the objects of one resource. A map costs some 300 bytes however
 // few its entries.
-type stringTable struct {
+type Table struct {
 	mu       sync.Mutex
 	m        map[string]string
 	maps     map[uint64]map[string]string // by mapKey
@@ -64,7 +40,8 @@ type stringTable struct {
 	fields   map[string]*kapi.FieldsV1 // by the set's JSON
 }
 
-func (t *stringTable) intern(s string) string {
+// String returns a string equal to s: one the table holds, if s is short.
+func (t *Table) String(s string) string {
 	if s == "" || len(s) > internMax {
 		return s
 	}
@@ -82,25 +59,25 @@ func (t *stringTable) intern(s string) string {
 	return s
 }
 
-// shrink replaces the strings of obj's metadata with shared ones.
-func (t *stringTable) shrink(obj kapi.Object, stored []byte) {
+// Shrink replaces the strings of obj's metadata with shared ones.
+func (t *Table) Shrink(obj kapi.Object, stored []byte) {
 	tm := obj.GetTypeMeta()
-	tm.APIVersion, tm.Kind = t.intern(tm.APIVersion), t.intern(tm.Kind)
+	tm.APIVersion, tm.Kind = t.String(tm.APIVersion), t.String(tm.Kind)
 	m := obj.GetObjectMeta()
-	m.Namespace, m.GenerateName = t.intern(m.Namespace), t.intern(m.GenerateName)
+	m.Namespace, m.GenerateName = t.String(m.Namespace), t.String(m.GenerateName)
 	m.Labels = t.internMap(m.Labels, nil)
 	m.Annotations = t.internMap(m.Annotations, stored)
 	for i := range m.Finalizers {
-		m.Finalizers[i] = t.intern(m.Finalizers[i])
+		m.Finalizers[i] = t.String(m.Finalizers[i])
 	}
 	for i := range m.OwnerReferences {
 		o := &m.OwnerReferences[i]
-		o.APIVersion, o.Kind = t.intern(o.APIVersion), t.intern(o.Kind)
+		o.APIVersion, o.Kind = t.String(o.APIVersion), t.String(o.Kind)
 	}
 	for i := range m.ManagedFields {
 		e := &m.ManagedFields[i]
-		e.Manager, e.Operation, e.APIVersion = t.intern(e.Manager), t.intern(e.Operation), t.intern(e.APIVersion)
-		e.FieldsType, e.Subresource = t.intern(e.FieldsType), t.intern(e.Subresource)
+		e.Manager, e.Operation, e.APIVersion = t.String(e.Manager), t.String(e.Operation), t.String(e.APIVersion)
+		e.FieldsType, e.Subresource = t.String(e.FieldsType), t.String(e.Subresource)
 		e.FieldsV1 = t.internFields(e.FieldsV1)
 	}
 }
@@ -108,7 +85,7 @@ func (t *stringTable) shrink(obj kapi.Object, stored []byte) {
 // internFields returns a field set equal to f, shared with the other objects
 // whose managers set the same fields: the objects one client writes
 // usually have the same set.
-func (t *stringTable) internFields(f *kapi.FieldsV1) *kapi.FieldsV1 {
+func (t *Table) internFields(f *kapi.FieldsV1) *kapi.FieldsV1 {
 	if f == nil || len(f.Raw) > fieldsKeyMax {
 		return f
 	}
@@ -130,7 +107,7 @@ func (t *stringTable) internFields(f *kapi.FieldsV1) *kapi.FieldsV1 {
 // with its keys and short values shared and, if the table cannot take it
 // and stored is given, its long values pointing into stored where they
 // appear there as they are.
-func (t *stringTable) internMap(m map[string]string, stored []byte) map[string]string {
+func (t *Table) internMap(m map[string]string, stored []byte) map[string]string {
 	if len(m) == 0 {
 		return m
 	}
@@ -151,11 +128,11 @@ func (t *stringTable) internMap(m map[string]string, stored []byte) map[string]s
 	out := make(map[string]string, len(m))
 	for k, v := range m {
 		if len(v) >= aliasMin && stored != nil {
-			v = aliasIn(stored, v)
+			v = Alias(stored, v)
 		} else {
-			v = t.intern(v)
+			v = t.String(v)
 		}
-		out[t.intern(k)] = v
+		out[t.String(k)] = v
 	}
 	if ok {
 		t.mu.Lock()
@@ -173,7 +150,7 @@ func (t *stringTable) internMap(m map[string]string, stored []byte) map[string]s
 // mapKey hashes a map's content, the same for equal maps whatever their
 // order; ok is false for a map too large to share whole, which the table
 // would keep alive after its objects are gone.
-func (t *stringTable) mapKey(m map[string]string) (uint64, bool) {
+func (t *Table) mapKey(m map[string]string) (uint64, bool) {
 	t.seedOnce.Do(func() { t.seed = maphash.MakeSeed() })
 	var h maphash.Hash
 	h.SetSeed(t.seed)
@@ -192,11 +169,11 @@ func (t *stringTable) mapKey(m map[string]string) (uint64, bool) {
 	return sum, true
 }
 
-// aliasIn returns s as a string sharing stored's bytes if they hold it
+// Alias returns s as a string sharing stored's bytes if they hold it
 // verbatim (as JSON they do unless s has characters JSON escapes), or s.
 // stored must never change: a storage value is immutable
 // ([storage.KeyValue]), and the cache keeps it as long as the object.
-func aliasIn(stored []byte, s string) string {
+func Alias(stored []byte, s string) string {
 	i := bytes.Index(stored, unsafe.Slice(unsafe.StringData(s), len(s)))
 	if i < 0 {
 		return s

@@ -1,4 +1,4 @@
-package apiserver
+package openapi
 
 import (
 	"bytes"
@@ -29,17 +29,17 @@ type testWidget struct {
 	} `json:"status,omitempty"`
 }
 
-var testWidgetResource = openAPIResource{
+var testWidgetResource = Resource{
 	Group: "example.com", Version: "v1", Kind: "Widget", Plural: "widgets",
 	Namespaced: true, Status: true, Type: reflect.TypeFor[testWidget](),
 }
 
 // mustOpenAPI generates the document and decodes it for inspection.
-func mustOpenAPI(t *testing.T, group, version string, resources ...openAPIResource) map[string]any {
+func mustOpenAPI(t *testing.T, group, version string, resources ...Resource) map[string]any {
 	t.Helper()
-	data, err := openAPIGroupVersion(group, version, resources)
+	data, err := GroupVersion(group, version, resources)
 	if err != nil {
-		t.Fatalf("openAPIGroupVersion: %v", err)
+		t.Fatalf("GroupVersion: %v", err)
 	}
 	var doc map[string]any
 	if err := json.Unmarshal(data, &doc); err != nil {
@@ -361,7 +361,7 @@ type testGadget struct {
 }
 
 func TestOpenAPIClusterScopedAndCore(t *testing.T) {
-	gadgets := openAPIResource{Group: "example.com", Version: "v1", Kind: "Gadget", Plural: "gadgets", Type: reflect.TypeFor[testGadget]()}
+	gadgets := Resource{Group: "example.com", Version: "v1", Kind: "Gadget", Plural: "gadgets", Type: reflect.TypeFor[testGadget]()}
 	doc := mustOpenAPI(t, "example.com", "v1", gadgets)
 	paths := at(t, doc, "paths")
 	wantJSON(t, "paths", keysOf(paths), `["/apis/example.com/v1/gadgets","/apis/example.com/v1/gadgets/{name}"]`)
@@ -393,13 +393,13 @@ func TestOpenAPIClusterScopedAndCore(t *testing.T) {
 }
 
 func TestOpenAPIDeterministic(t *testing.T) {
-	gadgets := openAPIResource{Group: "example.com", Version: "v1", Kind: "Gadget", Plural: "gadgets", Type: reflect.TypeFor[testGadget]()}
-	first, err := openAPIGroupVersion("example.com", "v1", []openAPIResource{testWidgetResource, gadgets})
+	gadgets := Resource{Group: "example.com", Version: "v1", Kind: "Gadget", Plural: "gadgets", Type: reflect.TypeFor[testGadget]()}
+	first, err := GroupVersion("example.com", "v1", []Resource{testWidgetResource, gadgets})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 5 {
-		again, err := openAPIGroupVersion("example.com", "v1", []openAPIResource{gadgets, testWidgetResource})
+		again, err := GroupVersion("example.com", "v1", []Resource{gadgets, testWidgetResource})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -437,7 +437,7 @@ type testOpaque struct{}
 func (testOpaque) MarshalJSON() ([]byte, error) { return []byte(`"x"`), nil }
 
 func TestOpenAPIRecursiveTypes(t *testing.T) {
-	trees := openAPIResource{Group: "example.com", Version: "v1", Kind: "Tree", Plural: "trees", Type: reflect.TypeFor[testTree]()}
+	trees := Resource{Group: "example.com", Version: "v1", Kind: "Tree", Plural: "trees", Type: reflect.TypeFor[testTree]()}
 	doc := mustOpenAPI(t, "example.com", "v1", trees)
 	schemas := at(t, doc, "components", "schemas")
 	props := at(t, schemas, "com.example.v1.Tree", "properties")
@@ -505,7 +505,7 @@ type testKinds struct {
 }
 
 func TestOpenAPIFieldKinds(t *testing.T) {
-	r := openAPIResource{Group: "kinds.example.com", Version: "v1alpha1", Kind: "Kinds", Plural: "kinds", Type: reflect.TypeFor[testKinds]()}
+	r := Resource{Group: "kinds.example.com", Version: "v1alpha1", Kind: "Kinds", Plural: "kinds", Type: reflect.TypeFor[testKinds]()}
 	doc := mustOpenAPI(t, r.Group, r.Version, r)
 	s := at(t, doc, "components", "schemas", "com.example.kinds.v1alpha1.Kinds")
 	_ = testKinds{}.unexported
@@ -563,20 +563,20 @@ func TestOpenAPIErrors(t *testing.T) {
 	widget := testWidgetResource
 	for _, tc := range []struct {
 		name, group, version string
-		resources            []openAPIResource
+		resources            []Resource
 		want                 string
 	}{
-		{"unsupported field", "example.com", "v1", []openAPIResource{{Group: "example.com", Version: "v1", Kind: "Bad", Plural: "bads", Type: reflect.TypeFor[testBad]()}},
+		{"unsupported field", "example.com", "v1", []Resource{{Group: "example.com", Version: "v1", Kind: "Bad", Plural: "bads", Type: reflect.TypeFor[testBad]()}},
 			"spec.items[].done"},
-		{"map key", "example.com", "v1", []openAPIResource{{Group: "example.com", Version: "v1", Kind: "Bad", Plural: "bads", Type: reflect.TypeFor[testBadKey]()}},
+		{"map key", "example.com", "v1", []Resource{{Group: "example.com", Version: "v1", Kind: "Bad", Plural: "bads", Type: reflect.TypeFor[testBadKey]()}},
 			"byPoint"},
-		{"other group", "other.example.com", "v1", []openAPIResource{widget}, "example.com/v1"},
-		{"twice", "example.com", "v1", []openAPIResource{widget, widget}, "twice"},
-		{"not a struct", "example.com", "v1", []openAPIResource{{Group: "example.com", Version: "v1", Kind: "P", Plural: "ps", Type: reflect.TypeFor[*testWidget]()}}, "not a struct"},
-		{"no plural", "example.com", "v1", []openAPIResource{{Group: "example.com", Version: "v1", Kind: "P", Type: reflect.TypeFor[testWidget]()}}, "plural"},
+		{"other group", "other.example.com", "v1", []Resource{widget}, "example.com/v1"},
+		{"twice", "example.com", "v1", []Resource{widget, widget}, "twice"},
+		{"not a struct", "example.com", "v1", []Resource{{Group: "example.com", Version: "v1", Kind: "P", Plural: "ps", Type: reflect.TypeFor[*testWidget]()}}, "not a struct"},
+		{"no plural", "example.com", "v1", []Resource{{Group: "example.com", Version: "v1", Kind: "P", Type: reflect.TypeFor[testWidget]()}}, "plural"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := openAPIGroupVersion(tc.group, tc.version, tc.resources)
+			_, err := GroupVersion(tc.group, tc.version, tc.resources)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want one mentioning %q", err, tc.want)
 			}
@@ -637,7 +637,7 @@ func within[T any](t *testing.T, f func() T) T {
 }
 
 func TestOpenAPIRecursiveNonStructTypes(t *testing.T) {
-	r := openAPIResource{Group: "example.com", Version: "v1", Kind: "Rec", Plural: "recs", Type: reflect.TypeFor[testRecursiveKinds]()}
+	r := Resource{Group: "example.com", Version: "v1", Kind: "Rec", Plural: "recs", Type: reflect.TypeFor[testRecursiveKinds]()}
 	doc := within(t, func() map[string]any { return mustOpenAPI(t, r.Group, r.Version, r) })
 	schemas := at(t, doc, "components", "schemas")
 	props := at(t, schemas, "com.example.v1.Rec", "properties")
@@ -659,34 +659,15 @@ func TestOpenAPIRecursiveNonStructTypes(t *testing.T) {
 func TestOpenAPIPointerCycles(t *testing.T) {
 	for _, typ := range []reflect.Type{reflect.TypeFor[testPointerCycle](), reflect.TypeFor[testPointerCycle2]()} {
 		t.Run(typ.Name(), func(t *testing.T) {
-			r := openAPIResource{Group: "example.com", Version: "v1", Kind: "P", Plural: "ps", Type: typ}
+			r := Resource{Group: "example.com", Version: "v1", Kind: "P", Plural: "ps", Type: typ}
 			err := within(t, func() error {
-				_, err := openAPIGroupVersion(r.Group, r.Version, []openAPIResource{r})
+				_, err := GroupVersion(r.Group, r.Version, []Resource{r})
 				return err
 			})
 			if err == nil || !strings.Contains(err.Error(), "p: type") {
 				t.Errorf("error %v, want one naming the field p", err)
 			}
 		})
-	}
-}
-
-// Register builds the document: it must return for these types too.
-func TestRegisterRecursiveTypes(t *testing.T) {
-	s, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := within(t, func() error {
-		return Register(s, Resource[testRecursiveKinds]{Group: "example.com", Version: "v1", Kind: "Rec", Plural: "recs"})
-	}); err != nil {
-		t.Errorf("Register of recursive map, slice and array types: %v", err)
-	}
-	if err := within(t, func() error {
-		return Register(s, Resource[testPointerCycle]{Group: "example.com", Version: "v1", Kind: "P", Plural: "ps"})
-	}); err == nil {
-		t.Errorf("Register of a pointer type without end succeeded")
 	}
 }
 
@@ -721,8 +702,8 @@ func TestOpenAPIMapKeys(t *testing.T) {
 		{reflect.TypeFor[testKeyed[float64]](), false},
 	} {
 		t.Run(tc.typ.Name(), func(t *testing.T) {
-			r := openAPIResource{Group: "example.com", Version: "v1", Kind: "K", Plural: "ks", Type: tc.typ}
-			_, err := openAPIGroupVersion(r.Group, r.Version, []openAPIResource{r})
+			r := Resource{Group: "example.com", Version: "v1", Kind: "K", Plural: "ks", Type: tc.typ}
+			_, err := GroupVersion(r.Group, r.Version, []Resource{r})
 			if (err == nil) != tc.ok {
 				t.Errorf("error %v; want one: %v", err, !tc.ok)
 			}

@@ -1,4 +1,4 @@
-package apiserver
+package intern
 
 import (
 	"encoding/json"
@@ -10,11 +10,11 @@ import (
 	"github.com/kapi-dev/kapi"
 )
 
-// shrink must leave an object equal to what it was, with its long
+// Shrink must leave an object equal to what it was, with its long
 // annotations in the stored value's bytes and its repeated strings shared.
 func TestShrinkSharesStrings(t *testing.T) {
 	long := strings.Repeat("p", mapKeyMax) // too long for the map to be shared whole
-	var table stringTable
+	var table Table
 	var objs [2]*storedThing
 	var stored [2][]byte
 	for i := range objs {
@@ -31,9 +31,9 @@ func TestShrinkSharesStrings(t *testing.T) {
 		if err := json.Unmarshal(data, &decoded); err != nil {
 			t.Fatal(err)
 		}
-		table.shrink(&decoded, data)
+		table.Shrink(&decoded, data)
 		if !reflect.DeepEqual(&decoded, obj) {
-			t.Fatalf("shrink changed the object: %+v, want %+v", decoded, obj)
+			t.Fatalf("Shrink changed the object: %+v, want %+v", decoded, obj)
 		}
 		objs[i], stored[i] = &decoded, data
 	}
@@ -50,4 +50,10 @@ func TestShrinkSharesStrings(t *testing.T) {
 		unsafe.StringData(objs[0].Kind) != unsafe.StringData(objs[1].Kind) {
 		t.Error("repeated strings are not shared")
 	}
+}
+
+type storedThing struct {
+	kapi.TypeMeta   `json:",inline"`
+	kapi.ObjectMeta `json:"metadata,omitempty"`
+	Spec            map[string]string `json:"spec,omitempty"`
 }
