@@ -88,7 +88,7 @@ func crdSchemas(t testing.TB, dir string) []crdSchema {
 
 func TestRealCRDs(t *testing.T) {
 	objects := 40
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		objects = 5
 	}
 	for _, m := range crdModules {

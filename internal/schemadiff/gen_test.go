@@ -388,9 +388,12 @@ func compareGenerated(t *testing.T, src source, objects int) {
 	compareSchema(t, schemaJSON, list)
 }
 
+// raceEnabled is set in builds with the race detector (race_test.go).
+var raceEnabled bool
+
 func TestGenerated(t *testing.T) {
 	n := 1500
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		n = 200
 	}
 	for seed := range n {
