@@ -7,7 +7,8 @@ import (
 )
 
 // FuzzParse reads schema documents: Parse never panics, and neither do
-// Check, Prune, SetDefaults and Validate of what it accepts, on any object.
+// Check, Prune, SetDefaults, Validate and ValidateUpdate of what it
+// accepts, on any object.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(widgetSchema), []byte(`{"spec":{"color":"red","ports":[{"port":1},{"port":1}]}}`))
 	f.Add([]byte(`{"type":"object","properties":{"a":{"x-kubernetes-int-or-string":true,"anyOf":[{"type":"integer"},{"type":"string"}]}}}`), []byte(`{"a":1.5}`))
@@ -25,9 +26,12 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
+		old, _ := schema.DecodeJSON(object)
 		s.Prune(obj)
 		s.PrunedDefaults().SetDefaults(obj)
 		s.Validate(obj)
+		s.ValidateUpdate(obj, old)
+		s.ValidateUpdate(obj, obj)
 		s.ValidFieldPath(string(object))
 	})
 }

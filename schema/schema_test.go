@@ -301,3 +301,34 @@ func httpRoute(t testing.TB) (*schema.Schema, any) {
 	}
 	return s, obj
 }
+
+func TestValidateUpdate(t *testing.T) {
+	s := mustParse(t, `{"type":"object","properties":{"spec":{"type":"object","properties":{
+		"name":{"type":"string","maxLength":3},
+		"size":{"type":"integer","maximum":10},
+		"ports":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"],
+		  "items":{"type":"object","required":["name"],"properties":{"name":{"type":"string"},"port":{"type":"integer","maximum":100}}}},
+		"args":{"type":"array","items":{"type":"string","maxLength":1}}}}}}`)
+	old := `{"spec":{"name":"toolong","size":1,"ports":[{"name":"a","port":1000},{"name":"b","port":1}],"args":["xx"]}}`
+	for _, c := range []struct {
+		name, obj string
+		want      []string
+	}{
+		{"unchanged", old, nil},
+		{"other field changed", `{"spec":{"name":"toolong","size":2,"ports":[{"name":"a","port":1000},{"name":"b","port":1}],"args":["xx"]}}`, nil},
+		{"bad field changed", `{"spec":{"name":"stilltoolong","size":1,"ports":[{"name":"a","port":1000},{"name":"b","port":1}],"args":["xx"]}}`,
+			[]string{"spec.name: Too long: may not be more than 3 bytes"}},
+		{"map items by key", `{"spec":{"name":"toolong","ports":[{"name":"b","port":2},{"name":"a","port":1000}],"args":["xx"]}}`, nil},
+		{"new bad item", `{"spec":{"name":"toolong","ports":[{"name":"c","port":1000}],"args":["xx"]}}`,
+			[]string{"spec.ports[0].port: Invalid value: 1000: spec.ports[0].port in body should be less than or equal to 100"}},
+		{"atomic list items are not matched", `{"spec":{"name":"toolong","args":["xx","y"]}}`,
+			[]string{"spec.args[0]: Too long: may not be more than 1 byte"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := texts(s.ValidateUpdate(mustDecode(t, c.obj), mustDecode(t, old)))
+			if !slices.Equal(got, c.want) {
+				t.Errorf("ValidateUpdate(%s):\n got  %q\n want %q", c.obj, got, c.want)
+			}
+		})
+	}
+}
