@@ -101,8 +101,12 @@ func TestRealCRDs(t *testing.T) {
 				}
 				src := randSource{rand.New(rand.NewPCG(uint64(i), 7))}
 				var list [][]byte
-				for range objects {
-					list = append(list, genObject(src, root))
+				for j := range objects {
+					if j%2 == 0 {
+						list = append(list, genObject(conforming{src}, root))
+					} else {
+						list = append(list, genObject(src, root))
+					}
 				}
 				if !compareSchema(t, c.schema, list) {
 					t.Errorf("%s is refused", c.name)

@@ -39,6 +39,17 @@ func (s randSource) intn(n int) int {
 	return s.r.IntN(n)
 }
 
+// conforming is a source whose values follow the schema: the right
+// types, enum values, required members, no unknown fields, so that
+// objects are mostly valid and defaulting and pruning of known fields are
+// what is compared.
+type conforming struct{ source }
+
+func isConforming(src source) bool {
+	_, ok := src.(conforming)
+	return ok
+}
+
 func chance(src source, percent int) bool { return src.intn(100) < percent }
 
 func pick[T any](src source, l ...T) T { return l[src.intn(len(l))] }
@@ -265,13 +276,14 @@ func genClause(src source, s map[string]any) map[string]any {
 
 // genValue makes a value for a schema, most often of the right type.
 func genValue(src source, s map[string]any, depth int) any {
-	if s == nil || chance(src, 8) {
+	strict := isConforming(src)
+	if s == nil || (!strict && chance(src, 8)) {
 		return genAny(src, depth)
 	}
-	if chance(src, 4) {
+	if !strict && chance(src, 4) {
 		return nil
 	}
-	if enum, ok := s["enum"].([]any); ok && chance(src, 60) {
+	if enum, ok := s["enum"].([]any); ok && (strict || chance(src, 60)) {
 		return enum[src.intn(len(enum))]
 	}
 	if s["x-kubernetes-int-or-string"] == true {
@@ -282,8 +294,23 @@ func genValue(src source, s map[string]any, depth int) any {
 	}
 	switch s["type"] {
 	case "string":
+		if strict {
+			if sample, ok := formatSamples[s["format"]]; ok {
+				return sample
+			}
+			if min, ok := s["minLength"].(float64); ok && min > 0 {
+				return "abcdefgh"
+			}
+			return ""
+		}
 		return pick(src, strs...)
 	case "integer":
+		if strict {
+			if min, ok := s["minimum"].(float64); ok {
+				return int64(min) + 1
+			}
+			return int64(1)
+		}
 		return pick[any](src, int64(0), int64(1), int64(-3), int64(7), int64(10), int64(2147483648), 1.5)
 	case "number":
 		return pick[any](src, int64(0), 1.5, 2.5, -0.5, 1e6+0.5, int64(100))
@@ -292,7 +319,11 @@ func genValue(src source, s map[string]any, depth int) any {
 	case "array":
 		items, _ := s["items"].(map[string]any)
 		var l []any
-		for range src.intn(4) {
+		n := src.intn(4)
+		if strict {
+			n = 1 // items rarely differ in their keys or set values
+		}
+		for range n {
 			l = append(l, genValue(src, items, depth+1))
 		}
 		if l == nil {
@@ -313,9 +344,17 @@ func genValue(src source, s map[string]any, depth int) any {
 					map[string]any{"bogus": int64(1), "namespace": "Bad"}, map[string]any{"generation": 1.5, "name": "y"}, "notanobject")
 			}
 		}
+		required := map[string]bool{}
+		if strict {
+			if r, ok := s["required"].([]any); ok {
+				for _, k := range r {
+					required[k.(string)] = true
+				}
+			}
+		}
 		if props, ok := s["properties"].(map[string]any); ok {
 			for _, k := range slices.Sorted(maps.Keys(props)) {
-				if chance(src, 70) {
+				if required[k] || chance(src, 70) {
 					m[k] = genValue(src, props[k].(map[string]any), depth+1)
 				}
 			}
@@ -325,12 +364,19 @@ func genValue(src source, s map[string]any, depth int) any {
 				m[pick(src, names...)] = genValue(src, ap, depth+1)
 			}
 		}
-		if chance(src, 15) {
+		if !strict && chance(src, 15) {
 			m["zz"] = genAny(src, depth+1)
 		}
 		return m
 	}
 	return genAny(src, depth)
+}
+
+// formatSamples are valid strings of formats.
+var formatSamples = map[any]string{
+	"byte": "aGk=", "date-time": "2024-01-02T03:04:05Z", "date": "2024-01-02", "duration": "1h",
+	"ipv4": "10.0.0.1", "ipv6": "::1", "cidr": "10.0.0.0/8", "uuid": "123e4567-e89b-12d3-a456-426614174000",
+	"hostname": "example.com", "email": "a@example.com", "uri": "https://example.com",
 }
 
 // genAny makes any JSON value.
