@@ -48,11 +48,8 @@ type request struct {
 	name        string
 	subresource string
 	objType     *objectType // the type of the objects read and written
-	// managedByApply says a server-side apply has set the managed fields
-	// of what it writes: they record no Update.
-	managedByApply bool
-	query          url.Values
-	out            codec.Target // the response's format and view
+	query       url.Values
+	out         codec.Target // the response's format and view
 	// includeObject is the Table parameter: None, Metadata (also "") or Object.
 	includeObject    string
 	tableHeadersSent bool
@@ -64,10 +61,6 @@ type request struct {
 	rec              *RequestRecord // what observers see, or nil (observe.go)
 	w                http.ResponseWriter
 	r                *http.Request
-
-	// curValue is, during a read-modify-write (write), the current
-	// object's marshalStored encoding, or nil: see current.
-	curValue []byte
 }
 
 // handle serves one verb on the resources of one group version.
