@@ -2,9 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"mime"
 	"net/http"
@@ -12,7 +9,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 
@@ -20,7 +16,6 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
-	"github.com/kapi-dev/kapi/internal/jsonwrite"
 	"github.com/kapi-dev/kapi/patch"
 )
 
@@ -333,38 +328,6 @@ func (rq *request) consistent(ctx context.Context, rv string) error {
 	return nil
 }
 
-// stored is the storage form of an object: JSON without a resourceVersion,
-// which the store's revision supplies.
-func marshalStored(obj kapi.Object) ([]byte, error) {
-	meta := obj.GetObjectMeta()
-	rv := meta.ResourceVersion
-	meta.ResourceVersion = ""
-	defer func() { meta.ResourceVersion = rv }()
-	v := reflect.ValueOf(obj)
-	if enc := storedEncoder(v.Type()); enc != nil {
-		if value, ok := enc.Marshal(v); ok {
-			return value, nil
-		}
-	}
-	return json.Marshal(obj)
-}
-
-// storedEncoders holds the *jsonwrite.Encoder of each object type (nil if
-// json.Marshal writes all its values), by the type. marshalStored takes
-// any object, of a registered type or not, and finds its Encoder here in
-// a few nanoseconds; Register compiles it ahead of the first write.
-var storedEncoders sync.Map
-
-// storedEncoder returns the Encoder that writes objects of type t,
-// compiling it the first time.
-func storedEncoder(t reflect.Type) *jsonwrite.Encoder {
-	enc, ok := storedEncoders.Load(t)
-	if !ok {
-		enc, _ = storedEncoders.LoadOrStore(t, jsonwrite.New(t))
-	}
-	return enc.(*jsonwrite.Encoder)
-}
-
 func unmarshalStored(data []byte, obj kapi.Object) error {
 	return codec.UnmarshalJSON(data, obj)
 }
@@ -374,36 +337,6 @@ func shallowCopy(obj kapi.Object) kapi.Object {
 	v := reflect.New(reflect.TypeOf(obj).Elem())
 	v.Elem().Set(reflect.ValueOf(obj).Elem())
 	return v.Interface().(kapi.Object)
-}
-
-// randomSuffix is what generateName appends: five characters from the
-// alphabet Kubernetes uses (no vowels, no confusable digits).
-func randomSuffix() string {
-	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
-	b := make([]byte, 5)
-	_, _ = rand.Read(b)
-	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
-	}
-	return string(b)
-}
-
-// newUID is a random RFC 4122 version 4 UUID.
-func newUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	// 8-4-4-4-12 hex digits, as fmt's %x of each group wrote them, in one
-	// allocation: every create and every observed request makes one.
-	var s [36]byte
-	hex.Encode(s[0:8], b[0:4])
-	hex.Encode(s[9:13], b[4:6])
-	hex.Encode(s[14:18], b[6:8])
-	hex.Encode(s[19:23], b[8:10])
-	hex.Encode(s[24:], b[10:])
-	s[8], s[13], s[18], s[23] = '-', '-', '-', '-'
-	return string(s[:])
 }
 
 // mediaType is the bare media type of a Content-Type header.

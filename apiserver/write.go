@@ -3,13 +3,18 @@ package apiserver
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
 	"slices"
+	"sync"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/internal/jsonwrite"
 	"github.com/kapi-dev/kapi/internal/splice"
 	"github.com/kapi-dev/kapi/storage"
 )
@@ -264,6 +269,71 @@ func (rq *request) storeObject(ctx context.Context, key string, value []byte, ob
 	return rev, err
 }
 
+// offer hands the watch cache the image of obj (jsonimage.Image), the storage
+// version's object about to be stored as value at key: what decoding value
+// gives, which the cache then need not decode when the write's event
+// comes (watch.Cache.Offer). The cache's object is the old object of the
+// next write, which a user's hooks receive: it must be what a server
+// reading the store holds, not what the writer held (fractional seconds,
+// an empty slice under omitempty). The image is a new object; it shares
+// with obj the maps and slices that are their own image, which no write
+// changes once stored (a controller's write starts from a deep copy, see
+// current). A type Image cannot tell, or a value it cannot (a string that
+// is not UTF-8), is not offered. Call the returned function with the
+// write's outcome: it withdraws the offer unless the cache has yet to see
+// the write.
+func (rq *request) offer(key string, value []byte, obj kapi.Object) (written func(rev int64, err error)) {
+	c := rq.res.cache
+	ot := rq.res.storageVersion().objType
+	if c == nil || !ot.plainMetadata || ot.image == nil {
+		return func(int64, error) {}
+	}
+	img, ok := ot.image.Of(reflect.ValueOf(obj).Elem())
+	if !ok {
+		return func(int64, error) {}
+	}
+	offered := reflect.New(img.Type())
+	offered.Elem().Set(img)
+	c.Offer(key, value, offered.Interface())
+	return func(rev int64, err error) {
+		if err != nil || rq.s.hub.Reached(rev) {
+			c.Withdraw(key, value)
+		}
+	}
+}
+
+// marshalStored is the storage form of an object, its stored value: JSON
+// without a resourceVersion, which the store's revision supplies.
+func marshalStored(obj kapi.Object) ([]byte, error) {
+	meta := obj.GetObjectMeta()
+	rv := meta.ResourceVersion
+	meta.ResourceVersion = ""
+	defer func() { meta.ResourceVersion = rv }()
+	v := reflect.ValueOf(obj)
+	if enc := storedEncoder(v.Type()); enc != nil {
+		if value, ok := enc.Marshal(v); ok {
+			return value, nil
+		}
+	}
+	return json.Marshal(obj)
+}
+
+// storedEncoders holds the *jsonwrite.Encoder of each object type (nil if
+// json.Marshal writes all its values), by the type. marshalStored takes
+// any object, of a registered type or not, and finds its Encoder here in
+// a few nanoseconds; Register compiles it ahead of the first write.
+var storedEncoders sync.Map
+
+// storedEncoder returns the Encoder that writes objects of type t,
+// compiling it the first time.
+func storedEncoder(t reflect.Type) *jsonwrite.Encoder {
+	enc, ok := storedEncoders.Load(t)
+	if !ok {
+		enc, _ = storedEncoders.LoadOrStore(t, jsonwrite.New(t))
+	}
+	return enc.(*jsonwrite.Encoder)
+}
+
 // respondConverted answers obj, of the storage version, in the request's
 // version; value is its marshalStored encoding, or nil.
 func (rq *request) respondConverted(code int, obj kapi.Object, value []byte) error {
@@ -329,4 +399,34 @@ func (rq *request) validate(ctx context.Context, obj, old kapi.Object) FieldErro
 		errs = append(errs, validate(ctx, obj, old)...)
 	}
 	return errs
+}
+
+// randomSuffix is what generateName appends: five characters from the
+// alphabet Kubernetes uses (no vowels, no confusable digits).
+func randomSuffix() string {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	b := make([]byte, 5)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b)
+}
+
+// newUID is a random RFC 4122 version 4 UUID.
+func newUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	// 8-4-4-4-12 hex digits, as fmt's %x of each group wrote them, in one
+	// allocation: every create and every observed request makes one.
+	var s [36]byte
+	hex.Encode(s[0:8], b[0:4])
+	hex.Encode(s[9:13], b[4:6])
+	hex.Encode(s[14:18], b[6:8])
+	hex.Encode(s[19:23], b[8:10])
+	hex.Encode(s[24:], b[10:])
+	s[8], s[13], s[18], s[23] = '-', '-', '-', '-'
+	return string(s[:])
 }
