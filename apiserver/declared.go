@@ -12,11 +12,6 @@ import (
 // before the resource's own Default and Validate, and shown in its OpenAPI
 // schema.
 
-// WithRuleEngine evaluates the rule tags of the registered types (their
-// x-kubernetes-validations) with e: validation/cel's engine for CEL, as
-// CRDs have it. Without one, a type with a rule tag cannot be registered.
-func WithRuleEngine(e validation.RuleEngine) Option { return func(c *config) { c.ruleEngine = e } }
-
 // declare compiles the tags of the resource's type and puts their defaults
 // and checks in front of the resource's own hooks.
 func (r *resource) declare(engine validation.RuleEngine) error {

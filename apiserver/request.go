@@ -49,7 +49,7 @@ type request struct {
 	buf              encodeBuffers // where the response is encoded
 	warned           map[string]bool
 	warnedRunes      int
-	rec              *RequestRecord // what observers see, or nil (observe.go)
+	rec              *recording // what observers see, or nil (observe.go)
 	w                http.ResponseWriter
 	r                *http.Request
 }

@@ -1,4 +1,4 @@
-package apiserver
+package auth
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/kapi-dev/kapi/internal/pathpattern"
 )
 
 // Rule allows some verbs on some resources, or on some non-resource paths,
@@ -65,7 +67,7 @@ func RulesAuthorizer(bindings ...Binding) (Authorizer, error) {
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("apiserver: rules: %w", err)
+		return nil, fmt.Errorf("auth: rules: %w", err)
 	}
 	return rulesAuthorizer(bindings), nil
 }
@@ -79,6 +81,8 @@ var (
 	_ RuleResolver = rulesAuthorizer(nil)
 )
 
+// Authorize allows a when a rule of a binding of its user matches it, and
+// has no opinion otherwise.
 func (bindings rulesAuthorizer) Authorize(_ context.Context, a Attributes) (Decision, string, error) {
 	for _, b := range bindings {
 		if !b.binds(a.User) {
@@ -127,6 +131,7 @@ func (b Binding) clone() Binding {
 	return b
 }
 
+// binds says whether b names u, or one of u's groups.
 func (b Binding) binds(u User) bool {
 	if slices.Contains(b.Users, u.Name) {
 		return true
@@ -150,7 +155,7 @@ func (r Rule) check() error {
 			return errors.New("rules cannot apply to both regular resources and non-resource URLs")
 		}
 		for _, u := range r.NonResourceURLs {
-			if err := checkPathPattern(u); err != nil {
+			if err := pathpattern.Check(u); err != nil {
 				return fmt.Errorf("non-resource URL %w", err)
 			}
 		}
@@ -172,7 +177,7 @@ func (r Rule) allows(a Attributes) bool {
 	}
 	if !a.ResourceRequest {
 		for _, u := range r.NonResourceURLs {
-			if u == "*" || pathMatches(u, a.Path) {
+			if u == "*" || pathpattern.Match(u, a.Path) {
 				return true
 			}
 		}
@@ -187,6 +192,8 @@ func (r Rule) allows(a Attributes) bool {
 	return len(r.Namespaces) == 0 || slices.Contains(r.Namespaces, "*") || a.Namespace != "" && slices.Contains(r.Namespaces, a.Namespace)
 }
 
+// resourceMatches says whether one of r's resources names resource (with
+// its subresource), as RBAC's ResourceMatches does.
 func (r Rule) resourceMatches(resource, subresource string) bool {
 	combined := resource
 	if subresource != "" {
@@ -203,6 +210,7 @@ func (r Rule) resourceMatches(resource, subresource string) bool {
 	return false
 }
 
+// matchesAny says whether patterns hold s or "*".
 func matchesAny(patterns []string, s string) bool {
 	return slices.Contains(patterns, "*") || slices.Contains(patterns, s)
 }

@@ -1,4 +1,4 @@
-package apiserver
+package auth
 
 import "context"
 
@@ -14,17 +14,16 @@ type User struct {
 type userKey struct{}
 
 // WithUser returns a context carrying user, for handlers and hooks that run
-// under it.
+// under it. A server sets it once it has authenticated a request; a test
+// sets it to call a hook as some user.
 func WithUser(ctx context.Context, user User) context.Context {
-	if rec := recordFrom(ctx); rec != nil {
-		rec.noteUser(user)
-	}
 	return context.WithValue(ctx, userKey{}, user)
 }
 
 // UserFrom returns the user a request runs as: the one an authenticator
-// found, or system:anonymous under WithAnonymous; ok is false when the
-// server authenticates nobody (no WithAuthentication).
+// found, or system:anonymous when a server lets anonymous requests in; ok
+// is false when the context carries no user, as in a server that
+// authenticates nobody.
 func UserFrom(ctx context.Context) (user User, ok bool) {
 	user, ok = ctx.Value(userKey{}).(User)
 	return user, ok

@@ -1,4 +1,4 @@
-package apiserver
+package auth
 
 import (
 	"crypto/sha256"
@@ -108,7 +108,7 @@ func ReadTokenFile(r io.Reader) (map[string]User, error) {
 // authenticators. roots must not be nil.
 func ClientCertificates(roots *x509.CertPool) (Authenticator, error) {
 	if roots == nil {
-		return nil, errors.New("apiserver: client certificates: no CA pool")
+		return nil, errors.New("auth: client certificates: no CA pool")
 	}
 	return ClientCertificatesFrom(func() *x509.CertPool { return roots }), nil
 }
