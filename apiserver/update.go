@@ -65,7 +65,7 @@ type desired func(cur kapi.Object, value []byte) (kapi.Object, error)
 // be) and its marshalStored bytes, from which respondStored answers. rec
 // says whether it records an Update in managedFields or the object desired
 // makes carries them (server-side apply).
-func (rq *request) write(ctx context.Context, desired desired, rec recording) (kapi.Object, []byte, error) {
+func (rq *request) write(ctx context.Context, desired desired, rec managedRecord) (kapi.Object, []byte, error) {
 	dryRun, err := rq.dryRun(nil)
 	if err != nil {
 		return nil, nil, err

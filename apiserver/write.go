@@ -38,13 +38,13 @@ import (
 // a generated name is taken. Server-side apply records its managedFields
 // itself (recordedAlready).
 
-// recording says whether a write records its managedFields.
-type recording int
+// managedRecord says whether a write records its managedFields.
+type managedRecord int
 
 const (
 	// recordAnUpdate records that the request's manager changed the
 	// fields it changed, by an ordinary write.
-	recordAnUpdate recording = iota
+	recordAnUpdate managedRecord = iota
 	// recordedAlready writes the managedFields the object carries:
 	// server-side apply's, or those a create recorded on its first attempt.
 	recordedAlready
@@ -59,7 +59,7 @@ func (rq *request) create(ctx context.Context) error {
 }
 
 // createObject stores a new object decoded from a request.
-func (rq *request) createObject(ctx context.Context, obj kapi.Object, rec recording) error {
+func (rq *request) createObject(ctx context.Context, obj kapi.Object, rec managedRecord) error {
 	dryRun, err := rq.dryRun(nil)
 	if err != nil {
 		return err
@@ -236,7 +236,7 @@ func (v storedValue) unchanged(next, cur kapi.Object, stored []byte) (bool, erro
 // both in the request's version; curValue is cur's stored value when it
 // is its JSON (see current), else nil. The field manager reads the
 // objects' JSON from the values where it can, rather than encode them.
-func (rq *request) recordedValue(cur kapi.Object, curValue []byte, next, stored kapi.Object, bare storedValue, rec recording) ([]byte, error) {
+func (rq *request) recordedValue(cur kapi.Object, curValue []byte, next, stored kapi.Object, bare storedValue, rec managedRecord) ([]byte, error) {
 	if rec == recordAnUpdate {
 		if err := rq.recordManaged(cur, curValue, next, bare.bytes); err != nil {
 			return nil, err
