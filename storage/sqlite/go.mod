@@ -4,7 +4,10 @@ go 1.26.0
 
 replace github.com/kapi-dev/kapi => ../..
 
-require github.com/kapi-dev/kapi v0.0.0-00010101000000-000000000000
+require (
+	github.com/kapi-dev/kapi v0.0.0-00010101000000-000000000000
+	modernc.org/sqlite v1.62.0
+)
 
 require (
 	github.com/dustin/go-humanize v1.1.0 // indirect
@@ -16,5 +19,4 @@ require (
 	modernc.org/libc v1.80.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
-	modernc.org/sqlite v1.62.0 // indirect
 )
