@@ -264,7 +264,7 @@ func list(ctx context.Context, tx *sql.Tx, prefix string, opts storage.ListOptio
 	res := storage.ListResult{Revision: rev}
 	cond, args := keyRange(prefix, max(prefix, opts.Start))
 	var (
-		changed map[string]bool  // keys written after rev
+		changed map[string]bool    // keys written after rev
 		before  []storage.KeyValue // their versions at rev, in key order
 	)
 	if older {
@@ -276,10 +276,10 @@ func list(ctx context.Context, tx *sql.Tx, prefix string, opts storage.ListOptio
 		}
 		for rows.Next() {
 			var (
-				key          []byte
-				op           int64
-				kv           storage.KeyValue
-				prev         []byte
+				key  []byte
+				op   int64
+				kv   storage.KeyValue
+				prev []byte
 			)
 			if err := rows.Scan(&key, &op, &kv.CreateRevision, &kv.ModRevision, &prev); err != nil {
 				rows.Close()

@@ -131,4 +131,3 @@ func (s *Store) waitChannel() <-chan struct{} {
 		}
 	}
 }
-
