@@ -141,6 +141,7 @@ var measureWrites = flag.Int("sqlite.writes", 30000, "writes of TestMeasureCompa
 // and the same after a Compact that drops the whole window at once.
 //
 //	go test -run TestMeasureCompaction -v -sqlite.writes 1000000 ./storage/sqlite/
+//
 // A second run with a window wider than the writes, which never compacts,
 // gives the write waits of the machine without compaction beside them.
 func TestMeasureCompaction(t *testing.T) {

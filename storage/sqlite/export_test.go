@@ -19,6 +19,12 @@ func LongestCommit(s *Store) time.Duration { return time.Duration(s.longest.Load
 // connection, for benchmarks of what FULL costs.
 func WithSynchronous(mode string) Option { return func(c *config) { c.synchronous = mode } }
 
+// WithWritePragma adds a pragma to the write connection's, such as
+// max_page_count(N), which makes the file full at N pages.
+func WithWritePragma(p string) Option {
+	return func(c *config) { c.writePragmas = append(c.writePragmas, p) }
+}
+
 // Rows counts the rows of the tables current and log.
 func Rows(s *Store) (current, log int64, err error) {
 	err = s.view(context.Background(), func(tx *sql.Tx, _ meta) error {

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	sqlite "modernc.org/sqlite"
+	_ "modernc.org/sqlite" // the driver "sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/kapi-dev/kapi/storage"
@@ -42,6 +42,7 @@ type config struct {
 	historyBytes int64
 	synchronous  string
 	purgeChunk   int64
+	writePragmas []string // for tests: more pragmas of the write connection
 }
 
 // WithHistory sets how many revisions of history the store keeps: with the
@@ -155,7 +156,7 @@ func (s *Store) openDBs() error {
 	var err error
 	// The write connection sets the file to WAL, where readers never wait
 	// for the writer nor it for them.
-	s.writeDB, err = sql.Open("sqlite", dsn(s.path, "journal_mode(WAL)", "synchronous("+s.config.synchronous+")"))
+	s.writeDB, err = sql.Open("sqlite", dsn(s.path, append([]string{"journal_mode(WAL)", "synchronous(" + s.config.synchronous + ")"}, s.config.writePragmas...)...))
 	if err != nil {
 		return err
 	}
@@ -493,7 +494,7 @@ func isSentinel(err error) bool {
 // faultOf classifies an SQLite error as one of the storage faults, or nil
 // if it is none.
 func faultOf(err error) error {
-	var se *sqlite.Error
+	var se interface{ Code() int } // *sqlite.Error
 	if !errors.As(err, &se) {
 		return nil
 	}
