@@ -1,0 +1,2 @@
+// Package postgres is kapi's storage backend on PostgreSQL.
+package postgres
