@@ -282,9 +282,7 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (int64, error
 	if len(liveKeys) > 0 {
 		b.Queue(s.sql.upsertCurrent, liveKeys, liveValues, liveCreates, liveMods)
 	}
-	if s.config.unorderedRevisions {
-		b.Queue(s.sql.raiseRevision, rev)
-	} else {
+	if !s.config.unorderedRevisions { // which leaves the counter alone: its lock would order the commits
 		b.Queue(s.sql.setRevision, rev)
 	}
 	b.Queue(s.sql.notify, s.sql.channelName, fmt.Sprint(rev))

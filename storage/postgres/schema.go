@@ -28,7 +28,6 @@ type statements struct {
 	notify        string
 	// The test switch's way: revisions from a sequence.
 	nextRevisions  string
-	raiseRevision  string
 	createSequence string
 
 	pollLog   string
@@ -112,7 +111,6 @@ ON CONFLICT (key) DO UPDATE SET value = excluded.value, create_rev = excluded.cr
 	sequence := q("unordered_revision")
 	st.createSequence = fmt.Sprintf(`CREATE SEQUENCE IF NOT EXISTS %s START %d`, sequence, initialRevision+1)
 	st.nextRevisions = fmt.Sprintf(`SELECT nextval('%s') FROM generate_series(1, $1)`, strings.ReplaceAll(sequence, "'", "''"))
-	st.raiseRevision = fmt.Sprintf(`UPDATE %s SET rev = greatest(rev, $1)`, revision)
 
 	// The poller's read: the log after a revision, each row with the value
 	// it replaced, and the window, in one snapshot. A row after the
