@@ -67,6 +67,8 @@ func (s *Store) prune(ctx context.Context) error {
 func (s *Store) pruneOnce(ctx context.Context) (done bool, err error) {
 	ctx, cancel := s.opContext(ctx)
 	defer cancel()
+	began := time.Now()
+	var deleted int64
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var compacted, pruned int64
 		if err := tx.QueryRow(ctx, s.sql.lockPrune).Scan(&compacted, &pruned); err != nil {
@@ -77,13 +79,18 @@ func (s *Store) pruneOnce(ctx context.Context) (done bool, err error) {
 			return nil
 		}
 		to := min(compacted, pruned+pruneChunk)
-		if _, err := tx.Exec(ctx, s.sql.prune, pruned, to); err != nil {
+		tag, err := tx.Exec(ctx, s.sql.prune, pruned, to)
+		if err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, s.sql.setPruned, to)
+		deleted = tag.RowsAffected()
+		_, err = tx.Exec(ctx, s.sql.setPruned, to)
 		done = to == compacted
 		return err
 	})
+	if err == nil && deleted > 0 && s.config.onPrune != nil {
+		s.config.onPrune(began, time.Since(began), deleted)
+	}
 	return done, s.fail(ctx, err)
 }
 

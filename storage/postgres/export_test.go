@@ -1,5 +1,7 @@
 package postgres
 
+import "time"
+
 // WithUnorderedRevisions breaks the store on purpose, for the test that
 // must catch it: revisions come from a sequence, taken without the revision
 // counter's lock, so that transactions may commit out of the order of their
@@ -18,4 +20,10 @@ func WithUnorderedRevisions(delay func(revs []int64)) Option {
 // assigned and its commit, without breaking anything.
 func WithBeforeCommit(f func(revs []int64)) Option {
 	return func(c *config) { c.beforeCommit = f }
+}
+
+// WithPruneObserver calls f after each pruning transaction that deleted
+// rows, with when it began, how long it took and how many rows it deleted.
+func WithPruneObserver(f func(began time.Time, took time.Duration, deleted int64)) Option {
+	return func(c *config) { c.onPrune = f }
 }

@@ -42,6 +42,8 @@ type config struct {
 	// revisions are assigned, before it commits.
 	unorderedRevisions bool
 	beforeCommit       func(revs []int64)
+	// And one called after each pruning transaction that deleted rows.
+	onPrune func(began time.Time, took time.Duration, deleted int64)
 }
 
 // WithSchema sets the PostgreSQL schema the store's tables live in,
