@@ -27,3 +27,9 @@ func WithBeforeCommit(f func(revs []int64)) Option {
 func WithPruneObserver(f func(began time.Time, took time.Duration, deleted int64)) Option {
 	return func(c *config) { c.onPrune = f }
 }
+
+// WithoutNotifications makes the store listen on a channel nobody
+// notifies, so that only its poll tells it of other stores' writes.
+func WithoutNotifications() Option {
+	return func(c *config) { c.listenElsewhere = true }
+}

@@ -42,8 +42,10 @@ type config struct {
 	// revisions are assigned, before it commits.
 	unorderedRevisions bool
 	beforeCommit       func(revs []int64)
-	// And one called after each pruning transaction that deleted rows.
-	onPrune func(began time.Time, took time.Duration, deleted int64)
+	// And one called after each pruning transaction that deleted rows;
+	// and a switch that makes the store listen on a channel of its own.
+	onPrune         func(began time.Time, took time.Duration, deleted int64)
+	listenElsewhere bool
 }
 
 // WithSchema sets the PostgreSQL schema the store's tables live in,

@@ -239,7 +239,11 @@ func (s *Store) listenOnce() {
 		defer cancel()
 		conn.Close(ctx)
 	}()
-	if _, err := conn.Exec(s.bg, "LISTEN "+s.sql.channel); err != nil {
+	channel := s.sql.channel
+	if s.config.listenElsewhere {
+		channel = pgx.Identifier{s.sql.channelName + ".nobody"}.Sanitize()
+	}
+	if _, err := conn.Exec(s.bg, "LISTEN "+channel); err != nil {
 		return
 	}
 	s.pollSoon() // for what was notified while nobody listened
