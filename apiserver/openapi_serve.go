@@ -9,8 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kapi-dev/kapi/internal/openapi"
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/kapi-dev/kapi/internal/openapi"
 )
 
 // openAPIDoc is one group version's OpenAPI v3 document, built once when
