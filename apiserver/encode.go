@@ -15,6 +15,7 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/internal/listcache"
 	"github.com/kapi-dev/kapi/internal/splice"
 	"github.com/kapi-dev/kapi/watch"
 )
@@ -282,13 +283,13 @@ func (rq *request) writeList(meta kapi.ListMeta, items []*watch.Item) error {
 		// Written from the stored values themselves, the resourceVersion
 		// put between their two halves: no copy of the objects' bytes;
 		// or, for a whole collection listed before in this state, from
-		// the items joined then (see listBodies).
+		// the items joined then (see listcache.Bodies).
 		tm := kapi.TypeMeta{Kind: rq.res.Kind + "List", APIVersion: rq.res.apiVersion()}
 		lists := &rq.res.storageVersion().lists
 		var joined []byte
 		keep := false
 		if rq.listChange > 0 {
-			joined, keep = lists.get(rq.listPrefix, rq.listChange, len(items))
+			joined, keep = lists.Get(rq.listPrefix, rq.listChange, len(items))
 		}
 		if joined != nil {
 			var err error
@@ -302,7 +303,7 @@ func (rq *request) writeList(meta kapi.ListMeta, items []*watch.Item) error {
 				return err
 			}
 			if keep {
-				lists.keep(rq.listPrefix, rq.listChange, len(items), joinElements(pieces, 3, "", ",", ""))
+				lists.Keep(rq.listPrefix, rq.listChange, len(items), listcache.Join(pieces, 3, "", ",", ""))
 			}
 			if body, err = f.ListBodyOfPieces(tm, meta, pieces, 3); err != nil {
 				return err
