@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/internal/httpbody"
 	"github.com/kapi-dev/kapi/internal/listcache"
 	"github.com/kapi-dev/kapi/internal/splice"
 	"github.com/kapi-dev/kapi/storage"
@@ -223,8 +223,7 @@ func (rq *request) recordFrames(data []byte) {
 // small buffer and chunk writer, a syscall per 4 KiB. An idle watch holds
 // no such buffer: it comes from a pool and goes back after each burst.
 func (rq *request) startBurst() {
-	rq.buf.burst = streamBuffers.Get().(*bufio.Writer)
-	rq.buf.burst.Reset(rq.w)
+	rq.buf.burst = httpbody.Buffer(rq.w)
 }
 
 // endBurst writes what the burst's buffer holds and gives it back.
@@ -232,9 +231,7 @@ func (rq *request) endBurst() {
 	if rq.buf.burst == nil {
 		return
 	}
-	_ = rq.buf.burst.Flush() // a broken connection fails the next write too
-	rq.buf.burst.Reset(nil)
-	streamBuffers.Put(rq.buf.burst)
+	_ = httpbody.Release(rq.buf.burst) // a broken connection fails the next write too
 	rq.buf.burst = nil
 }
 
