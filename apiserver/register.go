@@ -300,7 +300,9 @@ func (r *resource) complete(status bool) error {
 	if r.Kind == "" || strings.ContainsAny(r.Kind, "/. ") {
 		errs = append(errs, fmt.Errorf("kind %q is empty or holds one of '/', '.', ' '", r.Kind))
 	}
-	if !dns1123Label.MatchString(r.Plural) {
+	if r.Plural == "" {
+		errs = append(errs, errors.New("Plural is required: the resource's name in URLs, as widgets in /apis/example.com/v1/widgets"))
+	} else if !dns1123Label.MatchString(r.Plural) {
 		errs = append(errs, fmt.Errorf("plural %q is not a lower-case DNS-1123 label", r.Plural))
 	}
 	if r.Singular == "" {

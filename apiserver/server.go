@@ -85,7 +85,7 @@ func (s *Server) add(r *resource) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.handler.Load() != nil || s.completed {
-		return fmt.Errorf("apiserver: register %s: the server is already serving", r.gvk())
+		return fmt.Errorf("apiserver: register %s: too late: Register must be called before Complete, the first request (ServeHTTP) and Close; a server's resources are fixed from then on", r.gvk())
 	}
 	for _, o := range s.resources {
 		if o.Group == r.Group && o.Kind == r.Kind {
