@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/kapi-dev/kapi/internal/httpbody"
 	"github.com/kapi-dev/kapi/internal/openapi"
 )
 
@@ -85,7 +86,7 @@ func serveOpenAPI(gv groupVersion, d *openAPIDoc) http.HandlerFunc {
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
-		writeBody(w, r, http.StatusOK, "application/json", d.data)
+		httpbody.Write(w, r, http.StatusOK, "application/json", d.data)
 	}
 }
 
@@ -145,7 +146,7 @@ func serveOpenAPIV2(version VersionInfo) http.HandlerFunc {
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
-		writeBody(w, r, http.StatusOK, h.Get("Content-Type"), data)
+		httpbody.Write(w, r, http.StatusOK, h.Get("Content-Type"), data)
 	}
 }
 

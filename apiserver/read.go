@@ -157,7 +157,7 @@ func (rq *request) list(ctx context.Context) error {
 		items, rev, n = rq.res.cache.List(prefix, "", int(limit), sel.filter())
 		if rq.res.cache.LastChange() == before && sel.empty() && limit == 0 && !rq.res.converts() {
 			// The items are the collection at its last change (see
-			// listBodies): the state they were read from is no newer.
+			// listcache.Bodies): the state they were read from is no newer.
 			rq.listPrefix, rq.listChange = prefix, before
 		}
 		remaining = int64(n)

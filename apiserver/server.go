@@ -13,6 +13,7 @@ import (
 
 	"github.com/kapi-dev/kapi/gc"
 	"github.com/kapi-dev/kapi/internal/guard"
+	"github.com/kapi-dev/kapi/internal/listcache"
 	"github.com/kapi-dev/kapi/storage/memory"
 	"github.com/kapi-dev/kapi/versions"
 	"github.com/kapi-dev/kapi/watch"
@@ -24,8 +25,8 @@ import (
 type Server struct {
 	config config
 	hub    *watch.Hub
-	flow   *guard.Flow // what is in flight (internal/guard)
-	lists  listBudget  // the whole-collection lists kept; see listcache.go
+	flow   *guard.Flow      // what is in flight (internal/guard)
+	lists  listcache.Budget // the whole-collection lists kept (internal/listcache)
 
 	handler atomic.Pointer[http.Handler] // set when serving starts; no registration after
 

@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -14,6 +13,8 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/internal/httpbody"
+	"github.com/kapi-dev/kapi/internal/listcache"
 	"github.com/kapi-dev/kapi/internal/splice"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/watch"
@@ -154,7 +155,7 @@ func (rq *request) streamWatch(ctx context.Context, spec *watchSpec) error {
 // itself when they are JSON frames of the storage version, as a LIST
 // writes its items (see storedListPieces): from the stored values, or
 // from the frames of the whole collection kept joined by the last watch
-// that started at the same state (listBodies), as the informers of a
+// that started at the same state (listcache.Bodies), as the informers of a
 // fleet restarting start at once.
 func (rq *request) writeInitial(watcher *watch.Watcher) error {
 	if rq.out.MediaType() != codec.MediaTypeJSON || rq.out.View != codec.ViewObject || !rq.res.objType.plainMetadata || rq.res.converts() {
@@ -166,7 +167,7 @@ func (rq *request) writeInitial(watcher *watch.Watcher) error {
 	var data []byte
 	keep := false
 	if whole > 0 {
-		data, keep = frames.get(rq.res.cache.Prefix()+watcher.Prefix(), whole, len(items))
+		data, keep = frames.Get(rq.res.cache.Prefix()+watcher.Prefix(), whole, len(items))
 	}
 	if data == nil {
 		pieces, err := rq.storedListPieces(items, nil)
@@ -174,8 +175,8 @@ func (rq *request) writeInitial(watcher *watch.Watcher) error {
 			return err
 		}
 		if keep {
-			data = joinElements(pieces, 3, open, "", close)
-			frames.keep(rq.res.cache.Prefix()+watcher.Prefix(), whole, len(items), data)
+			data = listcache.Join(pieces, 3, open, "", close)
+			frames.Keep(rq.res.cache.Prefix()+watcher.Prefix(), whole, len(items), data)
 		}
 		if data == nil {
 			rq.startBurst()
@@ -222,8 +223,7 @@ func (rq *request) recordFrames(data []byte) {
 // small buffer and chunk writer, a syscall per 4 KiB. An idle watch holds
 // no such buffer: it comes from a pool and goes back after each burst.
 func (rq *request) startBurst() {
-	rq.buf.burst = streamBuffers.Get().(*bufio.Writer)
-	rq.buf.burst.Reset(rq.w)
+	rq.buf.burst = httpbody.Buffer(rq.w)
 }
 
 // endBurst writes what the burst's buffer holds and gives it back.
@@ -231,9 +231,7 @@ func (rq *request) endBurst() {
 	if rq.buf.burst == nil {
 		return
 	}
-	_ = rq.buf.burst.Flush() // a broken connection fails the next write too
-	rq.buf.burst.Reset(nil)
-	streamBuffers.Put(rq.buf.burst)
+	_ = httpbody.Release(rq.buf.burst) // a broken connection fails the next write too
 	rq.buf.burst = nil
 }
 
