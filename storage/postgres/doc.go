@@ -60,8 +60,9 @@
 // The lock makes writes one transaction at a time across the database; a
 // process recovers throughput by group commit, as the bolt backend does:
 // one goroutine, the committer, applies every write waiting when it starts
-// a transaction in that one transaction (at most 256): four round trips
-// and one WAL flush for all of them. Preconditions are checked in Go
+// a transaction in that one transaction (at most 256): two round trips
+// (BEGIN, the lock and the reads; the writes and COMMIT) and one WAL flush
+// for all of them. Preconditions are checked in Go
 // against the versions read under the lock, one write after the other, so
 // a failed precondition fails only its own write and uses no revision.
 // Revisions are store-wide and consecutive, and a new store is at
@@ -113,10 +114,11 @@
 // connections is [storage.ErrUnavailable]; a timeout (the store's or the
 // server's statement_timeout) is [storage.ErrTimeout]; a full disk is
 // [storage.ErrNoSpace]; a key too large for the index is
-// [storage.ErrTooLarge]. A write whose COMMIT was sent but not answered (a
-// lost connection, a timeout, the server shutting down) is also
-// [storage.ErrOutcomeUnknown]: only a read can tell. A write that failed
-// before its COMMIT was not applied. The HTTP layer answers these 503 or
+// [storage.ErrTooLarge]. A write whose last round trip (its statements
+// and COMMIT) was sent but not answered (a lost connection, a timeout, the
+// server shutting down) is also [storage.ErrOutcomeUnknown]: only a read
+// can tell. A write that failed before it, or that the server answered
+// with an error, was not applied. The HTTP layer answers these 503 or
 // 504 with Retry-After, "may or may not have been applied" where the
 // outcome is unknown. The pool reconnects by itself, and the poller and
 // the listener resume, so a store outlives a restart of PostgreSQL
