@@ -187,6 +187,12 @@ func freshSchema(t testing.TB) string {
 	t.Helper()
 	needDatabase(t)
 	name := fmt.Sprintf("test_%d_%d", os.Getpid(), schemas.Add(1))
+	dropAtEnd(t, name)
+	return name
+}
+
+// dropAtEnd drops the schema when the test ends.
+func dropAtEnd(t testing.TB, name string) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -197,7 +203,6 @@ func freshSchema(t testing.TB) string {
 		defer conn.Close(ctx)
 		_, _ = conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{name}.Sanitize()+" CASCADE")
 	})
-	return name
 }
 
 // mustStore returns a store in schema, closed when the test ends.
