@@ -31,8 +31,14 @@ const (
 	opDelete
 )
 
-// maxBatch bounds the writes of one transaction.
-const maxBatch = 256
+const (
+	// maxBatch bounds the writes of one transaction.
+	maxBatch = 256
+	// maxKeyLen is the longest key the store takes: PostgreSQL's B-trees
+	// refuse entries of more than about 2700 bytes, and a refusal in a
+	// transaction would fail every write of its batch.
+	maxKeyLen = 2048
+)
 
 type request struct {
 	ctx    context.Context
@@ -54,6 +60,9 @@ type request struct {
 func (s *Store) write(ctx context.Context, r *request) (int64, storage.KeyValue, error) {
 	if err := s.check(ctx, r.expect); err != nil {
 		return 0, storage.KeyValue{}, err
+	}
+	if len(r.key) > maxKeyLen {
+		return 0, storage.KeyValue{}, fmt.Errorf("%w: postgres: key of %d bytes, the most is %d", storage.ErrTooLarge, len(r.key), maxKeyLen)
 	}
 	if r.value == nil && r.op != opDelete {
 		r.value = []byte{}
