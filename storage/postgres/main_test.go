@@ -18,6 +18,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/kapi-dev/kapi/internal/leakcheck"
 	"github.com/kapi-dev/kapi/storage/postgres"
 )
 
@@ -27,7 +28,8 @@ import (
 // PostgreSQL refuses to run as root; listening on 127.0.0.1 and a Unix
 // socket in that directory only) and remove at the end. Each test's stores
 // live in a schema of their own. Without PostgreSQL the tests skip, saying
-// why, except in CI (CI set), where they fail.
+// why, except in CI (CI set), where they fail. No goroutine may outlive
+// the tests (leakcheck): a store's Close ends all of its own.
 
 var (
 	// baseURL is the connection URL of the tests' database.
@@ -46,7 +48,7 @@ func TestMain(m *testing.M) {
 func runMain(m *testing.M) int {
 	if url := os.Getenv("KAPI_POSTGRES_URL"); url != "" {
 		baseURL = url
-		return m.Run()
+		return leakcheck.Main(m)
 	}
 	c, err := startCluster()
 	if err != nil {
@@ -55,11 +57,11 @@ func runMain(m *testing.M) int {
 			return 1
 		}
 		skipReason = fmt.Sprintf("no PostgreSQL to test on: %v (install postgresql, or set KAPI_POSTGRES_URL)", err)
-		return m.Run()
+		return leakcheck.Main(m)
 	}
 	defer c.remove()
 	testCluster, baseURL = c, c.url()
-	return m.Run()
+	return leakcheck.Main(m)
 }
 
 // cluster is a throwaway PostgreSQL cluster.
