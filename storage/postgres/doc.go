@@ -66,7 +66,11 @@
 // against the versions read under the lock, one write after the other, so
 // a failed precondition fails only its own write and uses no revision.
 // Revisions are store-wide and consecutive, and a new store is at
-// revision 1, as etcd's.
+// revision 1, as etcd's. The price of the lock: a process that stalls
+// between its two round trips (stopped, swapping, cut off from the
+// database) stalls every writer of the schema until it goes on, its
+// connection breaks, or the server ends its session, after twice
+// [WithTimeout] idle in the transaction.
 //
 // # Watch, LISTEN and NOTIFY
 //
