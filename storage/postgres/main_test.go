@@ -145,6 +145,9 @@ func (c *cluster) run(program string, args ...string) error {
 	argv := append(slices.Clone(c.as), filepath.Join(c.bin, program))
 	argv = append(argv, args...)
 	cmd := exec.Command(argv[0], argv[1:]...)
+	// In a directory the server's user may enter, whatever the test's is
+	// (under root's home, say).
+	cmd.Dir = c.dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, out)
