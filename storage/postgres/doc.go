@@ -98,14 +98,16 @@
 // intervals for other replicas' writes, the store's compactor moves the
 // window's start (one UPDATE of the compaction row, after which reads and
 // watches below it fail with ErrExpired, 410 Gone at the HTTP layer), then
-// prunes the log behind it in transactions of 1000 revisions each: for
+// prunes the log behind it in transactions of 500 revisions each: for
 // each log row of those revisions it deletes the version the row replaced,
 // and the row itself if it is a deletion. What stays is every revision of
 // the window and, for each live key, its newest version before the window,
 // so the log holds at most the window plus one row per key. Writers never
 // wait for pruning (it takes no lock they take); a pruning transaction
-// deletes at most 2000 rows by primary key. Several replicas prune in
-// turns on the compaction row's lock. [Store.Compact] compacts on demand.
+// deletes at most 1000 rows by primary key, and does not wait for its WAL
+// to be flushed (a pruning lost in a crash is done again). Several
+// replicas prune in turns on the compaction row's lock. [Store.Compact]
+// compacts on demand.
 // PostgreSQL's autovacuum reclaims the deleted rows' space.
 //
 // # Faults
