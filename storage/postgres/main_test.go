@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -163,6 +164,54 @@ func (c *cluster) start() error {
 // stop stops the server: mode "immediate" is a crash, all but a kill -9.
 func (c *cluster) stop(mode string) error {
 	return c.run("pg_ctl", "-D", c.data(), "-m", mode, "-w", "-t", "60", "stop")
+}
+
+// kill sends SIGKILL to the postmaster and waits until it is gone (a
+// zombie counts as gone: the machine's init may not reap it).
+func (c *cluster) kill() error {
+	pidFile, err := os.ReadFile(filepath.Join(c.data(), "postmaster.pid"))
+	if err != nil {
+		return err
+	}
+	first, _, _ := strings.Cut(string(pidFile), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(first))
+	if err != nil {
+		return fmt.Errorf("postmaster.pid: %w", err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(30 * time.Second); running(pid); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the killed postmaster %d still runs after 30s", pid)
+		}
+	}
+	return nil
+}
+
+// running says whether process pid exists and is not a zombie.
+func running(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// "pid (comm) state ...": comm may hold spaces, not ")".
+	_, rest, _ := strings.Cut(string(stat), ") ")
+	return rest != "" && rest[0] != 'Z' && rest[0] != 'X'
+}
+
+// startAfterKill starts the server again once the killed postmaster's
+// backends, which notice their parent's death by themselves, have let go
+// of its shared memory: until then PostgreSQL refuses to start.
+func (c *cluster) startAfterKill() error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := c.start()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func (c *cluster) remove() {
