@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -81,7 +82,7 @@ func faultOf(code string) error {
 // after the commit was durable.
 func outcomeUnknown(err error) error {
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && cmp(pgErr.SeverityUnlocalized, pgErr.Severity) == "ERROR" {
+	if errors.As(err, &pgErr) && cmp.Or(pgErr.SeverityUnlocalized, pgErr.Severity) == "ERROR" {
 		return err
 	}
 	return fmt.Errorf("%w (%w)", err, storage.ErrOutcomeUnknown)
