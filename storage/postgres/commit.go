@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -32,8 +31,14 @@ const (
 	opDelete
 )
 
-// maxBatch bounds the writes of one transaction.
-const maxBatch = 256
+const (
+	// maxBatch bounds the writes of one transaction.
+	maxBatch = 256
+	// maxKeyLen is the longest key the store takes: PostgreSQL's B-trees
+	// refuse entries of more than about 2700 bytes, and a refusal in a
+	// transaction would fail every write of its batch.
+	maxKeyLen = 2048
+)
 
 type request struct {
 	ctx    context.Context
@@ -55,6 +60,9 @@ type request struct {
 func (s *Store) write(ctx context.Context, r *request) (int64, storage.KeyValue, error) {
 	if err := s.check(ctx, r.expect); err != nil {
 		return 0, storage.KeyValue{}, err
+	}
+	if len(r.key) > maxKeyLen {
+		return 0, storage.KeyValue{}, fmt.Errorf("%w: postgres: key of %d bytes, the most is %d", storage.ErrTooLarge, len(r.key), maxKeyLen)
 	}
 	if r.value == nil && r.op != opDelete {
 		r.value = []byte{}
@@ -151,15 +159,13 @@ func (s *Store) commit(batch []*request) {
 // commitBatch runs commit's transaction and returns its last revision, 0
 // if it wrote nothing.
 func (s *Store) commitBatch(ctx context.Context, batch []*request) (int64, error) {
-	tx, err := s.pool.Begin(ctx)
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return 0, s.fail(ctx, err)
 	}
-	defer func() {
-		rctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_ = tx.Rollback(rctx) // nothing after a commit
-	}()
+	// A connection left in a transaction by an error is not reused: the
+	// pool closes it, which rolls the transaction back.
+	defer conn.Release()
 
 	keys := make([][]byte, 0, len(batch))
 	state := make(map[string]version, len(batch))
@@ -174,6 +180,9 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (int64, error
 		revs []int64 // the unordered switch's
 		b    pgx.Batch
 	)
+	// Two round trips: BEGIN, the lock and the reads; then the writes and
+	// COMMIT.
+	b.Queue("BEGIN")
 	readCurrent := s.sql.readCurrent
 	if s.config.unorderedRevisions {
 		// Test-only: no counter lock, so the current rows are locked
@@ -207,7 +216,7 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (int64, error
 			return rows.Err()
 		})
 	}
-	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
 		return 0, s.fail(ctx, err)
 	}
 
@@ -254,6 +263,9 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (int64, error
 		}
 	}
 	if applied == 0 {
+		if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
+			return 0, s.fail(ctx, err)
+		}
 		return 0, nil
 	}
 
@@ -286,13 +298,14 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (int64, error
 		b.Queue(s.sql.setRevision, rev)
 	}
 	b.Queue(s.sql.notify, s.sql.channelName, fmt.Sprint(rev))
-	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
-		return 0, s.fail(ctx, err)
-	}
+	b.Queue("COMMIT")
 	if s.config.beforeCommit != nil {
 		s.config.beforeCommit(log.revs)
 	}
-	if err := tx.Commit(ctx); err != nil {
+	// The statements and the COMMIT go out together: once they are sent,
+	// only the server's refusal of one of them (an error, after which it
+	// skips the rest) says the transaction did not commit.
+	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
 		return 0, outcomeUnknown(s.fail(ctx, err))
 	}
 	return rev, nil

@@ -13,7 +13,7 @@ import (
 // pruneChunk is how many revisions of the log one pruning transaction
 // goes through: it deletes at most twice as many rows, by primary key, in
 // a few milliseconds, and writers never wait for it (see doc.go).
-const pruneChunk = 1000
+const pruneChunk = 500
 
 // Compact discards the history before rev: reads at revisions below it,
 // and watches from them, fail with [storage.ErrExpired] from now on, and
@@ -70,6 +70,12 @@ func (s *Store) pruneOnce(ctx context.Context) (done bool, err error) {
 	began := time.Now()
 	var deleted int64
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// Losing a pruning transaction in a crash loses nothing (it is
+		// done again), so it need not wait for its WAL to reach the disk,
+		// nor make the writers' commits wait behind that.
+		if _, err := tx.Exec(ctx, "SET LOCAL synchronous_commit TO off"); err != nil {
+			return err
+		}
 		var compacted, pruned int64
 		if err := tx.QueryRow(ctx, s.sql.lockPrune).Scan(&compacted, &pruned); err != nil {
 			return err

@@ -60,12 +60,17 @@
 // The lock makes writes one transaction at a time across the database; a
 // process recovers throughput by group commit, as the bolt backend does:
 // one goroutine, the committer, applies every write waiting when it starts
-// a transaction in that one transaction (at most 256): four round trips
-// and one WAL flush for all of them. Preconditions are checked in Go
+// a transaction in that one transaction (at most 256): two round trips
+// (BEGIN, the lock and the reads; the writes and COMMIT) and one WAL flush
+// for all of them. Preconditions are checked in Go
 // against the versions read under the lock, one write after the other, so
 // a failed precondition fails only its own write and uses no revision.
 // Revisions are store-wide and consecutive, and a new store is at
-// revision 1, as etcd's.
+// revision 1, as etcd's. The price of the lock: a process that stalls
+// between its two round trips (stopped, swapping, cut off from the
+// database) stalls every writer of the schema until it goes on, its
+// connection breaks, or the server ends its session, after twice
+// [WithTimeout] idle in the transaction.
 //
 // # Watch, LISTEN and NOTIFY
 //
@@ -93,14 +98,16 @@
 // intervals for other replicas' writes, the store's compactor moves the
 // window's start (one UPDATE of the compaction row, after which reads and
 // watches below it fail with ErrExpired, 410 Gone at the HTTP layer), then
-// prunes the log behind it in transactions of 1000 revisions each: for
+// prunes the log behind it in transactions of 500 revisions each: for
 // each log row of those revisions it deletes the version the row replaced,
 // and the row itself if it is a deletion. What stays is every revision of
 // the window and, for each live key, its newest version before the window,
 // so the log holds at most the window plus one row per key. Writers never
 // wait for pruning (it takes no lock they take); a pruning transaction
-// deletes at most 2000 rows by primary key. Several replicas prune in
-// turns on the compaction row's lock. [Store.Compact] compacts on demand.
+// deletes at most 1000 rows by primary key, and does not wait for its WAL
+// to be flushed (a pruning lost in a crash is done again). Several
+// replicas prune in turns on the compaction row's lock. [Store.Compact]
+// compacts on demand.
 // PostgreSQL's autovacuum reclaims the deleted rows' space.
 //
 // # Faults
@@ -113,10 +120,11 @@
 // connections is [storage.ErrUnavailable]; a timeout (the store's or the
 // server's statement_timeout) is [storage.ErrTimeout]; a full disk is
 // [storage.ErrNoSpace]; a key too large for the index is
-// [storage.ErrTooLarge]. A write whose COMMIT was sent but not answered (a
-// lost connection, a timeout, the server shutting down) is also
-// [storage.ErrOutcomeUnknown]: only a read can tell. A write that failed
-// before its COMMIT was not applied. The HTTP layer answers these 503 or
+// [storage.ErrTooLarge]. A write whose last round trip (its statements
+// and COMMIT) was sent but not answered (a lost connection, a timeout, the
+// server shutting down) is also [storage.ErrOutcomeUnknown]: only a read
+// can tell. A write that failed before it, or that the server answered
+// with an error, was not applied. The HTTP layer answers these 503 or
 // 504 with Retry-After, "may or may not have been applied" where the
 // outcome is unknown. The pool reconnects by itself, and the poller and
 // the listener resume, so a store outlives a restart of PostgreSQL

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -73,14 +74,15 @@ func faultOf(code string) error {
 	return nil
 }
 
-// outcomeUnknown marks err, the failure of a write's COMMIT, as leaving the
-// write's outcome unknown, unless the server answered the COMMIT with an
-// error of the transaction's (severity ERROR), which means it rolled the
-// transaction back. A lost connection, a timeout, or a FATAL error ending
-// the session (a shutdown) may have come after the commit was durable.
+// outcomeUnknown marks err, the failure of a write's last round trip (its
+// statements and COMMIT), as leaving the write's outcome unknown, unless
+// the server answered with an error of the transaction's (severity ERROR),
+// which means it rolled the transaction back. A lost connection, a
+// timeout, or a FATAL error ending the session (a shutdown) may have come
+// after the commit was durable.
 func outcomeUnknown(err error) error {
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && cmp(pgErr.SeverityUnlocalized, pgErr.Severity) == "ERROR" {
+	if errors.As(err, &pgErr) && cmp.Or(pgErr.SeverityUnlocalized, pgErr.Severity) == "ERROR" {
 		return err
 	}
 	return fmt.Errorf("%w (%w)", err, storage.ErrOutcomeUnknown)

@@ -37,13 +37,30 @@ func needCluster(t *testing.T) {
 // the test ends, for the tests after it.
 func crash(t *testing.T) (restart func()) {
 	t.Helper()
-	if err := testCluster.stop("immediate"); err != nil {
+	return crashBy(t, "immediate")
+}
+
+// crashBy stops the server with pg_ctl stop -m immediate, or, for "kill",
+// with SIGKILL to the postmaster, whose backends then end by themselves.
+func crashBy(t *testing.T, how string) (restart func()) {
+	t.Helper()
+	var err error
+	if how == "kill" {
+		err = testCluster.kill()
+	} else {
+		err = testCluster.stop(how)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	var once sync.Once
 	restart = func() {
 		once.Do(func() {
-			if err := testCluster.start(); err != nil {
+			start := testCluster.start
+			if how == "kill" {
+				start = testCluster.startAfterKill
+			}
+			if err := start(); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -72,7 +89,8 @@ func isFault(err error) bool {
 	return errors.Is(err, storage.ErrUnavailable) || errors.Is(err, storage.ErrTimeout)
 }
 
-// TestPostgresRestarted: while PostgreSQL is down, /readyz fails, a write
+// TestPostgresRestarted: while PostgreSQL is down (stopped with pg_ctl stop
+// -m immediate, or its postmaster killed with SIGKILL), /readyz fails, a write
 // is answered 503 or 504 with Retry-After, and the store's calls fail with
 // ErrUnavailable or ErrTimeout (a write that never reached COMMIT is not
 // "maybe applied"); once it is back, all of them recover, the watch cache
@@ -80,6 +98,12 @@ func isFault(err error) bool {
 // store.
 func TestPostgresRestarted(t *testing.T) {
 	needCluster(t)
+	for _, how := range []string{"immediate", "kill"} {
+		t.Run(how, func(t *testing.T) { testRestarted(t, how) })
+	}
+}
+
+func testRestarted(t *testing.T, how string) {
 	ctx := t.Context()
 	s := mustStore(t, freshSchema(t), postgres.WithTimeout(2*time.Second))
 	url := serveWidgets(t, s)
@@ -96,7 +120,7 @@ func TestPostgresRestarted(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	restart := crash(t)
+	restart := crashBy(t, how)
 	body := waitReadyz(t, url, http.StatusServiceUnavailable)
 	if !strings.Contains(body, "[-]storage failed") {
 		t.Errorf("/readyz with PostgreSQL down: %q", body)

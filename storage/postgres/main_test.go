@@ -13,11 +13,13 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/kapi-dev/kapi/internal/leakcheck"
 	"github.com/kapi-dev/kapi/storage/postgres"
 )
 
@@ -27,7 +29,8 @@ import (
 // PostgreSQL refuses to run as root; listening on 127.0.0.1 and a Unix
 // socket in that directory only) and remove at the end. Each test's stores
 // live in a schema of their own. Without PostgreSQL the tests skip, saying
-// why, except in CI (CI set), where they fail.
+// why, except in CI (CI set), where they fail. No goroutine may outlive
+// the tests (leakcheck): a store's Close ends all of its own.
 
 var (
 	// baseURL is the connection URL of the tests' database.
@@ -46,7 +49,7 @@ func TestMain(m *testing.M) {
 func runMain(m *testing.M) int {
 	if url := os.Getenv("KAPI_POSTGRES_URL"); url != "" {
 		baseURL = url
-		return m.Run()
+		return leakcheck.Main(m)
 	}
 	c, err := startCluster()
 	if err != nil {
@@ -55,11 +58,11 @@ func runMain(m *testing.M) int {
 			return 1
 		}
 		skipReason = fmt.Sprintf("no PostgreSQL to test on: %v (install postgresql, or set KAPI_POSTGRES_URL)", err)
-		return m.Run()
+		return leakcheck.Main(m)
 	}
 	defer c.remove()
 	testCluster, baseURL = c, c.url()
-	return m.Run()
+	return leakcheck.Main(m)
 }
 
 // cluster is a throwaway PostgreSQL cluster.
@@ -143,6 +146,9 @@ func (c *cluster) run(program string, args ...string) error {
 	argv := append(slices.Clone(c.as), filepath.Join(c.bin, program))
 	argv = append(argv, args...)
 	cmd := exec.Command(argv[0], argv[1:]...)
+	// In a directory the server's user may enter, whatever the test's is
+	// (under root's home, say).
+	cmd.Dir = c.dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, out)
@@ -158,6 +164,54 @@ func (c *cluster) start() error {
 // stop stops the server: mode "immediate" is a crash, all but a kill -9.
 func (c *cluster) stop(mode string) error {
 	return c.run("pg_ctl", "-D", c.data(), "-m", mode, "-w", "-t", "60", "stop")
+}
+
+// kill sends SIGKILL to the postmaster and waits until it is gone (a
+// zombie counts as gone: the machine's init may not reap it).
+func (c *cluster) kill() error {
+	pidFile, err := os.ReadFile(filepath.Join(c.data(), "postmaster.pid"))
+	if err != nil {
+		return err
+	}
+	first, _, _ := strings.Cut(string(pidFile), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(first))
+	if err != nil {
+		return fmt.Errorf("postmaster.pid: %w", err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(30 * time.Second); running(pid); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the killed postmaster %d still runs after 30s", pid)
+		}
+	}
+	return nil
+}
+
+// running says whether process pid exists and is not a zombie.
+func running(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// "pid (comm) state ...": comm may hold spaces, not ")".
+	_, rest, _ := strings.Cut(string(stat), ") ")
+	return rest != "" && rest[0] != 'Z' && rest[0] != 'X'
+}
+
+// startAfterKill starts the server again once the killed postmaster's
+// backends, which notice their parent's death by themselves, have let go
+// of its shared memory: until then PostgreSQL refuses to start.
+func (c *cluster) startAfterKill() error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := c.start()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func (c *cluster) remove() {
@@ -187,6 +241,12 @@ func freshSchema(t testing.TB) string {
 	t.Helper()
 	needDatabase(t)
 	name := fmt.Sprintf("test_%d_%d", os.Getpid(), schemas.Add(1))
+	dropAtEnd(t, name)
+	return name
+}
+
+// dropAtEnd drops the schema when the test ends.
+func dropAtEnd(t testing.TB, name string) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -197,7 +257,6 @@ func freshSchema(t testing.TB) string {
 		defer conn.Close(ctx)
 		_, _ = conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{name}.Sanitize()+" CASCADE")
 	})
-	return name
 }
 
 // mustStore returns a store in schema, closed when the test ends.

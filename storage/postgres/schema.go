@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"fmt"
+	"hash/fnv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -55,7 +56,15 @@ type statements struct {
 func newStatements(schema string) statements {
 	q := func(table string) string { return pgx.Identifier{schema, table}.Sanitize() }
 	revision, compaction, current, log := q("revision"), q("compaction"), q("current"), q("log")
+	// A channel name is an identifier, at most 63 bytes: a long schema's
+	// is a hash of its name (schemas that share one only wake each
+	// other's pollers for nothing).
 	channelName := "kapi." + schema
+	if len(channelName) > 63 {
+		h := fnv.New64a()
+		h.Write([]byte(schema))
+		channelName = fmt.Sprintf("kapi.%016x", h.Sum64())
+	}
 	st := statements{
 		channel:     pgx.Identifier{channelName}.Sanitize(),
 		channelName: channelName,

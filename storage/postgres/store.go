@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -161,7 +162,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	params := pc.ConnConfig.RuntimeParams
 	params["statement_timeout"] = fmt.Sprint(c.timeout.Milliseconds())
 	params["idle_in_transaction_session_timeout"] = fmt.Sprint((2 * c.timeout).Milliseconds())
-	params["application_name"] = cmp(params["application_name"], "kapi")
+	params["application_name"] = cmp.Or(params["application_name"], "kapi")
 	// The store's statements are short; JIT compiling them, which the
 	// planner's estimates for its one-row tables can trigger, takes far
 	// longer than running them.
@@ -191,13 +192,6 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		s.goroutines.Go(loop)
 	}
 	return s, nil
-}
-
-func cmp(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // setUp creates the schema's tables if they are missing and returns the

@@ -102,7 +102,7 @@ func (s *Store) readLog(ctx context.Context, prefix string, next, upto int64, ba
 		return batch[:n], next, nil, s.watchError(ctx, err)
 	}
 	if next <= compacted {
-		return batch[:n], next, nil, fellBehind(next, compacted)
+		return batch[:n], next, nil, watchfeed.FellBehind(next, compacted)
 	}
 	if len(batch)-n == watchBatch {
 		return batch, last + 1, nil, nil
@@ -115,11 +115,6 @@ func (s *Store) watchError(ctx context.Context, err error) error {
 		return storage.ErrClosed
 	}
 	return s.fail(ctx, err)
-}
-
-func fellBehind(next, compacted int64) error {
-	return fmt.Errorf("%w: the watch fell behind: its next revision %d left the history window, which starts at %d",
-		storage.ErrExpired, next, compacted)
 }
 
 // scanEvents reads the rows of pollLog or watchLog, giving each event to
@@ -364,7 +359,7 @@ func (r *recent) read(prefix string, next int64, batch []storage.Event) (_ []sto
 	defer r.mu.Unlock()
 	switch {
 	case next <= r.compacted:
-		return batch, next, r.first, true, false, fellBehind(next, r.compacted)
+		return batch, next, r.first, true, false, watchfeed.FellBehind(next, r.compacted)
 	case next > r.rev:
 		return batch, next, r.first, true, true, nil
 	case next < r.first:
