@@ -27,10 +27,10 @@ func WithWritePragma(p string) Option {
 
 // Rows counts the rows of the tables current and log.
 func Rows(s *Store) (current, log int64, err error) {
-	err = s.view(context.Background(), func(tx *sql.Tx, _ meta) error {
+	err = s.view(context.Background(), func(tx snapshot, _ meta) error {
 		return errors.Join(
-			tx.QueryRow(`SELECT count(*) FROM current`).Scan(&current),
-			tx.QueryRow(`SELECT count(*) FROM log`).Scan(&log))
+			tx.tx.QueryRow(`SELECT count(*) FROM current`).Scan(&current),
+			tx.tx.QueryRow(`SELECT count(*) FROM log`).Scan(&log))
 	})
 	return current, log, err
 }
@@ -38,7 +38,7 @@ func Rows(s *Store) (current, log int64, err error) {
 // Compacted reports the oldest revision reads at s may ask for.
 func Compacted(s *Store) (int64, error) {
 	var c int64
-	err := s.view(context.Background(), func(_ *sql.Tx, m meta) error {
+	err := s.view(context.Background(), func(_ snapshot, m meta) error {
 		c = m.compacted
 		return nil
 	})
@@ -51,23 +51,23 @@ func Compacted(s *Store) (int64, error) {
 // every current row is the last write of its key in the log, if the log
 // has one, and no key whose last logged write is a deletion is current.
 func Check(s *Store) error {
-	return s.view(context.Background(), func(tx *sql.Tx, m meta) error {
+	return s.view(context.Background(), func(tx snapshot, m meta) error {
 		var ok string
-		if err := tx.QueryRow(`PRAGMA integrity_check`).Scan(&ok); err != nil || ok != "ok" {
+		if err := tx.tx.QueryRow(`PRAGMA integrity_check`).Scan(&ok); err != nil || ok != "ok" {
 			return fmt.Errorf("integrity check: %q, %v", ok, err)
 		}
 		if m.compacted < initialRevision || m.compacted > m.rev {
 			return fmt.Errorf("compacted %d outside [1, %d]", m.compacted, m.rev)
 		}
 		var n, lo, hi sql.NullInt64
-		if err := tx.QueryRow(`SELECT count(*), min(rev), max(rev) FROM log WHERE rev > ?`, m.compacted).Scan(&n, &lo, &hi); err != nil {
+		if err := tx.tx.QueryRow(`SELECT count(*), min(rev), max(rev) FROM log WHERE rev > ?`, m.compacted).Scan(&n, &lo, &hi); err != nil {
 			return err
 		}
 		if want := m.rev - m.compacted; n.Int64 != want || want > 0 && (lo.Int64 != m.compacted+1 || hi.Int64 != m.rev) {
 			return fmt.Errorf("the window (%d, %d] has %d log rows from %d to %d", m.compacted, m.rev, n.Int64, lo.Int64, hi.Int64)
 		}
 		var bad int64
-		err := tx.QueryRow(`SELECT count(*) FROM log l WHERE l.rev = (SELECT max(rev) FROM log WHERE key = l.key) AND (
+		err := tx.tx.QueryRow(`SELECT count(*) FROM log l WHERE l.rev = (SELECT max(rev) FROM log WHERE key = l.key) AND (
 			(l.op = 3 AND EXISTS (SELECT 1 FROM current c WHERE c.key = l.key)) OR
 			(l.op <> 3 AND NOT EXISTS (SELECT 1 FROM current c WHERE c.key = l.key AND c.mod_rev = l.rev AND c.create_rev = l.create_rev AND c.value = l.value)))`).Scan(&bad)
 		if err != nil {
