@@ -285,6 +285,9 @@ func (s *Store) commit(c *committer, batch []*request, events []storage.Event) [
 	}
 	s.commits.Add(1)
 	s.purgedTotal.Add(t.purged - c.purged)
+	if int64(t.took) > s.longestPurge.Load() {
+		s.longestPurge.Store(int64(t.took))
+	}
 	c.meta, c.purged, c.held = t.meta, t.purged, t.held
 	c.sizes = t.sizes[t.meta.compacted-t.base():]
 	if len(c.sizes) == 0 {
@@ -328,6 +331,7 @@ type txn struct {
 	sizes  []int64 // revisions c.meta.compacted+1 to meta.rev
 	held   int64
 	purged int64
+	took   time.Duration // the purge's DELETE
 }
 
 // base is the revision of sizes[0], less one.
@@ -435,9 +439,11 @@ func (t *txn) purge(ctx context.Context, chunk int64) error {
 	if to <= t.purged {
 		return nil
 	}
+	start := time.Now()
 	if _, err := t.c.stmts.purge.ExecContext(ctx, t.purged, to); err != nil {
 		return err
 	}
+	t.took = time.Since(start)
 	t.purged = to
 	return nil
 }

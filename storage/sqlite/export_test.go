@@ -15,6 +15,12 @@ func Commits(s *Store) int64 { return s.commits.Load() }
 // LongestCommit reports the longest transaction s's committer has taken.
 func LongestCommit(s *Store) time.Duration { return time.Duration(s.longest.Load()) }
 
+// Purged reports how many log rows s has deleted, and the longest any
+// transaction's DELETE of them took.
+func Purged(s *Store) (int64, time.Duration) {
+	return s.purgedTotal.Load(), time.Duration(s.longestPurge.Load())
+}
+
 // WithSynchronous sets SQLite's synchronous pragma of the write
 // connection, for benchmarks of what FULL costs.
 func WithSynchronous(mode string) Option { return func(c *config) { c.synchronous = mode } }

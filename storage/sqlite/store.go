@@ -98,11 +98,12 @@ type Store struct {
 	// recent holds the last commits' events for watchers.
 	recent watchfeed.Recent
 
-	// For tests and measurements: commits made, the longest commit, and
-	// the log rows purged.
-	commits     atomic.Int64
-	longest     atomic.Int64 // nanoseconds
-	purgedTotal atomic.Int64
+	// For tests and measurements: commits made, the longest commit, the
+	// log rows purged and the longest purge (its DELETE).
+	commits      atomic.Int64
+	longest      atomic.Int64 // nanoseconds
+	purgedTotal  atomic.Int64
+	longestPurge atomic.Int64 // nanoseconds
 }
 
 var _ storage.Interface = (*Store)(nil)
