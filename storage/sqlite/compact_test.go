@@ -131,7 +131,7 @@ func TestCompactAllAtOnce(t *testing.T) {
 	mustCheck(t, s)
 }
 
-var measureWrites = flag.Int("sqlite.writes", 30000, "writes of TestMeasureCompaction (1000000 for the issue's figure)")
+var measureWrites = flag.Int("sqlite.writes", 12000, "writes of TestMeasureCompaction (1000000 for the issue's figure)")
 
 // TestMeasureCompaction reports, asserting no time: after N updates
 // spread over 1,000 keys, with the default window of 10,000 revisions, the

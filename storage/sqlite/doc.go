@@ -99,6 +99,20 @@
 // [storage.ErrClosed]. After that final event, or when the watch's context
 // ends, the channel is closed and the goroutine exits.
 //
+// # Performance
+//
+// On a 2-core machine with other work running (go test -bench Backends in
+// this package, beside bolt), a lone writer made about 600 creates or
+// updates a second (bolt: 165), eight concurrent writers about 2,500 to
+// 4,500 (bolt: 1,600 to 1,800): a WAL commit is one fsync where bbolt's is
+// two. A Get took about 50 µs and a List of 500 keys 2 to 4 ms (bolt: 14 µs
+// and 0.4 ms), the cost of database/sql and of SQLite's interpreter; kapi's
+// watch cache serves reads, so these matter only when it starts. After
+// 1,000,000 updates of 1,000 keys the tables held 1,000 current rows and
+// 10,000 log rows, the file 7 MiB; the longest DELETE of compacted rows
+// took 8 ms, and the writes' waits were the fsync's (TestMeasureCompaction
+// reports them, with and without compaction).
+//
 // # One process
 //
 // [Open] locks the file path+"-lock" (flock) for the life of the store and
