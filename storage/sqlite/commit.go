@@ -134,6 +134,8 @@ func (s *Store) openCommitter() (*committer, error) {
 		}
 	}
 	s.rev.Store(c.meta.rev)
+	s.held.Store(c.held)
+	s.window.Store(int64(len(c.sizes)))
 	s.recent.Reset(c.meta.rev, c.meta.compacted)
 	return c, nil
 }
@@ -288,11 +290,14 @@ func (s *Store) commit(c *committer, batch []*request, events []storage.Event) [
 	if int64(t.took) > s.longestPurge.Load() {
 		s.longestPurge.Store(int64(t.took))
 	}
-	c.meta, c.purged, c.held = t.meta, t.purged, t.held
+	// Trimmed before c.meta moves: t.base() is c.meta.compacted.
 	c.sizes = t.sizes[t.meta.compacted-t.base():]
 	if len(c.sizes) == 0 {
 		c.sizes = nil // let the array go
 	}
+	c.meta, c.purged, c.held = t.meta, t.purged, t.held
+	s.held.Store(c.held)
+	s.window.Store(int64(len(c.sizes)))
 	events = events[:0]
 	for _, r := range batch {
 		if r.rev != 0 && r.op != opCompact {

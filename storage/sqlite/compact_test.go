@@ -206,12 +206,16 @@ func measureCompaction(t *testing.T, compacting bool, opts ...sqlite.Option) {
 	if !compacting {
 		return
 	}
+	rev, _ := s.Revision(ctx)
+	compacted, _ := sqlite.Compacted(s)
+	if window := rev - compacted; window != min(10000, rev-1) {
+		t.Errorf("the window holds %d revisions (%d to %d), want the default's 10,000", window, compacted, rev)
+	}
 	if current != keys || logRows > 10000+2*512 {
 		t.Errorf("current %d rows (want %d), log %d rows (want at most the window and a batch's purge, %d)", current, keys, logRows, 10000+2*512)
 	}
 
 	// Compact everything at once, and write meanwhile.
-	rev, _ := s.Revision(ctx)
 	if err := s.Compact(ctx, rev); err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,8 @@ func Compacted(s *Store) (int64, error) {
 }
 
 // Check verifies the file: SQLite's integrity check, then the schema's
-// invariants. The log holds every revision after the compaction point
+// invariants, and the committer's count of the window's bytes (which s
+// must not be writing meanwhile). The log holds every revision after the compaction point
 // (and perhaps some at or below it, not yet purged), none after the store's;
 // every current row is the last write of its key in the log, if the log
 // has one, and no key whose last logged write is a deletion is current.
@@ -71,6 +72,13 @@ func Check(s *Store) error {
 		}
 		if want := m.rev - m.compacted; n.Int64 != want || want > 0 && (lo.Int64 != m.compacted+1 || hi.Int64 != m.rev) {
 			return fmt.Errorf("the window (%d, %d] has %d log rows from %d to %d", m.compacted, m.rev, n.Int64, lo.Int64, hi.Int64)
+		}
+		var held int64
+		if err := tx.tx.QueryRow(`SELECT coalesce(sum(coalesce(length(value), 0) + coalesce(length(prev), 0)), 0) FROM log WHERE rev > ?`, m.compacted).Scan(&held); err != nil {
+			return err
+		}
+		if got, window := s.held.Load(), s.window.Load(); got != held || window != m.rev-m.compacted {
+			return fmt.Errorf("the committer counts %d bytes in %d revisions, the window (%d, %d] holds %d bytes", got, window, m.compacted, m.rev, held)
 		}
 		var bad int64
 		err := tx.tx.QueryRow(`SELECT count(*) FROM log l WHERE l.rev = (SELECT max(rev) FROM log WHERE key = l.key) AND (

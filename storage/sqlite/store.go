@@ -104,6 +104,9 @@ type Store struct {
 	longest      atomic.Int64 // nanoseconds
 	purgedTotal  atomic.Int64
 	longestPurge atomic.Int64 // nanoseconds
+	// The committer's count of the log's bytes in the window, and of the
+	// revisions it has their sizes of, as of the last commit.
+	held, window atomic.Int64
 }
 
 var _ storage.Interface = (*Store)(nil)
