@@ -101,17 +101,20 @@
 //
 // # Performance
 //
-// On a 2-core machine with other work running (go test -bench Backends in
-// this package, beside bolt), a lone writer made about 600 creates or
-// updates a second (bolt: 165), eight concurrent writers about 2,500 to
-// 4,500 (bolt: 1,600 to 1,800): a WAL commit is one fsync where bbolt's is
-// two. A Get took about 50 µs and a List of 500 keys 2 to 4 ms (bolt: 14 µs
-// and 0.4 ms), the cost of database/sql and of SQLite's interpreter; kapi's
-// watch cache serves reads, so these matter only when it starts. After
-// 1,000,000 updates of 1,000 keys the tables held 1,000 current rows and
-// 10,000 log rows, the file 7 MiB; the longest DELETE of compacted rows
-// took 8 ms, and the writes' waits were the fsync's (TestMeasureCompaction
-// reports them, with and without compaction).
+// Measured on a shared 2-core machine under load (go test -bench Backends
+// in this package, which runs bolt beside it; figures of several runs): one
+// writer made 340 to 620 creates or updates a second (bolt: 165 to 720),
+// eight concurrent writers 2,100 to 4,500 (bolt: 1,350 to 2,000), group
+// commit sharing each fsync among them. A Get took 20 to 65 µs and a List
+// of 500 keys 1.7 to 3.2 ms (bolt: 5 to 15 µs and 0.3 to 0.4 ms), the cost of
+// database/sql and of SQLite's interpreter; kapi's watch cache serves
+// reads, so they matter when it starts. With synchronous=NORMAL writes were
+// 3 to 7 times faster: that is what the fsync costs. After 1,000,000
+// updates of 1,000 keys by eight writers, the tables held 1,000 current
+// rows and 10,000 log rows, and the file was 7 MiB; the longest DELETE of
+// compacted rows took 45 ms (8 ms in a quieter run of 30,000 writes), and
+// the writes' longest waits were the disk's stalls, which a run without
+// compaction shows as well (TestMeasureCompaction reports both).
 //
 // # One process
 //
