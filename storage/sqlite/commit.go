@@ -85,6 +85,9 @@ type committer struct {
 		get, insertCurrent, updateCurrent, deleteCurrent, insertLog, setMeta, purge *sql.Stmt
 	}
 	meta meta
+	// unsure: a commit failed and the bookkeeping could not be read back
+	// from the file since.
+	unsure bool
 	// purged: the log rows at or below it are deleted (those between it and
 	// meta.compacted are still to be).
 	purged int64
@@ -134,6 +137,8 @@ func (s *Store) openCommitter() (*committer, error) {
 		}
 	}
 	s.rev.Store(c.meta.rev)
+	s.held.Store(c.held)
+	s.window.Store(int64(len(c.sizes)))
 	s.recent.Reset(c.meta.rev, c.meta.compacted)
 	return c, nil
 }
@@ -209,15 +214,17 @@ func (s *Store) commitLoop(c *committer) {
 	defer c.close()
 	batch := make([]*request, 0, maxBatch)
 	var events []storage.Event
+	purging := true
 	for {
-		if c.purged < c.meta.compacted { // rows to delete: only if no writer waits
+		if c.purged < c.meta.compacted && purging { // rows to delete: only if no writer waits
 			select {
 			case r := <-s.requests:
 				batch = append(batch[:0], r)
 			case <-s.closing:
 				return
 			default:
-				events = s.commit(c, batch[:0], events)
+				// After a failure, not again until a write commits.
+				events, purging = s.commit(c, batch[:0], events)
 				continue
 			}
 		} else {
@@ -241,7 +248,7 @@ func (s *Store) commitLoop(c *committer) {
 				break gather
 			}
 		}
-		events = s.commit(c, batch, events)
+		events, purging = s.commit(c, batch, events)
 		for _, r := range batch {
 			close(r.done)
 		}
@@ -253,8 +260,15 @@ func (s *Store) commitLoop(c *committer) {
 // purge, and sets each request's outcome for the caller to answer. After
 // the commit it hands the events to the watchers. It returns events, the
 // buffer, for reuse.
-func (s *Store) commit(c *committer, batch []*request, events []storage.Event) []storage.Event {
+func (s *Store) commit(c *committer, batch []*request, events []storage.Event) ([]storage.Event, bool) {
 	ctx := context.Background()
+	if c.unsure && !s.reload(c) {
+		err := fmt.Errorf("%w: sqlite: the file cannot be read after a failed commit", storage.ErrUnavailable)
+		for _, r := range batch {
+			r.rev, r.removed, r.err, r.event = 0, storage.KeyValue{}, err, storage.Event{}
+		}
+		return events, false
+	}
 	start := time.Now()
 	t := txn{c: c, meta: c.meta, sizes: c.sizes, held: c.held}
 	err := c.inTransaction(ctx, func() error {
@@ -281,15 +295,22 @@ func (s *Store) commit(c *committer, batch []*request, events []storage.Event) [
 		for _, r := range batch {
 			r.rev, r.removed, r.err, r.event = 0, storage.KeyValue{}, err, storage.Event{}
 		}
-		return events
+		s.reload(c)
+		return events, false
 	}
 	s.commits.Add(1)
 	s.purgedTotal.Add(t.purged - c.purged)
-	c.meta, c.purged, c.held = t.meta, t.purged, t.held
+	if int64(t.took) > s.longestPurge.Load() {
+		s.longestPurge.Store(int64(t.took))
+	}
+	// Trimmed before c.meta moves: t.base() is c.meta.compacted.
 	c.sizes = t.sizes[t.meta.compacted-t.base():]
 	if len(c.sizes) == 0 {
 		c.sizes = nil // let the array go
 	}
+	c.meta, c.purged, c.held = t.meta, t.purged, t.held
+	s.held.Store(c.held)
+	s.window.Store(int64(len(c.sizes)))
 	events = events[:0]
 	for _, r := range batch {
 		if r.rev != 0 && r.op != opCompact {
@@ -301,7 +322,38 @@ func (s *Store) commit(c *committer, batch []*request, events []storage.Event) [
 	s.recent.Add(events, c.meta.rev, c.meta.compacted)
 	clear(events)
 	s.wake()
-	return events
+	return events, true
+}
+
+// reload reads the committer's bookkeeping from the file again after a
+// failed commit, which may have reached the file all the same (an fsync
+// that failed). If it did, the watchers find its events in the log.
+// It returns false if the file cannot tell now; the committer then tries
+// again before its next commit, and keeps its bookkeeping meanwhile.
+func (s *Store) reload(c *committer) bool {
+	ctx := context.Background()
+	before, sizes, held := c.meta, c.sizes, c.held
+	c.sizes, c.held = nil, 0
+	err := c.inTransaction(ctx, func() (err error) {
+		if c.meta, err = readMeta(ctx, c.conn); err != nil {
+			return err
+		}
+		return c.load(ctx)
+	})
+	if err != nil {
+		c.meta, c.sizes, c.held = before, sizes, held
+		c.unsure = true
+		return false
+	}
+	c.unsure = false
+	s.held.Store(c.held)
+	s.window.Store(int64(len(c.sizes)))
+	if c.meta != before {
+		s.rev.Store(c.meta.rev)
+		s.recent.Reset(c.meta.rev, c.meta.compacted)
+		s.wake()
+	}
+	return true
 }
 
 // commitError classifies the failure of a commit: a full disk writes
@@ -328,6 +380,7 @@ type txn struct {
 	sizes  []int64 // revisions c.meta.compacted+1 to meta.rev
 	held   int64
 	purged int64
+	took   time.Duration // the purge's DELETE
 }
 
 // base is the revision of sizes[0], less one.
@@ -435,9 +488,11 @@ func (t *txn) purge(ctx context.Context, chunk int64) error {
 	if to <= t.purged {
 		return nil
 	}
+	start := time.Now()
 	if _, err := t.c.stmts.purge.ExecContext(ctx, t.purged, to); err != nil {
 		return err
 	}
+	t.took = time.Since(start)
 	t.purged = to
 	return nil
 }

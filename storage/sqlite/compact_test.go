@@ -131,7 +131,7 @@ func TestCompactAllAtOnce(t *testing.T) {
 	mustCheck(t, s)
 }
 
-var measureWrites = flag.Int("sqlite.writes", 30000, "writes of TestMeasureCompaction (1000000 for the issue's figure)")
+var measureWrites = flag.Int("sqlite.writes", 12000, "writes of TestMeasureCompaction (1000000 for the issue's figure)")
 
 // TestMeasureCompaction reports, asserting no time: after N updates
 // spread over 1,000 keys, with the default window of 10,000 revisions, the
@@ -190,27 +190,32 @@ func measureCompaction(t *testing.T, compacting bool, opts ...sqlite.Option) {
 	close(next)
 	wg.Wait()
 	took := time.Since(start)
+	purged, longestPurge := sqlite.Purged(s)
 	current, logRows, err := sqlite.Rows(s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fi, _ := os.Stat(path)
 	wal, _ := os.Stat(path + "-wal")
-	t.Logf("%d updates of 1,000 keys by %d writers in %v (%.0f writes/s, %d commits): current %d rows, log %d rows; file %d MiB, WAL %d MiB; write waits p50 %v, p99 %v, p99.9 %v, longest %v; longest transaction %v",
+	t.Logf("%d updates of 1,000 keys by %d writers in %v (%.0f writes/s, %d commits): current %d rows, log %d rows; file %d MiB, WAL %d MiB; write waits p50 %v, p99 %v, p99.9 %v, longest %v; longest transaction %v; %d log rows purged, the longest purge %v",
 		n, writers, took.Round(time.Millisecond), float64(n)/took.Seconds(), sqlite.Commits(s), current, logRows,
 		fi.Size()>>20, walSize(wal)>>20, quantile(waits, 0.5), quantile(waits, 0.99), quantile(waits, 0.999), quantile(waits, 1),
-		sqlite.LongestCommit(s).Round(time.Microsecond))
+		sqlite.LongestCommit(s).Round(time.Microsecond), purged, longestPurge.Round(time.Microsecond))
 	// The window is 10,000 revisions; rows that left it are deleted in the
 	// transaction that moves it past them, or soon after.
 	if !compacting {
 		return
+	}
+	rev, _ := s.Revision(ctx)
+	compacted, _ := sqlite.Compacted(s)
+	if window := rev - compacted; window != min(10000, rev-1) {
+		t.Errorf("the window holds %d revisions (%d to %d), want the default's 10,000", window, compacted, rev)
 	}
 	if current != keys || logRows > 10000+2*512 {
 		t.Errorf("current %d rows (want %d), log %d rows (want at most the window and a batch's purge, %d)", current, keys, logRows, 10000+2*512)
 	}
 
 	// Compact everything at once, and write meanwhile.
-	rev, _ := s.Revision(ctx)
 	if err := s.Compact(ctx, rev); err != nil {
 		t.Fatal(err)
 	}
@@ -223,8 +228,9 @@ func measureCompaction(t *testing.T, compacting bool, opts ...sqlite.Option) {
 		}
 		longest = max(longest, time.Since(t0))
 		if _, logRows, _ = sqlite.Rows(s); logRows <= int64(i+1) {
-			t.Logf("after Compact of the whole window: its rows deleted in %v, during %d writes; longest write wait %v",
-				time.Since(start).Round(time.Millisecond), i+1, longest.Round(time.Microsecond))
+			_, longestPurge := sqlite.Purged(s)
+			t.Logf("after Compact of the whole window: its rows deleted in %v, during %d writes; longest write wait %v; the longest purge %v",
+				time.Since(start).Round(time.Millisecond), i+1, longest.Round(time.Microsecond), longestPurge.Round(time.Microsecond))
 			break
 		}
 		if time.Since(start) > time.Minute {

@@ -80,10 +80,66 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
+// snapshot is a read transaction whose statements come from the store's
+// cache, prepared once per connection rather than once per query.
+type snapshot struct {
+	tx    *sql.Tx
+	cache *stmtCache
+}
+
+func (r snapshot) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := r.cache.get(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return r.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+}
+
+func (r snapshot) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := r.cache.get(ctx, query)
+	if err != nil {
+		return r.tx.QueryRowContext(ctx, query, args...) // fails the same way
+	}
+	return r.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+}
+
+// stmtCache holds the readers' statements, prepared on their pool when
+// the store opens: all of them then, since a reader in a transaction that
+// prepared one on the pool would want a second connection, and readers
+// holding every connection so would wait for each other for ever.
+type stmtCache struct {
+	m map[string]*sql.Stmt // written before the store is shared
+}
+
+func (c *stmtCache) prepare(ctx context.Context, db *sql.DB) error {
+	c.m = map[string]*sql.Stmt{}
+	for _, q := range readQueries() {
+		st, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			return err
+		}
+		c.m[q] = st
+	}
+	return nil
+}
+
+func (c *stmtCache) get(_ context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := c.m[query]; ok {
+		return st, nil
+	}
+	return nil, fmt.Errorf("sqlite: a query not prepared: %s", query)
+}
+
+func (c *stmtCache) close() {
+	for _, st := range c.m {
+		st.Close()
+	}
+}
+
 func readMeta(ctx context.Context, q querier) (meta, error) {
 	var m meta
 	var f int64
-	err := q.QueryRowContext(ctx, `SELECT format, rev, compacted FROM meta WHERE id = 1`).Scan(&f, &m.rev, &m.compacted)
+	err := q.QueryRowContext(ctx, qMeta).Scan(&f, &m.rev, &m.compacted)
 	if errors.Is(err, sql.ErrNoRows) {
 		return meta{}, fmt.Errorf("%w: the meta row is missing", errCorrupt)
 	}
@@ -122,13 +178,55 @@ func initialize(ctx context.Context, conn *sql.Conn) (meta, error) {
 	return m, err
 }
 
+// The readers' queries, prepared when the store opens. cond is a keyRange.
+const (
+	qMeta    = `SELECT format, rev, compacted FROM meta WHERE id = 1`
+	qCurrent = `SELECT create_rev, mod_rev, value FROM current WHERE key = ?`
+	// The version of a key that its first write after a revision replaced.
+	qVersionAfter = `SELECT op, create_rev, prev_rev, prev FROM log WHERE key = ? AND rev > ? ORDER BY rev LIMIT 1`
+)
+
+func qCurrentRange(cond string) string {
+	return `SELECT key, create_rev, mod_rev, value FROM current WHERE ` + cond + ` ORDER BY key`
+}
+
+func qCount(cond string) string { return `SELECT count(*) FROM current WHERE ` + cond }
+
+func qKeys(cond string) string { return `SELECT key FROM current WHERE ` + cond }
+
+// qFirstChanges: the first write after a revision of each key in range.
+func qFirstChanges(cond string) string {
+	return `SELECT key, op, create_rev, prev_rev, prev FROM log WHERE rev IN (
+		SELECT min(rev) FROM log WHERE rev > ? AND ` + cond + ` GROUP BY key) ORDER BY key`
+}
+
+// qLogRange: a watcher's read of the log.
+func qLogRange(cond string) string {
+	return `SELECT rev, key, op, create_rev, value, prev_rev, prev FROM log
+		WHERE rev >= ? AND rev <= ? AND ` + cond + ` ORDER BY rev LIMIT ?`
+}
+
+// readQueries lists every query the readers make.
+func readQueries() []string {
+	q := []string{qMeta, qCurrent, qVersionAfter}
+	for _, cond := range []string{condBounded, condFrom} {
+		q = append(q, qCurrentRange(cond), qCount(cond), qKeys(cond), qFirstChanges(cond), qLogRange(cond))
+	}
+	return q
+}
+
+const (
+	condBounded = "key >= ? AND key < ?"
+	condFrom    = "key >= ?"
+)
+
 // keyRange is the SQL condition and arguments for the keys from lo
 // (inclusive) that begin with prefix.
 func keyRange(prefix, lo string) (string, []any) {
 	if end, ok := prefixEnd(prefix); ok {
-		return "key >= ? AND key < ?", []any{[]byte(lo), []byte(end)}
+		return condBounded, []any{[]byte(lo), []byte(end)}
 	}
-	return "key >= ?", []any{[]byte(lo)}
+	return condFrom, []any{[]byte(lo)}
 }
 
 // prefixEnd is the first key after every key that begins with prefix;

@@ -75,6 +75,7 @@ type Store struct {
 	// pool, whose connections refuse to write.
 	writeDB *sql.DB
 	readDB  *sql.DB
+	stmts   stmtCache // the readers'
 
 	// requests carries writes to the committer goroutine, which owns the
 	// write connection; closing tells it to stop, and it closes
@@ -97,11 +98,15 @@ type Store struct {
 	// recent holds the last commits' events for watchers.
 	recent watchfeed.Recent
 
-	// For tests and measurements: commits made, the longest commit, and
-	// the log rows purged.
-	commits     atomic.Int64
-	longest     atomic.Int64 // nanoseconds
-	purgedTotal atomic.Int64
+	// For tests and measurements: commits made, the longest commit, the
+	// log rows purged and the longest purge (its DELETE).
+	commits      atomic.Int64
+	longest      atomic.Int64 // nanoseconds
+	purgedTotal  atomic.Int64
+	longestPurge atomic.Int64 // nanoseconds
+	// The committer's count of the log's bytes in the window, and of the
+	// revisions it has their sizes of, as of the last commit.
+	held, window atomic.Int64
 }
 
 var _ storage.Interface = (*Store)(nil)
@@ -132,6 +137,11 @@ func Open(path string, opts ...Option) (*Store, error) {
 	}
 	w, err := s.openCommitter()
 	if err != nil {
+		s.closeDBs()
+		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
+	}
+	if err := s.prepareReads(); err != nil {
+		w.close()
 		s.closeDBs()
 		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
 	}
@@ -174,9 +184,16 @@ func (s *Store) openDBs() error {
 	return nil
 }
 
+// prepareReads prepares the readers' statements, once the file has its
+// tables.
+func (s *Store) prepareReads() error {
+	return s.stmts.prepare(context.Background(), s.readDB)
+}
+
 // closeDBs closes what Open opened, the lock last.
 func (s *Store) closeDBs() error {
 	var errs []error
+	s.stmts.close()
 	for _, db := range []*sql.DB{s.readDB, s.writeDB} {
 		if db != nil {
 			errs = append(errs, db.Close())
@@ -192,11 +209,15 @@ func (s *Store) Get(ctx context.Context, key string, rev int64) (storage.KeyValu
 		return storage.KeyValue{}, err
 	}
 	if rev == 0 { // one statement: its own snapshot
-		kv, err := getCurrent(ctx, s.readDB, key)
+		st, err := s.stmts.get(ctx, qCurrent)
+		if err != nil {
+			return storage.KeyValue{}, s.readError(err)
+		}
+		kv, err := scanCurrent(st.QueryRowContext(ctx, []byte(key)), key)
 		return kv, s.readError(err)
 	}
 	var kv storage.KeyValue
-	err := s.view(ctx, func(tx *sql.Tx, m meta) error {
+	err := s.view(ctx, func(tx snapshot, m meta) error {
 		r, err := readRevision(m, rev)
 		if err != nil {
 			return err
@@ -211,7 +232,7 @@ func (s *Store) Get(ctx context.Context, key string, rev int64) (storage.KeyValu
 			op, create, prevRev int64
 			prev                []byte
 		)
-		err = tx.QueryRowContext(ctx, `SELECT op, create_rev, prev_rev, prev FROM log WHERE key = ? AND rev > ? ORDER BY rev LIMIT 1`,
+		err = tx.QueryRowContext(ctx, qVersionAfter,
 			[]byte(key), r).Scan(&op, &create, &prevRev, &prev)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
@@ -229,9 +250,12 @@ func (s *Store) Get(ctx context.Context, key string, rev int64) (storage.KeyValu
 }
 
 func getCurrent(ctx context.Context, q querier, key string) (storage.KeyValue, error) {
+	return scanCurrent(q.QueryRowContext(ctx, qCurrent, []byte(key)), key)
+}
+
+func scanCurrent(row *sql.Row, key string) (storage.KeyValue, error) {
 	kv := storage.KeyValue{Key: key}
-	err := q.QueryRowContext(ctx, `SELECT create_rev, mod_rev, value FROM current WHERE key = ?`, []byte(key)).
-		Scan(&kv.CreateRevision, &kv.ModRevision, &kv.Value)
+	err := row.Scan(&kv.CreateRevision, &kv.ModRevision, &kv.Value)
 	if errors.Is(err, sql.ErrNoRows) {
 		return storage.KeyValue{}, storage.ErrNotFound
 	}
@@ -246,7 +270,7 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 		return storage.ListResult{}, err
 	}
 	var res storage.ListResult
-	err := s.view(ctx, func(tx *sql.Tx, m meta) error {
+	err := s.view(ctx, func(tx snapshot, m meta) error {
 		rev, err := readRevision(m, opts.Revision)
 		if err != nil {
 			return err
@@ -261,7 +285,7 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 // versions rev sees of the keys written after it are those their first
 // writes after it replaced, merged in key order with the current rows of
 // the keys not written since.
-func list(ctx context.Context, tx *sql.Tx, prefix string, opts storage.ListOptions, rev int64, older bool) (storage.ListResult, error) {
+func list(ctx context.Context, tx querier, prefix string, opts storage.ListOptions, rev int64, older bool) (storage.ListResult, error) {
 	res := storage.ListResult{Revision: rev}
 	cond, args := keyRange(prefix, max(prefix, opts.Start))
 	var (
@@ -270,8 +294,7 @@ func list(ctx context.Context, tx *sql.Tx, prefix string, opts storage.ListOptio
 	)
 	if older {
 		changed = map[string]bool{}
-		rows, err := tx.QueryContext(ctx, `SELECT key, op, create_rev, prev_rev, prev FROM log WHERE rev IN (
-			SELECT min(rev) FROM log WHERE rev > ? AND `+cond+` GROUP BY key) ORDER BY key`, append([]any{rev}, args...)...)
+		rows, err := tx.QueryContext(ctx, qFirstChanges(cond), append([]any{rev}, args...)...)
 		if err != nil {
 			return res, err
 		}
@@ -305,7 +328,7 @@ func list(ctx context.Context, tx *sql.Tx, prefix string, opts storage.ListOptio
 		res.Items = append(res.Items, kv)
 	}
 	full := func() bool { return opts.Limit > 0 && int64(len(res.Items)) >= opts.Limit }
-	rows, err := tx.QueryContext(ctx, `SELECT key, create_rev, mod_rev, value FROM current WHERE `+cond+` ORDER BY key`, args...)
+	rows, err := tx.QueryContext(ctx, qCurrentRange(cond), args...)
 	if err != nil {
 		return res, err
 	}
@@ -351,14 +374,14 @@ func list(ctx context.Context, tx *sql.Tx, prefix string, opts storage.ListOptio
 
 // countFrom counts the current keys from start on that begin with prefix
 // and are not in skip.
-func countFrom(ctx context.Context, tx *sql.Tx, prefix string, start []byte, skip map[string]bool) (int64, error) {
+func countFrom(ctx context.Context, tx querier, prefix string, start []byte, skip map[string]bool) (int64, error) {
 	cond, args := keyRange(prefix, string(start))
 	if len(skip) == 0 {
 		var n int64
-		err := tx.QueryRowContext(ctx, `SELECT count(*) FROM current WHERE `+cond, args...).Scan(&n)
+		err := tx.QueryRowContext(ctx, qCount(cond), args...).Scan(&n)
 		return n, err
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT key FROM current WHERE `+cond, args...)
+	rows, err := tx.QueryContext(ctx, qKeys(cond), args...)
 	if err != nil {
 		return 0, err
 	}
@@ -449,17 +472,18 @@ func (s *Store) check(ctx context.Context, rev int64) error {
 
 // view runs fn in a read transaction, one snapshot of the file, with the
 // store's meta as of it.
-func (s *Store) view(ctx context.Context, fn func(tx *sql.Tx, m meta) error) error {
+func (s *Store) view(ctx context.Context, fn func(tx snapshot, m meta) error) error {
 	tx, err := s.readDB.BeginTx(ctx, nil)
 	if err != nil {
 		return s.readError(err)
 	}
 	defer tx.Rollback()
-	m, err := readMeta(ctx, tx)
+	snap := snapshot{tx: tx, cache: &s.stmts}
+	m, err := readMeta(ctx, snap)
 	if err != nil {
 		return s.readError(err)
 	}
-	return s.readError(fn(tx, m))
+	return s.readError(fn(snap, m))
 }
 
 // readError classifies an error of a read: the storage sentinels pass, a

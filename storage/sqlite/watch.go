@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/storage/internal/watchfeed"
@@ -58,15 +57,14 @@ func (s *Store) readLog(ctx context.Context, prefix string, next int64, batch []
 		return batch, next, nil, err
 	}
 	var last int64
-	err := s.view(ctx, func(tx *sql.Tx, m meta) error {
+	err := s.view(ctx, func(tx snapshot, m meta) error {
 		last = m.rev
 		if next <= m.compacted {
 			return watchfeed.FellBehind(next, m.compacted)
 		}
 		to := min(next+watchScan-1, m.rev)
 		cond, args := keyRange(prefix, prefix)
-		rows, err := tx.QueryContext(ctx, `SELECT rev, key, op, create_rev, value, prev_rev, prev FROM log
-			WHERE rev >= ? AND rev <= ? AND `+cond+` ORDER BY rev LIMIT ?`, append(append([]any{next, to}, args...), watchBatch-len(batch))...)
+		rows, err := tx.QueryContext(ctx, qLogRange(cond), append(append([]any{next, to}, args...), watchBatch-len(batch))...)
 		if err != nil {
 			return err
 		}
