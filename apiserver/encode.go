@@ -15,6 +15,7 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/internal/splice"
 	"github.com/kapi-dev/kapi/watch"
 )
 
@@ -105,7 +106,7 @@ func (rq *request) element(it *watch.Item, f *codec.Format, metadata bool) ([]by
 	if f.ElementType() == codec.MediaTypeJSON && !metadata && it.Value != nil && rq.res.objType.plainMetadata {
 		// Made anew each time rather than cached: a copy of the stored
 		// value is cheap, and keeping one would double the cache's bytes.
-		if data, ok := rq.storedElement(it); ok {
+		if data, ok := rq.buf.storedElement(it); ok {
 			return data, nil
 		}
 	}
@@ -129,13 +130,13 @@ func (rq *request) element(it *watch.Item, f *codec.Format, metadata bool) ([]by
 }
 
 func (rq *request) metadataKey(f *codec.Format) string {
-	key, ok := rq.metadataKeys[f]
+	key, ok := rq.buf.metadataKeys[f]
 	if !ok {
 		key = f.ElementType() + ";as=PartialObjectMetadata;v=" + rq.out.Version
-		if rq.metadataKeys == nil {
-			rq.metadataKeys = make(map[*codec.Format]string, 2)
+		if rq.buf.metadataKeys == nil {
+			rq.buf.metadataKeys = make(map[*codec.Format]string, 2)
 		}
-		rq.metadataKeys[f] = key
+		rq.buf.metadataKeys[f] = key
 	}
 	return key
 }
@@ -221,7 +222,7 @@ func (rq *request) listElements(items []*watch.Item, elements [][]byte) ([][]byt
 // element made from its stored value (storedPieces), or the element and two
 // nil pieces when it cannot be made so.
 func (rq *request) storedListPieces(items []*watch.Item, pieces [][]byte) ([][]byte, error) {
-	members := make([]byte, 0, len(items)*storedMemberRoom) // never grows: pieces point into it
+	members := make([]byte, 0, len(items)*splice.MemberRoom) // never grows: pieces point into it
 	for _, it := range items {
 		if before, member, after, ok := rq.storedPieces(it, members[len(members):]); ok {
 			members = members[:len(members)+len(member)]
@@ -417,10 +418,10 @@ func (rq *request) respondSpliced(code int, obj kapi.Object, value []byte) bool 
 		return false
 	}
 	rv := obj.GetObjectMeta().ResourceVersion
-	if !isRevision(rv) {
+	if !splice.IsRevision(rv) {
 		return false
 	}
-	at, sep := resourceVersionOffset(value)
+	at, sep := splice.ResourceVersionOffset(value)
 	if at < 0 {
 		return false
 	}
@@ -428,7 +429,7 @@ func (rq *request) respondSpliced(code int, obj kapi.Object, value []byte) bool 
 		defer end()
 	}
 	var buf [64]byte
-	member := appendResourceVersion(buf[:0], rv, sep)
+	member := splice.AppendResourceVersion(buf[:0], rv, sep)
 	var w io.Writer = rq.w
 	zw := startBody(rq.w, rq.r, code, rq.out.ContentType(), len(value)+len(member))
 	if zw != nil {
@@ -443,11 +444,11 @@ func (rq *request) respondSpliced(code int, obj kapi.Object, value []byte) bool 
 
 // objectJSON is json.Marshal(obj), made from stored, obj's marshalStored
 // encoding, when the type's JSON is plain enough to tell where the
-// resourceVersion goes (appendStoredElement).
+// resourceVersion goes (splice.Element).
 func (rq *request) objectJSON(obj kapi.Object, stored []byte) ([]byte, error) {
 	if stored != nil && rq.objType.plainMetadata && !rq.res.converts() { // stored is in the storage version
 		rv := obj.GetObjectMeta().ResourceVersion
-		if data, ok := appendStoredElement(make([]byte, 0, len(stored)+len(rv)+len(`,"resourceVersion":""`)), stored, rv); ok {
+		if data, ok := splice.Element(make([]byte, 0, len(stored)+len(rv)+len(`,"resourceVersion":""`)), stored, rv); ok {
 			return data, nil
 		}
 	}

@@ -12,8 +12,10 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/internal/intern"
 	"github.com/kapi-dev/kapi/internal/jsonfields"
 	"github.com/kapi-dev/kapi/internal/jsonimage"
+	"github.com/kapi-dev/kapi/internal/openapi"
 	"github.com/kapi-dev/kapi/patch"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/watch"
@@ -174,7 +176,7 @@ type objectType struct {
 	protobuf             bool
 	schema               *patch.Schema
 	// plainMetadata says that encoding/json writes the type field by field
-	// with kapi.ObjectMeta as its metadata: see appendStoredElement.
+	// with kapi.ObjectMeta as its metadata: see splice.Element.
 	plainMetadata bool
 	// image tells what decoding the JSON of a value gives (nil if it
 	// cannot): see offer.
@@ -278,7 +280,7 @@ type resource struct {
 
 	prefix  string // storage keys of this resource start with it
 	cache   *watch.Cache
-	strings stringTable // shared by the objects of its cache
+	strings intern.Table // shared by the objects of its cache
 }
 
 var dns1123Label = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
@@ -333,7 +335,7 @@ func (r *resource) complete(status bool) error {
 		if len(errs) == 0 {
 			// Every type must be describable in OpenAPI, or kubectl cannot
 			// create it: better to know now than at the first request.
-			if _, err := openAPIGroupVersion(r.Group, r.Version, []openAPIResource{r.openAPI()}); err != nil {
+			if _, err := openapi.GroupVersion(r.Group, r.Version, []openapi.Resource{r.openAPI()}); err != nil {
 				errs = append(errs, err)
 			}
 		}
