@@ -2,7 +2,7 @@ module github.com/kapi-dev/kapi/internal/aggregation
 
 go 1.26.0
 
-require github.com/kapi-dev/kapi v0.0.0-20261127181449-f7c71121c556
+require github.com/kapi-dev/kapi v0.0.0-20261128081201-2b0921b70f3f
 
 require (
 	github.com/evanphx/json-patch/v5 v5.9.11 // indirect

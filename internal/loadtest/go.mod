@@ -3,7 +3,7 @@ module github.com/kapi-dev/kapi/internal/loadtest
 go 1.26.0
 
 require (
-	github.com/kapi-dev/kapi v0.0.0-20261127181449-f7c71121c556
+	github.com/kapi-dev/kapi v0.0.0-20261128081201-2b0921b70f3f
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
 )

@@ -3,7 +3,7 @@ module github.com/kapi-dev/kapi/observe/otel
 go 1.26.0
 
 require (
-	github.com/kapi-dev/kapi v0.0.0-20261127181449-f7c71121c556
+	github.com/kapi-dev/kapi v0.0.0-20261128081201-2b0921b70f3f
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0

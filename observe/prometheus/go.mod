@@ -3,7 +3,7 @@ module github.com/kapi-dev/kapi/observe/prometheus
 go 1.26.0
 
 require (
-	github.com/kapi-dev/kapi v0.0.0-20261127181449-f7c71121c556
+	github.com/kapi-dev/kapi v0.0.0-20261128081201-2b0921b70f3f
 	github.com/prometheus/client_golang v1.23.2
 	github.com/prometheus/client_model v0.6.2
 )

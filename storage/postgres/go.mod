@@ -2,11 +2,9 @@ module github.com/kapi-dev/kapi/storage/postgres
 
 go 1.26.0
 
-replace github.com/kapi-dev/kapi => ../..
-
 require (
 	github.com/jackc/pgx/v5 v5.12.0
-	github.com/kapi-dev/kapi v0.0.0-00010101000000-000000000000
+	github.com/kapi-dev/kapi v0.0.0-20261128081201-2b0921b70f3f
 )
 
 require (

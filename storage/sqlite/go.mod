@@ -2,10 +2,8 @@ module github.com/kapi-dev/kapi/storage/sqlite
 
 go 1.26.0
 
-replace github.com/kapi-dev/kapi => ../..
-
 require (
-	github.com/kapi-dev/kapi v0.0.0-00010101000000-000000000000
+	github.com/kapi-dev/kapi v0.0.0-20261128081201-2b0921b70f3f
 	modernc.org/sqlite v1.62.0
 )
 

@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/google/cel-go v0.29.2
-	github.com/kapi-dev/kapi v0.0.0-20261127181449-f7c71121c556
+	github.com/kapi-dev/kapi v0.0.0-20261128081201-2b0921b70f3f
 )
 
 require (

@@ -3,7 +3,7 @@ module github.com/kapi-dev/kapi/storage/encryption/secretbox
 go 1.26.0
 
 require (
-	github.com/kapi-dev/kapi v0.0.0-20261127181449-f7c71121c556
+	github.com/kapi-dev/kapi v0.0.0-20261128081201-2b0921b70f3f
 	golang.org/x/crypto v0.58.0
 )
 

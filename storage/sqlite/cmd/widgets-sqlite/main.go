@@ -12,7 +12,6 @@ import (
 
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
-	"github.com/kapi-dev/kapi/internal/serve"
 	"github.com/kapi-dev/kapi/storage/sqlite"
 )
 
@@ -50,5 +49,5 @@ func run(addr, file string) error {
 	server := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 
 	log.Printf("serving widgets.example.com/v1 and v1beta1 on http://%s, stored in %s", addr, file)
-	return serve.Run(ctx, server, api, server.ListenAndServe)
+	return api.Run(ctx, server, server.ListenAndServe)
 }
