@@ -107,6 +107,18 @@ func (rq *request) parseWatch(ctx context.Context) (*watchSpec, error) {
 		opts.Revision = rev
 	}
 
+	// The list's answer, before any event: initial events without an
+	// unreadable object would tell a watch-list informer that it holds the
+	// whole collection, and a watch resumed after a relist that failed
+	// would go on from a state it never had. kube-apiserver's cacher
+	// cannot initialize over a corrupt object and refuses every watch of
+	// the resource until it can (storage/cacher Cacher.Watch, 429 while not
+	// ready); here the cache holds the rest, so only a watch that covers an
+	// unreadable object is refused, as its list is.
+	if bad := rq.res.cache.Unreadable(opts.Prefix); len(bad) > 0 {
+		return nil, unreadableList(rq.res, bad)
+	}
+
 	return &watchSpec{opts: opts, timeout: timeout, bookmarks: bookmarks, rv: rv}, nil
 }
 

@@ -103,9 +103,12 @@ func ReadTokenFile(r io.Reader) (map[string]User, error) {
 // organizations the groups. It verifies the certificate itself, against
 // roots only, so a certificate that the host's tls.Config accepted because
 // of another CA in its pool (a front proxy's, say) is refused: 401, not a
-// user. The host's tls.Config must ask for client certificates (ClientAuth
-// RequestClientCert or stronger); a request without one is left to other
-// authenticators. roots must not be nil.
+// user. The host's tls.Config must ask for client certificates: ClientAuth
+// tls.RequestClientCert, as kube-apiserver, which leaves verifying them to
+// this authenticator, so that a certificate it refuses is not fatal and a
+// token on the same connection is still tried (VerifyClientCertIfGiven
+// would fail the handshake, token and all). A request without one is left
+// to other authenticators. roots must not be nil.
 func ClientCertificates(roots *x509.CertPool) (Authenticator, error) {
 	if roots == nil {
 		return nil, errors.New("auth: client certificates: no CA pool")

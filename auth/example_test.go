@@ -61,13 +61,14 @@ func ExampleClientCertificates() {
 		fmt.Fprintln(w, user.Name)
 	})
 
-	// The host's server asks for client certificates; the authenticator
-	// verifies them against clientCAs alone, whatever else the TLS pool
-	// trusts.
+	// The host's server asks for client certificates without verifying
+	// them (kube-apiserver's RequestClientCert); the authenticator verifies
+	// them against clientCAs alone, and one it refuses leaves the
+	// connection to a token.
 	server := &http.Server{
 		Addr:      "127.0.0.1:6443",
 		Handler:   whoami,
-		TLSConfig: &tls.Config{ClientAuth: tls.VerifyClientCertIfGiven, ClientCAs: clientCAs},
+		TLSConfig: &tls.Config{ClientAuth: tls.RequestClientCert, ClientCAs: clientCAs},
 	}
 	_ = server // server.ListenAndServeTLS("server.crt", "server.key")
 }

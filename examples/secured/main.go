@@ -165,8 +165,14 @@ func serverTLS(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
 		if !c.ClientCAs.AppendCertsFromPEM(pem) {
 			return nil, fmt.Errorf("%s holds no PEM certificate", clientCAFile)
 		}
-		// Clients without a certificate may still use a token.
-		c.ClientAuth = tls.VerifyClientCertIfGiven
+		// Asked for, neither required nor verified here: the client
+		// certificate authenticator verifies it against the client CAs,
+		// and one that does not chain to them authenticates nobody, while
+		// a token on the same connection is still tried, as
+		// kube-apiserver (tls.RequestClientCert in its secure serving).
+		// Verifying in the handshake would refuse the connection, token
+		// and all.
+		c.ClientAuth = tls.RequestClientCert
 	}
 	return c, nil
 }
