@@ -13,17 +13,6 @@ import (
 	"github.com/kapi-dev/kapi/codec"
 )
 
-// RuleResolver is what an Authorizer may also be: one that can list what
-// a user may do in a namespace, for SelfSubjectRulesReview (kubectl auth
-// can-i --list). An authorizer that is not one makes the review's answer
-// incomplete, as kube-apiserver's webhook authorizer does.
-type RuleResolver interface {
-	// RulesFor returns the rules that apply to user in namespace (those
-	// limited to other namespaces left out). incomplete says that the user
-	// may be allowed more than the rules say.
-	RulesFor(ctx context.Context, user User, namespace string) (rules []Rule, incomplete bool, err error)
-}
-
 // The access reviews kube-apiserver serves to every user about itself:
 // kubectl auth whoami, auth can-i and auth can-i --list. kapi serves them
 // when it authenticates (WithAuthentication or WithAnonymous), answered

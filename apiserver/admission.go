@@ -9,54 +9,9 @@ import (
 	"github.com/kapi-dev/kapi"
 )
 
-// Operation is the kind of write an admission hook is asked about.
-type Operation string
-
-// The operations of admission, named as Kubernetes' AdmissionReview names them.
-const (
-	OperationCreate Operation = "CREATE"
-	OperationUpdate Operation = "UPDATE"
-	OperationDelete Operation = "DELETE"
-)
-
-// AdmissionRequest is a write about to happen, as admission hooks see it.
-type AdmissionRequest struct {
-	Operation Operation
-	// Group, Version and Resource (the plural) name what is written;
-	// Subresource is "status" or "scale" for writes to those.
-	Group, Version, Resource, Subresource string
-	Kind                                  string
-	Namespace, Name                       string
-	// User is who asked, when an authenticator runs.
-	User User
-	// DryRun is true when nothing will be stored (dryRun=All): hooks with
-	// side effects must not act on it.
-	DryRun bool
-	// Object is the object as it will be stored, in the storage version
-	// whatever Version the request was in: nil on delete. A mutating hook
-	// may change it; validating hooks must not.
-	Object kapi.Object
-	// OldObject is the stored object: nil on create.
-	OldObject kapi.Object
-}
-
-// AdmissionFunc admits or rejects a write. It rejects by returning an error:
-// a *StatusError is answered as it is; any other error is a 403 Forbidden
-// whose message ends with it, as kube-apiserver answers for its admission
-// plugins.
-type AdmissionFunc func(ctx context.Context, req *AdmissionRequest) error
-
-// WithMutatingAdmission adds hooks that may change every object written, in
-// order, before the resource's validation.
-func WithMutatingAdmission(hooks ...AdmissionFunc) Option {
-	return func(c *config) { c.mutating = append(c.mutating, hooks...) }
-}
-
-// WithValidatingAdmission adds hooks that accept or reject every write after
-// the resource's validation, just before it is stored.
-func WithValidatingAdmission(hooks ...AdmissionFunc) Option {
-	return func(c *config) { c.validating = append(c.validating, hooks...) }
-}
+// This file runs the admission hooks of package admission on a write: it
+// builds the Request from the write under way, and answers a rejection as
+// kube-apiserver answers one of its admission plugins.
 
 // admissionRequest describes the write rq is making.
 func (rq *request) admissionRequest(ctx context.Context, op Operation, obj, old kapi.Object, dryRun bool) *AdmissionRequest {

@@ -176,6 +176,30 @@ func testCorruptObject(t *testing.T, open func() storage.Interface, corrupt func
 		mustCall(t, hs, http.StatusInternalServerError, http.MethodDelete, widgets, "")
 		mustCall(t, hs, http.StatusOK, http.MethodGet, widgets+"/good", "")
 	})
+	// A watch gets the list's answer, before any event: a watch-list
+	// informer must not take the state without the unreadable object for
+	// the whole collection (kube-apiserver's cacher cannot initialize over
+	// a corrupt object and refuses every watch of the resource until then).
+	t.Run("watch", func(t *testing.T) {
+		list := mustCall(t, hs, http.StatusInternalServerError, http.MethodGet, widgets, "")
+		for _, query := range []string{
+			"?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true",
+			"?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=0&allowWatchBookmarks=true",
+			"?watch=true",
+			"?watch=true&resourceVersion=0",
+			"?watch=true&sendInitialEvents=false&resourceVersionMatch=NotOlderThan&resourceVersion=1",
+			"?watch=true&resourceVersion=1",
+		} {
+			for _, path := range []string{widgets, "/apis/example.com/v1/widgets"} {
+				// timeoutSeconds: a watch that is served ends, and fails the test.
+				st := mustCall(t, hs, http.StatusInternalServerError, http.MethodGet, path+query+"&timeoutSeconds=1", "")
+				if st.Reason != list.Reason || st.Message != list.Message || st.Details == nil || len(st.Details.Causes) != 1 || st.Details.Causes[0] != list.Details.Causes[0] {
+					t.Fatalf("WATCH %s%s: %s %q %+v, want the list's %s %q %+v", path, query, st.Reason, st.Message, st.Details, list.Reason, list.Message, list.Details)
+				}
+			}
+		}
+		mustCall(t, hs, http.StatusOK, http.MethodGet, "/apis/example.com/v1/namespaces/other/widgets?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=1", "")
+	})
 	t.Run("create", func(t *testing.T) {
 		mustCall(t, hs, http.StatusConflict, http.MethodPost, widgets, widget("bad"))
 	})

@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"reflect"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/validation"
@@ -12,11 +11,6 @@ import (
 // type declares in its struct tags are defaulted and checked on every write,
 // before the resource's own Default and Validate, and shown in its OpenAPI
 // schema.
-
-// WithRuleEngine evaluates the rule tags of the registered types (their
-// x-kubernetes-validations) with e: validation/cel's engine for CEL, as
-// CRDs have it. Without one, a type with a rule tag cannot be registered.
-func WithRuleEngine(e validation.RuleEngine) Option { return func(c *config) { c.ruleEngine = e } }
 
 // declare compiles the tags of the resource's type and puts their defaults
 // and checks in front of the resource's own hooks.
@@ -60,58 +54,4 @@ func declaredFirst(schema *validation.Schema, own func(ctx context.Context, obj,
 		}
 		return errs
 	}
-}
-
-// declaredKeywords adds the constraints a struct field declares to its
-// schema, and says whether the field is required (true) or optional
-// (false) by declaration, or neither (nil).
-func declaredKeywords(s *oapiSchema, sf reflect.StructField) (*bool, error) {
-	rules, err := validation.RulesOf(sf)
-	if err != nil || rules == nil {
-		return nil, err
-	}
-	addKeywords(s, rules)
-	if rules.Items != nil && s.Items != nil {
-		addKeywords(s.Items, rules.Items)
-	}
-	if rules.Required || rules.Optional {
-		return &rules.Required, nil
-	}
-	return nil, nil
-}
-
-func addKeywords(s *oapiSchema, rules *validation.Rules) {
-	s.Enum = rules.Enum
-	s.Minimum, s.ExclusiveMinimum = rules.Minimum, rules.ExclusiveMinimum
-	s.Maximum, s.ExclusiveMaximum = rules.Maximum, rules.ExclusiveMaximum
-	s.MinLength, s.MaxLength = count(rules.MinLength), count(rules.MaxLength)
-	s.MinItems, s.MaxItems = count(rules.MinItems), count(rules.MaxItems)
-	s.Pattern = rules.Pattern
-	if rules.Format != "" {
-		s.Format = rules.Format
-	}
-	if rules.Default != nil {
-		s.Default = rules.Default
-	}
-	if rules.Rule != "" {
-		s.XValidations = append(s.XValidations, oapiValidationRule{Rule: rules.Rule, Message: rules.RuleMessage})
-	}
-	if rules.Immutable {
-		// How a CustomResourceDefinition says it (kubebuilder's
-		// XValidation:rule="self == oldSelf").
-		s.XValidations = append(s.XValidations, oapiValidationRule{Rule: "self == oldSelf", Message: "field is immutable"})
-	}
-}
-
-func count(n int64) *int64 {
-	if n < 0 {
-		return nil
-	}
-	return &n
-}
-
-// oapiValidationRule is one entry of x-kubernetes-validations.
-type oapiValidationRule struct {
-	Rule    string `json:"rule"`
-	Message string `json:"message,omitempty"`
 }

@@ -109,6 +109,12 @@
 // SelfSubjectRulesReview; an authorizer that is a RuleResolver lists its
 // rules). Package delegation leaves both steps to a Kubernetes cluster.
 //
+// The interfaces plugins implement live in packages of their own, so that a
+// plugin need not import this package: package auth (users, authenticators,
+// authorizers, rules), package admission (admission hooks) and package
+// observe (observers of every request). The names here (User, Authorizer,
+// AdmissionFunc, Observer and the rest) are aliases of theirs.
+//
 // # Errors
 //
 // Every failure is a kapi.Status with the code and reason of the Kubernetes

@@ -1,20 +1,20 @@
 package apiserver
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"io"
 	"maps"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/internal/httpbody"
+	"github.com/kapi-dev/kapi/internal/listcache"
+	"github.com/kapi-dev/kapi/internal/splice"
 	"github.com/kapi-dev/kapi/watch"
 )
 
@@ -105,7 +105,7 @@ func (rq *request) element(it *watch.Item, f *codec.Format, metadata bool) ([]by
 	if f.ElementType() == codec.MediaTypeJSON && !metadata && it.Value != nil && rq.res.objType.plainMetadata {
 		// Made anew each time rather than cached: a copy of the stored
 		// value is cheap, and keeping one would double the cache's bytes.
-		if data, ok := rq.storedElement(it); ok {
+		if data, ok := rq.buf.storedElement(it); ok {
 			return data, nil
 		}
 	}
@@ -129,13 +129,13 @@ func (rq *request) element(it *watch.Item, f *codec.Format, metadata bool) ([]by
 }
 
 func (rq *request) metadataKey(f *codec.Format) string {
-	key, ok := rq.metadataKeys[f]
+	key, ok := rq.buf.metadataKeys[f]
 	if !ok {
 		key = f.ElementType() + ";as=PartialObjectMetadata;v=" + rq.out.Version
-		if rq.metadataKeys == nil {
-			rq.metadataKeys = make(map[*codec.Format]string, 2)
+		if rq.buf.metadataKeys == nil {
+			rq.buf.metadataKeys = make(map[*codec.Format]string, 2)
 		}
-		rq.metadataKeys[f] = key
+		rq.buf.metadataKeys[f] = key
 	}
 	return key
 }
@@ -221,7 +221,7 @@ func (rq *request) listElements(items []*watch.Item, elements [][]byte) ([][]byt
 // element made from its stored value (storedPieces), or the element and two
 // nil pieces when it cannot be made so.
 func (rq *request) storedListPieces(items []*watch.Item, pieces [][]byte) ([][]byte, error) {
-	members := make([]byte, 0, len(items)*storedMemberRoom) // never grows: pieces point into it
+	members := make([]byte, 0, len(items)*splice.MemberRoom) // never grows: pieces point into it
 	for _, it := range items {
 		if before, member, after, ok := rq.storedPieces(it, members[len(members):]); ok {
 			members = members[:len(members)+len(member)]
@@ -281,13 +281,13 @@ func (rq *request) writeList(meta kapi.ListMeta, items []*watch.Item) error {
 		// Written from the stored values themselves, the resourceVersion
 		// put between their two halves: no copy of the objects' bytes;
 		// or, for a whole collection listed before in this state, from
-		// the items joined then (see listBodies).
+		// the items joined then (see listcache.Bodies).
 		tm := kapi.TypeMeta{Kind: rq.res.Kind + "List", APIVersion: rq.res.apiVersion()}
 		lists := &rq.res.storageVersion().lists
 		var joined []byte
 		keep := false
 		if rq.listChange > 0 {
-			joined, keep = lists.get(rq.listPrefix, rq.listChange, len(items))
+			joined, keep = lists.Get(rq.listPrefix, rq.listChange, len(items))
 		}
 		if joined != nil {
 			var err error
@@ -301,7 +301,7 @@ func (rq *request) writeList(meta kapi.ListMeta, items []*watch.Item) error {
 				return err
 			}
 			if keep {
-				lists.keep(rq.listPrefix, rq.listChange, len(items), joinElements(pieces, 3, "", ",", ""))
+				lists.Keep(rq.listPrefix, rq.listChange, len(items), listcache.Join(pieces, 3, "", ",", ""))
 			}
 			if body, err = f.ListBodyOfPieces(tm, meta, pieces, 3); err != nil {
 				return err
@@ -317,7 +317,7 @@ func (rq *request) writeList(meta kapi.ListMeta, items []*watch.Item) error {
 			return err
 		}
 	}
-	writeStreamed(rq.w, rq.r, http.StatusOK, rq.out.ContentType(), body)
+	httpbody.WriteStreamed(rq.w, rq.r, http.StatusOK, rq.out.ContentType(), body)
 	return nil
 }
 
@@ -369,7 +369,7 @@ func (rq *request) writeEncoded(code int, data []byte) {
 			}
 		}
 	}
-	writeBody(rq.w, rq.r, code, rq.out.ContentType(), data)
+	httpbody.Write(rq.w, rq.r, code, rq.out.ContentType(), data)
 }
 
 // respond writes obj, which is not in the cache (the result of a write).
@@ -417,10 +417,10 @@ func (rq *request) respondSpliced(code int, obj kapi.Object, value []byte) bool 
 		return false
 	}
 	rv := obj.GetObjectMeta().ResourceVersion
-	if !isRevision(rv) {
+	if !splice.IsRevision(rv) {
 		return false
 	}
-	at, sep := resourceVersionOffset(value)
+	at, sep := splice.ResourceVersionOffset(value)
 	if at < 0 {
 		return false
 	}
@@ -428,12 +428,12 @@ func (rq *request) respondSpliced(code int, obj kapi.Object, value []byte) bool 
 		defer end()
 	}
 	var buf [64]byte
-	member := appendResourceVersion(buf[:0], rv, sep)
+	member := splice.AppendResourceVersion(buf[:0], rv, sep)
 	var w io.Writer = rq.w
-	zw := startBody(rq.w, rq.r, code, rq.out.ContentType(), len(value)+len(member))
+	zw := httpbody.Start(rq.w, rq.r, code, rq.out.ContentType(), len(value)+len(member))
 	if zw != nil {
 		w = zw
-		defer finishGzip(zw)
+		defer httpbody.Finish(zw)
 	}
 	_, _ = w.Write(value[:at]) // a broken connection fails the next write too
 	_, _ = w.Write(member)
@@ -443,11 +443,11 @@ func (rq *request) respondSpliced(code int, obj kapi.Object, value []byte) bool 
 
 // objectJSON is json.Marshal(obj), made from stored, obj's marshalStored
 // encoding, when the type's JSON is plain enough to tell where the
-// resourceVersion goes (appendStoredElement).
+// resourceVersion goes (splice.Element).
 func (rq *request) objectJSON(obj kapi.Object, stored []byte) ([]byte, error) {
 	if stored != nil && rq.objType.plainMetadata && !rq.res.converts() { // stored is in the storage version
 		rv := obj.GetObjectMeta().ResourceVersion
-		if data, ok := appendStoredElement(make([]byte, 0, len(stored)+len(rv)+len(`,"resourceVersion":""`)), stored, rv); ok {
+		if data, ok := splice.Element(make([]byte, 0, len(stored)+len(rv)+len(`,"resourceVersion":""`)), stored, rv); ok {
 			return data, nil
 		}
 	}
@@ -478,99 +478,5 @@ func writeStatus(w http.ResponseWriter, r *http.Request, f *codec.Format, st kap
 	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
 	}
-	writeBody(w, r, code, f.MediaType(), data)
-}
-
-// gzipMinBytes is the size from which a response is compressed for a client
-// that accepts gzip, as kube-apiserver's: smaller ones gain too little.
-const gzipMinBytes = 128 << 10
-
-var gzipWriters = sync.Pool{New: func() any {
-	w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
-	return w
-}}
-
-func writeBody(w http.ResponseWriter, r *http.Request, code int, contentType string, data []byte) {
-	if zw := startBody(w, r, code, contentType, len(data)); zw != nil {
-		_, _ = zw.Write(data)
-		finishGzip(zw)
-		return
-	}
-	_, _ = w.Write(data)
-}
-
-// streamBuffers gather a streamed body's many small pieces into large
-// writes: one syscall (or one gzip call) per 32 KiB rather than per piece.
-var streamBuffers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 32<<10) }}
-
-// writeStreamed writes a body of known length from its pieces, with the
-// headers and compression writeBody gives the same bytes.
-func writeStreamed(w http.ResponseWriter, r *http.Request, code int, contentType string, body interface {
-	io.WriterTo
-	Len() int
-}) {
-	zw := startBody(w, r, code, contentType, body.Len())
-	bw := streamBuffers.Get().(*bufio.Writer)
-	if zw != nil {
-		bw.Reset(zw)
-	} else {
-		bw.Reset(w)
-	}
-	if _, err := body.WriteTo(bw); err == nil {
-		_ = bw.Flush()
-	}
-	bw.Reset(nil)
-	streamBuffers.Put(bw)
-	if zw != nil {
-		finishGzip(zw)
-	}
-}
-
-// startBody sets the headers of a body of size bytes and writes the status
-// line. It returns a gzip writer over w when the body is to be compressed;
-// the caller writes the body to it and ends it with finishGzip.
-func startBody(w http.ResponseWriter, r *http.Request, code int, contentType string, size int) *gzip.Writer {
-	h := w.Header()
-	// As Header.Set, whose keys these are already in canonical form, with
-	// the values in one allocation rather than one each.
-	values := make([]string, 3)
-	values[0], values[1] = contentType, "nosniff"
-	h["Content-Type"], h["X-Content-Type-Options"] = values[0:1:1], values[1:2:2]
-	if size >= gzipMinBytes && acceptsGzip(r) {
-		h.Set("Content-Encoding", "gzip")
-		h.Add("Vary", "Accept-Encoding")
-		w.WriteHeader(code)
-		zw := gzipWriters.Get().(*gzip.Writer)
-		zw.Reset(w)
-		return zw
-	}
-	values[2] = strconv.Itoa(size)
-	h["Content-Length"] = values[2:3:3]
-	w.WriteHeader(code)
-	return nil
-}
-
-func finishGzip(zw *gzip.Writer) {
-	_ = zw.Close()
-	zw.Reset(nil)
-	gzipWriters.Put(zw)
-}
-
-// acceptsGzip reads Accept-Encoding: gzip listed, without q=0.
-func acceptsGzip(r *http.Request) bool {
-	if r == nil {
-		return false
-	}
-	for _, enc := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
-		name, params, _ := strings.Cut(enc, ";")
-		if !strings.EqualFold(strings.TrimSpace(name), "gzip") {
-			continue
-		}
-		if v, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
-			q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			return err == nil && q > 0
-		}
-		return true
-	}
-	return false
+	httpbody.Write(w, r, code, f.MediaType(), data)
 }

@@ -3,32 +3,11 @@ package apiserver
 import (
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/builtin"
 	"github.com/kapi-dev/kapi/lifecycle"
 )
-
-// WithLeases serves coordination.k8s.io/v1 leases, on which client-go's
-// leader election (and so controller-runtime's managers) elect a leader.
-func WithLeases() Option { return func(c *config) { c.leases = true } }
-
-// WithEvents serves core/v1 events and events.k8s.io/v1 events, which
-// controllers record and kubectl describe and kubectl events show, with
-// the field selectors those use (involvedObject.*, regarding.*, reason,
-// type...). An event is deleted an hour after its last write (see
-// WithEventTTL), as kube-apiserver's --event-ttl bounds them.
-//
-// As in kube-apiserver, the two are one storage: events.k8s.io/v1 events
-// are core events seen in another form (regarding is involvedObject, note
-// is message, deprecatedCount is count...), so an event recorded through
-// either API is read, watched and expired through both.
-func WithEvents() Option { return func(c *config) { c.events = true } }
-
-// WithEventTTL sets how long after its last write an event is deleted
-// (default one hour).
-func WithEventTTL(d time.Duration) Option { return func(c *config) { c.eventTTL = d } }
 
 func (s *Server) registerLeases() error {
 	return Register(s, Resource[builtin.Lease]{

@@ -2,14 +2,11 @@ package apiserver_test
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"log"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/apiserver"
@@ -130,77 +127,9 @@ func ExampleWithAlwaysAllowPaths() {
 	// 401 Unauthorized
 }
 
-func ExampleStaticTokens() {
-	auth := apiserver.StaticTokens(map[string]apiserver.User{
-		"s3cret": {Name: "alice", UID: "1", Groups: []string{"admins"}},
-	})
-	req := httptest.NewRequest("GET", "/apis", nil)
-	req.Header.Set("Authorization", "Bearer s3cret")
-	user, ok, err := auth.Authenticate(req)
-	fmt.Println(user.Name, user.Groups, ok, err)
-	// Output: alice [admins] true <nil>
-}
-
-func ExampleReadTokenFile() {
-	// The format of kube-apiserver's --token-auth-file.
-	tokens, err := apiserver.ReadTokenFile(strings.NewReader(`s3cret,alice,1,"admins,devs"
-v13wer,victor,2,viewers
-`))
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Printf("%+v\n", tokens["v13wer"])
-	srv := noteServer(apiserver.WithAuthentication(apiserver.StaticTokens(tokens)))
-	defer srv.Close()
-	fmt.Println(send(srv, "GET", "/apis", "s3cret"))
-	// Output:
-	// {Name:victor UID:2 Groups:[viewers] Extra:map[]}
-	// 200
-}
-
-func ExampleClientCertificates() {
-	clientCAs := x509.NewCertPool() // with the CAs that sign client certificates
-	certs, err := apiserver.ClientCertificates(clientCAs)
-	if err != nil {
-		log.Fatal(err)
-	}
-	srv := noteServer(apiserver.WithAuthentication(
-		certs, // CN=alice,O=admins is user alice in group admins
-	))
-	defer srv.Close()
-
-	// The host's server asks for client certificates; kapi verifies them
-	// against clientCAs alone, whatever else the TLS pool trusts.
-	server := &http.Server{
-		Addr:      ":6443",
-		Handler:   srv,
-		TLSConfig: &tls.Config{ClientAuth: tls.VerifyClientCertIfGiven, ClientCAs: clientCAs},
-	}
-	_ = server // server.ListenAndServeTLS("server.crt", "server.key")
-}
-
-func ExampleUnionAuthenticator() {
-	// A token, or else a client certificate.
-	certs, err := apiserver.ClientCertificates(x509.NewCertPool())
-	if err != nil {
-		log.Fatal(err)
-	}
-	auth := apiserver.UnionAuthenticator(
-		apiserver.StaticTokens(map[string]apiserver.User{"s3cret": {Name: "alice"}}),
-		certs,
-	)
-	req := httptest.NewRequest("GET", "/apis", nil)
-	_, ok, err := auth.Authenticate(req)
-	fmt.Println("no credentials:", ok, err)
-	req.Header.Set("Authorization", "Bearer guess")
-	_, ok, err = auth.Authenticate(req)
-	fmt.Println("a wrong token:", ok, err)
-	// Output:
-	// no credentials: false <nil>
-	// a wrong token: false invalid bearer token
-}
-
-func ExampleRulesAuthorizer() {
+// A server with RulesAuthorizer answers what kube-apiserver with RBAC
+// answers (package auth's example shows the rules on their own).
+func ExampleWithAuthorization_rules() {
 	rules, err := apiserver.RulesAuthorizer(
 		// What kube's default RBAC lets every user do: read discovery.
 		apiserver.Binding{Groups: []string{apiserver.GroupAuthenticated}, Rules: []apiserver.Rule{
@@ -238,44 +167,4 @@ func ExampleRulesAuthorizer() {
 	// 403 notes.notes.example.com is forbidden: User "victor" cannot watch resource "notes" in API group "notes.example.com" in the namespace "team-a"
 	// 403 notes.notes.example.com "n" is forbidden: User "victor" cannot get resource "notes" in API group "notes.example.com" in the namespace "team-b"
 	// 200
-}
-
-func ExampleAuthenticatorFunc() {
-	// A header set by a trusted proxy in front of the service.
-	proxied := apiserver.AuthenticatorFunc(func(r *http.Request) (apiserver.User, bool, error) {
-		name := r.Header.Get("X-Remote-User")
-		if name == "" {
-			return apiserver.User{}, false, nil
-		}
-		return apiserver.User{Name: name, Groups: r.Header.Values("X-Remote-Group")}, true, nil
-	})
-	srv := noteServer(apiserver.WithAuthentication(proxied))
-	defer srv.Close()
-
-	req := httptest.NewRequest("GET", "/apis", nil)
-	req.Header.Set("X-Remote-User", "alice")
-	rec := httptest.NewRecorder()
-	srv.ServeHTTP(rec, req)
-	fmt.Println(rec.Code)
-	// Output: 200
-}
-
-func ExampleAuthorizerFunc() {
-	ownNamespace := apiserver.AuthorizerFunc(func(_ context.Context, a apiserver.Attributes) (apiserver.Decision, string, error) {
-		if !a.ResourceRequest || a.Namespace == a.User.Name {
-			return apiserver.DecisionAllow, "", nil
-		}
-		return apiserver.DecisionNoOpinion, "users may only touch their own namespace", nil
-	})
-	srv := noteServer(
-		apiserver.WithAuthentication(apiserver.StaticTokens(map[string]apiserver.User{"t": {Name: "bob"}})),
-		apiserver.WithAuthorization(ownNamespace),
-	)
-	defer srv.Close()
-
-	fmt.Println(send(srv, "GET", "/apis/notes.example.com/v1/namespaces/bob/notes", "t"))
-	fmt.Println(send(srv, "GET", "/apis/notes.example.com/v1/namespaces/alice/notes", "t"))
-	// Output:
-	// 200
-	// 403 notes.notes.example.com is forbidden: User "bob" cannot list resource "notes" in API group "notes.example.com" in the namespace "alice": users may only touch their own namespace
 }

@@ -15,24 +15,6 @@ import (
 	"github.com/kapi-dev/kapi/storage"
 )
 
-// WithNamespaces serves core/v1 namespaces and gives them the lifecycle
-// they have in Kubernetes:
-//
-//   - default, kube-system, kube-public and kube-node-lease exist from the
-//     start, as kube-apiserver creates them; the first three cannot be
-//     deleted;
-//   - a namespaced object can be created only in a namespace that exists
-//     (404 NotFound otherwise) and is not terminating (403 Forbidden), as
-//     kube's NamespaceLifecycle admission decides;
-//   - a deleted namespace turns Terminating; the server deletes its content,
-//     then the namespace (package lifecycle), as kube-controller-manager's
-//     namespace controller does. Clients finalize a namespace through its
-//     finalize subresource.
-//
-// Without it the server has no namespaces: a namespaced object can be
-// created in any namespace, and nothing deletes it but a client.
-func WithNamespaces() Option { return func(c *config) { c.namespaces = true } }
-
 // systemNamespaces are created when serving starts, as kube-apiserver
 // does; immortal ones (its NamespaceLifecycle admission's) cannot be
 // deleted.
@@ -224,7 +206,7 @@ func (s *Server) createNamespaces(ctx context.Context, o *objects, names []strin
 	for _, name := range names {
 		rq, ctx, err := o.request(ctx, lifecycle.Resource{Version: "v1", Plural: "namespaces"}, "", "", "")
 		if err == nil {
-			err = rq.createObject(ctx, &builtin.Namespace{ObjectMeta: kapi.ObjectMeta{Name: name}})
+			err = rq.createObject(ctx, &builtin.Namespace{ObjectMeta: kapi.ObjectMeta{Name: name}}, recordAnUpdate)
 		}
 		if err != nil && !errors.Is(err, storage.ErrExists) {
 			s.config.logger.Error("kapi: creating a system namespace", "namespace", name, "err", err)

@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,95 +14,16 @@ import (
 	"github.com/kapi-dev/kapi"
 )
 
-// Observer sees every request the server serves: metrics, traces, request
-// logs and audit are observers (the prometheus and otel modules under
-// observe/, the audit package). Observers are called in the order they were
-// given, from the request's goroutine; they must not block it for long.
-type Observer interface {
-	// RequestStarted is called when a request arrives, before it is
-	// authenticated or counted against the in-flight caps. The context
-	// it returns is the request's from then on (a tracer puts its span
-	// there); rec.User is not known yet.
-	RequestStarted(ctx context.Context, rec *RequestRecord) context.Context
-	// ResponseStarted is called when a long-running request (a watch)
-	// sends its response header, as kube-apiserver's audit stage of that
-	// name: the request goes on for long after.
-	ResponseStarted(ctx context.Context, rec *RequestRecord)
-	// RequestEnded is called once the handler has returned (or panicked,
-	// with rec.Panic set), with what the response was.
-	RequestEnded(ctx context.Context, rec *RequestRecord)
-}
+// This file calls the observers of package observe: it fills each
+// request's record, wraps the response writer to see the code and size, and
+// calls the observers as the request starts, answers and ends.
 
-// WatchEventObserver is an Observer that also sees every event a watch
-// sends, with its type (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR) and its
-// size framed.
-type WatchEventObserver interface {
-	WatchEventSent(rec *RequestRecord, eventType string, size int)
-}
-
-// StepObserver is an Observer that also sees the steps of a request: today
-// "encode", the response's encoding (and, for a list, its writing). The
-// context is the request's, as RequestStarted returned it; end is called
-// when the step ends.
-type StepObserver interface {
-	StepStarted(ctx context.Context, rec *RequestRecord, step string) (end func())
-}
-
-// RequestRecord is what the server knows of one request, for observers. The
-// server fills it; observers read it, except CaptureBytes.
-type RequestRecord struct {
-	// Attributes are what the request asks for, as the authorizer sees
-	// them; User is set once the request is authenticated (UserKnown).
-	Attributes Attributes
-	UserKnown  bool
-	// Requestor is who authenticated, when the request impersonates
-	// another user (then Attributes.User): audit logs name both.
-	Requestor *User
-	// MetricsVerb is the verb as kube-apiserver's metrics name it: GET,
-	// LIST, WATCH, POST, PUT, PATCH, APPLY, DELETE, DELETECOLLECTION; for
-	// other requests the HTTP method.
-	MetricsVerb string
-	// Scope is kube-apiserver's metrics scope: resource (one object, or a
-	// create), namespace, cluster, or "" for other requests.
-	Scope string
-	// DryRun is the dryRun query parameter's values joined ("All" or "").
-	DryRun string
-	// LongRunning says the request is a watch.
-	LongRunning bool
-	// Mutating says the request may write: kube-apiserver's request_kind
-	// mutating (else readOnly).
-	Mutating bool
-	// AuditID is the request's Audit-ID header if it had one, else a new
-	// one; the response carries it back.
-	AuditID    string
-	Method     string
-	RequestURI string
-	UserAgent  string
-	SourceIPs  []string
-	Received   time.Time
-	// Header is the request's header, to read only (a tracer reads the
-	// caller's trace context there).
-	Header http.Header
-
-	// CaptureBytes asks the server (from RequestStarted) to keep up to
-	// this many bytes of the request body and of a response that is not a
-	// watch, in RequestBody and ResponseBody; an observer that needs them
-	// sets it, and a body larger is left out (BodiesTruncated).
-	CaptureBytes    int
-	RequestBody     []byte
-	ResponseBody    []byte
-	BodiesTruncated bool
-
-	// Code is the response's status code; Status is the Status it
-	// answered, when it answered one (errors, and deletes that answer a
-	// Status). ResponseBytes counts what was written.
-	Code          int
-	ContentType   string // the response's media type, as sent
-	Status        *kapi.Status
-	ResponseBytes int64
-	WatchEvents   int64
-	// Panic is what the handler panicked with, or nil.
-	Panic any
+// recording is a request's RequestRecord with what only the server
+// uses: the lock that guards the fields set while the handler runs, and the
+// observers to call. It lives here rather than in package observe so that
+// the record observers see has no unexported state.
+type recording struct {
+	RequestRecord
 
 	mu        sync.Mutex // the fields set from inside: User, Status, Panic
 	ended     bool       // a handler past its deadline sets nothing
@@ -114,13 +34,13 @@ type RequestRecord struct {
 type recordKey struct{}
 
 // recordFrom returns the request's record, or nil when nothing observes.
-func recordFrom(ctx context.Context) *RequestRecord {
-	rec, _ := ctx.Value(recordKey{}).(*RequestRecord)
+func recordFrom(ctx context.Context) *recording {
+	rec, _ := ctx.Value(recordKey{}).(*recording)
 	return rec
 }
 
 // noteUser records who the request runs as (WithUser calls it).
-func (rec *RequestRecord) noteUser(u User) {
+func (rec *recording) noteUser(u User) {
 	rec.mu.Lock()
 	if !rec.ended {
 		rec.Attributes.User, rec.UserKnown = u, true
@@ -129,7 +49,7 @@ func (rec *RequestRecord) noteUser(u User) {
 }
 
 // noteRequestor records who authenticated a request that impersonates.
-func (rec *RequestRecord) noteRequestor(u User) {
+func (rec *recording) noteRequestor(u User) {
 	rec.mu.Lock()
 	if !rec.ended {
 		rec.Requestor = &u
@@ -137,7 +57,7 @@ func (rec *RequestRecord) noteRequestor(u User) {
 	rec.mu.Unlock()
 }
 
-func (rec *RequestRecord) noteStatus(st kapi.Status) {
+func (rec *recording) noteStatus(st kapi.Status) {
 	rec.mu.Lock()
 	if !rec.ended {
 		rec.Status = &st
@@ -145,7 +65,7 @@ func (rec *RequestRecord) noteStatus(st kapi.Status) {
 	rec.mu.Unlock()
 }
 
-func (rec *RequestRecord) notePanic(p any) {
+func (rec *recording) notePanic(p any) {
 	rec.mu.Lock()
 	if !rec.ended {
 		rec.Panic = p
@@ -154,11 +74,11 @@ func (rec *RequestRecord) notePanic(p any) {
 }
 
 // watchEvent counts one event a watch sent, for the observers that count.
-func (rec *RequestRecord) watchEvent(eventType string, size int) {
+func (rec *recording) watchEvent(eventType string, size int) {
 	rec.WatchEvents++
 	for _, o := range rec.observers {
 		if wo, ok := o.(WatchEventObserver); ok {
-			wo.WatchEventSent(rec, eventType, size)
+			wo.WatchEventSent(&rec.RequestRecord, eventType, size)
 		}
 	}
 }
@@ -172,7 +92,7 @@ func (rq *request) step(name string) func() {
 	var ends []func()
 	for _, o := range rq.rec.observers {
 		if so, ok := o.(StepObserver); ok {
-			if end := so.StepStarted(rq.r.Context(), rq.rec, name); end != nil {
+			if end := so.StepStarted(rq.r.Context(), &rq.rec.RequestRecord, name); end != nil {
 				ends = append(ends, end)
 			}
 		}
@@ -187,45 +107,6 @@ func (rq *request) step(name string) func() {
 	}
 }
 
-// WithObserver adds an observer of every request; see Observer. Without
-// any, requests take no detour.
-func WithObserver(o Observer) Option {
-	return func(c *config) {
-		if o == nil {
-			c.observerErr = fmt.Errorf("a nil Observer")
-			return
-		}
-		c.observers = append(c.observers, o)
-	}
-}
-
-// WithRequestLog logs one line per request to l at Info, as
-// kube-apiserver's httplog: verb, URI, latency, userAgent, audit-ID, srcIP
-// and resp (the status code). Off by default.
-func WithRequestLog(l *slog.Logger) Option {
-	return func(c *config) {
-		if l == nil {
-			c.observerErr = fmt.Errorf("a nil request logger")
-			return
-		}
-		c.observers = append(c.observers, requestLog{l})
-	}
-}
-
-// WithMetrics serves h (a metrics exporter's handler, as
-// observe/prometheus's) at GET /metrics, behind the server's authentication
-// and authorization as kube-apiserver serves its own: kubectl get --raw
-// /metrics reads it.
-func WithMetrics(h http.Handler) Option {
-	return func(c *config) {
-		if h == nil {
-			c.observerErr = fmt.Errorf("a nil metrics handler")
-			return
-		}
-		c.metrics = h
-	}
-}
-
 // observed wraps the whole server in its observers; without any it is
 // next itself.
 func (s *Server) observed(next http.Handler) http.Handler {
@@ -237,7 +118,7 @@ func (s *Server) observed(next http.Handler) http.Handler {
 		rec := newRecord(r, observers)
 		ctx := context.WithValue(r.Context(), recordKey{}, rec)
 		for _, o := range observers {
-			ctx = o.RequestStarted(ctx, rec)
+			ctx = o.RequestStarted(ctx, &rec.RequestRecord)
 		}
 		w.Header().Set("Audit-Id", rec.AuditID)
 		ow := &observedWriter{ResponseWriter: w, rec: rec, ctx: ctx, capture: !rec.LongRunning && rec.CaptureBytes > 0}
@@ -262,7 +143,7 @@ func (s *Server) observed(next http.Handler) http.Handler {
 				rec.ResponseBody = nil
 			}
 			for _, o := range observers {
-				o.RequestEnded(ctx, rec)
+				o.RequestEnded(ctx, &rec.RequestRecord)
 			}
 			if p != nil {
 				panic(p)
@@ -272,14 +153,13 @@ func (s *Server) observed(next http.Handler) http.Handler {
 	})
 }
 
-func newRecord(r *http.Request, observers []Observer) *RequestRecord {
+func newRecord(r *http.Request, observers []Observer) *recording {
 	a := requestAttributes(r)
-	rec := &RequestRecord{
+	rec := &recording{RequestRecord: RequestRecord{
 		Attributes: a, Method: r.Method, RequestURI: r.URL.RequestURI(), UserAgent: r.UserAgent(),
 		SourceIPs: sourceIPs(r), Received: time.Now(), AuditID: r.Header.Get("Audit-Id"), Header: r.Header,
-		observers: observers, Mutating: r.Method != http.MethodGet && r.Method != http.MethodHead,
-		LongRunning: a.Verb == "watch",
-	}
+		Mutating: r.Method != http.MethodGet && r.Method != http.MethodHead, LongRunning: a.Verb == "watch",
+	}, observers: observers}
 	if rec.AuditID == "" || len(rec.AuditID) > 128 {
 		rec.AuditID = newUID() // a random UUID, as kube-apiserver's audit IDs
 	}
@@ -381,7 +261,7 @@ func sourceIPs(r *http.Request) []string {
 // observer asked) and tells observers when a watch's response starts.
 type observedWriter struct {
 	http.ResponseWriter
-	rec     *RequestRecord
+	rec     *recording
 	ctx     context.Context
 	capture bool
 }
@@ -393,7 +273,7 @@ func (w *observedWriter) WriteHeader(code int) {
 		if w.rec.LongRunning && !w.rec.started {
 			w.rec.started = true
 			for _, o := range w.rec.observers {
-				o.ResponseStarted(w.ctx, w.rec)
+				o.ResponseStarted(w.ctx, &w.rec.RequestRecord)
 			}
 		}
 	}
@@ -432,7 +312,7 @@ type capturedBody struct {
 		Read([]byte) (int, error)
 		Close() error
 	}
-	rec *RequestRecord
+	rec *recording
 }
 
 func (b *capturedBody) Read(p []byte) (int, error) {

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/kapi-dev/kapi/internal/httpbody"
+	"github.com/kapi-dev/kapi/internal/openapi"
 )
 
 // openAPIDoc is one group version's OpenAPI v3 document, built once when
@@ -21,19 +24,19 @@ type openAPIDoc struct {
 }
 
 func (s *Server) openAPIDoc(gv groupVersion) *openAPIDoc {
-	var resources []openAPIResource
+	var resources []openapi.Resource
 	for _, r := range s.resourcesOf(gv) {
 		resources = append(resources, r.openAPI())
 	}
 	d := &openAPIDoc{}
-	d.data, d.err = openAPIGroupVersion(gv.group, gv.version, resources)
+	d.data, d.err = openapi.GroupVersion(gv.group, gv.version, resources)
 	d.hash = fmt.Sprintf("%X", sha512.Sum512(d.data))
 	return d
 }
 
 // openAPI is what the OpenAPI generator needs of a resource.
-func (r *resource) openAPI() openAPIResource {
-	return openAPIResource{
+func (r *resource) openAPI() openapi.Resource {
+	return openapi.Resource{
 		Group: r.Group, Version: r.Version, Kind: r.Kind, Plural: r.Plural,
 		Namespaced: r.Namespaced, Type: r.typ, Status: r.statusField != nil,
 	}
@@ -83,7 +86,7 @@ func serveOpenAPI(gv groupVersion, d *openAPIDoc) http.HandlerFunc {
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
-		writeBody(w, r, http.StatusOK, "application/json", d.data)
+		httpbody.Write(w, r, http.StatusOK, "application/json", d.data)
 	}
 }
 
@@ -143,7 +146,7 @@ func serveOpenAPIV2(version VersionInfo) http.HandlerFunc {
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
-		writeBody(w, r, http.StatusOK, h.Get("Content-Type"), data)
+		httpbody.Write(w, r, http.StatusOK, h.Get("Content-Type"), data)
 	}
 }
 

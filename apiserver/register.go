@@ -12,8 +12,11 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/internal/intern"
 	"github.com/kapi-dev/kapi/internal/jsonfields"
 	"github.com/kapi-dev/kapi/internal/jsonimage"
+	"github.com/kapi-dev/kapi/internal/listcache"
+	"github.com/kapi-dev/kapi/internal/openapi"
 	"github.com/kapi-dev/kapi/patch"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/watch"
@@ -174,7 +177,7 @@ type objectType struct {
 	protobuf             bool
 	schema               *patch.Schema
 	// plainMetadata says that encoding/json writes the type field by field
-	// with kapi.ObjectMeta as its metadata: see appendStoredElement.
+	// with kapi.ObjectMeta as its metadata: see splice.Element.
 	plainMetadata bool
 	// image tells what decoding the JSON of a value gives (nil if it
 	// cannot): see offer.
@@ -254,11 +257,11 @@ type resource struct {
 	summaryFields []string
 	summaries     summaries
 	// lists are the bodies of whole-collection LISTs kept (see
-	// listBodies), on the storage version.
-	lists listBodies
+	// listcache.Bodies), on the storage version.
+	lists listcache.Bodies
 	// frames are the initial events of watches of whole collections
 	// kept likewise (see writeInitial).
-	frames listBodies
+	frames listcache.Bodies
 
 	columns []kapi.TableColumnDefinition // Name first
 	cells   []func(kapi.Object) any      // of the columns after Name
@@ -278,7 +281,7 @@ type resource struct {
 
 	prefix  string // storage keys of this resource start with it
 	cache   *watch.Cache
-	strings stringTable // shared by the objects of its cache
+	strings intern.Table // shared by the objects of its cache
 }
 
 var dns1123Label = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
@@ -297,7 +300,9 @@ func (r *resource) complete(status bool) error {
 	if r.Kind == "" || strings.ContainsAny(r.Kind, "/. ") {
 		errs = append(errs, fmt.Errorf("kind %q is empty or holds one of '/', '.', ' '", r.Kind))
 	}
-	if !dns1123Label.MatchString(r.Plural) {
+	if r.Plural == "" {
+		errs = append(errs, errors.New("Plural is required: the resource's name in URLs, as widgets in /apis/example.com/v1/widgets"))
+	} else if !dns1123Label.MatchString(r.Plural) {
 		errs = append(errs, fmt.Errorf("plural %q is not a lower-case DNS-1123 label", r.Plural))
 	}
 	if r.Singular == "" {
@@ -331,7 +336,7 @@ func (r *resource) complete(status bool) error {
 		if len(errs) == 0 {
 			// Every type must be describable in OpenAPI, or kubectl cannot
 			// create it: better to know now than at the first request.
-			if _, err := openAPIGroupVersion(r.Group, r.Version, []openAPIResource{r.openAPI()}); err != nil {
+			if _, err := openapi.GroupVersion(r.Group, r.Version, []openapi.Resource{r.openAPI()}); err != nil {
 				errs = append(errs, err)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/internal/splice"
 	"github.com/kapi-dev/kapi/watch"
 )
 
@@ -65,7 +66,7 @@ func TestStoredJSONOfPlainTypes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, ok := appendStoredElement(nil, stored, obj.ResourceVersion)
+			got, ok := splice.Element(nil, stored, obj.ResourceVersion)
 			if !ok || !bytes.Equal(got, want) {
 				t.Errorf("made (%v)\n%s\nwant\n%s", ok, got, want)
 			}
@@ -75,12 +76,12 @@ func TestStoredJSONOfPlainTypes(t *testing.T) {
 			rq := &request{res: &resource{objType: objectType{plainMetadata: true}}}
 			it := &watch.Item{Value: stored, Revision: 42}
 			for range 2 {
-				if got, ok := rq.storedElement(it); !ok || !bytes.Equal(got, want) {
+				if got, ok := rq.buf.storedElement(it); !ok || !bytes.Equal(got, want) {
 					t.Errorf("element (%v)\n%s\nwant\n%s", ok, got, want)
 				}
 			}
-			rq.releaseElements()
-			members := make([]byte, 0, 2*storedMemberRoom)
+			rq.buf.release()
+			members := make([]byte, 0, 2*splice.MemberRoom)
 			for range 2 {
 				before, member, after, ok := rq.storedPieces(it, members[len(members):])
 				members = members[:len(members)+len(member)]

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/internal/intern"
 	"github.com/kapi-dev/kapi/watch"
 )
 
@@ -105,7 +106,7 @@ func (t *summaries) share(s *summary, value []byte) *summary {
 			t.m = make(map[string]*summary)
 		}
 		// Its own copies of the strings: the decoded object's may point
-		// into its stored value (see shrink), which the table would keep.
+		// into its stored value (see intern.Table.Shrink), which the table would keep.
 		for _, part := range [][]string{s.labels, s.fields} {
 			for i, v := range part {
 				part[i] = strings.Clone(v)
@@ -117,7 +118,7 @@ func (t *summaries) share(s *summary, value []byte) *summary {
 	for _, part := range [][]string{s.labels, s.fields} {
 		for i, v := range part {
 			if v != "" && len(value) > 0 {
-				part[i] = aliasIn(value, v)
+				part[i] = intern.Alias(value, v)
 			}
 		}
 	}

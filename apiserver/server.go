@@ -2,76 +2,22 @@ package apiserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/kapi-dev/kapi/gc"
-	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/internal/guard"
+	"github.com/kapi-dev/kapi/internal/listcache"
 	"github.com/kapi-dev/kapi/storage/memory"
-	"github.com/kapi-dev/kapi/validation"
 	"github.com/kapi-dev/kapi/versions"
 	"github.com/kapi-dev/kapi/watch"
 )
-
-// Option configures a Server.
-type Option func(*config)
-
-type config struct {
-	store            storage.Interface
-	keyPrefix        string
-	maxBodyBytes     int64
-	bookmarkInterval time.Duration
-	minWatchTimeout  time.Duration
-	version          VersionInfo
-	logger           *slog.Logger
-	mutating         []AdmissionFunc
-	validating       []AdmissionFunc
-	auth             authConfig // auth.go
-	limits           limits
-	ruleEngine       validation.RuleEngine // declared.go
-	namespaces       bool                  // namespaces.go
-	leases, events   bool                  // events.go
-	eventTTL         time.Duration
-	observers        []Observer // observe.go
-	observerErr      error
-	metrics          http.Handler // GET /metrics
-}
-
-// WithStorage stores objects in store instead of a new in-memory store.
-func WithStorage(store storage.Interface) Option { return func(c *config) { c.store = store } }
-
-// WithKeyPrefix puts every key the server writes under prefix (default "/"),
-// so one store can be shared with other data.
-func WithKeyPrefix(prefix string) Option { return func(c *config) { c.keyPrefix = prefix } }
-
-// WithMaxRequestBodyBytes limits request bodies (default 3 MiB, as
-// kube-apiserver); larger bodies are refused with 413.
-func WithMaxRequestBodyBytes(n int64) Option { return func(c *config) { c.maxBodyBytes = n } }
-
-// WithBookmarkInterval sets how often an idle watch that allows bookmarks
-// gets one (default one minute).
-func WithBookmarkInterval(d time.Duration) Option { return func(c *config) { c.bookmarkInterval = d } }
-
-// WithLogger receives what the server recovers from without a request to
-// answer: a stored object that no longer decodes, a storage watch that
-// failed. The default is slog.Default().
-func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
-
-// WithMinWatchTimeout sets how long a watch without timeoutSeconds lasts: a
-// random time between d and 2d (default 30 minutes), so that many clients
-// do not reconnect at once.
-func WithMinWatchTimeout(d time.Duration) Option { return func(c *config) { c.minWatchTimeout = d } }
-
-// WithVersion sets what /version answers.
-func WithVersion(v VersionInfo) Option { return func(c *config) { c.version = v } }
 
 // Server serves registered resources over the Kubernetes API. Create it with
 // New, add resources with Register, then use it as an http.Handler. Close
@@ -79,8 +25,8 @@ func WithVersion(v VersionInfo) Option { return func(c *config) { c.version = v 
 type Server struct {
 	config config
 	hub    *watch.Hub
-	flow   *flow      // what is in flight; see limits.go
-	lists  listBudget // the whole-collection lists kept; see listcache.go
+	flow   *guard.Flow      // what is in flight (internal/guard)
+	lists  listcache.Budget // the whole-collection lists kept (internal/listcache)
 
 	handler atomic.Pointer[http.Handler] // set when serving starts; no registration after
 
@@ -105,43 +51,9 @@ type Server struct {
 // New makes a server. Its storage is in memory unless WithStorage says
 // otherwise.
 func New(opts ...Option) (*Server, error) {
-	c := config{
-		keyPrefix:        "/",
-		maxBodyBytes:     3 << 20,
-		bookmarkInterval: time.Minute,
-		minWatchTimeout:  30 * time.Minute,
-		version:          defaultVersion(),
-		limits:           defaultLimits(),
-		eventTTL:         time.Hour,
-	}
-	for _, o := range opts {
-		o(&c)
-	}
-	var errs []error
-	if c.maxBodyBytes <= 0 {
-		errs = append(errs, fmt.Errorf("max request body bytes must be positive, not %d", c.maxBodyBytes))
-	}
-	if c.minWatchTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("minimum watch timeout must be positive, not %v", c.minWatchTimeout))
-	}
-	if c.eventTTL <= 0 {
-		errs = append(errs, fmt.Errorf("event time to live must be positive, not %v", c.eventTTL))
-	}
-	if c.bookmarkInterval <= 0 {
-		errs = append(errs, fmt.Errorf("bookmark interval must be positive, not %v", c.bookmarkInterval))
-	}
-	if c.keyPrefix == "" || c.keyPrefix[0] != '/' || c.keyPrefix[len(c.keyPrefix)-1] != '/' {
-		errs = append(errs, fmt.Errorf("key prefix %q must start and end with '/'", c.keyPrefix))
-	}
-	if c.observerErr != nil {
-		errs = append(errs, c.observerErr)
-	}
-	if err := c.auth.check(); err != nil {
-		errs = append(errs, err)
-	}
-	errs = append(errs, c.limits.check()...)
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("apiserver: %w", err)
+	c, err := newConfig(opts)
+	if err != nil {
+		return nil, err
 	}
 	if c.store == nil {
 		c.store = memory.New()
@@ -173,7 +85,7 @@ func (s *Server) add(r *resource) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.handler.Load() != nil || s.completed {
-		return fmt.Errorf("apiserver: register %s: the server is already serving", r.gvk())
+		return fmt.Errorf("apiserver: register %s: too late: Register must be called before Complete, the first request (ServeHTTP) and Close; a server's resources are fixed from then on", r.gvk())
 	}
 	for _, o := range s.resources {
 		if o.Group == r.Group && o.Kind == r.Kind {
@@ -225,7 +137,7 @@ func (s *Server) start() *http.Handler {
 		s.handler.Store(&h)
 		return &h
 	}
-	h := s.observed(s.guard(s.routes()))
+	h := s.observed(s.flow.Handler(s.routes()))
 	s.handler.Store(&h)
 	s.running = true
 	collector, err := gc.New(&objects{s: s, user: garbageCollector, manager: "generic-garbage-collector"}, gc.WithLogger(s.config.logger))
@@ -255,7 +167,7 @@ func (s *Server) start() *http.Handler {
 // 503. The storage is left open: it belongs to whoever passed it in.
 func (s *Server) Close() error {
 	s.mu.Lock()
-	var closed http.Handler = http.HandlerFunc(writeShuttingDown)
+	var closed http.Handler = http.HandlerFunc(s.flow.ShuttingDown)
 	s.handler.Store(&closed)
 	running := s.running
 	s.mu.Unlock()

@@ -22,7 +22,7 @@ import "context"
 // Shutdown waits for connections, and so for kapi's watches to end) and
 // closes the storage it passed in.
 func (s *Server) Shutdown(ctx context.Context) error {
-	err := s.flow.drain(ctx)
+	err := s.flow.Drain(ctx)
 	_ = s.Close()
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/internal/splice"
 )
 
 func BenchmarkRemarshalManaged(b *testing.B) {
@@ -26,7 +27,7 @@ func BenchmarkRemarshalManaged(b *testing.B) {
 	b.Run("splice", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_, _, _ = withManagedFields(stored, obj.ManagedFields)
+			_, _, _ = splice.WithManagedFields(stored, obj.ManagedFields)
 		}
 	})
 }

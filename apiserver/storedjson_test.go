@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/internal/splice"
 )
 
 type storedThing struct {
@@ -15,7 +16,7 @@ type storedThing struct {
 	Spec            map[string]any `json:"spec,omitempty"`
 }
 
-// appendStoredElement must make the very bytes json.Marshal makes of the object,
+// splice.Element must make the very bytes json.Marshal makes of the object,
 // whichever ObjectMeta fields surround the resourceVersion.
 func TestStoredElementIsMarshal(t *testing.T) {
 	tests := []struct {
@@ -43,7 +44,7 @@ func TestStoredElementIsMarshal(t *testing.T) {
 			obj := tt.obj
 			obj.ResourceVersion = "12345"
 			want, _ := json.Marshal(&obj)
-			got, ok := appendStoredElement(nil, stored, obj.ResourceVersion)
+			got, ok := splice.Element(nil, stored, obj.ResourceVersion)
 			if !ok || !bytes.Equal(got, want) {
 				t.Fatalf("storedElement(%s) = %s, %v; want %s", stored, got, ok, want)
 			}
@@ -51,23 +52,23 @@ func TestStoredElementIsMarshal(t *testing.T) {
 	}
 }
 
-// A value appendStoredElement cannot splice into is left to the caller to
+// A value splice.Element cannot splice into is left to the caller to
 // marshal.
 func TestStoredElementDeclines(t *testing.T) {
 	for _, stored := range []string{
 		``, `[]`, `{}`, `{"kind":"X"}`, `{"metadata":[]}`, `{"metadata":{"name":"a","resourceVersion":"1"}}`,
 		`{"metadata":{"name":"a`, `{"kind":"X`, `{"spec":{"a":[}`,
 	} {
-		if got, ok := appendStoredElement(nil, []byte(stored), "7"); ok {
+		if got, ok := splice.Element(nil, []byte(stored), "7"); ok {
 			t.Errorf("storedElement(%s) = %s, want it declined", stored, got)
 		}
 	}
-	if _, ok := appendStoredElement(nil, []byte(`{"metadata":{}}`), `7"`); ok {
+	if _, ok := splice.Element(nil, []byte(`{"metadata":{}}`), `7"`); ok {
 		t.Error("a resourceVersion that is not a revision was spliced in")
 	}
 }
 
-// withManagedFields must make the very bytes marshalStored makes of the
+// splice.WithManagedFields must make the very bytes marshalStored makes of the
 // object once its managedFields change, from none to some, some to other,
 // and some to none, whatever metadata holds besides.
 func TestWithManagedFieldsIsMarshal(t *testing.T) {
@@ -91,15 +92,15 @@ func TestWithManagedFieldsIsMarshal(t *testing.T) {
 			}
 			obj.ManagedFields = managed
 			want, _ := marshalStored(&obj)
-			got, ok, err := withManagedFields(stored, managed)
+			got, ok, err := splice.WithManagedFields(stored, managed)
 			if !ok || err != nil || !bytes.Equal(got, want) {
-				t.Fatalf("withManagedFields(%s, %d entries) = %s, %v, %v; want %s", stored, len(managed), got, ok, err, want)
+				t.Fatalf("splice.WithManagedFields(%s, %d entries) = %s, %v, %v; want %s", stored, len(managed), got, ok, err, want)
 			}
 		}
 	}
 	for _, stored := range []string{``, `[]`, `{"metadata":[]}`, `{"metadata":{"managedFields":[],"name":"a"}}`, `{"metadata":{"name":"a`} {
-		if got, ok, _ := withManagedFields([]byte(stored), some); ok {
-			t.Errorf("withManagedFields(%s) = %s: want it declined", stored, got)
+		if got, ok, _ := splice.WithManagedFields([]byte(stored), some); ok {
+			t.Errorf("splice.WithManagedFields(%s) = %s: want it declined", stored, got)
 		}
 	}
 }
@@ -139,7 +140,7 @@ func TestMarshalManagedAllocatesOnce(t *testing.T) {
 	if allocs := testing.AllocsPerRun(100, func() { _, _ = marshalManaged(m) }); allocs != 1 {
 		t.Errorf("%v allocations, want 1", allocs)
 	}
-	// withManagedFields writes entries over its stack room the same way,
+	// splice.WithManagedFields writes entries over its stack room the same way,
 	// and those within it on the stack: then only the value's allocation
 	// is left.
 	stored := []byte(`{"metadata":{"name":"a"}}`)
@@ -149,23 +150,23 @@ func TestMarshalManagedAllocatesOnce(t *testing.T) {
 		managed []kapi.ManagedFieldsEntry
 		want    float64
 	}{{"over the stack room", m, 2}, {"within it", short, 1}} {
-		if allocs := testing.AllocsPerRun(100, func() { _, _, _ = withManagedFields(stored, tc.managed) }); allocs != tc.want {
-			t.Errorf("withManagedFields, %s: %v allocations, want %v", tc.name, allocs, tc.want)
+		if allocs := testing.AllocsPerRun(100, func() { _, _, _ = splice.WithManagedFields(stored, tc.managed) }); allocs != tc.want {
+			t.Errorf("splice.WithManagedFields, %s: %v allocations, want %v", tc.name, allocs, tc.want)
 		}
 	}
 }
 
-// marshalManaged is json.Marshal(managed) the way withManagedFields writes
+// marshalManaged is json.Marshal(managed) the way splice.WithManagedFields writes
 // managed, with no room of its own.
 func marshalManaged(managed []kapi.ManagedFieldsEntry) ([]byte, error) {
 	if managed == nil {
 		return []byte("null"), nil
 	}
-	return managedJSON(nil, managed)
+	return splice.ManagedJSON(nil, managed)
 }
 
 // checkMarshalManaged holds marshalManaged to json.Marshal, and
-// withManagedFields, which writes m into an object's encoding, to
+// splice.WithManagedFields, which writes m into an object's encoding, to
 // marshalStored.
 func checkMarshalManaged(t *testing.T, m []kapi.ManagedFieldsEntry) {
 	t.Helper()
@@ -181,9 +182,9 @@ func checkMarshalManaged(t *testing.T, m []kapi.ManagedFieldsEntry) {
 	}
 	obj.ManagedFields = m
 	want, wantErr = marshalStored(&obj)
-	got, ok, err := withManagedFields(stored, m)
+	got, ok, err := splice.WithManagedFields(stored, m)
 	if (err != nil) != (wantErr != nil) || err == nil && (!ok || !bytes.Equal(got, want)) {
-		t.Errorf("withManagedFields(%s, %+v) = %s, %v, %v; marshalStored: %s, %v", stored, m, got, ok, err, want, wantErr)
+		t.Errorf("splice.WithManagedFields(%s, %+v) = %s, %v, %v; marshalStored: %s, %v", stored, m, got, ok, err, want, wantErr)
 	}
 }
 

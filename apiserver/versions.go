@@ -164,8 +164,8 @@ func (s *Server) completeKind(group string, rs []*resource) error {
 		}
 	}
 	st.cache = s.hub.Register(st.prefix, recoverDecode(st.decodeCached), watch.KeepSummary(st.summarize), watch.TakeOffers(stampRevision))
-	s.lists.add(&st.lists, st.cache.LastChange)
-	s.lists.add(&st.frames, st.cache.LastChange)
+	s.lists.Add(&st.lists, st.cache.LastChange)
+	s.lists.Add(&st.frames, st.cache.LastChange)
 	for _, r := range rs {
 		r.prefix, r.cache = st.prefix, st.cache
 		if r != st {
@@ -374,5 +374,42 @@ func (r *resource) fieldsConverter() patch.Converter {
 		}
 		data, err := json.Marshal(out)
 		return data, to.objType.schema, err
+	}
+}
+
+// The watch cache holds a decoded object per key for as long as the key
+// lives, so what each one costs is what the cache costs. json.Unmarshal
+// allocates every string anew: the same kind, namespace and label keys in
+// every object, and a long annotation (a padding, a last-applied
+// configuration) beside the identical bytes of the stored value the cache
+// keeps anyway. decodeCached shares them instead.
+
+// decodeCached decodes a stored value for the watch cache, whose objects
+// are never modified: their short repeated strings are shared with other
+// objects, their long annotations with the stored value.
+func (r *resource) decodeCached(kv storage.KeyValue) (any, error) {
+	obj, converted, err := r.decodeStoredVersion(kv)
+	if err != nil {
+		return nil, err
+	}
+	r.strings.Shrink(obj, kv.Value)
+	if converted {
+		return watch.Converted{Object: obj}, nil
+	}
+	return obj, nil
+}
+
+// recoverDecode guards the hub against a panic in decoding a stored object
+// (a user's UnmarshalJSON): the hub's goroutine serves every watch, and a
+// panic there would end the process. The object is then skipped, as one that
+// does not decode.
+func recoverDecode(decode func(storage.KeyValue) (any, error)) func(storage.KeyValue) (any, error) {
+	return func(kv storage.KeyValue) (obj any, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				obj, err = nil, &corruptObject{key: kv.Key, revision: kv.ModRevision, err: fmt.Errorf("panic: %v", p)}
+			}
+		}()
+		return decode(kv)
 	}
 }

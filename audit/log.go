@@ -15,7 +15,8 @@ import (
 	"time"
 
 	"github.com/kapi-dev/kapi"
-	"github.com/kapi-dev/kapi/apiserver"
+	"github.com/kapi-dev/kapi/auth"
+	"github.com/kapi-dev/kapi/observe"
 )
 
 // Event is kube-apiserver's audit.k8s.io/v1 Event, as it writes it.
@@ -48,7 +49,7 @@ type UserInfo struct {
 	Extra    map[string][]string `json:"extra,omitempty"`
 }
 
-func userInfo(u apiserver.User) UserInfo {
+func userInfo(u auth.User) UserInfo {
 	return UserInfo{Username: u.Name, UID: u.UID, Groups: u.Groups, Extra: u.Extra}
 }
 
@@ -99,8 +100,8 @@ type Log struct {
 }
 
 var (
-	_ apiserver.Observer = (*Log)(nil)
-	_ io.WriteCloser     = (*RotatingFile)(nil)
+	_ observe.Observer = (*Log)(nil)
+	_ io.WriteCloser   = (*RotatingFile)(nil)
 )
 
 // New makes a Log writing JSON lines to sink under policy. Close it once
@@ -199,7 +200,7 @@ type request struct {
 type requestKey struct{}
 
 // RequestStarted implements apiserver.Observer.
-func (l *Log) RequestStarted(ctx context.Context, rec *apiserver.RequestRecord) context.Context {
+func (l *Log) RequestStarted(ctx context.Context, rec *observe.RequestRecord) context.Context {
 	most := l.policy.maxLevel(rec.Attributes)
 	if most == LevelNone {
 		return ctx
@@ -211,7 +212,7 @@ func (l *Log) RequestStarted(ctx context.Context, rec *apiserver.RequestRecord) 
 }
 
 // ResponseStarted implements apiserver.Observer.
-func (l *Log) ResponseStarted(ctx context.Context, rec *apiserver.RequestRecord) {
+func (l *Log) ResponseStarted(ctx context.Context, rec *observe.RequestRecord) {
 	rq, _ := ctx.Value(requestKey{}).(*request)
 	if rq == nil || !l.decide(rq, rec) {
 		return
@@ -220,7 +221,7 @@ func (l *Log) ResponseStarted(ctx context.Context, rec *apiserver.RequestRecord)
 }
 
 // RequestEnded implements apiserver.Observer.
-func (l *Log) RequestEnded(ctx context.Context, rec *apiserver.RequestRecord) {
+func (l *Log) RequestEnded(ctx context.Context, rec *observe.RequestRecord) {
 	rq, _ := ctx.Value(requestKey{}).(*request)
 	if rq == nil {
 		return
@@ -273,7 +274,7 @@ func attempted(h http.Header) string {
 
 // decide sets the request's level once its user is known, and writes its
 // RequestReceived event; it says whether the request is audited.
-func (l *Log) decide(rq *request, rec *apiserver.RequestRecord) bool {
+func (l *Log) decide(rq *request, rec *observe.RequestRecord) bool {
 	if !rq.decided {
 		rq.decided = true
 		// As kube-apiserver, whose audit filter runs before impersonation:
@@ -290,7 +291,7 @@ func (l *Log) decide(rq *request, rec *apiserver.RequestRecord) bool {
 	return rq.level != LevelNone
 }
 
-func (l *Log) stage(rq *request, rec *apiserver.RequestRecord, stage Stage, status *kapi.Status) {
+func (l *Log) stage(rq *request, rec *observe.RequestRecord, stage Stage, status *kapi.Status) {
 	if slices.Contains(rq.omit, stage) {
 		return
 	}

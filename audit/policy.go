@@ -10,7 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/kapi-dev/kapi/apiserver"
+	"github.com/kapi-dev/kapi/auth"
 )
 
 // Level is how much of a request an event records.
@@ -152,7 +152,7 @@ func checkStages(field string, stages []Stage) []error {
 
 // decide is the level of a request and the stages it omits: the first
 // matching rule's, else None.
-func (p *Policy) decide(a apiserver.Attributes, userKnown bool) (Level, []Stage, bool) {
+func (p *Policy) decide(a auth.Attributes, userKnown bool) (Level, []Stage, bool) {
 	for i := range p.Rules {
 		r := &p.Rules[i]
 		if r.matches(a, userKnown) {
@@ -168,7 +168,7 @@ func (p *Policy) decide(a apiserver.Attributes, userKnown bool) (Level, []Stage,
 
 // maxLevel is the most any rule could give a request whose user is not yet
 // known: what to capture for it.
-func (p *Policy) maxLevel(a apiserver.Attributes) Level {
+func (p *Policy) maxLevel(a auth.Attributes) Level {
 	best := LevelNone
 	for i := range p.Rules {
 		r := p.Rules[i]
@@ -181,7 +181,7 @@ func (p *Policy) maxLevel(a apiserver.Attributes) Level {
 }
 
 // matches is kube-apiserver's rule match (audit/policy/checker.go).
-func (r *PolicyRule) matches(a apiserver.Attributes, userKnown bool) bool {
+func (r *PolicyRule) matches(a auth.Attributes, userKnown bool) bool {
 	if len(r.Users) > 0 && (!userKnown || !slices.Contains(r.Users, a.User.Name)) {
 		return false
 	}
@@ -210,7 +210,7 @@ func (r *PolicyRule) matches(a apiserver.Attributes, userKnown bool) bool {
 	return true
 }
 
-func (r *PolicyRule) matchesResource(a apiserver.Attributes) bool {
+func (r *PolicyRule) matchesResource(a auth.Attributes) bool {
 	if !a.ResourceRequest {
 		return false
 	}

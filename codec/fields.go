@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kapi-dev/kapi/internal/jsonfields"
+	"github.com/kapi-dev/kapi/internal/jsonskip"
 )
 
 // FieldReport lists what a document holds that its Go type does not: fields
@@ -33,8 +34,8 @@ type FieldReport struct {
 func (r FieldReport) Empty() bool { return len(r.Duplicates) == 0 && len(r.Unknown) == 0 }
 
 const (
-	// maxDepth is encoding/json's limit on nesting.
-	maxDepth = 10000
+	// maxDepth is encoding/json's limit on nesting, which jsonskip keeps too.
+	maxDepth = jsonskip.MaxDepth
 	// maxReported is kube-apiserver's limit on strict decoding errors.
 	maxReported = 100
 	// maxPathLen is kapi's limit on a reported path, in bytes.
@@ -551,31 +552,20 @@ func (c *checker) memberName() (name []byte, err error) {
 	return name, nil
 }
 
-// skip reads any value.
+// skip reads any value (jsonskip.Value, as encoding/json reads strings).
 func (c *checker) skip() error {
-	if c.pos >= len(c.data) {
-		return c.syntaxError("")
+	end, ok := jsonskip.Value(c.data, c.pos, c.depth, jsonskip.AnyText)
+	c.pos = end
+	if !ok {
+		return c.syntaxError("in value")
 	}
-	switch c.data[c.pos] {
-	case '{':
-		return c.object(func([]byte) (bool, error) { return false, c.skip() })
-	case '[':
-		return c.elements(func(int) error { return c.skip() })
-	case '"':
-		_, err := c.str()
-		return err
-	case 't':
-		return c.literal("true")
-	case 'f':
-		return c.literal("false")
-	case 'n':
-		return c.literal("null")
-	}
-	return c.number()
+	return nil
 }
 
-// str reads a string and reports whether it is plain: without escapes or
-// invalid UTF-8, so that its content is its value.
+// str reads a member name and reports whether it is plain: without escapes or
+// invalid UTF-8, so that its content is its value. (Values are skipped by
+// jsonskip; a name is read here, where its plainness is found in the same
+// pass.)
 func (c *checker) str() (plain bool, err error) {
 	plain, ascii := true, true
 	start := c.pos + 1
@@ -620,58 +610,6 @@ func (c *checker) str() (plain bool, err error) {
 func isHex(b byte) bool {
 	return '0' <= b && b <= '9' || 'a' <= b && b <= 'f' || 'A' <= b && b <= 'F'
 }
-
-func (c *checker) literal(word string) error {
-	if !bytes.HasPrefix(c.data[c.pos:], []byte(word)) {
-		return c.syntaxError("in literal " + word)
-	}
-	c.pos += len(word)
-	return nil
-}
-
-func (c *checker) number() error {
-	i := c.pos
-	if i < len(c.data) && c.data[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(c.data) && c.data[i] == '0':
-		i++
-	case i < len(c.data) && '1' <= c.data[i] && c.data[i] <= '9':
-		i = c.digits(i)
-	default:
-		c.pos = i
-		return c.syntaxError("looking for beginning of value")
-	}
-	if i < len(c.data) && c.data[i] == '.' {
-		if i++; i >= len(c.data) || !isDigit(c.data[i]) {
-			c.pos = i
-			return c.syntaxError("after decimal point in number")
-		}
-		i = c.digits(i)
-	}
-	if i < len(c.data) && (c.data[i] == 'e' || c.data[i] == 'E') {
-		if i++; i < len(c.data) && (c.data[i] == '+' || c.data[i] == '-') {
-			i++
-		}
-		if i >= len(c.data) || !isDigit(c.data[i]) {
-			c.pos = i
-			return c.syntaxError("in exponent of number")
-		}
-		i = c.digits(i)
-	}
-	c.pos = i
-	return nil
-}
-
-func (c *checker) digits(i int) int {
-	for i < len(c.data) && isDigit(c.data[i]) {
-		i++
-	}
-	return i
-}
-
-func isDigit(b byte) bool { return '0' <= b && b <= '9' }
 
 // appendUnquoted appends the value of a string's content, as encoding/json
 // unquotes it: invalid UTF-8 and lone surrogates become U+FFFD.

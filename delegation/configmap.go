@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kapi-dev/kapi/apiserver"
+	"github.com/kapi-dev/kapi/auth"
 )
 
 // ConfigMapPath is where kube-apiserver publishes what extension servers
@@ -132,18 +132,18 @@ func parseAuthConfigMap(data []byte) (*authSettings, error) {
 // settings, client certificates by its client CA, and bearer tokens by
 // TokenReview (opts as NewTokenReview takes). The ConfigMap's contents of
 // the moment apply to each request.
-func (a *Authentication) Authenticator(opts ...Option) (apiserver.Authenticator, error) {
+func (a *Authentication) Authenticator(opts ...Option) (auth.Authenticator, error) {
 	tokens, err := NewTokenReview(a.cluster, opts...)
 	if err != nil {
 		return nil, err
 	}
 	proxy := &requestHeader{
-		proxies: apiserver.ClientCertificatesFrom(func() *x509.CertPool { return a.current.Load().proxyCAs }),
+		proxies: auth.ClientCertificatesFrom(func() *x509.CertPool { return a.current.Load().proxyCAs }),
 		settings: func() headerSettings {
 			s := a.current.Load()
 			return headerSettings{user: s.user, group: s.group, uid: s.uid, extraPrefixes: s.extraPrefixes, allowedNames: s.allowedNames}
 		},
 	}
-	certs := apiserver.ClientCertificatesFrom(func() *x509.CertPool { return a.current.Load().clientCAs })
-	return apiserver.UnionAuthenticator(proxy, certs, tokens), nil
+	certs := auth.ClientCertificatesFrom(func() *x509.CertPool { return a.current.Load().clientCAs })
+	return auth.UnionAuthenticator(proxy, certs, tokens), nil
 }

@@ -9,6 +9,7 @@ import (
 	"net/url"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/admission"
 	"github.com/kapi-dev/kapi/apiserver"
 )
 
@@ -20,7 +21,7 @@ import (
 // Namespaces found active are remembered for the success TTL
 // (WithCacheTTL); others are looked up again each time. Give it to
 // apiserver.WithValidatingAdmission. Options: WithTimeout, WithCacheTTL.
-func NamespaceLifecycle(cluster Cluster, opts ...Option) (apiserver.AdmissionFunc, error) {
+func NamespaceLifecycle(cluster Cluster, opts ...Option) (admission.Func, error) {
 	c, err := newConfig(opts)
 	if err == nil {
 		err = cluster.check()
@@ -29,8 +30,8 @@ func NamespaceLifecycle(cluster Cluster, opts ...Option) (apiserver.AdmissionFun
 		return nil, err
 	}
 	active := newCache[bool](c.maxCached, c.now)
-	return func(ctx context.Context, req *apiserver.AdmissionRequest) error {
-		if req.Operation != apiserver.OperationCreate || req.Namespace == "" {
+	return func(ctx context.Context, req *admission.Request) error {
+		if req.Operation != admission.Create || req.Namespace == "" {
 			return nil
 		}
 		key := sha256.Sum256([]byte(req.Namespace))

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kapi-dev/kapi/apiserver"
+	"github.com/kapi-dev/kapi/auth"
 )
 
 // WithAllowedNames limits NewRequestHeader to front proxies whose
@@ -44,8 +44,8 @@ func canonical(headers []string) []string {
 }
 
 type requestHeader struct {
-	proxies  apiserver.Authenticator // the proxy's certificate, as a user named by its CN
-	settings func() headerSettings   // of the moment
+	proxies  auth.Authenticator    // the proxy's certificate, as a user named by its CN
+	settings func() headerSettings // of the moment
 }
 
 // headerSettings are the allowed names and headers of a front proxy.
@@ -54,7 +54,7 @@ type headerSettings struct {
 	allowedNames                    []string
 }
 
-var _ apiserver.Authenticator = (*requestHeader)(nil)
+var _ auth.Authenticator = (*requestHeader)(nil)
 
 // NewRequestHeader authenticates requests a front proxy (kube-apiserver's
 // aggregator) forwards, as k8s.io/apiserver's request-header authenticator
@@ -66,7 +66,7 @@ var _ apiserver.Authenticator = (*requestHeader)(nil)
 // user header, is left to other authenticators; a certificate the pool
 // does not verify or a name not allowed is an error (401). Options:
 // WithAllowedNames, WithHeaders.
-func NewRequestHeader(proxyCAs func() *x509.CertPool, opts ...Option) (apiserver.Authenticator, error) {
+func NewRequestHeader(proxyCAs func() *x509.CertPool, opts ...Option) (auth.Authenticator, error) {
 	c, err := newConfig(opts)
 	if err != nil {
 		return nil, err
@@ -75,10 +75,10 @@ func NewRequestHeader(proxyCAs func() *x509.CertPool, opts ...Option) (apiserver
 		return nil, errors.New("delegation: request header: no CA pool")
 	}
 	settings := headerSettings{user: c.usernameHeaders, group: c.groupHeaders, uid: c.uidHeader, extraPrefixes: c.extraPrefixes, allowedNames: c.allowedNames}
-	return &requestHeader{proxies: apiserver.ClientCertificatesFrom(proxyCAs), settings: func() headerSettings { return settings }}, nil
+	return &requestHeader{proxies: auth.ClientCertificatesFrom(proxyCAs), settings: func() headerSettings { return settings }}, nil
 }
 
-func (a *requestHeader) Authenticate(r *http.Request) (apiserver.User, bool, error) {
+func (a *requestHeader) Authenticate(r *http.Request) (auth.User, bool, error) {
 	s := a.settings()
 	name := ""
 	for _, h := range s.user {
@@ -87,16 +87,16 @@ func (a *requestHeader) Authenticate(r *http.Request) (apiserver.User, bool, err
 		}
 	}
 	if name == "" || r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
-		return apiserver.User{}, false, nil
+		return auth.User{}, false, nil
 	}
 	proxy, ok, err := a.proxies.Authenticate(r)
 	if err != nil {
-		return apiserver.User{}, false, fmt.Errorf("unable to verify the front proxy's certificate: %w", err)
+		return auth.User{}, false, fmt.Errorf("unable to verify the front proxy's certificate: %w", err)
 	}
 	if !ok || len(s.allowedNames) > 0 && !slices.Contains(s.allowedNames, proxy.Name) {
-		return apiserver.User{}, false, fmt.Errorf("x509: subject with cn=%s is not in the allowed list", proxy.Name)
+		return auth.User{}, false, fmt.Errorf("x509: subject with cn=%s is not in the allowed list", proxy.Name)
 	}
-	u := apiserver.User{Name: name}
+	u := auth.User{Name: name}
 	for _, h := range s.group {
 		u.Groups = append(u.Groups, r.Header.Values(h)...)
 	}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kapi-dev/kapi/apiserver"
+	"github.com/kapi-dev/kapi/auth"
 )
 
 type subjectAccessReview struct {
@@ -64,7 +64,7 @@ type sarAuthorizer struct {
 	cache   *cache[subjectAccessReviewStatus]
 }
 
-var _ apiserver.Authorizer = (*sarAuthorizer)(nil)
+var _ auth.Authorizer = (*sarAuthorizer)(nil)
 
 // NewSubjectAccessReview decides each request by asking the cluster with
 // a SubjectAccessReview, as k8s.io/apiserver's delegated authorization
@@ -73,7 +73,7 @@ var _ apiserver.Authorizer = (*sarAuthorizer)(nil)
 // error, so the request is 500 unless a later authorizer allows it.
 // Options: WithTimeout, WithCacheTTL (allowed, denied),
 // WithAlwaysAllowGroups, WithAlwaysAllowPaths.
-func NewSubjectAccessReview(cluster Cluster, opts ...Option) (apiserver.Authorizer, error) {
+func NewSubjectAccessReview(cluster Cluster, opts ...Option) (auth.Authorizer, error) {
 	c, err := newConfig(opts)
 	if err == nil {
 		err = cluster.check()
@@ -84,16 +84,16 @@ func NewSubjectAccessReview(cluster Cluster, opts ...Option) (apiserver.Authoriz
 	return &sarAuthorizer{cluster: cluster, config: c, cache: newCache[subjectAccessReviewStatus](c.maxCached, c.now)}, nil
 }
 
-func (a *sarAuthorizer) Authorize(ctx context.Context, attrs apiserver.Attributes) (apiserver.Decision, string, error) {
+func (a *sarAuthorizer) Authorize(ctx context.Context, attrs auth.Attributes) (auth.Decision, string, error) {
 	for _, g := range attrs.User.Groups {
 		if slices.Contains(a.config.alwaysAllowGroups, g) {
-			return apiserver.DecisionAllow, "", nil
+			return auth.DecisionAllow, "", nil
 		}
 	}
 	if !attrs.ResourceRequest {
 		for _, p := range a.config.alwaysAllowPaths {
 			if prefix, ok := strings.CutSuffix(p, "*"); ok && strings.HasPrefix(attrs.Path, prefix) || p == attrs.Path {
-				return apiserver.DecisionAllow, "", nil
+				return auth.DecisionAllow, "", nil
 			}
 		}
 	}
@@ -107,7 +107,7 @@ func (a *sarAuthorizer) Authorize(ctx context.Context, attrs apiserver.Attribute
 	var answer subjectAccessReview
 	review := subjectAccessReview{APIVersion: "authorization.k8s.io/v1", Kind: "SubjectAccessReview", Spec: spec}
 	if err := a.cluster.post(ctx, "/apis/authorization.k8s.io/v1/subjectaccessreviews", review, &answer); err != nil {
-		return apiserver.DecisionNoOpinion, "", err
+		return auth.DecisionNoOpinion, "", err
 	}
 	ttl := a.config.failureTTL
 	if answer.Status.Allowed {
@@ -117,20 +117,20 @@ func (a *sarAuthorizer) Authorize(ctx context.Context, attrs apiserver.Attribute
 	return decision(answer.Status)
 }
 
-func decision(st subjectAccessReviewStatus) (apiserver.Decision, string, error) {
+func decision(st subjectAccessReviewStatus) (auth.Decision, string, error) {
 	switch {
 	case st.Allowed:
-		return apiserver.DecisionAllow, st.Reason, nil
+		return auth.DecisionAllow, st.Reason, nil
 	case st.Denied:
-		return apiserver.DecisionDeny, st.Reason, nil
+		return auth.DecisionDeny, st.Reason, nil
 	}
-	return apiserver.DecisionNoOpinion, st.Reason, nil
+	return auth.DecisionNoOpinion, st.Reason, nil
 }
 
 // reviewSpec is what a SubjectAccessReview asks for attrs, selectors
 // passed on as kube's webhook authorizer passes them: equality and set
 // requirements, others left out (which only asks about more).
-func reviewSpec(attrs apiserver.Attributes) subjectAccessReviewSpec {
+func reviewSpec(attrs auth.Attributes) subjectAccessReviewSpec {
 	u := attrs.User
 	spec := subjectAccessReviewSpec{User: u.Name, UID: u.UID, Groups: u.Groups, Extra: u.Extra}
 	if !attrs.ResourceRequest {
@@ -145,7 +145,7 @@ func reviewSpec(attrs apiserver.Attributes) subjectAccessReviewSpec {
 	return spec
 }
 
-func selectorOf(reqs []apiserver.SelectorRequirement) *selectorAttribute {
+func selectorOf(reqs []auth.SelectorRequirement) *selectorAttribute {
 	var out []selectorRequirement
 	for _, r := range reqs {
 		op, ok := map[string]string{"=": "In", "in": "In", "!=": "NotIn", "notin": "NotIn", "exists": "Exists", "!": "DoesNotExist"}[r.Operator]

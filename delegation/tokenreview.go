@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kapi-dev/kapi/apiserver"
+	"github.com/kapi-dev/kapi/auth"
 )
 
 // errInvalidToken is a token the cluster refused.
@@ -41,7 +41,7 @@ type userInfo struct {
 
 // tokenAnswer is a remembered TokenReview: a user, or the error.
 type tokenAnswer struct {
-	user apiserver.User
+	user auth.User
 	err  error
 }
 
@@ -51,7 +51,7 @@ type tokenReviewAuthenticator struct {
 	cache   *cache[tokenAnswer]
 }
 
-var _ apiserver.Authenticator = (*tokenReviewAuthenticator)(nil)
+var _ auth.Authenticator = (*tokenReviewAuthenticator)(nil)
 
 // NewTokenReview authenticates requests that carry a bearer token by
 // asking the cluster with a TokenReview, as k8s.io/apiserver's delegated
@@ -59,7 +59,7 @@ var _ apiserver.Authenticator = (*tokenReviewAuthenticator)(nil)
 // authenticators; a token the cluster refuses, or that it could not check
 // in time, is an error (401). Options: WithTimeout, WithCacheTTL,
 // WithAudiences.
-func NewTokenReview(cluster Cluster, opts ...Option) (apiserver.Authenticator, error) {
+func NewTokenReview(cluster Cluster, opts ...Option) (auth.Authenticator, error) {
 	c, err := newConfig(opts)
 	if err == nil {
 		err = cluster.check()
@@ -70,10 +70,10 @@ func NewTokenReview(cluster Cluster, opts ...Option) (apiserver.Authenticator, e
 	return &tokenReviewAuthenticator{cluster: cluster, config: c, cache: newCache[tokenAnswer](c.maxCached, c.now)}, nil
 }
 
-func (a *tokenReviewAuthenticator) Authenticate(r *http.Request) (apiserver.User, bool, error) {
+func (a *tokenReviewAuthenticator) Authenticate(r *http.Request) (auth.User, bool, error) {
 	token, ok := bearerToken(r)
 	if !ok {
-		return apiserver.User{}, false, nil
+		return auth.User{}, false, nil
 	}
 	spec := tokenReviewSpec{Token: token, Audiences: a.config.audiences}
 	key := cacheKey(spec)
@@ -85,24 +85,24 @@ func (a *tokenReviewAuthenticator) Authenticate(r *http.Request) (apiserver.User
 	review := tokenReview{APIVersion: "authentication.k8s.io/v1", Kind: "TokenReview", Spec: spec}
 	var answer tokenReview
 	if err := a.cluster.post(ctx, "/apis/authentication.k8s.io/v1/tokenreviews", review, &answer); err != nil {
-		return apiserver.User{}, false, err // not remembered: the next request asks again
+		return auth.User{}, false, err // not remembered: the next request asks again
 	}
 	st := answer.Status
 	switch {
 	case !st.Authenticated && st.Error != "":
 		err := errors.New(st.Error)
 		a.cache.put(key, tokenAnswer{err: err}, a.config.failureTTL)
-		return apiserver.User{}, false, err
+		return auth.User{}, false, err
 	case !st.Authenticated:
 		a.cache.put(key, tokenAnswer{err: errInvalidToken}, a.config.failureTTL)
-		return apiserver.User{}, false, errInvalidToken
+		return auth.User{}, false, errInvalidToken
 	case len(a.config.audiences) > 0 && !slices.ContainsFunc(st.Audiences, func(aud string) bool { return slices.Contains(a.config.audiences, aud) }):
 		// As kube's webhook authenticator: a token for other audiences.
 		err := errors.New("token audiences don't intersect with the audiences the server accepts")
 		a.cache.put(key, tokenAnswer{err: err}, a.config.failureTTL)
-		return apiserver.User{}, false, err
+		return auth.User{}, false, err
 	}
-	u := apiserver.User{Name: st.User.Username, UID: st.User.UID, Groups: st.User.Groups, Extra: st.User.Extra}
+	u := auth.User{Name: st.User.Username, UID: st.User.UID, Groups: st.User.Groups, Extra: st.User.Extra}
 	a.cache.put(key, tokenAnswer{user: u}, a.config.successTTL)
 	return u, true, nil
 }

@@ -24,6 +24,7 @@ import (
 	jsonpatch "github.com/evanphx/json-patch/v5"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/admission"
 	"github.com/kapi-dev/kapi/apiserver"
 )
 
@@ -120,7 +121,7 @@ func (s *labelSelector) matches(labels map[string]string) bool {
 // "plural" or "plural/subresource", where "*" matches every plural but
 // no subresource, "*/*" everything, "plural/*" the plural and all its
 // subresources, "*/sub" that subresource of every plural.
-func (r rule) matches(req *apiserver.AdmissionRequest) bool {
+func (r rule) matches(req *admission.Request) bool {
 	has := func(list []string, v string) bool { return slices.Contains(list, "*") || slices.Contains(list, v) }
 	if !has(r.Operations, string(req.Operation)) || !has(r.APIGroups, req.Group) || !has(r.APIVersions, req.Version) {
 		return false
@@ -225,7 +226,7 @@ type webhookCaller struct {
 // applies the JSONPatch each answers with. Give it to
 // apiserver.WithMutatingAdmission. Options: WithTimeout (listing the
 // configurations), WithWebhookRefresh.
-func MutatingWebhooks(cluster Cluster, opts ...Option) (apiserver.AdmissionFunc, error) {
+func MutatingWebhooks(cluster Cluster, opts ...Option) (admission.Func, error) {
 	return newWebhooks(cluster, MutatingWebhookConfigurationsPath, true, opts)
 }
 
@@ -234,7 +235,7 @@ func MutatingWebhooks(cluster Cluster, opts ...Option) (apiserver.AdmissionFunc,
 // resources, as kube-apiserver's ValidatingAdmissionWebhook plugin does
 // (one after the other, where kube calls them at once). Give it to
 // apiserver.WithValidatingAdmission. Options: WithTimeout, WithWebhookRefresh.
-func ValidatingWebhooks(cluster Cluster, opts ...Option) (apiserver.AdmissionFunc, error) {
+func ValidatingWebhooks(cluster Cluster, opts ...Option) (admission.Func, error) {
 	return newWebhooks(cluster, ValidatingWebhookConfigurationsPath, false, opts)
 }
 
@@ -242,7 +243,7 @@ func ValidatingWebhooks(cluster Cluster, opts ...Option) (apiserver.AdmissionFun
 // configurations may be before a write lists them again (default 10s).
 func WithWebhookRefresh(d time.Duration) Option { return func(c *config) { c.webhookRefresh = d } }
 
-func newWebhooks(cluster Cluster, path string, mutate bool, opts []Option) (apiserver.AdmissionFunc, error) {
+func newWebhooks(cluster Cluster, path string, mutate bool, opts []Option) (admission.Func, error) {
 	c, err := newConfig(opts)
 	if err == nil {
 		err = cluster.check()
@@ -255,7 +256,7 @@ func newWebhooks(cluster Cluster, path string, mutate bool, opts []Option) (apis
 	return w.admit, nil
 }
 
-func (w *webhookCaller) admit(ctx context.Context, req *apiserver.AdmissionRequest) error {
+func (w *webhookCaller) admit(ctx context.Context, req *admission.Request) error {
 	hooks, err := w.list.get(ctx)
 	if err != nil {
 		return internalError(fmt.Errorf("listing admission webhooks: %w", err))
@@ -402,7 +403,7 @@ func parseAdmissionResponse(uid string, data []byte) (*admissionResponse, error)
 // call asks one webhook about req: nil is allowed (and, for a mutating
 // webhook, req.Object patched); a *callError is a failure to ask; any other
 // error is the answer to give.
-func (w *webhookCaller) call(ctx context.Context, h *webhook, req *apiserver.AdmissionRequest) error {
+func (w *webhookCaller) call(ctx context.Context, h *webhook, req *admission.Request) error {
 	if req.DryRun {
 		if h.SideEffects == nil {
 			return &callError{h.Name, errors.New("Webhook SideEffects is nil")}
@@ -521,7 +522,7 @@ func replaceObject(obj kapi.Object, data []byte) error {
 }
 
 // newAdmissionReview writes req as kube's CreateAdmissionObjects does.
-func newAdmissionReview(req *apiserver.AdmissionRequest) (*admissionReview, error) {
+func newAdmissionReview(req *admission.Request) (*admissionReview, error) {
 	var uid [16]byte
 	_, _ = rand.Read(uid[:])
 	u := hex.EncodeToString(uid[:])
@@ -543,8 +544,8 @@ func newAdmissionReview(req *apiserver.AdmissionRequest) (*admissionReview, erro
 	if r.OldObject, err = objectJSON(req.OldObject, req); err != nil {
 		return nil, err
 	}
-	optionsKind := map[apiserver.Operation]string{apiserver.OperationCreate: "CreateOptions",
-		apiserver.OperationUpdate: "UpdateOptions", apiserver.OperationDelete: "DeleteOptions"}[req.Operation]
+	optionsKind := map[admission.Operation]string{admission.Create: "CreateOptions",
+		admission.Update: "UpdateOptions", admission.Delete: "DeleteOptions"}[req.Operation]
 	if optionsKind != "" {
 		opts := map[string]any{"apiVersion": "meta.k8s.io/v1", "kind": optionsKind}
 		if dry {
@@ -556,7 +557,7 @@ func newAdmissionReview(req *apiserver.AdmissionRequest) (*admissionReview, erro
 }
 
 // objectJSON encodes an object with its apiVersion and kind set.
-func objectJSON(o kapi.Object, req *apiserver.AdmissionRequest) (json.RawMessage, error) {
+func objectJSON(o kapi.Object, req *admission.Request) (json.RawMessage, error) {
 	if isNil(o) {
 		return nil, nil
 	}

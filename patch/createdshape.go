@@ -2,6 +2,8 @@ package patch
 
 import (
 	"sync"
+
+	"github.com/kapi-dev/kapi/internal/jsonskip"
 )
 
 // Creates of one kind by one client are alike: the same fields, the same
@@ -99,14 +101,14 @@ func appendCreatedShape(key, doc []byte, ignore []string) (_ []byte, cacheable b
 	i := 0
 	for {
 		// A value: the document's, or a member's.
-		i = skipSpace(doc, i)
+		i = jsonskip.Space(doc, i)
 		if i >= len(doc) {
 			return key, false
 		}
 		switch c := doc[i]; {
 		case c == '{':
 			depth++
-			if i = skipSpace(doc, i+1); i < len(doc) && doc[i] == '}' {
+			if i = jsonskip.Space(doc, i+1); i < len(doc) && doc[i] == '}' {
 				i++
 				depth--
 				break
@@ -134,11 +136,11 @@ func appendCreatedShape(key, doc []byte, ignore []string) (_ []byte, cacheable b
 				key = append(key, '0')
 			}
 			i, last = end, end
-		case c == 't' && hasLiteral(doc, i, "true"):
+		case c == 't' && jsonskip.HasLiteral(doc, i, "true"):
 			i += len("true")
-		case c == 'f' && hasLiteral(doc, i, "false"):
+		case c == 'f' && jsonskip.HasLiteral(doc, i, "false"):
 			i += len("false")
-		case c == 'n' && hasLiteral(doc, i, "null"):
+		case c == 'n' && jsonskip.HasLiteral(doc, i, "null"):
 			i += len("null")
 		default:
 			return key, false
@@ -154,7 +156,7 @@ func appendCreatedShape(key, doc []byte, ignore []string) (_ []byte, cacheable b
 				}
 				return append(key, doc[last:]...), true
 			}
-			if i = skipSpace(doc, i); i >= len(doc) {
+			if i = jsonskip.Space(doc, i); i >= len(doc) {
 				return key, false
 			}
 			if doc[i] == '}' {
@@ -178,13 +180,13 @@ func appendCreatedShape(key, doc []byte, ignore []string) (_ []byte, cacheable b
 // the key's), and the colon after it, from i (space before it allowed);
 // it returns where the member's value starts.
 func memberName(doc []byte, i int) (int, bool) {
-	if i = skipSpace(doc, i); i >= len(doc) || doc[i] != '"' {
+	if i = jsonskip.Space(doc, i); i >= len(doc) || doc[i] != '"' {
 		return i, false
 	}
 	if i = stringEnd(doc, i); i >= len(doc) {
 		return i, false
 	}
-	if i = skipSpace(doc, i); i >= len(doc) || doc[i] != ':' {
+	if i = jsonskip.Space(doc, i); i >= len(doc) || doc[i] != ':' {
 		return i, false
 	}
 	return i + 1, true
@@ -194,9 +196,9 @@ func memberName(doc []byte, i int) (int, bool) {
 // it returns where the scalar ends.
 func checkScalar(doc []byte, i int) (int, bool) {
 	if doc[i] == '"' {
-		return checkString(doc, i)
+		return jsonskip.String(doc, i, jsonskip.Exact)
 	}
-	return checkNumber(doc, i)
+	return jsonskip.Number(doc, i)
 }
 
 // stringEnd is the index just past the string at doc[i] ('"'), read as

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/kapi-dev/kapi/internal/jsonskip"
 )
 
 // createdCold is createdStored of doc with nothing cached: the entry
@@ -75,7 +77,7 @@ func tokens(doc []byte) []token {
 			i++
 			continue
 		}
-		name := skipSpace(doc, i) < len(doc) && doc[skipSpace(doc, i)] == ':'
+		name := jsonskip.Space(doc, i) < len(doc) && doc[jsonskip.Space(doc, i)] == ':'
 		out = append(out, token{start, i, arrays == 0 && !name})
 	}
 	return out

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"unicode/utf8"
+
+	"github.com/kapi-dev/kapi/internal/jsonskip"
 )
 
 // decodeJSON reads one JSON value with numbers kept exact; as Kubernetes
@@ -88,7 +90,7 @@ type member struct {
 	val any
 }
 
-func (d *jsonReader) space() { d.i = skipSpace(d.data, d.i) }
+func (d *jsonReader) space() { d.i = jsonskip.Space(d.data, d.i) }
 
 func (d *jsonReader) value(depth int) (any, bool) {
 	d.space()

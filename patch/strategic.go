@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/kapi-dev/kapi/internal/jsonskip"
 )
 
 // The directives of strategic merge patch, as kubectl and client-go write them.
@@ -20,7 +22,7 @@ const (
 
 // maxDepth bounds nesting as encoding/json and kapi's codecs do, so a deep
 // document costs an error, not the stack.
-const maxDepth = 10000
+const maxDepth = jsonskip.MaxDepth
 
 // Patch returns original with the patch applied; original must be a JSON
 // object of the type s describes. JSON Patch and merge patch ignore the

@@ -16,7 +16,6 @@ import (
 
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
-	"github.com/kapi-dev/kapi/internal/serve"
 )
 
 func main() {
@@ -91,7 +90,7 @@ func run(f flags) error {
 	defer stop()
 
 	log.Printf("serving widgets.example.com/v1 on https://%s; viewers may read widgets in namespace %q", f.addr, f.namespace)
-	return serve.Run(ctx, server, api, func() error { return server.ListenAndServeTLS("", "") })
+	return api.Run(ctx, server, func() error { return server.ListenAndServeTLS("", "") })
 }
 
 // rules is who may do what.
@@ -151,7 +150,7 @@ func serverTLS(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
 		cert, err = tls.LoadX509KeyPair(certFile, keyFile)
 	} else {
 		log.Printf("no -tls-cert: serving a self-signed certificate; kubectl needs --insecure-skip-tls-verify")
-		cert, err = serve.SelfSigned("kapi secured example", "localhost")
+		cert, err = selfSigned("kapi secured example", "localhost")
 	}
 	if err != nil {
 		return nil, err
@@ -166,8 +165,14 @@ func serverTLS(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
 		if !c.ClientCAs.AppendCertsFromPEM(pem) {
 			return nil, fmt.Errorf("%s holds no PEM certificate", clientCAFile)
 		}
-		// Clients without a certificate may still use a token.
-		c.ClientAuth = tls.VerifyClientCertIfGiven
+		// Asked for, neither required nor verified here: the client
+		// certificate authenticator verifies it against the client CAs,
+		// and one that does not chain to them authenticates nobody, while
+		// a token on the same connection is still tried, as
+		// kube-apiserver (tls.RequestClientCert in its secure serving).
+		// Verifying in the handshake would refuse the connection, token
+		// and all.
+		c.ClientAuth = tls.RequestClientCert
 	}
 	return c, nil
 }

@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"io"
 	"math/big"
@@ -276,6 +277,71 @@ func TestAuthClientGo(t *testing.T) {
 			t.Errorf("/healthz without a token: HTTP %d", resp.StatusCode)
 		}
 	})
+}
+
+// TestAuthUnverifiableCertificate: a client certificate that does not chain
+// to the client CAs authenticates nobody, but the connection stands and a
+// bearer token on it is tried, as kube-apiserver: it asks for client
+// certificates without requiring or verifying them in the handshake
+// (k8s.io/apiserver pkg/server/secure_serving.go: tls.RequestClientCert
+// once a client CA is set) and verifies them in its x509 authenticator,
+// whose error the union of authenticators passes over for the token's
+// user. Before, the handshake failed and the token was never seen.
+func TestAuthUnverifiableCertificate(t *testing.T) {
+	s := startSecured(t)
+	ctx := ctxFor(t, 30*time.Second)
+	strangerKey, strangerCA := newCert(t, pkix.Name{CommonName: "stranger CA"}, nil, nil)
+	malloryKey, mallory := newCert(t, pkix.Name{CommonName: "mallory", Organization: []string{"admins"}}, strangerCA, strangerKey)
+	unknown := &tls.Certificate{Certificate: [][]byte{mallory.Raw, strangerCA.Raw}, PrivateKey: malloryKey}
+
+	for _, tc := range []struct {
+		name  string
+		cert  *tls.Certificate
+		token string
+		code  int    // of a POST of a SelfSubjectReview
+		user  string // it names, if created
+	}{
+		{"unknown CA and a valid token", unknown, adminToken, http.StatusCreated, "admin"},
+		{"unknown CA alone", unknown, "", http.StatusUnauthorized, ""},
+		{"unknown CA and a wrong token", unknown, "nobody", http.StatusUnauthorized, ""},
+		{"client CA", &s.client, "", http.StatusCreated, "carol"},
+		{"token alone", nil, viewerToken, http.StatusCreated, "viewer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := &tls.Config{RootCAs: certPool(t, s.caPEM)}
+			if tc.cert != nil {
+				cfg.Certificates = []tls.Certificate{*tc.cert}
+			}
+			hc := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}}
+			defer hc.CloseIdleConnections()
+			req, _ := http.NewRequestWithContext(ctx, "POST", s.URL+"/apis/authentication.k8s.io/v1/selfsubjectreviews",
+				strings.NewReader(`{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}`))
+			req.Header.Set("Content-Type", "application/json")
+			if tc.token != "" {
+				req.Header.Set("Authorization", "Bearer "+tc.token)
+			}
+			resp, err := hc.Do(req)
+			if err != nil {
+				t.Fatalf("the request failed: %v", err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.code {
+				t.Fatalf("%d %s, want %d", resp.StatusCode, body, tc.code)
+			}
+			var review struct {
+				Status struct {
+					UserInfo struct{ Username string } `json:"userInfo"`
+				} `json:"status"`
+			}
+			if err := json.Unmarshal(body, &review); err != nil {
+				t.Fatalf("%v: %s", err, body)
+			}
+			if review.Status.UserInfo.Username != tc.user {
+				t.Fatalf("user %q, want %q: %s", review.Status.UserInfo.Username, tc.user, body)
+			}
+		})
+	}
 }
 
 // TestAuthKubectl: kubectl with a wrong token is told to log in; a viewer

@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +13,8 @@ import (
 	bbolt "go.etcd.io/bbolt"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
 )
 
 // TestCorruptObject: the example keeps its objects in a bolt file; a widget
@@ -44,6 +48,7 @@ func TestCorruptObject(t *testing.T) {
 		t.Errorf("kubectl get of the list: %s\nwant stderr starting %q", r, unreadable)
 	}
 	k.must(t, "get", "wd", "good")
+	informer, synced := corruptWatchListInformer(t, srv)
 
 	unsafe := true
 	_, err := widgets.Get(ctx, "good", metav1.GetOptions{})
@@ -63,6 +68,79 @@ func TestCorruptObject(t *testing.T) {
 	if out := k.must(t, "get", "wd", "-o", "name"); out != "widget.example.com/good\n" {
 		t.Errorf("kubectl get wd after the unsafe deletion printed %q", out)
 	}
+	// Readable again: the informer's next attempt (after client-go's
+	// backoff) syncs, without the deleted widget.
+	select {
+	case <-synced:
+	case <-ctx.Done():
+		t.Fatal("the informer did not sync once the corrupt widget was deleted")
+	}
+	if keys := informer.GetStore().ListKeys(); len(keys) != 1 || keys[0] != "default/good" {
+		t.Errorf("the informer holds %v, want [default/good]", keys)
+	}
+}
+
+// corruptWatchListInformer starts a dynamic informer on widgets in default,
+// with client-go's defaults (a streaming list first), while a widget there
+// is unreadable. kube-apiserver never lets it believe it has them all: its
+// cacher cannot initialize over a corrupt object, so the watch-list request
+// is refused, and the LIST client-go falls back to answers etcd3's
+// StorageReadError (k8s.io/apiserver storage/cacher Cacher.Watch and
+// CacheDelegator.GetList, storage/etcd3 store.GetList). Here both answer that
+// 500: the informer does not sync, and its watch error handler gets the
+// list's error. It returns the informer and a channel closed once it syncs.
+func corruptWatchListInformer(t *testing.T, srv *server) (cache.SharedIndexInformer, <-chan struct{}) {
+	t.Helper()
+	log := &requestLog{}
+	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dynamicClient(t, srv, log), 0, "default", nil)
+	informer := factory.ForResource(widgetsGVR).Informer()
+	failed := make(chan error, 1)
+	if err := informer.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
+		select {
+		case failed <- err:
+		default:
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	factory.Start(ctx.Done())
+	t.Cleanup(func() {
+		cancel()
+		factory.Shutdown()
+	})
+	synced := make(chan struct{})
+	go func() {
+		if cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+			close(synced)
+		}
+	}()
+	select {
+	case <-synced:
+		t.Fatalf("the informer synced without the unreadable widget, holding %v; its requests:\n%s", informer.GetStore().ListKeys(), log)
+	case err := <-failed:
+		if apierrors.ReasonForError(err) != metav1.StatusReasonStoreReadError {
+			t.Fatalf("the informer's error: %v (reason %s), want the list's StorageReadError", err, apierrors.ReasonForError(err))
+		}
+		if !strings.Contains(err.Error(), "/widgets.example.com/default/bad") {
+			t.Errorf("the informer's error %q does not name the unreadable widget", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the informer neither synced nor failed in 60s; its requests:\n%s", log)
+	}
+	refused := false
+	for _, r := range log.all() {
+		if strings.Contains(r.URL, "watch=true") && strings.Contains(r.URL, "sendInitialEvents=true") {
+			if r.Status != http.StatusInternalServerError {
+				t.Errorf("the streaming list %s, want 500", r)
+			}
+			refused = true
+		}
+	}
+	if !refused {
+		t.Errorf("the informer did not try a streaming list; its requests:\n%s", log)
+	}
+	return informer, synced
 }
 
 // truncateStored cuts the latest stored value of key in half, in the bolt

@@ -25,7 +25,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/kapi-dev/kapi/apiserver"
+	"github.com/kapi-dev/kapi/observe"
 	"github.com/kapi-dev/kapi/storage"
 )
 
@@ -52,10 +52,10 @@ type Tracer struct {
 }
 
 var (
-	_ apiserver.Observer           = (*Tracer)(nil)
-	_ apiserver.WatchEventObserver = (*Tracer)(nil)
-	_ apiserver.StepObserver       = (*Tracer)(nil)
-	_ storage.Interface            = (*tracedStorage)(nil)
+	_ observe.Observer           = (*Tracer)(nil)
+	_ observe.WatchEventObserver = (*Tracer)(nil)
+	_ observe.StepObserver       = (*Tracer)(nil)
+	_ storage.Interface          = (*tracedStorage)(nil)
 )
 
 // New makes a Tracer with spans from tp.
@@ -70,7 +70,7 @@ func New(tp trace.TracerProvider, opts ...Option) *Tracer {
 // SpanName is kube-apiserver's name of a request's span: the method and,
 // for a resource request, its route with the namespace and name as
 // placeholders.
-func SpanName(rec *apiserver.RequestRecord) string {
+func SpanName(rec *observe.RequestRecord) string {
 	a := rec.Attributes
 	if !a.ResourceRequest {
 		return rec.Method
@@ -97,7 +97,7 @@ func SpanName(rec *apiserver.RequestRecord) string {
 }
 
 // RequestStarted implements apiserver.Observer.
-func (t *Tracer) RequestStarted(ctx context.Context, rec *apiserver.RequestRecord) context.Context {
+func (t *Tracer) RequestStarted(ctx context.Context, rec *observe.RequestRecord) context.Context {
 	opts := []trace.SpanStartOption{
 		trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithTimestamp(rec.Received),
@@ -126,23 +126,23 @@ func (t *Tracer) RequestStarted(ctx context.Context, rec *apiserver.RequestRecor
 }
 
 // ResponseStarted implements apiserver.Observer.
-func (t *Tracer) ResponseStarted(ctx context.Context, rec *apiserver.RequestRecord) {
+func (t *Tracer) ResponseStarted(ctx context.Context, rec *observe.RequestRecord) {
 	trace.SpanFromContext(ctx).AddEvent("response started")
 }
 
 // WatchEventSent implements apiserver.WatchEventObserver: the watch's span
 // counts its events (an event each would make a span without end).
-func (t *Tracer) WatchEventSent(*apiserver.RequestRecord, string, int) {}
+func (t *Tracer) WatchEventSent(*observe.RequestRecord, string, int) {}
 
 // StepStarted implements apiserver.StepObserver: a child span per step
 // ("encode").
-func (t *Tracer) StepStarted(ctx context.Context, _ *apiserver.RequestRecord, step string) func() {
+func (t *Tracer) StepStarted(ctx context.Context, _ *observe.RequestRecord, step string) func() {
 	_, span := t.tracer.Start(ctx, step)
 	return func() { span.End() }
 }
 
 // RequestEnded implements apiserver.Observer.
-func (t *Tracer) RequestEnded(ctx context.Context, rec *apiserver.RequestRecord) {
+func (t *Tracer) RequestEnded(ctx context.Context, rec *observe.RequestRecord) {
 	span := trace.SpanFromContext(ctx)
 	span.SetAttributes(
 		attribute.Int("http.response.status_code", rec.Code),

@@ -30,7 +30,7 @@ import (
 	prom "github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/kapi-dev/kapi/apiserver"
+	"github.com/kapi-dev/kapi/observe"
 )
 
 // Metrics is an apiserver.Observer that keeps kube-apiserver's request
@@ -51,9 +51,9 @@ type Metrics struct {
 }
 
 var (
-	_ apiserver.Observer           = (*Metrics)(nil)
-	_ apiserver.WatchEventObserver = (*Metrics)(nil)
-	_ prom.Collector               = (*storageObjects)(nil)
+	_ observe.Observer           = (*Metrics)(nil)
+	_ observe.WatchEventObserver = (*Metrics)(nil)
+	_ prom.Collector             = (*storageObjects)(nil)
 )
 
 var (
@@ -97,8 +97,16 @@ func New() *Metrics {
 	return m
 }
 
+// ObjectCounter is what Bind reads the stored objects from: an
+// *apiserver.Server, whose ObjectCounts counts them by resource from its
+// watch cache. It is an interface so that this module needs only the
+// observe port, not the server.
+type ObjectCounter interface {
+	ObjectCounts() map[string]int
+}
+
 // Bind counts the stored objects of srv in apiserver_storage_objects.
-func (m *Metrics) Bind(srv *apiserver.Server) {
+func (m *Metrics) Bind(srv ObjectCounter) {
 	m.mu.Lock()
 	m.counts = srv.ObjectCounts
 	m.mu.Unlock()
@@ -115,7 +123,7 @@ func (m *Metrics) Handler() http.Handler {
 // labels are a request's labels as kube-apiserver's, or nil for a request
 // it does not count: resource requests, and the probes and discovery with
 // their path as subresource.
-func labels(rec *apiserver.RequestRecord) []string {
+func labels(rec *observe.RequestRecord) []string {
 	a := rec.Attributes
 	if a.ResourceRequest {
 		return []string{rec.MetricsVerb, rec.DryRun, a.APIGroup, a.APIVersion, a.Resource, a.Subresource, rec.Scope, "apiserver"}
@@ -131,7 +139,7 @@ func labels(rec *apiserver.RequestRecord) []string {
 
 func withoutDryRun(l []string) []string { return append([]string{l[0]}, l[2:]...) }
 
-func kind(rec *apiserver.RequestRecord) string {
+func kind(rec *observe.RequestRecord) string {
 	if rec.Mutating {
 		return "mutating"
 	}
@@ -139,7 +147,7 @@ func kind(rec *apiserver.RequestRecord) string {
 }
 
 // RequestStarted implements apiserver.Observer.
-func (m *Metrics) RequestStarted(ctx context.Context, rec *apiserver.RequestRecord) context.Context {
+func (m *Metrics) RequestStarted(ctx context.Context, rec *observe.RequestRecord) context.Context {
 	if rec.LongRunning {
 		if l := labels(rec); l != nil {
 			m.longRunning.WithLabelValues(withoutDryRun(l)...).Inc()
@@ -151,10 +159,10 @@ func (m *Metrics) RequestStarted(ctx context.Context, rec *apiserver.RequestReco
 }
 
 // ResponseStarted implements apiserver.Observer.
-func (m *Metrics) ResponseStarted(context.Context, *apiserver.RequestRecord) {}
+func (m *Metrics) ResponseStarted(context.Context, *observe.RequestRecord) {}
 
 // RequestEnded implements apiserver.Observer.
-func (m *Metrics) RequestEnded(_ context.Context, rec *apiserver.RequestRecord) {
+func (m *Metrics) RequestEnded(_ context.Context, rec *observe.RequestRecord) {
 	l := labels(rec)
 	if rec.LongRunning {
 		if l != nil {
@@ -177,7 +185,7 @@ func (m *Metrics) RequestEnded(_ context.Context, rec *apiserver.RequestRecord) 
 }
 
 // WatchEventSent implements apiserver.WatchEventObserver.
-func (m *Metrics) WatchEventSent(rec *apiserver.RequestRecord, _ string, size int) {
+func (m *Metrics) WatchEventSent(rec *observe.RequestRecord, _ string, size int) {
 	a := rec.Attributes
 	m.watchEvents.WithLabelValues(a.APIGroup, a.APIVersion, a.Resource).Inc()
 	m.watchSizes.WithLabelValues(a.APIGroup, a.APIVersion, a.Resource).Observe(float64(size))

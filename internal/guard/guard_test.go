@@ -1,0 +1,114 @@
+package guard_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/internal/guard"
+	"github.com/kapi-dev/kapi/internal/leakcheck"
+)
+
+func TestClassify(t *testing.T) {
+	for _, tc := range []struct {
+		name, method, target string
+		want                 guard.Class
+	}{
+		{"get", http.MethodGet, "/apis/g/v1/namespaces/a/widgets/w", guard.ReadOnly},
+		{"list", http.MethodGet, "/api/v1/pods", guard.ReadOnly},
+		{"watch", http.MethodGet, "/api/v1/namespaces/a/pods?watch=true", guard.Watch},
+		{"watch of all namespaces", http.MethodGet, "/apis/g/v1/widgets?watch=1", guard.Watch},
+		{"watch false", http.MethodGet, "/api/v1/pods?watch=false", guard.ReadOnly},
+		{"watch of an item", http.MethodGet, "/api/v1/namespaces/a/pods/p?watch=true", guard.ReadOnly},
+		{"create", http.MethodPost, "/api/v1/namespaces/a/pods", guard.Mutating},
+		{"delete", http.MethodDelete, "/api/v1/namespaces/a/pods/p", guard.Mutating},
+		{"probe", http.MethodGet, "/readyz", guard.Probe},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := guard.Classify(httptest.NewRequest(tc.method, tc.target, nil)); got != tc.want {
+				t.Errorf("Classify(%s %s) = %v, want %v", tc.method, tc.target, got, tc.want)
+			}
+		})
+	}
+}
+
+// newFlow is a guard answering with JSON Statuses, ended with the test.
+func newFlow(t *testing.T, l guard.Limits, panicked *any) *guard.Flow {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return guard.New(ctx, guard.Config{
+		Limits: l,
+		Logger: slog.New(slog.DiscardHandler),
+		Reply: func(w http.ResponseWriter, r *http.Request, st kapi.Status) {
+			w.WriteHeader(int(st.Code))
+			_ = json.NewEncoder(w).Encode(st)
+		},
+		StatusOf: func(err error) kapi.Status { return kapi.Status{Code: http.StatusGatewayTimeout, Message: err.Error()} },
+		Panicked: func(_ *http.Request, p any) { *panicked = p },
+	})
+}
+
+func TestGuard(t *testing.T) {
+	leakcheck.Check(t)
+	var panicked any
+	release := make(chan struct{})
+	entered := make(chan struct{})
+	f := newFlow(t, guard.Limits{Mutating: 1, RequestTimeout: 1 << 40}, &panicked)
+	h := f.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/hold":
+			entered <- struct{}{}
+			<-release
+		case "/panic":
+			panic("oops")
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}), nil)
+	serve := func(method, path string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+		return rec
+	}
+	t.Run("a panic is answered 500", func(t *testing.T) {
+		if rec := serve(http.MethodGet, "/panic"); rec.Code != http.StatusInternalServerError || panicked != "oops" {
+			t.Errorf("HTTP %d, observer told %v; want 500, oops", rec.Code, panicked)
+		}
+	})
+	t.Run("a bad timeout is answered 400", func(t *testing.T) {
+		if rec := serve(http.MethodGet, "/x?timeout=soon"); rec.Code != http.StatusBadRequest {
+			t.Errorf("HTTP %d, want 400", rec.Code)
+		}
+	})
+	t.Run("over the cap is answered 429", func(t *testing.T) {
+		done := make(chan int)
+		go func() { done <- serve(http.MethodPost, "/hold").Code }()
+		<-entered
+		rec := serve(http.MethodPost, "/other")
+		close(release)
+		if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "1" {
+			t.Errorf("HTTP %d, Retry-After %q; want 429, 1", rec.Code, rec.Header().Get("Retry-After"))
+		}
+		if code := <-done; code != http.StatusNoContent {
+			t.Errorf("the request holding the slot: HTTP %d", code)
+		}
+		if rec := serve(http.MethodGet, "/read"); rec.Code != http.StatusNoContent {
+			t.Errorf("a read: HTTP %d, want 204: reads have a cap of their own", rec.Code)
+		}
+	})
+	t.Run("draining is answered 503", func(t *testing.T) {
+		if err := f.Drain(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if !errors.Is(f.WatchesEnd().Err(), context.Canceled) {
+			t.Error("watches go on after Drain")
+		}
+		if rec := serve(http.MethodGet, "/read"); rec.Code != http.StatusServiceUnavailable {
+			t.Errorf("HTTP %d, want 503", rec.Code)
+		}
+	})
+}

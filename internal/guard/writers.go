@@ -1,0 +1,112 @@
+package guard
+
+import (
+	"maps"
+	"net/http"
+	"sync"
+
+	"github.com/kapi-dev/kapi"
+)
+
+// startedWriter notes whether the response has begun.
+type startedWriter struct {
+	http.ResponseWriter
+	started bool
+}
+
+func (w *startedWriter) WriteHeader(code int) {
+	w.started = true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *startedWriter) Write(p []byte) (int, error) {
+	w.started = true
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *startedWriter) Flush() {
+	w.started = true
+	http.NewResponseController(w.ResponseWriter).Flush() //nolint:errcheck // as http.Flusher: nothing to tell
+}
+
+func (w *startedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// timeoutWriter is the writer of a handler with a deadline. The handler has
+// headers of its own, copied to the response when it writes its header; once
+// the deadline has passed, everything it writes is discarded, so that a
+// handler that goes on cannot write into a response already answered.
+type timeoutWriter struct {
+	w      http.ResponseWriter
+	header http.Header // the handler's; only the handler's goroutine uses it
+
+	mu          sync.Mutex
+	wroteHeader bool
+	timedOut    bool
+}
+
+// reset readies a recycled writer for a response to w: the handler's
+// headers start as w's.
+func (tw *timeoutWriter) reset(w http.ResponseWriter) {
+	tw.w, tw.wroteHeader, tw.timedOut = w, false, false
+	maps.Copy(tw.header, w.Header())
+}
+
+func (tw *timeoutWriter) Header() http.Header { return tw.header }
+
+func (tw *timeoutWriter) WriteHeader(code int) {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	tw.writeHeaderLocked(code)
+}
+
+func (tw *timeoutWriter) writeHeaderLocked(code int) {
+	if tw.timedOut || tw.wroteHeader {
+		return
+	}
+	tw.wroteHeader = true
+	h := tw.w.Header()
+	clear(h)
+	maps.Copy(h, tw.header)
+	tw.w.WriteHeader(code)
+}
+
+func (tw *timeoutWriter) Write(p []byte) (int, error) {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if tw.timedOut {
+		return 0, http.ErrHandlerTimeout
+	}
+	tw.writeHeaderLocked(http.StatusOK)
+	return tw.w.Write(p)
+}
+
+func (tw *timeoutWriter) Flush() {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if tw.timedOut {
+		return
+	}
+	tw.writeHeaderLocked(http.StatusOK)
+	http.NewResponseController(tw.w).Flush() //nolint:errcheck // as http.Flusher: nothing to tell
+}
+
+// began says whether the handler has begun its response.
+func (tw *timeoutWriter) began() bool {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	return tw.wroteHeader
+}
+
+// timeout ends the handler's use of the response and answers st, unless
+// the handler has begun its response: then it returns false and changes
+// nothing.
+func (tw *timeoutWriter) timeout(r *http.Request, st kapi.Status, reply func(http.ResponseWriter, *http.Request, kapi.Status)) bool {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if tw.wroteHeader {
+		return false
+	}
+	tw.timedOut = true
+	reply(tw.w, r, st)
+	return true
+}

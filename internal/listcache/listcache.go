@@ -1,0 +1,168 @@
+package listcache
+
+import (
+	"sync"
+)
+
+// Bodies are the joined lists of one resource's collections, by key
+// prefix.
+type Bodies struct {
+	budget     *Budget
+	lastChange func() int64 // the resource's cache's last change
+
+	mu    sync.Mutex
+	lists map[string]*body // by key prefix
+}
+
+// body is one collection's joined items, at the cache's last change.
+type body struct {
+	change int64
+	count  int
+	data   []byte // nil until a second list at change
+}
+
+const (
+	BodyMax      = 16 << 20 // the largest list kept
+	listBytesMax = 64 << 20 // all lists kept by a server
+	listsMax     = 1024     // the collections a resource remembers a sighting of
+)
+
+// Budget is the bytes a server's kept lists hold, all resources'.
+type Budget struct {
+	mu     sync.Mutex
+	bytes  int
+	bodies []*Bodies
+}
+
+// Add has the budget count l's lists, kept from then on while their
+// cache does not change (lastChange).
+func (b *Budget) Add(l *Bodies, lastChange func() int64) {
+	l.budget, l.lastChange = b, lastChange
+	b.mu.Lock()
+	b.bodies = append(b.bodies, l)
+	b.mu.Unlock()
+}
+
+// reserve takes n bytes of the budget, first giving back those of lists
+// whose collections have changed since; false if they are not there.
+func (b *Budget) reserve(n int) bool {
+	b.mu.Lock()
+	bodies := b.bodies
+	ok := b.bytes+n <= listBytesMax
+	b.mu.Unlock()
+	if !ok {
+		for _, l := range bodies {
+			l.dropStale()
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.bytes+n > listBytesMax {
+		return false
+	}
+	b.bytes += n
+	return true
+}
+
+func (b *Budget) release(n int) {
+	if n == 0 {
+		return
+	}
+	b.mu.Lock()
+	b.bytes -= n
+	b.mu.Unlock()
+}
+
+// dropStale forgets the lists whose collection has changed since.
+func (l *Bodies) dropStale() {
+	now := l.lastChange()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for p, b := range l.lists {
+		if b.change != now {
+			l.budget.release(len(b.data))
+			delete(l.lists, p)
+		}
+	}
+}
+
+// Get returns the joined items of the collection at prefix if they were
+// kept at change, for count items; else it records the sighting, and
+// keep says whether the caller should join the items and keep them (the
+// second list at one change).
+func (l *Bodies) Get(prefix string, change int64, count int) (data []byte, keep bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.lists[prefix]
+	if b != nil && b.change == change && b.count == count {
+		return b.data, b.data == nil && count > 0 && l.budget != nil
+	}
+	if b != nil {
+		l.budget.release(len(b.data))
+		delete(l.lists, prefix)
+	}
+	if count == 0 {
+		return nil, false // nothing to keep: no sighting either (a namespace that is not there)
+	}
+	if len(l.lists) >= listsMax {
+		// Sightings of many collections (namespaces, each listed once):
+		// those that keep nothing go.
+		for p, other := range l.lists {
+			if other.data == nil {
+				delete(l.lists, p)
+			}
+		}
+		if len(l.lists) >= listsMax {
+			return nil, false
+		}
+	}
+	if l.lists == nil {
+		l.lists = make(map[string]*body)
+	}
+	l.lists[prefix] = &body{change: change, count: count}
+	return nil, false
+}
+
+// Keep keeps data, the joined items of the collection at prefix at change,
+// if the budget has room.
+func (l *Bodies) Keep(prefix string, change int64, count int, data []byte) {
+	if data == nil || len(data) > BodyMax || !l.budget.reserve(len(data)) {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b := l.lists[prefix]; b != nil && b.change == change && b.count == count && b.data == nil {
+		b.data = data
+		return
+	}
+	l.budget.release(len(data)) // another list came first
+}
+
+// Join joins elements given as pieces, per pieces each (apiserver's
+// storedListPieces: three per item), each between open and close, sep between them; nil
+// if they would be more than a list kept may hold.
+func Join(pieces [][]byte, per int, open, sep, close string) []byte {
+	n := len(pieces) / per
+	size := n*(len(open)+len(close)) + max(n-1, 0)*len(sep)
+	for _, p := range pieces {
+		size += len(p)
+	}
+	if size > BodyMax {
+		return nil
+	}
+	data := make([]byte, 0, size)
+	for i, p := range pieces {
+		if i%per == 0 {
+			if i > 0 {
+				data = append(data, close...)
+				data = append(data, sep...)
+			}
+			data = append(data, open...)
+		}
+		data = append(data, p...)
+	}
+	if n > 0 {
+		data = append(data, close...)
+	}
+	return data
+}
