@@ -49,39 +49,6 @@ func (rq *request) current(ctx context.Context, kv storage.KeyValue) (obj kapi.O
 	return decoded, kv.Value, nil
 }
 
-// offer hands the watch cache the image of obj (jsonimage.Image), the storage
-// version's object about to be stored as value at key: what decoding value
-// gives, which the cache then need not decode when the write's event
-// comes (watch.Cache.Offer). The cache's object is the old object of the
-// next write, which a user's hooks receive: it must be what a server
-// reading the store holds, not what the writer held (fractional seconds,
-// an empty slice under omitempty). The image is a new object; it shares
-// with obj the maps and slices that are their own image, which no write
-// changes once stored (a controller's write starts from a deep copy, see
-// current). A type Image cannot tell, or a value it cannot (a string that
-// is not UTF-8), is not offered. Call the returned function with the
-// write's outcome: it withdraws the offer unless the cache has yet to see
-// the write.
-func (rq *request) offer(key string, value []byte, obj kapi.Object) (written func(rev int64, err error)) {
-	c := rq.res.cache
-	ot := rq.res.storageVersion().objType
-	if c == nil || !ot.plainMetadata || ot.image == nil {
-		return func(int64, error) {}
-	}
-	img, ok := ot.image.Of(reflect.ValueOf(obj).Elem())
-	if !ok {
-		return func(int64, error) {}
-	}
-	offered := reflect.New(img.Type())
-	offered.Elem().Set(img)
-	c.Offer(key, value, offered.Interface())
-	return func(rev int64, err error) {
-		if err != nil || rq.s.hub.Reached(rev) {
-			c.Withdraw(key, value)
-		}
-	}
-}
-
 // stampRevision sets the revision of the write that stored obj, an object
 // offered to the watch cache (see offer).
 func stampRevision(obj any, rev int64) {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/internal/httpbody"
 )
 
 // VersionInfo is what /version answers, as Kubernetes' version.Info.
@@ -63,7 +64,7 @@ func writeJSONCode(w http.ResponseWriter, r *http.Request, code int, v any) {
 		writeStatus(w, r, nil, statusOf(err, target{}))
 		return
 	}
-	writeBody(w, r, code, "application/json", data)
+	httpbody.Write(w, r, code, "application/json", data)
 }
 
 // Legacy discovery documents (meta/v1).
@@ -272,7 +273,7 @@ func (docs aggregatedDocs) serve(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	w.Header().Set("Vary", "Accept")
-	writeBody(w, r, http.StatusOK, fmt.Sprintf(aggregatedMediaType, version), docs[version])
+	httpbody.Write(w, r, http.StatusOK, fmt.Sprintf(aggregatedMediaType, version), docs[version])
 	return true
 }
 

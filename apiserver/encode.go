@@ -1,20 +1,19 @@
 package apiserver
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"io"
 	"maps"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/internal/httpbody"
+	"github.com/kapi-dev/kapi/internal/listcache"
 	"github.com/kapi-dev/kapi/internal/splice"
 	"github.com/kapi-dev/kapi/watch"
 )
@@ -282,13 +281,13 @@ func (rq *request) writeList(meta kapi.ListMeta, items []*watch.Item) error {
 		// Written from the stored values themselves, the resourceVersion
 		// put between their two halves: no copy of the objects' bytes;
 		// or, for a whole collection listed before in this state, from
-		// the items joined then (see listBodies).
+		// the items joined then (see listcache.Bodies).
 		tm := kapi.TypeMeta{Kind: rq.res.Kind + "List", APIVersion: rq.res.apiVersion()}
 		lists := &rq.res.storageVersion().lists
 		var joined []byte
 		keep := false
 		if rq.listChange > 0 {
-			joined, keep = lists.get(rq.listPrefix, rq.listChange, len(items))
+			joined, keep = lists.Get(rq.listPrefix, rq.listChange, len(items))
 		}
 		if joined != nil {
 			var err error
@@ -302,7 +301,7 @@ func (rq *request) writeList(meta kapi.ListMeta, items []*watch.Item) error {
 				return err
 			}
 			if keep {
-				lists.keep(rq.listPrefix, rq.listChange, len(items), joinElements(pieces, 3, "", ",", ""))
+				lists.Keep(rq.listPrefix, rq.listChange, len(items), listcache.Join(pieces, 3, "", ",", ""))
 			}
 			if body, err = f.ListBodyOfPieces(tm, meta, pieces, 3); err != nil {
 				return err
@@ -318,7 +317,7 @@ func (rq *request) writeList(meta kapi.ListMeta, items []*watch.Item) error {
 			return err
 		}
 	}
-	writeStreamed(rq.w, rq.r, http.StatusOK, rq.out.ContentType(), body)
+	httpbody.WriteStreamed(rq.w, rq.r, http.StatusOK, rq.out.ContentType(), body)
 	return nil
 }
 
@@ -370,7 +369,7 @@ func (rq *request) writeEncoded(code int, data []byte) {
 			}
 		}
 	}
-	writeBody(rq.w, rq.r, code, rq.out.ContentType(), data)
+	httpbody.Write(rq.w, rq.r, code, rq.out.ContentType(), data)
 }
 
 // respond writes obj, which is not in the cache (the result of a write).
@@ -431,10 +430,10 @@ func (rq *request) respondSpliced(code int, obj kapi.Object, value []byte) bool 
 	var buf [64]byte
 	member := splice.AppendResourceVersion(buf[:0], rv, sep)
 	var w io.Writer = rq.w
-	zw := startBody(rq.w, rq.r, code, rq.out.ContentType(), len(value)+len(member))
+	zw := httpbody.Start(rq.w, rq.r, code, rq.out.ContentType(), len(value)+len(member))
 	if zw != nil {
 		w = zw
-		defer finishGzip(zw)
+		defer httpbody.Finish(zw)
 	}
 	_, _ = w.Write(value[:at]) // a broken connection fails the next write too
 	_, _ = w.Write(member)
@@ -479,99 +478,5 @@ func writeStatus(w http.ResponseWriter, r *http.Request, f *codec.Format, st kap
 	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
 	}
-	writeBody(w, r, code, f.MediaType(), data)
-}
-
-// gzipMinBytes is the size from which a response is compressed for a client
-// that accepts gzip, as kube-apiserver's: smaller ones gain too little.
-const gzipMinBytes = 128 << 10
-
-var gzipWriters = sync.Pool{New: func() any {
-	w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
-	return w
-}}
-
-func writeBody(w http.ResponseWriter, r *http.Request, code int, contentType string, data []byte) {
-	if zw := startBody(w, r, code, contentType, len(data)); zw != nil {
-		_, _ = zw.Write(data)
-		finishGzip(zw)
-		return
-	}
-	_, _ = w.Write(data)
-}
-
-// streamBuffers gather a streamed body's many small pieces into large
-// writes: one syscall (or one gzip call) per 32 KiB rather than per piece.
-var streamBuffers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 32<<10) }}
-
-// writeStreamed writes a body of known length from its pieces, with the
-// headers and compression writeBody gives the same bytes.
-func writeStreamed(w http.ResponseWriter, r *http.Request, code int, contentType string, body interface {
-	io.WriterTo
-	Len() int
-}) {
-	zw := startBody(w, r, code, contentType, body.Len())
-	bw := streamBuffers.Get().(*bufio.Writer)
-	if zw != nil {
-		bw.Reset(zw)
-	} else {
-		bw.Reset(w)
-	}
-	if _, err := body.WriteTo(bw); err == nil {
-		_ = bw.Flush()
-	}
-	bw.Reset(nil)
-	streamBuffers.Put(bw)
-	if zw != nil {
-		finishGzip(zw)
-	}
-}
-
-// startBody sets the headers of a body of size bytes and writes the status
-// line. It returns a gzip writer over w when the body is to be compressed;
-// the caller writes the body to it and ends it with finishGzip.
-func startBody(w http.ResponseWriter, r *http.Request, code int, contentType string, size int) *gzip.Writer {
-	h := w.Header()
-	// As Header.Set, whose keys these are already in canonical form, with
-	// the values in one allocation rather than one each.
-	values := make([]string, 3)
-	values[0], values[1] = contentType, "nosniff"
-	h["Content-Type"], h["X-Content-Type-Options"] = values[0:1:1], values[1:2:2]
-	if size >= gzipMinBytes && acceptsGzip(r) {
-		h.Set("Content-Encoding", "gzip")
-		h.Add("Vary", "Accept-Encoding")
-		w.WriteHeader(code)
-		zw := gzipWriters.Get().(*gzip.Writer)
-		zw.Reset(w)
-		return zw
-	}
-	values[2] = strconv.Itoa(size)
-	h["Content-Length"] = values[2:3:3]
-	w.WriteHeader(code)
-	return nil
-}
-
-func finishGzip(zw *gzip.Writer) {
-	_ = zw.Close()
-	zw.Reset(nil)
-	gzipWriters.Put(zw)
-}
-
-// acceptsGzip reads Accept-Encoding: gzip listed, without q=0.
-func acceptsGzip(r *http.Request) bool {
-	if r == nil {
-		return false
-	}
-	for _, enc := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
-		name, params, _ := strings.Cut(enc, ";")
-		if !strings.EqualFold(strings.TrimSpace(name), "gzip") {
-			continue
-		}
-		if v, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
-			q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			return err == nil && q > 0
-		}
-		return true
-	}
-	return false
+	httpbody.Write(w, r, code, f.MediaType(), data)
 }

@@ -74,61 +74,6 @@ func (l *limits) check() []error {
 	return append(errs, l.guardLimits().Check()...)
 }
 
-// WithMaxRequestsInFlight caps the read-only requests (get, list, discovery,
-// OpenAPI) being served at once; more are answered 429 TooManyRequests with
-// Retry-After: 1, which client-go and kubectl wait for and retry. The
-// default is 400, as kube-apiserver's --max-requests-inflight; 0 removes the
-// cap. Watches are not counted: they last minutes, and have their own cap
-// (WithMaxWatches).
-func WithMaxRequestsInFlight(n int) Option {
-	return func(c *config) { c.limits.readOnly = int64(n) }
-}
-
-// WithMaxMutatingRequestsInFlight caps the writes (create, update, patch,
-// delete) being served at once, apart from reads so that a flood of one
-// cannot starve the other. The default is 200, as kube-apiserver's
-// --max-mutating-requests-inflight; 0 removes the cap.
-func WithMaxMutatingRequestsInFlight(n int) Option {
-	return func(c *config) { c.limits.mutating = int64(n) }
-}
-
-// WithMaxWatches caps the watches open at once; more are answered 429 like
-// other requests over their cap. Each watch holds a goroutine and a buffer
-// for as long as it lasts. The default, 1000, is far above what one
-// service's clients open (one per informer and resource) and low enough that
-// a client leaking watches is refused before it exhausts memory; 0 removes
-// the cap.
-func WithMaxWatches(n int) Option {
-	return func(c *config) { c.limits.watches = int64(n) }
-}
-
-// WithRequestTimeout bounds how long a request other than a watch may take
-// (default one minute, as kube-apiserver's --request-timeout). A client may
-// ask for less with the query parameter timeout (a Go duration: timeout=10s);
-// asking for more, or for 0, gets this. When the time is up the client gets
-// 504 Timeout and the handler's context is cancelled. Watches end when their
-// timeoutSeconds says.
-func WithRequestTimeout(d time.Duration) Option {
-	return func(c *config) { c.limits.requestTimeout = d }
-}
-
-// WithFairness shares the server among its clients as kube-apiserver's API
-// Priority and Fairness does, in place of the global caps of
-// WithMaxRequestsInFlight and WithMaxMutatingRequestsInFlight: after
-// authentication (it needs the user), each request is classified by c's
-// flow schemas into a priority level and a flow (its user, or user and
-// namespace), waits in its flow's bounded queue for one of the level's
-// seats, and is served in turn with the other flows, so that one client's
-// flood does not make everyone wait; the excess is answered 429 with
-// Retry-After. Every classified response carries the
-// X-Kubernetes-PF-FlowSchema-UID and X-Kubernetes-PF-PriorityLevel-UID
-// headers, as kube-apiserver's. fairness.Default(600) is kube-apiserver's
-// classification with its 600 seats. Watches keep their own cap
-// (WithMaxWatches). A bad c is an error from New.
-func WithFairness(c fairness.Config) Option {
-	return func(cfg *config) { cfg.limits.fairness = &c }
-}
-
 // withFairness queues requests per flow when the server has WithFairness.
 // It runs after authentication and authorization (the routes are what
 // withAuth wraps), so that it knows the user; kube-apiserver runs its

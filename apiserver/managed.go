@@ -77,15 +77,17 @@ func baseManagedFields(cur, want kapi.Object) []kapi.ManagedFieldsEntry {
 	return sent
 }
 
-// recordUpdate records in next's managedFields that the request's manager
-// changed cur (nil on create) into next by an ordinary write. stored, if
-// not nil, is next's marshalStored encoding, from which its JSON is made.
-func (rq *request) recordUpdate(cur, next kapi.Object, stored []byte) error {
+// recordManaged records in next's managedFields that the request's
+// manager changed cur (nil on create) into next by an ordinary write.
+// curValue and stored, if not nil, are cur's and next's marshalStored
+// encodings (next's may lack its managedFields, which the field manager
+// does not read), from which their JSON is made.
+func (rq *request) recordManaged(cur kapi.Object, curValue []byte, next kapi.Object, stored []byte) error {
 	manager := rq.fieldManager()
 	var old []byte
 	var err error
 	if cur != nil {
-		if old, err = rq.fieldsJSON(cur, rq.curValue); err != nil {
+		if old, err = rq.fieldsJSON(cur, curValue); err != nil {
 			return err
 		}
 	}
@@ -153,12 +155,12 @@ func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error 
 		Manager: manager, APIVersion: rq.res.apiVersion(), Subresource: rq.subresource,
 		Force: force, Now: kapi.Now(), Ignore: rq.ignoredFields(), Convert: rq.res.fieldsConverter(),
 	}
-	merge := func(cur kapi.Object) (kapi.Object, error) {
+	merge := func(cur kapi.Object, value []byte) (kapi.Object, error) {
 		var live []byte
 		var managed []kapi.ManagedFieldsEntry
 		if cur != nil {
 			var err error
-			if live, err = rq.objectJSON(cur, rq.curValue); err != nil {
+			if live, err = rq.objectJSON(cur, value); err != nil {
 				return nil, err
 			}
 			managed = cur.GetObjectMeta().ManagedFields
@@ -183,9 +185,8 @@ func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error 
 		meta.ResourceVersion = applied.GetObjectMeta().ResourceVersion
 		return obj, nil
 	}
-	rq.managedByApply = true
 	for attempt := 1; ; attempt++ {
-		out, value, err := rq.write(ctx, merge)
+		out, value, err := rq.write(ctx, merge, recordedAlready)
 		if rq.subresource != "" || !errors.Is(err, storage.ErrNotFound) || attempt == 3 {
 			if err != nil {
 				return err
@@ -194,11 +195,11 @@ func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error 
 		}
 		// Absent: apply creates it, unless another request did meanwhile;
 		// then the configuration is applied to that.
-		obj, err := merge(nil)
+		obj, err := merge(nil, nil)
 		if err != nil {
 			return err
 		}
-		if err := rq.createObject(ctx, obj); !errors.Is(err, storage.ErrExists) {
+		if err := rq.createObject(ctx, obj, recordedAlready); !errors.Is(err, storage.ErrExists) {
 			return err
 		}
 	}

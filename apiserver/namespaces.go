@@ -206,7 +206,7 @@ func (s *Server) createNamespaces(ctx context.Context, o *objects, names []strin
 	for _, name := range names {
 		rq, ctx, err := o.request(ctx, lifecycle.Resource{Version: "v1", Plural: "namespaces"}, "", "", "")
 		if err == nil {
-			err = rq.createObject(ctx, &builtin.Namespace{ObjectMeta: kapi.ObjectMeta{Name: name}})
+			err = rq.createObject(ctx, &builtin.Namespace{ObjectMeta: kapi.ObjectMeta{Name: name}}, recordAnUpdate)
 		}
 		if err != nil && !errors.Is(err, storage.ErrExists) {
 			s.config.logger.Error("kapi: creating a system namespace", "namespace", name, "err", err)

@@ -199,7 +199,7 @@ func (o *objects) Update(ctx context.Context, res gc.Resource, obj kapi.Object, 
 	}
 	// Each attempt copies obj whole: what is stored shares with the watch
 	// cache, and the caller keeps obj.
-	out, _, err := rq.write(ctx, func(kapi.Object) (kapi.Object, error) { return deepCopyObject(obj), nil })
+	out, _, err := rq.write(ctx, func(kapi.Object, []byte) (kapi.Object, error) { return deepCopyObject(obj), nil }, recordAnUpdate)
 	return out, err
 }
 
@@ -234,7 +234,7 @@ func (o *objects) UpdateMetadata(ctx context.Context, res gc.Resource, namespace
 	if err != nil {
 		return err
 	}
-	_, _, err = rq.write(ctx, func(cur kapi.Object) (kapi.Object, error) {
+	_, _, err = rq.write(ctx, func(cur kapi.Object, _ []byte) (kapi.Object, error) {
 		if cur.GetObjectMeta().UID != uid {
 			return nil, errUnchanged // another object of the same name
 		}
@@ -247,7 +247,7 @@ func (o *objects) UpdateMetadata(ctx context.Context, res gc.Resource, namespace
 			return nil, errUnchanged
 		}
 		return want, nil
-	})
+	}, recordAnUpdate)
 	if errors.Is(err, errUnchanged) {
 		return nil
 	}

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kapi-dev/kapi/internal/openapi"
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/kapi-dev/kapi/internal/httpbody"
+	"github.com/kapi-dev/kapi/internal/openapi"
 )
 
 // openAPIDoc is one group version's OpenAPI v3 document, built once when
@@ -84,7 +86,7 @@ func serveOpenAPI(gv groupVersion, d *openAPIDoc) http.HandlerFunc {
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
-		writeBody(w, r, http.StatusOK, "application/json", d.data)
+		httpbody.Write(w, r, http.StatusOK, "application/json", d.data)
 	}
 }
 
@@ -144,7 +146,7 @@ func serveOpenAPIV2(version VersionInfo) http.HandlerFunc {
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
-		writeBody(w, r, http.StatusOK, h.Get("Content-Type"), data)
+		httpbody.Write(w, r, http.StatusOK, h.Get("Content-Type"), data)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/intern"
 	"github.com/kapi-dev/kapi/internal/jsonfields"
 	"github.com/kapi-dev/kapi/internal/jsonimage"
+	"github.com/kapi-dev/kapi/internal/listcache"
 	"github.com/kapi-dev/kapi/internal/openapi"
 	"github.com/kapi-dev/kapi/patch"
 	"github.com/kapi-dev/kapi/storage"
@@ -256,11 +257,11 @@ type resource struct {
 	summaryFields []string
 	summaries     summaries
 	// lists are the bodies of whole-collection LISTs kept (see
-	// listBodies), on the storage version.
-	lists listBodies
+	// listcache.Bodies), on the storage version.
+	lists listcache.Bodies
 	// frames are the initial events of watches of whole collections
 	// kept likewise (see writeInitial).
-	frames listBodies
+	frames listcache.Bodies
 
 	columns []kapi.TableColumnDefinition // Name first
 	cells   []func(kapi.Object) any      // of the columns after Name
@@ -299,7 +300,9 @@ func (r *resource) complete(status bool) error {
 	if r.Kind == "" || strings.ContainsAny(r.Kind, "/. ") {
 		errs = append(errs, fmt.Errorf("kind %q is empty or holds one of '/', '.', ' '", r.Kind))
 	}
-	if !dns1123Label.MatchString(r.Plural) {
+	if r.Plural == "" {
+		errs = append(errs, errors.New("Plural is required: the resource's name in URLs, as widgets in /apis/example.com/v1/widgets"))
+	} else if !dns1123Label.MatchString(r.Plural) {
 		errs = append(errs, fmt.Errorf("plural %q is not a lower-case DNS-1123 label", r.Plural))
 	}
 	if r.Singular == "" {

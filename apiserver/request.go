@@ -1,30 +1,21 @@
 package apiserver
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
-	"github.com/kapi-dev/kapi/internal/jsonwrite"
 	"github.com/kapi-dev/kapi/patch"
 )
 
@@ -48,15 +39,12 @@ type request struct {
 	name        string
 	subresource string
 	objType     *objectType // the type of the objects read and written
-	// managedByApply says a server-side apply has set the managed fields
-	// of what it writes: they record no Update.
-	managedByApply bool
-	query          url.Values
-	out            codec.Target // the response's format and view
+	query       url.Values
+	out         codec.Target // the response's format and view
 	// includeObject is the Table parameter: None, Metadata (also "") or Object.
 	includeObject    string
 	tableHeadersSent bool
-	listPrefix       string // a whole collection's LIST: its prefix and the change its items are at (see listBodies)
+	listPrefix       string // a whole collection's LIST: its prefix and the change its items are at (see listcache.Bodies)
 	listChange       int64
 	buf              encodeBuffers // where the response is encoded
 	warned           map[string]bool
@@ -64,10 +52,6 @@ type request struct {
 	rec              *recording // what observers see, or nil (observe.go)
 	w                http.ResponseWriter
 	r                *http.Request
-
-	// curValue is, during a read-modify-write (write), the current
-	// object's marshalStored encoding, or nil: see current.
-	curValue []byte
 }
 
 // handle serves one verb on the resources of one group version.
@@ -295,227 +279,6 @@ func (rq *request) dryRun(fromBody []string) (bool, error) {
 	return len(values) > 0, nil
 }
 
-// body reads the request body, up to the server's limit. A body that ends
-// before its Content-Length or has broken chunks is the client's fault:
-// 400, where kube-apiserver answers 500.
-func (rq *request) body() ([]byte, error) {
-	limit := rq.s.config.maxBodyBytes
-	data, err := readBody(http.MaxBytesReader(rq.w, rq.r.Body, limit), min(rq.r.ContentLength, limit))
-	var tooLarge *http.MaxBytesError
-	if err != nil && !errors.As(err, &tooLarge) {
-		return nil, badRequest("the request body could not be read: %v", err)
-	}
-	// kube-apiserver ignores Content-Encoding and so reads a compressed
-	// body as garbage, or a body that claims a coding it lacks as plain:
-	// neither is what the client meant.
-	if enc := rq.r.Header.Get("Content-Encoding"); err == nil && len(data) > 0 && enc != "" && !strings.EqualFold(enc, "identity") {
-		return nil, NewStatusError(http.StatusUnsupportedMediaType, kapi.StatusReasonUnsupportedMediaType,
-			fmt.Sprintf("the request body has Content-Encoding %q: only uncompressed bodies are accepted", enc))
-	}
-	return data, err
-}
-
-// maxBodyHint bounds the room readBody makes ahead of the bytes: a client
-// that claims a large body gets the rest only as it sends it.
-const maxBodyHint = 64 << 10
-
-// readBody is io.ReadAll, starting with room for the size the request
-// claims (its Content-Length within the body limit, -1 if unknown) and one
-// byte more, so that a body of that size is read into one allocation rather
-// than grown into.
-func readBody(r io.Reader, size int64) ([]byte, error) {
-	if size <= 0 || size > maxBodyHint {
-		return io.ReadAll(r)
-	}
-	b := make([]byte, 0, size+1)
-	for {
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
-		if len(b) == cap(b) { // more than claimed (not over HTTP/1.1, which holds a body to its length)
-			b = append(b, 0)[:len(b)]
-		}
-	}
-}
-
-// decodeBody reads and decodes the request body into a new object. A body
-// without Content-Type is read as JSON, as kube-apiserver does.
-func (rq *request) decodeBody() (kapi.Object, error) {
-	in := codec.JSON()
-	if ct := rq.r.Header.Get("Content-Type"); ct != "" {
-		var err error
-		if in, err = codec.ForContentType(ct, rq.objType.protobuf); err != nil {
-			return nil, err
-		}
-	}
-	data, err := rq.body()
-	if err != nil {
-		return nil, err
-	}
-	return rq.decode(in, data)
-}
-
-// decode reads data into a new object and checks its kind and version.
-// Unknown and duplicate fields are handled as fieldValidation says: Strict
-// refuses them, Warn (the default) answers a warning for each, Ignore says
-// nothing; both drop unknown fields, and the last duplicate wins.
-func (rq *request) decode(in *codec.Format, data []byte) (kapi.Object, error) {
-	obj, _, err := rq.decodeCleaned(in, data)
-	return obj, err
-}
-
-// decodeCleaned is decode, also returning the JSON that was decoded: the
-// body in JSON without its unknown fields (nil for protobuf).
-func (rq *request) decodeCleaned(in *codec.Format, data []byte) (kapi.Object, []byte, error) {
-	validation, err := rq.fieldValidation()
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, nil, rq.undecodable("the request body is empty")
-	}
-	jsonData, text, err := in.ToJSON(data)
-	if err != nil {
-		return nil, nil, rq.undecodable(err.Error())
-	}
-	if !text { // protobuf: decoded as is; unknown fields are skipped, as Kubernetes does
-		obj := rq.objType.newObject()
-		if err := in.Unmarshal(data, obj); err != nil {
-			return nil, nil, rq.undecodable(err.Error())
-		}
-		obj, err := rq.checkType(obj)
-		return obj, nil, err
-	}
-	data = jsonData
-	if string(bytes.TrimSpace(data)) == "null" {
-		return nil, nil, rq.undecodable("the request body is null, not an object")
-	}
-	// A document with nothing to check is decoded once; any other is
-	// checked, and decoded again into a new object.
-	if obj := rq.objType.newObject(); codec.UnmarshalKnownJSON(data, obj) == nil {
-		checked, err := rq.checkType(obj)
-		return checked, data, err
-	}
-	// A document that is not JSON fails the check; decoding it below says why.
-	report, cleaned, checkErr := codec.CheckJSONFields(data, rq.objType.typ)
-	if checkErr == nil && !report.Empty() {
-		var problems []string
-		for _, f := range report.Duplicates {
-			problems = append(problems, fmt.Sprintf("duplicate field %q", f))
-		}
-		for _, f := range report.Unknown {
-			problems = append(problems, fmt.Sprintf("unknown field %q", f))
-		}
-		switch validation {
-		case "Strict":
-			return nil, nil, rq.undecodable("strict decoding error: " + strings.Join(problems, ", "))
-		case "", "Warn":
-			for _, p := range problems {
-				rq.warn(p)
-			}
-		}
-		if cleaned != nil { // nil when only duplicates: encoding/json keeps the last, as kube
-			data = cleaned
-		}
-	}
-	obj := rq.objType.newObject()
-	if err := codec.UnmarshalJSON(data, obj); err != nil {
-		return nil, nil, rq.undecodable(err.Error())
-	}
-	checked, err := rq.checkType(obj)
-	return checked, data, err
-}
-
-// fieldValidation is the request's fieldValidation: Ignore, Warn or
-// Strict, or "" (Warn).
-func (rq *request) fieldValidation() (string, error) {
-	switch validation := rq.query.Get("fieldValidation"); validation {
-	case "", "Warn", "Ignore", "Strict":
-		return validation, nil
-	default:
-		return "", badRequest("fieldValidation must be one of Ignore, Warn or Strict, not %q", validation)
-	}
-}
-
-// checkDuplicateFields finds the duplicate fields of a merge patch, which
-// merging would hide from decode: Strict refuses them, Warn warns of each,
-// as kube-apiserver. A patch that is not JSON is left for the merge to
-// refuse.
-func (rq *request) checkDuplicateFields(data []byte) error {
-	validation := rq.query.Get("fieldValidation")
-	if validation == "Ignore" {
-		return nil
-	}
-	report, _, err := codec.CheckJSONFields(data, rq.res.typ)
-	if err != nil || len(report.Duplicates) == 0 {
-		return nil
-	}
-	var problems []string
-	for _, f := range report.Duplicates {
-		problems = append(problems, fmt.Sprintf("duplicate field %q", f))
-	}
-	if validation == "Strict" {
-		return rq.undecodable("strict decoding error: " + strings.Join(problems, ", "))
-	}
-	for _, p := range problems {
-		rq.warn(p)
-	}
-	return nil
-}
-
-// checkType refuses an object of another kind or version, and sets the
-// resource's on one that names none.
-func (rq *request) checkType(obj kapi.Object) (kapi.Object, error) {
-	tm, b := obj.GetTypeMeta(), rq.objType
-	if tm.APIVersion != "" && tm.APIVersion != b.apiVersion() {
-		return nil, badRequest("the API version in the data (%s) does not match the expected API version (%s)", tm.APIVersion, b.apiVersion())
-	}
-	if tm.Kind != "" && tm.Kind != b.kind {
-		return nil, badRequest("the kind in the data (%s) does not match the expected kind (%s)", tm.Kind, b.kind)
-	}
-	tm.APIVersion, tm.Kind = b.apiVersion(), b.kind
-	return obj, nil
-}
-
-// Warning headers are bounded as kube-apiserver bounds them: 4 Ki runes in
-// all; past that, each is cut to 256 runes, and none is added once the
-// total is spent.
-const (
-	warningRunes     = 4 << 10
-	warningItemRunes = 256
-)
-
-// warn adds a Warning header, once per text however often the body is
-// decoded (an apply decodes its configuration and the merged object, a
-// retried patch decodes again).
-func (rq *request) warn(text string) {
-	if rq.warned[text] || rq.warnedRunes >= warningRunes {
-		return
-	}
-	if rq.warned == nil {
-		rq.warned = map[string]bool{}
-	}
-	rq.warned[text] = true
-	n := utf8.RuneCountInString(text)
-	if rq.warnedRunes+n > warningRunes && n > warningItemRunes {
-		text, n = string([]rune(text)[:warningItemRunes]), warningItemRunes
-	}
-	rq.warnedRunes += n
-	rq.w.Header().Add("Warning", "299 - "+strconv.Quote(text))
-}
-
-// undecodable is kube-apiserver's 400 for a body that is not an object of
-// the resource's kind.
-func (rq *request) undecodable(reason string) error {
-	b := rq.objType
-	return badRequest("%s in version %q cannot be handled as a %s: %s", b.kind, b.version, b.kind, reason)
-}
-
 // parseRevision reads a resourceVersion sent by a client.
 func parseRevision(s string) (int64, error) {
 	rev, err := strconv.ParseInt(s, 10, 64)
@@ -565,38 +328,6 @@ func (rq *request) consistent(ctx context.Context, rv string) error {
 	return nil
 }
 
-// stored is the storage form of an object: JSON without a resourceVersion,
-// which the store's revision supplies.
-func marshalStored(obj kapi.Object) ([]byte, error) {
-	meta := obj.GetObjectMeta()
-	rv := meta.ResourceVersion
-	meta.ResourceVersion = ""
-	defer func() { meta.ResourceVersion = rv }()
-	v := reflect.ValueOf(obj)
-	if enc := storedEncoder(v.Type()); enc != nil {
-		if value, ok := enc.Marshal(v); ok {
-			return value, nil
-		}
-	}
-	return json.Marshal(obj)
-}
-
-// storedEncoders holds the *jsonwrite.Encoder of each object type (nil if
-// json.Marshal writes all its values), by the type. marshalStored takes
-// any object, of a registered type or not, and finds its Encoder here in
-// a few nanoseconds; Register compiles it ahead of the first write.
-var storedEncoders sync.Map
-
-// storedEncoder returns the Encoder that writes objects of type t,
-// compiling it the first time.
-func storedEncoder(t reflect.Type) *jsonwrite.Encoder {
-	enc, ok := storedEncoders.Load(t)
-	if !ok {
-		enc, _ = storedEncoders.LoadOrStore(t, jsonwrite.New(t))
-	}
-	return enc.(*jsonwrite.Encoder)
-}
-
 func unmarshalStored(data []byte, obj kapi.Object) error {
 	return codec.UnmarshalJSON(data, obj)
 }
@@ -606,36 +337,6 @@ func shallowCopy(obj kapi.Object) kapi.Object {
 	v := reflect.New(reflect.TypeOf(obj).Elem())
 	v.Elem().Set(reflect.ValueOf(obj).Elem())
 	return v.Interface().(kapi.Object)
-}
-
-// randomSuffix is what generateName appends: five characters from the
-// alphabet Kubernetes uses (no vowels, no confusable digits).
-func randomSuffix() string {
-	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
-	b := make([]byte, 5)
-	_, _ = rand.Read(b)
-	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
-	}
-	return string(b)
-}
-
-// newUID is a random RFC 4122 version 4 UUID.
-func newUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	// 8-4-4-4-12 hex digits, as fmt's %x of each group wrote them, in one
-	// allocation: every create and every observed request makes one.
-	var s [36]byte
-	hex.Encode(s[0:8], b[0:4])
-	hex.Encode(s[9:13], b[4:6])
-	hex.Encode(s[14:18], b[6:8])
-	hex.Encode(s[19:23], b[8:10])
-	hex.Encode(s[24:], b[10:])
-	s[8], s[13], s[18], s[23] = '-', '-', '-', '-'
-	return string(s[:])
 }
 
 // mediaType is the bare media type of a Content-Type header.

@@ -232,7 +232,7 @@ func (rq *request) patchScale(ctx context.Context, typ patch.Type, doc []byte) e
 // asks, and answers the object's Scale.
 func (rq *request) writeScale(ctx context.Context, desired func(cur kapi.Object) (*Scale, error)) error {
 	f := rq.res.scale
-	out, _, err := rq.write(ctx, func(cur kapi.Object) (kapi.Object, error) {
+	out, _, err := rq.write(ctx, func(cur kapi.Object, _ []byte) (kapi.Object, error) {
 		s, err := desired(cur)
 		if err != nil {
 			return nil, err
@@ -250,7 +250,7 @@ func (rq *request) writeScale(ctx context.Context, desired func(cur kapi.Object)
 		f.setReplicas(next, s.Spec.Replicas)
 		next.GetObjectMeta().ResourceVersion = s.ResourceVersion // a precondition when set
 		return next, nil
-	})
+	}, recordAnUpdate)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kapi-dev/kapi/gc"
 	"github.com/kapi-dev/kapi/internal/guard"
+	"github.com/kapi-dev/kapi/internal/listcache"
 	"github.com/kapi-dev/kapi/storage/memory"
 	"github.com/kapi-dev/kapi/versions"
 	"github.com/kapi-dev/kapi/watch"
@@ -24,9 +25,9 @@ import (
 type Server struct {
 	config config
 	hub    *watch.Hub
-	health *storeHealth // what /readyz knows of the store (outage.go)
-	flow   *guard.Flow  // what is in flight (internal/guard)
-	lists  listBudget   // the whole-collection lists kept; see listcache.go
+	health *storeHealth     // what /readyz knows of the store (outage.go)
+	flow   *guard.Flow      // what is in flight (internal/guard)
+	lists  listcache.Budget // the whole-collection lists kept (internal/listcache)
 
 	handler atomic.Pointer[http.Handler] // set when serving starts; no registration after
 
@@ -91,7 +92,7 @@ func (s *Server) add(r *resource) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.handler.Load() != nil || s.completed {
-		return fmt.Errorf("apiserver: register %s: the server is already serving", r.gvk())
+		return fmt.Errorf("apiserver: register %s: too late: Register must be called before Complete, the first request (ServeHTTP) and Close; a server's resources are fixed from then on", r.gvk())
 	}
 	for _, o := range s.resources {
 		if o.Group == r.Group && o.Kind == r.Kind {

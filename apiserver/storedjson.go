@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/internal/splice"
 	"github.com/kapi-dev/kapi/watch"
@@ -110,30 +109,13 @@ var elementChunks = sync.Pool{New: func() any {
 // release returns the request's chunks to the pool: no element
 // made in them may be used afterwards.
 func (b *encodeBuffers) release() {
-	for _, b := range append(b.chunks, b.elements) {
-		if cap(b) == elementChunk {
-			b = b[:0]
-			elementChunks.Put(&b)
+	for _, chunk := range append(b.chunks, b.elements) {
+		if cap(chunk) == elementChunk {
+			chunk = chunk[:0]
+			elementChunks.Put(&chunk)
 		}
 	}
 	b.chunks, b.elements = nil, nil
-}
-
-// marshalUnmanaged is marshalStored of obj, an object of r, without its
-// managedFields, which splice.WithManagedFields puts in once the write knows
-// them: encoding/json would check every field set of them again. bare is
-// false, and value has them, for a type splice.WithManagedFields cannot splice.
-func (r *resource) marshalUnmanaged(obj kapi.Object) (value []byte, bare bool, err error) {
-	if !r.objType.plainMetadata {
-		value, err = marshalStored(obj)
-		return value, false, err
-	}
-	meta := obj.GetObjectMeta()
-	managed := meta.ManagedFields
-	meta.ManagedFields = nil
-	defer func() { meta.ManagedFields = managed }()
-	value, err = marshalStored(obj)
-	return value, true, err
 }
 
 // storedPieces are the JSON element of the item's object made from its
@@ -153,17 +135,4 @@ func (rq *request) storedPieces(it *watch.Item, room []byte) (before, member, af
 	var digits [splice.MaxRevisionDigits]byte
 	m := splice.AppendResourceVersion(room[:0], strconv.AppendInt(digits[:0], it.Revision, 10), sep)
 	return it.Value[:at], m[:len(m):len(m)], it.Value[at:], true
-}
-
-// remarshalManaged is marshalStored(obj) for obj, whose encoding before
-// its managedFields changed was stored: the new managedFields spliced into
-// stored (splice.WithManagedFields) when the type's JSON is plain enough.
-func (rq *request) remarshalManaged(obj kapi.Object, stored []byte) ([]byte, error) {
-	if rq.res.objType.plainMetadata && !rq.res.converts() { // obj is of the request's type
-		out, ok, err := splice.WithManagedFields(stored, obj.GetObjectMeta().ManagedFields)
-		if ok || err != nil {
-			return out, err
-		}
-	}
-	return marshalStored(obj)
 }

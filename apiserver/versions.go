@@ -164,8 +164,8 @@ func (s *Server) completeKind(group string, rs []*resource) error {
 		}
 	}
 	st.cache = s.hub.Register(st.prefix, recoverDecode(st.decodeCached), watch.KeepSummary(st.summarize), watch.TakeOffers(stampRevision))
-	s.lists.add(&st.lists, st.cache.LastChange)
-	s.lists.add(&st.frames, st.cache.LastChange)
+	s.lists.Add(&st.lists, st.cache.LastChange)
+	s.lists.Add(&st.frames, st.cache.LastChange)
 	for _, r := range rs {
 		r.prefix, r.cache = st.prefix, st.cache
 		if r != st {

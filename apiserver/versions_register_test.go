@@ -131,7 +131,9 @@ func TestVersionRegisterErrors(t *testing.T) {
 			r.Version, r.Storage = "v2", false
 			return apiserver.Register(s, r)
 		}}, want: "same type"},
-		{name: "register after Complete", steps: []step{func(s *apiserver.Server) error { return s.Complete() }, v1(nil)}, want: "already serving"},
+		{name: "no plural", steps: []step{v1(func(r *apiserver.Resource[gizmo]) { r.Plural = "" })}, want: "Plural is required"},
+		{name: "a plural not a DNS label", steps: []step{v1(func(r *apiserver.Resource[gizmo]) { r.Plural = "Gizmos" })}, want: `plural "Gizmos" is not a lower-case DNS-1123 label`},
+		{name: "register after Complete", steps: []step{func(s *apiserver.Server) error { return s.Complete() }, v1(nil)}, want: "too late: Register must be called before Complete"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -534,15 +534,12 @@ func (c *checker) memberName() (name []byte, err error) {
 		return nil, c.syntaxError("looking for an object key")
 	}
 	start := c.pos + 1
-	end, ok := jsonskip.String(c.data, c.pos, jsonskip.AnyText)
-	if !ok {
-		c.pos = end
-		return nil, c.syntaxError("in object key")
+	plain, err := c.str()
+	if err != nil {
+		return nil, err
 	}
-	c.pos = end
-	name = c.data[start : end-1]
-	// Plain, its content is its value: no escapes, valid UTF-8.
-	if bytes.IndexByte(name, '\\') >= 0 || !utf8.Valid(name) {
+	name = c.data[start : c.pos-1]
+	if !plain {
 		c.key = appendUnquoted(c.key[:0], name)
 		name = c.key
 	}
@@ -563,6 +560,55 @@ func (c *checker) skip() error {
 		return c.syntaxError("in value")
 	}
 	return nil
+}
+
+// str reads a member name and reports whether it is plain: without escapes or
+// invalid UTF-8, so that its content is its value. (Values are skipped by
+// jsonskip; a name is read here, where its plainness is found in the same
+// pass.)
+func (c *checker) str() (plain bool, err error) {
+	plain, ascii := true, true
+	start := c.pos + 1
+	for i := start; i < len(c.data); i++ {
+		switch b := c.data[i]; {
+		case b == '"':
+			c.pos = i + 1
+			if !ascii && plain {
+				plain = utf8.Valid(c.data[start:i])
+			}
+			return plain, nil
+		case b == '\\':
+			plain = false
+			if i++; i >= len(c.data) {
+				c.pos = i
+				return false, c.syntaxError("")
+			}
+			switch c.data[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				for range 4 {
+					if i++; i >= len(c.data) || !isHex(c.data[i]) {
+						c.pos = i
+						return false, c.syntaxError("in \\u escape")
+					}
+				}
+			default:
+				c.pos = i
+				return false, c.syntaxError("in string escape")
+			}
+		case b < ' ':
+			c.pos = i
+			return false, c.syntaxError("control character in string")
+		case b >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	c.pos = len(c.data)
+	return false, c.syntaxError("")
+}
+
+func isHex(b byte) bool {
+	return '0' <= b && b <= '9' || 'a' <= b && b <= 'f' || 'A' <= b && b <= 'F'
 }
 
 // appendUnquoted appends the value of a string's content, as encoding/json

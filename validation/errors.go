@@ -30,7 +30,7 @@ type OmittedValue struct{}
 func (e *Error) Error() string {
 	body := causeWords[e.Type]
 	switch e.Type {
-	case kapi.CauseTypeFieldValueRequired, kapi.CauseTypeFieldValueTooLong:
+	case kapi.CauseTypeFieldValueRequired, kapi.CauseTypeFieldValueTooLong, kapi.CauseTypeFieldValueForbidden:
 	default:
 		if e.BadValue == (OmittedValue{}) {
 			break
@@ -50,6 +50,9 @@ var causeWords = map[kapi.CauseType]string{
 	kapi.CauseTypeFieldValueNotSupported: "Unsupported value",
 	kapi.CauseTypeFieldValueTooLong:      "Too long",
 	kapi.CauseTypeTooMany:                "Too many",
+	kapi.CauseTypeFieldValueForbidden:    "Forbidden",
+	kapi.CauseTypeFieldValueDuplicate:    "Duplicate value",
+	kapi.CauseTypeFieldValueNotFound:     "Not found",
 }
 
 // formatValue writes a refused value as field.Error does.

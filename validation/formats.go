@@ -59,6 +59,12 @@ var formats = map[string]func(string) bool{
 	"uuid": uuid.MatchString,
 }
 
+// StringFormat is the check of a string format the format keyword knows
+// (date-time, ipv4, ...), as a CustomResourceDefinition's schema checks it;
+// nil for a format it does not know. Package schema checks a
+// CustomResourceDefinition's formats with these and the rarer ones.
+func StringFormat(name string) func(string) bool { return formats[name] }
+
 func isDate(s string) bool {
 	_, err := time.Parse(time.DateOnly, s)
 	return err == nil

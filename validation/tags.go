@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"regexp"
@@ -67,6 +68,9 @@ var keywords = map[string]bool{
 	"format": true,
 }
 
+// keywordList names the keywords in an error, in sorted order.
+var keywordList = strings.Join(slices.Sorted(maps.Keys(keywords)), ", ")
+
 // RulesOf parses the tags of a struct field: validate, pattern, default,
 // rule and ruleMessage.
 // It returns nil (and no error) when the field declares nothing, and an
@@ -113,7 +117,7 @@ func parseRules(t reflect.Type, validate, pattern string, hasPattern bool, deflt
 			takesValue, known := keywords[key]
 			switch {
 			case !known:
-				errs = append(errs, fmt.Errorf("validate: unknown keyword %q", key))
+				errs = append(errs, fmt.Errorf("validate: unknown keyword %q; the keywords are %s, and items: before one for each item of a list (pattern and default are tags of their own)", key, keywordList))
 				continue
 			case seen[key]:
 				errs = append(errs, fmt.Errorf("validate: %s given twice", key))
@@ -255,7 +259,7 @@ func (r *Rules) setItems(base reflect.Type, words []string) error {
 	}
 	for _, w := range words {
 		if key, _, _ := strings.Cut(w, "="); !itemKeywords[key] {
-			return fmt.Errorf("validate: items:%s: not a keyword for items", key)
+			return fmt.Errorf("validate: items:%s: not a keyword for items; those are %s", key, strings.Join(slices.Sorted(maps.Keys(itemKeywords)), ", "))
 		}
 	}
 	items, err := parseRules(elem, strings.Join(words, ","), "", false, "", false)

@@ -233,6 +233,9 @@ func TestBadTags(t *testing.T) {
 		{"unknown keyword", reflect.TypeFor[struct {
 			A string `validate:"colour=red"`
 		}](), `unknown keyword "colour"`},
+		{"unknown keyword names the known ones", reflect.TypeFor[struct {
+			A string `validate:"minlen=1"`
+		}](), `the keywords are enum, exclusiveMaximum, exclusiveMinimum, format, immutable, maxItems, maxLength, maximum, minItems, minLength, minimum, optional, required, and items:`},
 		{"enum on a struct", reflect.TypeFor[struct {
 			A struct{} `validate:"enum=x"`
 		}](), "enum: applies to strings, numbers and booleans"},

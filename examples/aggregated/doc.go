@@ -8,10 +8,18 @@
 //
 // # Install
 //
-// Build an image with this command as its entry point, set it in
-// deploy.yaml, then:
+// Build the image (examples/aggregated/Dockerfile: a static binary on a
+// distroless base, run as a non-root user) and push it where the cluster
+// pulls from; set it in deploy.yaml. Then install the manifests and give
+// the server its serving certificate, for the name kube-apiserver dials
+// (kapi-widgets.kapi-system.svc), as a Secret of type kubernetes.io/tls:
 //
+//	docker build -f examples/aggregated/Dockerfile -t example.com/kapi-aggregated:latest .
 //	kubectl apply -f examples/aggregated/deploy.yaml
+//	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 365 \
+//	  -subj /CN=kapi-widgets.kapi-system.svc -addext subjectAltName=DNS:kapi-widgets.kapi-system.svc \
+//	  -keyout tls.key -out tls.crt
+//	kubectl -n kapi-system create secret tls kapi-widgets-serving --cert tls.crt --key tls.key
 //	kubectl get apiservice v1.example.com   # Available: True
 //	kubectl create -f widget.yaml            # as any user RBAC lets create widgets
 //
@@ -21,7 +29,15 @@
 // extension-apiserver-authentication-reader in kube-system, to read the
 // ConfigMap), a role to look up the cluster's namespaces (NamespaceLifecycle
 // admission), the Deployment, the Service, the APIService, and a
-// ClusterRole for users of widgets. The server makes up a self-signed
-// serving certificate unless given one, so the APIService skips TLS
-// verification; give it a certificate and a caBundle in production.
+// ClusterRole for users of widgets. Its APIService skips TLS verification;
+// in production set its caBundle to the CA of the serving certificate
+// (cert-manager can issue and renew the certificate; the server reads a
+// renewed one without a restart).
+//
+// # Shutting down
+//
+// On SIGTERM the server stops as apiserver.Server.Run does: new requests
+// are answered 503 with Retry-After (client-go retries them), watches end so their
+// clients watch again, requests in flight get up to the request timeout
+// (20 s here, within the pod's 30 s of grace), then the process exits.
 package main

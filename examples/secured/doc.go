@@ -18,4 +18,19 @@
 // discovery, OpenAPI and /version, as Kubernetes' default RBAC allows, so
 // that kubectl works; the health checks need no token. Without -tokens,
 // the command makes up an admin and a viewer token and prints them.
+//
+// # kubectl without a token
+//
+// Given an https:// server and no credentials at all (no --token, no
+// client certificate, no kubeconfig user), kubectl asks
+// "Please enter Username:" before it sends a request: client-go's
+// clientcmd prompts for a user name and password whenever it talks TLS
+// and cannot identify the user (canIdentifyUser in
+// k8s.io/client-go/tools/clientcmd), whatever the server would answer; it
+// does the same against kube-apiserver. No answer of the server can
+// prevent it: pass a token (or a certificate). A request with no
+// credentials that reaches the server (curl, or kubectl with
+// --username and --password, which kapi does not accept) is answered 401
+// Unauthorized, as kube-apiserver answers when anonymous requests are
+// off; apiserver.WithAnonymous lets them in as system:anonymous.
 package main

@@ -16,7 +16,6 @@ import (
 
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
-	"github.com/kapi-dev/kapi/internal/serve"
 )
 
 func main() {
@@ -91,7 +90,7 @@ func run(f flags) error {
 	defer stop()
 
 	log.Printf("serving widgets.example.com/v1 on https://%s; viewers may read widgets in namespace %q", f.addr, f.namespace)
-	return serve.Run(ctx, server, api, func() error { return server.ListenAndServeTLS("", "") })
+	return api.Run(ctx, server, func() error { return server.ListenAndServeTLS("", "") })
 }
 
 // rules is who may do what.
@@ -151,7 +150,7 @@ func serverTLS(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
 		cert, err = tls.LoadX509KeyPair(certFile, keyFile)
 	} else {
 		log.Printf("no -tls-cert: serving a self-signed certificate; kubectl needs --insecure-skip-tls-verify")
-		cert, err = serve.SelfSigned("kapi secured example", "localhost")
+		cert, err = selfSigned("kapi secured example", "localhost")
 	}
 	if err != nil {
 		return nil, err

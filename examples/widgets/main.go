@@ -17,7 +17,6 @@ import (
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
-	"github.com/kapi-dev/kapi/internal/serve"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/storage/bolt"
 	"github.com/kapi-dev/kapi/storage/encryption"
@@ -130,5 +129,5 @@ func run(o options) error {
 	defer stop()
 
 	log.Printf("serving widgets.example.com/v1 and v1beta1 (stored in %s) on http://%s", o.storageVersion, o.addr)
-	return serve.Run(ctx, server, api, server.ListenAndServe)
+	return api.Run(ctx, server, server.ListenAndServe)
 }

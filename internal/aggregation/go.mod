@@ -2,7 +2,7 @@ module github.com/kapi-dev/kapi/internal/aggregation
 
 go 1.26.0
 
-require github.com/kapi-dev/kapi v0.0.0-00010101000000-000000000000
+require github.com/kapi-dev/kapi v0.0.0-20261128084734-6b94b26682a3
 
 require (
 	github.com/evanphx/json-patch/v5 v5.9.11 // indirect
@@ -10,5 +10,3 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
-
-replace github.com/kapi-dev/kapi => ../..

@@ -3,7 +3,7 @@ module github.com/kapi-dev/kapi/internal/e2e
 go 1.26.0
 
 require (
-	github.com/kapi-dev/kapi v0.0.0-00010101000000-000000000000
+	github.com/kapi-dev/kapi v0.0.0-20261128084734-6b94b26682a3
 	go.etcd.io/bbolt v1.5.0
 	google.golang.org/protobuf v1.36.12
 	k8s.io/api v0.37.2
@@ -59,5 +59,3 @@ require (
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 )
-
-replace github.com/kapi-dev/kapi => ../..

@@ -100,6 +100,7 @@ type program struct {
 	buildErr error
 	args     []string    // after -addr ADDR
 	tls      *tls.Config // how to reach it, if it serves HTTPS
+	addrEnv  string      // the environment variable it reads its address from, instead of -addr
 }
 
 // startServer builds nothing: it starts the example binary built by TestMain on
@@ -142,7 +143,12 @@ func tryStartServer(t *testing.T, p program) (*server, error) {
 	if p.tls != nil {
 		s.URL = "https://" + addr
 	}
-	s.cmd = exec.Command(p.bin, append([]string{"-addr", addr}, p.args...)...)
+	if p.addrEnv != "" {
+		s.cmd = exec.Command(p.bin, p.args...)
+		s.cmd.Env = append(os.Environ(), p.addrEnv+"="+addr)
+	} else {
+		s.cmd = exec.Command(p.bin, append([]string{"-addr", addr}, p.args...)...)
+	}
 	s.cmd.Stdout = s.log
 	s.cmd.Stderr = s.log
 	if err := s.cmd.Start(); err != nil {

@@ -3,7 +3,7 @@ module github.com/kapi-dev/kapi/internal/loadtest
 go 1.26.0
 
 require (
-	github.com/kapi-dev/kapi v0.0.0-00010101000000-000000000000
+	github.com/kapi-dev/kapi v0.0.0-20261128084734-6b94b26682a3
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
 )
@@ -58,5 +58,3 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
-
-replace github.com/kapi-dev/kapi => ../..

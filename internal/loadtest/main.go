@@ -161,7 +161,7 @@ func mainErr() error {
 			LoadBefore: loadBefore, LoadAfter: loadAverage(),
 			Results: results, Verdicts: verdicts, Sizes: sz, Elapsed: elapsed, Profiles: profiles, RunErr: runErr,
 		})
-		if err := os.WriteFile(*report, []byte(md), 0o644); err != nil {
+		if err := os.WriteFile(*report, []byte(keepHandWritten(md, *report)), 0o644); err != nil {
 			return err
 		}
 		log.Printf("wrote %s", *report)

@@ -533,3 +533,25 @@ func TestJudgeNewTargets(t *testing.T) {
 		})
 	}
 }
+
+// TestKeepHandWritten: rewriting a report keeps what was written by hand
+// below the marker, and a file without one is replaced whole.
+func TestKeepHandWritten(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, old, want string
+	}{
+		{"with the marker", "# old report\n\n" + handWritten + "\n## by hand\n", "# new\n\n" + handWritten + "\n## by hand\n"},
+		{"without", "# old report\n", "# new\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".md")
+			if err := os.WriteFile(file, []byte(tc.old), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if got := keepHandWritten("# new\n", file); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -311,7 +311,7 @@ func markdown(in reportInput) string {
 	fmt.Fprintf(&b, "WATCH: %d watchers (JSON) while one writer merge-patches at %.0f/s for %s; latency is from the write's acknowledgement to each watcher's receipt, and every watcher must see every write's resourceVersion in order. Informers: streaming lists (the request client-go's informers send: `sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&watch=true`) started at once, %d on %d widgets in a namespace of their own (*informers-small*) and %d on the %d widgets of the large LIST (*informers*), each read to its initial-events-end bookmark without decoding, since client-go's own decoding costs the client ~80 µs of CPU per widget (100 × 10,000 would be minutes of the client's CPU on this machine, measuring client-go, not the server); the time until the last is there, %d rounds (%d of the small start, a few tens of milliseconds each), kapi and the ceiling in turn, the quickest of each, and the server's CPU per streaming list over all rounds; then %d real client-go dynamic informers at once on the large LIST's widgets. Memory: %d widgets loaded into a fresh server, then listed once (so each one's JSON is cached), RSS growth compared with the JSON the server returned for them, and so is the growth of the live heap (`HeapAlloc` from `/debug/pprof/heap?gc=1&debug=1`, right after a forced GC) from before the load to after it. Idle watchers: RSS growth for %d watches on an empty namespace.\n\n",
 		sz.Watchers, sz.WatchRate, sz.WatchDuration, sz.SmallInformers, sz.SmallInformerObjects, sz.Informers, sz.Large, max(sz.Rounds, 1), smallStart.Rounds, sz.ClientGoInformers, sz.MemoryObjects, sz.IdleWatchers)
 
-	fmt.Fprintf(&b, "## Targets (issue 16)\n\nThose the harness measures (issue 16's allocation budgets are Go benchmarks, not here).\n\n| target | measured | |\n|---|---|---|\n")
+	fmt.Fprintf(&b, "## Targets\n\nThose the harness measures (allocation budgets are Go benchmarks, not here).\n\n| target | measured | |\n|---|---|---|\n")
 	for _, v := range in.Verdicts {
 		mark := "met"
 		if !v.Met {
@@ -346,4 +346,22 @@ func markdown(in reportInput) string {
 		}
 	}
 	return b.String()
+}
+
+// handWritten marks where the measurements made by hand begin in a report
+// file (BENCHMARKS.md): Go benchmarks and tests the harness does not run.
+// Rewriting the report keeps them.
+const handWritten = "<!-- hand-written: the load harness keeps everything below this line when it rewrites the file -->"
+
+// keepHandWritten is md followed by the hand-written part of the report
+// file it replaces, if that has one.
+func keepHandWritten(md, file string) string {
+	old, err := os.ReadFile(file)
+	if err != nil {
+		return md
+	}
+	if i := strings.Index(string(old), handWritten); i >= 0 {
+		return strings.TrimRight(md, "\n") + "\n\n" + string(old[i:])
+	}
+	return md
 }

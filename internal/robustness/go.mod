@@ -2,15 +2,10 @@ module github.com/kapi-dev/kapi/internal/robustness
 
 go 1.26.0
 
-replace (
-	github.com/kapi-dev/kapi => ../..
-	github.com/kapi-dev/kapi/storage/etcd => ../../storage/etcd
-)
-
 require (
 	github.com/anishathalye/porcupine v1.3.1
-	github.com/kapi-dev/kapi v0.0.0-00010101000000-000000000000
-	github.com/kapi-dev/kapi/storage/etcd v0.0.0-00010101000000-000000000000
+	github.com/kapi-dev/kapi v0.0.0-20261128084734-6b94b26682a3
+	github.com/kapi-dev/kapi/storage/etcd v0.0.0-20261128084734-6b94b26682a3
 	go.etcd.io/etcd/client/v3 v3.7.3
 	go.etcd.io/etcd/server/v3 v3.7.3
 	go.uber.org/zap v1.27.1

@@ -3,7 +3,7 @@ module github.com/kapi-dev/kapi/observe/otel
 go 1.26.0
 
 require (
-	github.com/kapi-dev/kapi v0.0.0
+	github.com/kapi-dev/kapi v0.0.0-20261128084734-6b94b26682a3
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0
@@ -24,5 +24,3 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
-
-replace github.com/kapi-dev/kapi => ../..

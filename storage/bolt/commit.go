@@ -231,7 +231,7 @@ func (s *Store) commit(batch []*request) {
 			r.event = storage.Event{}
 		}
 	}
-	s.recent.add(events, after)
+	s.recent.Add(events, after.rev, after.compacted)
 	clear(events)
 	s.events = events
 	s.wake()

@@ -13,6 +13,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/storage/internal/watchfeed"
 )
 
 const (
@@ -94,7 +95,7 @@ type Store struct {
 
 	// recent holds the last commits' events for watchers; events is the
 	// committer's buffer for them.
-	recent recent
+	recent watchfeed.Recent
 	events []storage.Event
 
 	prealloc *prealloc // the committer's; nil if the file refused
@@ -149,7 +150,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		closing:       make(chan struct{}),
 		committerDone: make(chan struct{}),
 	}
-	s.recent.reset(m)
+	s.recent.Reset(m.rev, m.compacted)
 	s.prealloc = openPrealloc(path, hwm)
 	go s.commitLoop()
 	return s, nil

@@ -64,7 +64,7 @@ func (s *Store) readLog(prefix string, next int64, batch []storage.Event) ([]sto
 	if s.closed.Load() {
 		return batch, next, nil, storage.ErrClosed
 	}
-	if batch, next, held, caughtUp, err := s.recent.read(prefix, next, batch); held {
+	if batch, next, held, caughtUp, err := s.recent.Read(prefix, next, batch, watchScan, watchBatch); held {
 		if caughtUp {
 			return batch, next, wait, nil
 		}
@@ -74,7 +74,7 @@ func (s *Store) readLog(prefix string, next int64, batch []storage.Event) ([]sto
 	err := s.view(func(tx *bbolt.Tx, m meta) error {
 		last = m.rev
 		if next <= m.compacted {
-			return fellBehind(next, m.compacted)
+			return watchfeed.FellBehind(next, m.compacted)
 		}
 		history := tx.Bucket(historyBucket).Cursor()
 		lc := tx.Bucket(logBucket).Cursor()
@@ -102,11 +102,6 @@ func (s *Store) readLog(prefix string, next int64, batch []storage.Event) ([]sto
 		return batch, next, wait, nil
 	}
 	return batch, next, nil, nil
-}
-
-func fellBehind(next, compacted int64) error {
-	return fmt.Errorf("%w: the watch fell behind: its next revision %d left the history window, which starts at %d",
-		storage.ErrExpired, next, compacted)
 }
 
 // eventAt rebuilds the event of revision rev, which wrote key, from the

@@ -65,6 +65,19 @@
 // the caller re-watches from its last revision, on any member. After
 // [Store.Close], every watch ends with [storage.ErrClosed].
 //
+// # Outages
+//
+// While etcd cannot be reached, calls fail with [storage.ErrUnavailable]
+// (or time out), and kapi answers 503 or 504 with Retry-After. Once etcd is
+// back, the first call succeeds within about a second, however long the
+// outage was: gRPC would wait longer after each failed attempt to connect,
+// up to 120 s by default, so the store, from [New] until [Store.Close],
+// resets that backoff every half second while the client's connection is
+// in TRANSIENT_FAILURE. It needs nothing of the client: a client built with
+// any dial options, grpc.WithConnectParams included, recovers as promptly.
+// The outage test of this package stops etcd for a chosen time and
+// measures it.
+//
 // # Durability and replicas
 //
 // A write is acknowledged once etcd has committed it: on a quorum of

@@ -23,3 +23,7 @@ func (s *Store) Events(ctx context.Context, events ...*clientv3.Event) ([]storag
 	}
 	return out, nil
 }
+
+// WithoutReconnect leaves the client's connect backoff as gRPC makes it,
+// as the store did before it reset it: for the outage test's "before".
+func WithoutReconnect() Option { return func(c *config) { c.noReconnect = true } }

@@ -24,6 +24,9 @@ type Option func(*config)
 
 type config struct {
 	prefix string
+	// noReconnect leaves the client's connect backoff alone, for the
+	// outage test to measure what it costs.
+	noReconnect bool
 }
 
 // WithPrefix sets where in etcd's key space the store lives: its keys are
@@ -49,13 +52,20 @@ type Store struct {
 
 	closeOnce sync.Once
 	closing   chan struct{} // closed by Close
+	// stopReconnect ends the reconnect goroutine, which closes
+	// reconnectDone when it has.
+	stopReconnect context.CancelFunc
+	reconnectDone chan struct{}
 }
 
 var _ storage.Interface = (*Store)(nil)
 
 // New returns the store under the configured prefix of the cluster client
 // talks to, creating its revision marker if this is the first store there.
-// The client stays the caller's: Close the store, then the client.
+// The client stays the caller's: Close the store, then the client. Until
+// Close, the store keeps the client's connection trying to reach etcd
+// about every second while it cannot, whatever the client's dial options
+// (see the package documentation, Outages).
 func New(ctx context.Context, client *clientv3.Client, opts ...Option) (*Store, error) {
 	if client == nil {
 		return nil, errors.New("etcd: nil client")
@@ -86,6 +96,15 @@ func New(ctx context.Context, client *clientv3.Client, opts ...Option) (*Store, 
 			return nil, fmt.Errorf("etcd: the revision marker %q vanished", s.marker)
 		}
 		s.began = kvs[0].CreateRevision
+	}
+	s.reconnectDone = make(chan struct{})
+	if c.noReconnect {
+		s.stopReconnect = func() {}
+		close(s.reconnectDone)
+	} else {
+		var rctx context.Context
+		rctx, s.stopReconnect = context.WithCancel(context.Background())
+		go s.reconnect(rctx)
 	}
 	return s, nil
 }
@@ -241,6 +260,8 @@ func (s *Store) Close() error {
 	err := storage.ErrClosed
 	s.closeOnce.Do(func() {
 		close(s.closing)
+		s.stopReconnect()
+		<-s.reconnectDone
 		err = nil
 	})
 	return err

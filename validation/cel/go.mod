@@ -2,11 +2,9 @@ module github.com/kapi-dev/kapi/validation/cel
 
 go 1.26.0
 
-replace github.com/kapi-dev/kapi => ../..
-
 require (
 	github.com/google/cel-go v0.29.2
-	github.com/kapi-dev/kapi v0.0.0-00010101000000-000000000000
+	github.com/kapi-dev/kapi v0.0.0-20261128084734-6b94b26682a3
 )
 
 require (

@@ -2,10 +2,8 @@ module github.com/kapi-dev/kapi/storage/encryption/secretbox
 
 go 1.26.0
 
-replace github.com/kapi-dev/kapi => ../../..
-
 require (
-	github.com/kapi-dev/kapi v0.0.0-00010101000000-000000000000
+	github.com/kapi-dev/kapi v0.0.0-20261128084734-6b94b26682a3
 	golang.org/x/crypto v0.58.0
 )
 

@@ -1,5 +1,7 @@
 // Package watchfeed is the loop that feeds a storage watch from a backend's
-// revision log, shared by the backends that keep one (memory, bolt).
+// revision log, shared by the backends that keep one (memory, bolt,
+// sqlite), and the events of the last commits that a backend keeps in
+// memory for the watchers that keep up (Recent).
 package watchfeed
 
 import (

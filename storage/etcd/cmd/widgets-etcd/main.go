@@ -15,7 +15,6 @@ import (
 
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
-	"github.com/kapi-dev/kapi/internal/serve"
 	"github.com/kapi-dev/kapi/storage/etcd"
 )
 
@@ -58,5 +57,5 @@ func run(addr string, endpoints []string, prefix string) error {
 	server := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 
 	log.Printf("serving widgets.example.com/v1 on http://%s, stored in etcd at %s under %q", addr, strings.Join(endpoints, ","), prefix)
-	return serve.Run(ctx, server, api, server.ListenAndServe)
+	return api.Run(ctx, server, server.ListenAndServe)
 }

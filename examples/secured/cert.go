@@ -1,4 +1,4 @@
-package serve
+package main
 
 import (
 	"crypto/ecdsa"
@@ -12,9 +12,12 @@ import (
 	"time"
 )
 
-// SelfSigned makes up a serving certificate for the DNS names given and
-// the loopback addresses, signed by itself, valid for a year.
-func SelfSigned(commonName string, dnsNames ...string) (tls.Certificate, error) {
+// selfSigned makes up a serving certificate for the DNS names given and
+// the loopback addresses, signed by itself, valid for a year: enough to
+// try the example, which kubectl then reaches with
+// --insecure-skip-tls-verify. A real service is given its certificate
+// (-tls-cert, -tls-key).
+func selfSigned(commonName string, dnsNames ...string) (tls.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return tls.Certificate{}, err

@@ -1,4 +1,4 @@
-package apiserver
+package listcache
 
 import "testing"
 
@@ -6,22 +6,22 @@ import "testing"
 // kept, and lists whose collection has changed give their bytes back when
 // another needs them.
 func TestListBudget(t *testing.T) {
-	var budget listBudget
-	var a, b listBodies
+	var budget Budget
+	var a, b Bodies
 	changeA, changeB := int64(1), int64(1)
-	budget.add(&a, func() int64 { return changeA })
-	budget.add(&b, func() int64 { return changeB })
-	big := make([]byte, listBodyMax)
-	fill := func(l *listBodies, prefix string, change int64) bool {
+	budget.Add(&a, func() int64 { return changeA })
+	budget.Add(&b, func() int64 { return changeB })
+	big := make([]byte, BodyMax)
+	fill := func(l *Bodies, prefix string, change int64) bool {
 		t.Helper()
-		_, keep := l.get(prefix, change, 1) // a first sighting, or the second of one not kept
+		_, keep := l.Get(prefix, change, 1) // a first sighting, or the second of one not kept
 		if !keep {
-			if _, keep = l.get(prefix, change, 1); !keep {
+			if _, keep = l.Get(prefix, change, 1); !keep {
 				t.Fatalf("%s: the second sighting says not to keep", prefix)
 			}
 		}
-		l.keep(prefix, change, 1, big)
-		data, _ := l.get(prefix, change, 1)
+		l.Keep(prefix, change, 1, big)
+		data, _ := l.Get(prefix, change, 1)
 		return data != nil
 	}
 	for i, p := range []string{"/a/1", "/a/2", "/a/3", "/a/4"} {
@@ -36,18 +36,18 @@ func TestListBudget(t *testing.T) {
 	if !fill(&b, "/b/1", changeB) {
 		t.Fatalf("a list was not kept after the stale ones went (%d bytes)", budget.bytes)
 	}
-	if budget.bytes != listBodyMax {
-		t.Errorf("budget holds %d bytes, want %d", budget.bytes, listBodyMax)
+	if budget.bytes != BodyMax {
+		t.Errorf("budget holds %d bytes, want %d", budget.bytes, BodyMax)
 	}
 	// A list of another state replaces the one kept, bytes and all.
-	b.get("/b/1", 2, 1)
+	b.Get("/b/1", 2, 1)
 	if budget.bytes != 0 {
 		t.Errorf("budget holds %d bytes after the list changed, want 0", budget.bytes)
 	}
-	if l := joinElements([][]byte{make([]byte, listBodyMax)}, 1, "", ",", "x"); l != nil {
-		t.Errorf("joinElements made %d bytes, more than a list kept holds", len(l))
+	if l := Join([][]byte{make([]byte, BodyMax)}, 1, "", ",", "x"); l != nil {
+		t.Errorf("Join made %d bytes, more than a list kept holds", len(l))
 	}
-	if got := string(joinElements([][]byte{[]byte("a"), nil, []byte("b"), []byte("c"), []byte("d"), nil}, 3, "<", ",", ">")); got != "<ab>,<cd>" {
-		t.Errorf("joinElements = %q", got)
+	if got := string(Join([][]byte{[]byte("a"), nil, []byte("b"), []byte("c"), []byte("d"), nil}, 3, "<", ",", ">")); got != "<ab>,<cd>" {
+		t.Errorf("Join = %q", got)
 	}
 }

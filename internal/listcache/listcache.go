@@ -1,54 +1,42 @@
-package apiserver
+package listcache
 
 import (
 	"sync"
 )
 
-// A LIST of a whole collection that nothing has changed since the last one
-// is the same bytes again, but for its resourceVersion: made from the
-// cached items, it costs a walk over them and a copy of each one's stored
-// value into the response, scattered reads that cost several times what
-// writing the bytes costs (a no-op server replaying one buffer is three
-// times as fast). Clients list unchanged collections over and over: the
-// informers of a fleet restarting, a poller, kubectl. So the second LIST
-// of a collection at one state keeps its items' bytes joined in one
-// buffer, and the following ones write that buffer whole until the
-// collection changes. Only plain JSON lists of the storage version
-// qualify (no selector, no limit, no other view, no conversion), one
-// buffer per collection, at most listBodyMax bytes each and listBytesMax
-// for the whole server (listBudget); a list seen once (a collection that
-// changes between lists) costs nothing more than before.
-type listBodies struct {
-	budget     *listBudget
+// Bodies are the joined lists of one resource's collections, by key
+// prefix.
+type Bodies struct {
+	budget     *Budget
 	lastChange func() int64 // the resource's cache's last change
 
 	mu    sync.Mutex
-	lists map[string]*listBody // by key prefix
+	lists map[string]*body // by key prefix
 }
 
-// listBody is one collection's joined items, at the cache's last change.
-type listBody struct {
+// body is one collection's joined items, at the cache's last change.
+type body struct {
 	change int64
 	count  int
 	data   []byte // nil until a second list at change
 }
 
 const (
-	listBodyMax  = 16 << 20 // the largest list kept
+	BodyMax      = 16 << 20 // the largest list kept
 	listBytesMax = 64 << 20 // all lists kept by a server
 	listsMax     = 1024     // the collections a resource remembers a sighting of
 )
 
-// listBudget is the bytes a server's kept lists hold, all resources'.
-type listBudget struct {
+// Budget is the bytes a server's kept lists hold, all resources'.
+type Budget struct {
 	mu     sync.Mutex
 	bytes  int
-	bodies []*listBodies
+	bodies []*Bodies
 }
 
-// add has the budget count l's lists, kept from then on while their
+// Add has the budget count l's lists, kept from then on while their
 // cache does not change (lastChange).
-func (b *listBudget) add(l *listBodies, lastChange func() int64) {
+func (b *Budget) Add(l *Bodies, lastChange func() int64) {
 	l.budget, l.lastChange = b, lastChange
 	b.mu.Lock()
 	b.bodies = append(b.bodies, l)
@@ -57,7 +45,7 @@ func (b *listBudget) add(l *listBodies, lastChange func() int64) {
 
 // reserve takes n bytes of the budget, first giving back those of lists
 // whose collections have changed since; false if they are not there.
-func (b *listBudget) reserve(n int) bool {
+func (b *Budget) reserve(n int) bool {
 	b.mu.Lock()
 	bodies := b.bodies
 	ok := b.bytes+n <= listBytesMax
@@ -76,7 +64,7 @@ func (b *listBudget) reserve(n int) bool {
 	return true
 }
 
-func (b *listBudget) release(n int) {
+func (b *Budget) release(n int) {
 	if n == 0 {
 		return
 	}
@@ -86,7 +74,7 @@ func (b *listBudget) release(n int) {
 }
 
 // dropStale forgets the lists whose collection has changed since.
-func (l *listBodies) dropStale() {
+func (l *Bodies) dropStale() {
 	now := l.lastChange()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -98,11 +86,11 @@ func (l *listBodies) dropStale() {
 	}
 }
 
-// get returns the joined items of the collection at prefix if they were
+// Get returns the joined items of the collection at prefix if they were
 // kept at change, for count items; else it records the sighting, and
 // keep says whether the caller should join the items and keep them (the
 // second list at one change).
-func (l *listBodies) get(prefix string, change int64, count int) (data []byte, keep bool) {
+func (l *Bodies) Get(prefix string, change int64, count int) (data []byte, keep bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.lists[prefix]
@@ -129,16 +117,16 @@ func (l *listBodies) get(prefix string, change int64, count int) (data []byte, k
 		}
 	}
 	if l.lists == nil {
-		l.lists = make(map[string]*listBody)
+		l.lists = make(map[string]*body)
 	}
-	l.lists[prefix] = &listBody{change: change, count: count}
+	l.lists[prefix] = &body{change: change, count: count}
 	return nil, false
 }
 
-// keep keeps data, the joined items of the collection at prefix at change,
+// Keep keeps data, the joined items of the collection at prefix at change,
 // if the budget has room.
-func (l *listBodies) keep(prefix string, change int64, count int, data []byte) {
-	if data == nil || len(data) > listBodyMax || !l.budget.reserve(len(data)) {
+func (l *Bodies) Keep(prefix string, change int64, count int, data []byte) {
+	if data == nil || len(data) > BodyMax || !l.budget.reserve(len(data)) {
 		return
 	}
 	l.mu.Lock()
@@ -150,16 +138,16 @@ func (l *listBodies) keep(prefix string, change int64, count int, data []byte) {
 	l.budget.release(len(data)) // another list came first
 }
 
-// joinElements joins elements given as pieces, per pieces each (see
-// storedListPieces), each between open and close, sep between them; nil
+// Join joins elements given as pieces, per pieces each (apiserver's
+// storedListPieces: three per item), each between open and close, sep between them; nil
 // if they would be more than a list kept may hold.
-func joinElements(pieces [][]byte, per int, open, sep, close string) []byte {
+func Join(pieces [][]byte, per int, open, sep, close string) []byte {
 	n := len(pieces) / per
 	size := n*(len(open)+len(close)) + max(n-1, 0)*len(sep)
 	for _, p := range pieces {
 		size += len(p)
 	}
-	if size > listBodyMax {
+	if size > BodyMax {
 		return nil
 	}
 	data := make([]byte, 0, size)

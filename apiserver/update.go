@@ -1,0 +1,294 @@
+package apiserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"strings"
+
+	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/internal/deepcopy"
+	"github.com/kapi-dev/kapi/internal/jsonimage"
+	"github.com/kapi-dev/kapi/storage"
+)
+
+func (rq *request) update(ctx context.Context) error {
+	obj, err := rq.decodeBody()
+	if err != nil {
+		return err
+	}
+	meta := obj.GetObjectMeta()
+	if meta.Name != rq.name {
+		return badRequest("the name of the object (%s) does not match the name on the URL (%s)", meta.Name, rq.name)
+	}
+	if err := rq.setNamespace(meta); err != nil {
+		return err
+	}
+	out, value, err := rq.write(ctx, attempts(obj), recordAnUpdate)
+	if err != nil {
+		return err
+	}
+	return rq.respondStored(http.StatusOK, out, value)
+}
+
+// attempts is what an update desires, obj, for each attempt of write: a
+// shallow copy the first time; a deep one after, for the watch cache may
+// hold an image of the first attempt's object sharing obj's maps (when an
+// equal write took it, see offer), which defaulters change in place.
+func attempts(obj kapi.Object) desired {
+	first := true
+	return func(kapi.Object, []byte) (kapi.Object, error) {
+		if first {
+			first = false
+			return shallowCopy(obj), nil
+		}
+		return deepCopyObject(obj), nil
+	}
+}
+
+// desired is what an update asks of the object it changes, cur, in the
+// request's version: a shallow copy, that it may change at the top level
+// (cur itself may be the watch cache's). value is cur's stored value when
+// it is its JSON (see current), else nil: cur's JSON made from it costs a
+// copy rather than an encoding.
+type desired func(cur kapi.Object, value []byte) (kapi.Object, error)
+
+// write is the read-modify-write of an update or a patch: it reads the
+// current object, asks desired for the new one, applies the rules of the
+// resource or subresource, and writes it if it changed. If another write got
+// in between it starts again, unless the client's resourceVersion named the
+// version it meant to change. It returns the object written (or that would
+// be) and its marshalStored bytes, from which respondStored answers. rec
+// says whether it records an Update in managedFields or the object desired
+// makes carries them (server-side apply).
+func (rq *request) write(ctx context.Context, desired desired, rec managedRecord) (kapi.Object, []byte, error) {
+	dryRun, err := rq.dryRun(nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	store, key := rq.s.config.store, rq.res.key(rq.namespace, rq.name)
+	for {
+		kv, err := store.Get(ctx, key, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		// The write is made in the request's version (cur, want, next),
+		// and admitted, validated and stored in the storage version
+		// (curStored, nextStored).
+		curStored, curValue, err := rq.current(ctx, kv)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(rq.s.config.mutating) > 0 {
+			curValue = nil // a mutating hook sees, and may change, curStored
+		}
+		cur, err := rq.res.fromStorage(curStored)
+		if err != nil {
+			return nil, nil, err
+		}
+		want, err := desired(shallowCopy(cur), curValue)
+		if err != nil {
+			return nil, nil, err
+		}
+		if rv := want.GetObjectMeta().ResourceVersion; rv != "" {
+			rev, err := parseRevision(rv)
+			if err != nil {
+				return nil, nil, err
+			}
+			if rev != kv.ModRevision {
+				return nil, nil, storage.ErrConflict
+			}
+		}
+		next, err := rq.prepareUpdate(cur, want)
+		if err != nil {
+			return nil, nil, err
+		}
+		if rec == recordAnUpdate {
+			next.GetObjectMeta().ManagedFields = baseManagedFields(cur, want)
+		}
+		nextStored, err := rq.convertMutate(ctx, OperationUpdate, next, curStored, dryRun)
+		if err != nil {
+			return nil, nil, err
+		}
+		if m := nextStored.GetObjectMeta(); m.Name != rq.name || m.Namespace != rq.namespace {
+			return nil, nil, badRequest("an admission hook must not change the name or namespace of the object")
+		}
+		if err := rq.checkWrite(ctx, OperationUpdate, nextStored, curStored, dryRun); err != nil {
+			return nil, nil, err
+		}
+		bare, err := rq.res.storageVersion().encodeUnmanaged(nextStored)
+		if err != nil {
+			return nil, nil, err
+		}
+		// What is answered, in the request's version, with what hooks did.
+		if next, err = rq.res.fromStorage(nextStored); err != nil {
+			return nil, nil, err
+		}
+		meta := next.GetObjectMeta()
+		if unchanged, err := bare.unchanged(nextStored, curStored, kv.Value); err != nil {
+			return nil, nil, err
+		} else if unchanged {
+			meta.ResourceVersion = cur.GetObjectMeta().ResourceVersion
+			return next, kv.Value, nil // nothing changed: nothing is written
+		}
+		value, err := rq.recordedValue(cur, curValue, next, nextStored, bare, rec)
+		if err != nil {
+			return nil, nil, err
+		}
+		if dryRun {
+			meta.ResourceVersion = cur.GetObjectMeta().ResourceVersion
+			return next, value, nil
+		}
+		rev, err := rq.storeObject(ctx, key, value, nextStored, kv.ModRevision)
+		if errors.Is(err, storage.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		meta.ResourceVersion = formatRevision(rev)
+		return next, value, nil
+	}
+}
+
+// prepareUpdate applies the rules of an update to what the client wants:
+// server-set metadata stays; the resource ignores status and the status
+// subresource ignores everything else; generation moves with the spec.
+func (rq *request) prepareUpdate(cur, want kapi.Object) (kapi.Object, error) {
+	res := rq.res
+	if rq.subresource == "status" {
+		next := shallowCopy(cur)
+		res.statusValue(next).Set(res.statusValue(want))
+		return next, nil
+	}
+	if take := res.hooks.subresources[rq.subresource]; take != nil {
+		next := shallowCopy(cur)
+		take(next, want)
+		return next, nil
+	}
+	om, wm := cur.GetObjectMeta(), want.GetObjectMeta()
+	if wm.UID != "" && wm.UID != om.UID {
+		return nil, NewStatusError(http.StatusConflict, kapi.StatusReasonConflict,
+			fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", wm.UID, om.UID))
+	}
+	wm.UID, wm.CreationTimestamp = om.UID, om.CreationTimestamp
+	wm.DeletionTimestamp, wm.DeletionGracePeriodSeconds = om.DeletionTimestamp, om.DeletionGracePeriodSeconds
+	wm.GenerateName = om.GenerateName
+	if res.statusField != nil { // a copy: cur may be the watch cache's (current)
+		deepcopy.Set(res.statusValue(want), res.statusValue(cur))
+	}
+	if res.defaulter != nil {
+		res.defaulter(want)
+	}
+	if res.hooks.update != nil {
+		res.hooks.update(cur, want)
+	}
+	wm.Generation = om.Generation
+	changed, err := res.specChanged(cur, want)
+	if err != nil {
+		return nil, err
+	}
+	if changed {
+		wm.Generation++
+	}
+	return want, nil
+}
+
+// specChanged says whether a and b differ outside metadata and status: what
+// moves metadata.generation; that is, whether they encode differently. For
+// two objects that are what decoding their JSON gives (jsonimage.Image.Is:
+// the old one as a rule, the new one unless a hook set what JSON does not
+// keep), comparing them says that without encoding either.
+func (r *resource) specChanged(a, b kapi.Object) (bool, error) {
+	if changed, told := r.specFieldsChanged(a, b); told {
+		return changed, nil
+	}
+	sa, sb := r.withoutMetaAndStatus(a), r.withoutMetaAndStatus(b)
+	if im := r.objType.image; im != nil && reflect.TypeOf(a).Elem() == r.objType.typ && reflect.TypeOf(b).Elem() == r.objType.typ &&
+		im.Is(reflect.ValueOf(sa).Elem()) && im.Is(reflect.ValueOf(sb).Elem()) {
+		return !reflect.DeepEqual(sa, sb), nil
+	}
+	ja, err := json.Marshal(sa)
+	if err != nil {
+		return false, err
+	}
+	jb, err := json.Marshal(sb)
+	if err != nil {
+		return false, err
+	}
+	return !bytes.Equal(ja, jb), nil
+}
+
+// specField is a top-level field of a resource's type outside metadata
+// and status, with the image of its type.
+type specField struct {
+	index int
+	image *jsonimage.Image
+}
+
+// specFieldsOf lists r's fields outside metadata and status, where each is
+// an exported struct without omitzero (on which encoding/json's omitempty has no
+// effect, so that an image of its type tells what JSON keeps of it as a
+// field) and the whole type has an image; nil otherwise.
+func specFieldsOf(r *resource) []specField {
+	t := r.objType.typ
+	if r.objType.image == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	obj := r.objType.newObject()
+	v := reflect.ValueOf(obj).Elem()
+	meta := reflect.ValueOf(obj.GetObjectMeta()).Pointer()
+	var fields []specField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if v.Field(i).Addr().Pointer() == meta && f.Type == reflect.TypeFor[kapi.ObjectMeta]() ||
+			len(r.statusField) == 1 && r.statusField[0] == i {
+			continue
+		}
+		if !f.IsExported() || f.Type.Kind() != reflect.Struct || strings.Contains(f.Tag.Get("json"), "omitzero") {
+			return nil // an unexported field: reflection may not hand it to DeepEqual
+		}
+		im := jsonimage.New(f.Type)
+		if im == nil {
+			return nil
+		}
+		fields = append(fields, specField{index: i, image: im})
+	}
+	return fields
+}
+
+// specFieldsChanged is specChanged field by field, where both objects'
+// fields outside metadata and status are what decoding their JSON gives:
+// told false otherwise. Metadata, the bulk of a small object, is neither
+// copied nor walked.
+func (r *resource) specFieldsChanged(a, b kapi.Object) (changed, told bool) {
+	if r.specFields == nil || reflect.TypeOf(a).Elem() != r.objType.typ || reflect.TypeOf(b).Elem() != r.objType.typ {
+		return false, false
+	}
+	va, vb := reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()
+	for _, f := range r.specFields {
+		if !f.image.Is(va.Field(f.index)) || !f.image.Is(vb.Field(f.index)) {
+			return false, false
+		}
+	}
+	for _, f := range r.specFields {
+		if !reflect.DeepEqual(va.Field(f.index).Addr().Interface(), vb.Field(f.index).Addr().Interface()) {
+			return true, true
+		}
+	}
+	return false, true
+}
+
+func (r *resource) withoutMetaAndStatus(obj kapi.Object) kapi.Object {
+	c := shallowCopy(obj)
+	*c.GetObjectMeta() = kapi.ObjectMeta{}
+	if r.statusField != nil {
+		v := r.statusValue(c)
+		v.Set(reflect.Zero(v.Type()))
+	}
+	return c
+}

@@ -1,0 +1,143 @@
+// Package postgres is kapi's storage backend on PostgreSQL: a
+// [storage.Interface] in a few tables of one schema, so that a service
+// keeps its API's objects where it keeps the rest of its data (backed up,
+// replicated and operated the same way), and any number of kapi servers on
+// the database serve one API.
+//
+//	s, err := postgres.Open(ctx, "postgres://kapi@db.internal:5432/kapi")
+//	if err != nil { ... }
+//	defer s.Close()
+//	srv, err := apiserver.New(apiserver.WithStorage(s))
+//
+// It is a module of its own (github.com/kapi-dev/kapi/storage/postgres,
+// on github.com/jackc/pgx/v5), so that importing kapi never brings in a
+// database driver.
+//
+// # Schema
+//
+// [Open] creates, in the schema [WithSchema] names ("kapi" by default),
+// if they are missing:
+//
+//   - revision: one row, the store's revision.
+//   - compaction: one row, the start of the history window (compacted),
+//     and how far the log has been pruned to it (pruned).
+//   - current: the latest version of every live key (key, value,
+//     create_rev, mod_rev), keyed by key. A Get or a List at the latest
+//     revision reads only it: a List is one index range scan, in key order.
+//   - log: every version a read or watch in the window may need, keyed by
+//     the revision that wrote it: the key, the value (NULL for a
+//     deletion), the key's create_rev and prev_rev, the revision of the
+//     version it replaced (0 for a creation); with an index on (key, rev).
+//     A Get at an older revision is the key's newest log row at or below
+//     it; a List, the newest row of each key in the range; watches read
+//     the log in revision order, each row joined with the row of its
+//     prev_rev for the event's previous value.
+//
+// Keys are bytea, so that they order byte by byte as Go strings do,
+// whatever the database's collation. Every read that depends on the window
+// reads the revision and compaction rows in the same statement, and so in
+// the same snapshot, as its data. A write stores its version both in
+// current and in log, so the tables hold the live values twice: the price
+// of a latest List that scans only live rows.
+//
+// # Revisions, and why a watch never skips one
+//
+// A watch that reads "the log after the last revision I saw" skips a
+// revision if a transaction with a lower revision commits after one with a
+// higher: that is how kine, which takes revisions from a sequence, can lose
+// events (k3s-io/kine#676). Here that cannot happen, by construction:
+// every write transaction first locks the revision row (SELECT ... FOR
+// UPDATE), reads the versions it replaces, writes, sets the row to its last
+// revision, and only then commits, releasing the lock. The next writer,
+// in this process or in any other, gets its revision only after that
+// commit, so transactions commit in revision order, and any snapshot that
+// sees a revision sees every revision below it. The test
+// TestWatchNeverSkipsALateCommit checks it with several stores on one
+// schema, concurrent writers and commits delayed after their revisions are
+// assigned; with a test-only switch that takes revisions from a sequence
+// instead, the same test finds every watcher skipping revisions.
+//
+// The lock makes writes one transaction at a time across the database; a
+// process recovers throughput by group commit, as the bolt backend does:
+// one goroutine, the committer, applies every write waiting when it starts
+// a transaction in that one transaction (at most 256): two round trips
+// (BEGIN, the lock and the reads; the writes and COMMIT) and one WAL flush
+// for all of them. Preconditions are checked in Go
+// against the versions read under the lock, one write after the other, so
+// a failed precondition fails only its own write and uses no revision.
+// Revisions are store-wide and consecutive, and a new store is at
+// revision 1, as etcd's. The price of the lock: a process that stalls
+// between its two round trips (stopped, swapping, cut off from the
+// database) stalls every writer of the schema until it goes on, its
+// connection breaks, or the server ends its session, after twice
+// [WithTimeout] idle in the transaction.
+//
+// # Watch, LISTEN and NOTIFY
+//
+// One goroutine per store, the poller, reads the log after the last
+// revision it has (512 rows at a time) and keeps the last events in
+// memory (4096 of them, 16 MiB of values); each watch runs one goroutine
+// that takes its events from there, or, while it is further behind (a
+// watch from an older revision), reads them from the log itself, 64 at a
+// time. Writers never wait for watchers; a watcher that falls out of the
+// window ends with [storage.ErrExpired], after Close with
+// [storage.ErrClosed].
+//
+// Every write transaction also calls pg_notify on the schema's channel, and
+// each store keeps one connection LISTENing to it: a notification wakes the
+// poller at once, and so do the store's own commits. Nothing depends on a
+// notification arriving: the poller also reads the log every poll
+// interval ([WithPollInterval], 1s by default), so a lost notification
+// (or a listener that is reconnecting) delays an event by at most that. An
+// idle store costs the database one indexed read per interval.
+//
+// # Compaction
+//
+// The window is the last [WithHistory] revisions (10000 by default). When a
+// commit takes the store a tenth of the window past it, and every ten poll
+// intervals for other replicas' writes, the store's compactor moves the
+// window's start (one UPDATE of the compaction row, after which reads and
+// watches below it fail with ErrExpired, 410 Gone at the HTTP layer), then
+// prunes the log behind it in transactions of 500 revisions each: for
+// each log row of those revisions it deletes the version the row replaced,
+// and the row itself if it is a deletion. What stays is every revision of
+// the window and, for each live key, its newest version before the window,
+// so the log holds at most the window plus one row per key. Writers never
+// wait for pruning (it takes no lock they take); a pruning transaction
+// deletes at most 1000 rows by primary key, and does not wait for its WAL
+// to be flushed (a pruning lost in a crash is done again). Several
+// replicas prune in turns on the compaction row's lock. [Store.Compact]
+// compacts on demand.
+// PostgreSQL's autovacuum reclaims the deleted rows' space.
+//
+// # Faults
+//
+// Every call is bounded by [WithTimeout] (10s by default): waiting for a
+// pooled connection, each statement (the session's statement_timeout),
+// and a write's transaction; a session left idle in a transaction, such as
+// one whose client vanished holding the revision lock, is ended by the
+// server after twice that. PostgreSQL unreachable, restarting or refusing
+// connections is [storage.ErrUnavailable]; a timeout (the store's or the
+// server's statement_timeout) is [storage.ErrTimeout]; a full disk is
+// [storage.ErrNoSpace]; a key too large for the index is
+// [storage.ErrTooLarge]. A write whose last round trip (its statements
+// and COMMIT) was sent but not answered (a lost connection, a timeout, the
+// server shutting down) is also [storage.ErrOutcomeUnknown]: only a read
+// can tell. A write that failed before it, or that the server answered
+// with an error, was not applied. The HTTP layer answers these 503 or
+// 504 with Retry-After, "may or may not have been applied" where the
+// outcome is unknown. The pool reconnects by itself, and the poller and
+// the listener resume, so a store outlives a restart of PostgreSQL
+// without being reopened.
+//
+// # Choosing it
+//
+// Pick this backend when the service runs PostgreSQL already and wants its
+// API's objects there, or wants several stateless kapi replicas without
+// running etcd: each replica serves reads from its own watch cache, so
+// the database sees writes, consistent-read revision checks and the
+// pollers' reads. Writes are serialised across the database by the
+// revision lock and group-committed per process; for one node with no
+// database, the bolt backend is simpler and faster, and etcd remains the
+// choice where etcd is already run.
+package postgres

@@ -1,0 +1,35 @@
+package postgres
+
+import "time"
+
+// WithUnorderedRevisions breaks the store on purpose, for the test that
+// must catch it: revisions come from a sequence, taken without the revision
+// counter's lock, so that transactions may commit out of the order of their
+// revisions, as kine's may. (The counter is then left alone, its lock being
+// what orders commits: the broken store's Revision stays where it began.)
+// delay, if not nil, is called between a transaction's revisions being
+// assigned and its commit.
+func WithUnorderedRevisions(delay func(revs []int64)) Option {
+	return func(c *config) {
+		c.unorderedRevisions = true
+		c.beforeCommit = delay
+	}
+}
+
+// WithBeforeCommit calls f between a transaction's revisions being
+// assigned and its commit, without breaking anything.
+func WithBeforeCommit(f func(revs []int64)) Option {
+	return func(c *config) { c.beforeCommit = f }
+}
+
+// WithPruneObserver calls f after each pruning transaction that deleted
+// rows, with when it began, how long it took and how many rows it deleted.
+func WithPruneObserver(f func(began time.Time, took time.Duration, deleted int64)) Option {
+	return func(c *config) { c.onPrune = f }
+}
+
+// WithoutNotifications makes the store listen on a channel nobody
+// notifies, so that only its poll tells it of other stores' writes.
+func WithoutNotifications() Option {
+	return func(c *config) { c.listenElsewhere = true }
+}
