@@ -207,7 +207,7 @@ func guarded[T any](g *guardedStore, ctx context.Context, write bool, call func(
 	if err == nil {
 		return v, nil
 	}
-	if errors.Is(context.Cause(ctx), errStoreDown) {
+	if errors.Is(context.Cause(ctx), errStoreDown) && !answered(err) {
 		if write {
 			return v, fmt.Errorf("%w: %w: %w", storage.ErrUnavailable, storage.ErrOutcomeUnknown, errStoreDown)
 		}
@@ -247,4 +247,16 @@ func (g *guardedStore) Delete(ctx context.Context, key string, expect int64) (st
 // retries on its own.
 func (g *guardedStore) Watch(ctx context.Context, prefix string, rev int64) (<-chan storage.Event, error) {
 	return g.inner.Watch(ctx, prefix, rev)
+}
+
+// answered says whether err is the store's answer to the call rather than
+// its failure to give one: such an answer stands even if the call was
+// released at the same moment.
+func answered(err error) bool {
+	for _, e := range []error{storage.ErrNotFound, storage.ErrExists, storage.ErrConflict, storage.ErrExpired, storage.ErrFutureRevision, storage.ErrTooLarge, storage.ErrNoSpace} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }

@@ -239,3 +239,42 @@ func TestStoreOutage(t *testing.T) {
 	t.Logf("first successful write %v after the store came back", time.Since(back).Round(time.Millisecond))
 	waitReady(http.StatusOK)
 }
+
+// TestStoreOutageReleasesWaitingWrites: a write already waiting on the
+// store when it is found down is answered 503 then, its outcome unknown
+// (it was sent), rather than at the request timeout; and /readyz says
+// the store is down without waiting on it.
+func TestStoreOutageReleasesWaitingWrites(t *testing.T) {
+	store := faulty.New(memory.New())
+	srv := apiservertest.New(t, widgetapi.Register, apiserver.WithStorage(store), apiserver.WithRequestTimeout(20*time.Second))
+	c := &apiClient{t: t, base: srv.URL, hc: http.DefaultClient}
+	const widgets = "/apis/example.com/v1/namespaces/default/widgets"
+	body := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"red"}}`
+	defer store.Inject(faulty.Fault{Ops: faulty.Reads | faulty.Writes, Hang: true})()
+	// Nothing but the write itself tells the server that the store is gone.
+	req, err := http.NewRequest(http.MethodPost, c.base+widgets, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var st kapi.Status
+	_ = json.Unmarshal(data, &st)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(st.Message, "may or may not have been applied") {
+		t.Fatalf("a write waiting when the store was found down: %d (Retry-After %q) %s, want 503 with Retry-After, its outcome unknown", resp.StatusCode, resp.Header.Get("Retry-After"), data)
+	}
+	resp, err = c.hc.Get(c.base + "/readyz/storage")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(data), "the readiness check finds the store unreachable since") {
+		t.Fatalf("/readyz/storage while the store is down: %d %s", resp.StatusCode, data)
+	}
+}
