@@ -124,8 +124,8 @@ func (h *storeHealth) learn(err error, started time.Time) {
 	case err == nil && h.down != nil && started.After(h.down.since):
 		h.logger.Warn("kapi: the store is reachable again", "after", time.Since(h.down.since).Round(time.Millisecond))
 		h.down = nil
+		h.renew() // first: a call let through must not find the old one released
 		h.isDown.Store(false)
-		h.renew()
 	case err != nil && h.down == nil:
 		h.logger.Warn("kapi: the store is unreachable: writes and consistent reads are refused until it is back", "err", err)
 		h.down = &downState{since: time.Now(), err: err}
