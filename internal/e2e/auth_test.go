@@ -332,6 +332,9 @@ func TestAuthUnverifiableCertificate(t *testing.T) {
 			if resp.StatusCode != tc.code {
 				t.Fatalf("%d %s, want %d", resp.StatusCode, body, tc.code)
 			}
+			if tc.code != http.StatusCreated {
+				return
+			}
 			var review struct {
 				Status struct {
 					UserInfo struct{ Username string } `json:"userInfo"`
