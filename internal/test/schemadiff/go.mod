@@ -1,4 +1,4 @@
-module github.com/kapi-dev/kapi/internal/schemadiff
+module github.com/kapi-dev/kapi/internal/test/schemadiff
 
 go 1.26.0
 
