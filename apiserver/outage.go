@@ -32,7 +32,8 @@ import (
 // is released then, answered as if it had come after.
 //
 // kube-apiserver has no such switch: its requests wait on etcd until their
-// timeout (issue 30 measured what that does to a server under load).
+// timeout, each holding an in-flight slot, so that under load even the
+// reads its cache could serve are refused with 429.
 
 // storeProbeInterval is how often the store is checked while it is down:
 // how long, at most, the server goes on refusing once it is back.
