@@ -103,16 +103,21 @@ func (h *storeHealth) checkWithin(ctx context.Context, timeout time.Duration) er
 	return err
 }
 
-// readyCheck is the storage check of /readyz: known down, it says so at
-// once (the probe loop is checking); otherwise it checks.
+// readyCheck is the storage check of /readyz. It always asks the store, as
+// kube-apiserver's etcd check does, so that /readyz recovers the moment the
+// store does, and a success lets requests through at once; a store known
+// down is given only storeProbeTimeout, so that probes stay quick.
 func (h *storeHealth) readyCheck(ctx context.Context) error {
 	h.mu.Lock()
 	down := h.down
 	h.mu.Unlock()
-	if down != nil {
-		return fmt.Errorf("%w since %s: %w", errStoreDown, down.since.Format(time.RFC3339), down.err)
+	if down == nil {
+		return h.check(ctx)
 	}
-	return h.check(ctx)
+	if err := h.checkWithin(ctx, storeProbeTimeout); err != nil {
+		return fmt.Errorf("%w since %s: %w", errStoreDown, down.since.Format(time.RFC3339), err)
+	}
+	return nil
 }
 
 // learn records the outcome of a check that started at started; a failure
