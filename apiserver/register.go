@@ -301,7 +301,7 @@ func (r *resource) complete(status bool) error {
 		errs = append(errs, fmt.Errorf("kind %q is empty or holds one of '/', '.', ' '", r.Kind))
 	}
 	if r.Plural == "" {
-		errs = append(errs, errors.New("Plural is required: the resource's name in URLs, as widgets in /apis/example.com/v1/widgets"))
+		errs = append(errs, errors.New("Resource.Plural is required: the resource's name in URLs, as widgets in /apis/example.com/v1/widgets"))
 	} else if !dns1123Label.MatchString(r.Plural) {
 		errs = append(errs, fmt.Errorf("plural %q is not a lower-case DNS-1123 label", r.Plural))
 	}
