@@ -2,11 +2,11 @@ package apiserver
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/internal/names"
 )
 
 // Metadata is validated as kube-apiserver validates it, with its words:
@@ -49,17 +49,17 @@ func maskTrailingDash(name string) string {
 func validateLabels(labels map[string]string, field string) FieldErrors {
 	valid := true
 	for k, v := range labels { // the usual case, without sorting or regexps
-		valid = valid && validQualifiedName(k) && (v == "" || len(v) <= labelValueMaxLen && matchesQualifiedName(v))
+		valid = valid && names.ValidQualifiedName(k) && names.ValidLabelValue(v)
 	}
 	if valid {
 		return nil
 	}
 	var errs FieldErrors
 	for _, k := range sortedKeys(labels) {
-		for _, msg := range isQualifiedName(k) {
+		for _, msg := range names.IsQualifiedName(k) {
 			errs = append(errs, Invalid(field, k, msg))
 		}
-		for _, msg := range isLabelValue(labels[k]) {
+		for _, msg := range names.IsLabelValue(labels[k]) {
 			errs = append(errs, Invalid(field, labels[k], msg))
 		}
 	}
@@ -69,7 +69,7 @@ func validateLabels(labels map[string]string, field string) FieldErrors {
 func validateAnnotations(annotations map[string]string, field string) FieldErrors {
 	valid, size := true, 0
 	for k, v := range annotations { // the usual case, without sorting or regexps
-		valid = valid && validQualifiedName(strings.ToLower(k))
+		valid = valid && names.ValidQualifiedName(strings.ToLower(k))
 		size += len(k) + len(v)
 	}
 	if valid && size <= totalAnnotationBytes {
@@ -79,7 +79,7 @@ func validateAnnotations(annotations map[string]string, field string) FieldError
 	size = 0
 	for _, k := range sortedKeys(annotations) {
 		// A qualified name, except that case does not matter.
-		for _, msg := range isQualifiedName(strings.ToLower(k)) {
+		for _, msg := range names.IsQualifiedName(strings.ToLower(k)) {
 			errs = append(errs, Invalid(field, k, msg))
 		}
 		size += len(k) + len(annotations[k])
@@ -131,7 +131,7 @@ const (
 func validateFinalizers(finalizers []string, field string) FieldErrors {
 	var errs FieldErrors
 	for _, f := range finalizers {
-		for _, msg := range isQualifiedName(f) {
+		for _, msg := range names.IsQualifiedName(f) {
 			errs = append(errs, Invalid(field, f, msg))
 		}
 	}
@@ -148,134 +148,4 @@ func sortedKeys(m map[string]string) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// The syntax of qualified names (label keys, annotation keys, finalizers)
-// and label values, with Kubernetes' messages.
-const (
-	qualifiedNameFmt    = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-	qualifiedNameErrMsg = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
-	qualifiedNameMaxLen = 63
-	labelValueFmt       = "(" + qualifiedNameFmt + ")?"
-	labelValueErrMsg    = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
-	labelValueMaxLen    = 63
-	subdomainMaxLen     = 253
-	subdomainErrMsg     = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
-	subdomainFmt        = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-)
-
-var (
-	qualifiedNameRegexp = regexp.MustCompile("^" + qualifiedNameFmt + "$")
-	labelValueRegexp    = regexp.MustCompile("^" + labelValueFmt + "$")
-)
-
-// isQualifiedName checks a label key: an optional DNS subdomain prefix and
-// '/', then a name of at most 63 characters.
-// validQualifiedName is isQualifiedName(value) == nil, without regexps
-// (FuzzQualifiedNameMatchers holds them equal).
-func validQualifiedName(value string) bool {
-	name := value
-	if i := strings.IndexByte(value, '/'); i >= 0 {
-		prefix := value[:i]
-		name = value[i+1:]
-		if prefix == "" || len(prefix) > subdomainMaxLen || !matchesSubdomain(prefix) {
-			return false
-		}
-	}
-	return name != "" && len(name) <= qualifiedNameMaxLen && matchesQualifiedName(name)
-}
-
-// matchesQualifiedName is qualifiedNameRegexp.MatchString(s): letters and
-// digits at both ends, letters, digits, '-', '_' and '.' between.
-func matchesQualifiedName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9':
-		case (c == '-' || c == '_' || c == '.') && i > 0 && i < len(s)-1:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// matchesSubdomain is dns1123Subdomain.MatchString(s): dot-separated
-// labels of lower-case letters, digits and '-', not at either end.
-func matchesSubdomain(s string) bool {
-	start := 0
-	for i := 0; i <= len(s); i++ {
-		if i < len(s) && s[i] != '.' {
-			c := s[i]
-			if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
-				return false
-			}
-			continue
-		}
-		if i == start || s[start] == '-' || s[i-1] == '-' {
-			return false // an empty label, or '-' at one of its ends
-		}
-		start = i + 1
-	}
-	return true
-}
-
-func isQualifiedName(value string) []string {
-	var msgs []string
-	parts := strings.Split(value, "/")
-	var name string
-	switch len(parts) {
-	case 1:
-		name = parts[0]
-	case 2:
-		prefix := parts[0]
-		name = parts[1]
-		if prefix == "" {
-			msgs = append(msgs, "prefix part must be non-empty")
-		} else {
-			if len(prefix) > subdomainMaxLen {
-				msgs = append(msgs, fmt.Sprintf("prefix part must be no more than %d bytes", subdomainMaxLen))
-			}
-			if !dns1123Subdomain.MatchString(prefix) {
-				msgs = append(msgs, "prefix part "+regexError(subdomainErrMsg, subdomainFmt, "example.com"))
-			}
-		}
-	default:
-		return []string{"a valid label key " + regexError(qualifiedNameErrMsg, qualifiedNameFmt, "MyName", "my.name", "123-abc") +
-			" with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"}
-	}
-	if name == "" {
-		msgs = append(msgs, "name part must be non-empty")
-	} else if len(name) > qualifiedNameMaxLen {
-		msgs = append(msgs, fmt.Sprintf("name part must be no more than %d bytes", qualifiedNameMaxLen))
-	}
-	if !qualifiedNameRegexp.MatchString(name) {
-		msgs = append(msgs, "name part "+regexError(qualifiedNameErrMsg, qualifiedNameFmt, "MyName", "my.name", "123-abc"))
-	}
-	return msgs
-}
-
-// isLabelValue checks a label value: empty, or at most 63 characters of a
-// qualified name's.
-func isLabelValue(value string) []string {
-	var msgs []string
-	if len(value) > labelValueMaxLen {
-		msgs = append(msgs, fmt.Sprintf("must be no more than %d bytes", labelValueMaxLen))
-	}
-	if !labelValueRegexp.MatchString(value) {
-		msgs = append(msgs, regexError(labelValueErrMsg, labelValueFmt, "MyValue", "my_value", "12345"))
-	}
-	return msgs
-}
-
-// regexError is Kubernetes' wording of a value that does not match a
-// pattern: the rule, examples, then the pattern.
-func regexError(msg, pattern string, examples ...string) string {
-	quoted := make([]string, len(examples))
-	for i, e := range examples {
-		quoted[i] = "'" + e + "'"
-	}
-	return msg + " (e.g. " + strings.Join(quoted, " or ") + ", regex used for validation is '" + pattern + "')"
 }

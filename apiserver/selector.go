@@ -11,6 +11,7 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/internal/intern"
+	"github.com/kapi-dev/kapi/internal/names"
 	"github.com/kapi-dev/kapi/watch"
 )
 
@@ -310,11 +311,11 @@ func parseLabelSelector(s string) ([]requirement, error) {
 				}
 			}
 		}
-		if msgs := isQualifiedName(r.key); len(msgs) > 0 {
+		if msgs := names.IsQualifiedName(r.key); len(msgs) > 0 {
 			return nil, fmt.Errorf("invalid label key %q: %s", r.key, strings.Join(msgs, "; "))
 		}
 		for _, v := range r.values {
-			if msgs := isLabelValue(v); (r.op != "gt" && r.op != "lt") && len(msgs) > 0 {
+			if msgs := names.IsLabelValue(v); (r.op != "gt" && r.op != "lt") && len(msgs) > 0 {
 				return nil, fmt.Errorf("invalid label value: %q: %s", v, strings.Join(msgs, "; "))
 			}
 		}
