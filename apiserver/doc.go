@@ -146,4 +146,10 @@
 // for that request only, logged. Shutdown stops a server gracefully: new
 // requests 503, watches ended so that clients re-watch, requests in flight
 // finished.
+//
+// While /readyz's storage check finds the store unreachable (checked when a
+// call to it fails or is slow, then every 250 ms until it answers), writes
+// and consistent reads are answered 503 with Retry-After at once, a write's
+// outcome known (not applied), instead of waiting out the request timeout;
+// the reads the cache serves (resourceVersion=0), watches and /version go on.
 package apiserver

@@ -29,12 +29,7 @@ const storageCheckTimeout = 2 * time.Second
 func (s *Server) readyChecks() []healthCheck {
 	return []healthCheck{
 		{"ping", func(context.Context) error { return nil }},
-		{"storage", func(ctx context.Context) error {
-			ctx, cancel := context.WithTimeout(ctx, storageCheckTimeout)
-			defer cancel()
-			_, err := s.config.store.Revision(ctx)
-			return err
-		}},
+		{"storage", s.health.readyCheck},
 		{"watch-cache", func(context.Context) error {
 			if !s.hub.Reached(0) {
 				return errors.New("the watch cache has not synced yet")

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kapi-dev/kapi/internal/lifecycletest"
+	"github.com/kapi-dev/kapi/internal/test/lifecycletest"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/storage/bolt"
 	"github.com/kapi-dev/kapi/storage/memory"

@@ -14,7 +14,7 @@ import (
 
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/apiserver/apiservertest"
-	"github.com/kapi-dev/kapi/internal/observetest"
+	"github.com/kapi-dev/kapi/internal/test/observetest"
 )
 
 // observeRecorder keeps the records of the requests that ended, and the events

@@ -25,6 +25,7 @@ import (
 type Server struct {
 	config config
 	hub    *watch.Hub
+	health *storeHealth     // what /readyz knows of the store (outage.go)
 	flow   *guard.Flow      // what is in flight (internal/guard)
 	lists  listcache.Budget // the whole-collection lists kept (internal/listcache)
 
@@ -62,10 +63,16 @@ func New(opts ...Option) (*Server, error) {
 		c.logger = slog.Default()
 	}
 	s := &Server{config: c, done: make(chan struct{})}
+	s.ctx, s.stop = context.WithCancel(context.Background())
+	// The watch cache follows the store itself and retries on its own;
+	// requests reach it through the guard that fails fast while it is down
+	// (outage.go).
+	s.health = newStoreHealth(s.ctx, c.store, c.logger)
+	s.config.store = &guardedStore{inner: c.store, health: s.health}
 	s.hub = watch.New(c.store, c.keyPrefix, watch.WithErrorHandler(func(err error) {
 		c.logger.Warn("kapi: watch cache", "err", err)
+		s.health.suspect() // its watch of the store broke, most likely
 	}))
-	s.ctx, s.stop = context.WithCancel(context.Background())
 	s.flow = newFlow(s.ctx, &c)
 	for _, builtin := range []struct {
 		on       bool
@@ -176,6 +183,7 @@ func (s *Server) Close() error {
 		<-s.done
 	}
 	s.background.Wait()
+	s.health.close()
 	return nil
 }
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/audit"
-	"github.com/kapi-dev/kapi/internal/observetest"
+	"github.com/kapi-dev/kapi/internal/test/observetest"
 )
 
 const policyYAML = `

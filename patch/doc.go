@@ -46,7 +46,7 @@
 // follow kube-apiserver (structured-merge-diff and its field manager) rule for
 // rule — the field sets in FieldsV1, conflicts and their messages, removal of
 // fields a manager stops applying, the "before-first-apply" entry, the cap of
-// ten Update entries — and a differential test in internal/e2e holds them to
+// ten Update entries — and a differential test in internal/test/e2e holds them to
 // Kubernetes' own implementation.
 //
 // # Documents as written

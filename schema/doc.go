@@ -93,7 +93,7 @@
 // a value an update leaves as it was keeps no errors, so an object stored
 // before its schema tightened can still be updated elsewhere.
 //
-// The differential test in internal/schemadiff holds every function here
+// The differential test in internal/test/schemadiff holds every function here
 // to k8s.io/apiextensions-apiserver's on hand-written, generated and
 // real-world schemas and objects.
 package schema

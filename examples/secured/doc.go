@@ -9,7 +9,11 @@
 // TLS: with -tls-cert and -tls-key, or else a self-signed certificate it
 // makes up (hence --insecure-skip-tls-verify above). With -client-ca,
 // client certificates signed by those CAs authenticate too: the subject's
-// common name is the user, its organizations the groups.
+// common name is the user, its organizations the groups. As kube-apiserver,
+// the server asks for a client certificate without requiring it and
+// verifies it against those CAs in its authenticator, not in the
+// handshake: a certificate they did not sign authenticates nobody, and a
+// token sent with it is still tried.
 //
 // The token file is kube-apiserver's (token,user,uid,"group1,group2").
 // Members of the group admins may do everything; viewers may get and list

@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kapi-dev/kapi/apiserver"
-	"github.com/kapi-dev/kapi/internal/observetest"
+	"github.com/kapi-dev/kapi/internal/test/observetest"
 	kapiotel "github.com/kapi-dev/kapi/observe/otel"
 	"github.com/kapi-dev/kapi/storage/memory"
 )

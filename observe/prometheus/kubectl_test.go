@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/kapi-dev/kapi/apiserver"
-	"github.com/kapi-dev/kapi/internal/observetest"
+	"github.com/kapi-dev/kapi/internal/test/observetest"
 	"github.com/kapi-dev/kapi/observe/prometheus"
 )
 

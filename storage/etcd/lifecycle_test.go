@@ -3,7 +3,7 @@ package etcd_test
 import (
 	"testing"
 
-	"github.com/kapi-dev/kapi/internal/lifecycletest"
+	"github.com/kapi-dev/kapi/internal/test/lifecycletest"
 	"github.com/kapi-dev/kapi/storage"
 )
 

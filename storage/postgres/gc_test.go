@@ -3,7 +3,7 @@ package postgres_test
 import (
 	"testing"
 
-	"github.com/kapi-dev/kapi/internal/gctest"
+	"github.com/kapi-dev/kapi/internal/test/gctest"
 	"github.com/kapi-dev/kapi/storage"
 )
 

@@ -1,4 +1,4 @@
-module github.com/kapi-dev/kapi/internal/robustness
+module github.com/kapi-dev/kapi/internal/test/robustness
 
 go 1.26.0
 

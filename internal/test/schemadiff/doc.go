@@ -8,7 +8,7 @@
 //
 // # Running
 //
-//	cd internal/schemadiff && go test ./...
+//	cd internal/test/schemadiff && go test ./...
 //	go test -run=NONE -fuzz=FuzzEngines -fuzztime=60s
 //
 // It is a module of its own so that the root module never requires

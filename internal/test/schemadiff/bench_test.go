@@ -13,11 +13,11 @@ import (
 // on a Gateway API HTTPRoute, by each engine, from the same decoded
 // object (a deep copy per operation, as neither may keep the input).
 func BenchmarkEngines(b *testing.B) {
-	schemaJSON, err := os.ReadFile("../../schema/testdata/httproute.schema.json")
+	schemaJSON, err := os.ReadFile("../../../schema/testdata/httproute.schema.json")
 	if err != nil {
 		b.Fatal(err)
 	}
-	data, err := os.ReadFile("../../schema/testdata/httproute.json")
+	data, err := os.ReadFile("../../../schema/testdata/httproute.json")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -157,7 +157,7 @@ func mainErr() error {
 			profiles = local.profileMissed(ctx, e, verdicts)
 		}
 		md := markdown(reportInput{
-			Command:    "go run ./internal/loadtest " + strings.Join(os.Args[1:], " "),
+			Command:    "go run ./internal/test/loadtest " + strings.Join(os.Args[1:], " "),
 			LoadBefore: loadBefore, LoadAfter: loadAverage(),
 			Results: results, Verdicts: verdicts, Sizes: sz, Elapsed: elapsed, Profiles: profiles, RunErr: runErr,
 		})

@@ -6,7 +6,7 @@
 //
 // # Runs
 //
-// The bounded run is part of CI (go test ./internal/robustness). Setting
+// The bounded run is part of CI (go test ./internal/test/robustness). Setting
 // KAPI_ROBUSTNESS_LONG=1 runs the long form as well: a three-member etcd
 // cluster, a member killed and restarted, for a minute
 // (KAPI_ROBUSTNESS_DURATION changes it). TestBrokenServersAreCaught runs

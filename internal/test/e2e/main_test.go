@@ -65,7 +65,7 @@ func runMain(m *testing.M) int {
 func buildExample(ctx context.Context, dir, name string) (string, error) {
 	bin := filepath.Join(dir, name)
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/kapi-dev/kapi/examples/"+name)
-	build.Dir = filepath.Join("..", "..")
+	build.Dir = filepath.Join("..", "..", "..")
 	if out, err := build.CombinedOutput(); err != nil {
 		return bin, fmt.Errorf("go build examples/%s: %v\n%s", name, err, out)
 	}

@@ -1,4 +1,4 @@
-module github.com/kapi-dev/kapi/internal/aggregation
+module github.com/kapi-dev/kapi/internal/test/aggregation
 
 go 1.26.0
 

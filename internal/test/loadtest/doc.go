@@ -6,7 +6,7 @@
 //
 // From the repository root (the module is in go.work):
 //
-//	go run ./internal/loadtest -report BENCHMARKS.md
+//	go run ./internal/test/loadtest -report BENCHMARKS.md
 //
 // builds examples/widgets, starts it (memory backend, -pprof), the ceiling
 // (-serve-ceiling) and a kapi that counts its encodes (-serve-kapi), each
@@ -41,10 +41,10 @@
 //
 // Run one workload alone with -workloads, e.g.
 //
-//	go run ./internal/loadtest -workloads create-bolt
-//	go run ./internal/loadtest -workloads list-large-json,list-large-json-2
-//	go run ./internal/loadtest -workloads informers-small,informers
-//	go run ./internal/loadtest -workloads memory
+//	go run ./internal/test/loadtest -workloads create-bolt
+//	go run ./internal/test/loadtest -workloads list-large-json,list-large-json-2
+//	go run ./internal/test/loadtest -workloads informers-small,informers
+//	go run ./internal/test/loadtest -workloads memory
 //
 // # The ceiling
 //

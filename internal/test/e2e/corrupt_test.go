@@ -72,8 +72,8 @@ func TestCorruptObject(t *testing.T) {
 	// backoff) syncs, without the deleted widget.
 	select {
 	case <-synced:
-	case <-ctx.Done():
-		t.Fatal("the informer did not sync once the corrupt widget was deleted")
+	case <-time.After(90 * time.Second): // client-go's backoff reaches 30 s between attempts
+		t.Fatal("the informer did not sync within 90s of the corrupt widget's deletion")
 	}
 	if keys := informer.GetStore().ListKeys(); len(keys) != 1 || keys[0] != "default/good" {
 		t.Errorf("the informer holds %v, want [default/good]", keys)

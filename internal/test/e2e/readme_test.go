@@ -86,7 +86,7 @@ func TestREADME(t *testing.T) {
 	if _, err := os.Stat(dispatcherKubectl); err != nil {
 		t.Skipf("kubectl: %v", err)
 	}
-	readme := filepath.Join("..", "..", "README.md")
+	readme := filepath.Join("..", "..", "..", "README.md")
 	blocks := readmeBlocks(t, readme)
 	work := t.TempDir()
 	sessions := map[string]*readmeSession{}
@@ -160,7 +160,7 @@ func program2(t *testing.T, source string) program {
 		t.Fatalf("the first program should listen on %s once, and import os", quoted)
 	}
 	source = strings.Replace(source, quoted, `os.Getenv("KAPI_README_ADDR")`, 1)
-	root, err := filepath.Abs(filepath.Join("..", ".."))
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}

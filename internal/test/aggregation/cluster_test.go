@@ -49,12 +49,12 @@ func binDir() string {
 // requireCluster skips unless the test was asked for and can run.
 func requireCluster(t *testing.T) string {
 	if os.Getenv("KAPI_AGGREGATION") == "" {
-		t.Skip("opt-in: builds and runs a real kube-apiserver; run internal/aggregation/run.sh (or set KAPI_AGGREGATION=1 with kube-apiserver and etcd in $KAPI_KUBE_BIN)")
+		t.Skip("opt-in: builds and runs a real kube-apiserver; run internal/test/aggregation/run.sh (or set KAPI_AGGREGATION=1 with kube-apiserver and etcd in $KAPI_KUBE_BIN)")
 	}
 	bin := binDir()
 	for _, b := range []string{"kube-apiserver", "etcd"} {
 		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
-			t.Skipf("%s not built in %s: run internal/aggregation/build-kube-apiserver.sh", b, bin)
+			t.Skipf("%s not built in %s: run internal/test/aggregation/build-kube-apiserver.sh", b, bin)
 		}
 	}
 	if os.Geteuid() != 0 {
@@ -201,7 +201,7 @@ func newCluster(t *testing.T) *cluster {
 // server its service account's token and runs it in the namespace.
 func (c *cluster) startExtension() {
 	t := c.t
-	c.kubectl(c.admin, "apply", "-f", filepath.Join("..", "..", "examples", "aggregated", "deploy.yaml"))
+	c.kubectl(c.admin, "apply", "-f", filepath.Join("..", "..", "..", "examples", "aggregated", "deploy.yaml"))
 	token := c.kubectl(c.admin, "create", "token", "kapi-widgets", "-n", "kapi-system", "--duration", "1h")
 	tokenFile := filepath.Join(c.dir, "kapi-widgets.token")
 	writeFile(t, tokenFile, []byte(strings.TrimSpace(token)))

@@ -44,7 +44,7 @@ func repoRoot() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("not inside kapi's repository: run from its root (go run ./internal/loadtest)")
+			return "", errors.New("not inside kapi's repository: run from its root (go run ./internal/test/loadtest)")
 		}
 		dir = parent
 	}

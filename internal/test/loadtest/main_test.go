@@ -178,7 +178,7 @@ func TestRun(t *testing.T) {
 			t.Errorf("result %v has no lost field", r)
 		}
 	}
-	md := markdown(reportInput{Command: "go run ./internal/loadtest -report BENCHMARKS.md", Results: results, Verdicts: verdicts, Sizes: sz})
+	md := markdown(reportInput{Command: "go run ./internal/test/loadtest -report BENCHMARKS.md", Results: results, Verdicts: verdicts, Sizes: sz})
 	for _, want := range []string{"## Targets", "## Results", "| get | kapi |", "| get | ceiling |", "| watch | kapi |", "| create-bolt | bolt-only |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the report lacks %q:\n%s", want, md)

@@ -194,7 +194,7 @@ func startExample(t *testing.T) string {
 	}
 	bin := filepath.Join(t.TempDir(), "widgets")
 	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "github.com/kapi-dev/kapi/examples/widgets")
-	build.Dir = filepath.Join("..", "..")
+	build.Dir = filepath.Join("..", "..", "..")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build examples/widgets: %v\n%s", err, out)
 	}
