@@ -11,6 +11,7 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	ksel "github.com/kapi-dev/kapi/internal/selector"
 )
 
 // The access reviews kube-apiserver serves to every user about itself:
@@ -250,9 +251,9 @@ func (s *Server) serveSelfSubjectAccessReview(w http.ResponseWriter, r *http.Req
 	if ra != nil {
 		a = Attributes{User: u, Verb: ra.Verb, ResourceRequest: true, APIGroup: ra.Group, APIVersion: ra.Version,
 			Namespace: ra.Namespace, Resource: ra.Resource, Subresource: ra.Subresource, Name: ra.Name}
-		a.LabelSelector, a.SelectorError = reviewRequirements(ra.LabelSelector, parseLabelSelector)
+		a.LabelSelector, a.SelectorError = reviewRequirements(ra.LabelSelector, ksel.ParseLabels)
 		var err error
-		a.FieldSelector, err = reviewRequirements(ra.FieldSelector, parseFieldSelector)
+		a.FieldSelector, err = reviewRequirements(ra.FieldSelector, ksel.ParseFields)
 		a.SelectorError = errors.Join(a.SelectorError, err)
 	} else {
 		a.Verb, a.Path = nra.Verb, nra.Path
@@ -270,7 +271,7 @@ func (s *Server) serveSelfSubjectAccessReview(w http.ResponseWriter, r *http.Req
 // reviewRequirements reads a review's selector as kube-apiserver does: the
 // raw selector if given, else its requirements (In, NotIn, Exists,
 // DoesNotExist).
-func reviewRequirements(sel *reviewSelector, parse func(string) ([]requirement, error)) ([]SelectorRequirement, error) {
+func reviewRequirements(sel *reviewSelector, parse func(string) ([]ksel.Requirement, error)) ([]SelectorRequirement, error) {
 	if sel == nil {
 		return nil, nil
 	}

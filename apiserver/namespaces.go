@@ -11,6 +11,7 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/builtin"
+	"github.com/kapi-dev/kapi/internal/names"
 	"github.com/kapi-dev/kapi/lifecycle"
 	"github.com/kapi-dev/kapi/storage"
 )
@@ -32,7 +33,7 @@ var namespaceController = User{Name: "system:serviceaccount:kube-system:namespac
 func (s *Server) registerNamespaces() error {
 	err := Register(s, Resource[builtin.Namespace]{
 		Version: "v1", Kind: "Namespace", Plural: "namespaces", ShortNames: []string{"ns"}, Status: true,
-		ValidateName:     func(name string) []string { return isDNS1123Label(name) },
+		ValidateName:     func(name string) []string { return names.IsDNS1123Label(name) },
 		Validate:         validateNamespace,
 		SelectableFields: []string{"status.phase"},
 		Columns: []Column[builtin.Namespace]{
@@ -111,7 +112,7 @@ func validateNamespace(_ context.Context, ns, _ *builtin.Namespace) FieldErrors 
 			errs = append(errs, Invalid(path, f, "name is neither a standard finalizer name nor is it fully qualified"))
 			continue
 		}
-		if msgs := isDNS1123Subdomain(domain); len(msgs) > 0 || name == "" || len(name) > 63 {
+		if msgs := names.IsDNS1123Subdomain(domain); len(msgs) > 0 || name == "" || len(name) > 63 {
 			errs = append(errs, Invalid(path, f, "a qualified name must consist of a DNS subdomain, '/', and a name of at most 63 characters"))
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/jsonfields"
 	"github.com/kapi-dev/kapi/internal/jsonimage"
 	"github.com/kapi-dev/kapi/internal/listcache"
+	"github.com/kapi-dev/kapi/internal/names"
 	"github.com/kapi-dev/kapi/internal/openapi"
 	"github.com/kapi-dev/kapi/patch"
 	"github.com/kapi-dev/kapi/storage"
@@ -284,35 +284,33 @@ type resource struct {
 	strings intern.Table // shared by the objects of its cache
 }
 
-var dns1123Label = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-
 func (r *resource) complete(status bool) error {
 	var errs []error
 	if r.typ.Kind() != reflect.Struct {
 		errs = append(errs, fmt.Errorf("type %s is not a struct", r.typ))
 	}
-	if r.Version == "" || !dns1123Label.MatchString(r.Version) {
+	if r.Version == "" || !names.MatchesDNS1123Label(r.Version) {
 		errs = append(errs, fmt.Errorf("version %q is not a DNS-1123 label", r.Version))
 	}
-	if r.Group != "" && len(isDNS1123Subdomain(r.Group)) > 0 {
+	if r.Group != "" && len(names.IsDNS1123Subdomain(r.Group)) > 0 {
 		errs = append(errs, fmt.Errorf("group %q is not a DNS-1123 subdomain", r.Group))
 	}
 	if r.Kind == "" || strings.ContainsAny(r.Kind, "/. ") {
 		errs = append(errs, fmt.Errorf("kind %q is empty or holds one of '/', '.', ' '", r.Kind))
 	}
 	if r.Plural == "" {
-		errs = append(errs, errors.New("Plural is required: the resource's name in URLs, as widgets in /apis/example.com/v1/widgets"))
-	} else if !dns1123Label.MatchString(r.Plural) {
+		errs = append(errs, errors.New("Resource.Plural is required: the resource's name in URLs, as widgets in /apis/example.com/v1/widgets"))
+	} else if !names.MatchesDNS1123Label(r.Plural) {
 		errs = append(errs, fmt.Errorf("plural %q is not a lower-case DNS-1123 label", r.Plural))
 	}
 	if r.Singular == "" {
 		r.Singular = strings.ToLower(r.Kind)
 	}
-	if !dns1123Label.MatchString(r.Singular) {
+	if !names.MatchesDNS1123Label(r.Singular) {
 		errs = append(errs, fmt.Errorf("singular %q is not a lower-case DNS-1123 label", r.Singular))
 	}
 	for _, n := range r.ShortNames {
-		if !dns1123Label.MatchString(n) {
+		if !names.MatchesDNS1123Label(n) {
 			errs = append(errs, fmt.Errorf("short name %q is not a lower-case DNS-1123 label", n))
 		}
 	}
@@ -342,7 +340,7 @@ func (r *resource) complete(status bool) error {
 		}
 	}
 	if r.validateName == nil {
-		r.validateName = isDNS1123Subdomain
+		r.validateName = names.IsDNS1123Subdomain
 	}
 	if r.typ.Kind() == reflect.Struct {
 		err := codec.SupportsProtobuf(r.typ)
@@ -423,35 +421,6 @@ func (r *resource) decodeStoredVersion(kv storage.KeyValue) (kapi.Object, bool, 
 	}
 	obj.GetObjectMeta().ResourceVersion = formatRevision(kv.ModRevision)
 	return obj, false, nil
-}
-
-const dns1123SubdomainMessage = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-
-var dns1123Subdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-
-// isDNS1123Subdomain is the default name validation of Kubernetes.
-func isDNS1123Subdomain(name string) []string {
-	var msgs []string
-	if len(name) > 253 {
-		msgs = append(msgs, "must be no more than 253 characters")
-	}
-	if !dns1123Subdomain.MatchString(name) {
-		msgs = append(msgs, dns1123SubdomainMessage)
-	}
-	return msgs
-}
-
-const dns1123LabelMessage = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-
-func isDNS1123Label(name string) []string {
-	var msgs []string
-	if len(name) > 63 {
-		msgs = append(msgs, "must be no more than 63 characters")
-	}
-	if !dns1123Label.MatchString(name) {
-		msgs = append(msgs, dns1123LabelMessage)
-	}
-	return msgs
 }
 
 // selectable sets up the field selectors of the resource: metadata.name,

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/go-chi/chi/v5"
+
+	ksel "github.com/kapi-dev/kapi/internal/selector"
 )
 
 // requestAttributes reads what a request asks for from its method, path and
@@ -87,25 +89,25 @@ func requestAttributes(r *http.Request) Attributes {
 func selectorRequirements(query url.Values) (labels, fields []SelectorRequirement, err error) {
 	var errs []error
 	if s := query.Get("labelSelector"); s != "" {
-		reqs, err := parseLabelSelector(s)
+		reqs, err := ksel.ParseLabels(s)
 		errs = append(errs, err)
 		labels = exportRequirements(reqs)
 	}
 	if s := query.Get("fieldSelector"); s != "" {
-		reqs, err := parseFieldSelector(s)
+		reqs, err := ksel.ParseFields(s)
 		errs = append(errs, err)
 		fields = exportRequirements(reqs)
 	}
 	return labels, fields, errors.Join(errs...)
 }
 
-func exportRequirements(reqs []requirement) []SelectorRequirement {
+func exportRequirements(reqs []ksel.Requirement) []SelectorRequirement {
 	if len(reqs) == 0 {
 		return nil
 	}
 	out := make([]SelectorRequirement, len(reqs))
 	for i, r := range reqs {
-		out[i] = SelectorRequirement{Key: r.key, Operator: r.op, Values: r.values}
+		out[i] = SelectorRequirement{Key: r.Key, Operator: r.Op, Values: r.Values}
 	}
 	return out
 }
@@ -184,13 +186,13 @@ func routedPath(r *http.Request, segments *[routedSegments]string) (string, []st
 // that name. The handler applies the same selector, so it sees no other
 // object.
 func selectedName(fieldSelector string) string {
-	reqs, err := parseFieldSelector(fieldSelector)
+	reqs, err := ksel.ParseFields(fieldSelector)
 	if err != nil {
 		return ""
 	}
 	for _, r := range reqs {
-		if r.key == "metadata.name" && r.op == "=" && len(isValidPathSegment(r.values[0])) == 0 {
-			return r.values[0]
+		if r.Key == "metadata.name" && r.Op == "=" && len(isValidPathSegment(r.Values[0])) == 0 {
+			return r.Values[0]
 		}
 	}
 	return ""

@@ -1,7 +1,6 @@
 package apiserver_test
 
 import (
-	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -46,7 +45,7 @@ func TestCollectorAndNamespaceDeleterAcrossVersions(t *testing.T) {
 	wait("the namespace is still there", func() bool { return c.get("/api/v1/namespaces/ns").Code == http.StatusNotFound })
 	for _, name := range []string{"child", "other"} {
 		if code := c.get(v1beta1 + "/" + name).Code; code != http.StatusNotFound {
-			t.Error(fmt.Sprintf("%s: %d", name, code))
+			t.Errorf("%s: %d", name, code)
 		}
 	}
 }

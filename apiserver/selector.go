@@ -2,33 +2,30 @@ package apiserver
 
 import (
 	"encoding/binary"
-	"fmt"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/internal/intern"
+	ksel "github.com/kapi-dev/kapi/internal/selector"
 	"github.com/kapi-dev/kapi/watch"
 )
 
 // selector is a label selector and a field selector, both parsed; the zero
 // value selects everything.
 type selector struct {
-	labels []requirement
-	fields []requirement
+	labels []ksel.Requirement
+	fields []fieldRequirement
 	// view, if set, is a cached item in the version the fields are of.
 	view func(*watch.Item) kapi.Object
 }
 
-type requirement struct {
-	key    string
-	op     string // "=", "!=", "in", "notin", "exists", "!", "gt", "lt"
-	values []string
-	value  func(kapi.Object) string // a field requirement's field
-	index  int                      // and its place in a summary's fields
+// fieldRequirement is a field selector's requirement and the field it reads.
+type fieldRequirement struct {
+	ksel.Requirement
+	value func(kapi.Object) string // the field
+	index int                      // and its place in a summary's fields
 }
 
 // summary is what the watch cache keeps of each object of a resource
@@ -142,17 +139,20 @@ func (s selector) empty() bool { return len(s.labels) == 0 && len(s.fields) == 0
 func (rq *request) parseSelectors() (selector, error) {
 	var sel selector
 	var err error
-	if sel.labels, err = parseLabelSelector(rq.query.Get("labelSelector")); err != nil {
+	if sel.labels, err = ksel.ParseLabels(rq.query.Get("labelSelector")); err != nil {
 		return sel, badRequest("unable to parse requirement: %v", err)
 	}
-	if sel.fields, err = parseFieldSelector(rq.query.Get("fieldSelector")); err != nil {
+	fields, err := ksel.ParseFields(rq.query.Get("fieldSelector"))
+	if err != nil {
 		return sel, badRequest("%v", err)
 	}
-	for i, r := range sel.fields {
-		if sel.fields[i].value = rq.res.fields[r.key]; sel.fields[i].value == nil {
-			return sel, badRequest("field label not supported: %s", r.key)
+	for _, r := range fields {
+		f := fieldRequirement{Requirement: r, value: rq.res.fields[r.Key]}
+		if f.value == nil {
+			return sel, badRequest("field label not supported: %s", r.Key)
 		}
-		sel.fields[i].index = slices.Index(rq.res.storageVersion().summaryFields, r.key)
+		f.index = slices.Index(rq.res.storageVersion().summaryFields, r.Key)
+		sel.fields = append(sel.fields, f)
 	}
 	if len(sel.fields) > 0 && rq.res.converts() {
 		// The cache holds the storage version; the fields are the
@@ -179,7 +179,7 @@ func (s selector) matches(obj kapi.Object) bool {
 		return false
 	}
 	for _, r := range s.fields {
-		if !r.matches(r.value(obj), true) {
+		if !r.Matches(r.value(obj), true) {
 			return false
 		}
 	}
@@ -188,8 +188,8 @@ func (s selector) matches(obj kapi.Object) bool {
 
 func (s selector) labelsMatch(labels map[string]string) bool {
 	for _, r := range s.labels {
-		v, ok := labels[r.key]
-		if !r.matches(v, ok) {
+		v, ok := labels[r.Key]
+		if !r.Matches(v, ok) {
 			return false
 		}
 	}
@@ -200,17 +200,17 @@ func (s selector) labelsMatch(labels map[string]string) bool {
 // selected.
 func (s selector) matchesSummary(key string, sum *summary) bool {
 	for _, r := range s.labels {
-		v, ok := sum.label(r.key)
-		if !r.matches(v, ok) {
+		v, ok := sum.label(r.Key)
+		if !r.Matches(v, ok) {
 			return false
 		}
 	}
 	for _, r := range s.fields {
 		var v string
 		switch {
-		case r.key == "metadata.name":
+		case r.Key == "metadata.name":
 			v = key[strings.LastIndexByte(key, '/')+1:]
-		case r.key == "metadata.namespace":
+		case r.Key == "metadata.namespace":
 			v = key[:max(strings.LastIndexByte(key, '/'), 0)]
 			v = v[strings.LastIndexByte(v, '/')+1:]
 		case r.index >= 0 && r.index < len(sum.fields):
@@ -218,7 +218,7 @@ func (s selector) matchesSummary(key string, sum *summary) bool {
 		default:
 			return false
 		}
-		if !r.matches(v, true) {
+		if !r.Matches(v, true) {
 			return false
 		}
 	}
@@ -243,136 +243,4 @@ func (s selector) filter() func(*watch.Item) bool {
 		obj, err := cachedObject(it)
 		return err == nil && s.matches(obj)
 	}
-}
-
-func (r requirement) matches(v string, present bool) bool {
-	switch r.op {
-	case "exists":
-		return present
-	case "!":
-		return !present
-	case "=", "in":
-		return present && slices.Contains(r.values, v)
-	case "!=", "notin":
-		return !present || !slices.Contains(r.values, v)
-	case "gt", "lt":
-		n, err := strconv.ParseInt(v, 10, 64)
-		if !present || err != nil {
-			return false
-		}
-		bound, _ := strconv.ParseInt(r.values[0], 10, 64)
-		return r.op == "gt" && n > bound || r.op == "lt" && n < bound
-	}
-	return false
-}
-
-var (
-	setRequirement = regexp.MustCompile(`^(\S+)\s+(in|notin)\s*\((.*)\)$`)
-)
-
-// parseLabelSelector reads the label selector syntax: comma-separated
-// requirements key, !key, key=v, key==v, key!=v, key in (a,b),
-// key notin (a,b), key>n, key<n.
-func parseLabelSelector(s string) ([]requirement, error) {
-	var reqs []requirement
-	for _, part := range splitTopLevel(s) {
-		part = strings.TrimSpace(part)
-		var r requirement
-		switch {
-		case part == "":
-			return nil, fmt.Errorf("found '', expected: identifier")
-		case strings.HasPrefix(part, "!"):
-			r = requirement{key: strings.TrimSpace(part[1:]), op: "!"}
-		case setRequirement.MatchString(part):
-			m := setRequirement.FindStringSubmatch(part)
-			r = requirement{key: m[1], op: m[2]}
-			for _, v := range strings.Split(m[3], ",") {
-				r.values = append(r.values, strings.TrimSpace(v))
-			}
-		default:
-			key, op, value, found := cutOperator(part, "!=", "==", "=", ">", "<")
-			if !found {
-				r = requirement{key: part, op: "exists"}
-				break
-			}
-			switch op {
-			case "==":
-				op = "="
-			case ">":
-				op = "gt"
-			case "<":
-				op = "lt"
-			}
-			r = requirement{key: key, op: op, values: []string{value}}
-			if op == "gt" || op == "lt" {
-				if _, err := strconv.ParseInt(value, 10, 64); err != nil {
-					return nil, fmt.Errorf("for 'Gt', 'Lt' operators, the value must be an integer: %q", value)
-				}
-			}
-		}
-		if msgs := isQualifiedName(r.key); len(msgs) > 0 {
-			return nil, fmt.Errorf("invalid label key %q: %s", r.key, strings.Join(msgs, "; "))
-		}
-		for _, v := range r.values {
-			if msgs := isLabelValue(v); (r.op != "gt" && r.op != "lt") && len(msgs) > 0 {
-				return nil, fmt.Errorf("invalid label value: %q: %s", v, strings.Join(msgs, "; "))
-			}
-		}
-		reqs = append(reqs, r)
-	}
-	return reqs, nil
-}
-
-// parseFieldSelector reads key=v, key==v and key!=v, comma-separated.
-func parseFieldSelector(s string) ([]requirement, error) {
-	var reqs []requirement
-	for _, part := range splitTopLevel(s) {
-		key, op, value, found := cutOperator(strings.TrimSpace(part), "!=", "==", "=")
-		if !found || key == "" {
-			return nil, fmt.Errorf("invalid selector: '%s'; can't understand '%s'", s, part)
-		}
-		if op == "==" {
-			op = "="
-		}
-		reqs = append(reqs, requirement{key: key, op: op, values: []string{value}})
-	}
-	return reqs, nil
-}
-
-// splitTopLevel splits at commas outside parentheses; "" has no parts.
-func splitTopLevel(s string) []string {
-	if strings.TrimSpace(s) == "" {
-		return nil
-	}
-	var parts []string
-	depth, start := 0, 0
-	for i, c := range s {
-		switch c {
-		case '(':
-			depth++
-		case ')':
-			depth--
-		case ',':
-			if depth == 0 {
-				parts = append(parts, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	return append(parts, s[start:])
-}
-
-// cutOperator splits s at the first of ops found (earlier ops win at the same
-// position, so "!=" is not read as "=").
-func cutOperator(s string, ops ...string) (key, op, value string, found bool) {
-	best := -1
-	for _, o := range ops {
-		if i := strings.Index(s, o); i >= 0 && (best < 0 || i < best) {
-			best, op = i, o
-		}
-	}
-	if best < 0 {
-		return "", "", "", false
-	}
-	return strings.TrimSpace(s[:best]), op, strings.TrimSpace(s[best+len(op):]), true
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/internal/jsonwrite"
+	"github.com/kapi-dev/kapi/internal/names"
 	"github.com/kapi-dev/kapi/internal/splice"
 	"github.com/kapi-dev/kapi/storage"
 )
@@ -379,7 +380,7 @@ func (rq *request) validate(ctx context.Context, obj, old kapi.Object) FieldErro
 		}
 	}
 	if rq.res.Namespaced {
-		for _, msg := range isDNS1123Label(meta.Namespace) {
+		for _, msg := range names.IsDNS1123Label(meta.Namespace) {
 			errs = append(errs, Invalid("metadata.namespace", meta.Namespace, msg))
 		}
 	}

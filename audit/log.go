@@ -189,12 +189,10 @@ func (l *Log) emit(ev *Event) {
 
 // request is what the Log keeps of one request.
 type request struct {
-	level     Level
-	omit      []Stage
-	omitMF    bool
-	decided   bool
-	received  bool // RequestReceived was handled
-	longStart bool
+	level   Level
+	omit    []Stage
+	omitMF  bool
+	decided bool
 }
 
 type requestKey struct{}

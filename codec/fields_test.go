@@ -58,7 +58,8 @@ type Zoo struct {
 	Self         *Zoo                `json:"self,omitempty"`
 	Untagged     string
 	Hidden       string `json:"-"`
-	unexported   string
+	//lint:ignore U1000 unexported on purpose: the codec must skip it
+	unexported string
 }
 
 type ZooEmbedded struct {

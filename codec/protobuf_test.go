@@ -285,6 +285,7 @@ type sink struct {
 
 	Hidden  string `json:"-"`
 	Skipped string `json:"skipped" protobuf:"-"`
+	//lint:ignore U1000 unexported on purpose: the codec must skip it
 	private string
 }
 
@@ -511,7 +512,8 @@ func TestProtoSupported(t *testing.T) {
 		M map[string]badPort `json:"m" protobuf:"bytes,1,rep,name=m"`
 	}
 	type ignored struct {
-		Secret   string `json:"-"`
+		Secret string `json:"-"`
+		//lint:ignore U1000 unexported on purpose: the codec must skip it
 		internal int
 		Tagged   string `json:"tagged" protobuf:"bytes,1,opt,name=tagged"`
 	}

@@ -158,10 +158,9 @@ type webhookList struct {
 	refresh time.Duration
 	timeout time.Duration
 
-	mu      sync.Mutex
-	hooks   []webhook
-	listed  time.Time
-	lastErr error
+	mu     sync.Mutex
+	hooks  []webhook
+	listed time.Time
 }
 
 func (l *webhookList) get(ctx context.Context) ([]webhook, error) {
@@ -406,6 +405,7 @@ func parseAdmissionResponse(uid string, data []byte) (*admissionResponse, error)
 func (w *webhookCaller) call(ctx context.Context, h *webhook, req *admission.Request) error {
 	if req.DryRun {
 		if h.SideEffects == nil {
+			//lint:ignore ST1005 kube-apiserver's webhook dispatchers answer with this text, capital and all
 			return &callError{h.Name, errors.New("Webhook SideEffects is nil")}
 		}
 		if se := *h.SideEffects; se != "None" && se != "NoneOnDryRun" {

@@ -102,11 +102,6 @@ func valueElement(v any) pathElement {
 	return pathElement{kind: 'v', itemKey: &itemKey{value: v}, str: string(b)}
 }
 
-// scalarJSON writes a decoded JSON value back as compact JSON.
-func scalarJSON(v any) []byte {
-	return appendScalarJSON(nil, v)
-}
-
 // appendScalarJSON appends v as json.Marshal writes it: strings, numbers,
 // booleans and null here, without json.Marshal's allocations (a write
 // names every list item it walks); anything else by json.Marshal.

@@ -337,8 +337,7 @@ func FuzzCreatedFields(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, doc, ignore string) {
-		obj, err := s.liveObject([]byte(doc))
-		if err != nil {
+		if _, err := s.liveObject([]byte(doc)); err != nil {
 			return
 		}
 		opts := UpdateOptions{Manager: "m", APIVersion: "example.com/v1", Now: kapi.NewTime(time.Unix(1e9, 0))}
@@ -349,7 +348,7 @@ func FuzzCreatedFields(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		obj, _ = s.liveObject([]byte(doc)) // Update may not change it, but the check must not rely on that
+		obj, _ := s.liveObject([]byte(doc)) // Update may not change it, but the check must not rely on that
 		if want := createdGeneral(s, obj, opts); !reflect.DeepEqual(got, want) {
 			t.Fatalf("Update\n%s\nwant\n%s", entriesJSON(got), entriesJSON(want))
 		}

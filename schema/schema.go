@@ -172,8 +172,6 @@ const (
 	kwExternalDocs
 )
 
-func (k keywords) has(w keywords) bool { return k&w != 0 }
-
 // PreservesUnknownFields says whether x-kubernetes-preserve-unknown-fields
 // is true.
 func (s *Schema) PreservesUnknownFields() bool {

@@ -567,9 +567,9 @@ func TestCacheList(t *testing.T) {
 	})
 
 	t.Run("ReflectsWrites", func(t *testing.T) {
-		rev := mustCreate(t, e.store, ns1+"bb", "bb")
+		mustCreate(t, e.store, ns1+"bb", "bb")
 		mustDelete(t, e.store, ns1+"d")
-		rev = mustUpdate(t, e.store, ns1+"a", "a2")
+		rev := mustUpdate(t, e.store, ns1+"a", "a2")
 		mustWaitFor(t, e.hub, rev)
 		items, at, _ := e.widgets.List(ns1, "", 0, nil)
 		if want := []string{ns1 + "a", ns1 + "b", ns1 + "bb", ns1 + "c", ns1 + "e"}; !slices.Equal(keysOf(items), want) {

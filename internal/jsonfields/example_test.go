@@ -17,6 +17,7 @@ type Widget struct {
 	*Meta
 	Color    string `json:"color"`
 	Replicas int32  `json:"replicas,omitempty,string"`
+	//lint:ignore U1000 unexported on purpose: the example shows Of skipping it
 	internal int
 }
 

@@ -86,6 +86,7 @@ var ofCases = []struct {
 	}},
 	{"json dash", reflect.TypeFor[struct {
 		A int `json:"-"`
+		//lint:ignore SA5008 encoding/json names this field "-"; the case checks Of does too
 		B int `json:"-,"`
 		C int
 	}](), []want{
@@ -93,6 +94,7 @@ var ofCases = []struct {
 		{name: "C", index: []int{2}},
 	}},
 	{"invalid tag name", reflect.TypeFor[struct {
+		//lint:ignore SA5008 an invalid name on purpose: encoding/json then uses the Go name, and so must Of
 		A int `json:"it's"`
 		B int `json:",omitempty"`
 	}](), []want{
@@ -167,10 +169,11 @@ var ofCases = []struct {
 		{name: "V", index: []int{1}},
 	}},
 	{"options", reflect.TypeFor[struct {
-		A int     `json:"a,omitempty"`
-		B string  `json:"b,omitzero"`
-		C int64   `json:"c,string"`
-		D *bool   `json:"d,string"`
+		A int    `json:"a,omitempty"`
+		B string `json:"b,omitzero"`
+		C int64  `json:"c,string"`
+		D *bool  `json:"d,string"`
+		//lint:ignore SA5008 ,string on a slice on purpose: encoding/json ignores it there, and so must Of
 		E []int   `json:"e,string"`
 		F float64 `json:",string"`
 		G string  `json:"g,omitempty,string"`

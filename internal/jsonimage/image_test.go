@@ -171,6 +171,7 @@ func TestImageOfRandomValues(t *testing.T) {
 func TestNewImage(t *testing.T) {
 	type hidden struct {
 		A string `json:"a"`
+		//lint:ignore U1000 unexported on purpose: the image must skip it
 		b string
 	}
 	type conflict struct {

@@ -59,7 +59,7 @@ func (e *Encoder) Append(b []byte, v reflect.Value) ([]byte, bool) {
 	}
 	out, ok := e.fn(b, v, 0)
 	if !ok {
-		return b[:len(b)], false
+		return b, false
 	}
 	return out, true
 }

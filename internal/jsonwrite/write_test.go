@@ -82,27 +82,31 @@ type sample struct {
 	ByteArray    [3]byte           `json:"byteArray"`
 	NoArray      [0]string         `json:"noArray,omitempty"`
 
-	Float       float64  `json:"float,omitempty"`
-	Float32     float32  `json:"float32"`
-	FloatZero   float64  `json:"floatZero,omitzero"`
-	Quoted      int64    `json:"quoted,string"`
-	QuotedText  string   `json:"quotedText,string,omitempty"`
-	QuotedPtr   *bool    `json:"quotedPtr,string"`
-	QuotedFloat float32  `json:"quotedFloat,string"`
-	QuotedUint  *uint    `json:"quotedUint,omitempty,string"`
-	NotQuoted   []int    `json:"notQuoted,string"`
-	Flag        bool     `json:"flag,omitempty"`
-	Small       uint8    `json:"small"`
-	Skipped     int      `json:",omitzero"`
-	Pointer     uintptr  `json:"pointer,omitempty"`
-	Shadowed    string   `json:"shadowed"`
-	Escaped     string   `json:"x<y&z>"`
-	Dash        int      `json:"-,"`
-	Hidden      int      `json:"-"`
-	BadName     int      `json:"a\"b"`
-	Zeroer      zeroer   `json:"zeroer,omitzero"`
-	Nothing     struct{} `json:"nothing"`
-	hidden      int
+	Float       float64 `json:"float,omitempty"`
+	Float32     float32 `json:"float32"`
+	FloatZero   float64 `json:"floatZero,omitzero"`
+	Quoted      int64   `json:"quoted,string"`
+	QuotedText  string  `json:"quotedText,string,omitempty"`
+	QuotedPtr   *bool   `json:"quotedPtr,string"`
+	QuotedFloat float32 `json:"quotedFloat,string"`
+	QuotedUint  *uint   `json:"quotedUint,omitempty,string"`
+	//lint:ignore SA5008 ,string on a slice on purpose: encoding/json ignores it there, and so must the encoder
+	NotQuoted []int   `json:"notQuoted,string"`
+	Flag      bool    `json:"flag,omitempty"`
+	Small     uint8   `json:"small"`
+	Skipped   int     `json:",omitzero"`
+	Pointer   uintptr `json:"pointer,omitempty"`
+	Shadowed  string  `json:"shadowed"`
+	Escaped   string  `json:"x<y&z>"`
+	//lint:ignore SA5008 encoding/json names this field "-"; the encoder must too
+	Dash   int `json:"-,"`
+	Hidden int `json:"-"`
+	//lint:ignore SA5008 an invalid name on purpose: encoding/json then uses the Go name, and so must the encoder
+	BadName int      `json:"a\"b"`
+	Zeroer  zeroer   `json:"zeroer,omitzero"`
+	Nothing struct{} `json:"nothing"`
+	//lint:ignore U1000 unexported on purpose: the encoder must skip it
+	hidden int
 
 	Inner      sampleInner            `json:"inner"`
 	InnerPtr   *sampleInner           `json:"innerPtr,omitempty"`

@@ -481,21 +481,22 @@ type testKinds struct {
 	kapi.ObjectMeta `json:"metadata,omitempty"`
 	testEmbedded
 	*testEmbedded2
-	Shared     int               `json:"shared,omitempty"` // shallower: hides both embedded ones
-	B          bool              `json:"b"`
-	I8         int8              `json:"i8"`
-	I          int               `json:"i"`
-	U64        uint64            `json:"u64"`
-	F32        float32           `json:"f32"`
-	F64        float64           `json:"f64"`
-	Bytes      []byte            `json:"bytes"`
-	Array      [2]byte           `json:"array"`
-	Quoted     int64             `json:"quoted,string"`
-	Any        any               `json:"any"`
-	IntMap     map[int]string    `json:"intMap"`
-	Nested     map[string][]bool `json:"nested"`
-	Skipped    string            `json:"-"`
-	Dash       string            `json:"-,"`
+	Shared  int               `json:"shared,omitempty"` // shallower: hides both embedded ones
+	B       bool              `json:"b"`
+	I8      int8              `json:"i8"`
+	I       int               `json:"i"`
+	U64     uint64            `json:"u64"`
+	F32     float32           `json:"f32"`
+	F64     float64           `json:"f64"`
+	Bytes   []byte            `json:"bytes"`
+	Array   [2]byte           `json:"array"`
+	Quoted  int64             `json:"quoted,string"`
+	Any     any               `json:"any"`
+	IntMap  map[int]string    `json:"intMap"`
+	Nested  map[string][]bool `json:"nested"`
+	Skipped string            `json:"-"`
+	//lint:ignore SA5008 encoding/json names this field "-"; the schema must too
+	Dash       string `json:"-,"`
 	unexported string
 	Untagged   string
 	Zero       kapi.Time           `json:"zero,omitzero"`

@@ -176,7 +176,8 @@ func decodeRecord(rev int64, v []byte) (record, error) {
 // version that old.
 func versionAt(c *bbolt.Cursor, prefix []byte, rev int64) (record, bool, error) {
 	seek := binary.BigEndian.AppendUint64(append(make([]byte, 0, len(prefix)+revLen), prefix...), uint64(rev)+1)
-	k, v := c.Seek(seek)
+	k, _ := c.Seek(seek)
+	var v []byte
 	if k == nil {
 		k, v = c.Last()
 	} else {
