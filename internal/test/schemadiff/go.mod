@@ -3,7 +3,7 @@ module github.com/kapi-dev/kapi/internal/test/schemadiff
 go 1.26.0
 
 require (
-	github.com/kapi-dev/kapi v0.0.0-20261128084734-6b94b26682a3
+	github.com/kapi-dev/kapi v0.0.0-20261128093628-0bbf01fc3a18
 	k8s.io/apiextensions-apiserver v0.37.0
 	k8s.io/apimachinery v0.37.0
 	k8s.io/apiserver v0.37.0
