@@ -98,7 +98,7 @@ func (s *Server) withAuth(next http.Handler) http.Handler {
 			}
 			if impersonating {
 				if rec := recordFrom(ctx); rec != nil {
-					rec.noteRequestor(user)
+					rec.NoteRequestor(user)
 				}
 				r = r.Clone(ctx)
 				auth.StripImpersonation(r.Header)

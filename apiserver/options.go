@@ -264,7 +264,7 @@ func WithRequestLog(l *slog.Logger) Option {
 			c.observerErr = fmt.Errorf("a nil request logger")
 			return
 		}
-		c.observers = append(c.observers, requestLog{l})
+		c.observers = append(c.observers, requestLog(l))
 	}
 }
 

@@ -202,7 +202,7 @@ func (rq *request) writeInitial(watcher *watch.Watcher) error {
 					return err
 				}
 				if rq.rec != nil {
-					rq.rec.watchEvent(string(watch.Added), len(open)+len(pieces[i])+len(pieces[i+1])+len(pieces[i+2])+len(close))
+					rq.rec.WatchEvent(string(watch.Added), len(open)+len(pieces[i])+len(pieces[i+1])+len(pieces[i+2])+len(close))
 				}
 			}
 			return nil
@@ -224,7 +224,7 @@ func (rq *request) recordFrames(data []byte) {
 		if n == 0 {
 			n = len(data)
 		}
-		rq.rec.watchEvent(string(watch.Added), n)
+		rq.rec.WatchEvent(string(watch.Added), n)
 		data = data[n:]
 	}
 }
@@ -345,7 +345,7 @@ func (rq *request) writeFrame(eventType string, tm kapi.TypeMeta, element ...[]b
 	}
 	rq.buf.frame = frame // reused: one buffer per watch
 	if rq.rec != nil {
-		rq.rec.watchEvent(eventType, len(frame))
+		rq.rec.WatchEvent(eventType, len(frame))
 	}
 	if rq.buf.burst != nil {
 		_, err = rq.buf.burst.Write(frame)
