@@ -199,6 +199,9 @@ func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error 
 		if err != nil {
 			return err
 		}
+		if err := rq.authorizeAlso(ctx, "create"); err != nil {
+			return err
+		}
 		if err := rq.createObject(ctx, obj, recordedAlready); !errors.Is(err, storage.ErrExists) {
 			return err
 		}

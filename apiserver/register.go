@@ -42,6 +42,12 @@ type Resource[T any] struct {
 	// have a field whose JSON name is "status".
 	Status bool
 
+	// CreateOnUpdate lets a PUT to a missing object create it (201
+	// Created, admitted as a create, authorized for "create" too), as
+	// kube-apiserver allows for Leases and Events; without it such a PUT
+	// is 404 NotFound, as for custom resources.
+	CreateOnUpdate bool
+
 	// Scale enables the scale subresource (autoscaling/v1 Scale, for
 	// kubectl scale), mapped onto the fields it names.
 	Scale *ScalePaths
@@ -106,7 +112,7 @@ func Register[T any, P interface {
 		ShortNames: r.ShortNames, Categories: r.Categories,
 		typ:          reflect.TypeFor[T](),
 		newObject:    func() kapi.Object { return P(new(T)) },
-		validateName: r.ValidateName,
+		validateName: r.ValidateName, createOnUpdate: r.CreateOnUpdate,
 		version: versionOptions{
 			storage: r.Storage, served: !r.NotServed, deprecated: r.Deprecated,
 			warning: r.DeprecationWarning, conversion: r.Conversion,
@@ -245,6 +251,7 @@ type resource struct {
 	validate       func(ctx context.Context, obj, old kapi.Object) FieldErrors
 	validateStatus func(ctx context.Context, obj, old kapi.Object) FieldErrors
 	validateName   func(string) []string
+	createOnUpdate bool // see Resource.CreateOnUpdate
 
 	scale   *scaleFields // nil without the scale subresource
 	objType objectType   // what requests to the resource read and write
