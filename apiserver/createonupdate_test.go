@@ -126,7 +126,7 @@ func TestCreateOnUpdatePreconditions(t *testing.T) {
 	if want := "Precondition failed: UID in precondition: 6b2f4b5e-0000-4000-8000-000000000000, UID in object meta: "; !strings.Contains(st.Message, want) {
 		t.Errorf("message %q, want it to contain %q", st.Message, want)
 	}
-	c.get(leasesPath + "/l2").mustCode(t, http.StatusNotFound)
+	c.get(leasesPath+"/l2").mustCode(t, http.StatusNotFound)
 
 	r := c.do(http.MethodPut, leasesPath+"/l2?dryRun=All", newLease("l2", "a")).mustCode(t, http.StatusCreated)
 	var got builtin.Lease
@@ -134,7 +134,7 @@ func TestCreateOnUpdatePreconditions(t *testing.T) {
 	if got.UID == "" || got.Name != "l2" {
 		t.Errorf("dry-run answer %+v", got.ObjectMeta)
 	}
-	c.get(leasesPath + "/l2").mustCode(t, http.StatusNotFound)
+	c.get(leasesPath+"/l2").mustCode(t, http.StatusNotFound)
 
 	// A body naming another object, or invalid, is refused as on create.
 	c.do(http.MethodPut, leasesPath+"/l3", newLease("l2", "a")).failure(t, http.StatusBadRequest, kapi.StatusReasonBadRequest)
@@ -142,7 +142,7 @@ func TestCreateOnUpdatePreconditions(t *testing.T) {
 	bad["metadata"].(map[string]any)["name"] = "l3"
 	bad["metadata"].(map[string]any)["labels"] = map[string]any{"-bad-": "x"}
 	c.do(http.MethodPut, leasesPath+"/l3", bad).failure(t, http.StatusUnprocessableEntity, kapi.StatusReasonInvalid)
-	c.get(leasesPath + "/l3").mustCode(t, http.StatusNotFound)
+	c.get(leasesPath+"/l3").mustCode(t, http.StatusNotFound)
 }
 
 // TestCreateOnUpdateAuthorization: a PUT that would create asks the
@@ -166,7 +166,7 @@ func TestCreateOnUpdateAuthorization(t *testing.T) {
 	if !strings.HasPrefix(st.Message, want) {
 		t.Errorf("message %q, want %q", st.Message, want)
 	}
-	c.get(leasesPath + "/l4").mustCode(t, http.StatusNotFound)
+	c.get(leasesPath+"/l4").mustCode(t, http.StatusNotFound)
 	mu.Lock()
 	defer mu.Unlock()
 	if strings.Join(verbs, ",") != "update,create,get" {
