@@ -568,7 +568,7 @@ func badInputCorpus() []corpusCase {
 	}
 	add("query/merge-patch/force", http.MethodPatch, corpusItem+"?force=true", []byte(`{"spec":{"color":"green"}}`), 0, ct(ctMergePatch)...)
 	add("query/json-patch/force", http.MethodPatch, corpusItem+"?force=false", []byte(`[{"op":"replace","path":"/spec/color","value":"green"}]`), 0, ct(ctJSONPatch)...)
-	add("query/apply/force nonsense without fieldManager", http.MethodPatch, corpusItem+"?force=%FF", encJSON(widgetDoc("a")), 400, ct(ctApplyYAML)...)
+	add("query/apply/force nonsense without fieldManager", http.MethodPatch, corpusItem+"?force=%FF", encJSON(widgetDoc("a")), 422, ct(ctApplyYAML)...)
 	for _, q := range []struct {
 		name, query string
 		code        int
@@ -939,8 +939,8 @@ func badInputCorpus() []corpusCase {
 		code        int
 		contentType string
 	}{
-		{"no fieldManager", "", encJSON(widgetDoc("a")), 400, ctApplyYAML},
-		{"no fieldManager CBOR", "", encCBOR(widgetDoc("a")), 400, ctApplyCBOR},
+		{"no fieldManager", "", encJSON(widgetDoc("a")), 422, ctApplyYAML},
+		{"no fieldManager CBOR", "", encCBOR(widgetDoc("a")), 422, ctApplyCBOR},
 		{"broken YAML", "?fieldManager=m", []byte("spec: [\n"), 400, ctApplyYAML},
 		{"broken CBOR", "?fieldManager=m", []byte{0xd9, 0xd9, 0xf7, 0xa1}, 400, ctApplyCBOR},
 		{"rename", "?fieldManager=m&force=true", encJSON(widgetDoc("z")), 400, ctApplyYAML},

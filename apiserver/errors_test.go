@@ -226,7 +226,7 @@ func TestErrorMatrix(t *testing.T) {
 			body: `[{"op":"test","path":"/spec/color","value":"blue"}]`,
 			code: 422, reason: kapi.StatusReasonInvalid, message: "the server rejected our request due to an error in our request"},
 		{name: "apply without fieldManager", method: "PATCH", path: a, body: valid("a"), header: []string{"Content-Type", "application/apply-patch+yaml"},
-			code: 400, reason: kapi.StatusReasonBadRequest},
+			code: 422, reason: kapi.StatusReasonInvalid, message: `PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
