@@ -932,6 +932,13 @@ func badInputCorpus() []corpusCase {
 	add("merge-patch/status/wrong type", http.MethodPatch, corpusStatus, []byte(`{"status":{"replicas":"x"}}`), 400, ct(ctMergePatch)...)
 	add("merge-patch/status/invalid", http.MethodPatch, corpusStatus, []byte(`{"status":{"replicas":-1}}`), 422, ct(ctMergePatch)...)
 	add("merge-patch/class/invalid", http.MethodPatch, corpusClass, []byte(`{"spec":{"maxReplicas":-1}}`), 422, ct(ctMergePatch)...)
+	// An unknown field and a fatal type error: the fatal error, whatever fieldValidation says.
+	for _, fv := range []string{"", "?fieldValidation=Strict", "?fieldValidation=Warn", "?fieldValidation=Ignore"} {
+		bad := encJSON(with(with(widgetDoc("a"), "big", "spec", "size"), 1, "spec", "bogus"))
+		add("fatal and unknown/update"+fv, http.MethodPut, corpusItem+fv, bad, 400, ct(mtJSON)...)
+		add("fatal and unknown/create"+fv, http.MethodPost, widgetsIn(corpusNS)+fv, encJSON(with(with(widgetDoc("new"), "big", "spec", "size"), 1, "bogus")), 400, ct(mtJSON)...)
+		add("fatal and unknown/merge-patch"+fv, http.MethodPatch, corpusItem+fv, []byte(`{"spec":{"size":"big","bogus":1}}`), 400, ct(ctMergePatch)...)
+	}
 	add("merge-patch/missing object", http.MethodPatch, widgetPath(corpusNS, "missing"), []byte(`{}`), 404, ct(ctMergePatch)...)
 	for _, p := range []struct {
 		name, query string

@@ -301,6 +301,23 @@ func TestDecodeErrorMessages(t *testing.T) {
 			t.Errorf("fieldValidation=Ignore sent warnings %q", w)
 		}
 	})
+	// An unknown field and a fatal error: only the fatal error, whatever
+	// fieldValidation says, as kube's decoder returns strict errors only
+	// once decoding succeeded; no warning of the unknown field either.
+	t.Run("fatal error and unknown field", func(t *testing.T) {
+		body := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"f"},"bogus":1,"spec":{"color":"red","size":"big","extra":true}}`
+		for _, fv := range []string{"", "?fieldValidation=Warn", "?fieldValidation=Strict", "?fieldValidation=Ignore"} {
+			r := c.do(http.MethodPost, widgetsIn("default")+fv, body)
+			st := r.failure(t, http.StatusBadRequest, kapi.StatusReasonBadRequest)
+			if !strings.HasPrefix(st.Message, prefix) || strings.Contains(st.Message, "strict decoding error") ||
+				strings.Contains(st.Message, "bogus") || !strings.Contains(st.Message, "size") {
+				t.Errorf("%q: message %q, want the type error of spec.size only", fv, st.Message)
+			}
+			if w := r.Header.Values("Warning"); len(w) != 0 {
+				t.Errorf("%q: warnings %q, want none", fv, w)
+			}
+		}
+	})
 	t.Run("no internal text", func(t *testing.T) {
 		for _, body := range []string{`{"metadata":`, ``, `{"spec":{"replicas":"three"}}`} {
 			st := c.do(http.MethodPost, widgetsIn("default"), body).failure(t, http.StatusBadRequest, kapi.StatusReasonBadRequest)
