@@ -9,6 +9,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/storage"
@@ -63,11 +64,22 @@ type continueToken struct {
 	APIVersion string `json:"v"`
 	Revision   int64  `json:"rv"`
 	Start      string `json:"start"` // relative to the list's key prefix
+	// Listed is when the list's first page was read, in Unix
+	// milliseconds: a token older than the server's history window has
+	// expired (0, from a server before windows by time: it has not).
+	Listed int64 `json:"t,omitempty"`
 }
 
-func encodeContinue(rev int64, start string) string {
-	data, _ := json.Marshal(continueToken{"meta.k8s.io/v1", rev, start})
+func encodeContinue(rev int64, start string, listed time.Time) string {
+	data, _ := json.Marshal(continueToken{"meta.k8s.io/v1", rev, start, listed.UnixMilli()})
 	return base64.RawURLEncoding.EncodeToString(data)
+}
+
+// errContinueExpired is kube-apiserver's answer to a continue token whose
+// revision has been compacted away.
+func errContinueExpired() error {
+	return NewStatusError(http.StatusGone, kapi.StatusReasonExpired,
+		"The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
 }
 
 func decodeContinue(s string) (continueToken, error) {
@@ -110,6 +122,7 @@ func (rq *request) list(ctx context.Context) error {
 	var rev int64
 	var lastKey string // where the next page starts after
 	var remaining int64
+	listed := time.Now()
 	switch {
 	case token != "":
 		if rv != "" && rv != "0" {
@@ -119,10 +132,15 @@ func (rq *request) list(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if t.Listed != 0 {
+			listed = time.UnixMilli(t.Listed)
+			if time.Since(listed) > rq.s.config.historyWindow {
+				return errContinueExpired() // as its revision would be compacted in kube-apiserver
+			}
+		}
 		items, rev, remaining, lastKey, err = rq.listStored(ctx, prefix, t.Revision, prefix+t.Start, limit, sel)
 		if errors.Is(err, storage.ErrExpired) {
-			return NewStatusError(http.StatusGone, kapi.StatusReasonExpired,
-				"The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
+			return errContinueExpired()
 		}
 		if err != nil {
 			return err
@@ -175,7 +193,7 @@ func (rq *request) list(ctx context.Context) error {
 
 	meta := kapi.ListMeta{ResourceVersion: formatRevision(rev)}
 	if remaining > 0 && lastKey != "" {
-		meta.Continue = encodeContinue(rev, strings.TrimPrefix(lastKey, prefix)+"\x00")
+		meta.Continue = encodeContinue(rev, strings.TrimPrefix(lastKey, prefix)+"\x00", listed)
 		if sel.empty() {
 			meta.RemainingItemCount = &remaining
 		}

@@ -69,7 +69,7 @@ func New(opts ...Option) (*Server, error) {
 	// (outage.go).
 	s.health = newStoreHealth(s.ctx, c.store, c.logger)
 	s.config.store = &guardedStore{inner: c.store, health: s.health}
-	s.hub = watch.New(c.store, c.keyPrefix, watch.WithErrorHandler(func(err error) {
+	s.hub = watch.New(c.store, c.keyPrefix, watch.WithHistory(historyEvents, c.historyWindow), watch.WithErrorHandler(func(err error) {
 		c.logger.Warn("kapi: watch cache", "err", err)
 		s.health.suspect() // its watch of the store broke, most likely
 	}))
