@@ -935,6 +935,22 @@ func badInputCorpus() []corpusCase {
 	add("merge-patch/status/wrong type", http.MethodPatch, corpusStatus, []byte(`{"status":{"replicas":"x"}}`), 400, ct(ctMergePatch)...)
 	add("merge-patch/status/invalid", http.MethodPatch, corpusStatus, []byte(`{"status":{"replicas":-1}}`), 422, ct(ctMergePatch)...)
 	add("merge-patch/class/invalid", http.MethodPatch, corpusClass, []byte(`{"spec":{"maxReplicas":-1}}`), 422, ct(ctMergePatch)...)
+	// Conditions kube-apiserver would refuse.
+	for _, bad := range []struct {
+		name string
+		cond any
+	}{
+		{"no type", doc{"status": "True", "lastTransitionTime": "2026-11-28T10:00:00Z", "reason": "R"}},
+		{"status maybe", doc{"type": "Ready", "status": "Maybe", "lastTransitionTime": "2026-11-28T10:00:00Z", "reason": "R"}},
+		{"no time", doc{"type": "Ready", "status": "True", "reason": "R"}},
+		{"reason pattern", doc{"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-28T10:00:00Z", "reason": "not a reason"}},
+		{"message too long", doc{"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-28T10:00:00Z", "reason": "R", "message": strings.Repeat("m", 32769)}},
+		{"negative generation", doc{"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-28T10:00:00Z", "reason": "R", "observedGeneration": -1}},
+		{"type of 300 bytes", doc{"type": strings.Repeat("t", 300), "status": "True", "lastTransitionTime": "2026-11-28T10:00:00Z", "reason": "R"}},
+	} {
+		add("conditions/status/"+bad.name, http.MethodPut, corpusStatus, encJSON(with(widgetDoc("a"), doc{"conditions": []any{bad.cond}}, "status")), 422, ct(mtJSON)...)
+		add("conditions/merge-patch/"+bad.name, http.MethodPatch, corpusStatus, encJSON(doc{"status": doc{"conditions": []any{bad.cond}}}), 422, ct(ctMergePatch)...)
+	}
 	// An unknown field and a fatal type error: the fatal error, whatever fieldValidation says.
 	for _, fv := range []string{"", "?fieldValidation=Strict", "?fieldValidation=Warn", "?fieldValidation=Ignore"} {
 		bad := encJSON(with(with(widgetDoc("a"), "big", "spec", "size"), 1, "spec", "bogus"))
