@@ -137,6 +137,9 @@ func Register[T any, P interface {
 	if err := res.complete(r.Status); err != nil {
 		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
+	if err := s.adviseConventions(res); err != nil {
+		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
+	}
 	if err := res.declare(s.config.ruleEngine); err != nil {
 		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/kapi-dev/kapi"
-	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/apiserver/apiservertest"
 )
 
@@ -40,9 +39,7 @@ const requiredKinds = "/apis/example.com/v1/namespaces/default/requireds"
 
 func newRequiredServer(t *testing.T) *apiClient {
 	t.Helper()
-	srv := apiservertest.New(t, func(s *apiserver.Server) error {
-		return apiserver.Register(s, apiserver.Resource[requiredKind]{Group: "example.com", Version: "v1", Kind: "Required", Plural: "requireds", Namespaced: true, Status: true})
-	})
+	srv := apiservertest.New(t, registerRequired)
 	return &apiClient{t: t, base: srv.URL, hc: srv.Client()}
 }
 

@@ -1,0 +1,135 @@
+package conventions
+
+import (
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+
+	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/internal/jsonfields"
+	"github.com/kapi-dev/kapi/validation"
+)
+
+// A Finding is one convention a type breaks.
+type Finding struct {
+	// Field is the JSON path of the field (spec.weight, spec.ports[]).
+	Field string
+	// Rule names the convention: float-in-spec, unsigned-integer,
+	// platform-int, map-of-objects, enum-not-camelcase.
+	Rule string
+	// Advice says what breaks the convention and what to do instead.
+	Advice string
+}
+
+func (f Finding) String() string { return f.Field + ": " + f.Advice + " (" + f.Rule + ")" }
+
+// The rules a Finding names.
+const (
+	FloatInSpec      = "float-in-spec"
+	UnsignedInteger  = "unsigned-integer"
+	PlatformInt      = "platform-int"
+	MapOfObjects     = "map-of-objects"
+	EnumNotCamelCase = "enum-not-camelcase"
+)
+
+var (
+	kapiPackage = reflect.TypeFor[kapi.ObjectMeta]().PkgPath()
+	camelCase   = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
+)
+
+// Check walks the fields of struct type t (and of every type below it) and
+// returns the conventions they break, in the order of the fields.
+func Check(t reflect.Type) []Finding {
+	c := checker{seen: map[reflect.Type]bool{}}
+	c.walk(t, "")
+	return c.findings
+}
+
+type checker struct {
+	seen     map[reflect.Type]bool // struct types walked, or being walked
+	findings []Finding
+}
+
+func (c *checker) add(field, rule, format string, args ...any) {
+	c.findings = append(c.findings, Finding{Field: field, Rule: rule, Advice: fmt.Sprintf(format, args...)})
+}
+
+// walk checks the type of the value at JSON path path.
+func (c *checker) walk(t reflect.Type, path string) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if jsonfields.DecodesItself(t) || ownType(t) {
+		return // its JSON is its own, or Kubernetes'
+	}
+	switch t.Kind() {
+	case reflect.Float32, reflect.Float64:
+		if path == "spec" || strings.HasPrefix(path, "spec.") || strings.HasPrefix(path, "spec[") {
+			c.add(path, FloatInSpec, "a %s in spec does not round-trip between languages and encodings; use an integer (with a unit: milliCPU, basis points) or a resource.Quantity-like string", t)
+		}
+	case reflect.Uint, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uint8, reflect.Uintptr:
+		c.add(path, UnsignedInteger, "%s is unsigned, which other languages and JSON parsers lack; use int32 or int64 with validate:\"minimum=0\"", t)
+	case reflect.Int:
+		c.add(path, PlatformInt, "Go's int has the platform's size; use int32 or int64")
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return // bytes: base64 in JSON
+		}
+		c.walk(t.Elem(), path+"[]")
+	case reflect.Map:
+		v := t.Elem()
+		for v.Kind() == reflect.Pointer {
+			v = v.Elem()
+		}
+		if v.Kind() == reflect.Struct && !jsonfields.DecodesItself(v) {
+			c.add(path, MapOfObjects, "a map of objects; use a list of named objects (listType=map, listMapKey=name), which clients merge, patch and show by name")
+		}
+		c.walk(t.Elem(), path+"[*]")
+	case reflect.Struct:
+		if c.seen[t] {
+			return
+		}
+		c.seen[t] = true
+		for _, f := range jsonfields.Of(t) {
+			fieldPath := f.Name
+			if path != "" {
+				fieldPath = path + "." + f.Name
+			}
+			if ownType(f.Owner) {
+				continue // a field of an embedded kapi type (TypeMeta, ObjectMeta)
+			}
+			c.enums(f.StructField, fieldPath)
+			c.walk(f.Type, fieldPath)
+		}
+	}
+}
+
+// enums reports the enum values of a field's validate tag that are not
+// CamelCase.
+func (c *checker) enums(sf reflect.StructField, path string) {
+	rules, err := validation.RulesOf(sf)
+	if err != nil || rules == nil {
+		return // a bad tag is Register's error, not advice
+	}
+	values := rules.Enum
+	if rules.Items != nil {
+		values = append(values, rules.Items.Enum...)
+	}
+	var bad []string
+	for _, v := range values {
+		if s, ok := v.(string); ok && s != "" && !camelCase.MatchString(s) {
+			bad = append(bad, fmt.Sprintf("%q", s))
+		}
+	}
+	if len(bad) > 0 {
+		c.add(path, EnumNotCamelCase, "enum values %s are not CamelCase; the conventions spell them as Go constants' names (Red, TCP)", strings.Join(bad, ", "))
+	}
+}
+
+// ownType says whether t is one of Kubernetes' own types, which kapi
+// declares as Kubernetes made them.
+func ownType(t reflect.Type) bool {
+	pkg := t.PkgPath()
+	return pkg == kapiPackage || pkg == kapiPackage+"/builtin"
+}
