@@ -173,3 +173,35 @@ func TestCreateOnUpdateAuthorization(t *testing.T) {
 		t.Errorf("the authorizer was asked %q, want update, create, get", verbs)
 	}
 }
+
+// TestCreateOnUpdateRace: PUTs racing to create one missing lease all
+// succeed: one creates it (201), the others update what it created (200),
+// as they would have had they come later.
+func TestCreateOnUpdateRace(t *testing.T) {
+	c := newCreateOnUpdateServer(t)
+	const n = 8
+	codes := make(chan int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes <- c.do(http.MethodPut, leasesPath+"/raced", newLease("raced", "h"+string(rune('a'+i)))).Code
+		}()
+	}
+	wg.Wait()
+	close(codes)
+	created := 0
+	for code := range codes {
+		switch code {
+		case http.StatusCreated:
+			created++
+		case http.StatusOK:
+		default:
+			t.Errorf("a racing PUT: HTTP %d", code)
+		}
+	}
+	if created != 1 {
+		t.Errorf("%d PUTs created the lease, want 1", created)
+	}
+}

@@ -28,9 +28,9 @@ func (rq *request) update(ctx context.Context) error {
 	if err := rq.setNamespace(meta); err != nil {
 		return err
 	}
-	for {
+	for attempt := 1; ; attempt++ {
 		out, value, err := rq.write(ctx, attempts(obj), recordAnUpdate)
-		if !errors.Is(err, storage.ErrNotFound) || !rq.res.createOnUpdate || rq.subresource != "" {
+		if !errors.Is(err, storage.ErrNotFound) || !rq.res.createOnUpdate || rq.subresource != "" || attempt == 3 {
 			if err != nil {
 				return err
 			}
@@ -39,7 +39,9 @@ func (rq *request) update(ctx context.Context) error {
 		if err := rq.createOnUpdate(ctx, obj); !errors.Is(err, storage.ErrExists) {
 			return err
 		}
-		// Created by another request meanwhile: this PUT updates it.
+		// Created by another request meanwhile: this PUT updates it
+		// (unless it keeps going as it comes, when the last try's
+		// answer stands).
 	}
 }
 
