@@ -9,7 +9,6 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/storage"
@@ -64,14 +63,10 @@ type continueToken struct {
 	APIVersion string `json:"v"`
 	Revision   int64  `json:"rv"`
 	Start      string `json:"start"` // relative to the list's key prefix
-	// Listed is when the list's first page was read, in Unix
-	// milliseconds: a token older than the server's history window has
-	// expired (0, from a server before windows by time: it has not).
-	Listed int64 `json:"t,omitempty"`
 }
 
-func encodeContinue(rev int64, start string, listed time.Time) string {
-	data, _ := json.Marshal(continueToken{"meta.k8s.io/v1", rev, start, listed.UnixMilli()})
+func encodeContinue(rev int64, start string) string {
+	data, _ := json.Marshal(continueToken{"meta.k8s.io/v1", rev, start})
 	return base64.RawURLEncoding.EncodeToString(data)
 }
 
@@ -122,7 +117,6 @@ func (rq *request) list(ctx context.Context) error {
 	var rev int64
 	var lastKey string // where the next page starts after
 	var remaining int64
-	listed := time.Now()
 	switch {
 	case token != "":
 		if rv != "" && rv != "0" {
@@ -132,11 +126,8 @@ func (rq *request) list(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if t.Listed != 0 {
-			listed = time.UnixMilli(t.Listed)
-			if time.Since(listed) > rq.s.config.historyWindow {
-				return errContinueExpired() // as its revision would be compacted in kube-apiserver
-			}
+		if rq.s.hub.ListExpired(t.Revision) {
+			return errContinueExpired() // as its revision would be compacted in kube-apiserver
 		}
 		items, rev, remaining, lastKey, err = rq.listStored(ctx, prefix, t.Revision, prefix+t.Start, limit, sel)
 		if errors.Is(err, storage.ErrExpired) {
@@ -193,7 +184,8 @@ func (rq *request) list(ctx context.Context) error {
 
 	meta := kapi.ListMeta{ResourceVersion: formatRevision(rev)}
 	if remaining > 0 && lastKey != "" {
-		meta.Continue = encodeContinue(rev, strings.TrimPrefix(lastKey, prefix)+"\x00", listed)
+		meta.Continue = encodeContinue(rev, strings.TrimPrefix(lastKey, prefix)+"\x00")
+		rq.s.hub.Listed(rev)
 		if sel.empty() {
 			meta.RemainingItemCount = &remaining
 		}

@@ -210,8 +210,8 @@ func (rq *request) checkListNumbers() error {
 
 // checkWriteOptions refuses what kube-apiserver refuses in the options of a
 // write: a fieldManager over 128 bytes or with a character that is not
-// printable (it is recorded in managedFields and shown to users), force
-// on a patch that is not an apply, and an apply without a fieldManager.
+// printable (it is recorded in managedFields and shown to users), and force
+// on a patch that is not an apply.
 func (rq *request) checkWriteOptions(v verb) error {
 	var kind string
 	switch v {
@@ -226,15 +226,9 @@ func (rq *request) checkWriteOptions(v verb) error {
 	}
 	manager := rq.query.Get("fieldManager")
 	var errs FieldErrors
-	if v == verbPatch {
-		mt := mediaType(rq.r.Header.Get("Content-Type"))
-		isApply := mt == string(patch.ApplyYAML) || mt == string(patch.ApplyCBOR)
-		if _, force := rq.query["force"]; force && !isApply {
+	if _, force := rq.query["force"]; force && v == verbPatch {
+		if mt := mediaType(rq.r.Header.Get("Content-Type")); mt != string(patch.ApplyYAML) && mt != string(patch.ApplyCBOR) {
 			errs = append(errs, Forbidden("force", "may not be specified for non-apply patch"))
-		}
-		if isApply && manager == "" {
-			// kubectl names itself; a controller must name itself.
-			errs = append(errs, Required("fieldManager", "is required for apply patch"))
 		}
 	}
 	if len(manager) > maxFieldManager {
@@ -248,6 +242,13 @@ func (rq *request) checkWriteOptions(v verb) error {
 	if len(errs) == 0 {
 		return nil
 	}
+	return optionsInvalid(kind, errs)
+}
+
+// optionsInvalid is kube-apiserver's 422 for invalid options of a request
+// (CreateOptions, PatchOptions...): the options' kind in meta.k8s.io, no
+// name.
+func optionsInvalid(kind string, errs FieldErrors) error {
 	e := invalid(target{}, errs)
 	e.Status.Message = kind + ".meta.k8s.io \"\" is invalid: " + errs.Error()
 	e.Status.Details.Group, e.Status.Details.Kind = "meta.k8s.io", kind

@@ -170,6 +170,7 @@ type Hub struct {
 	synced   atomic.Bool
 	stopped  atomic.Bool                   // Run has returned
 	progress atomic.Pointer[chan struct{}] // made by a waiter, closed when rev moves
+	lists    listClock                     // see Listed
 }
 
 // stop marks the hub stopped and wakes everything waiting on it.

@@ -47,7 +47,7 @@ func Check(t reflect.Type) []Finding {
 }
 
 type checker struct {
-	seen     map[reflect.Type]bool // struct types walked, or being walked
+	seen     map[reflect.Type]bool // named types walked, or being walked
 	findings []Finding
 }
 
@@ -57,11 +57,21 @@ func (c *checker) add(field, rule, format string, args ...any) {
 
 // walk checks the type of the value at JSON path path.
 func (c *checker) walk(t reflect.Type, path string) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if jsonfields.DecodesItself(t) || ownType(t) {
+	t, ok := jsonfields.Deref(t, nil)
+	if !ok || jsonfields.DecodesItself(t) || ownType(t) {
 		return // its JSON is its own, or Kubernetes'
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map, reflect.Slice, reflect.Array:
+		// Once per named composite type, and not again below itself
+		// (type Tree map[string]Tree): its findings are at its first
+		// path. Only a named type can hold itself.
+		if t.Name() != "" {
+			if c.seen[t] {
+				return
+			}
+			c.seen[t] = true
+		}
 	}
 	switch t.Kind() {
 	case reflect.Float32, reflect.Float64:
@@ -78,19 +88,11 @@ func (c *checker) walk(t reflect.Type, path string) {
 		}
 		c.walk(t.Elem(), path+"[]")
 	case reflect.Map:
-		v := t.Elem()
-		for v.Kind() == reflect.Pointer {
-			v = v.Elem()
-		}
-		if v.Kind() == reflect.Struct && !jsonfields.DecodesItself(v) {
+		if v, ok := jsonfields.Deref(t.Elem(), nil); ok && v.Kind() == reflect.Struct && !jsonfields.DecodesItself(v) {
 			c.add(path, MapOfObjects, "a map of objects; use a list of named objects (listType=map, listMapKey=name), which clients merge, patch and show by name")
 		}
 		c.walk(t.Elem(), path+"[*]")
 	case reflect.Struct:
-		if c.seen[t] {
-			return
-		}
-		c.seen[t] = true
 		for _, f := range jsonfields.Of(t) {
 			fieldPath := f.Name
 			if path != "" {

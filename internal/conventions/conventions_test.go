@@ -70,3 +70,41 @@ func TestCheck(t *testing.T) {
 		t.Errorf("kapi.ObjectMeta: %v", got)
 	}
 }
+
+type tree map[string]tree
+
+type node struct {
+	Kids  []node         `json:"kids"`
+	Tree  tree           `json:"tree"`
+	Self  *node          `json:"self"`
+	Named map[string]bag `json:"named"`
+	A     []float64      `json:"a"`
+	B     []float64      `json:"b"`
+}
+
+type bag struct {
+	N    int  `json:"n"`
+	Back *bag `json:"back"`
+}
+
+type recursive struct {
+	Spec node `json:"spec"`
+}
+
+// TestCheckRecursiveTypes: types that hold themselves are walked once;
+// two fields of one unnamed type are each reported.
+func TestCheckRecursiveTypes(t *testing.T) {
+	var got []string
+	for _, f := range conventions.Check(reflect.TypeFor[recursive]()) {
+		got = append(got, f.Rule+" "+f.Field)
+	}
+	want := []string{
+		"map-of-objects spec.named",
+		"platform-int spec.named[*].n",
+		"float-in-spec spec.a[]",
+		"float-in-spec spec.b[]",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("findings:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
