@@ -1,12 +1,10 @@
 package apiserver_test
 
 import (
-	"bytes"
 	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/kapi-dev/kapi"
@@ -40,31 +38,12 @@ func registerSloppy(s *apiserver.Server) error {
 	return apiserver.Register(s, apiserver.Resource[sloppy]{Group: "example.com", Version: "v1", Kind: "Sloppy", Plural: "sloppies", Namespaced: true})
 }
 
-// lockedBuffer is a log destination a server writes to from its own
-// goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestConventionsAdvice: Register logs each convention a type breaks as a
 // warning, once, naming the kind, the field and the rule, and the type is
 // served all the same; under WithStrictConventions Register refuses it
 // with an error wrapping ErrConventions that lists them all.
 func TestConventionsAdvice(t *testing.T) {
-	var logs lockedBuffer
+	var logs syncBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	srv := apiservertest.New(t, registerSloppy, apiserver.WithLogger(logger))
 	c := &apiClient{t: t, base: srv.URL, hc: srv.Client()}
