@@ -1,7 +1,9 @@
 package conventions
 
 import (
+	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"regexp"
 	"strings"
@@ -37,6 +39,31 @@ var (
 	kapiPackage = reflect.TypeFor[kapi.ObjectMeta]().PkgPath()
 	camelCase   = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
 )
+
+// ErrBroken is what Advise's error wraps when it refuses a type.
+var ErrBroken = errors.New("the type breaks Kubernetes API conventions")
+
+// Advise checks t, registered as kind: under strict it returns an error
+// wrapping ErrBroken that lists what t breaks; else it logs each finding
+// as a warning to logger and returns nil.
+func Advise(t reflect.Type, kind string, strict bool, logger *slog.Logger) error {
+	findings := Check(t)
+	if len(findings) == 0 {
+		return nil
+	}
+	if strict {
+		list := make([]string, len(findings))
+		for i, f := range findings {
+			list[i] = f.String()
+		}
+		return fmt.Errorf("%w: %s", ErrBroken, strings.Join(list, "; "))
+	}
+	for _, f := range findings {
+		logger.Warn("kapi: the type breaks a Kubernetes API convention", "kind", kind, "type", t.String(),
+			"field", f.Field, "rule", f.Rule, "advice", f.Advice)
+	}
+	return nil
+}
 
 // Check walks the fields of struct type t (and of every type below it) and
 // returns the conventions they break, in the order of the fields.

@@ -22,7 +22,8 @@
 //
 // # Use
 //
-// apiserver.Register calls [Check] on every type it registers; the server
-// logs each finding once as a warning, or refuses the registration under
-// apiserver.WithStrictConventions.
+// apiserver.Register calls [Advise] on every type it registers: each
+// finding is logged as a warning once, at registration, through the
+// server's logger, or the registration is refused (ErrBroken) under
+// apiserver.WithStrictConventions. [Check] is the list alone.
 package conventions
