@@ -1,6 +1,7 @@
 package validation_test
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -113,4 +114,35 @@ func TestSchemaChecksConditions(t *testing.T) {
 	if errs := s.Validate(obj, obj); len(errs) != 0 {
 		t.Errorf("an unchanged update: %v", errs)
 	}
+}
+
+// FuzzConditions: any list of conditions decoded from JSON is judged
+// without a panic, every error names a field of the condition it is about,
+// and a list that passes has unique types and the statuses Kubernetes
+// knows.
+func FuzzConditions(f *testing.F) {
+	f.Add(`[{"type":"Ready","status":"True","lastTransitionTime":"2026-11-28T10:00:00Z","reason":"Up"}]`)
+	f.Add(`[{"type":"a/b/c","status":"Maybe","reason":"9","observedGeneration":-1},{"type":"a/b/c"}]`)
+	f.Add(`[{}]`)
+	f.Fuzz(func(t *testing.T, doc string) {
+		var list []kapi.Condition
+		if json.Unmarshal([]byte(doc), &list) != nil {
+			return
+		}
+		errs := validation.Conditions(list, "status.conditions")
+		for _, e := range errs {
+			if !strings.HasPrefix(e.Field, "status.conditions[") || e.Error() == "" {
+				t.Fatalf("error %q at %q", e.Error(), e.Field)
+			}
+		}
+		if len(errs) == 0 {
+			seen := map[string]bool{}
+			for _, c := range list {
+				if seen[c.Type] || c.Type == "" || (c.Status != "True" && c.Status != "False" && c.Status != "Unknown") || c.Reason == "" {
+					t.Fatalf("accepted %+v", list)
+				}
+				seen[c.Type] = true
+			}
+		}
+	})
 }
