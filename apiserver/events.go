@@ -12,6 +12,7 @@ import (
 func (s *Server) registerLeases() error {
 	return Register(s, Resource[builtin.Lease]{
 		Group: "coordination.k8s.io", Version: "v1", Kind: "Lease", Plural: "leases", Namespaced: true,
+		CreateOnUpdate:   true, // as kube's lease strategy allows
 		SelectableFields: []string{"spec.holderIdentity"},
 		Columns: []Column[builtin.Lease]{
 			{Name: "Holder", Type: "string", Description: "The holder of the lease", Value: func(l *builtin.Lease) any {
@@ -53,6 +54,7 @@ func (s *Server) registerEvents() error {
 	err := errors.Join(
 		Register(s, Resource[builtin.Event]{
 			Version: "v1", Kind: "Event", Plural: "events", Namespaced: true, ShortNames: []string{"ev"}, Storage: true,
+			CreateOnUpdate: true, // as kube's event strategy allows
 			SelectableFields: []string{"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
 				"involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent", "type"},
 			Columns: eventColumns(func(e *builtin.Event) eventRow {
@@ -61,7 +63,7 @@ func (s *Server) registerEvents() error {
 		}),
 		Register(s, Resource[builtin.EventsEvent]{
 			Group: "events.k8s.io", Version: "v1", Kind: "Event", Plural: "events", Namespaced: true, ShortNames: []string{"ev"},
-			Conversion: ConvertVia(builtin.EventToCore, builtin.EventFromCore),
+			CreateOnUpdate: true, Conversion: ConvertVia(builtin.EventToCore, builtin.EventFromCore),
 			SelectableFields: []string{"regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid",
 				"regarding.apiVersion", "regarding.resourceVersion", "regarding.fieldPath", "reason", "reportingController", "type"},
 			Columns: eventColumns(func(e *builtin.EventsEvent) eventRow {

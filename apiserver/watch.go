@@ -390,8 +390,5 @@ func (rq *request) bookmarkTable(obj kapi.Object) ([]byte, error) {
 // listOptionsInvalid is kube-apiserver's 422 for a bad combination of list or
 // watch parameters.
 func listOptionsInvalid(errs ...*FieldError) error {
-	e := invalid(target{}, errs)
-	e.Status.Message = "ListOptions.meta.k8s.io \"\" is invalid: " + FieldErrors(errs).Error()
-	e.Status.Details.Group, e.Status.Details.Kind = "meta.k8s.io", "ListOptions"
-	return e
+	return optionsInvalid("ListOptions", errs)
 }
