@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strconv"
 	"strings"
 
 	"github.com/kapi-dev/kapi"
@@ -429,74 +428,14 @@ func (r *resource) selectable(paths []string) error {
 			errs = append(errs, fmt.Errorf("selectable field %q: metadata fields are built in", path))
 			continue
 		}
-		get, err := fieldGetter(r.typ, path)
+		get, err := jsonfields.StringGetter(r.typ, path)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("selectable field %q: %w", path, err))
 			continue
 		}
-		r.fields[path] = get
+		r.fields[path] = func(o kapi.Object) string { return get(o) }
 	}
 	return errors.Join(errs...)
-}
-
-// fieldGetter resolves a JSON path in t to a function that reads the field's
-// value as a field selector compares it; an absent value (a nil pointer on
-// the way) reads as "".
-func fieldGetter(t reflect.Type, path string) (func(kapi.Object) string, error) {
-	var steps [][]int
-	for _, name := range strings.Split(path, ".") {
-		t, _ = jsonfields.Deref(t, nil)
-		if t.Kind() != reflect.Struct {
-			return nil, fmt.Errorf("%s is not an object", name)
-		}
-		f, ok := jsonfields.Named(t, name)
-		if !ok {
-			return nil, fmt.Errorf("no field %q in %s", name, t)
-		}
-		steps, t = append(steps, f.Index), f.Type
-	}
-	leaf, _ := jsonfields.Deref(t, nil)
-	var format func(reflect.Value) string
-	switch leaf.Kind() {
-	case reflect.String:
-		format = reflect.Value.String
-	case reflect.Bool:
-		format = func(v reflect.Value) string { return strconv.FormatBool(v.Bool()) }
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		format = func(v reflect.Value) string { return strconv.FormatInt(v.Int(), 10) }
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		format = func(v reflect.Value) string { return strconv.FormatUint(v.Uint(), 10) }
-	default:
-		return nil, fmt.Errorf("a %s, not a string, boolean or integer", t)
-	}
-	return func(o kapi.Object) string {
-		v := reflect.ValueOf(o)
-		for _, index := range steps {
-			if v = derefValue(v); v.Kind() != reflect.Struct {
-				return "" // a nil pointer on the way
-			}
-			var err error
-			if v, err = v.FieldByIndexErr(index); err != nil {
-				return "" // a nil embedded pointer on the way
-			}
-		}
-		if v = derefValue(v); v.Kind() == reflect.Pointer {
-			return "" // nil
-		}
-		return format(v)
-	}, nil
-}
-
-// derefValue follows non-nil pointers, as far as jsonfields.Deref follows
-// pointer types.
-func derefValue(v reflect.Value) reflect.Value {
-	for range jsonfields.MaxPointers {
-		if v.Kind() != reflect.Pointer || v.IsNil() {
-			break
-		}
-		v = v.Elem()
-	}
-	return v
 }
 
 // hasProtobufTags says whether a field of t is tagged for protobuf.

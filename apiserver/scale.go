@@ -66,7 +66,7 @@ func resolveScale(t reflect.Type, p ScalePaths) (*scaleFields, error) {
 			errs = append(errs, fmt.Sprintf("scale path %q must start with .%s.", path, under))
 			return nil
 		}
-		index, leaf, err := fieldIndex(t, path[1:])
+		index, leaf, err := jsonfields.FieldIndex(t, path[1:])
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("scale path %q: %v", path, err))
 			return nil
@@ -93,53 +93,8 @@ func resolveScale(t reflect.Type, p ScalePaths) (*scaleFields, error) {
 	return f, nil
 }
 
-// fieldIndex resolves a dotted JSON path in t to the index of its field.
-// Fields reached through pointers are marked by a -1 before the step.
-func fieldIndex(t reflect.Type, path string) (index []int, leaf reflect.Type, err error) {
-	for _, name := range strings.Split(path, ".") {
-		if t.Kind() == reflect.Pointer {
-			index = append(index, -1)
-		}
-		t, _ = jsonfields.Deref(t, nil)
-		if t.Kind() != reflect.Struct {
-			return nil, nil, fmt.Errorf("%s is not an object", name)
-		}
-		f, ok := jsonfields.Named(t, name)
-		if !ok || f.Optional {
-			return nil, nil, fmt.Errorf("no field %q in %s", name, t)
-		}
-		index, t = append(index, f.Index...), f.Type
-	}
-	return index, t, nil
-}
-
-// fieldValue follows index in v. To write (forWrite), it replaces each
-// pointer on the way with a pointer to a copy, so that a shallow copy of an
-// object can be changed without changing the original; to read, it returns
-// an invalid Value at a nil pointer.
-func fieldValue(v reflect.Value, index []int, forWrite bool) reflect.Value {
-	for _, i := range index {
-		if i == -1 {
-			switch {
-			case forWrite:
-				c := reflect.New(v.Type().Elem())
-				if !v.IsNil() {
-					c.Elem().Set(v.Elem())
-				}
-				v.Set(c)
-			case v.IsNil():
-				return reflect.Value{}
-			}
-			v = v.Elem()
-			continue
-		}
-		v = v.Field(i)
-	}
-	return v
-}
-
 func (f *scaleFields) replicas(obj kapi.Object, index []int) int32 {
-	v := fieldValue(reflect.ValueOf(obj).Elem(), index, false)
+	v := jsonfields.FieldValue(reflect.ValueOf(obj).Elem(), index, false)
 	if v.IsValid() && v.Kind() == reflect.Pointer {
 		if v.IsNil() {
 			return 0
@@ -165,7 +120,7 @@ func (f *scaleFields) scaleOf(obj kapi.Object) *Scale {
 		Status: ScaleStatus{Replicas: f.replicas(obj, f.status)},
 	}
 	if f.selector != nil {
-		if v := fieldValue(reflect.ValueOf(obj).Elem(), f.selector, false); v.IsValid() {
+		if v := jsonfields.FieldValue(reflect.ValueOf(obj).Elem(), f.selector, false); v.IsValid() {
 			if v.Kind() == reflect.Pointer {
 				v = v.Elem()
 			}
@@ -179,7 +134,7 @@ func (f *scaleFields) scaleOf(obj kapi.Object) *Scale {
 
 // setReplicas sets the desired replicas of obj.
 func (f *scaleFields) setReplicas(obj kapi.Object, n int32) {
-	v := fieldValue(reflect.ValueOf(obj).Elem(), f.spec, true)
+	v := jsonfields.FieldValue(reflect.ValueOf(obj).Elem(), f.spec, true)
 	if v.Kind() == reflect.Pointer {
 		v.Set(reflect.New(v.Type().Elem())) // never the original's
 		v = v.Elem()

@@ -21,6 +21,13 @@
 // [MapKeyEncodes]), and how far to follow pointer types, which may point to
 // themselves ([Deref]).
 //
+// # Paths
+//
+// StringGetter, FieldIndex and FieldValue resolve a dotted JSON path
+// ("spec.replicas") in a type once, at registration, and follow it in
+// values on every request: a resource's selectable fields and its scale
+// subresource's replicas.
+//
 // # Caching
 //
 // Nothing is cached. Each caller keeps what it builds from the fields
