@@ -117,6 +117,10 @@ type Shape interface {
 	// object, as the selector compares it; it fails for a path the
 	// objects cannot select on.
 	Field(path string) (func(kapi.Object) string, error)
+	// The Shape of a resource with the scale subresource has a method
+	//	Scale(ScalePaths) (read func(kapi.Object) (spec, status int32, selector string), set func(kapi.Object, int32), err error)
+	// that reads the Scale of an object and sets its desired replicas in
+	// a shallow copy of one without changing what it shares.
 }
 
 // Register adds a resource type to the server. It fails if the description is
@@ -196,7 +200,12 @@ func newResource[T any, P interface {
 	if err := res.declare(s.config.ruleEngine); err != nil {
 		return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
-	if r.Scale != nil {
+	if sc, ok := r.Shape.(shapeScaler); ok && r.Scale != nil {
+		res.scale = &scaleFields{paths: *r.Scale}
+		if res.scale.read, res.scale.set, err = sc.Scale(*r.Scale); err != nil {
+			return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
+		}
+	} else if r.Scale != nil {
 		if res.scale, err = resolveScale(res.typ, *r.Scale); err != nil {
 			return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 		}

@@ -253,3 +253,26 @@ func TestRegisterWhileServing(t *testing.T) {
 		t.Errorf("after registering again: %s", out)
 	}
 }
+
+// TestScale reads and writes a kind's replicas through /scale.
+func TestScale(t *testing.T) {
+	srv, c := newServer(t)
+	if err := kinds.Register(srv, widgetDefinition(t)); err != nil {
+		t.Fatal(err)
+	}
+	c.want("POST", "/apis/example.com/v1/namespaces/default/widgets", "application/json",
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"},"spec":{"color":"red","replicas":2}}`, 201)
+	c.want("PUT", "/apis/example.com/v1/namespaces/default/widgets/a/status", "application/json",
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"},"status":{"replicas":1,"selector":"app=a"}}`, 200)
+	out := c.want("GET", "/apis/example.com/v1/namespaces/default/widgets/a/scale", "", "", 200)
+	if !strings.Contains(out, `"spec":{"replicas":2}`) || !strings.Contains(out, `"status":{"replicas":1,"selector":"app=a"}`) {
+		t.Errorf("scale: %s", out)
+	}
+	c.want("PATCH", "/apis/example.com/v1/namespaces/default/widgets/a/scale", "application/merge-patch+json", `{"spec":{"replicas":5}}`, 200)
+	if out := c.want("GET", "/apis/example.com/v1/namespaces/default/widgets/a", "", "", 200); !strings.Contains(out, `"replicas":5`) || !strings.Contains(out, `"color":"red"`) {
+		t.Errorf("after scaling: %s", out)
+	}
+	if out := c.want("GET", "/apis/example.com/v1", "", "", 200); !strings.Contains(out, `"widgets/scale"`) {
+		t.Errorf("discovery lacks widgets/scale: %s", out)
+	}
+}

@@ -263,3 +263,75 @@ func openAPISchema(s *schema.Schema) map[string]any {
 // stripDot is a JSON path without its leading dot, as field selectors and
 // apiserver name fields.
 func stripDot(path string) string { return strings.TrimPrefix(path, ".") }
+
+// Scale maps the scale subresource onto the paths p names: integers under
+// spec and status, and a string under status for the selector.
+func (sh *shape) Scale(p apiserver.ScalePaths) (read func(kapi.Object) (int32, int32, string), set func(kapi.Object, int32), err error) {
+	path := func(s, under, typ string) ([]string, error) {
+		jp, err := jsonpath.Parse(s)
+		names, ok := jp.Members()
+		switch {
+		case err != nil:
+			return nil, err
+		case !ok || len(names) < 2 || names[0] != under:
+			return nil, fmt.Errorf("scale path %q must be a path of member names under .%s", s, under)
+		case sh.schema != nil && (sh.schema.At(names...) == nil || sh.schema.At(names...).Type != typ):
+			return nil, fmt.Errorf("scale path %q must lead to a field of type %s", s, typ)
+		}
+		return names, nil
+	}
+	spec, err := path(p.SpecReplicas, "spec", "integer")
+	if err != nil {
+		return nil, nil, err
+	}
+	status, err := path(p.StatusReplicas, "status", "integer")
+	if err != nil {
+		return nil, nil, err
+	}
+	var selector []string
+	if p.LabelSelector != "" {
+		if selector, err = path(p.LabelSelector, "status", "string"); err != nil {
+			return nil, nil, err
+		}
+	}
+	read = func(obj kapi.Object) (int32, int32, string) {
+		body := obj.(*Object).body()
+		n := func(names []string) int32 {
+			v, _ := lookup(body, names).(int64)
+			return int32(v)
+		}
+		sel, _ := lookup(body, selector).(string)
+		return n(spec), n(status), sel
+	}
+	set = func(obj kapi.Object, n int32) {
+		o := obj.(*Object)
+		body := o.body() // a new map: what o shares stays as it is
+		m := body
+		for _, name := range spec[:len(spec)-1] {
+			next, _ := m[name].(map[string]any)
+			next = maps.Clone(next)
+			if next == nil {
+				next = map[string]any{}
+			}
+			m[name], m = next, next
+		}
+		m[spec[len(spec)-1]] = int64(n)
+		o.setBody(body)
+	}
+	return read, set, nil
+}
+
+// lookup follows member names in v; nil where they lead nowhere.
+func lookup(v any, names []string) any {
+	if len(names) == 0 {
+		return nil
+	}
+	for _, name := range names {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[name]
+	}
+	return v
+}
