@@ -107,8 +107,11 @@ type Shape interface {
 	// warns of or refuses as its fieldValidation says.
 	Prune(obj kapi.Object) []string
 	// Read completes an object decoded from storage, as kube-apiserver
-	// defaults custom resources it reads.
-	Read(obj kapi.Object)
+	// defaults custom resources it reads, and says whether it changed it
+	// (the stored value is then not its JSON). The objects' JSON has their
+	// metadata as encoding/json writes a kapi.ObjectMeta, so that answers
+	// are made from stored values.
+	Read(obj kapi.Object) bool
 	// Patch is the schema patches and server-side apply merge by.
 	Patch() *patch.Schema
 	// OpenAPI is the objects' OpenAPI v3 schema, served in /openapi/v3.
@@ -217,7 +220,7 @@ func newResource[T any, P interface {
 	}
 	res.objType.typ, res.objType.newObject, res.objType.protobuf = res.typ, res.newObject, res.protobuf
 	res.objType.group, res.objType.version, res.objType.kind = res.Group, res.Version, res.Kind
-	res.objType.plainMetadata = plainMetadata(res.typ)
+	res.objType.plainMetadata = plainMetadata(res.typ) || r.Shape != nil
 	res.objType.image = jsonimage.New(res.typ)
 	storedEncoder(reflect.PointerTo(res.typ)) // compiled now, not on the first write
 	res.objType.merger = jsonimage.NewMerger(res.typ)
@@ -493,11 +496,9 @@ func (r *resource) decodeStoredVersion(kv storage.KeyValue) (kapi.Object, bool, 
 	if err != nil {
 		return nil, false, &corruptObject{key: kv.Key, revision: kv.ModRevision, err: err}
 	}
-	if st.shape != nil {
-		st.shape.Read(obj)
-	}
+	changed := st.shape != nil && st.shape.Read(obj)
 	obj.GetObjectMeta().ResourceVersion = formatRevision(kv.ModRevision)
-	return obj, false, nil
+	return obj, changed, nil
 }
 
 // selectable sets up the field selectors of the resource: metadata.name,

@@ -18,10 +18,11 @@ import (
 // shape is what one version's schema says of its objects, made once when
 // the kind is registered: the apiserver.Shape of the version.
 type shape struct {
-	schema   *schema.Schema // nil: any object, unknown fields kept
-	defaults *schema.Schema // schema with its defaults pruned, as kube-apiserver serves them
-	patch    *patch.Schema
-	openAPI  map[string]any
+	schema      *schema.Schema // nil: any object, unknown fields kept
+	defaults    *schema.Schema // schema with its defaults pruned, as kube-apiserver serves them
+	hasDefaults bool
+	patch       *patch.Schema
+	openAPI     map[string]any
 }
 
 var _ apiserver.Shape = (*shape)(nil)
@@ -30,6 +31,7 @@ func newShape(s *schema.Schema) (*shape, error) {
 	sh := &shape{schema: s}
 	if s != nil {
 		sh.defaults = s.PrunedDefaults()
+		sh.hasDefaults = hasDefault(sh.defaults)
 	}
 	meta, err := patch.SchemaOf(reflect.TypeFor[kapi.ObjectMeta]())
 	if err != nil {
@@ -72,8 +74,51 @@ func (sh *shape) Prune(obj kapi.Object) []string {
 	return unknown
 }
 
-// Read defaults an object read from storage, as kube-apiserver does.
-func (sh *shape) Read(obj kapi.Object) { sh.setDefaults(obj.(*Object)) }
+// Read defaults an object read from storage, as kube-apiserver does, and
+// says whether that changed it.
+func (sh *shape) Read(obj kapi.Object) bool {
+	if !sh.hasDefaults {
+		return false
+	}
+	o := obj.(*Object)
+	before := deepCopy(o.body())
+	sh.setDefaults(o)
+	return !reflect.DeepEqual(before, o.body())
+}
+
+// hasDefault says whether a default is declared anywhere in s.
+func hasDefault(s *schema.Schema) bool {
+	if s == nil {
+		return false
+	}
+	if s.Default != nil || hasDefault(s.Items) || hasDefault(s.AdditionalProperties) {
+		return true
+	}
+	for _, p := range s.Properties {
+		if hasDefault(p) {
+			return true
+		}
+	}
+	return false
+}
+
+func deepCopy(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(v))
+		for k, x := range v {
+			m[k] = deepCopy(x)
+		}
+		return m
+	case []any:
+		l := make([]any, len(v))
+		for i, x := range v {
+			l[i] = deepCopy(x)
+		}
+		return l
+	}
+	return v
+}
 
 func (sh *shape) setDefaults(o *Object) {
 	if sh.defaults == nil {
