@@ -96,6 +96,9 @@ func TestKubectlKinds(t *testing.T) {
 	if out := k.must(t, "get", "gadget", "g1", "-o", "yaml"); !strings.Contains(out, "replicas: 1") || !strings.Contains(out, "kind: Gadget") {
 		t.Errorf("kubectl get -o yaml (defaulted replicas):\n%s", out)
 	}
+	if out := k.must(t, "explain", "gadget.spec.size"); !strings.Contains(out, "FIELD: size <string>") || !strings.Contains(out, "small") {
+		t.Errorf("kubectl explain gadget.spec.size:\n%s", out)
+	}
 	k.must(t, "patch", "gadget", "g1", "--type=merge", "-p", `{"spec":{"replicas":2}}`)
 	k.must(t, "patch", "gadget", "g1", "--type=json", "-p", `[{"op":"replace","path":"/spec/size","value":"large"}]`)
 	k.must(t, "patch", "gadget", "g1", "--type=strategic", "-p", `{"spec":{"ports":[{"name":"https","port":443}]}}`)
@@ -107,12 +110,12 @@ func TestKubectlKinds(t *testing.T) {
 
 	// Refused with kube-apiserver's words.
 	bad := writeFile(t, "bad.yaml", strings.Replace(gadgetG1, "size: small", "size: huge", 1))
-	r := k.run(t, "apply", "--server-side", "-f", bad)
-	if r.err == nil || !strings.Contains(r.stderr, `Gadget.example.org "g1" is invalid: spec.size: Unsupported value: "huge": supported values: "small", "large"`) {
+	r := k.run(t, "apply", "--server-side", "--force-conflicts", "-f", bad)
+	if r.err == nil || !strings.Contains(r.stderr, `The Gadget "g1" is invalid: spec.size: Unsupported value: "huge": supported values: "small", "large"`) {
 		t.Errorf("an invalid apply:\n%s", r)
 	}
 	unknown := writeFile(t, "unknown.yaml", gadgetG1+"  bogus: 1\n")
-	if r := k.run(t, "apply", "--server-side", "-f", unknown); r.err == nil || !strings.Contains(r.stderr, `unknown field "spec.bogus"`) {
+	if r := k.run(t, "apply", "--server-side", "--force-conflicts", "-f", unknown); r.err == nil || !strings.Contains(r.stderr, `unknown field "spec.bogus"`) {
 		t.Errorf("an apply with an unknown field:\n%s", r)
 	}
 
