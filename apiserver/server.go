@@ -54,6 +54,7 @@ type Server struct {
 	// deletion, by name, with when (namespaces.go).
 	deletedNamespaces sync.Map
 	events            *resource      // core events, which store both kinds (events.go)
+	collector         *gc.Collector  // told of the kinds RegisterKind and Remove change
 	background        sync.WaitGroup // the in-process controllers
 }
 
@@ -172,6 +173,13 @@ func (s *Server) change(group, kind string, rs []*resource) error {
 	}
 	s.resources = next
 	s.publish(s.reg.Load())
+	if c := s.collector; c != nil && len(gone) > 0 {
+		c.Remove(group, kind)
+	}
+	if len(rs) > 0 && s.collector != nil {
+		st := rs[0].storageVersion()
+		s.collector.Add(gc.Resource{Group: st.Group, Version: st.Version, Kind: st.Kind, Plural: st.Plural, Namespaced: st.Namespaced})
+	}
 	for _, o := range gone {
 		if o.cache != nil && o.storageVersion() == o {
 			s.hub.Unregister(o.cache)
@@ -217,6 +225,7 @@ func (s *Server) start() *http.Handler {
 	s.handler.Store(&h)
 	s.running = true
 	collector, err := gc.New(&objects{s: s, user: garbageCollector, manager: "generic-garbage-collector"}, gc.WithLogger(s.config.logger))
+	s.collector = collector
 	go func() {
 		defer close(s.done)
 		var lifecycle sync.WaitGroup

@@ -372,3 +372,37 @@ func TestRules(t *testing.T) {
 		t.Errorf("a rule that does not compile: %v", err)
 	}
 }
+
+// TestGarbageCollection deletes the dependents of a deleted owner when both
+// are of kinds defined while the server serves, as kube-apiserver's
+// collector does for custom resources.
+func TestGarbageCollection(t *testing.T) {
+	srv, c := newServer(t)
+	c.want("GET", "/apis", "", "", 200) // serving: the kind is added to a running collector
+	if err := kinds.Register(srv, widgetDefinition(t)); err != nil {
+		t.Fatal(err)
+	}
+	var owner struct{ Metadata struct{ UID string } }
+	if err := json.Unmarshal([]byte(c.want("POST", "/apis/example.com/v1/namespaces/default/widgets", "application/json",
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"owner"},"spec":{"color":"red"}}`, 201)), &owner); err != nil {
+		t.Fatal(err)
+	}
+	c.want("POST", "/apis/example.com/v1/namespaces/default/widgets", "application/json",
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"dependent","ownerReferences":[{"apiVersion":"example.com/v1","kind":"Widget","name":"owner","uid":"`+owner.Metadata.UID+`"}]},"spec":{"color":"red"}}`, 201)
+	resp, err := http.Get(c.url + "/apis/example.com/v1/namespaces/default/widgets?watch=true&fieldSelector=metadata.name%3Ddependent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := bufio.NewScanner(resp.Body)
+	if !events.Scan() || !strings.Contains(events.Text(), `"ADDED"`) {
+		t.Fatalf("watch: %s", events.Text())
+	}
+	c.want("DELETE", "/apis/example.com/v1/namespaces/default/widgets/owner", "", "", 200)
+	for events.Scan() {
+		if strings.Contains(events.Text(), `"DELETED"`) {
+			return
+		}
+	}
+	t.Fatal("the watch ended before the dependent was deleted")
+}
