@@ -13,6 +13,7 @@ import (
 	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/patch"
 	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/validation"
 	"github.com/kapi-dev/kapi/watch"
 )
 
@@ -288,7 +289,7 @@ func (e *FieldError) body() string {
 	switch e.Type {
 	case kapi.CauseTypeFieldValueRequired, kapi.CauseTypeFieldValueForbidden, kapi.CauseTypeFieldValueTooLong:
 	default:
-		if _, omitted := e.BadValue.(omittedValue); !omitted {
+		if _, omitted := e.BadValue.(omittedValue); !omitted && e.BadValue != (validation.OmittedValue{}) {
 			s += ": " + formatValue(e.BadValue)
 		}
 	}
