@@ -19,6 +19,8 @@ import (
 // it is created (old is nil) or updated, with its field paths, cause types
 // and messages: apiextensions-apiserver's validation of the object as
 // served in apiextensions.k8s.io/v1, after the defaults of SetDefaults.
+// The name is checked against spec.names.plural and spec.group on create
+// only: on update neither may change.
 //
 // As inside kube-apiserver, a schema, subresources, printer columns or
 // selectable fields that every version has alike are reported as the
@@ -31,7 +33,7 @@ import (
 // own refusal of webhook conversion (see Serve).
 func Validate(c, old *CustomResourceDefinition) []*validation.Error {
 	var errs []*validation.Error
-	if want := c.Spec.Names.Plural + "." + c.Spec.Group; c.Name != want {
+	if want := c.Spec.Names.Plural + "." + c.Spec.Group; old == nil && c.Name != want {
 		errs = append(errs, invalid("metadata.name", c.Name, `must be spec.names.plural+"."+spec.group`))
 	}
 	o := options{requireOpenAPISchema: true}
@@ -256,7 +258,7 @@ func validateSpec(s *Spec, o options) []*validation.Error {
 			errs = append(errs, invalid(at+".name", v.Name, strings.Join(msgs, ",")))
 		}
 		for _, msg := range deprecationWarningProblems(v.Deprecated, v.DeprecationWarning) {
-			errs = append(errs, invalid(at+".deprecationWarning", v.DeprecationWarning, msg))
+			errs = append(errs, invalid(at+".deprecationWarning", *v.DeprecationWarning, msg))
 		}
 		status := v.Subresources != nil && v.Subresources.Status != nil
 		if !sh.schema && parsed[i] != nil {

@@ -342,12 +342,16 @@ func webhookURLErrors(raw, path string) []*validation.Error {
 	return errs
 }
 
+// webhookServiceErrors checks a webhook's service. kube-apiserver passes
+// the service's name where its check takes the namespace and the other way
+// round, so an empty name is reported as the namespace; kept, as clients
+// see that.
 func webhookServiceErrors(svc *ServiceReference, path string) []*validation.Error {
 	var errs []*validation.Error
-	if svc.Name == "" {
+	if svc.Namespace == "" {
 		errs = append(errs, required(path+".name", ""))
 	}
-	if svc.Namespace == "" {
+	if svc.Name == "" {
 		errs = append(errs, required(path+".namespace", ""))
 	}
 	port := int32(443)
