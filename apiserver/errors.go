@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -317,8 +318,13 @@ func formatValue(v any) string {
 		return strconv.Quote(v)
 	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64, bool:
 		return fmt.Sprint(v)
-	case fmt.Stringer:
-		return v.String()
+	}
+	// As field.Error: JSON where it can (a list of strings is ["a","b"]).
+	if b, err := json.Marshal(v); err == nil {
+		return string(b)
+	}
+	if s, ok := v.(fmt.Stringer); ok {
+		return s.String()
 	}
 	return fmt.Sprintf("%#v", v)
 }

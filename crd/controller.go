@@ -301,26 +301,25 @@ func (c *controller) start(crd *CustomResourceDefinition) error {
 	return nil
 }
 
-// stop stops serving the kind of a definition that is gone.
+// stop stops serving the kind of a definition that is gone, and looks
+// again at the definitions of its group, which may have its names now.
 func (c *controller) stop(name string) {
 	c.mu.Lock()
 	cur, ok := c.served[name]
 	delete(c.served, name)
 	c.mu.Unlock()
-	if !ok {
-		return
+	if ok {
+		if err := c.remove(cur.group, cur.kind); err != nil {
+			c.logger.Warn("kapi: crd: stop serving", "name", name, "err", err)
+		}
 	}
-	if err := c.remove(cur.group, cur.kind); err != nil {
-		c.logger.Warn("kapi: crd: stop serving", "name", name, "err", err)
-	}
-	// Its names are free: the definitions of its group that wanted them
-	// may have them now.
+	_, group, _ := strings.Cut(name, ".") // a definition is named <plural>.<group>
 	all, err := c.objects.List(context.Background(), c.crds, "")
 	if err != nil {
 		return
 	}
 	for _, o := range all {
-		if other := o.(*CustomResourceDefinition); other.Spec.Group == cur.group {
+		if other := o.(*CustomResourceDefinition); other.Spec.Group == group {
 			c.add(other.Name)
 		}
 	}
