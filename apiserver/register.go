@@ -103,11 +103,46 @@ type Resource[T any] struct {
 
 // Register adds a resource type to the server. It fails if the description is
 // incomplete or clashes with one already registered, or if the server has
-// started serving.
+// started serving (RegisterKind adds kinds then).
 func Register[T any, P interface {
 	*T
 	kapi.Object
 }](s *Server, r Resource[T]) error {
+	res, err := newResource[T, P](s, r)
+	if err != nil {
+		return err
+	}
+	return s.add(res)
+}
+
+// RegisterKind registers every version of one kind at once, before or
+// while the server serves: a server serving a kind defined at run time
+// (package kinds) cannot know it at start. It replaces a kind registered
+// before with the same Group and Kind, whose watches then end; the
+// objects in storage stay. Registered while serving, the kind is served
+// when RegisterKind returns, in discovery and OpenAPI too.
+func RegisterKind[T any, P interface {
+	*T
+	kapi.Object
+}](s *Server, versions ...Resource[T]) error {
+	var rs []*resource
+	for _, r := range versions {
+		res, err := newResource[T, P](s, r)
+		if err != nil {
+			return err
+		}
+		rs = append(rs, res)
+	}
+	if len(rs) == 0 {
+		return errors.New("apiserver: RegisterKind: no versions")
+	}
+	return s.change(rs[0].Group, rs[0].Kind, rs)
+}
+
+func newResource[T any, P interface {
+	*T
+	kapi.Object
+}](s *Server, r Resource[T]) (*resource, error) {
 	res := &resource{
 		Group: r.Group, Version: r.Version, Kind: r.Kind,
 		Plural: r.Plural, Singular: r.Singular, Namespaced: r.Namespaced,
@@ -122,11 +157,11 @@ func Register[T any, P interface {
 		},
 	}
 	if err := res.selectable(r.SelectableFields); err != nil {
-		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
+		return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
 	var err error
 	if res.columns, res.cells, err = tableColumns[T, P](r.Columns); err != nil {
-		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
+		return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
 	if r.Default != nil {
 		res.defaulter = func(obj kapi.Object) { r.Default(obj.(P)) }
@@ -145,18 +180,18 @@ func Register[T any, P interface {
 		res.validateStatus = res.validate
 	}
 	if err := res.complete(r.Status); err != nil {
-		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
+		return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
 	if err := res.declare(s.config.ruleEngine); err != nil {
-		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
+		return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
 	if r.Scale != nil {
 		if res.scale, err = resolveScale(res.typ, *r.Scale); err != nil {
-			return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
+			return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 		}
 	}
 	if res.objType.schema, err = patch.SchemaOf(res.typ); err != nil {
-		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
+		return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
 	res.objType.typ, res.objType.newObject, res.objType.protobuf = res.typ, res.newObject, res.protobuf
 	res.objType.group, res.objType.version, res.objType.kind = res.Group, res.Version, res.Kind
@@ -165,7 +200,7 @@ func Register[T any, P interface {
 	storedEncoder(reflect.PointerTo(res.typ)) // compiled now, not on the first write
 	res.objType.merger = jsonimage.NewMerger(res.typ)
 	res.specFields = specFieldsOf(res)
-	return s.add(res)
+	return res, nil
 }
 
 func typedValidation[T any, P interface {
