@@ -64,10 +64,14 @@ func (d *documents) openAPI(gv groupVersion) http.HandlerFunc {
 
 // openAPI is what the OpenAPI generator needs of a resource.
 func (r *resource) openAPI() openapi.Resource {
-	return openapi.Resource{
+	o := openapi.Resource{
 		Group: r.Group, Version: r.Version, Kind: r.Kind, Plural: r.Plural,
 		Namespaced: r.Namespaced, Type: r.typ, Status: r.statusField != nil,
 	}
+	if r.shape != nil {
+		o.Schema = r.shape.OpenAPI()
+	}
+	return o
 }
 
 func openAPIPath(gv groupVersion) string {

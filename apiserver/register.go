@@ -99,6 +99,32 @@ type Resource[T any] struct {
 	// run once, on the object converted to the storage version, so only
 	// the storage version may set them.
 	Conversion Conversion
+
+	// Shape, if set, tells what T's Go type cannot of its objects' JSON:
+	// package kinds serves kinds defined at run time, whose objects share
+	// one Go type, with the shape each kind's schema gives.
+	Shape Shape
+}
+
+// Shape is the shape of a resource's objects where their Go type does not
+// tell it: package kinds gives one to each kind it serves. It is
+// immutable and safe for concurrent use.
+type Shape interface {
+	// Prune drops, in place, the fields obj's schema does not specify, and
+	// returns their paths (spec.bogus): unknown fields, which a write
+	// warns of or refuses as its fieldValidation says.
+	Prune(obj kapi.Object) []string
+	// Read completes an object decoded from storage, as kube-apiserver
+	// defaults custom resources it reads.
+	Read(obj kapi.Object)
+	// Patch is the schema patches and server-side apply merge by.
+	Patch() *patch.Schema
+	// OpenAPI is the objects' OpenAPI v3 schema, served in /openapi/v3.
+	OpenAPI() map[string]any
+	// Field reads the field a field selector names (spec.color) in an
+	// object, as the selector compares it; it fails for a path the
+	// objects cannot select on.
+	Field(path string) (func(kapi.Object) string, error)
 }
 
 // Register adds a resource type to the server. It fails if the description is
@@ -156,6 +182,7 @@ func newResource[T any, P interface {
 			validates: r.Validate != nil || r.ValidateStatus != nil || r.ValidateName != nil,
 		},
 	}
+	res.shape = r.Shape
 	if err := res.selectable(r.SelectableFields); err != nil {
 		return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
@@ -190,7 +217,9 @@ func newResource[T any, P interface {
 			return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 		}
 	}
-	if res.objType.schema, err = patch.SchemaOf(res.typ); err != nil {
+	if r.Shape != nil {
+		res.objType.schema = r.Shape.Patch()
+	} else if res.objType.schema, err = patch.SchemaOf(res.typ); err != nil {
 		return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
 	res.objType.typ, res.objType.newObject, res.objType.protobuf = res.typ, res.newObject, res.protobuf
@@ -288,6 +317,7 @@ type resource struct {
 	ShortNames, Categories []string
 
 	typ         reflect.Type
+	shape       Shape       // nil but for kinds defined at run time
 	statusField []int       // index of the status field; nil without the subresource
 	specFields  []specField // see specFieldsChanged; nil if it cannot tell
 	newObject   func() kapi.Object
@@ -470,6 +500,9 @@ func (r *resource) decodeStoredVersion(kv storage.KeyValue) (kapi.Object, bool, 
 	if err != nil {
 		return nil, false, &corruptObject{key: kv.Key, revision: kv.ModRevision, err: err}
 	}
+	if st.shape != nil {
+		st.shape.Read(obj)
+	}
 	obj.GetObjectMeta().ResourceVersion = formatRevision(kv.ModRevision)
 	return obj, false, nil
 }
@@ -490,6 +523,9 @@ func (r *resource) selectable(paths []string) error {
 			continue
 		}
 		get, err := fieldGetter(r.typ, path)
+		if r.shape != nil {
+			get, err = r.shape.Field(path)
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("selectable field %q: %w", path, err))
 			continue

@@ -163,11 +163,11 @@ type Hub struct {
 	config config
 	epoch  time.Time // the log's clock: events carry their age as an offset from it
 
-	mu       sync.Mutex                        // serializes Register and Unregister
+	mu sync.Mutex // serializes Register and Unregister
 	// applyMu is held by the applier while it changes the caches, and by
 	// Register and Unregister while it runs, so that a cache added then
 	// is filled at one revision and misses no later event.
-	applyMu sync.Mutex
+	applyMu  sync.Mutex
 	caches   atomic.Pointer[map[string]*Cache] // by resource prefix; replaced, not changed, by Register
 	rev      atomic.Int64                      // every change up to rev has been applied
 	synced   atomic.Bool
