@@ -33,7 +33,8 @@ const widgets = `{
       "selectableFields": [{"jsonPath": ".spec.color"}]
     }, {
       "name": "v1beta1", "served": true, "storage": false, "deprecated": true,
-      "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}
+      "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+      "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.size", "statusReplicasPath": ".status.replicas"}}
     }]
   }
 }`
@@ -80,7 +81,7 @@ func TestDefinition(t *testing.T) {
 	if got := v1.Schema.At("spec", "color").Default; got != "red" {
 		t.Errorf("default of spec.color: %v", got)
 	}
-	if beta.Name != "v1beta1" || beta.Storage || !beta.Deprecated || beta.Status || beta.Scale != nil || !beta.Schema.PreservesUnknownFields() {
+	if beta.Name != "v1beta1" || beta.Storage || !beta.Deprecated || !beta.Status || beta.Scale.LabelSelectorPath != "" || !beta.Schema.PreservesUnknownFields() {
 		t.Errorf("v1beta1: %+v", beta)
 	}
 
@@ -113,6 +114,9 @@ func do(t *testing.T, srv *apiservertest.Server, method, path, body string) (int
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if method == "PATCH" {
+		req.Header.Set("Content-Type", "application/json-patch+json")
+	}
 	resp, err := srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -277,5 +281,62 @@ func TestSchemaRoundTrip(t *testing.T) {
 	}
 	if !bytes.Contains(body, compact.Bytes()) {
 		t.Errorf("the schema changed on its way: %s", body)
+	}
+}
+
+// A definition's kind is served once it is established, every object of
+// it goes with the definition, and then the kind.
+func TestLifecycle(t *testing.T) {
+	srv := server(t)
+	if code, c := do(t, srv, "POST", crds, widgets); code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, c)
+	}
+	conditionOf(t, srv, "widgets.example.com", crd.Established, func(cond map[string]any) bool { return cond["status"] == "True" })
+	const coll = "/apis/example.com/v1/namespaces/default/widgets"
+	code, w := do(t, srv, "POST", coll, `{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1"}, "spec": {"size": 2}}`)
+	if code != http.StatusCreated {
+		t.Fatalf("create a widget: %d %v", code, w)
+	}
+	if color := w["spec"].(map[string]any)["color"]; color != "red" {
+		t.Errorf("the schema's default is not set: %v", w)
+	}
+	code, w = do(t, srv, "POST", coll, `{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w2", "finalizers": ["example.com/hold"]}}`)
+	if code != http.StatusCreated {
+		t.Fatalf("create a widget: %d %v", code, w)
+	}
+
+	if code, c := do(t, srv, "DELETE", crds+"/widgets.example.com", ""); code != http.StatusOK {
+		t.Fatalf("delete: %d %v", code, c)
+	}
+	c := conditionOf(t, srv, "widgets.example.com", crd.Terminating, func(cond map[string]any) bool { return cond["reason"] == "InstanceDeletionInProgress" })
+	if f := c["metadata"].(map[string]any)["finalizers"]; !reflect.DeepEqual(f, []any{crd.CleanupFinalizer}) {
+		t.Errorf("finalizers: %v", f)
+	}
+	for { // w1 goes; w2 waits for its finalizer, and so does the definition
+		if code, _ = do(t, srv, "GET", coll+"/w1", ""); code == http.StatusNotFound {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if code, w = do(t, srv, "GET", coll+"/w2", ""); code != http.StatusOK || w["metadata"].(map[string]any)["deletionTimestamp"] == nil {
+		t.Fatalf("w2: %d %v", code, w)
+	}
+	if code, _ = do(t, srv, "GET", crds+"/widgets.example.com", ""); code != http.StatusOK {
+		t.Fatalf("the definition went before its objects: %d", code)
+	}
+	if code, w = do(t, srv, "PATCH", coll+"/w2", `[{"op": "remove", "path": "/metadata/finalizers"}]`); code != http.StatusOK {
+		t.Fatalf("patch w2: %d %v", code, w)
+	}
+	for {
+		if code, _ = do(t, srv, "GET", crds+"/widgets.example.com", ""); code == http.StatusNotFound {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for { // the kind stops being served once the definition is gone
+		if code, _ = do(t, srv, "GET", coll, ""); code == http.StatusNotFound {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
