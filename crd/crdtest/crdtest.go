@@ -206,7 +206,9 @@ func (e *Environment) install(docs [][]byte) error {
 		if err != nil {
 			return fmt.Errorf("crdtest: %w", err)
 		}
-		var list struct{ Items []crd.CustomResourceDefinition }
+		var list struct {
+			Items []crd.CustomResourceDefinition
+		}
 		err = json.NewDecoder(resp.Body).Decode(&list)
 		resp.Body.Close()
 		if err != nil {
