@@ -15,6 +15,8 @@ import (
 	"github.com/kapi-dev/kapi/apiserver/apiservertest"
 	"github.com/kapi-dev/kapi/crd"
 	"github.com/kapi-dev/kapi/kinds"
+	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/storage/memory"
 )
 
 const widgets = `{
@@ -338,5 +340,50 @@ func TestLifecycle(t *testing.T) {
 			break
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Two replicas on one store: a definition created through one is served
+// by both, and its deletion through the other takes its objects and its
+// kind from both.
+func TestReplicas(t *testing.T) {
+	store := memory.New()
+	t.Cleanup(func() { store.Close() })
+	a := apiservertest.New(t, crd.Serve, apiserver.WithNamespaces(), apiserver.WithStorage(store))
+	b := apiservertest.New(t, crd.Serve, apiserver.WithNamespaces(), apiserver.WithStorage(store))
+	if code, c := do(t, a, "POST", crds, widgets); code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, c)
+	}
+	conditionOf(t, b, "widgets.example.com", crd.Established, func(cond map[string]any) bool { return cond["status"] == "True" })
+	const coll = "/apis/example.com/v1/namespaces/default/widgets"
+	for { // b serves the kind once it has seen the definition established
+		code, w := do(t, b, "POST", coll, `{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1"}}`)
+		if code == http.StatusCreated {
+			break
+		}
+		if code != http.StatusNotFound {
+			t.Fatalf("create a widget through b: %d %v", code, w)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if code, c := do(t, b, "DELETE", crds+"/widgets.example.com", ""); code != http.StatusOK {
+		t.Fatalf("delete: %d %v", code, c)
+	}
+	for _, srv := range []*apiservertest.Server{a, b} {
+		for {
+			if code, _ := do(t, srv, "GET", coll, ""); code == http.StatusNotFound {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	res, err := store.List(t.Context(), "/", storage.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range res.Items {
+		if strings.Contains(kv.Key, "widgets") {
+			t.Errorf("left in the store: %s", kv.Key)
+		}
 	}
 }
