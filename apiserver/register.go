@@ -217,7 +217,7 @@ func newResource[T any, P interface {
 		return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
 	if err := s.adviseConventions(res); err != nil {
-		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
+		return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
 	if err := res.declare(s.config.ruleEngine); err != nil {
 		return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
