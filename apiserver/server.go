@@ -54,7 +54,7 @@ type Server struct {
 	deletedNamespaces sync.Map
 	events            *resource      // core events, which store both kinds (events.go)
 	background        sync.WaitGroup // the in-process controllers
-	controllers       []controller   // those of other packages (controllers.go)
+	controllers       []*controller  // those of other packages (controllers.go)
 }
 
 // New makes a server. Its storage is in memory unless WithStorage says

@@ -36,6 +36,11 @@ type controller struct {
 	wake    chan struct{}
 	// served are the kinds served here, by definition name.
 	served map[string]servedKind
+	// initial are the definitions that existed when the controller
+	// started and that it has not looked at yet; ready is called once
+	// there are none (nil before the watch's first sync, and after).
+	initial map[string]bool
+	ready   func()
 }
 
 // servedKind is a kind served for a definition, and what it was made
@@ -59,8 +64,8 @@ const (
 	recheckAfter = time.Second
 )
 
-func (c *controller) run(ctx context.Context, objects lifecycle.Objects) {
-	c.objects = objects
+func (c *controller) run(ctx context.Context, objects lifecycle.Objects, ready func()) {
+	c.objects, c.ready = objects, ready
 	i := slices.IndexFunc(objects.Resources(), func(r lifecycle.Resource) bool {
 		return r.Group == Group && r.Plural == "customresourcedefinitions"
 	})
@@ -73,8 +78,13 @@ func (c *controller) run(ctx context.Context, objects lifecycle.Objects) {
 	defer wg.Wait()
 	wg.Go(func() {
 		for ctx.Err() == nil {
+			var seen []string
 			err := objects.Watch(ctx, c.crds, func(ch lifecycle.Change) {
-				if ch.Meta != nil {
+				switch {
+				case ch.Synced:
+					c.synced(seen)
+				case ch.Meta != nil:
+					seen = append(seen, ch.Meta.Name)
 					c.add(ch.Meta.Name)
 				}
 			})
@@ -112,7 +122,45 @@ func (c *controller) run(ctx context.Context, objects lifecycle.Objects) {
 			if again > 0 {
 				c.addAfter(ctx, name, again)
 			}
+			c.looked(name)
 		}
+	}
+}
+
+// synced is told of the definitions that existed when the watch began, on
+// its first sync: the server is ready once each has been looked at (their
+// kinds served), as kube-apiserver is once its CRD informers have synced.
+func (c *controller) synced(names []string) {
+	c.mu.Lock()
+	if c.ready == nil {
+		c.mu.Unlock()
+		return
+	}
+	c.initial = map[string]bool{}
+	for _, n := range names {
+		c.initial[n] = true
+	}
+	c.mu.Unlock()
+	// Looked at again: the worker may have taken some already, before
+	// they were known to be initial.
+	for _, n := range names {
+		c.add(n)
+	}
+	c.looked("")
+}
+
+// looked notes that a definition has been looked at.
+func (c *controller) looked(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.initial == nil {
+		return
+	}
+	delete(c.initial, name)
+	if len(c.initial) == 0 {
+		c.initial = nil
+		c.ready()
+		c.ready = nil
 	}
 }
 

@@ -3,6 +3,7 @@ package crd_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"reflect"
@@ -384,6 +385,35 @@ func TestReplicas(t *testing.T) {
 	for _, kv := range res.Items {
 		if strings.Contains(kv.Key, "widgets") {
 			t.Errorf("left in the store: %s", kv.Key)
+		}
+	}
+}
+
+// A server started on a store that holds definitions is ready once their
+// kinds are served: a client that waits for /readyz finds them.
+func TestRestart(t *testing.T) {
+	store := memory.New()
+	t.Cleanup(func() { store.Close() })
+	a := apiservertest.New(t, crd.Serve, apiserver.WithNamespaces(), apiserver.WithStorage(store))
+	const n = 40
+	for i := range n {
+		plural := fmt.Sprintf("widgets%d", i)
+		doc := strings.NewReplacer(`"widgets.example.com"`, `"`+plural+`.example.com"`, `"plural": "widgets"`, `"plural": "`+plural+`"`,
+			`"kind": "Widget"`, fmt.Sprintf(`"kind": "Widget%d"`, i), `"shortNames": ["wd"]`, `"shortNames": []`).Replace(widgets)
+		if code, c := do(t, a, "POST", crds, doc); code != http.StatusCreated {
+			t.Fatalf("create: %d %v", code, c)
+		}
+	}
+	for i := range n {
+		conditionOf(t, a, fmt.Sprintf("widgets%d.example.com", i), crd.Established, func(cond map[string]any) bool { return cond["status"] == "True" })
+	}
+	if err := a.API.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b := apiservertest.New(t, crd.Serve, apiserver.WithNamespaces(), apiserver.WithStorage(store))
+	for i := range n {
+		if code, list := do(t, b, "GET", fmt.Sprintf("/apis/example.com/v1/namespaces/default/widgets%d", i), ""); code != http.StatusOK {
+			t.Fatalf("the kind is not served when the server is ready: %d %v", code, list)
 		}
 	}
 }
