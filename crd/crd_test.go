@@ -104,13 +104,13 @@ func TestDefaults(t *testing.T) {
 }
 
 // server is a kapi server that serves definitions.
-func server(t *testing.T) *apiservertest.Server {
+func server(t testing.TB) *apiservertest.Server {
 	return apiservertest.New(t, crd.Serve, apiserver.WithNamespaces())
 }
 
 const crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
-func do(t *testing.T, srv *apiservertest.Server, method, path, body string) (int, map[string]any) {
+func do(t testing.TB, srv *apiservertest.Server, method, path, body string) (int, map[string]any) {
 	t.Helper()
 	req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
 	if err != nil {
