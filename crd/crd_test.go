@@ -36,7 +36,8 @@ const widgets = `{
       "selectableFields": [{"jsonPath": ".spec.color"}]
     }, {
       "name": "v1beta1", "served": true, "storage": false, "deprecated": true,
-      "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+      "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true, "properties": {
+        "spec": {"type": "object", "properties": {"size": {"type": "integer"}}}, "status": {"type": "object", "properties": {"replicas": {"type": "integer"}}}}}},
       "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.size", "statusReplicasPath": ".status.replicas"}}
     }]
   }
@@ -148,6 +149,9 @@ func conditionOf(t *testing.T, srv *apiservertest.Server, name, typ string, ok f
 			cond := x.(map[string]any)
 			if cond["type"] == typ && ok(cond) {
 				return c
+			}
+			if cond["reason"] == "InstallationFailed" {
+				t.Fatalf("%s is not served: %v", name, cond["message"])
 			}
 		}
 		time.Sleep(5 * time.Millisecond)
