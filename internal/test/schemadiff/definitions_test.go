@@ -1,11 +1,9 @@
 package schemadiff_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"maps"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -16,7 +14,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	crdvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kapi-dev/kapi/crd"
 )
@@ -25,33 +22,6 @@ import (
 // CustomResourceDefinition against apiextensions-apiserver's
 // ValidateCustomResourceDefinition (and ...Update), on the real CRDs of
 // crdModules and on mutations of them and of a small definition.
-
-// crdDocs reads the CustomResourceDefinitions of a directory, as JSON.
-func crdDocs(t testing.TB, dir string) map[string][]byte {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no CRDs in %s: %v", dir, err)
-	}
-	out := map[string][]byte{}
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, doc := range bytes.Split(data, []byte("\n---")) {
-			j, err := yaml.YAMLToJSON(doc)
-			if err != nil {
-				t.Fatalf("%s: %v", file, err)
-			}
-			var head struct{ Kind string }
-			if json.Unmarshal(j, &head) == nil && head.Kind == "CustomResourceDefinition" {
-				out[filepath.Base(file)] = j
-			}
-		}
-	}
-	return out
-}
 
 // kubeDefinitionErrors is apiextensions-apiserver's verdict on a
 // definition created (old nil) or updated, old as stored (established).
@@ -346,11 +316,10 @@ func TestRealDefinitions(t *testing.T) {
 	k := 0
 	for _, m := range crdModules {
 		dir := filepath.Join(moduleDir(t, m.module), m.dir)
-		docs := crdDocs(t, dir)
-		for _, file := range slices.Sorted(maps.Keys(docs)) {
-			doc, share := docs[file], k
+		for _, d := range crdDocs(t, dir) {
+			doc, share := d.json, k
 			k++
-			t.Run(strings.Split(m.module, "@")[0]+"/"+file, func(t *testing.T) {
+			t.Run(strings.Split(m.module, "@")[0]+"/"+d.file, func(t *testing.T) {
 				if kube := compareDefinition(t, doc, nil); len(kube) > 0 {
 					t.Fatalf("kube refuses a real definition: %v", kube)
 				}
