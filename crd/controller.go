@@ -51,8 +51,8 @@ type servedKind struct {
 	resource    lifecycle.Resource // where its objects are stored
 }
 
-func newController(s *apiserver.Server) *controller {
-	serve, remove := kindServer(s)
+func newController(s *apiserver.Server, opts []kinds.Option) *controller {
+	serve, remove := kindServer(s, opts)
 	return &controller{serve: serve, remove: remove, logger: slog.Default(),
 		pending: map[string]bool{}, wake: make(chan struct{}, 1), served: map[string]servedKind{}}
 }

@@ -12,12 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/apiserver/apiservertest"
 	"github.com/kapi-dev/kapi/crd"
 	"github.com/kapi-dev/kapi/kinds"
+	"github.com/kapi-dev/kapi/schema"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/storage/memory"
+	"github.com/kapi-dev/kapi/validation"
 )
 
 const widgets = `{
@@ -419,5 +422,31 @@ func TestRestart(t *testing.T) {
 		if code, list := do(t, b, "GET", fmt.Sprintf("/apis/example.com/v1/namespaces/default/widgets%d", i), ""); code != http.StatusOK {
 			t.Fatalf("the kind is not served when the server is ready: %d %v", code, list)
 		}
+	}
+}
+
+// refuseSize is a kinds.Rules that refuses every widget whose spec.size
+// is 13, as an x-kubernetes-validations rule would.
+type refuseSize struct{}
+
+func (refuseSize) Validate(obj, _ any) []*validation.Error {
+	spec, _ := obj.(map[string]any)["spec"].(map[string]any)
+	if size, _ := spec["size"].(int64); size == 13 {
+		return []*validation.Error{{Type: kapi.CauseTypeFieldValueInvalid, Field: "spec.size", BadValue: size, Detail: "unlucky"}}
+	}
+	return nil
+}
+
+// ServeWith hands its options to every kind a definition defines.
+func TestServeWith(t *testing.T) {
+	rules := kinds.WithRules(func(*schema.Schema) (kinds.Rules, error) { return refuseSize{}, nil })
+	srv := apiservertest.New(t, crd.ServeWith(rules), apiserver.WithNamespaces())
+	if code, c := do(t, srv, "POST", crds, widgets); code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, c)
+	}
+	conditionOf(t, srv, "widgets.example.com", crd.Established, func(cond map[string]any) bool { return cond["status"] == "True" })
+	code, st := do(t, srv, "POST", "/apis/example.com/v1/namespaces/default/widgets", `{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": 13}}`)
+	if code != http.StatusUnprocessableEntity || !strings.Contains(fmt.Sprint(st["message"]), "spec.size: Invalid value: 13: unlucky") {
+		t.Errorf("the rules are not applied: %d %v", code, st)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/apiserver"
+	"github.com/kapi-dev/kapi/kinds"
 	"github.com/kapi-dev/kapi/validation"
 )
 
@@ -23,7 +24,16 @@ var controllerUser = apiserver.User{Name: "system:apiserver", Groups: []string{"
 // (kubectl get crd), and serve the kind each defines while it exists: see
 // the package documentation. Call it, as apiserver.Register, before s
 // starts serving.
-func Serve(s *apiserver.Server) error {
+func Serve(s *apiserver.Server) error { return serve(s, nil) }
+
+// ServeWith is Serve with each kind served by kinds.Register with opts
+// (kinds.WithRules has x-kubernetes-validations rules evaluated), for
+// apiservertest.New, crdtest.Environment.Register and the like.
+func ServeWith(opts ...kinds.Option) func(*apiserver.Server) error {
+	return func(s *apiserver.Server) error { return serve(s, opts) }
+}
+
+func serve(s *apiserver.Server, opts []kinds.Option) error {
 	err := apiserver.Register(s, apiserver.Resource[CustomResourceDefinition]{
 		Group: Group, Version: Version, Kind: "CustomResourceDefinition",
 		Plural: "customresourcedefinitions", Singular: "customresourcedefinition",
@@ -45,7 +55,7 @@ func Serve(s *apiserver.Server) error {
 	if err != nil {
 		return err
 	}
-	return s.RunController("apiextensions-controller", controllerUser, newController(s).run)
+	return s.RunController("apiextensions-controller", controllerUser, newController(s, opts).run)
 }
 
 // markForCleanup is what a first DELETE does to a CustomResourceDefinition,

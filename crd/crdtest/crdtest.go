@@ -20,6 +20,7 @@ import (
 
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/crd"
+	"github.com/kapi-dev/kapi/kinds"
 )
 
 // Environment is a kapi server serving namespaces, leases, events and the
@@ -39,6 +40,9 @@ type Environment struct {
 	Options []apiserver.Option
 	// Register registers resources of Go types beside the definitions.
 	Register func(*apiserver.Server) error
+	// KindOptions are given to kinds.Register for each definition's kind
+	// (kinds.WithRules, to have x-kubernetes-validations rules evaluated).
+	KindOptions []kinds.Option
 	// CRDInstallTimeout bounds the wait for the definitions to be
 	// established (10 seconds if zero).
 	CRDInstallTimeout time.Duration
@@ -70,7 +74,7 @@ func (e *Environment) Start() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := crd.Serve(api); err != nil {
+	if err := crd.ServeWith(e.KindOptions...)(api); err != nil {
 		return "", err
 	}
 	if e.Register != nil {
