@@ -284,34 +284,44 @@ func programOptions(est *estimator) []cel.ProgramOption {
 	}
 }
 
-// normalizeFieldPath is a rule's fieldPath as an error names it
-// (.spec['x'] is spec.x), or "" if it names no field of s.
+// normalizeFieldPath is a rule's fieldPath as an error names it: a
+// property by name after a dot, a map key in brackets (.spec['x'] is
+// spec.x, .labels['a'] is labels[a]); "" if it names no field of s.
 func normalizeFieldPath(s *schema.Schema, path string) string {
 	if !s.ValidFieldPath(path) {
 		return ""
 	}
-	var parts []string
+	var b strings.Builder
+	at := s
 	rest := path
-	for rest != "" {
+	for rest != "" && at != nil {
+		var name string
 		switch rest[0] {
 		case '.':
 			end := strings.IndexAny(rest[1:], ".[")
 			if end < 0 {
 				end = len(rest) - 1
 			}
-			parts = append(parts, rest[1:1+end])
-			rest = rest[1+end:]
+			name, rest = rest[1:1+end], rest[1+end:]
 		case '[':
 			end := closingQuote(rest)
-			name := rest[2 : end-1]
-			name, _ = unquoteFieldName(name)
-			parts = append(parts, name)
+			name, _ = unquoteFieldName(rest[2 : end-1])
 			rest = rest[end+1:]
 		default:
 			return ""
 		}
+		if at.Properties != nil {
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(name)
+			at = at.Properties[name]
+		} else {
+			b.WriteString("[" + name + "]")
+			at = at.AdditionalProperties
+		}
 	}
-	return strings.Join(parts, ".")
+	return b.String()
 }
 
 // closingQuote is the index of the ] that closes ['...'] at the start of
