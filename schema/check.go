@@ -29,7 +29,7 @@ import (
 // Not checked here: what depends on the rest of the
 // CustomResourceDefinition (the status subresource's restriction of the
 // root) and the compilation and cost of x-kubernetes-validations rules,
-// which need a CEL environment (package validation/cel).
+// which need a CEL environment: RuleCompiler.CheckRules.
 func (s *Schema) Check(path string) []*validation.Error {
 	if s == nil {
 		return nil

@@ -133,3 +133,65 @@ func TestCheckRules(t *testing.T) {
 		}
 	}
 }
+
+func TestRuleLimitsAndErrors(t *testing.T) {
+	engine, err := cel.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := `{"l":[` + strings.Repeat("1,", 99) + `1]}`
+	cases := []struct{ name, schema, obj, want string }{
+		{"per-call cost limit", `{"type":"object","properties":{"l":{"type":"array","maxItems":100,"items":{"type":"integer"}}},"x-kubernetes-validations":[{"rule":"self.l.all(x, self.l.all(y, self.l.all(z, x + y + z >= 0)))","message":"sums"}]}`,
+			big, `FieldValueInvalid <nil>: Invalid value: "object": 'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: sums`},
+		{"compile error when served", `{"type":"object","properties":{"a":{"type":"integer"}},"x-kubernetes-validations":[{"rule":"self.b > 0"}]}`,
+			`{"a":1}`, `FieldValueInvalid <nil>: Invalid value: "object": rule compile error: compilation failed: ERROR: <input>:1:5: undefined field 'b'` + "\n | self.b > 0\n | ....^"},
+		{"runtime error", `{"type":"object","properties":{"m":{"type":"object","additionalProperties":{"type":"integer"}}},"x-kubernetes-validations":[{"rule":"self.m['x'] > 0"}]}`,
+			`{"m":{}}`, `FieldValueInvalid <nil>: Invalid value: "object": no such key: x evaluating rule: self.m['x'] > 0`},
+		{"optionalOldSelf on create", `{"type":"object","properties":{"a":{"type":"string"}},"x-kubernetes-validations":[{"rule":"oldSelf.hasValue() || self.a == 'first'","optionalOldSelf":true,"message":"starts as first"}]}`,
+			`{"a":"second"}`, `FieldValueInvalid <nil>: Invalid value: starts as first`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := strings.Join(texts(engine.CompileRules(mustSchema(t, c.schema)).Validate(decode(t, c.obj), nil)), "\n")
+			if got != c.want {
+				t.Errorf("got  %s\nwant %s", got, c.want)
+			}
+		})
+	}
+}
+
+// A compiled schema is used by every request at once.
+func TestRulesConcurrently(t *testing.T) {
+	engine, err := cel.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := engine.CompileRules(mustSchema(t, widgetSchema))
+	obj := `{"spec":{"replicas":1,"minReplicas":2,"ports":[{"name":"a","port":0}],"template":{}}}`
+	done := make(chan []string)
+	for range 8 {
+		go func() {
+			done <- texts(rules.Validate(decode(t, obj), decode(t, `{"spec":{"replicas":1,"minReplicas":1}}`)))
+		}()
+	}
+	first := <-done
+	if len(first) != 2 {
+		t.Fatalf("got %q, want two errors", first)
+	}
+	for range 7 {
+		if got := <-done; strings.Join(got, "|") != strings.Join(first, "|") {
+			t.Errorf("got %q, then %q", first, got)
+		}
+	}
+}
+
+func TestNoRules(t *testing.T) {
+	engine, err := cel.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mustSchema(t, `{"type":"object","properties":{"a":{"type":"integer"}}}`)
+	if engine.CompileRules(s) != nil || engine.CheckRules(s, "x") != nil {
+		t.Error("a schema without rules has compiled rules")
+	}
+}
