@@ -60,14 +60,17 @@
 //
 // The environment is CEL's with the extensions kube-apiserver enables
 // (strings, sets, lists, two-variable comprehensions, optional types) and
-// those of Kubernetes' own libraries written again here, small: the list
-// functions (isSorted, sum, min, max, indexOf, lastIndexOf), regex (find,
-// findAll), isIP and isCIDR, and named formats (format.dns1123Label() and
-// the like, validate, format.named). Kubernetes' url, ip and cidr types,
-// quantity and semver are not here; a rule calling them does not compile.
-// Depending on k8s.io/apiserver's libraries instead would bring
-// k8s.io/api, apimachinery and kube-openapi into every program using this
-// module, for functions CRDs rarely call.
+// Kubernetes' own libraries written again here on the standard library:
+// the list functions (isSorted, sum, min, max, indexOf, lastIndexOf),
+// regex (find, findAll), url (url, isURL, getScheme...), ip and cidr
+// (ip, isIP, cidr, containsIP...), quantity (quantity, isQuantity,
+// isLessThan, add...) and named formats (format.dns1123Label() and the
+// like, validate, format.named), with kube's cost for each. Semver,
+// JSON patch and the authorizer library (admission policies' own) are not
+// here: a rule calling them does not compile. Depending on
+// k8s.io/apiserver's libraries instead would bring k8s.io/api,
+// apimachinery and kube-openapi into every program using this module; the
+// differential test is what keeps the two alike.
 //
 // # Use
 //

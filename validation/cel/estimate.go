@@ -120,9 +120,56 @@ func (e *estimator) EstimateCallCost(function, overload string, target *checker.
 			regexCost := e.size(args[0]).MultiplyByCostFactor(common.RegexStringLengthCostFactor)
 			return &checker.CallEstimate{CostEstimate: strCost.Multiply(regexCost), ResultSize: &checker.SizeEstimate{Min: 0, Max: sz.Max}}
 		}
-	case "isIP", "isCIDR":
+	case "url":
+		if len(args) == 1 {
+			sz := e.size(args[0])
+			return &checker.CallEstimate{CostEstimate: sz.MultiplyByCostFactor(common.StringTraversalCostFactor), ResultSize: &sz}
+		}
+	case "isIP", "isCIDR", "cidr", "quantity", "isQuantity":
 		if len(args) >= 1 {
 			return traverse(e.size(args[0]), common.StringTraversalCostFactor)
+		}
+	case "ip":
+		if overload == "cidr_ip" {
+			return &checker.CallEstimate{CostEstimate: checker.CostEstimate{Min: 1, Max: 1}}
+		}
+		if len(args) >= 1 {
+			return traverse(e.size(args[0]), common.StringTraversalCostFactor)
+		}
+	case "ip.isCanonical":
+		if len(args) >= 1 {
+			return traverse(e.size(args[0]), 2*common.StringTraversalCostFactor)
+		}
+	case "containsIP", "containsCIDR":
+		if len(args) >= 1 {
+			sz := checker.SizeEstimate{Min: 4, Max: 16}
+			c := sz.Add(sz).MultiplyByCostFactor(common.StringTraversalCostFactor)
+			if function == "containsCIDR" {
+				c = c.Add(sz.MultiplyByCostFactor(common.StringTraversalCostFactor)).Add(checker.CostEstimate{Min: 1, Max: 1})
+			}
+			if overload == "cidr_contains_ip_string" || overload == "cidr_contains_cidr_string" {
+				c = c.Add(checker.CostEstimate(e.size(args[0])).MultiplyByCostFactor(common.StringTraversalCostFactor))
+			}
+			return &checker.CallEstimate{CostEstimate: c}
+		}
+	case "masked", "prefixLength", "family", "isUnspecified", "isLoopback", "isLinkLocalMulticast", "isLinkLocalUnicast", "isGlobalUnicast",
+		"sign", "asInteger", "isInteger", "asApproximateFloat", "isGreaterThan", "isLessThan", "compareTo", "add", "sub",
+		"getScheme", "getHostname", "getHost", "getPort", "getEscapedPath", "getQuery":
+		return &checker.CallEstimate{CostEstimate: checker.CostEstimate{Min: 1, Max: 1}}
+	case "_==_":
+		if len(args) == 2 && args[0].Type().Equal(args[1].Type()) == types.True {
+			switch t := args[0].Type(); t.TypeName() {
+			case ipType.TypeName(), cidrType.TypeName(), quantityType.TypeName():
+				return &checker.CallEstimate{CostEstimate: checker.CostEstimate{Min: 1, Max: 1}}
+			case formatType.TypeName():
+				return &checker.CallEstimate{CostEstimate: checker.CostEstimate{Min: 1, Max: maxFormatSize}.MultiplyByCostFactor(common.StringTraversalCostFactor)}
+			case urlType.TypeName():
+				size := checker.SizeEstimate{Min: 1, Max: 1}
+				if r := args[1].ComputedSize(); r != nil {
+					size = r.Union(*r)
+				}
+				return &checker.CallEstimate{CostEstimate: checker.CostEstimate{Min: 1, Max: size.Max}.MultiplyByCostFactor(common.StringTraversalCostFactor)}
+			}
 		}
 	case "validate":
 		if len(args) >= 1 {
@@ -143,7 +190,7 @@ func (e *estimator) CallCost(function, overload string, args []ref.Val, result r
 			return cost(traversalCost(args[0]))
 		}
 		return cost(0)
-	case "lowerAscii", "upperAscii", "substring", "trim", "isIP", "isCIDR":
+	case "lowerAscii", "upperAscii", "substring", "trim", "isIP", "isCIDR", "cidr", "url", "quantity", "isQuantity":
 		if len(args) >= 1 {
 			return cost(uint64(math.Ceil(float64(actualSize(args[0])) * common.StringTraversalCostFactor)))
 		}
@@ -169,8 +216,40 @@ func (e *estimator) CallCost(function, overload string, args []ref.Val, result r
 				return cost(strCost * regexCost)
 			}
 		}
-	case "format.named":
+	case "ip":
+		if overload == "cidr_ip" {
+			return cost(1)
+		}
+		if len(args) >= 1 {
+			return cost(uint64(math.Ceil(float64(actualSize(args[0])) * common.StringTraversalCostFactor)))
+		}
+	case "ip.isCanonical":
+		if len(args) >= 1 {
+			return cost(uint64(math.Ceil(float64(actualSize(args[0])) * 2 * common.StringTraversalCostFactor)))
+		}
+	case "containsIP", "containsCIDR":
+		if len(args) >= 2 {
+			cidrSize, otherSize := actualSize(args[0]), actualSize(args[1])
+			c := uint64(math.Ceil(float64(cidrSize+cidrSize) * common.StringTraversalCostFactor))
+			if function == "containsCIDR" {
+				c += uint64(math.Ceil(float64(cidrSize)*common.StringTraversalCostFactor)) + 1
+			}
+			if overload == "cidr_contains_ip_string" || overload == "cidr_contains_cidr_string" {
+				c += uint64(math.Ceil(float64(otherSize) * common.StringTraversalCostFactor))
+			}
+			return cost(c)
+		}
+	case "masked", "prefixLength", "family", "isUnspecified", "isLoopback", "isLinkLocalMulticast", "isLinkLocalUnicast", "isGlobalUnicast",
+		"sign", "asInteger", "isInteger", "asApproximateFloat", "isGreaterThan", "isLessThan", "compareTo", "add", "sub",
+		"getScheme", "getHostname", "getHost", "getPort", "getEscapedPath", "getQuery", "format.named":
 		return cost(1)
+	case "_==_":
+		if len(args) == 2 {
+			switch args[0].(type) {
+			case ipVal, cidrVal, quantityVal, urlVal, *namedFormat:
+				return cost(1)
+			}
+		}
 	}
 	return nil
 }

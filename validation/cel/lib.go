@@ -20,9 +20,7 @@ import (
 // once: CEL's standard functions with the extensions kube-apiserver
 // enables (strings, sets, lists, two-variable comprehensions, optional
 // types), and those of Kubernetes' own libraries this package writes
-// again (lists, regex, isIP and isCIDR, named formats). Kubernetes'
-// url, ip and cidr types, quantity, semver and authorizer are not here:
-// a rule that calls them does not compile.
+// again (lists, regex, url, ip, cidr, quantity, named formats).
 func (e *Engine) schemaEnv() (*cel.Env, error) {
 	e.once.Do(func() {
 		e.base, e.baseErr = cel.NewEnv(
@@ -46,6 +44,7 @@ func (e *Engine) schemaEnv() (*cel.Env, error) {
 			kubeRegex(),
 			kubeIP(),
 			kubeFormats(),
+			kubeTypes(),
 		)
 	})
 	return e.base, e.baseErr
@@ -246,7 +245,10 @@ func kubeIP() cel.EnvOption {
 // like, whose validate(s) is none or the reasons s is not of the format.
 var formatType = cel.ObjectType("kubernetes.NamedFormat")
 
-const maxFormatRegexSize = 128
+const (
+	maxFormatRegexSize = 128
+	maxFormatSize      = 64
+)
 
 type namedFormat struct {
 	name         string

@@ -67,6 +67,16 @@ func genAtom(src source) string {
 		"self.set.all(x, x.size() < 2)",
 		"(self.set + ['a']).size() < 3",
 		"self.set.indexOf('b') < 1",
+		"isURL(self.s)",
+		"isIP(self.s) || isCIDR(self.s)",
+		"isQuantity(self.s) && quantity(self.s).isLessThan(quantity('1Ki'))",
+		"self.s.find('[a-z]+') == 'ab'",
+		"self.s.findAll('[a-c]').size() "+op+" "+n,
+		"self.m.exists(k, v, v == 'x')",
+		"self.l.sortBy(x, -x)[0] > 0",
+		"self.set.join(',') != 'a,b'",
+		"self.s.upperAscii() == 'AB'",
+		"self.l.max() "+op+" "+n,
 	)
 }
 
@@ -104,7 +114,7 @@ func genRuleObject(src source) []byte {
 	}
 	set("i", src.intn(6)-2)
 	set("n", float64(src.intn(8)-3)/2)
-	set("s", pick(src, "a", "ab", "abc", "b", "", "12", "zz"))
+	set("s", pick(src, "a", "ab", "abc", "b", "", "12", "zz", "10.0.0.1", "1Mi", "https://x/y", "10.0.0.0/8"))
 	set("b", chance(src, 50))
 	var l []any
 	for range src.intn(4) {
