@@ -50,8 +50,9 @@ func (e *Engine) CompileRules(s *schema.Schema) schema.RuleSet {
 type compiled struct {
 	// meta holds the resource form (withMeta) of the nodes that are
 	// resources, made while compiling and only read after.
-	meta map[*schema.Schema]*schema.Schema
-	root *node
+	meta   map[*schema.Schema]*schema.Schema
+	frozen bool // set once compiled: meta is only read
+	root   *node
 }
 
 // node is a schema node that has rules, or has them below it.
@@ -119,6 +120,7 @@ func (e *Engine) compile(s *schema.Schema) (*compiled, error) {
 	c := &compiled{meta: map[*schema.Schema]*schema.Schema{}}
 	c.prepareMeta(s, true)
 	c.root = c.node(base, s, true, c.declTypeOf(s, true, "object", map[string]*declType{}))
+	c.frozen = true
 	return c, nil
 }
 

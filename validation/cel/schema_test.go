@@ -32,7 +32,9 @@ const widgetSchema = `{
             "x-kubernetes-validations": [{"rule": "self.port > 0 && self.port < 65536", "message": "port out of range"}]
           }
         },
-        "host": {"type": "string", "maxLength": 253, "x-kubernetes-validations": [{"rule": "!isIP(self)", "message": "must be a name, not an IP"}]}
+        "host": {"type": "string", "maxLength": 253, "x-kubernetes-validations": [{"rule": "!isIP(self)", "message": "must be a name, not an IP"}]},
+        "template": {"type": "object", "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true,
+          "x-kubernetes-validations": [{"rule": "!has(self.metadata.name) || self.metadata.name.size() < 10", "message": "short names"}]}
       }
     }
   }
@@ -167,7 +169,7 @@ func TestRulesConcurrently(t *testing.T) {
 		t.Fatal(err)
 	}
 	rules := engine.CompileRules(mustSchema(t, widgetSchema))
-	obj := `{"spec":{"replicas":1,"minReplicas":2,"ports":[{"name":"a","port":0}],"template":{}}}`
+	obj := `{"spec":{"replicas":1,"minReplicas":2,"ports":[{"name":"a","port":0}],"template":{"metadata":{"name":"a-very-long-name"}}}}`
 	done := make(chan []string)
 	for range 8 {
 		go func() {
@@ -175,8 +177,8 @@ func TestRulesConcurrently(t *testing.T) {
 		}()
 	}
 	first := <-done
-	if len(first) != 2 {
-		t.Fatalf("got %q, want two errors", first)
+	if len(first) != 3 {
+		t.Fatalf("got %q, want three errors", first)
 	}
 	for range 7 {
 		if got := <-done; strings.Join(got, "|") != strings.Join(first, "|") {

@@ -166,10 +166,17 @@ func contains(l []string, s string) bool {
 
 // withMeta is s as a rule sees a resource: with apiVersion, kind and
 // metadata.name and generateName (no longer than a name may be) whether
-// or not s declares them. It is computed once per node.
+// or not s declares them. It is computed once per node while compiling
+// (prepareMeta), so that evaluation, which runs concurrently, only reads
+// c.meta.
 func (c *compiled) withMeta(s *schema.Schema) *schema.Schema {
 	if m, ok := c.meta[s]; ok {
 		return m
+	}
+	if c.frozen {
+		// Not met while compiling (it should have been): made again, not
+		// kept, as c.meta may be read concurrently.
+		return (&compiled{meta: map[*schema.Schema]*schema.Schema{}}).withMeta(s)
 	}
 	if p := s.Properties; p != nil && p["kind"] != nil && p["kind"].Type == "string" &&
 		p["apiVersion"] != nil && p["apiVersion"].Type == "string" &&
@@ -195,6 +202,7 @@ func (c *compiled) withMeta(s *schema.Schema) *schema.Schema {
 		"generateName": cappedString(metaProps["generateName"], metaNameMaxBytes-1),
 	}}
 	c.meta[s] = &out
+	c.meta[&out] = &out // the resource form is its own, found without a write
 	return &out
 }
 
