@@ -86,8 +86,9 @@
 // validation/cel module so that this module does not require cel-go. The
 // seam is two calls: CheckRules(s, path) when a CustomResourceDefinition
 // is validated (after Check), and CompileRules(s) once per served schema,
-// whose RuleSet.Validate(obj, old) runs on every write after Validate or
-// ValidateUpdate. The engine given to apiserver.WithRuleEngine
+// whose rules ValidateRules(rules, errs, obj, old) runs on every write
+// after Validate or ValidateUpdate, as kube-apiserver does (not when their
+// errors leave the object unfit for rules). The engine given to apiserver.WithRuleEngine
 // (validation/cel's Engine) is also a RuleCompiler; the request path finds
 // it by type assertion. Correlate exposes the pairing of new and old
 // values that ValidateUpdate ratchets with, so that rules ratchet alike.

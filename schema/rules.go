@@ -1,6 +1,9 @@
 package schema
 
-import "github.com/kapi-dev/kapi/validation"
+import (
+	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/validation"
+)
 
 // A RuleCompiler compiles the x-kubernetes-validations rules of a schema,
 // which are CEL and so need an environment this module does not carry.
@@ -34,4 +37,26 @@ type RuleSet interface {
 	// update left unchanged is ratcheted away. The errors have the rules'
 	// messages, reasons and field paths, sorted by field path.
 	Validate(obj, old any) []*validation.Error
+}
+
+// ValidateRules appends to errs, the errors Validate or ValidateUpdate
+// gave obj, those of rules on obj (old is nil on create), as
+// kube-apiserver does after schema validation: unless errs has an error
+// that makes the rules' view of the object unreliable (an unsupported
+// value, a missing required field, a value too long, too many items, a
+// value of the wrong type), in which case the rules do not run and one
+// error says so. A nil rules leaves errs as they are.
+func ValidateRules(rules RuleSet, errs []*validation.Error, obj, old any) []*validation.Error {
+	if rules == nil {
+		return errs
+	}
+	for _, e := range errs {
+		switch e.Type {
+		case kapi.CauseTypeFieldValueNotSupported, kapi.CauseTypeFieldValueRequired, kapi.CauseTypeFieldValueTooLong,
+			kapi.CauseTypeTooMany, kapi.CauseTypeFieldValueTypeInvalid:
+			return append(errs, &validation.Error{Type: kapi.CauseTypeFieldValueInvalid, Field: "<nil>", BadValue: nil,
+				Detail: "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"})
+		}
+	}
+	return append(errs, rules.Validate(obj, old)...)
 }

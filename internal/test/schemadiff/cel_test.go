@@ -13,11 +13,16 @@ import (
 
 	kubecel "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	kubeschema "k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"k8s.io/apiserver/pkg/cel/common"
 
 	"github.com/kapi-dev/kapi/schema"
+	"github.com/kapi-dev/kapi/validation"
 	kapicel "github.com/kapi-dev/kapi/validation/cel"
 )
 
@@ -28,6 +33,15 @@ import (
 // CustomResourceDefinition's rules (compile errors, cost) against
 // ValidateCustomResourceDefinition.
 
+// unstructuredTyper types every object as what it says it is, as
+// kube-apiserver's unstructured scheme does.
+type unstructuredTyper struct{}
+
+func (unstructuredTyper) ObjectKinds(obj runtime.Object) ([]kubeschema.GroupVersionKind, bool, error) {
+	return []kubeschema.GroupVersionKind{obj.GetObjectKind().GroupVersionKind()}, false, nil
+}
+func (unstructuredTyper) Recognizes(kubeschema.GroupVersionKind) bool { return true }
+
 var celEngine = func() *kapicel.Engine {
 	e, err := kapicel.New()
 	if err != nil {
@@ -37,7 +51,7 @@ var celEngine = func() *kapicel.Engine {
 }()
 
 var celCounts struct {
-	schemas, refused, triples, failing, ratcheted, mismatches int
+	schemas, refused, triples, failing, ratcheted, writes, mismatches int
 }
 
 // selfTypeName is the name kube-apiserver gives a rule's object types,
@@ -58,6 +72,12 @@ func normalizeCEL(texts []string) []string {
 // once per schema as kube-apiserver does.
 var kubeValidators = map[*kubeEngine]*kubecel.Validator{}
 
+// kubeStrategies are their registry strategies, made once per schema.
+var kubeStrategies = map[*kubeEngine]interface {
+	Validate(context.Context, runtime.Object) field.ErrorList
+	ValidateUpdate(context.Context, runtime.Object, runtime.Object) field.ErrorList
+}{}
+
 // kubeRules is apiextensions-apiserver's CEL validation of obj (old on
 // update, nil on create), with ratcheting as kube-apiserver runs it.
 func (k *kubeEngine) rules(obj, old any) []string {
@@ -77,6 +97,40 @@ func (k *kubeEngine) rules(obj, old any) []string {
 	var texts []string
 	for _, e := range errs {
 		texts = append(texts, kubeText(e))
+	}
+	return normalizeCEL(texts)
+}
+
+// kubeWrite is all of kube-apiserver's validation of a custom resource
+// write (its registry strategy: schema, embedded resources, list
+// invariants, then the rules unless the schema's errors block them),
+// without the errors about metadata, which kapi's request path checks
+// apart.
+func (k *kubeEngine) write(obj, old any) []string {
+	st, ok := kubeStrategies[k]
+	if !ok {
+		st = customresource.NewStrategy(unstructuredTyper{}, false, kubeschema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"},
+			k.validator, nil, k.structural, nil, nil, nil)
+		kubeStrategies[k] = st
+	}
+	withVersion := func(v any) *unstructured.Unstructured {
+		m := runtime.DeepCopyJSONValue(v).(map[string]any)
+		if meta, ok := m["metadata"].(map[string]any); ok {
+			meta["resourceVersion"] = "1"
+		}
+		return &unstructured.Unstructured{Object: m}
+	}
+	var errs field.ErrorList
+	if old == nil {
+		errs = st.Validate(context.Background(), withVersion(obj))
+	} else {
+		errs = st.ValidateUpdate(context.Background(), withVersion(obj), withVersion(old))
+	}
+	var texts []string
+	for _, e := range errs {
+		if !strings.HasPrefix(e.Field, "metadata") {
+			texts = append(texts, kubeText(e))
+		}
 	}
 	return normalizeCEL(texts)
 }
@@ -121,6 +175,7 @@ func compareRules(t *testing.T, schemaJSON []byte, objects [][]byte) bool {
 	k := newKubeEngine(t, schemaJSON)
 	set := celEngine.CompileRules(ours)
 	defer delete(kubeValidators, k)
+	defer delete(kubeStrategies, k)
 	var stored []any
 	for _, data := range objects {
 		stored = append(stored, k.run(decode(t, data)).object)
@@ -137,6 +192,23 @@ func compareRules(t *testing.T, schemaJSON []byte, objects [][]byte) bool {
 		}
 		if old != nil && len(want) < len(k.rules(runtime.DeepCopyJSONValue(obj), nil)) {
 			celCounts.ratcheted++
+		}
+		if m, ok := obj.(map[string]any); ok && m["kind"] == "Widget" {
+			celCounts.writes++
+			var errs []*validation.Error
+			if old == nil {
+				errs = ours.Validate(obj)
+			} else {
+				errs = ours.ValidateUpdate(obj, old)
+			}
+			gotWrite := normalizeCEL(ourText(schema.ValidateRules(set, errs, obj, old)))
+			if wantWrite := k.write(obj, old); !slices.Equal(gotWrite, wantWrite) {
+				celCounts.mismatches++
+				o, _ := json.Marshal(old)
+				n, _ := json.Marshal(obj)
+				t.Errorf("write of %s (old %s) under %s:\n got  %s\n want %s", n, o, schemaJSON,
+					strings.Join(gotWrite, "\n      "), strings.Join(wantWrite, "\n      "))
+			}
 		}
 		if !slices.Equal(got, want) {
 			celCounts.mismatches++
@@ -259,6 +331,9 @@ var ruleCases = []struct {
 	{"runtime cost limits", `{"type":"object","properties":{"l":{"type":"array","maxItems":100,"items":{"type":"integer"}}},
 		"x-kubernetes-validations":[{"rule":"self.l.all(x, self.l.all(y, self.l.all(z, x + y + z >= 0)))","message":"sums"},{"rule":"size(self.l) < 1000"}]}`,
 		objs(`{"l":[1,2,3]}`, `{"l":[`+strings.Repeat("1,", 99)+`1]}`)},
+	{"rules blocked by schema errors", `{"type":"object","required":["a"],"properties":{"a":{"type":"string","maxLength":3},"b":{"type":"string","enum":["x","y"]},"n":{"type":"integer","minimum":0},"l":{"type":"array","maxItems":2,"items":{"type":"integer"}}},
+		"x-kubernetes-validations":[{"rule":"!has(self.n) || self.n != -1","message":"n is not -1"},{"rule":"!has(self.a) || self.a != 'ab'","message":"a is not ab"}]}`,
+		objs(`{}`, `{"a":"toolong"}`, `{"a":"ab","b":"zz"}`, `{"a":"ab","n":-1}`, `{"a":"ab","l":[1,2,3]}`, `{"a":1}`, `{"a":"ok","n":-1}`)},
 	{"compile errors", `{"type":"object","properties":{"a":{"type":"integer"}},"x-kubernetes-validations":[{"rule":"self.b > 0"}]}`, nil},
 	{"not a bool", `{"type":"object","properties":{"a":{"type":"integer"}},"x-kubernetes-validations":[{"rule":"self.a"}]}`, nil},
 	{"bad messageExpression", `{"type":"object","properties":{"a":{"type":"integer"}},"x-kubernetes-validations":[{"rule":"self.a > 0","messageExpression":"self.a"}]}`, nil},
@@ -381,8 +456,8 @@ func FuzzRules(f *testing.F) {
 func init() {
 	reportCEL = func() {
 		if celCounts.triples > 0 || celCounts.schemas > 0 {
-			fmt.Printf("schemadiff CEL: %d schemas with rules checked (%d refused), %d (schema, old, new) triples compared (%d failing a rule, %d with errors ratcheted away), %d mismatches\n",
-				celCounts.schemas, celCounts.refused, celCounts.triples, celCounts.failing, celCounts.ratcheted, celCounts.mismatches)
+			fmt.Printf("schemadiff CEL: %d schemas with rules checked (%d refused), %d (schema, old, new) triples compared (%d failing a rule, %d with errors ratcheted away; %d also as whole writes), %d mismatches\n",
+				celCounts.schemas, celCounts.refused, celCounts.triples, celCounts.failing, celCounts.ratcheted, celCounts.writes, celCounts.mismatches)
 		}
 	}
 }
