@@ -286,87 +286,6 @@ func programOptions(est *estimator) []cel.ProgramOption {
 	}
 }
 
-// normalizeFieldPath is a rule's fieldPath as an error names it: a
-// property by name after a dot, a map key in brackets (.spec['x'] is
-// spec.x, .labels['a'] is labels[a]); "" if it names no field of s.
-func normalizeFieldPath(s *schema.Schema, path string) string {
-	if !s.ValidFieldPath(path) {
-		return ""
-	}
-	var b strings.Builder
-	at := s
-	rest := path
-	for rest != "" && at != nil {
-		var name string
-		switch rest[0] {
-		case '.':
-			end := strings.IndexAny(rest[1:], ".[")
-			if end < 0 {
-				end = len(rest) - 1
-			}
-			name, rest = rest[1:1+end], rest[1+end:]
-		case '[':
-			end := closingQuote(rest)
-			name, _ = unquoteFieldName(rest[2 : end-1])
-			rest = rest[end+1:]
-		default:
-			return ""
-		}
-		if at.Properties != nil {
-			if b.Len() > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteString(name)
-			at = at.Properties[name]
-		} else {
-			b.WriteString("[" + name + "]")
-			at = at.AdditionalProperties
-		}
-	}
-	return b.String()
-}
-
-// closingQuote is the index of the ] that closes ['...'] at the start of
-// s.
-func closingQuote(s string) int {
-	for i := 2; i < len(s); i++ {
-		if s[i] == '\'' && s[i-1] != '\\' {
-			return i + 1
-		}
-	}
-	return len(s) - 1
-}
-
-func unquoteFieldName(s string) (string, bool) {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '\\' || i+1 == len(s) {
-			b.WriteByte(s[i])
-			continue
-		}
-		i++
-		switch s[i] {
-		case 'a':
-			b.WriteByte('\a')
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'v':
-			b.WriteByte('\v')
-		default:
-			b.WriteByte(s[i])
-		}
-	}
-	return b.String(), true
-}
-
 // Validate evaluates the rules on obj, with old its value before an
 // update (nil on create), for schema.RuleSet.
 func (c *compiled) Validate(obj, old any) []*validation.Error {
@@ -377,37 +296,6 @@ func (c *compiled) Validate(obj, old any) []*validation.Error {
 	errs, _ := c.root.validate(c, "", obj, old, corr, runtimeBudget)
 	slices.SortStableFunc(errs, func(a, b *validation.Error) int { return strings.Compare(a.Field, b.Field) })
 	return errs
-}
-
-// ratchet follows kube-apiserver's CEL ratcheting: an error of a rule that
-// reads no oldSelf is dropped when the value it is about is unchanged by
-// the update, judged by the nearest value that has an old counterpart.
-type ratchet struct {
-	current, parent *schema.Correlation
-}
-
-func (r ratchet) unchanged() bool {
-	if r.current != nil {
-		return r.current.Unchanged()
-	}
-	return r.parent.Unchanged()
-}
-
-func (r ratchet) key(name string) ratchet {
-	if r.current == nil {
-		return r
-	}
-	if r.parent == nil && (name == "apiVersion" || name == "kind") {
-		return ratchet{}
-	}
-	return ratchet{current: r.current.Key(name), parent: r.current}
-}
-
-func (r ratchet) index(i int) ratchet {
-	if r.current == nil {
-		return r
-	}
-	return ratchet{current: r.current.Index(i), parent: r.current}
 }
 
 func childPath(path, name string) string {
@@ -536,12 +424,12 @@ func (n *node) evalRules(c *compiled, path string, obj, old any, corr ratchet, b
 			errs = append(errs, invalid(at, s.Type, fmt.Sprintf("runtime cost could not be calculated for validation rule: %v, no further validation rules will be run", ruleText(r.src))))
 			return errs, -1
 		}
-		if cost := *details.ActualCost(); cost > math.MaxInt64 || int64(cost) > budget {
+		cost := *details.ActualCost()
+		if cost > math.MaxInt64 || int64(cost) > budget {
 			errs = append(errs, invalid(at, s.Type, "validation failed due to running out of cost budget, no further validation rules will be run"))
 			return errs, -1
-		} else {
-			budget -= int64(cost)
 		}
+		budget -= int64(cost)
 		if err != nil {
 			switch msg := err.Error(); {
 			case strings.HasPrefix(msg, "no such overload"):
