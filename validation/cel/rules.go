@@ -359,6 +359,15 @@ func (n *node) validate(c *compiled, path string, obj, old any, corr ratchet, bu
 	return errs, budget
 }
 
+func (n *node) readsOldSelf() bool {
+	for _, r := range n.rules {
+		if r.usesOldSelf {
+			return true
+		}
+	}
+	return false
+}
+
 // activation gives a rule its variables.
 type activation struct {
 	self, oldSelf ref.Val
@@ -398,7 +407,9 @@ func (n *node) evalRules(c *compiled, path string, obj, old any, corr ratchet, b
 	self := c.toVal(obj, s)
 	act := &activation{self: self}
 	optAct := &activation{self: self, hasOldSelf: true, oldSelf: types.OptionalNone}
-	if old != nil {
+	if old != nil && n.readsOldSelf() {
+		// As in kube-apiserver, oldSelf is bound only for a node with a
+		// rule that reads it (a messageExpression alone does not count).
 		act.oldSelf, act.hasOldSelf = c.toVal(old, s), true
 		optAct.oldSelf = types.OptionalOf(act.oldSelf)
 	}
