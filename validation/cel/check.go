@@ -1,11 +1,13 @@
 package cel
 
 import (
+	"errors"
 	"fmt"
 	"github.com/google/cel-go/cel"
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/schema"
@@ -191,4 +193,24 @@ func costMessage(name string, cost, limit uint64) string {
 		f = fmt.Sprintf("%.1fx", factor)
 	}
 	return fmt.Sprintf("%s exceeds budget by factor of %s (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)", name, f)
+}
+
+// ErrRules is the error of RulesFor for a schema whose rules
+// kube-apiserver would refuse.
+var ErrRules = errors.New("cel: invalid x-kubernetes-validations")
+
+// RulesFor checks the rules of s, the openAPIV3Schema of a kind
+// registered without a CustomResourceDefinition (where nothing else has
+// run CheckRules), and compiles them: an error wrapping ErrRules names
+// every rule kube-apiserver would refuse, with its message. The RuleSet
+// is nil when s has no rules.
+func (e *Engine) RulesFor(s *schema.Schema) (schema.RuleSet, error) {
+	if errs := e.CheckRules(s, "openAPIV3Schema"); len(errs) > 0 {
+		msgs := make([]string, len(errs))
+		for i, err := range errs {
+			msgs[i] = err.Error()
+		}
+		return nil, fmt.Errorf("%w: %s", ErrRules, strings.Join(msgs, "; "))
+	}
+	return e.CompileRules(s), nil
 }

@@ -1,6 +1,7 @@
 package cel_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -195,5 +196,23 @@ func TestNoRules(t *testing.T) {
 	s := mustSchema(t, `{"type":"object","properties":{"a":{"type":"integer"}}}`)
 	if engine.CompileRules(s) != nil || engine.CheckRules(s, "x") != nil {
 		t.Error("a schema without rules has compiled rules")
+	}
+}
+
+func TestRulesFor(t *testing.T) {
+	engine, err := cel.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := engine.RulesFor(mustSchema(t, `{"type":"object","properties":{"a":{"type":"integer"}},"x-kubernetes-validations":[{"rule":"self.b > 0"}]}`)); !errors.Is(err, cel.ErrRules) ||
+		!strings.Contains(err.Error(), "openAPIV3Schema.x-kubernetes-validations[0].rule: Invalid value") || !strings.Contains(err.Error(), "undefined field 'b'") {
+		t.Errorf("a rule on a misspelt field: %v", err)
+	}
+	rules, err := engine.RulesFor(mustSchema(t, widgetSchema))
+	if err != nil || rules == nil {
+		t.Fatalf("RulesFor(widget) = %v, %v", rules, err)
+	}
+	if rules, err := engine.RulesFor(mustSchema(t, `{"type":"object"}`)); rules != nil || err != nil {
+		t.Errorf("RulesFor of a schema without rules = %v, %v", rules, err)
 	}
 }
