@@ -68,4 +68,3 @@ func deepCopy(v any) any {
 	}
 	return v
 }
-
