@@ -49,3 +49,26 @@ func TestCorrelate(t *testing.T) {
 		t.Error("a member the objects lack has a correlation")
 	}
 }
+
+func TestFieldPath(t *testing.T) {
+	s, err := schema.Parse([]byte(`{"type":"object","properties":{"spec":{"type":"object","properties":{
+		"x.y":{"type":"string"},"labels":{"type":"object","additionalProperties":{"type":"string"}}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		".spec":               "spec",
+		".spec['x.y']":        "spec.x.y",
+		".spec.labels['app']": "spec.labels[app]",
+		".spec.labels.app":    "spec.labels[app]",
+		".spec['it\\'s']":     "",
+		".spec.missing":       "",
+		"spec":                "",
+		".spec.labels['a'].b": "",
+	} {
+		got, ok := s.FieldPath(path)
+		if got != want || ok != (want != "") {
+			t.Errorf("FieldPath(%q) = %q, %v; want %q", path, got, ok, want)
+		}
+	}
+}

@@ -217,7 +217,7 @@ func (c *compiled) compileRules(base *cel.Env, s *schema.Schema, root bool, d *d
 		}
 		r.compile(ruleEnv, est)
 		if src.FieldPath != "" {
-			r.fieldPath = normalizeFieldPath(s, src.FieldPath)
+			r.fieldPath, _ = s.FieldPath(src.FieldPath)
 		}
 	}
 	return out, nil
