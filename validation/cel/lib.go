@@ -3,6 +3,7 @@ package cel
 import (
 	"fmt"
 	"net/netip"
+	"net/url"
 	"reflect"
 	"regexp"
 	"strings"
@@ -14,6 +15,8 @@ import (
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
 	"github.com/google/cel-go/ext"
+
+	"github.com/kapi-dev/kapi/validation"
 )
 
 // schemaEnv is the environment of x-kubernetes-validations rules, made
@@ -283,6 +286,29 @@ var namedFormats = map[string]*namedFormat{
 	"dns1123SubdomainPrefix": {name: "DNS1123SubdomainPrefix", check: prefixed(dns1123Subdomain), maxRegexSize: 60},
 	"dns1035LabelPrefix":     {name: "DNS1035LabelPrefix", check: prefixed(dns1035Label), maxRegexSize: 30},
 	"labelValue":             {name: "LabelValue", check: labelValue, maxRegexSize: 40},
+	"qualifiedName":          {name: "QualifiedName", check: qualifiedName, maxRegexSize: 60},
+	"uri": {name: "URI", maxRegexSize: 1103, check: func(s string) []string {
+		if _, err := url.ParseRequestURI(s); err != nil {
+			return []string{err.Error()}
+		}
+		return nil
+	}},
+	"uuid":     {name: "uuid", maxRegexSize: 70, check: formatCheck("uuid", "does not match the UUID format")},
+	"byte":     {name: "byte", maxRegexSize: 84, check: formatCheck("byte", "invalid base64")},
+	"date":     {name: "date", maxRegexSize: 71, check: formatCheck("date", "invalid date")},
+	"datetime": {name: "datetime", maxRegexSize: 71, check: formatCheck("date-time", "invalid datetime")},
+}
+
+// formatCheck is a named format checked as a CRD's format keyword checks
+// it, with one message.
+func formatCheck(format, message string) func(string) []string {
+	valid := validation.StringFormat(format)
+	return func(s string) []string {
+		if !valid(s) {
+			return []string{message}
+		}
+		return nil
+	}
 }
 
 func kubeFormats() cel.EnvOption {
@@ -346,7 +372,49 @@ func regexError(msg, format string, examples ...string) string {
 	return msg + "regex used for validation is '" + format + "')"
 }
 
-func maxLen(n int) string { return fmt.Sprintf("must be no more than %d characters", n) }
+func maxLen(n int) string   { return fmt.Sprintf("must be no more than %d characters", n) }
+func maxBytes(n int) string { return fmt.Sprintf("must be no more than %d bytes", n) }
+
+const (
+	qualifiedNameFmt = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+	qualifiedNameMsg = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+)
+
+var qualifiedNameRe = regexp.MustCompile("^" + qualifiedNameFmt + "$")
+
+func qualifiedName(s string) []string {
+	var out []string
+	parts := strings.Split(s, "/")
+	name := parts[0]
+	switch len(parts) {
+	case 1:
+	case 2:
+		prefix := parts[0]
+		name = parts[1]
+		if prefix == "" {
+			out = append(out, "prefix part must be non-empty")
+		} else {
+			if len(prefix) > maxSubdomainLn {
+				out = append(out, "prefix part "+maxBytes(maxSubdomainLn))
+			}
+			if !subdomainRe.MatchString(prefix) {
+				out = append(out, "prefix part "+regexError(subdomainMsg, subdomainFmt, "example.com"))
+			}
+		}
+	default:
+		return []string{"a valid label key " + regexError(qualifiedNameMsg, qualifiedNameFmt, "MyName", "my.name", "123-abc") +
+			" with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"}
+	}
+	if name == "" {
+		out = append(out, "name part must be non-empty")
+	} else if len(name) > maxLabelLen {
+		out = append(out, "name part "+maxBytes(maxLabelLen))
+	}
+	if !qualifiedNameRe.MatchString(name) {
+		out = append(out, "name part "+regexError(qualifiedNameMsg, qualifiedNameFmt, "MyName", "my.name", "123-abc"))
+	}
+	return out
+}
 
 func dns1123Label(s string) []string {
 	var out []string
@@ -385,10 +453,12 @@ func dns1035Label(s string) []string {
 	return out
 }
 
+// labelValue and qualifiedName are worded as Kubernetes words label
+// values and keys: lengths in bytes.
 func labelValue(s string) []string {
 	var out []string
 	if len(s) > maxLabelLen {
-		out = append(out, maxLen(maxLabelLen))
+		out = append(out, maxBytes(maxLabelLen))
 	}
 	if !labelValueRe.MatchString(s) {
 		out = append(out, regexError(labelValueMsg, labelValueFmt, "MyValue", "my_value", "12345"))
