@@ -64,10 +64,11 @@
 // the list functions (isSorted, sum, min, max, indexOf, lastIndexOf),
 // regex (find, findAll), url (url, isURL, getScheme...), ip and cidr
 // (ip, isIP, cidr, containsIP...), quantity (quantity, isQuantity,
-// isLessThan, add...) and named formats (format.dns1123Label() and the
-// like, validate, format.named), with kube's cost for each. Semver,
-// JSON patch and the authorizer library (admission policies' own) are not
-// here: a rule calling them does not compile. Depending on
+// isLessThan, add...), semver (semver, isSemver, major...) and named
+// formats (format.dns1123Label() and the like, validate, format.named),
+// with kube's cost for each. The authorizer and JSON patch libraries,
+// admission policies' own, are not here: a rule calling them does not
+// compile. Depending on
 // k8s.io/apiserver's libraries instead would bring k8s.io/api,
 // apimachinery and kube-openapi into every program using this module; the
 // differential test is what keeps the two alike.

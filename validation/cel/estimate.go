@@ -125,7 +125,7 @@ func (e *estimator) EstimateCallCost(function, overload string, target *checker.
 			sz := e.size(args[0])
 			return &checker.CallEstimate{CostEstimate: sz.MultiplyByCostFactor(common.StringTraversalCostFactor), ResultSize: &sz}
 		}
-	case "isIP", "isCIDR", "cidr", "quantity", "isQuantity":
+	case "isIP", "isCIDR", "cidr", "quantity", "isQuantity", "semver", "isSemver":
 		if len(args) >= 1 {
 			return traverse(e.size(args[0]), common.StringTraversalCostFactor)
 		}
@@ -154,12 +154,12 @@ func (e *estimator) EstimateCallCost(function, overload string, target *checker.
 		}
 	case "masked", "prefixLength", "family", "isUnspecified", "isLoopback", "isLinkLocalMulticast", "isLinkLocalUnicast", "isGlobalUnicast",
 		"sign", "asInteger", "isInteger", "asApproximateFloat", "isGreaterThan", "isLessThan", "compareTo", "add", "sub",
-		"getScheme", "getHostname", "getHost", "getPort", "getEscapedPath", "getQuery":
+		"major", "minor", "patch", "getScheme", "getHostname", "getHost", "getPort", "getEscapedPath", "getQuery":
 		return &checker.CallEstimate{CostEstimate: checker.CostEstimate{Min: 1, Max: 1}}
 	case "_==_":
 		if len(args) == 2 && args[0].Type().Equal(args[1].Type()) == types.True {
 			switch t := args[0].Type(); t.TypeName() {
-			case ipType.TypeName(), cidrType.TypeName(), quantityType.TypeName():
+			case ipType.TypeName(), cidrType.TypeName(), quantityType.TypeName(), semverType.TypeName():
 				return &checker.CallEstimate{CostEstimate: checker.CostEstimate{Min: 1, Max: 1}}
 			case formatType.TypeName():
 				return &checker.CallEstimate{CostEstimate: checker.CostEstimate{Min: 1, Max: maxFormatSize}.MultiplyByCostFactor(common.StringTraversalCostFactor)}
@@ -190,7 +190,7 @@ func (e *estimator) CallCost(function, overload string, args []ref.Val, result r
 			return cost(traversalCost(args[0]))
 		}
 		return cost(0)
-	case "lowerAscii", "upperAscii", "substring", "trim", "isIP", "isCIDR", "cidr", "url", "quantity", "isQuantity":
+	case "lowerAscii", "upperAscii", "substring", "trim", "isIP", "isCIDR", "cidr", "url", "quantity", "isQuantity", "semver", "isSemver":
 		if len(args) >= 1 {
 			return cost(uint64(math.Ceil(float64(actualSize(args[0])) * common.StringTraversalCostFactor)))
 		}
@@ -241,12 +241,12 @@ func (e *estimator) CallCost(function, overload string, args []ref.Val, result r
 		}
 	case "masked", "prefixLength", "family", "isUnspecified", "isLoopback", "isLinkLocalMulticast", "isLinkLocalUnicast", "isGlobalUnicast",
 		"sign", "asInteger", "isInteger", "asApproximateFloat", "isGreaterThan", "isLessThan", "compareTo", "add", "sub",
-		"getScheme", "getHostname", "getHost", "getPort", "getEscapedPath", "getQuery", "format.named":
+		"major", "minor", "patch", "getScheme", "getHostname", "getHost", "getPort", "getEscapedPath", "getQuery", "format.named":
 		return cost(1)
 	case "_==_":
 		if len(args) == 2 {
 			switch args[0].(type) {
-			case ipVal, cidrVal, quantityVal, urlVal, *namedFormat:
+			case ipVal, cidrVal, quantityVal, urlVal, semverVal, *namedFormat:
 				return cost(1)
 			}
 		}

@@ -23,7 +23,7 @@ import (
 // once: CEL's standard functions with the extensions kube-apiserver
 // enables (strings, sets, lists, two-variable comprehensions, optional
 // types), and those of Kubernetes' own libraries this package writes
-// again (lists, regex, url, ip, cidr, quantity, named formats).
+// again (lists, regex, url, ip, cidr, quantity, semver, named formats).
 func (e *Engine) schemaEnv() (*cel.Env, error) {
 	e.once.Do(func() {
 		e.base, e.baseErr = cel.NewEnv(
@@ -48,6 +48,7 @@ func (e *Engine) schemaEnv() (*cel.Env, error) {
 			kubeIP(),
 			kubeFormats(),
 			kubeTypes(),
+			kubeSemver(),
 		)
 	})
 	return e.base, e.baseErr
