@@ -77,6 +77,12 @@ func genAtom(src source) string {
 		"self.set.join(',') != 'a,b'",
 		"self.s.upperAscii() == 'AB'",
 		"self.l.max() "+op+" "+n,
+		"isSemver(self.s, true) && semver(self.s, true).major() < 2",
+		"format.dns1123Label().validate(self.s).hasValue()",
+		"format.named(self.s).hasValue()",
+		"self.s.replace('a', 'b') == 'bb'",
+		"self.s.indexOf('b') "+op+" "+n,
+		"self.m.transformList(k, v, k + v).size() < 2",
 	)
 }
 
@@ -114,7 +120,7 @@ func genRuleObject(src source) []byte {
 	}
 	set("i", src.intn(6)-2)
 	set("n", float64(src.intn(8)-3)/2)
-	set("s", pick(src, "a", "ab", "abc", "b", "", "12", "zz", "10.0.0.1", "1Mi", "https://x/y", "10.0.0.0/8"))
+	set("s", pick(src, "a", "ab", "abc", "b", "", "12", "zz", "10.0.0.1", "1Mi", "https://x/y", "10.0.0.0/8", "v1.2", "1.2.3-rc.1", "uri"))
 	set("b", chance(src, 50))
 	var l []any
 	for range src.intn(4) {
@@ -144,6 +150,7 @@ func genRuleObject(src source) []byte {
 	}
 	set("o", o)
 	set("ios", pick[any](src, 3, "x", 4, "y"))
+	obj["apiVersion"], obj["kind"], obj["metadata"] = "example.com/v1", "Widget", map[string]any{"name": "a"}
 	b, _ := json.Marshal(obj)
 	return b
 }
