@@ -75,16 +75,21 @@ func (s *Server) accessReviewDiscovery() []groupDiscovery {
 func (s *Server) accessReviewRoutes(r interface {
 	Get(string, http.HandlerFunc)
 	Post(string, http.HandlerFunc)
-}) {
+	Method(string, string, http.Handler)
+}, notAllowed http.HandlerFunc) {
 	for _, gv := range s.accessReviewGroupVersions() {
 		base := "/apis/" + gv.group + "/" + gv.version
-		r.Get("/apis/"+gv.group, s.serveGroup(gv.group))
-		r.Get(base, s.serveResources(gv))
+		r.Get("/apis/"+gv.group, s.serveGroup(&registry{}, gv.group))
+		r.Get(base, s.serveResources(&registry{}, gv))
 	}
 	for _, ar := range accessReviews {
 		if s.servesAccessReviews() {
 			serve := ar.serve
-			r.Post("/apis/"+ar.group+"/"+ar.version+"/"+ar.plural, func(w http.ResponseWriter, r *http.Request) { serve(s, w, r) })
+			path := "/apis/" + ar.group + "/" + ar.version + "/" + ar.plural
+			r.Post(path, func(w http.ResponseWriter, r *http.Request) { serve(s, w, r) })
+			for _, m := range []string{http.MethodGet, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+				r.Method(m, path, notAllowed) // not the resource paths' handler
+			}
 		}
 	}
 }

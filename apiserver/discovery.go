@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/internal/httpbody"
@@ -67,6 +69,32 @@ func writeJSONCode(w http.ResponseWriter, r *http.Request, code int, v any) {
 	httpbody.Write(w, r, code, "application/json", data)
 }
 
+// documents are the discovery and OpenAPI documents of one registry.
+type documents struct {
+	core, groups http.HandlerFunc                  // /api, /apis
+	group        map[string]http.HandlerFunc       // /apis/{group}
+	resources    map[groupVersion]http.HandlerFunc // /api/{version}, /apis/{group}/{version}
+	reg          *registry
+	rootOnce     sync.Once
+	root         http.HandlerFunc // /openapi/v3
+}
+
+// documents makes reg's documents the first time they are asked for.
+func (reg *registry) documents(s *Server) *documents {
+	reg.once.Do(func() {
+		d := &documents{core: s.serveCoreVersions(reg), groups: s.serveGroups(reg), group: map[string]http.HandlerFunc{},
+			resources: map[groupVersion]http.HandlerFunc{}, reg: reg}
+		for _, gv := range reg.groupVersions() {
+			if gv.group != "" && d.group[gv.group] == nil {
+				d.group[gv.group] = s.serveGroup(reg, gv.group)
+			}
+			d.resources[gv] = s.serveResources(reg, gv)
+		}
+		reg.docs = d
+	})
+	return reg.docs
+}
+
 // Legacy discovery documents (meta/v1).
 
 type groupVersionForDiscovery struct {
@@ -100,9 +128,9 @@ var (
 	statusVerbs   = []string{"get", "patch", "update"}
 )
 
-func (s *Server) apiGroups() []apiGroup {
+func (s *Server) apiGroups(reg *registry) []apiGroup {
 	var groups []apiGroup
-	for _, gv := range append(s.groupVersions(), s.accessReviewGroupVersions()...) {
+	for _, gv := range append(slices.Clip(reg.groupVersions()), s.accessReviewGroupVersions()...) {
 		if gv.group == "" {
 			continue
 		}
@@ -118,10 +146,10 @@ func (s *Server) apiGroups() []apiGroup {
 
 // serveCoreVersions answers /api: the core group's versions, or all its
 // resources in the aggregated form when the client asks for it.
-func (s *Server) serveCoreVersions() http.HandlerFunc {
-	aggregated := s.aggregated(true)
+func (s *Server) serveCoreVersions(reg *registry) http.HandlerFunc {
+	aggregated := s.aggregated(reg, true)
 	versions := []string{}
-	for _, gv := range s.groupVersions() {
+	for _, gv := range reg.groupVersions() {
 		if gv.group == "" {
 			versions = append(versions, gv.version)
 		}
@@ -139,9 +167,9 @@ func (s *Server) serveCoreVersions() http.HandlerFunc {
 
 // serveGroups answers /apis: the groups, or all their resources in the
 // aggregated form when the client asks for it.
-func (s *Server) serveGroups() http.HandlerFunc {
-	aggregated := s.aggregated(false)
-	groups := s.apiGroups()
+func (s *Server) serveGroups(reg *registry) http.HandlerFunc {
+	aggregated := s.aggregated(reg, false)
+	groups := s.apiGroups(reg)
 	if groups == nil {
 		groups = []apiGroup{}
 	}
@@ -153,9 +181,9 @@ func (s *Server) serveGroups() http.HandlerFunc {
 	}
 }
 
-func (s *Server) serveGroup(group string) http.HandlerFunc {
+func (s *Server) serveGroup(reg *registry, group string) http.HandlerFunc {
 	var doc apiGroup
-	for _, g := range s.apiGroups() {
+	for _, g := range s.apiGroups(reg) {
 		if g.Name == group {
 			doc = g
 		}
@@ -164,7 +192,7 @@ func (s *Server) serveGroup(group string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) { writeJSON(w, r, doc) }
 }
 
-func (s *Server) serveResources(gv groupVersion) http.HandlerFunc {
+func (s *Server) serveResources(reg *registry, gv groupVersion) http.HandlerFunc {
 	groupVersion := gv.version
 	if gv.group != "" {
 		groupVersion = gv.group + "/" + gv.version
@@ -173,7 +201,7 @@ func (s *Server) serveResources(gv groupVersion) http.HandlerFunc {
 	if resources == nil {
 		resources = []apiResource{}
 	}
-	for _, res := range s.resourcesOf(gv) {
+	for _, res := range reg.resourcesOf(gv) {
 		resources = append(resources, apiResource{
 			Name: res.Plural, SingularName: res.Singular, Namespaced: res.Namespaced, Kind: res.Kind,
 			Verbs: res.verbs(), ShortNames: res.ShortNames, Categories: res.Categories,
@@ -279,14 +307,14 @@ func (docs aggregatedDocs) serve(w http.ResponseWriter, r *http.Request) bool {
 
 // aggregated builds the documents of /api (core) or /apis, with every group,
 // version and resource.
-func (s *Server) aggregated(core bool) aggregatedDocs {
+func (s *Server) aggregated(reg *registry, core bool) aggregatedDocs {
 	groups := []groupDiscovery{}
-	for _, gv := range s.groupVersions() {
+	for _, gv := range reg.groupVersions() {
 		if (gv.group == "") != core {
 			continue
 		}
 		vd := versionDiscovery{Version: gv.version, Freshness: "Current", Resources: []resourceDiscovery{}}
-		for _, res := range s.resourcesOf(gv) {
+		for _, res := range reg.resourcesOf(gv) {
 			scope := "Cluster"
 			if res.Namespaced {
 				scope = "Namespaced"

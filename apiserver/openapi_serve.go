@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -15,31 +16,62 @@ import (
 	"github.com/kapi-dev/kapi/internal/openapi"
 )
 
-// openAPIDoc is one group version's OpenAPI v3 document, built once when
-// serving starts, with the hash its URL carries.
+// openAPIDoc is one group version's OpenAPI v3 document, with the hash
+// its URL carries, built the first time it is asked for.
 type openAPIDoc struct {
-	data []byte
-	hash string
-	err  error
+	gv        groupVersion
+	resources []*resource
+	once      sync.Once
+	data      []byte
+	hash      string
+	err       error
 }
 
-func (s *Server) openAPIDoc(gv groupVersion) *openAPIDoc {
-	var resources []openapi.Resource
-	for _, r := range s.resourcesOf(gv) {
-		resources = append(resources, r.openAPI())
-	}
-	d := &openAPIDoc{}
-	d.data, d.err = openapi.GroupVersion(gv.group, gv.version, resources)
-	d.hash = fmt.Sprintf("%X", sha512.Sum512(d.data))
+func (d *openAPIDoc) build() *openAPIDoc {
+	d.once.Do(func() {
+		var resources []openapi.Resource
+		for _, r := range d.resources {
+			resources = append(resources, r.openAPI())
+		}
+		d.data, d.err = openapi.GroupVersion(d.gv.group, d.gv.version, resources)
+		d.hash = fmt.Sprintf("%X", sha512.Sum512(d.data))
+	})
 	return d
+}
+
+// openAPIRoot serves /openapi/v3: the group-version documents by their
+// hashed URLs.
+func (d *documents) openAPIRoot() http.HandlerFunc {
+	d.rootOnce.Do(func() {
+		paths := map[string]any{}
+		for gv, doc := range d.reg.openAPI {
+			paths[openAPIPath(gv)] = map[string]string{"serverRelativeURL": "/openapi/v3/" + openAPIPath(gv) + "?hash=" + doc.build().hash}
+		}
+		root := map[string]any{"paths": paths}
+		d.root = func(w http.ResponseWriter, r *http.Request) { writeJSON(w, r, root) }
+	})
+	return d.root
+}
+
+// openAPI serves one group version's document, or nil.
+func (d *documents) openAPI(gv groupVersion) http.HandlerFunc {
+	doc := d.reg.openAPI[gv]
+	if doc == nil {
+		return nil
+	}
+	return serveOpenAPI(gv, doc.build())
 }
 
 // openAPI is what the OpenAPI generator needs of a resource.
 func (r *resource) openAPI() openapi.Resource {
-	return openapi.Resource{
+	o := openapi.Resource{
 		Group: r.Group, Version: r.Version, Kind: r.Kind, Plural: r.Plural,
 		Namespaced: r.Namespaced, Type: r.typ, Status: r.statusField != nil,
 	}
+	if r.shape != nil {
+		o.Schema = r.shape.OpenAPI()
+	}
+	return o
 }
 
 func openAPIPath(gv groupVersion) string {
@@ -47,16 +79,6 @@ func openAPIPath(gv groupVersion) string {
 		return "api/" + gv.version
 	}
 	return "apis/" + gv.group + "/" + gv.version
-}
-
-// serveOpenAPIRoot lists the group-version documents by their hashed URLs.
-func serveOpenAPIRoot(docs map[groupVersion]*openAPIDoc) http.HandlerFunc {
-	paths := map[string]any{}
-	for gv, d := range docs {
-		paths[openAPIPath(gv)] = map[string]string{"serverRelativeURL": "/openapi/v3/" + openAPIPath(gv) + "?hash=" + d.hash}
-	}
-	root := map[string]any{"paths": paths}
-	return func(w http.ResponseWriter, r *http.Request) { writeJSON(w, r, root) }
 }
 
 // serveOpenAPI serves one group version's document as kube-apiserver does:

@@ -163,7 +163,11 @@ func (s *Server) completeKind(group string, rs []*resource) error {
 			st.summaryFields = append(st.summaryFields, name)
 		}
 	}
-	st.cache = s.hub.Register(st.prefix, recoverDecode(st.decodeCached), watch.KeepSummary(st.summarize), watch.TakeOffers(stampRevision))
+	cache, err := s.hub.Add(s.ctx, st.prefix, recoverDecode(st.decodeCached), watch.KeepSummary(st.summarize), watch.TakeOffers(stampRevision))
+	if err != nil {
+		return err
+	}
+	st.cache = cache
 	s.lists.Add(&st.lists, st.cache.LastChange)
 	s.lists.Add(&st.frames, st.cache.LastChange)
 	for _, r := range rs {
@@ -322,7 +326,7 @@ func (s *Server) MigrateStorage(ctx context.Context, plural, group string, opts 
 		return versions.Progress{}, err
 	}
 	var st *resource
-	for _, r := range s.resources {
+	for _, r := range s.registered() {
 		if r.Plural == plural && r.Group == group {
 			st = r.storageVersion()
 		}
