@@ -13,6 +13,7 @@ import (
 	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/patch"
 	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/validation"
 	"github.com/kapi-dev/kapi/watch"
 )
 
@@ -288,7 +289,7 @@ func (e *FieldError) body() string {
 	switch e.Type {
 	case kapi.CauseTypeFieldValueRequired, kapi.CauseTypeFieldValueForbidden, kapi.CauseTypeFieldValueTooLong:
 	default:
-		if _, omitted := e.BadValue.(omittedValue); !omitted {
+		if _, omitted := e.BadValue.(validation.OmittedValue); !omitted {
 			s += ": " + formatValue(e.BadValue)
 		}
 	}
@@ -297,10 +298,6 @@ func (e *FieldError) body() string {
 	}
 	return s
 }
-
-// omittedValue is the BadValue of a cause whose message shows no value, as
-// a failed rule on an object or a list does.
-type omittedValue struct{}
 
 func formatValue(v any) string {
 	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer {
