@@ -78,11 +78,16 @@
 //	engine, err := cel.New()
 //	srv, err := apiserver.New(apiserver.WithRuleEngine(engine))
 //
-// The same engine serves kinds defined at run time: the request path
-// finds the schema.RuleCompiler by type assertion on the RuleEngine it
-// was given, compiles each kind's schema once with CompileRules, and
-// calls Validate(obj, old) after pruning, defaulting and schema
-// validation.
+// The same engine serves kinds defined at run time: kinds.Register finds
+// the schema.RuleCompiler by type assertion on the server's RuleEngine,
+// compiles each kind's schema once with CompileRules, and runs the rules
+// on every write after the schema's validation (schema.ValidateRules). A
+// kind registered from Go can have its rules checked as a
+// CustomResourceDefinition's are, failing registration:
+//
+//	kinds.Register(srv, def, kinds.WithRules(func(s *schema.Schema) (kinds.Rules, error) {
+//		return engine.RulesFor(s)
+//	}))
 //
 // A failed rule is a 422 cause worded as a CRD's: the rule's message, or
 // "failed rule: RULE".
