@@ -200,11 +200,7 @@ func (c *compiled) compileRules(base *cel.Env, s *schema.Schema, root bool, d *d
 	if err != nil {
 		return nil, err
 	}
-	optEnv, err := base.Extend(cel.CustomTypeProvider(prov),
-		cel.Variable(selfVar, self.cel), cel.Variable(oldSelfVar, types.NewOptionalType(self.cel)))
-	if err != nil {
-		return nil, err
-	}
+	var optEnv *cel.Env // oldSelf an optional, for rules with optionalOldSelf; made on first use
 	est := &estimator{root: self}
 	cardinality := uint64(maxRequestBytes / (self.minSize + 1))
 	out := make([]*rule, len(s.Validations))
@@ -213,6 +209,12 @@ func (c *compiled) compileRules(base *cel.Env, s *schema.Schema, root bool, d *d
 		out[i] = r
 		ruleEnv := env
 		if src.OptionalOldSelf != nil && *src.OptionalOldSelf {
+			if optEnv == nil {
+				if optEnv, err = base.Extend(cel.CustomTypeProvider(prov),
+					cel.Variable(selfVar, self.cel), cel.Variable(oldSelfVar, types.NewOptionalType(self.cel))); err != nil {
+					return nil, err
+				}
+			}
 			ruleEnv = optEnv
 		}
 		r.compile(ruleEnv, est)
