@@ -1,8 +1,9 @@
 package cel
 
 import (
-	"errors"
+	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -264,54 +265,61 @@ func (p *provider) NewValue(name string, fields map[string]ref.Val) ref.Val {
 }
 
 // parseDuration reads a duration as kube-openapi's duration format does:
-// Go's form, or a sum of number-unit terms ("3 days").
+// Go's form, or a sum of number-unit terms ("3 days"), a unit matching
+// every spelling whose prefix it has.
 func parseDuration(s string) (time.Duration, error) {
 	if d, err := time.ParseDuration(s); err == nil {
 		return d, nil
 	}
-	units := map[string]time.Duration{
-		"ns": time.Nanosecond, "us": time.Microsecond, "µs": time.Microsecond, "ms": time.Millisecond,
-		"s": time.Second, "sec": time.Second, "m": time.Minute, "min": time.Minute,
-		"h": time.Hour, "hr": time.Hour, "hour": time.Hour, "d": 24 * time.Hour, "day": 24 * time.Hour,
-		"w": 7 * 24 * time.Hour, "wk": 7 * 24 * time.Hour, "week": 7 * 24 * time.Hour,
+	units := []struct {
+		spellings []string
+		d         time.Duration
+	}{
+		{[]string{"ns", "nano"}, time.Nanosecond}, {[]string{"us", "µs", "micro"}, time.Microsecond},
+		{[]string{"ms", "milli"}, time.Millisecond}, {[]string{"s", "sec"}, time.Second},
+		{[]string{"m", "min"}, time.Minute}, {[]string{"h", "hr", "hour"}, time.Hour},
+		{[]string{"d", "day"}, 24 * time.Hour}, {[]string{"w", "wk", "week"}, 7 * 24 * time.Hour},
 	}
 	var total time.Duration
-	matched := false
+	ok := false
 	for _, m := range durationTerm.FindAllStringSubmatch(s, -1) {
-		n, unit := m[2], strings.ToLower(strings.TrimSuffix(strings.TrimSpace(m[3]), "s"))
-		u, ok := units[unit]
-		if !ok {
-			u, ok = units[strings.ToLower(strings.TrimSpace(m[3]))]
+		n, err := strconv.Atoi(m[2])
+		if err != nil {
+			return 0, err
 		}
-		if !ok {
-			return 0, errBadDuration
+		unit := strings.ToLower(strings.TrimSpace(m[3]))
+		for _, u := range units {
+			last := len(u.spellings) - 1
+			for i, v := range u.spellings {
+				if (i == last && strings.HasPrefix(unit, v)) || strings.EqualFold(v, unit) {
+					ok = true
+					total += time.Duration(n) * u.d
+				}
+			}
 		}
-		var v int64
-		for _, ch := range n {
-			v = v*10 + int64(ch-'0')
-		}
-		total += time.Duration(v) * u
-		matched = true
 	}
-	if !matched {
-		return 0, errBadDuration
+	if !ok {
+		return 0, fmt.Errorf("unable to parse %s as duration", s)
 	}
 	return total, nil
 }
 
 var (
-	durationTerm   = regexp.MustCompile(`((\d+)\s*([A-Za-zµ]+))`)
-	errBadDuration = errors.New("not a duration")
+	durationTerm = regexp.MustCompile(`((\d+)\s*([A-Za-zµ]+))`)
 )
 
-// dateTimeLayouts are the forms of a date-time kube-openapi reads.
+// dateTimeLayouts are the forms of a date-time kube-openapi reads, in
+// its order.
 var dateTimeLayouts = []string{
-	time.RFC3339Nano, "2006-01-02T15:04:05.999999999Z0700", "2006-01-02T15:04:05Z07:00",
-	"2006-01-02T15:04:05", "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00",
-	"2006-01-02T15:04Z07:00", "2006-01-02T15:04",
+	"2006-01-02T15:04:05.000000Z07:00", "2006-01-02T15:04:05.000Z07:00", time.RFC3339, time.RFC3339Nano, "2006-01-02T15:04:05",
 }
 
+// parseDateTime reads a date-time as kube-openapi does: "" is the Unix
+// epoch, and a failure is the last form's error.
 func parseDateTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Unix(0, 0).UTC(), nil
+	}
 	var err error
 	for _, layout := range dateTimeLayouts {
 		var t time.Time

@@ -279,6 +279,13 @@ var ruleCases = []struct {
 		{"rule":"!has(self.t) || self.t > timestamp('2020-01-01T00:00:00Z')","message":"t after 2020"},
 		{"rule":"!has(self.b) || size(self.b) < 4","message":"b is short"}]}`,
 		objs(`{"ios":3}`, `{"ios":"50%"}`, `{"ios":"50"}`, `{"d":"30m","t":"2021-05-01T10:00:00Z","b":"YWI="}`, `{"d":"2h","t":"2019-05-01T10:00:00Z","b":"YWJjZGVm"}`)},
+	{"duration and date-time forms", `{"type":"object","properties":{"d":{"type":"string","format":"duration","maxLength":20},"t":{"type":"string","format":"date-time","maxLength":40},"day":{"type":"string","format":"date","maxLength":20}},
+		"x-kubernetes-validations":[{"rule":"!has(self.d) || self.d < duration('48h')","messageExpression":"self.d > duration('100h') ? 'd over 100h' : 'd over 48h'"},
+		{"rule":"!has(self.t) || self.t < timestamp('2022-01-01T00:00:00Z')","messageExpression":"self.t.getFullYear() > 2022 ? 't after 2022' : 't in 2022'"},
+		{"rule":"!has(self.day) || self.day.getDayOfWeek() != 0","message":"not on Sundays"}]}`,
+		objs(`{"d":"3 days"}`, `{"d":"1h30m"}`, `{"d":"2 weeks 1 hour"}`, `{"d":"5 seconds"}`, `{"d":"bogus"}`, `{"d":"10 minutes"}`,
+			`{"t":"2021-05-01T10:00:00"}`, `{"t":"2021-05-01T10:00:00.123Z"}`, `{"t":""}`, `{"t":"2023-05-01T10:00:00.123456+02:00"}`, `{"t":"2021-05-01"}`,
+			`{"day":"2024-06-02"}`, `{"day":"2024-06-03"}`, `{"day":"June"}`)},
 	{"libraries", `{"type":"object","properties":{
 		"l":{"type":"array","maxItems":10,"items":{"type":"integer"}},
 		"h":{"type":"string","maxLength":64},
