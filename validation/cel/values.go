@@ -91,7 +91,8 @@ func (c *compiled) toVal(v any, s *schema.Schema) ref.Val {
 			}
 			return types.Timestamp{Time: d}
 		case "byte":
-			b, err := base64.StdEncoding.DecodeString(str)
+			// As kube-openapi's Base64 reads it: the URL alphabet.
+			b, err := base64.URLEncoding.DecodeString(str)
 			if err != nil {
 				return types.NewErr("Invalid byte formatted string %s: %v", str, err)
 			}

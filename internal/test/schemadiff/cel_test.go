@@ -286,6 +286,9 @@ var ruleCases = []struct {
 		objs(`{"d":"3 days"}`, `{"d":"1h30m"}`, `{"d":"2 weeks 1 hour"}`, `{"d":"5 seconds"}`, `{"d":"bogus"}`, `{"d":"10 minutes"}`,
 			`{"t":"2021-05-01T10:00:00"}`, `{"t":"2021-05-01T10:00:00.123Z"}`, `{"t":""}`, `{"t":"2023-05-01T10:00:00.123456+02:00"}`, `{"t":"2021-05-01"}`,
 			`{"day":"2024-06-02"}`, `{"day":"2024-06-03"}`, `{"day":"June"}`)},
+	{"byte strings", `{"type":"object","properties":{"b":{"type":"string","format":"byte","maxLength":40}},
+		"x-kubernetes-validations":[{"rule":"size(self.b) < 3","message":"short"}]}`,
+		objs(`{"b":"YWI="}`, `{"b":"YWJjZA=="}`, `{"b":"+/8="}`, `{"b":"-_8="}`, `{"b":"YWJj"}`, `{"b":"YW"}`, `{"b":"!!"}`)},
 	{"libraries", `{"type":"object","properties":{
 		"l":{"type":"array","maxItems":10,"items":{"type":"integer"}},
 		"h":{"type":"string","maxLength":64},
