@@ -43,6 +43,12 @@ type Resource[T any] struct {
 	// have a field whose JSON name is "status".
 	Status bool
 
+	// CreateOnUpdate lets a PUT to a missing object create it (201
+	// Created, admitted as a create, authorized for "create" too), as
+	// kube-apiserver allows for Leases and Events; without it such a PUT
+	// is 404 NotFound, as for custom resources.
+	CreateOnUpdate bool
+
 	// Scale enables the scale subresource (autoscaling/v1 Scale, for
 	// kubectl scale), mapped onto the fields it names.
 	Scale *ScalePaths
@@ -108,8 +114,11 @@ type Shape interface {
 	// warns of or refuses as its fieldValidation says.
 	Prune(obj kapi.Object) []string
 	// Read completes an object decoded from storage, as kube-apiserver
-	// defaults custom resources it reads.
-	Read(obj kapi.Object)
+	// defaults custom resources it reads, and says whether it changed it
+	// (the stored value is then not its JSON). The objects' JSON has their
+	// metadata as encoding/json writes a kapi.ObjectMeta, so that answers
+	// are made from stored values.
+	Read(obj kapi.Object) bool
 	// Patch is the schema patches and server-side apply merge by.
 	Patch() *patch.Schema
 	// OpenAPI is the objects' OpenAPI v3 schema, served in /openapi/v3.
@@ -118,6 +127,10 @@ type Shape interface {
 	// object, as the selector compares it; it fails for a path the
 	// objects cannot select on.
 	Field(path string) (func(kapi.Object) string, error)
+	// The Shape of a resource with the scale subresource has a method
+	//	Scale(ScalePaths) (read func(kapi.Object) (spec, status int32, selector string), set func(kapi.Object, int32), err error)
+	// that reads the Scale of an object and sets its desired replicas in
+	// a shallow copy of one without changing what it shares.
 }
 
 // Register adds a resource type to the server. It fails if the description is
@@ -168,7 +181,7 @@ func newResource[T any, P interface {
 		ShortNames: r.ShortNames, Categories: r.Categories,
 		typ:          reflect.TypeFor[T](),
 		newObject:    func() kapi.Object { return P(new(T)) },
-		validateName: r.ValidateName,
+		validateName: r.ValidateName, createOnUpdate: r.CreateOnUpdate,
 		version: versionOptions{
 			storage: r.Storage, served: !r.NotServed, deprecated: r.Deprecated,
 			warning: r.DeprecationWarning, conversion: r.Conversion,
@@ -194,10 +207,18 @@ func newResource[T any, P interface {
 	if err := res.complete(r.Status); err != nil {
 		return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
+	if err := s.adviseConventions(res); err != nil {
+		return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
+	}
 	if err := res.declare(s.config.ruleEngine); err != nil {
 		return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
-	if r.Scale != nil {
+	if sc, ok := r.Shape.(shapeScaler); ok && r.Scale != nil {
+		res.scale = &scaleFields{paths: *r.Scale}
+		if res.scale.read, res.scale.set, err = sc.Scale(*r.Scale); err != nil {
+			return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
+		}
+	} else if r.Scale != nil {
 		if res.scale, err = resolveScale(res.typ, *r.Scale); err != nil {
 			return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 		}
@@ -209,7 +230,7 @@ func newResource[T any, P interface {
 	}
 	res.objType.typ, res.objType.newObject, res.objType.protobuf = res.typ, res.newObject, res.protobuf
 	res.objType.group, res.objType.version, res.objType.kind = res.Group, res.Version, res.Kind
-	res.objType.plainMetadata = plainMetadata(res.typ)
+	res.objType.plainMetadata = plainMetadata(res.typ) || r.Shape != nil
 	res.objType.image = jsonimage.New(res.typ)
 	storedEncoder(reflect.PointerTo(res.typ)) // compiled now, not on the first write
 	res.objType.merger = jsonimage.NewMerger(res.typ)
@@ -311,6 +332,7 @@ type resource struct {
 	validate       func(ctx context.Context, obj, old kapi.Object) FieldErrors
 	validateStatus func(ctx context.Context, obj, old kapi.Object) FieldErrors
 	validateName   func(string) []string
+	createOnUpdate bool // see Resource.CreateOnUpdate
 
 	scale   *scaleFields // nil without the scale subresource
 	objType objectType   // what requests to the resource read and write
@@ -465,11 +487,9 @@ func (r *resource) decodeStoredVersion(kv storage.KeyValue) (kapi.Object, bool, 
 	if err != nil {
 		return nil, false, &corruptObject{key: kv.Key, revision: kv.ModRevision, err: err}
 	}
-	if st.shape != nil {
-		st.shape.Read(obj)
-	}
+	changed := st.shape != nil && st.shape.Read(obj)
 	obj.GetObjectMeta().ResourceVersion = formatRevision(kv.ModRevision)
-	return obj, false, nil
+	return obj, changed, nil
 }
 
 // selectable sets up the field selectors of the resource: metadata.name,

@@ -57,8 +57,20 @@ type request struct {
 // of a group or group version (through doc), and the resources of a group
 // version, as registered when the request arrives.
 func (s *Server) handle(doc func(func(*documents, *http.Request) http.HandlerFunc) http.HandlerFunc, notAllowed http.HandlerFunc) http.HandlerFunc {
-	group := doc(func(d *documents, r *http.Request) http.HandlerFunc { return d.group[resourcePathOf(r).gv.group] })
-	resources := doc(func(d *documents, r *http.Request) http.HandlerFunc { return d.resources[resourcePathOf(r).gv] })
+	// A legacy discovery document, written as JSON.
+	document := func(v any) http.HandlerFunc {
+		if v == nil {
+			return nil
+		}
+		return func(w http.ResponseWriter, r *http.Request) { writeJSON(w, r, v) }
+	}
+	group := doc(func(d *documents, r *http.Request) http.HandlerFunc {
+		return document(d.Group[resourcePathOf(r).gv.group])
+	})
+	resources := doc(func(d *documents, r *http.Request) http.HandlerFunc {
+		gv := resourcePathOf(r).gv
+		return document(d.Resources[[2]string{gv.group, gv.version}])
+	})
 	return func(w http.ResponseWriter, r *http.Request) {
 		// Made apart, so that what making it takes is off the stack: a
 		// watch's handler keeps its stack while it idles (see
@@ -334,6 +346,13 @@ func (rq *request) checkWriteOptions(v verb) error {
 	if len(errs) == 0 {
 		return nil
 	}
+	return optionsInvalid(kind, errs)
+}
+
+// optionsInvalid is kube-apiserver's 422 for invalid options of a request
+// (CreateOptions, PatchOptions...): the options' kind in meta.k8s.io, no
+// name.
+func optionsInvalid(kind string, errs FieldErrors) error {
 	e := invalid(target{}, errs)
 	e.Status.Message = kind + ".meta.k8s.io \"\" is invalid: " + errs.Error()
 	e.Status.Details.Group, e.Status.Details.Kind = "meta.k8s.io", kind

@@ -15,6 +15,7 @@ import (
 	"github.com/kapi-dev/kapi/gc"
 	"github.com/kapi-dev/kapi/internal/guard"
 	"github.com/kapi-dev/kapi/internal/listcache"
+	"github.com/kapi-dev/kapi/internal/openapi"
 	"github.com/kapi-dev/kapi/internal/storehealth"
 	"github.com/kapi-dev/kapi/storage/memory"
 	"github.com/kapi-dev/kapi/versions"
@@ -76,7 +77,7 @@ func New(opts ...Option) (*Server, error) {
 	// (internal/storehealth).
 	s.health = storehealth.New(s.ctx, c.store, c.logger)
 	s.config.store = s.health.Store()
-	s.hub = watch.New(c.store, c.keyPrefix, watch.WithErrorHandler(func(err error) {
+	s.hub = watch.New(c.store, c.keyPrefix, watch.WithHistory(historyEvents, c.historyWindow), watch.WithErrorHandler(func(err error) {
 		c.logger.Warn("kapi: watch cache", "err", err)
 		s.health.Suspect() // its watch of the store broke, most likely
 	}))
@@ -291,10 +292,10 @@ func (s *Server) routes() (http.Handler, *chi.Mux) {
 	gvOf := func(r *http.Request) groupVersion {
 		return groupVersion{chi.URLParam(r, "group"), chi.URLParam(r, "version")}
 	}
-	r.Get("/api", doc(func(d *documents, _ *http.Request) http.HandlerFunc { return d.core }))
-	r.Get("/apis", doc(func(d *documents, _ *http.Request) http.HandlerFunc { return d.groups }))
+	r.Get("/api", doc(func(d *documents, _ *http.Request) http.HandlerFunc { return d.serveCoreVersions }))
+	r.Get("/apis", doc(func(d *documents, _ *http.Request) http.HandlerFunc { return d.serveGroups }))
 	r.Get("/openapi/v3", doc(func(d *documents, _ *http.Request) http.HandlerFunc { return d.openAPIRoot() }))
-	r.Get("/openapi/v2", serveOpenAPIV2(s.config.version))
+	r.Get("/openapi/v2", openapi.ServeV2(s.config.version.GitVersion))
 	for _, base := range []string{"/api/{version}", "/apis/{group}/{version}"} {
 		r.Get("/openapi/v3"+base, doc(func(d *documents, r *http.Request) http.HandlerFunc { return d.openAPI(gvOf(r)) }))
 	}

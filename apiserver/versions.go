@@ -76,7 +76,8 @@ type kindVersions struct {
 }
 
 // Complete ends registration: it checks what needs every version of a
-// kind at once and prepares the watch cache. Register fails afterwards.
+// kind at once and prepares the watch cache. Register fails afterwards;
+// RegisterKind and Remove still change what is served.
 // The first request calls it when the program has not; if it fails then,
 // every request is answered 503 with its error. Calling it again returns
 // the first answer.

@@ -253,3 +253,83 @@ func TestRegisterWhileServing(t *testing.T) {
 		t.Errorf("after registering again: %s", out)
 	}
 }
+
+// TestScale reads and writes a kind's replicas through /scale.
+func TestScale(t *testing.T) {
+	srv, c := newServer(t)
+	if err := kinds.Register(srv, widgetDefinition(t)); err != nil {
+		t.Fatal(err)
+	}
+	c.want("POST", "/apis/example.com/v1/namespaces/default/widgets", "application/json",
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"},"spec":{"color":"red","replicas":2}}`, 201)
+	c.want("PUT", "/apis/example.com/v1/namespaces/default/widgets/a/status", "application/json",
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"},"status":{"replicas":1,"selector":"app=a"}}`, 200)
+	out := c.want("GET", "/apis/example.com/v1/namespaces/default/widgets/a/scale", "", "", 200)
+	if !strings.Contains(out, `"spec":{"replicas":2}`) || !strings.Contains(out, `"status":{"replicas":1,"selector":"app=a"}`) {
+		t.Errorf("scale: %s", out)
+	}
+	c.want("PATCH", "/apis/example.com/v1/namespaces/default/widgets/a/scale", "application/merge-patch+json", `{"spec":{"replicas":5}}`, 200)
+	if out := c.want("GET", "/apis/example.com/v1/namespaces/default/widgets/a", "", "", 200); !strings.Contains(out, `"replicas":5`) || !strings.Contains(out, `"color":"red"`) {
+		t.Errorf("after scaling: %s", out)
+	}
+	if out := c.want("GET", "/apis/example.com/v1", "", "", 200); !strings.Contains(out, `"widgets/scale"`) {
+		t.Errorf("discovery lacks widgets/scale: %s", out)
+	}
+}
+
+// TestMediaTypesAndReadDefaults serves a kind's objects in each media type
+// kube-apiserver serves custom resources in, refuses protobuf as it does,
+// and defaults stored objects when they are read, as it does.
+func TestMediaTypesAndReadDefaults(t *testing.T) {
+	srv, c := newServer(t)
+	def := widgetDefinition(t)
+	if err := kinds.Register(srv, def); err != nil {
+		t.Fatal(err)
+	}
+	c.want("POST", "/apis/example.com/v1/namespaces/default/widgets", "application/json",
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a","labels":{"app":"x"}},"spec":{"color":"red"}}`, 201)
+	get := func(path, accept string) (int, string, string) {
+		req, _ := http.NewRequest("GET", c.url+path, nil)
+		req.Header.Set("Accept", accept)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Content-Type"), string(data)
+	}
+	item, list := "/apis/example.com/v1/namespaces/default/widgets/a", "/apis/example.com/v1/namespaces/default/widgets"
+	for _, tc := range []struct {
+		path, accept, contentType, contains string
+		code                                int
+	}{
+		{item, "application/yaml", "application/yaml", "color: red", 200},
+		{item, "application/cbor", "application/cbor", "color", 200},
+		{item, "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", "application/json", `"kind":"PartialObjectMetadata"`, 200},
+		{list, "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", "application/json", `"app":"x"`, 200},
+		{item, "application/vnd.kubernetes.protobuf", "", "", 406},
+	} {
+		code, ct, body := get(tc.path, tc.accept)
+		if code != tc.code || code == 200 && (!strings.HasPrefix(ct, tc.contentType) || !strings.Contains(body, tc.contains)) {
+			t.Errorf("GET %s as %s: %d %s %.200q", tc.path, tc.accept, code, ct, body)
+		}
+	}
+
+	// A schema that gains a default: objects stored before are read with it.
+	s, err := schema.Parse([]byte(strings.Replace(widgetSchema, `"color": {"type": "string", "enum": ["red", "green", "blue"]}`,
+		`"color": {"type": "string", "enum": ["red", "green", "blue"]}, "shape": {"type": "string", "default": "round"}`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	def.Versions[0].Schema, def.Versions[1].Schema = s, s
+	if err := kinds.Register(srv, def); err != nil {
+		t.Fatal(err)
+	}
+	if out := c.want("GET", item, "", "", 200); !strings.Contains(out, `"shape":"round"`) {
+		t.Errorf("a stored object read after its schema gained a default: %s", out)
+	}
+	if out := c.want("GET", list, "", "", 200); !strings.Contains(out, `"shape":"round"`) {
+		t.Errorf("listed after the schema gained a default: %s", out)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 
@@ -134,10 +135,15 @@ func (o *Object) UnmarshalJSON(data []byte) error {
 				}
 			}
 		case "status":
-			o.Status, err = schema.DecodeJSON(raw)
+			if o.Status, err = schema.DecodeJSON(raw); err == nil && !finite(o.Status) {
+				err = errInfinite
+			}
 		default:
 			var v any
-			if v, err = schema.DecodeJSON(raw); err == nil {
+			if v, err = schema.DecodeJSON(raw); err == nil && !finite(v) {
+				err = errInfinite
+			}
+			if err == nil {
 				if o.Content == nil {
 					o.Content = make(map[string]any, len(members))
 				}
@@ -149,6 +155,31 @@ func (o *Object) UnmarshalJSON(data []byte) error {
 		}
 	}
 	return nil
+}
+
+// errInfinite refuses a number no float64 holds, as decoding one into a
+// Go value fails in kube-apiserver.
+var errInfinite = errors.New("a number is out of the range of a float64")
+
+// finite says whether every number in v is finite.
+func finite(v any) bool {
+	switch v := v.(type) {
+	case float64:
+		return !math.IsInf(v, 0) && !math.IsNaN(v)
+	case map[string]any:
+		for _, x := range v {
+			if !finite(x) {
+				return false
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if !finite(x) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // body is the object's document without apiVersion, kind and metadata, as

@@ -99,6 +99,9 @@ func resources(def Definition, o *options) ([]apiserver.Resource[Object], error)
 			Default: sh.setDefaults,
 			Shape:   sh,
 		}
+		if v.Scale != nil {
+			r.Scale = &apiserver.ScalePaths{SpecReplicas: v.Scale.SpecReplicasPath, StatusReplicas: v.Scale.StatusReplicasPath, LabelSelector: v.Scale.LabelSelectorPath}
+		}
 		if r.Singular == "" {
 			r.Singular = strings.ToLower(def.Kind)
 		}

@@ -18,10 +18,11 @@ import (
 // shape is what one version's schema says of its objects, made once when
 // the kind is registered: the apiserver.Shape of the version.
 type shape struct {
-	schema   *schema.Schema // nil: any object, unknown fields kept
-	defaults *schema.Schema // schema with its defaults pruned, as kube-apiserver serves them
-	patch    *patch.Schema
-	openAPI  map[string]any
+	schema      *schema.Schema // nil: any object, unknown fields kept
+	defaults    *schema.Schema // schema with its defaults pruned, as kube-apiserver serves them
+	hasDefaults bool
+	patch       *patch.Schema
+	openAPI     map[string]any
 }
 
 var _ apiserver.Shape = (*shape)(nil)
@@ -30,6 +31,7 @@ func newShape(s *schema.Schema) (*shape, error) {
 	sh := &shape{schema: s}
 	if s != nil {
 		sh.defaults = s.PrunedDefaults()
+		sh.hasDefaults = hasDefault(sh.defaults)
 	}
 	meta, err := patch.SchemaOf(reflect.TypeFor[kapi.ObjectMeta]())
 	if err != nil {
@@ -72,8 +74,51 @@ func (sh *shape) Prune(obj kapi.Object) []string {
 	return unknown
 }
 
-// Read defaults an object read from storage, as kube-apiserver does.
-func (sh *shape) Read(obj kapi.Object) { sh.setDefaults(obj.(*Object)) }
+// Read defaults an object read from storage, as kube-apiserver does, and
+// says whether that changed it.
+func (sh *shape) Read(obj kapi.Object) bool {
+	if !sh.hasDefaults {
+		return false
+	}
+	o := obj.(*Object)
+	before := deepCopy(o.body())
+	sh.setDefaults(o)
+	return !reflect.DeepEqual(before, o.body())
+}
+
+// hasDefault says whether a default is declared anywhere in s.
+func hasDefault(s *schema.Schema) bool {
+	if s == nil {
+		return false
+	}
+	if s.Default != nil || hasDefault(s.Items) || hasDefault(s.AdditionalProperties) {
+		return true
+	}
+	for _, p := range s.Properties {
+		if hasDefault(p) {
+			return true
+		}
+	}
+	return false
+}
+
+func deepCopy(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(v))
+		for k, x := range v {
+			m[k] = deepCopy(x)
+		}
+		return m
+	case []any:
+		l := make([]any, len(v))
+		for i, x := range v {
+			l[i] = deepCopy(x)
+		}
+		return l
+	}
+	return v
+}
 
 func (sh *shape) setDefaults(o *Object) {
 	if sh.defaults == nil {
@@ -263,3 +308,75 @@ func openAPISchema(s *schema.Schema) map[string]any {
 // stripDot is a JSON path without its leading dot, as field selectors and
 // apiserver name fields.
 func stripDot(path string) string { return strings.TrimPrefix(path, ".") }
+
+// Scale maps the scale subresource onto the paths p names: integers under
+// spec and status, and a string under status for the selector.
+func (sh *shape) Scale(p apiserver.ScalePaths) (read func(kapi.Object) (int32, int32, string), set func(kapi.Object, int32), err error) {
+	path := func(s, under, typ string) ([]string, error) {
+		jp, err := jsonpath.Parse(s)
+		names, ok := jp.Members()
+		switch {
+		case err != nil:
+			return nil, err
+		case !ok || len(names) < 2 || names[0] != under:
+			return nil, fmt.Errorf("scale path %q must be a path of member names under .%s", s, under)
+		case sh.schema != nil && (sh.schema.At(names...) == nil || sh.schema.At(names...).Type != typ):
+			return nil, fmt.Errorf("scale path %q must lead to a field of type %s", s, typ)
+		}
+		return names, nil
+	}
+	spec, err := path(p.SpecReplicas, "spec", "integer")
+	if err != nil {
+		return nil, nil, err
+	}
+	status, err := path(p.StatusReplicas, "status", "integer")
+	if err != nil {
+		return nil, nil, err
+	}
+	var selector []string
+	if p.LabelSelector != "" {
+		if selector, err = path(p.LabelSelector, "status", "string"); err != nil {
+			return nil, nil, err
+		}
+	}
+	read = func(obj kapi.Object) (int32, int32, string) {
+		body := obj.(*Object).body()
+		n := func(names []string) int32 {
+			v, _ := lookup(body, names).(int64)
+			return int32(v)
+		}
+		sel, _ := lookup(body, selector).(string)
+		return n(spec), n(status), sel
+	}
+	set = func(obj kapi.Object, n int32) {
+		o := obj.(*Object)
+		body := o.body() // a new map: what o shares stays as it is
+		m := body
+		for _, name := range spec[:len(spec)-1] {
+			next, _ := m[name].(map[string]any)
+			next = maps.Clone(next)
+			if next == nil {
+				next = map[string]any{}
+			}
+			m[name], m = next, next
+		}
+		m[spec[len(spec)-1]] = int64(n)
+		o.setBody(body)
+	}
+	return read, set, nil
+}
+
+// lookup follows member names in v; nil where they lead nowhere.
+func lookup(v any, names []string) any {
+	if len(names) == 0 {
+		return nil
+	}
+	for _, name := range names {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[name]
+	}
+	return v
+}
