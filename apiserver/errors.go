@@ -290,7 +290,7 @@ func (e *FieldError) body() string {
 	switch e.Type {
 	case kapi.CauseTypeFieldValueRequired, kapi.CauseTypeFieldValueForbidden, kapi.CauseTypeFieldValueTooLong:
 	default:
-		if _, omitted := e.BadValue.(omittedValue); !omitted && e.BadValue != (validation.OmittedValue{}) {
+		if _, omitted := e.BadValue.(validation.OmittedValue); !omitted {
 			s += ": " + formatValue(e.BadValue)
 		}
 	}
@@ -299,10 +299,6 @@ func (e *FieldError) body() string {
 	}
 	return s
 }
-
-// omittedValue is the BadValue of a cause whose message shows no value, as
-// a failed rule on an object or a list does.
-type omittedValue struct{}
 
 func formatValue(v any) string {
 	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer {

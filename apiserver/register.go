@@ -415,7 +415,7 @@ func (r *resource) complete(status bool) error {
 		if f, ok := jsonfields.Named(r.typ, "kind"); !ok || f.Owner != reflect.TypeFor[kapi.TypeMeta]() {
 			errs = append(errs, fmt.Errorf("%s must embed kapi.TypeMeta inline", r.typ))
 		}
-		if len(errs) == 0 {
+		if len(errs) == 0 && r.shape == nil { // a Shape's schema is its description
 			// Every type must be describable in OpenAPI, or kubectl cannot
 			// create it: better to know now than at the first request.
 			if _, err := openapi.GroupVersion(r.Group, r.Version, []openapi.Resource{r.openAPI()}); err != nil {
