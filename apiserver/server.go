@@ -56,6 +56,7 @@ type Server struct {
 	events            *resource      // core events, which store both kinds (events.go)
 	collector         *gc.Collector  // told of the kinds RegisterKind and Remove change
 	background        sync.WaitGroup // the in-process controllers
+	controllers       []*controller  // those of other packages (controllers.go)
 }
 
 // New makes a server. Its storage is in memory unless WithStorage says
@@ -245,6 +246,7 @@ func (s *Server) start() *http.Handler {
 	if s.events != nil {
 		s.startEvents()
 	}
+	s.startControllers()
 	return &h
 }
 
