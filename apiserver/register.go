@@ -257,8 +257,8 @@ type resource struct {
 	summaryFields []string
 	summaries     summaries
 	// lists are the bodies of whole-collection LISTs kept (see
-	// listcache.Bodies), on the storage version.
-	lists listcache.Bodies
+	// joinedList), on the storage version.
+	lists listcache.Runs[*watch.Item]
 	// frames are the initial events of watches of whole collections
 	// kept likewise (see writeInitial).
 	frames listcache.Bodies

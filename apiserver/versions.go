@@ -164,7 +164,7 @@ func (s *Server) completeKind(group string, rs []*resource) error {
 		}
 	}
 	st.cache = s.hub.Register(st.prefix, recoverDecode(st.decodeCached), watch.KeepSummary(st.summarize), watch.TakeOffers(stampRevision))
-	s.lists.Add(&st.lists, st.cache.LastChange)
+	st.lists.Use(&s.lists)
 	s.lists.Add(&st.frames, st.cache.LastChange)
 	for _, r := range rs {
 		r.prefix, r.cache = st.prefix, st.cache
