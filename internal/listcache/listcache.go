@@ -5,7 +5,7 @@ import (
 )
 
 // Bodies are the joined lists of one resource's collections, by key
-// prefix.
+// prefix (apiserver keeps watches' initial events so).
 type Bodies struct {
 	budget     *Budget
 	lastChange func() int64 // the resource's cache's last change
@@ -54,8 +54,9 @@ func (b *Budget) join(m member) {
 	b.mu.Unlock()
 }
 
-// reserve takes n bytes of the budget, first giving back those of lists
-// whose collections have changed since; false if they are not there.
+// reserve takes n bytes of the budget, first having its members give back
+// what is least likely to be used (dropStale) if they are not free; false
+// if they are not there even then.
 func (b *Budget) reserve(n int) bool {
 	b.mu.Lock()
 	members := b.members

@@ -82,7 +82,7 @@ func (c *Runs[T]) Join(key string, rev int64, items []T, add func(dst []byte, it
 		return r
 	}
 	var runs []*run[T]
-	size := 0
+	size, made := 0, false
 	for i := 0; i < len(items); {
 		r := reusable(i)
 		if r == nil {
@@ -96,6 +96,7 @@ func (c *Runs[T]) Join(key string, rev int64, items []T, add func(dst []byte, it
 				i++
 			}
 			r.items = slices.Clone(items[start:i])
+			made = true
 		} else {
 			i += len(r.items)
 		}
@@ -106,7 +107,9 @@ func (c *Runs[T]) Join(key string, rev int64, items []T, add func(dst []byte, it
 	for i, r := range runs {
 		joined[i] = r.data
 	}
-	c.keep(key, rev, runs, size, len(items))
+	if made || len(runs) != len(old.runs) {
+		c.keep(key, rev, runs, size, len(items))
+	}
 	return joined, nil
 }
 
