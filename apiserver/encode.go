@@ -276,40 +276,32 @@ func (rq *request) writeList(meta kapi.ListMeta, items []*watch.Item) error {
 		elementSlices.Put(pooled)
 	}()
 	var body *codec.ListBody
+	var joined, pieces [][]byte
+	var err error
 	tm := kapi.TypeMeta{Kind: rq.res.Kind + "List", APIVersion: rq.res.apiVersion()}
 	if rq.listPrefix != "" && rq.out.View == codec.ViewObject {
-		joined, err := rq.joinedList(tm, items)
-		if err != nil {
+		if joined, err = rq.joinedList(tm, items); err != nil {
 			return err
-		}
-		if joined != nil {
-			if body, err = f.ListBodyOfJoined(tm, meta, joined, len(items)); err != nil {
-				return err
-			}
 		}
 	}
 	switch {
-	case body != nil:
+	case joined != nil:
+		body, err = f.ListBodyOfJoined(tm, meta, joined, len(items))
 	case f.ElementType() == codec.MediaTypeJSON && rq.out.View == codec.ViewObject && rq.res.objType.plainMetadata:
 		// Written from the stored values themselves, the resourceVersion
 		// put between their two halves: no copy of the objects' bytes.
-		pieces, err := rq.storedListPieces(items, (*pooled)[:0])
-		*pooled = pieces
-		if err != nil {
-			return err
-		}
-		if body, err = f.ListBodyOfPieces(tm, meta, pieces, 3); err != nil {
-			return err
+		pieces, err = rq.storedListPieces(items, (*pooled)[:0])
+		if *pooled = pieces; err == nil {
+			body, err = f.ListBodyOfPieces(tm, meta, pieces, 3)
 		}
 	default:
-		elements, tm, err := rq.listElements(items, (*pooled)[:0])
-		*pooled = elements
-		if err != nil {
-			return err
+		pieces, tm, err = rq.listElements(items, (*pooled)[:0])
+		if *pooled = pieces; err == nil {
+			body, err = f.ListBody(tm, meta, pieces)
 		}
-		if body, err = f.ListBody(tm, meta, elements); err != nil {
-			return err
-		}
+	}
+	if err != nil {
+		return err
 	}
 	httpbody.WriteStreamed(rq.w, rq.r, http.StatusOK, rq.out.ContentType(), body)
 	return nil
@@ -318,22 +310,12 @@ func (rq *request) writeList(meta kapi.ListMeta, items []*watch.Item) error {
 // joinedList is the items of a whole collection's list (rq.listPrefix)
 // joined in the runs kept for the collection in the response's format
 // (listcache.Runs): the runs of its last list that still hold the same
-// items written as they are, the others made anew; JSON items made from
-// their stored values, the others from their elements. nil: the
-// collection's first list, written item by item and keeping nothing.
+// items written as they are, the others made anew from the items'
+// elements. nil: the collection's first list, written item by item and
+// keeping nothing.
 func (rq *request) joinedList(tm kapi.TypeMeta, items []*watch.Item) ([][]byte, error) {
 	f := rq.out.Format
-	stored := f.ElementType() == codec.MediaTypeJSON && rq.res.objType.plainMetadata
 	return rq.res.storageVersion().lists.Join(f.MediaType()+" "+rq.listPrefix, rq.listRev, items, func(dst []byte, it *watch.Item) ([]byte, error) {
-		if at, sep, ok := storedOffset(it); ok && stored {
-			var room [splice.MemberRoom]byte
-			var digits [splice.MaxRevisionDigits]byte
-			member := splice.AppendResourceVersion(room[:0], strconv.AppendInt(digits[:0], it.Revision, 10), sep)
-			dst = f.AppendListItemPrefix(dst, tm, len(it.Value)+len(member))
-			dst = append(dst, it.Value[:at]...)
-			dst = append(dst, member...)
-			return append(dst, it.Value[at:]...), nil
-		}
 		element, err := rq.element(it, f, false)
 		if err != nil {
 			return nil, err
