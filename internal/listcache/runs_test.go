@@ -48,7 +48,7 @@ func TestRunsReuse(t *testing.T) {
 	var budget Budget
 	var c Runs[*item]
 	c.Use(&budget)
-	const n, size = 1000, 1000 // about 8 runs
+	const n, size = 4000, 1000 // about 8 runs
 	items := newItems(n, size)
 	if joined, made := joinCounting(t, &c, "a", 1, items); joined != nil || made != 0 {
 		t.Fatalf("a first list joined %d runs, made %d items", len(joined), made)
