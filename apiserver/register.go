@@ -361,8 +361,8 @@ type resource struct {
 	summaryFields []string
 	summaries     ksel.Summaries
 	// lists are the bodies of whole-collection LISTs kept (see
-	// listcache.Bodies), on the storage version.
-	lists listcache.Bodies
+	// joinedList), on the storage version.
+	lists listcache.Runs[*watch.Item]
 	// frames are the initial events of watches of whole collections
 	// kept likewise (see writeInitial).
 	frames listcache.Bodies

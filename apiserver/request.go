@@ -43,8 +43,8 @@ type request struct {
 	// includeObject is the Table parameter: None, Metadata (also "") or Object.
 	includeObject    string
 	tableHeadersSent bool
-	listPrefix       string // a whole collection's LIST: its prefix and the change its items are at (see listcache.Bodies)
-	listChange       int64
+	listPrefix       string // a whole collection's LIST: its prefix and revision (see joinedList)
+	listRev          int64
 	buf              encodeBuffers // where the response is encoded
 	warned           map[string]bool
 	warnedRunes      int

@@ -25,7 +25,11 @@
 //
 // GET one widget; LIST the small and the large namespace in JSON and
 // protobuf, and the large one in JSON again over 2 connections
-// (list-large-json-2); CREATE; CREATE on bolt (create-bolt: a kapi of its
+// (list-large-json-2); LIST where the list kept from the last one cannot
+// serve as it is: the large namespace while a writer patches one of its
+// widgets at 10/s (list-writes-json, list-writes-json-2), and a namespace
+// of as many widgets padded to ~1.9 KB, over 16 MiB in all (list-huge-json,
+// list-huge-json-2); CREATE; CREATE on bolt (create-bolt: a kapi of its
 // own, examples/widgets -data DIR in a temporary directory on disk, 8
 // writers at once); UPDATE (PUT); merge PATCH; server-side apply; the
 // watch fan-out (watchers × a writer at a fixed rate: delivery latency,
@@ -43,6 +47,7 @@
 //
 //	go run ./internal/test/loadtest -workloads create-bolt
 //	go run ./internal/test/loadtest -workloads list-large-json,list-large-json-2
+//	go run ./internal/test/loadtest -workloads list-huge-json,list-writes-json-2
 //	go run ./internal/test/loadtest -workloads informers-small,informers
 //	go run ./internal/test/loadtest -workloads memory
 //

@@ -137,7 +137,7 @@ func TestRun(t *testing.T) {
 	}
 
 	verdicts := judge(results, sz)
-	if len(verdicts) != 14 {
+	if len(verdicts) != 20 {
 		t.Errorf("%d targets judged, want 14:\n%s", len(verdicts), targetsTable(verdicts))
 	}
 	for _, want := range []string{
@@ -495,10 +495,14 @@ func TestLiveHeap(t *testing.T) {
 // against their ceiling, the live heap.
 func TestJudgeNewTargets(t *testing.T) {
 	sz := sizes{Large: 10000, Conns: 8}
-	results := func(list2, bolt, informers, heap float64) []*Result {
+	results := func(list2, huge, proto, bolt, informers, heap float64) []*Result {
 		return []*Result{
 			{Workload: "list-large-json-2", Server: "kapi", Conns: 2, RequestsPerSec: 1, BytesPerSec: list2},
 			{Workload: "list-large-json-2", Server: "ceiling", Conns: 2, RequestsPerSec: 1, BytesPerSec: 1},
+			{Workload: "list-writes-json-2", Server: "kapi", Conns: 2, RequestsPerSec: 1, BytesPerSec: huge},
+			{Workload: "list-writes-json-2", Server: "ceiling", Conns: 2, RequestsPerSec: 1, BytesPerSec: 1},
+			{Workload: "list-large-proto", Server: "kapi", Conns: 8, RequestsPerSec: 1, BytesPerSec: proto},
+			{Workload: "list-large-proto", Server: "ceiling", Conns: 8, RequestsPerSec: 1, BytesPerSec: 1},
 			{Workload: "create-bolt", Server: "kapi", Conns: 8, RequestsPerSec: bolt},
 			{Workload: "create-bolt", Server: "ceiling", Conns: 8, RequestsPerSec: 1},
 			{Workload: "informers-small", Server: "kapi", Informers: 8, Objects: 1000, SyncSeconds: informers},
@@ -507,17 +511,17 @@ func TestJudgeNewTargets(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		name                         string
-		list2, bolt, informers, heap float64
-		met                          bool
+		name                                      string
+		list2, huge, proto, bolt, informers, heap float64
+		met                                       bool
 	}{
-		{"met", 0.61, 0.26, 1.49, 1.49, true},
-		{"missed", 0.59, 0.24, 1.51, 1.51, false},
+		{"met", 0.61, 0.71, 0.81, 0.26, 1.49, 1.49, true},
+		{"missed", 0.59, 0.69, 0.79, 0.24, 1.51, 1.51, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			vs := judge(results(tc.list2, tc.bolt, tc.informers, tc.heap), sz)
-			if len(vs) != 5 {
-				t.Fatalf("%d targets, want 5:\n%s", len(vs), targetsTable(vs))
+			vs := judge(results(tc.list2, tc.huge, tc.proto, tc.bolt, tc.informers, tc.heap), sz)
+			if len(vs) != 7 {
+				t.Fatalf("%d targets, want 7:\n%s", len(vs), targetsTable(vs))
 			}
 			for _, v := range vs {
 				if strings.Contains(v.Target, "RSS growth") {
