@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/storage/internal/groupcommit"
 )
 
 const (
@@ -117,7 +118,7 @@ type Store struct {
 
 	// requests carries writes to the committer; closing is closed by
 	// Close; goroutines counts the store's goroutines.
-	requests   chan *request
+	queue      *groupcommit.Queue[*request]
 	closing    chan struct{}
 	closeOnce  sync.Once
 	closed     atomic.Bool
@@ -176,7 +177,6 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		listen:     pc.ConnConfig.Copy(),
 		config:     c,
 		sql:        newStatements(c.schema),
-		requests:   make(chan *request),
 		closing:    make(chan struct{}),
 		pollNow:    make(chan struct{}, 1),
 		compactNow: make(chan struct{}, 1),
@@ -188,7 +188,8 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	}
 	s.recent.reset(rev, compacted)
 	s.bg, s.stopBG = context.WithCancel(context.Background())
-	for _, loop := range []func(){s.commitLoop, s.pollLoop, s.listenLoop, s.compactLoop} {
+	s.queue = groupcommit.New(groupcommit.Config[*request]{MaxBatch: maxBatch, Commit: s.commit}, s.closing)
+	for _, loop := range []func(){s.queue.Run, s.pollLoop, s.listenLoop, s.compactLoop} {
 		s.goroutines.Go(loop)
 	}
 	return s, nil
