@@ -6,6 +6,7 @@ require (
 	github.com/anishathalye/porcupine v1.3.1
 	github.com/kapi-dev/kapi v0.0.0-20261128093628-0bbf01fc3a18
 	github.com/kapi-dev/kapi/storage/etcd v0.0.0-20261128093628-0bbf01fc3a18
+	github.com/kapi-dev/kapi/storage/postgres v0.0.0-20261128093628-0bbf01fc3a18
 	go.etcd.io/etcd/client/v3 v3.7.3
 	go.etcd.io/etcd/server/v3 v3.7.3
 	go.uber.org/zap v1.27.1
@@ -31,7 +32,6 @@ require (
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.3 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
 	github.com/jonboulle/clockwork v0.5.0 // indirect
-	github.com/kapi-dev/kapi/storage/postgres v0.0.0-20261128093628-0bbf01fc3a18
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_golang v1.23.2 // indirect
 	github.com/prometheus/client_model v0.6.2 // indirect
