@@ -130,6 +130,13 @@
 // the listener resume, so a store outlives a restart of PostgreSQL
 // without being reopened.
 //
+// # Testing against a throwaway PostgreSQL
+//
+// Package pgtest starts a cluster of a test's own (initdb into a temporary
+// directory, loopback only), and crashes, kills and restarts it: the
+// package's own tests, the HTTP robustness check with several replicas
+// (internal/test/robustness) and the load harness's PostgreSQL rows use it.
+//
 // # Choosing it
 //
 // Pick this backend when the service runs PostgreSQL already and wants its
