@@ -207,32 +207,3 @@ func (c *Cluster) Remove() error {
 func (c *Cluster) URL() string {
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", c.port)
 }
-
-// PIDs are the server's processes: the postmaster and its children
-// (backends, checkpointer, WAL writer...), for measuring their CPU time.
-func (c *Cluster) PIDs() []int {
-	pid, err := c.PID()
-	if err != nil {
-		return nil
-	}
-	pids := []int{pid}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		n, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", n))
-		if err != nil {
-			continue
-		}
-		_, rest, _ := strings.Cut(string(stat), ") ")
-		f := strings.Fields(rest)
-		if len(f) > 1 {
-			if ppid, _ := strconv.Atoi(f[1]); ppid == pid {
-				pids = append(pids, n)
-			}
-		}
-	}
-	return pids
-}
