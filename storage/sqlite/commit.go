@@ -23,14 +23,15 @@ import (
 // Compaction has two halves. Moving the start of the window is bookkeeping
 // in the meta row, done in the transaction of the write that moves it (or
 // of Compact): from that commit on, reads below it fail with ErrExpired.
-// Deleting the log rows that left the window is done afterwards, at most
-// purgeChunk rows (or twice the batch's writes, to keep up) in each
-// transaction, and by transactions of its own while no writer is waiting,
-// so that no write waits for more than a small delete.
+// Deleting the log rows that left the window is done afterwards: two rows
+// for each write in a batch's transaction (which keeps up with the window,
+// one revision per write), and purgeChunk rows in transactions of its own
+// while no writer is waiting, so that no write waits for more than a small
+// delete (a write arriving meanwhile waits for one chunk).
 
-// defaultPurgeChunk is the most log rows one transaction deletes, beyond
-// the two per write that keep up with the window.
-const defaultPurgeChunk = 256
+// defaultPurgeChunk is the most log rows a transaction of the purge's own
+// deletes.
+const defaultPurgeChunk = 64
 
 // opCompact is a request's op for Compact (the log's ops are the others).
 const opCompact = 4
@@ -230,7 +231,15 @@ func (s *Store) commit(c *committer, batch []*request) bool {
 			}
 		}
 		t.bound(s.config.history, s.config.historyBytes)
-		if err := t.purge(ctx, max(s.config.purgeChunk, 2*int64(len(batch)))); err != nil {
+		// A batch of writes deletes two rows for each of its writes, which
+		// keeps up with the window they move (one row each) and costs them
+		// time in proportion to their own; a transaction of the purge's own,
+		// between writes, deletes a chunk.
+		chunk := s.config.purgeChunk
+		if len(batch) > 0 {
+			chunk = 2 * int64(len(batch))
+		}
+		if err := t.purge(ctx, chunk); err != nil {
 			return err
 		}
 		if t.meta == c.meta {
