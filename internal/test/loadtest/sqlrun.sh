@@ -10,6 +10,8 @@
 #   kapi on etcd         storage/etcd/cmd/widgets-etcd on one etcd member
 #                        built from the module cache (go.etcd.io/etcd/server/v3,
 #                        the version internal/test/robustness requires)
+#   kapi on memory       examples/widgets, for the reads (READS, default GET
+#                        and LIST 10,000), which the watch cache serves alike
 #
 # Server CPU is kapi's; the store's processes (etcd; PostgreSQL's postmaster
 # and its backends) are reported apart (-store-pid). Results: one JSON file
@@ -44,6 +46,7 @@ go build -o "$BIN/loadtest" ./internal/test/loadtest
 go build -o "$BIN/widgets-postgres" ./storage/postgres/cmd/widgets-postgres
 if [[ -z ${SCALE:-} ]]; then
 	go build -o "$BIN/widgets-etcd" ./storage/etcd/cmd/widgets-etcd
+	go build -o "$BIN/widgets" ./examples/widgets
 	(cd internal/test/robustness && go build -o "$BIN/etcd" go.etcd.io/etcd/server/v3)
 fi
 
@@ -135,8 +138,13 @@ KE=$(port)
 "$BIN/widgets-etcd" -etcd http://127.0.0.1:$EP -addr 127.0.0.1:$KE 2>"$OUT/kapi-etcd.log" &
 ketcdpid=$!
 pids+=($ketcdpid)
+KM=$(port)
+"$BIN/widgets" -addr 127.0.0.1:$KM 2>"$OUT/kapi-memory.log" &
+kmpid=$!
+pids+=($kmpid)
 ready http://127.0.0.1:$KP
 ready http://127.0.0.1:$KE
+ready http://127.0.0.1:$KM
 up http://127.0.0.1:$CP
 up http://127.0.0.1:$OP
 
@@ -149,5 +157,6 @@ pass() { # name, then the harness's arguments
 }
 pass postgres -server http://127.0.0.1:$KP -server-pid $kpgpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $PGPID -workloads "$WORKLOADS"
 pass postgres-only -server http://127.0.0.1:$KP -server-pid $kpgpid -ceiling http://127.0.0.1:$OP -ceiling-pid $opid -store-pid $PGPID -workloads "$WRITES"
+pass memory -server http://127.0.0.1:$KM -server-pid $kmpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -workloads "${READS:-get,list-large-json}"
 pass etcd -server http://127.0.0.1:$KE -server-pid $ketcdpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $etcdpid -workloads "$WORKLOADS"
 echo "results in $OUT"
