@@ -51,8 +51,8 @@ if [[ -z ${SCALE:-} ]]; then
 fi
 
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-ready() { # URL: wait until it answers /readyz 200
-	for _ in $(seq 600); do
+ready() { # URL [tenths of a second]: wait until it answers /readyz 200
+	for _ in $(seq "${2:-600}"); do
 		if curl -fsS -o /dev/null "$1/readyz" 2>/dev/null; then return 0; fi
 		sleep 0.1
 	done
@@ -89,7 +89,7 @@ if [[ -n ${SCALE:-} ]]; then
 	"$BIN/widgets-postgres" -postgres "$PGURL" -addr 127.0.0.1:$KP 2>"$OUT/kapi-pg.log" &
 	kpid=$!
 	pids+=($kpid)
-	ready http://127.0.0.1:$KP
+	ready http://127.0.0.1:$KP 6000
 	end=$(date +%s.%N)
 	rss=$(awk '/VmRSS/ {print $2}' /proc/$kpid/status)
 	hwm=$(awk '/VmHWM/ {print $2}' /proc/$kpid/status)
