@@ -303,10 +303,30 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 		rows pgx.Rows
 		err  error
 	)
-	if opts.Revision == 0 {
+	switch {
+	case opts.Revision == 0:
 		rows, err = s.pool.Query(ctx, s.sql.listLatest, from, to, limit)
-	} else {
-		rows, err = s.pool.Query(ctx, s.sql.listAt, from, to, limit, opts.Revision)
+	default:
+		// The next page of a list at a revision the store has not moved
+		// past, as a watch cache's relist reads its pages on a quiet store:
+		// in a snapshot at that revision, the current rows are the state
+		// at it, and reading them is an index range scan of the page,
+		// where reading the log sorts every version of the rest of the
+		// range for each page.
+		tx, txErr := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+		if txErr != nil {
+			return storage.ListResult{}, s.fail(ctx, txErr)
+		}
+		defer tx.Rollback(context.WithoutCancel(ctx))
+		var cur, compacted int64
+		if err := tx.QueryRow(ctx, s.sql.window).Scan(&cur, &compacted); err != nil {
+			return storage.ListResult{}, s.fail(ctx, err)
+		}
+		if cur == opts.Revision {
+			rows, err = tx.Query(ctx, s.sql.listLatest, from, to, limit)
+		} else {
+			rows, err = tx.Query(ctx, s.sql.listAt, from, to, limit, opts.Revision)
+		}
 	}
 	if err != nil {
 		return storage.ListResult{}, s.fail(ctx, err)
