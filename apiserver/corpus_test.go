@@ -1093,6 +1093,7 @@ func badInputCorpus() []corpusCase {
 	}
 	add("v1beta1/update of another version's body", http.MethodPut, betaColl+"/a", encJSON(widgetDoc("a")), 400)
 	add("v1beta1/no such version", http.MethodGet, "/apis/example.com/v1alpha1/namespaces/"+corpusNS+"/widgets", nil, 404)
+	cases = append(cases, crdCorpus()...)
 	return append(cases, builtinCorpus()...)
 }
 
@@ -1252,9 +1253,10 @@ func statusProblem(r *response, want int) string {
 func TestBadInputCorpus(t *testing.T) {
 	store := memory.New()
 	t.Cleanup(func() { store.Close() })
-	srv := apiservertest.New(t, widgetapi.Register, append(corpusBuiltins, apiserver.WithStorage(store), apiserver.WithMaxRequestBodyBytes(bodyLimit))...)
+	srv := apiservertest.New(t, corpusRegister, append(corpusBuiltins, apiserver.WithStorage(store), apiserver.WithMaxRequestBodyBytes(bodyLimit))...)
 	c := &apiClient{t: t, base: srv.URL, hc: srv.Client()}
 	corpusSeed(c)
+	corpusSeedCRDs(c)
 	beforeItems, beforeRev := storeSnapshot(t, store)
 	beforeList := c.get(allWidgets).mustCode(t, http.StatusOK).Body
 

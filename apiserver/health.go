@@ -22,7 +22,7 @@ type healthCheck struct {
 // the store, whichever it is), and the watch cache's first sync, which is
 // what kube-apiserver's informer-sync is to it.
 func (s *Server) readyChecks() []healthCheck {
-	return []healthCheck{
+	return append([]healthCheck{
 		{"ping", func(context.Context) error { return nil }},
 		{"storage", s.health.ReadyCheck},
 		{"watch-cache", func(context.Context) error {
@@ -31,7 +31,7 @@ func (s *Server) readyChecks() []healthCheck {
 			}
 			return nil
 		}},
-	}
+	}, s.controllerChecks()...)
 }
 
 // liveChecks are /livez's and /healthz's: the process serves. The store is

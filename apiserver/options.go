@@ -354,3 +354,9 @@ func WithEventTTL(d time.Duration) Option { return func(c *config) { c.eventTTL 
 // x-kubernetes-validations) with e: validation/cel's engine for CEL, as
 // CRDs have it. Without one, a type with a rule tag cannot be registered.
 func WithRuleEngine(e validation.RuleEngine) Option { return func(c *config) { c.ruleEngine = e } }
+
+// RuleEngine is the engine WithRuleEngine gave the server, nil without
+// one. Package kinds compiles the x-kubernetes-validations of kinds
+// defined at run time with it when it is also a schema.RuleCompiler, as
+// validation/cel's is.
+func (s *Server) RuleEngine() validation.RuleEngine { return s.config.ruleEngine }

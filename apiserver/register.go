@@ -75,6 +75,14 @@ type Resource[T any] struct {
 	// (kubectl get), after Name; without them, Name and Created At.
 	Columns []Column[T]
 
+	// OnDelete is told of a DELETE of obj, after admission and before the
+	// object is marked for deletion or removed; it may refuse the DELETE
+	// with an error, or change obj: a finalizer it adds holds the object,
+	// and its changes are stored with the mark (a CustomResourceDefinition
+	// gets its cleanup finalizer so). It is not told of a DELETE of an
+	// object marked already.
+	OnDelete func(obj *T) error
+
 	// Several versions of one kind are several registrations with the same
 	// Group and Kind, each with its own Version and type T (see
 	// versions.go). The fields below matter only then.
@@ -200,6 +208,14 @@ func newResource[T any, P interface {
 		res.defaulter = func(obj kapi.Object) { r.Default(obj.(P)) }
 	}
 	res.validate = typedValidation[T, P](r.Validate)
+	if r.OnDelete != nil {
+		res.hooks.delete = func(obj kapi.Object) error {
+			if obj.GetObjectMeta().DeletionTimestamp != nil {
+				return nil
+			}
+			return r.OnDelete(obj.(P))
+		}
+	}
 	res.validateStatus = typedValidation[T, P](r.ValidateStatus)
 	if res.validateStatus == nil {
 		res.validateStatus = res.validate
@@ -399,7 +415,7 @@ func (r *resource) complete(status bool) error {
 		if f, ok := jsonfields.Named(r.typ, "kind"); !ok || f.Owner != reflect.TypeFor[kapi.TypeMeta]() {
 			errs = append(errs, fmt.Errorf("%s must embed kapi.TypeMeta inline", r.typ))
 		}
-		if len(errs) == 0 {
+		if len(errs) == 0 && r.shape == nil { // a Shape's schema is its description
 			// Every type must be describable in OpenAPI, or kubectl cannot
 			// create it: better to know now than at the first request.
 			if _, err := openapi.GroupVersion(r.Group, r.Version, []openapi.Resource{r.openAPI()}); err != nil {

@@ -55,6 +55,7 @@ type Server struct {
 	deletedNamespaces sync.Map
 	events            *resource      // core events, which store both kinds (events.go)
 	background        sync.WaitGroup // the in-process controllers
+	controllers       []*controller  // those of other packages (controllers.go)
 }
 
 // New makes a server. Its storage is in memory unless WithStorage says
@@ -236,6 +237,7 @@ func (s *Server) start() *http.Handler {
 	if s.events != nil {
 		s.startEvents()
 	}
+	s.startControllers()
 	return &h
 }
 
@@ -322,6 +324,7 @@ type registry struct {
 	resources []*resource
 	gvs       []groupVersion                        // served, in discovery's order
 	byGV      map[groupVersion]map[string]*resource // served resources by plural
+	ofGV      map[groupVersion][]*resource          // in the order of their registration
 	once      sync.Once
 	docs      *documents
 	// openAPI are the OpenAPI documents by group version, shared with
@@ -333,7 +336,8 @@ type registry struct {
 // publish makes s.resources the registry served; prev is the registry it
 // replaces, or nil.
 func (s *Server) publish(prev *registry) {
-	reg := &registry{resources: slices.Clip(s.resources), byGV: map[groupVersion]map[string]*resource{}, openAPI: map[groupVersion]*openAPIDoc{}}
+	reg := &registry{resources: slices.Clip(s.resources), byGV: map[groupVersion]map[string]*resource{},
+		ofGV: map[groupVersion][]*resource{}, openAPI: map[groupVersion]*openAPIDoc{}}
 	for _, r := range reg.resources {
 		gv := groupVersion{r.Group, r.Version}
 		if !r.version.served {
@@ -344,6 +348,7 @@ func (s *Server) publish(prev *registry) {
 			reg.byGV[gv] = map[string]*resource{}
 		}
 		reg.byGV[gv][r.Plural] = r
+		reg.ofGV[gv] = append(reg.ofGV[gv], r)
 	}
 	first := map[string]int{"": -1}
 	for i, gv := range reg.gvs {
@@ -382,12 +387,4 @@ func (reg *registry) groupVersions() []groupVersion { return reg.gvs }
 
 // resourcesOf lists the resources served in a group version, in the order
 // of their registration.
-func (reg *registry) resourcesOf(gv groupVersion) []*resource {
-	var out []*resource
-	for _, r := range reg.resources {
-		if r.Group == gv.group && r.Version == gv.version && r.version.served {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+func (reg *registry) resourcesOf(gv groupVersion) []*resource { return reg.ofGV[gv] }
