@@ -70,6 +70,21 @@
 // request handling cost nothing: between it and the ceiling is what the
 // store costs, between kapi and it what kapi's handling costs.
 //
+// # The SQL backends
+//
+// sqlrun.sh runs kapi on PostgreSQL (storage/postgres/cmd/widgets-postgres
+// on a throwaway cluster, -serve-postgres) and kapi on etcd
+// (storage/etcd/cmd/widgets-etcd on one etcd member) through the harness
+// (-server), each against the ceiling, and the write workloads once more
+// against the PostgreSQL-only server (-serve-ceiling -ceiling-postgres URL):
+// the ceiling, but each write first stored through kapi's PostgreSQL store,
+// the same statements and group commit with none of kapi's handling, as
+// the bolt-only server is for bolt. -store-pid reports the store's
+// processes' CPU (etcd; the postmaster and its backends) beside the
+// server's. SCALE=N runs the scale run instead: N widgets stored as kapi
+// stores them (-fill-postgres), then kapi's start-up time and RSS on them,
+// and GET and LIST latency after.
+//
 // # Memory
 //
 // The memory workload loads a fresh kapi and reads its RSS (from /proc)

@@ -326,7 +326,7 @@ func TestBoltOnlyStores(t *testing.T) {
 	if got, err := record(ctx, cl, http.MethodPost, only.URL+"/apis/example.com/v1/widgets", jsonHeader, []byte(`{}`)); err != nil || got.Code != rec.Code {
 		t.Fatalf("POST: %v, %+v", err, got)
 	}
-	if kv, err := c.store.Get(ctx, "/example.com/widgets/bolt-only/c-1", 0); err != nil || !bytes.Equal(kv.Value, rec.Body) {
+	if kv, err := c.store.Get(ctx, "/example.com/widgets/store-only/c-1", 0); err != nil || !bytes.Equal(kv.Value, rec.Body) {
 		t.Fatalf("the first write, once answered: %q, %v; want the answer stored", kv.Value, err)
 	}
 	var wg sync.WaitGroup
@@ -361,6 +361,40 @@ func TestBoltOnlyStores(t *testing.T) {
 		if !bytes.Equal(kv.Value, rec.Body) {
 			t.Errorf("%s holds %q, want the answer %q", kv.Key, kv.Value, rec.Body)
 		}
+	}
+}
+
+// TestStoreOnlyUpdates has the bolt-only server answer PUTs and a PATCH:
+// each updates the key its path names, as kapi's do, rather than creating
+// one per request.
+func TestStoreOnlyUpdates(t *testing.T) {
+	c := newTestCeiling(t, t.TempDir())
+	only := serveHandler(t, boltOnlyName, c)
+	ctx := t.Context()
+	rec := &recorded{Code: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"kind":"Widget","metadata":{"name":"w1"}}`)}
+	if err := configureCeiling(ctx, only.URL, ceilingConfig{Response: rec}); err != nil {
+		t.Fatal(err)
+	}
+	cl := only.client(1)
+	defer cl.CloseIdleConnections()
+	for _, method := range []string{http.MethodPut, http.MethodPut, http.MethodPatch} {
+		if got, err := record(ctx, cl, method, only.URL+"/apis/example.com/v1/widgets/w1", jsonHeader, []byte(`{}`)); err != nil || got.Code != rec.Code {
+			t.Fatalf("%s: %v, %+v", method, err, got)
+		}
+	}
+	kv, err := c.store.Get(ctx, "/example.com/widgets/store-only/apis/example.com/v1/widgets/w1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kv.ModRevision != kv.CreateRevision+2 {
+		t.Errorf("the key was written at %d, created at %d: want two updates after its creation", kv.ModRevision, kv.CreateRevision)
+	}
+	list, err := c.store.List(ctx, "/", storage.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 1 {
+		t.Errorf("%d keys stored, want 1", len(list.Items))
 	}
 }
 

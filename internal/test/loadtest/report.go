@@ -85,6 +85,9 @@ func table(results []*Result) string {
 				note += fmt.Sprintf("; live heap %.1f → %.1f MiB, growth %.2f× the JSON", r.HeapBaseMiB, r.HeapEndMiB, r.HeapPerJSON)
 			}
 		}
+		if r.StoreCPUSeconds > 0 && r.Requests > 0 {
+			note += fmt.Sprintf("; CPU per request: server %.0f µs + store %.0f µs", 1e6*r.ServerCPUSeconds/float64(r.Requests), 1e6*r.StoreCPUSeconds/float64(r.Requests))
+		}
 		if r.Errors > 0 {
 			note += fmt.Sprintf(" %d errors: %s", r.Errors, r.FirstError)
 		}

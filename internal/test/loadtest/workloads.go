@@ -32,6 +32,9 @@ type Result struct {
 	P999ms         float64 `json:"p999ms,omitempty"`
 
 	ServerCPUSeconds float64 `json:"serverCPUSeconds,omitempty"`
+	// StoreCPUSeconds is the CPU of the store's processes (-store-pid)
+	// during the same time, apart from the server's.
+	StoreCPUSeconds float64 `json:"storeCPUSeconds,omitempty"`
 	// CPUSecPer1k: of informers starting, per 1,000 streaming lists over
 	// all rounds (ServerCPUSeconds is the reported round's).
 	CPUSecPer1k float64 `json:"serverCPUSecondsPer1000Requests,omitempty"`
