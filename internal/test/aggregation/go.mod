@@ -2,7 +2,7 @@ module github.com/kapi-dev/kapi/internal/test/aggregation
 
 go 1.26.0
 
-require github.com/kapi-dev/kapi v0.0.0-20261128115100-f89880c3b9d1
+require github.com/kapi-dev/kapi v0.0.0-20261128120518-94167d66b08c
 
 require (
 	github.com/evanphx/json-patch/v5 v5.9.11 // indirect

@@ -3,7 +3,7 @@ module github.com/kapi-dev/kapi/storage/encryption/secretbox
 go 1.26.0
 
 require (
-	github.com/kapi-dev/kapi v0.0.0-20261128115100-f89880c3b9d1
+	github.com/kapi-dev/kapi v0.0.0-20261128120518-94167d66b08c
 	golang.org/x/crypto v0.58.0
 )
 
