@@ -129,7 +129,6 @@ func TestNewErrors(t *testing.T) {
 	}
 }
 
-
 // FuzzHandler feeds hostile Origin headers and methods: the handler never
 // panics, answers a preflight only for an allowed origin, and echoes only
 // the origin it was sent.
