@@ -91,6 +91,13 @@ type Resource[T any] struct {
 	// run once, on the object converted to the storage version, so only
 	// the storage version may set them.
 	Conversion Conversion
+
+	// ApplySetParent lets objects of the kind be the parents of ApplySets:
+	// kubectl apply --prune --applyset=widgets.example.com/NAME (see
+	// internal/applyset). It stands for the label
+	// applyset.kubernetes.io/is-parent-type=true on a kind's CRD; set on
+	// one version, it holds for the kind.
+	ApplySetParent bool
 }
 
 // Register adds a resource type to the server. It fails if the description is
@@ -106,7 +113,7 @@ func Register[T any, P interface {
 		ShortNames: r.ShortNames, Categories: r.Categories,
 		typ:          reflect.TypeFor[T](),
 		newObject:    func() kapi.Object { return P(new(T)) },
-		validateName: r.ValidateName,
+		validateName: r.ValidateName, applySetParent: r.ApplySetParent,
 		version: versionOptions{
 			storage: r.Storage, served: !r.NotServed, deprecated: r.Deprecated,
 			warning: r.DeprecationWarning, conversion: r.Conversion,
@@ -235,6 +242,7 @@ type resource struct {
 	Plural, Singular       string
 	Namespaced             bool
 	ShortNames, Categories []string
+	applySetParent         bool // applyset.go
 
 	typ         reflect.Type
 	statusField []int       // index of the status field; nil without the subresource

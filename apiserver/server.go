@@ -229,6 +229,7 @@ func (s *Server) routes() (http.Handler, *chi.Mux) {
 		s.resourceRoutes(r, base, gv, notAllowed)
 	}
 	s.accessReviewRoutes(r)
+	s.applySetRoutes(r)
 	if s.config.cors != nil { // outside authentication: preflights carry no credentials
 		return s.config.cors.Handler(s.withAuth(r)), r
 	}

@@ -237,3 +237,47 @@ func TestCORS(t *testing.T) {
 		t.Error("no pattern: no error")
 	}
 }
+
+// FuzzWebSocketHandshake sends watches with any handshake headers: the
+// answer is 101 (a WebSocket), 200 (no upgrade asked: an HTTP watch) or a
+// 4xx Status, never a 5xx.
+func FuzzWebSocketHandshake(f *testing.F) {
+	f.Add("Upgrade", "websocket", "dGhlIHNhbXBsZSBub25jZQ==", "13", "http://console.test", "")
+	f.Add("keep-alive, Upgrade", "WebSocket", "dGhlIHNhbXBsZSBub25jZQ==", "13", "http://console.test", "base64.binary.k8s.io")
+	f.Add("Upgrade", "websocket", "AAAA", "8", "null", "a,b")
+	f.Add("upgrade", "h2c", "", "", "", "")
+	s := newFuzzServer(f)
+	f.Fuzz(func(t *testing.T, connection, upgrade, key, version, origin, protocol string) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel() // ends the watch once its answer has begun
+		r, err := http.NewRequestWithContext(ctx, http.MethodGet, s.base+widgetsIn(corpusNS)+"?watch=true", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range map[string]string{"Connection": connection, "Upgrade": upgrade, "Sec-WebSocket-Key": key,
+			"Sec-WebSocket-Version": version, "Origin": origin, "Sec-WebSocket-Protocol": protocol} {
+			if v != "" {
+				r.Header.Set(k, v)
+			}
+		}
+		resp, err := s.hc.Do(r)
+		if err != nil {
+			if strings.Contains(err.Error(), "invalid header field") || strings.Contains(err.Error(), "invalid Upgrade") {
+				return // the client refused to send it
+			}
+			t.Fatalf("no answer: %v", err)
+		}
+		defer resp.Body.Close()
+		switch {
+		case resp.StatusCode == http.StatusSwitchingProtocols || resp.StatusCode == http.StatusOK:
+		case resp.StatusCode >= 400 && resp.StatusCode < 500:
+			body, _ := io.ReadAll(resp.Body)
+			var st kapi.Status
+			if json.Unmarshal(body, &st) != nil || st.Kind != "Status" || st.Code != int32(resp.StatusCode) {
+				t.Fatalf("%d: %q is no Status", resp.StatusCode, body)
+			}
+		default:
+			t.Fatalf("answered %d to %q", resp.StatusCode, r.Header)
+		}
+	})
+}
