@@ -297,7 +297,9 @@ func WithMetrics(h http.Handler) Option {
 // preflights are answered 204 before authentication; see package cors for
 // the headers. A pattern that does not compile, or none at all, is an
 // error from New. Watches over WebSocket, which browsers open without
-// CORS, are served whatever the origin.
+// CORS, are served whatever the origin; a page that has a token sends it
+// in the subprotocol base64url.bearer.authorization.k8s.io.<token in
+// unpadded base64url>, as to kube-apiserver.
 func WithCORSAllowedOrigins(patterns ...string) Option {
 	return func(c *config) { c.corsOrigins = append([]string{}, patterns...) }
 }

@@ -3,6 +3,7 @@ package apiserver_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -280,4 +281,37 @@ func FuzzWebSocketHandshake(f *testing.F) {
 			t.Fatalf("answered %d to %q", resp.StatusCode, r.Header)
 		}
 	})
+}
+
+// TestWatchOverWebSocketBearerProtocol: a browser's WebSocket carries its
+// token in the subprotocol base64url.bearer.authorization.k8s.io.<token>,
+// which authenticates it as kube-apiserver reads it; the other subprotocol
+// is echoed, never the token's.
+func TestWatchOverWebSocketBearerProtocol(t *testing.T) {
+	srv := apiservertest.New(t, widgetapi.Register,
+		apiserver.WithAuthentication(apiserver.StaticTokens(map[string]apiserver.User{"s3cret": {Name: "alice"}})))
+	token := func(tok string) string {
+		return "base64url.bearer.authorization.k8s.io." + base64.RawURLEncoding.EncodeToString([]byte(tok))
+	}
+	ws := dialWatch(t, srv.URL, "", http.Header{"Sec-Websocket-Protocol": {token("s3cret") + ", base64.binary.k8s.io"}})
+	if p := ws.Response.Header.Get("Sec-WebSocket-Protocol"); p != "base64.binary.k8s.io" {
+		t.Errorf("subprotocol %q, want base64.binary.k8s.io", p)
+	}
+	for _, tc := range []struct {
+		name, protocols string
+	}{
+		{"a wrong token", token("wrong") + ", base64.binary.k8s.io"},
+		{"no other subprotocol", token("s3cret")},
+		{"two tokens", token("s3cret") + ", " + token("s3cret") + ", binary.k8s.io"},
+		{"not base64url", "base64url.bearer.authorization.k8s.io.!!, binary.k8s.io"},
+		{"no token at all", "binary.k8s.io"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, resp, err := websocket.Dial(context.Background(), srv.URL+widgetsIn("default")+"?watch=true",
+				http.Header{"Origin": {"http://console.test"}, "Sec-Websocket-Protocol": {tc.protocols}})
+			if !errors.Is(err, websocket.ErrHandshake) || resp.StatusCode != http.StatusUnauthorized {
+				t.Fatalf("%v %v, want 401", err, resp)
+			}
+		})
+	}
 }

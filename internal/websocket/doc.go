@@ -16,6 +16,15 @@
 // x/net echoes it. The caller answers a refusal as it answers other bad
 // requests (apiserver: a Status); HandshakeError carries the code.
 //
+// # Tokens
+//
+// A browser cannot give a WebSocket an Authorization header. As
+// kube-apiserver, BearerProtocol takes the token from a subprotocol
+// base64url.bearer.authorization.k8s.io.<token in unpadded base64url>,
+// offered beside the one to echo (new WebSocket(url,
+// ["base64url.bearer.authorization.k8s.io." + token, "base64.binary.k8s.io"])),
+// before authentication; the token is not echoed.
+//
 // # Frames
 //
 // The server's frames are unmasked and never fragmented: a watch event is

@@ -245,3 +245,29 @@ func FuzzFrameRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+func TestBearerProtocol(t *testing.T) {
+	upgrade := func(protocols ...string) *http.Request {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Header.Set("Connection", "Upgrade")
+		r.Header.Set("Upgrade", "websocket")
+		for _, p := range protocols {
+			r.Header.Add("Sec-WebSocket-Protocol", p)
+		}
+		return r
+	}
+	const tok = "base64url.bearer.authorization.k8s.io.dG9rZW4" // "token"
+	r, err := BearerProtocol(upgrade(tok, "base64.binary.k8s.io"))
+	if err != nil || r.Header.Get("Authorization") != "Bearer token" || r.Header.Get("Sec-WebSocket-Protocol") != "base64.binary.k8s.io" {
+		t.Fatalf("%v %v", r.Header, err)
+	}
+	for _, p := range [][]string{{tok}, {tok + "," + tok, "x"}, {"base64url.bearer.authorization.k8s.io.dG9rZW4=", "x"}, {"base64url.bearer.authorization.k8s.io.", "x"}, {"base64url.bearer.authorization.k8s.io._w", "x"}} {
+		if _, err := BearerProtocol(upgrade(p...)); !errors.Is(err, ErrBearerProtocol) {
+			t.Errorf("%q: %v", p, err)
+		}
+	}
+	plain := upgrade("x")
+	if r, err := BearerProtocol(plain); r != plain || err != nil {
+		t.Errorf("no token: %v %v", r, err)
+	}
+}
