@@ -8,13 +8,14 @@ import (
 	"strings"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/auth"
 	"github.com/kapi-dev/kapi/internal/pathpattern"
 	"github.com/kapi-dev/kapi/internal/websocket"
 )
 
 // This file is the request path's authentication and authorization: it
 // asks the authenticators and authorizers of package auth about every
-// request, applies impersonation (impersonate.go), and answers 401 and 403
+// request, applies impersonation (impersonate), and answers 401 and 403
 // as kube-apiserver does.
 
 // authConfig is the authentication and authorization part of config.
@@ -109,7 +110,7 @@ func (s *Server) withAuth(next http.Handler) http.Handler {
 					rec.noteRequestor(user)
 				}
 				r = r.Clone(ctx)
-				withoutImpersonation(r.Header)
+				auth.StripImpersonation(r.Header)
 				user = impersonated
 			}
 			ctx = WithUser(ctx, user)
@@ -220,4 +221,27 @@ func forbidden(a Attributes, reason string) *StatusError {
 	e := NewStatusError(http.StatusForbidden, kapi.StatusReasonForbidden, msg)
 	e.Status.Details = &kapi.StatusDetails{Name: a.Name, Group: a.APIGroup, Kind: a.Resource}
 	return e
+}
+
+// impersonate returns the user a request acts as: requestor, or the one
+// its impersonation headers name (auth.ReadImpersonation) when the
+// authorizers allow requestor to impersonate each part of it. Headers
+// without a user are 400; a part not allowed is 403 with kube-apiserver's
+// message. impersonating says whether the headers named anyone.
+func impersonate(ctx context.Context, authorizers []Authorizer, requestor User, h http.Header) (u User, impersonating bool, err error) {
+	imp, ok, err := auth.ReadImpersonation(requestor, h)
+	if err != nil {
+		return requestor, false, badRequest("%v", err)
+	}
+	if !ok {
+		return requestor, false, nil
+	}
+	if len(authorizers) > 0 {
+		for _, a := range imp.Checks {
+			if d, reason, _ := authorize(ctx, authorizers, a); d != DecisionAllow {
+				return User{}, false, forbidden(a, reason)
+			}
+		}
+	}
+	return imp.User, true, nil
 }

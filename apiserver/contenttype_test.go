@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/apiserver/apiservertest"
 )
 
 // TestResponseContentType pins the Content-Type of every view × format ×
@@ -100,7 +101,7 @@ func TestResponseContentType(t *testing.T) {
 		} else {
 			accept += ";as=" + tc.view + ";g=meta.k8s.io;v=v1"
 		}
-		t.Run(tc.verb+"/"+view+"/"+bareType(t, tc.format), func(t *testing.T) {
+		t.Run(tc.verb+"/"+view+"/"+apiservertest.BareType(t, tc.format), func(t *testing.T) {
 			var kind struct {
 				Kind string `json:"kind"`
 			}
@@ -111,14 +112,14 @@ func TestResponseContentType(t *testing.T) {
 				return
 			case tc.verb == "watch":
 				ws := openStream(t, c, tc.path, accept, tc.want)
-				ev := ws.next()
+				ev := ws.Next()
 				if err := json.Unmarshal(ev.Object, &kind); err != nil {
 					t.Fatalf("event %s: %v", ev.Object, err)
 				}
 			default:
 				r := c.do(http.MethodGet, tc.path, nil, "Accept", accept).mustCode(t, http.StatusOK)
-				wantContentType(t, r.Header, tc.want)
-				decodeInto(t, docJSON(t, tc.format, r.Body), &kind)
+				apiservertest.WantContentType(t, r.Header, tc.want)
+				apiservertest.DecodeJSON(t, formats.JSON(t, tc.format, r.Body), &kind)
 			}
 			if kind.Kind != tc.wantKind {
 				t.Errorf("kind %q, want %q", kind.Kind, tc.wantKind)

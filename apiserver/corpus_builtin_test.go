@@ -9,6 +9,7 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/apiserver"
+	"github.com/kapi-dev/kapi/apiserver/apiservertest"
 )
 
 // The built-in kinds the corpus server serves, and the bad input for them.
@@ -127,7 +128,7 @@ func builtinCorpus() []corpusCase {
 			{"yaml tab", mtYAML, []byte("apiVersion: v1\n\tkind: x\n")},
 			{"cbor garbage", mtCBOR, []byte{0xd9, 0xd9, 0xf7, 0xff, 0x00}},
 			{"protobuf garbage", mtProtobuf, []byte("k8s\x00\x0a\xff\xff")},
-			{"protobuf metadata of the wrong wire type", mtProtobuf, pbWrap(tg.tm, pbMessage(nil, 1, []byte{0x08, 0x05}))},
+			{"protobuf metadata of the wrong wire type", mtProtobuf, apiservertest.ProtoWrap(tg.tm, apiservertest.AppendProtoMessage(nil, 1, []byte{0x08, 0x05}))},
 		} {
 			add(fmt.Sprintf("body/%s/%s", tg.name, b.name), tg.method, tg.path, b.body, 0, ct(b.contentType)...)
 		}

@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/apiserver/apiservertest"
@@ -149,14 +147,16 @@ func encJSON(v any) []byte {
 }
 
 func encYAML(v any) []byte {
-	data, err := yaml.Marshal(yamlNumbers(v))
+	data, err := apiservertest.YAML(v)
 	if err != nil {
 		panic(err)
 	}
 	return data
 }
 
-func encCBOR(v any) []byte { return cborBody(deepCopyAny(v), cborOptions{}) }
+func encCBOR(v any) []byte {
+	return apiservertest.CBORBody(deepCopyAny(v), apiservertest.CBOROptions{})
+}
 
 func deepCopyAny(v any) any {
 	if d, ok := v.(doc); ok {
@@ -273,12 +273,12 @@ func badInputCorpus() []corpusCase {
 			{"integer keys", []byte{0xd9, 0xd9, 0xf7, 0xa1, 0x01, 0x02}},
 			{"map of 2^63 entries", []byte{0xd9, 0xd9, 0xf7, 0xbb, 0x80, 0, 0, 0, 0, 0, 0, 0}},
 			{"string of 2^63 bytes", []byte{0xd9, 0xd9, 0xf7, 0xa1, 0x7b, 0x80, 0, 0, 0, 0, 0, 0, 0}},
-			{"invalid UTF-8 text", cborBody(cborPairs{"metadata", cborPairs{"name", cborRaw{0x62, 0xff, 0xfe}}}, cborOptions{})},
+			{"invalid UTF-8 text", apiservertest.CBORBody(apiservertest.CBORPairs{"metadata", apiservertest.CBORPairs{"name", apiservertest.CBORRaw{0x62, 0xff, 0xfe}}}, apiservertest.CBOROptions{})},
 			{"reserved additional info", []byte{0xd9, 0xd9, 0xf7, 0xbc}},
 			{"undefined", []byte{0xd9, 0xd9, 0xf7, 0xf7}},
-			{"an array", cborBody([]any{"a", "b"}, cborOptions{})},
+			{"an array", apiservertest.CBORBody([]any{"a", "b"}, apiservertest.CBOROptions{})},
 			{"a JSON body", []byte(`{"metadata":{"name":"x"}}`)},
-			{"trailing bytes", append(cborBody(doc{"metadata": doc{"name": "x"}}, cborOptions{}), 0x00, 0x01)},
+			{"trailing bytes", append(apiservertest.CBORBody(doc{"metadata": doc{"name": "x"}}, apiservertest.CBOROptions{}), 0x00, 0x01)},
 			{"indefinite map without break", []byte{0xd9, 0xd9, 0xf7, 0xbf, 0x61, 'a', 0x01}},
 			{"unknown simple value", []byte{0xd9, 0xd9, 0xf7, 0xa1, 0x61, 'a', 0xf8, 0x20}},
 		},
@@ -286,16 +286,16 @@ func badInputCorpus() []corpusCase {
 			{"no magic", []byte{0x0a, 0x02, 0x08, 0x01}},
 			{"wrong magic", []byte("k8s\x01\x0a\x00")},
 			{"magic only", []byte("k8s\x00")},
-			{"raw garbage", pbWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}, []byte{0xff, 0xff, 0xff})},
+			{"raw garbage", apiservertest.ProtoWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}, []byte{0xff, 0xff, 0xff})},
 			{"length past the end", append([]byte("k8s\x00"), 0x12, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01)},
 			{"overlong varint", append([]byte("k8s\x00"), 0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01)},
-			{"wire type 7", pbWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}, []byte{0x0f, 0x01})},
-			{"other kind", pbWrap(kapi.TypeMeta{APIVersion: "v1", Kind: "Pod"}, pbMessage(nil, 1, pbString(nil, 1, "x")))},
+			{"wire type 7", apiservertest.ProtoWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}, []byte{0x0f, 0x01})},
+			{"other kind", apiservertest.ProtoWrap(kapi.TypeMeta{APIVersion: "v1", Kind: "Pod"}, apiservertest.AppendProtoMessage(nil, 1, apiservertest.AppendProtoString(nil, 1, "x")))},
 			{"a JSON body", []byte(`{"metadata":{"name":"x"}}`)},
-			{"deep groups", pbWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}, nest("\xa3\x06", "", "\xa4\x06", 200000))},
-			{"metadata of the wrong wire type", pbWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}, []byte{0x08, 0x01})},
-			{"name of the wrong wire type", pbWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}, pbMessage(nil, 1, []byte{0x08, 0x05}))},
-			{"replicas of the wrong wire type", pbWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}, pbMessage(pbMessage(nil, 1, pbString(nil, 1, "x")), 2, pbString(nil, 2, "three")))},
+			{"deep groups", apiservertest.ProtoWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}, nest("\xa3\x06", "", "\xa4\x06", 200000))},
+			{"metadata of the wrong wire type", apiservertest.ProtoWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}, []byte{0x08, 0x01})},
+			{"name of the wrong wire type", apiservertest.ProtoWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}, apiservertest.AppendProtoMessage(nil, 1, []byte{0x08, 0x05}))},
+			{"replicas of the wrong wire type", apiservertest.ProtoWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}, apiservertest.AppendProtoMessage(apiservertest.AppendProtoMessage(nil, 1, apiservertest.AppendProtoString(nil, 1, "x")), 2, apiservertest.AppendProtoString(nil, 2, "three")))},
 		},
 	}
 	for i, tg := range targets {
@@ -403,8 +403,8 @@ func badInputCorpus() []corpusCase {
 		{"decimal fraction tag", []byte{0xc4, 0x82, 0x21, 0x19, 0x6a, 0xb3}},
 		{"epoch time tag", []byte{0xc1, 0x1a, 0x51, 0x4b, 0x67, 0xb0}},
 	} {
-		body := cborBody(cborPairs{"apiVersion", "example.com/v1", "kind", "Widget", "metadata", cborPairs{"name", "n"},
-			"spec", cborPairs{"color", "red", "replicas", cborRaw(n.raw)}}, cborOptions{})
+		body := apiservertest.CBORBody(apiservertest.CBORPairs{"apiVersion", "example.com/v1", "kind", "Widget", "metadata", apiservertest.CBORPairs{"name", "n"},
+			"spec", apiservertest.CBORPairs{"color", "red", "replicas", apiservertest.CBORRaw(n.raw)}}, apiservertest.CBOROptions{})
 		add("number/cbor/replicas "+n.name, http.MethodPost, coll, body, 400, ct(mtCBOR)...)
 	}
 
@@ -433,12 +433,12 @@ func badInputCorpus() []corpusCase {
 	} {
 		add("utf8/yaml/"+f.name, http.MethodPost, coll, []byte(f.body), 0, ct(mtYAML)...)
 	}
-	add("utf8/cbor/label key", http.MethodPost, coll, cborBody(cborPairs{"metadata", cborPairs{"name", "u", "labels", cborPairs{cborRaw{0x61, 0xff}, "b"}}, "spec", cborPairs{"color", "red"}}, cborOptions{}), 0, ct(mtCBOR)...)
-	add("utf8/cbor/byte-string name", http.MethodPost, coll, cborBody(cborPairs{"metadata", cborPairs{"name", cborRaw{0x42, 0xff, 0xfe}}, "spec", cborPairs{"color", "red"}}, cborOptions{}), 0, ct(mtCBOR)...)
-	add("utf8/protobuf/name", http.MethodPost, coll, pbWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"},
-		pbMessage(pbMessage(nil, 1, pbString(nil, 1, "a\xffb")), 2, pbString(nil, 1, "red"))), 0, ct(mtProtobuf)...)
-	add("utf8/protobuf/label", http.MethodPost, coll, pbWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"},
-		pbMessage(pbMessage(nil, 1, pbMessage(pbString(nil, 1, "u"), 11, pbString(pbString(nil, 1, "a"), 2, "\xff"))), 2, pbString(nil, 1, "red"))), 0, ct(mtProtobuf)...)
+	add("utf8/cbor/label key", http.MethodPost, coll, apiservertest.CBORBody(apiservertest.CBORPairs{"metadata", apiservertest.CBORPairs{"name", "u", "labels", apiservertest.CBORPairs{apiservertest.CBORRaw{0x61, 0xff}, "b"}}, "spec", apiservertest.CBORPairs{"color", "red"}}, apiservertest.CBOROptions{}), 0, ct(mtCBOR)...)
+	add("utf8/cbor/byte-string name", http.MethodPost, coll, apiservertest.CBORBody(apiservertest.CBORPairs{"metadata", apiservertest.CBORPairs{"name", apiservertest.CBORRaw{0x42, 0xff, 0xfe}}, "spec", apiservertest.CBORPairs{"color", "red"}}, apiservertest.CBOROptions{}), 0, ct(mtCBOR)...)
+	add("utf8/protobuf/name", http.MethodPost, coll, apiservertest.ProtoWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"},
+		apiservertest.AppendProtoMessage(apiservertest.AppendProtoMessage(nil, 1, apiservertest.AppendProtoString(nil, 1, "a\xffb")), 2, apiservertest.AppendProtoString(nil, 1, "red"))), 0, ct(mtProtobuf)...)
+	add("utf8/protobuf/label", http.MethodPost, coll, apiservertest.ProtoWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"},
+		apiservertest.AppendProtoMessage(apiservertest.AppendProtoMessage(nil, 1, apiservertest.AppendProtoMessage(apiservertest.AppendProtoString(nil, 1, "u"), 11, apiservertest.AppendProtoString(apiservertest.AppendProtoString(nil, 1, "a"), 2, "\xff"))), 2, apiservertest.AppendProtoString(nil, 1, "red"))), 0, ct(mtProtobuf)...)
 	add("utf8/path/get", http.MethodGet, coll+"/%FF%FE", nil, 404)
 	add("utf8/path/put", http.MethodPut, coll+"/%FF", encJSON(widgetDoc("\xff")), 0, ct(mtJSON)...)
 	add("utf8/path/delete", http.MethodDelete, coll+"/%C0%AF", nil, 404)
@@ -753,7 +753,7 @@ func badInputCorpus() []corpusCase {
 		{"CBOR maps", mtCBOR, append([]byte{0xd9, 0xd9, 0xf7}, nest("\xa1\x61a", "\x01", "", deep)...)},
 		{"CBOR indefinite", mtCBOR, append([]byte{0xd9, 0xd9, 0xf7}, nest("\x9f", "", "\xff", deep)...)},
 		{"CBOR tags", mtCBOR, append([]byte{0xd9, 0xd9, 0xf7}, nest("\xd8\x64", "\x01", "", deep)...)},
-		{"protobuf messages", mtProtobuf, pbWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}, pbDeep(3000))},
+		{"protobuf messages", mtProtobuf, apiservertest.ProtoWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}, pbDeep(3000))},
 	} {
 		add("deep/create/"+d.name, http.MethodPost, coll, d.body, 0, ct(d.contentType)...)
 	}
@@ -781,7 +781,7 @@ func badInputCorpus() []corpusCase {
 		{"create JSON", http.MethodPost, coll, mtJSON, bigJSON},
 		{"create YAML", http.MethodPost, coll, mtYAML, bigJSON},
 		{"create CBOR", http.MethodPost, coll, mtCBOR, append([]byte{0xd9, 0xd9, 0xf7, 0x7a, 0x00, 0x40, 0x00, 0x00}, make([]byte, bodyLimit+1024)...)},
-		{"create protobuf", http.MethodPost, coll, mtProtobuf, pbWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}, pbString(nil, 15, strings.Repeat("x", bodyLimit)))},
+		{"create protobuf", http.MethodPost, coll, mtProtobuf, apiservertest.ProtoWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}, apiservertest.AppendProtoString(nil, 15, strings.Repeat("x", bodyLimit)))},
 		{"create whitespace", http.MethodPost, coll, mtJSON, tooBig("", " ", "{}")},
 		{"update", http.MethodPut, corpusItem, mtJSON, bigJSON},
 		{"status", http.MethodPut, corpusStatus, mtJSON, bigJSON},
@@ -830,7 +830,7 @@ func badInputCorpus() []corpusCase {
 	dupJSON := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"N","name":"N"},"spec":{"color":"red","color":"blue"}}`
 	dupYAML := "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: N}\nspec:\n  color: red\n  color: blue\n"
 	dupCBOR := func(name string) []byte {
-		return cborBody(cborPairs{"apiVersion", "example.com/v1", "kind", "Widget", "metadata", cborPairs{"name", name}, "spec", cborPairs{"color", "red", "color", "blue"}}, cborOptions{})
+		return apiservertest.CBORBody(apiservertest.CBORPairs{"apiVersion", "example.com/v1", "kind", "Widget", "metadata", apiservertest.CBORPairs{"name", name}, "spec", apiservertest.CBORPairs{"color", "red", "color", "blue"}}, apiservertest.CBOROptions{})
 	}
 	for _, tg := range targets[:3] {
 		name := tg.doc["metadata"].(doc)["name"].(string)
@@ -1015,9 +1015,9 @@ func badInputCorpus() []corpusCase {
 		add("time/status merge-patch "+tm, http.MethodPatch, corpusStatus, encJSON(doc{"status": cond["status"]}), 400, ct(ctMergePatch)...)
 	}
 	for _, sec := range []uint64{253402300800, 1 << 62, 1 << 63} {
-		cond := pbMessage(pbString(pbString(nil, 1, "Ready"), 2, "True"), 4, pbVarint(nil, 1, sec))
-		raw := pbMessage(pbMessage(pbMessage(nil, 1, pbString(nil, 1, "a")), 2, pbString(nil, 1, "red")), 3, pbMessage(nil, 4, cond))
-		add(fmt.Sprintf("time/status protobuf %d", sec), http.MethodPut, corpusStatus, pbWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}, raw), 400, ct(mtProtobuf)...)
+		cond := apiservertest.AppendProtoMessage(apiservertest.AppendProtoString(apiservertest.AppendProtoString(nil, 1, "Ready"), 2, "True"), 4, apiservertest.AppendProtoVarint(nil, 1, sec))
+		raw := apiservertest.AppendProtoMessage(apiservertest.AppendProtoMessage(apiservertest.AppendProtoMessage(nil, 1, apiservertest.AppendProtoString(nil, 1, "a")), 2, apiservertest.AppendProtoString(nil, 1, "red")), 3, apiservertest.AppendProtoMessage(nil, 4, cond))
+		add(fmt.Sprintf("time/status protobuf %d", sec), http.MethodPut, corpusStatus, apiservertest.ProtoWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}, raw), 400, ct(mtProtobuf)...)
 	}
 
 	// # Requests as written on the wire, with lying framing.
@@ -1143,9 +1143,9 @@ func yamlBlock(n int) []byte {
 func pbDeep(n int) []byte {
 	var m []byte
 	for range n {
-		m = pbMessage(nil, 15, m)
+		m = apiservertest.AppendProtoMessage(nil, 15, m)
 	}
-	return pbMessage(nil, 1, m)
+	return apiservertest.AppendProtoMessage(nil, 1, m)
 }
 
 // storeSnapshot is every key, value and revision in the store.
@@ -1243,21 +1243,12 @@ func statusProblem(r *response, want int) string {
 		}
 		return fmt.Sprintf("HTTP %d, want %s; body: %.300q", r.Code, w, r.Body)
 	}
-	rec := &recordingT{}
 	var st kapi.Status
-	func() {
-		defer func() {
-			if p := recover(); p != nil {
-				rec.Errorf("%v", p)
-			}
-		}()
+	err := apiservertest.Collect(func(t testing.TB) {
 		mt, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
-		doc := docJSON(rec, strings.TrimSpace(mt), r.Body)
-		if err := json.Unmarshal(doc, &st); err != nil {
-			rec.Errorf("%v", err)
-		}
-	}()
-	if err := rec.err(); err != nil {
+		apiservertest.DecodeJSON(t, formats.JSON(t, strings.TrimSpace(mt), r.Body), &st)
+	})
+	if err != nil {
 		return fmt.Sprintf("HTTP %d with a body that is not a Status (%v): %.300q", r.Code, err, r.Body)
 	}
 	if st.Kind != "Status" || st.APIVersion != "v1" || st.Status != kapi.StatusFailure || int(st.Code) != r.Code || st.Reason == "" {

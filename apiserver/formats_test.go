@@ -26,29 +26,29 @@ import (
 // be the document the JSON answer is.
 func TestFormatMatrix(t *testing.T) {
 	_, c := newFormatsServer(t)
-	for _, f := range wireFormats {
-		t.Run(f.name, func(t *testing.T) {
-			ns := "matrix-" + f.name
+	for _, f := range apiservertest.Formats() {
+		t.Run(f.Name, func(t *testing.T) {
+			ns := "matrix-" + f.Name
 			a := c.create(newWidget(ns, "a"))
 			c.create(newWidget(ns, "b"))
-			accept := []string{"Accept", f.mediaType}
+			accept := []string{"Accept", f.MediaType}
 
 			t.Run("get", func(t *testing.T) {
 				r := c.do(http.MethodGet, widgetPath(ns, "a"), nil, accept...).mustCode(t, http.StatusOK)
-				wantContentType(t, r.Header, f.mediaType)
-				if f.mediaType == mtProtobuf {
-					tm, raw := pbEnvelope(t, r.Body)
+				apiservertest.WantContentType(t, r.Header, f.MediaType)
+				if f.MediaType == mtProtobuf {
+					tm, raw := apiservertest.ProtoEnvelope(t, r.Body)
 					if tm != (kapi.TypeMeta{Kind: "Widget", APIVersion: "example.com/v1"}) {
 						t.Errorf("envelope type %+v, want Widget example.com/v1", tm)
 					}
 					// ObjectMeta with Kubernetes' numbers, read without kapi's decoder.
-					if m := pbObjectMeta(t, raw); m.Name != "a" || m.Namespace != ns || m.UID != a.UID || m.ResourceVersion != a.ResourceVersion ||
+					if m := apiservertest.ProtoObjectMeta(t, raw); m.Name != "a" || m.Namespace != ns || m.UID != a.UID || m.ResourceVersion != a.ResourceVersion ||
 						m.Generation != 1 || m.CreationTimestamp.Unix() != a.CreationTimestamp.Unix() {
 						t.Errorf("protobuf ObjectMeta %+v, want that of %+v", m, a.ObjectMeta)
 					}
 				}
-				got := docJSON(t, f.mediaType, r.Body)
-				sameDoc(t, "GET", got, c.get(widgetPath(ns, "a")).mustCode(t, http.StatusOK).Body)
+				got := formats.JSON(t, f.MediaType, r.Body)
+				apiservertest.SameJSON(t, "GET", got, c.get(widgetPath(ns, "a")).mustCode(t, http.StatusOK).Body)
 				if w := widgetOf(t, got); w.ResourceVersion != a.ResourceVersion || w.UID != a.UID || w.Kind != "Widget" {
 					t.Errorf("GET: rv %s uid %s kind %q, want %s %s Widget", w.ResourceVersion, w.UID, w.Kind, a.ResourceVersion, a.UID)
 				}
@@ -57,11 +57,11 @@ func TestFormatMatrix(t *testing.T) {
 			t.Run("list", func(t *testing.T) {
 				for _, q := range []string{"", "?limit=1"} {
 					r := c.do(http.MethodGet, widgetsIn(ns)+q, nil, accept...).mustCode(t, http.StatusOK)
-					wantContentType(t, r.Header, f.mediaType)
-					got := docJSON(t, f.mediaType, r.Body)
-					sameDoc(t, "LIST"+q, got, c.get(widgetsIn(ns)+q).mustCode(t, http.StatusOK).Body)
+					apiservertest.WantContentType(t, r.Header, f.MediaType)
+					got := formats.JSON(t, f.MediaType, r.Body)
+					apiservertest.SameJSON(t, "LIST"+q, got, c.get(widgetsIn(ns)+q).mustCode(t, http.StatusOK).Body)
 					var l widgetList
-					decodeInto(t, got, &l)
+					apiservertest.DecodeJSON(t, got, &l)
 					if l.Kind != "WidgetList" || l.APIVersion != "example.com/v1" {
 						t.Errorf("LIST%s: kind %q apiVersion %q", q, l.Kind, l.APIVersion)
 					}
@@ -77,18 +77,18 @@ func TestFormatMatrix(t *testing.T) {
 
 			t.Run("create", func(t *testing.T) {
 				in := newWidget(ns, "created")
-				in.Labels = map[string]string{"format": f.name}
-				in.Annotations = map[string]string{"note": "sent as " + f.mediaType}
+				in.Labels = map[string]string{"format": f.Name}
+				in.Annotations = map[string]string{"note": "sent as " + f.MediaType}
 				in.Spec.Replicas = ptr(int32(3))
 				in.Spec.Size = 7
 				in.Spec.Ports = []widgetapi.WidgetPort{{Name: "http", Port: 8080}}
 				in.Spec.Selector = map[string]string{"app": "demo"}
-				r := c.do(http.MethodPost, widgetsIn(ns), widgetBody(t, f, in, cborOptions{}),
-					"Content-Type", f.mediaType, "Accept", f.mediaType).mustCode(t, http.StatusCreated)
-				wantContentType(t, r.Header, f.mediaType)
-				got := docJSON(t, f.mediaType, r.Body)
+				r := c.do(http.MethodPost, widgetsIn(ns), widgetBody(t, f, in, apiservertest.CBOROptions{}),
+					"Content-Type", f.MediaType, "Accept", f.MediaType).mustCode(t, http.StatusCreated)
+				apiservertest.WantContentType(t, r.Header, f.MediaType)
+				got := formats.JSON(t, f.MediaType, r.Body)
 				w := widgetOf(t, got)
-				if w.Name != "created" || w.Namespace != ns || w.Labels["format"] != f.name || w.Annotations["note"] != in.Annotations["note"] ||
+				if w.Name != "created" || w.Namespace != ns || w.Labels["format"] != f.Name || w.Annotations["note"] != in.Annotations["note"] ||
 					w.Spec.Color != "red" || w.Spec.Replicas == nil || *w.Spec.Replicas != 3 || w.Spec.Size != 7 ||
 					!slices.Equal(w.Spec.Ports, []widgetapi.WidgetPort{{Name: "http", Port: 8080, Protocol: "TCP"}}) || w.Spec.Selector["app"] != "demo" {
 					t.Errorf("POST answered %s, want what was sent (with protocol TCP defaulted)", got)
@@ -97,21 +97,21 @@ func TestFormatMatrix(t *testing.T) {
 					t.Errorf("POST: uid %q generation %d creationTimestamp %v, want them set", w.UID, w.Generation, w.CreationTimestamp)
 				}
 				mustRevision(t, "created resourceVersion", w.ResourceVersion)
-				sameDoc(t, "POST response", got, c.get(widgetPath(ns, "created")).mustCode(t, http.StatusOK).Body)
+				apiservertest.SameJSON(t, "POST response", got, c.get(widgetPath(ns, "created")).mustCode(t, http.StatusOK).Body)
 			})
 
 			t.Run("update", func(t *testing.T) {
 				cur := c.read(ns, "a")
 				cur.Spec.Color = "blue"
-				cur.Labels = map[string]string{"updated": f.name}
+				cur.Labels = map[string]string{"updated": f.Name}
 				cur.Spec.Ports = []widgetapi.WidgetPort{{Name: "dns", Port: 53, Protocol: "UDP"}}
 				// CBOR as Kubernetes writes it this time: strings as byte strings.
-				r := c.do(http.MethodPut, widgetPath(ns, "a"), widgetBody(t, f, cur, cborOptions{byteStrings: true}),
-					"Content-Type", f.mediaType, "Accept", f.mediaType).mustCode(t, http.StatusOK)
-				wantContentType(t, r.Header, f.mediaType)
-				got := docJSON(t, f.mediaType, r.Body)
+				r := c.do(http.MethodPut, widgetPath(ns, "a"), widgetBody(t, f, cur, apiservertest.CBOROptions{ByteStrings: true}),
+					"Content-Type", f.MediaType, "Accept", f.MediaType).mustCode(t, http.StatusOK)
+				apiservertest.WantContentType(t, r.Header, f.MediaType)
+				got := formats.JSON(t, f.MediaType, r.Body)
 				w := widgetOf(t, got)
-				if w.Spec.Color != "blue" || w.Labels["updated"] != f.name || len(w.Spec.Ports) != 1 || w.Spec.Ports[0].Protocol != "UDP" {
+				if w.Spec.Color != "blue" || w.Labels["updated"] != f.Name || len(w.Spec.Ports) != 1 || w.Spec.Ports[0].Protocol != "UDP" {
 					t.Errorf("PUT answered %s, want the update applied", got)
 				}
 				if mustRevision(t, "rv", w.ResourceVersion) <= mustRevision(t, "rv", cur.ResourceVersion) || w.Generation != 2 || w.UID != cur.UID ||
@@ -119,26 +119,26 @@ func TestFormatMatrix(t *testing.T) {
 					t.Errorf("PUT: rv %s (was %s) generation %d uid %s creationTimestamp %v; want a later rv, generation 2, the same uid and creation time",
 						w.ResourceVersion, cur.ResourceVersion, w.Generation, w.UID, w.CreationTimestamp)
 				}
-				sameDoc(t, "PUT response", got, c.get(widgetPath(ns, "a")).mustCode(t, http.StatusOK).Body)
+				apiservertest.SameJSON(t, "PUT response", got, c.get(widgetPath(ns, "a")).mustCode(t, http.StatusOK).Body)
 			})
 
 			t.Run("update status", func(t *testing.T) {
 				cur := c.read(ns, "b")
 				cur.Status = widgetapi.WidgetStatus{Replicas: 5, Selector: "app=b", ObservedGeneration: cur.Generation}
 				cur.Spec.Color = "green" // ignored by /status
-				r := c.do(http.MethodPut, widgetPath(ns, "b")+"/status", widgetBody(t, f, cur, cborOptions{byteStrings: true}),
-					"Content-Type", f.mediaType, "Accept", f.mediaType).mustCode(t, http.StatusOK)
-				wantContentType(t, r.Header, f.mediaType)
-				got := docJSON(t, f.mediaType, r.Body)
+				r := c.do(http.MethodPut, widgetPath(ns, "b")+"/status", widgetBody(t, f, cur, apiservertest.CBOROptions{ByteStrings: true}),
+					"Content-Type", f.MediaType, "Accept", f.MediaType).mustCode(t, http.StatusOK)
+				apiservertest.WantContentType(t, r.Header, f.MediaType)
+				got := formats.JSON(t, f.MediaType, r.Body)
 				w := widgetOf(t, got)
 				if w.Status.Replicas != 5 || w.Status.Selector != "app=b" || w.Status.ObservedGeneration != cur.Generation || w.Spec.Color != "red" {
 					t.Errorf("PUT /status answered %s, want the new status and the old spec", got)
 				}
-				sameDoc(t, "PUT /status response", got, c.get(widgetPath(ns, "b")).mustCode(t, http.StatusOK).Body)
+				apiservertest.SameJSON(t, "PUT /status response", got, c.get(widgetPath(ns, "b")).mustCode(t, http.StatusOK).Body)
 			})
 
 			t.Run("watch", func(t *testing.T) {
-				if f.streamType == "" {
+				if f.StreamType == "" {
 					// YAML cannot carry a watch stream.
 					r := c.do(http.MethodGet, widgetsIn(ns)+"?watch=true", nil, accept...)
 					st := statusOfResponse(t, r, http.StatusNotAcceptable, kapi.StatusReasonNotAcceptable)
@@ -148,43 +148,43 @@ func TestFormatMatrix(t *testing.T) {
 				list := c.list(widgetsIn(ns))
 				byName := map[string][]byte{}
 				for _, it := range list.Items {
-					byName[it.Name] = mustJSON(t, it)
+					byName[it.Name] = apiservertest.MustJSON(t, it)
 				}
 
 				// Initial events, then the bookmark that ends them.
-				ws := openStream(t, c, widgetsIn(ns)+"?watch=true&allowWatchBookmarks=true", f.mediaType, f.streamType)
-				evs := ws.nextN(len(list.Items)+1, false)
+				ws := openStream(t, c, widgetsIn(ns)+"?watch=true&allowWatchBookmarks=true", f.MediaType, f.StreamType)
+				evs := ws.NextN(len(list.Items)+1, false)
 				for _, ev := range evs[:len(list.Items)] {
-					want, ok := byName[ev.name()]
+					want, ok := byName[ev.Name()]
 					if ev.Type != "ADDED" || !ok {
-						t.Fatalf("initial event %s %s, want ADDED of one of %q", ev.Type, ev.name(), list.names())
+						t.Fatalf("initial event %s %s, want ADDED of one of %q", ev.Type, ev.Name(), list.names())
 					}
-					sameDoc(t, "initial ADDED "+ev.name(), ev.Object, want)
+					apiservertest.SameJSON(t, "initial ADDED "+ev.Name(), ev.Object, want)
 				}
 				bm := evs[len(evs)-1]
 				var b bookmark
-				decodeInto(t, bm.Object, &b)
+				apiservertest.DecodeJSON(t, bm.Object, &b)
 				if bm.Type != "BOOKMARK" || b.Kind != "Widget" || b.APIVersion != "example.com/v1" || b.Metadata.Annotations["k8s.io/initial-events-end"] != "true" {
 					t.Errorf("event %s %s, want the BOOKMARK of a Widget that ends the initial events", bm.Type, bm.Object)
 				}
 				mustRevision(t, "bookmark resourceVersion", b.Metadata.ResourceVersion)
-				ws.stop()
+				ws.Stop()
 
 				// Changes, side by side with a JSON watch from the same revision.
 				from := widgetsIn(ns) + "?watch=true&resourceVersion=" + list.Metadata.ResourceVersion
 				jw := openStream(t, c, from, mtJSON, mtJSON)
-				fw := openStream(t, c, from, f.mediaType, f.streamType)
+				fw := openStream(t, c, from, f.MediaType, f.StreamType)
 				c.create(newWidget(ns, "w"))
 				x := c.read(ns, "w")
 				x.Spec.Color = "green"
 				c.update(x)
 				c.do(http.MethodDelete, widgetPath(ns, "w"), nil).mustCode(t, http.StatusOK)
-				je, fe := jw.nextN(3, true), fw.nextN(3, true)
-				if want := []string{"ADDED w", "MODIFIED w", "DELETED w"}; !slices.Equal(summary(fe), want) || !slices.Equal(summary(je), want) {
-					t.Fatalf("events %q (JSON %q), want %q", summary(fe), summary(je), want)
+				je, fe := jw.NextN(3, true), fw.NextN(3, true)
+				if want := []string{"ADDED w", "MODIFIED w", "DELETED w"}; !slices.Equal(apiservertest.Summary(fe), want) || !slices.Equal(apiservertest.Summary(je), want) {
+					t.Fatalf("events %q (JSON %q), want %q", apiservertest.Summary(fe), apiservertest.Summary(je), want)
 				}
 				for i := range fe {
-					sameDoc(t, fe[i].Type+" event", fe[i].Object, je[i].Object)
+					apiservertest.SameJSON(t, fe[i].Type+" event", fe[i].Object, je[i].Object)
 				}
 			})
 		})
@@ -201,14 +201,14 @@ func tableAccept(mt, version string) string {
 func blankAge(t testing.TB, doc []byte) []byte {
 	t.Helper()
 	var tbl map[string]any
-	decodeInto(t, doc, &tbl)
+	apiservertest.DecodeJSON(t, doc, &tbl)
 	rows, _ := tbl["rows"].([]any)
 	for _, r := range rows {
 		if cells, _ := r.(map[string]any)["cells"].([]any); len(cells) == 4 {
 			cells[3] = "<age>"
 		}
 	}
-	return mustJSON(t, tbl)
+	return apiservertest.MustJSON(t, tbl)
 }
 
 var ageCell = regexp.MustCompile(`^[0-9]+(s|m[0-9]*s?)$`)
@@ -267,16 +267,16 @@ func TestFormatTables(t *testing.T) {
 	_, c := newFormatsServer(t)
 	a := c.create(newWidget("default", "a"))
 	c.create(newWidget("default", "b"))
-	tableFormats := []wireFormat{wireFormats[0], wireFormats[1], wireFormats[3]} // JSON, YAML, CBOR
+	tableFormats := []apiservertest.Format{apiservertest.Formats()[0], apiservertest.Formats()[1], apiservertest.Formats()[3]} // JSON, YAML, CBOR
 
 	for _, f := range tableFormats {
 		for _, v := range []string{"v1", "v1beta1"} {
-			t.Run(f.name+"/"+v+"/get", func(t *testing.T) {
-				r := c.do(http.MethodGet, widgetPath("default", "a"), nil, "Accept", tableAccept(f.mediaType, v)).mustCode(t, http.StatusOK)
-				wantContentType(t, r.Header, f.mediaType) // bare, as kube-apiserver's
-				got := docJSON(t, f.mediaType, r.Body)
+			t.Run(f.Name+"/"+v+"/get", func(t *testing.T) {
+				r := c.do(http.MethodGet, widgetPath("default", "a"), nil, "Accept", tableAccept(f.MediaType, v)).mustCode(t, http.StatusOK)
+				apiservertest.WantContentType(t, r.Header, f.MediaType) // bare, as kube-apiserver's
+				got := formats.JSON(t, f.MediaType, r.Body)
 				var tbl kapi.Table
-				decodeInto(t, got, &tbl)
+				apiservertest.DecodeJSON(t, got, &tbl)
 				checkWidgetTable(t, tbl, v, true, "a")
 				if tbl.ResourceVersion != a.ResourceVersion {
 					t.Errorf("Table resourceVersion %s, want the object's %s", tbl.ResourceVersion, a.ResourceVersion)
@@ -285,46 +285,46 @@ func TestFormatTables(t *testing.T) {
 					t.Errorf("cells %v, want a red 1", tbl.Rows[0].Cells)
 				}
 				jsonTable := c.do(http.MethodGet, widgetPath("default", "a"), nil, "Accept", tableAccept(mtJSON, v)).mustCode(t, http.StatusOK).Body
-				sameDoc(t, "Table", blankAge(t, got), blankAge(t, jsonTable))
+				apiservertest.SameJSON(t, "Table", blankAge(t, got), blankAge(t, jsonTable))
 			})
-			t.Run(f.name+"/"+v+"/list", func(t *testing.T) {
-				accept := tableAccept(f.mediaType, v)
+			t.Run(f.Name+"/"+v+"/list", func(t *testing.T) {
+				accept := tableAccept(f.MediaType, v)
 				r := c.do(http.MethodGet, widgetsIn("default")+"?limit=1", nil, "Accept", accept).mustCode(t, http.StatusOK)
-				wantContentType(t, r.Header, f.mediaType)
+				apiservertest.WantContentType(t, r.Header, f.MediaType)
 				var first kapi.Table
-				decodeInto(t, docJSON(t, f.mediaType, r.Body), &first)
+				apiservertest.DecodeJSON(t, formats.JSON(t, f.MediaType, r.Body), &first)
 				checkWidgetTable(t, first, v, true, "a")
 				if first.Continue == "" || first.RemainingItemCount == nil || *first.RemainingItemCount != 1 {
 					t.Fatalf("first page: continue %q remainingItemCount %v, want a token and 1", first.Continue, first.RemainingItemCount)
 				}
 				r = c.do(http.MethodGet, widgetsIn("default")+"?limit=1&continue="+first.Continue, nil, "Accept", accept).mustCode(t, http.StatusOK)
 				var second kapi.Table
-				decodeInto(t, docJSON(t, f.mediaType, r.Body), &second)
+				apiservertest.DecodeJSON(t, formats.JSON(t, f.MediaType, r.Body), &second)
 				checkWidgetTable(t, second, v, true, "b")
 				if second.Continue != "" || second.ResourceVersion != first.ResourceVersion {
 					t.Errorf("last page: continue %q resourceVersion %s, want none and the first page's %s", second.Continue, second.ResourceVersion, first.ResourceVersion)
 				}
 				whole := c.do(http.MethodGet, widgetsIn("default"), nil, "Accept", accept).mustCode(t, http.StatusOK)
 				var all kapi.Table
-				decodeInto(t, docJSON(t, f.mediaType, whole.Body), &all)
+				apiservertest.DecodeJSON(t, formats.JSON(t, f.MediaType, whole.Body), &all)
 				checkWidgetTable(t, all, v, true, "a", "b")
 			})
 		}
-		t.Run(f.name+"/watch", func(t *testing.T) {
+		t.Run(f.Name+"/watch", func(t *testing.T) {
 			path := widgetsIn("default") + "?watch=true"
-			if f.streamType == "" {
-				r := c.do(http.MethodGet, path, nil, "Accept", tableAccept(f.mediaType, "v1"))
+			if f.StreamType == "" {
+				r := c.do(http.MethodGet, path, nil, "Accept", tableAccept(f.MediaType, "v1"))
 				statusOfResponse(t, r, http.StatusNotAcceptable, kapi.StatusReasonNotAcceptable)
 				return
 			}
 			// The stream's Content-Type is bare whatever the view, as
 			// kube-apiserver's: the events' objects name their kind.
-			ws := openStream(t, c, path, tableAccept(f.mediaType, "v1"), f.streamType)
-			evs := ws.nextN(2, true)
+			ws := openStream(t, c, path, tableAccept(f.MediaType, "v1"), f.StreamType)
+			evs := ws.NextN(2, true)
 			var names []string
 			for i, ev := range evs {
 				var tbl kapi.Table
-				decodeInto(t, ev.Object, &tbl)
+				apiservertest.DecodeJSON(t, ev.Object, &tbl)
 				if ev.Type != "ADDED" || len(tbl.Rows) != 1 {
 					t.Fatalf("event %d: %s with %d rows, want ADDED with 1", i, ev.Type, len(tbl.Rows))
 				}
@@ -339,9 +339,9 @@ func TestFormatTables(t *testing.T) {
 			color := map[string]string{"red": "green", "green": "blue", "blue": "red"}[cur.Spec.Color] // a change every time
 			cur.Spec.Color = color
 			c.update(cur)
-			ev := ws.nextN(1, true)[0]
+			ev := ws.NextN(1, true)[0]
 			var tbl kapi.Table
-			decodeInto(t, ev.Object, &tbl)
+			apiservertest.DecodeJSON(t, ev.Object, &tbl)
 			checkWidgetTable(t, tbl, "v1", false, "b")
 			if ev.Type != "MODIFIED" || len(tbl.Rows) != 1 || tbl.Rows[0].Cells[1] != color {
 				t.Errorf("event %s %s, want MODIFIED b with Color %s", ev.Type, ev.Object, color)
@@ -389,21 +389,21 @@ func TestFormatTables(t *testing.T) {
 		}
 		for _, q := range []string{"", "?includeObject=Metadata"} {
 			var p kapi.PartialObjectMetadata
-			decodeInto(t, row(t, get(t, q, accept)).Object, &p)
+			apiservertest.DecodeJSON(t, row(t, get(t, q, accept)).Object, &p)
 			if p.Kind != "PartialObjectMetadata" || p.APIVersion != "meta.k8s.io/v1" || p.Name != "a" || p.UID == "" {
 				t.Errorf("%q: object %+v, want the widget's PartialObjectMetadata", q, p)
 			}
 		}
 		full := c.get(widgetPath("default", "a")).mustCode(t, http.StatusOK).Body
-		sameDoc(t, "includeObject=Object", row(t, get(t, "?includeObject=Object", accept)).Object, full)
+		apiservertest.SameJSON(t, "includeObject=Object", row(t, get(t, "?includeObject=Object", accept)).Object, full)
 		// In a list and in CBOR too.
 		r := c.do(http.MethodGet, widgetsIn("default")+"?includeObject=Object", nil, "Accept", tableAccept(mtCBOR, "v1")).mustCode(t, http.StatusOK)
 		var tbl kapi.Table
-		decodeInto(t, respJSON(t, r), &tbl)
+		apiservertest.DecodeJSON(t, respJSON(t, r), &tbl)
 		if len(tbl.Rows) != 2 {
 			t.Fatalf("%d rows, want 2", len(tbl.Rows))
 		}
-		sameDoc(t, "CBOR list row object", tbl.Rows[0].Object, full)
+		apiservertest.SameJSON(t, "CBOR list row object", tbl.Rows[0].Object, full)
 
 		st := get(t, "?includeObject=Bogus", accept).failure(t, http.StatusBadRequest, kapi.StatusReasonBadRequest)
 		t.Logf("includeObject=Bogus: %q", st.Message)
@@ -424,7 +424,7 @@ func TestFormatTables(t *testing.T) {
 		r.failure(t, http.StatusNotAcceptable, kapi.StatusReasonNotAcceptable)
 		// With something else acceptable, that is served.
 		r = c.do(http.MethodGet, widgetsIn("default"), nil, "Accept", tableAccept(mtProtobuf, "v1")+","+mtJSON).mustCode(t, http.StatusOK)
-		wantContentType(t, r.Header, mtJSON)
+		apiservertest.WantContentType(t, r.Header, mtJSON)
 	})
 }
 
@@ -448,23 +448,23 @@ func TestFormatPartialObjectMetadata(t *testing.T) {
 			for _, mt := range []string{mtJSON, mtProtobuf} {
 				accept := metadataAccept(mt, "PartialObjectMetadata", v)
 				r := c.do(http.MethodGet, widgetPath("default", "a"), nil, "Accept", accept).mustCode(t, http.StatusOK)
-				wantContentType(t, r.Header, mt)
+				apiservertest.WantContentType(t, r.Header, mt)
 				if mt == mtProtobuf {
-					if tm, _ := pbEnvelope(t, r.Body); tm != (kapi.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: "meta.k8s.io/" + v}) {
+					if tm, _ := apiservertest.ProtoEnvelope(t, r.Body); tm != (kapi.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: "meta.k8s.io/" + v}) {
 						t.Errorf("envelope %+v, want PartialObjectMetadata meta.k8s.io/%s", tm, v)
 					}
 				}
-				doc := docJSON(t, mt, r.Body)
+				doc := formats.JSON(t, mt, r.Body)
 				var p map[string]json.RawMessage
-				decodeInto(t, doc, &p)
+				apiservertest.DecodeJSON(t, doc, &p)
 				if string(p["kind"]) != `"PartialObjectMetadata"` || string(p["apiVersion"]) != `"meta.k8s.io/`+v+`"` || p["spec"] != nil {
 					t.Errorf("%s: %s, want a PartialObjectMetadata in meta.k8s.io/%s without spec", mt, doc, v)
 				}
-				sameDoc(t, mt+" metadata", p["metadata"], widgetDoc.Metadata)
+				apiservertest.SameJSON(t, mt+" metadata", p["metadata"], widgetDoc.Metadata)
 				if mt == mtJSON {
 					jsonDoc = doc
 				} else {
-					sameDoc(t, "protobuf PartialObjectMetadata", doc, jsonDoc)
+					apiservertest.SameJSON(t, "protobuf PartialObjectMetadata", doc, jsonDoc)
 				}
 			}
 		})
@@ -476,14 +476,14 @@ func TestFormatPartialObjectMetadata(t *testing.T) {
 			for _, mt := range []string{mtJSON, mtProtobuf} {
 				accept := metadataAccept(mt, "PartialObjectMetadataList", "v1")
 				r := c.do(http.MethodGet, widgetsIn("default")+q, nil, "Accept", accept).mustCode(t, http.StatusOK)
-				wantContentType(t, r.Header, mt)
-				doc := docJSON(t, mt, r.Body)
+				apiservertest.WantContentType(t, r.Header, mt)
+				doc := formats.JSON(t, mt, r.Body)
 				var l struct {
 					kapi.TypeMeta `json:",inline"`
 					Metadata      kapi.ListMeta                `json:"metadata"`
 					Items         []kapi.PartialObjectMetadata `json:"items"`
 				}
-				decodeInto(t, doc, &l)
+				apiservertest.DecodeJSON(t, doc, &l)
 				if l.Kind != "PartialObjectMetadataList" || l.APIVersion != "meta.k8s.io/v1" {
 					t.Errorf("%s%s: kind %q apiVersion %q", mt, q, l.Kind, l.APIVersion)
 				}
@@ -501,7 +501,7 @@ func TestFormatPartialObjectMetadata(t *testing.T) {
 				if mt == mtJSON {
 					jsonDoc = doc
 				} else {
-					sameDoc(t, "protobuf PartialObjectMetadataList"+q, doc, jsonDoc)
+					apiservertest.SameJSON(t, "protobuf PartialObjectMetadataList"+q, doc, jsonDoc)
 				}
 			}
 		}
@@ -511,26 +511,26 @@ func TestFormatPartialObjectMetadata(t *testing.T) {
 		path := widgetsIn("default") + "?watch=true"
 		jw := openStream(t, c, path, metadataAccept(mtJSON, "PartialObjectMetadata", "v1"), mtJSON)
 		pw := openStream(t, c, path, metadataAccept(mtProtobuf, "PartialObjectMetadata", "v1"), mtProtobuf+";stream=watch")
-		je, pe := jw.nextN(2, true), pw.nextN(2, true)
+		je, pe := jw.NextN(2, true), pw.NextN(2, true)
 		cur := c.read("default", "a")
 		cur.Labels = map[string]string{"seen": "yes"}
 		c.update(cur)
-		je, pe = append(je, jw.nextN(1, true)...), append(pe, pw.nextN(1, true)...)
-		if got := summary(pe); !slices.Equal(got, []string{"ADDED a", "ADDED b", "MODIFIED a"}) && !slices.Equal(got, []string{"ADDED b", "ADDED a", "MODIFIED a"}) {
+		je, pe = append(je, jw.NextN(1, true)...), append(pe, pw.NextN(1, true)...)
+		if got := apiservertest.Summary(pe); !slices.Equal(got, []string{"ADDED a", "ADDED b", "MODIFIED a"}) && !slices.Equal(got, []string{"ADDED b", "ADDED a", "MODIFIED a"}) {
 			t.Errorf("protobuf events %q", got)
 		}
-		slices.SortStableFunc(je[:2], func(x, y streamEvent) int { return strings.Compare(x.name(), y.name()) })
-		slices.SortStableFunc(pe[:2], func(x, y streamEvent) int { return strings.Compare(x.name(), y.name()) })
+		slices.SortStableFunc(je[:2], func(x, y apiservertest.Event) int { return strings.Compare(x.Name(), y.Name()) })
+		slices.SortStableFunc(pe[:2], func(x, y apiservertest.Event) int { return strings.Compare(x.Name(), y.Name()) })
 		for i := range pe {
 			var p kapi.PartialObjectMetadata
-			decodeInto(t, pe[i].Object, &p)
+			apiservertest.DecodeJSON(t, pe[i].Object, &p)
 			if p.Kind != "PartialObjectMetadata" || p.APIVersion != "meta.k8s.io/v1" {
 				t.Errorf("event object %s, want a PartialObjectMetadata", pe[i].Object)
 			}
 			if je[i].Type != pe[i].Type {
 				t.Errorf("event %d: protobuf %s, JSON %s", i, pe[i].Type, je[i].Type)
 			}
-			sameDoc(t, "protobuf "+pe[i].Type+" "+pe[i].name(), pe[i].Object, je[i].Object)
+			apiservertest.SameJSON(t, "protobuf "+pe[i].Type+" "+pe[i].Name(), pe[i].Object, je[i].Object)
 		}
 		if m := pe[2].Object; !bytes.Contains(m, []byte(`"seen":"yes"`)) || bytes.Contains(m, []byte(`"spec"`)) {
 			t.Errorf("MODIFIED object %s, want the new labels and no spec", m)
@@ -626,7 +626,7 @@ func TestFormatNegotiation(t *testing.T) {
 					body, _ := io.ReadAll(resp.Body)
 					t.Fatalf("HTTP %d, want 200 %s; body %s", resp.StatusCode, tc.want, body)
 				}
-				wantContentType(t, resp.Header, tc.want)
+				apiservertest.WantContentType(t, resp.Header, tc.want)
 				return
 			}
 			body, _ := io.ReadAll(resp.Body)
@@ -658,7 +658,7 @@ func TestFormatNegotiation(t *testing.T) {
 		// kube-apiserver answers a protobuf body for a custom resource,
 		// which has no protobuf, with 415 (NegotiateInputSerializer); kapi
 		// offers no protobuf for plainThing either.
-		body := pbWrap(kapi.TypeMeta{APIVersion: "plain.example.com/v1", Kind: "Thing"}, pbMessage(nil, 1, pbString(nil, 1, "pb")))
+		body := apiservertest.ProtoWrap(kapi.TypeMeta{APIVersion: "plain.example.com/v1", Kind: "Thing"}, apiservertest.AppendProtoMessage(nil, 1, apiservertest.AppendProtoString(nil, 1, "pb")))
 		c.do(http.MethodPost, thingsPath, body, "Content-Type", mtProtobuf).failure(t, http.StatusUnsupportedMediaType, kapi.StatusReasonUnsupportedMediaType)
 	})
 }
@@ -668,12 +668,12 @@ func TestFormatErrors(t *testing.T) {
 	_, c := newFormatsServer(t)
 	existing := c.create(newWidget("default", "a"))
 
-	for _, f := range wireFormats {
-		t.Run(f.name+"/404", func(t *testing.T) {
-			r := c.do(http.MethodGet, widgetPath("default", "nope"), nil, "Accept", f.mediaType)
-			wantContentType(t, r.Header, f.mediaType)
-			if f.mediaType == mtProtobuf {
-				if tm, _ := pbEnvelope(t, r.Body); tm != (kapi.TypeMeta{Kind: "Status", APIVersion: "v1"}) {
+	for _, f := range apiservertest.Formats() {
+		t.Run(f.Name+"/404", func(t *testing.T) {
+			r := c.do(http.MethodGet, widgetPath("default", "nope"), nil, "Accept", f.MediaType)
+			apiservertest.WantContentType(t, r.Header, f.MediaType)
+			if f.MediaType == mtProtobuf {
+				if tm, _ := apiservertest.ProtoEnvelope(t, r.Body); tm != (kapi.TypeMeta{Kind: "Status", APIVersion: "v1"}) {
 					t.Errorf("envelope %+v, want Status v1", tm)
 				}
 			}
@@ -686,12 +686,12 @@ func TestFormatErrors(t *testing.T) {
 			}
 			// The same Status as in JSON.
 			jsonStatus := c.get(widgetPath("default", "nope")).Body
-			sameDoc(t, "404 Status", respJSON(t, r), jsonStatus)
+			apiservertest.SameJSON(t, "404 Status", respJSON(t, r), jsonStatus)
 		})
-		t.Run(f.name+"/409", func(t *testing.T) {
-			r := c.do(http.MethodPost, widgetsIn("default"), widgetBody(t, f, newWidget("default", "a"), cborOptions{byteStrings: true}),
-				"Content-Type", f.mediaType, "Accept", f.mediaType)
-			wantContentType(t, r.Header, f.mediaType)
+		t.Run(f.Name+"/409", func(t *testing.T) {
+			r := c.do(http.MethodPost, widgetsIn("default"), widgetBody(t, f, newWidget("default", "a"), apiservertest.CBOROptions{ByteStrings: true}),
+				"Content-Type", f.MediaType, "Accept", f.MediaType)
+			apiservertest.WantContentType(t, r.Header, f.MediaType)
 			st := statusOfResponse(t, r, http.StatusConflict, kapi.StatusReasonAlreadyExists)
 			if d := st.Details; d == nil || d.Name != "a" || d.Kind != "widgets" {
 				t.Errorf("details %+v", d)
@@ -699,17 +699,17 @@ func TestFormatErrors(t *testing.T) {
 			stale := *existing
 			stale.ResourceVersion = "1"
 			stale.Spec.Color = "green"
-			r = c.do(http.MethodPut, widgetPath("default", "a"), widgetBody(t, f, &stale, cborOptions{}), "Content-Type", f.mediaType, "Accept", f.mediaType)
+			r = c.do(http.MethodPut, widgetPath("default", "a"), widgetBody(t, f, &stale, apiservertest.CBOROptions{}), "Content-Type", f.MediaType, "Accept", f.MediaType)
 			st = statusOfResponse(t, r, http.StatusConflict, kapi.StatusReasonConflict)
 			if !strings.Contains(st.Message, "the object has been modified") {
 				t.Errorf("message %q", st.Message)
 			}
 		})
-		t.Run(f.name+"/422", func(t *testing.T) {
+		t.Run(f.Name+"/422", func(t *testing.T) {
 			bad := newWidget("default", "purple")
 			bad.Spec.Color = "purple"
-			r := c.do(http.MethodPost, widgetsIn("default"), widgetBody(t, f, bad, cborOptions{}), "Content-Type", f.mediaType, "Accept", f.mediaType)
-			wantContentType(t, r.Header, f.mediaType)
+			r := c.do(http.MethodPost, widgetsIn("default"), widgetBody(t, f, bad, apiservertest.CBOROptions{}), "Content-Type", f.MediaType, "Accept", f.MediaType)
+			apiservertest.WantContentType(t, r.Header, f.MediaType)
 			st := statusOfResponse(t, r, http.StatusUnprocessableEntity, kapi.StatusReasonInvalid)
 			if !hasCause(st, "spec.color", kapi.CauseTypeFieldValueNotSupported) || st.Details.Kind != "Widget" || st.Details.Name != "purple" {
 				t.Errorf("details %+v, want kind Widget, name purple and a FieldValueNotSupported cause on spec.color", st.Details)
@@ -729,16 +729,16 @@ func TestFormatBadBodies(t *testing.T) {
 	// be a 409 and a PUT a 200.
 	widgetTM := kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}
 	valid := pbWidgetBody(newWidget("bad", "a"))
-	_, raw := pbEnvelope(t, valid)
+	_, raw := apiservertest.ProtoEnvelope(t, valid)
 	rawStart := len(valid) - len(raw)
 	nested := func(open, close string, n int) string {
 		return strings.Repeat(open, n) + strings.Repeat(close, n)
 	}
 	nestedCBOR := append(bytes.Repeat([]byte{0x81}, 10001), 0x00)
 	cborWidget := func(spec any) []byte {
-		return cborBody(cborPairs{"apiVersion", "example.com/v1", "kind", "Widget", "metadata", cborPairs{"name", "a"}, "spec", spec}, cborOptions{byteStrings: true})
+		return apiservertest.CBORBody(apiservertest.CBORPairs{"apiVersion", "example.com/v1", "kind", "Widget", "metadata", apiservertest.CBORPairs{"name", "a"}, "spec", spec}, apiservertest.CBOROptions{ByteStrings: true})
 	}
-	validCBOR := cborWidget(cborPairs{"color", "red"})
+	validCBOR := cborWidget(apiservertest.CBORPairs{"color", "red"})
 	yamlWidget := "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: a\nspec:\n  color: red\n"
 	jsonWidget := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"},"spec":{"color":"red"}}`
 
@@ -751,21 +751,21 @@ func TestFormatBadBodies(t *testing.T) {
 		{"protobuf truncated in the envelope", mtProtobuf, valid[:6]},
 		{"protobuf without the envelope", mtProtobuf, raw},
 		{"protobuf magic alone", mtProtobuf, []byte("k8s\x00")},
-		{"protobuf envelope of another kind", mtProtobuf, pbWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "WidgetClass"}, raw)},
-		{"protobuf envelope of another version", mtProtobuf, pbWrap(kapi.TypeMeta{APIVersion: "example.com/v2", Kind: "Widget"}, raw)},
-		{"protobuf envelope with a content encoding", mtProtobuf, append(bytes.Clone(valid), pbString(nil, 3, "gzip")...)},
-		{"protobuf field of the wrong wire type", mtProtobuf, pbWrap(widgetTM, pbVarint(nil, 1, 5))},
-		{"protobuf length past the end", mtProtobuf, pbWrap(widgetTM, []byte{0x0a, 0x7f, 0x0a})},
-		{"protobuf invalid UTF-8 name", mtProtobuf, pbWrap(widgetTM, pbMessage(nil, 1, pbString(nil, 1, "\xff\xfe")))},
+		{"protobuf envelope of another kind", mtProtobuf, apiservertest.ProtoWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "WidgetClass"}, raw)},
+		{"protobuf envelope of another version", mtProtobuf, apiservertest.ProtoWrap(kapi.TypeMeta{APIVersion: "example.com/v2", Kind: "Widget"}, raw)},
+		{"protobuf envelope with a content encoding", mtProtobuf, append(bytes.Clone(valid), apiservertest.AppendProtoString(nil, 3, "gzip")...)},
+		{"protobuf field of the wrong wire type", mtProtobuf, apiservertest.ProtoWrap(widgetTM, apiservertest.AppendProtoVarint(nil, 1, 5))},
+		{"protobuf length past the end", mtProtobuf, apiservertest.ProtoWrap(widgetTM, []byte{0x0a, 0x7f, 0x0a})},
+		{"protobuf invalid UTF-8 name", mtProtobuf, apiservertest.ProtoWrap(widgetTM, apiservertest.AppendProtoMessage(nil, 1, apiservertest.AppendProtoString(nil, 1, "\xff\xfe")))},
 		{"protobuf garbage", mtProtobuf, []byte("k8s\x00\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01")},
 		{"CBOR garbage", mtCBOR, []byte("\xd9\xd9\xf7\x1c\x1d\x1e garbage")},
 		{"CBOR truncated", mtCBOR, validCBOR[:len(validCBOR)-3]},
 		{"CBOR with data after the item", mtCBOR, append(bytes.Clone(validCBOR), 0x00)},
-		{"CBOR with non-string keys", mtCBOR, cborWidget(cborPairs{1, 2})},
+		{"CBOR with non-string keys", mtCBOR, cborWidget(apiservertest.CBORPairs{1, 2})},
 		{"CBOR with a non-string key at the top", mtCBOR, []byte{0xd9, 0xd9, 0xf7, 0xa1, 0x01, 0x02}},
-		{"CBOR nested 10001 levels", mtCBOR, cborWidget(cborPairs{"color", "red", "x", cborRaw(nestedCBOR)})},
-		{"CBOR with an unknown tag", mtCBOR, cborWidget(cborPairs{"color", cborRaw{0xc1, 0x01}})},
-		{"CBOR with invalid UTF-8 text", mtCBOR, cborWidget(cborPairs{"color", cborRaw{0x62, 0xff, 0xfe}})},
+		{"CBOR nested 10001 levels", mtCBOR, cborWidget(apiservertest.CBORPairs{"color", "red", "x", apiservertest.CBORRaw(nestedCBOR)})},
+		{"CBOR with an unknown tag", mtCBOR, cborWidget(apiservertest.CBORPairs{"color", apiservertest.CBORRaw{0xc1, 0x01}})},
+		{"CBOR with invalid UTF-8 text", mtCBOR, cborWidget(apiservertest.CBORPairs{"color", apiservertest.CBORRaw{0x62, 0xff, 0xfe}})},
 		{"CBOR array", mtCBOR, []byte{0xd9, 0xd9, 0xf7, 0x80}},
 		{"YAML billion laughs", mtYAML, []byte(billionLaughs)},
 		{"YAML with two documents", mtYAML, []byte(yamlWidget + "---\n" + yamlWidget)},
@@ -796,10 +796,10 @@ func TestFormatBadBodies(t *testing.T) {
 
 	t.Run("CBOR fieldValidation", func(t *testing.T) {
 		body := func(name string) []byte {
-			return cborBody(cborPairs{
-				"apiVersion", "example.com/v1", "kind", "Widget", "metadata", cborPairs{"name", name},
-				"spec", cborPairs{"color", "red", "color", "blue", "bogus", 1},
-			}, cborOptions{byteStrings: true})
+			return apiservertest.CBORBody(apiservertest.CBORPairs{
+				"apiVersion", "example.com/v1", "kind", "Widget", "metadata", apiservertest.CBORPairs{"name", name},
+				"spec", apiservertest.CBORPairs{"color", "red", "color", "blue", "bogus", 1},
+			}, apiservertest.CBOROptions{ByteStrings: true})
 		}
 		st := c.do(http.MethodPost, widgetsIn("bad")+"?fieldValidation=Strict", body("strict"), "Content-Type", mtCBOR).
 			failure(t, http.StatusBadRequest, kapi.StatusReasonBadRequest)
@@ -881,12 +881,12 @@ func TestFormatCompressionAndPretty(t *testing.T) {
 			if !slices.Contains(r.Header.Values("Vary"), "Accept-Encoding") {
 				t.Errorf("Vary %q, want Accept-Encoding", r.Header.Values("Vary"))
 			}
-			wantContentType(t, r.Header, mt)
+			apiservertest.WantContentType(t, r.Header, mt)
 			body := gunzip(t, r.Body)
 			if len(r.Body) >= len(body) {
 				t.Errorf("gzip made %d bytes of %d", len(r.Body), len(body))
 			}
-			sameDoc(t, "gunzipped list", docJSON(t, mt, body), docJSON(t, mt, plain.Body))
+			apiservertest.SameJSON(t, "gunzipped list", formats.JSON(t, mt, body), formats.JSON(t, mt, plain.Body))
 		})
 	}
 	t.Run("large object", func(t *testing.T) {
@@ -926,15 +926,15 @@ func TestFormatCompressionAndPretty(t *testing.T) {
 		for _, path := range []string{widgetPath("default", "p"), widgetsIn("default")} {
 			plain := c.get(path).mustCode(t, http.StatusOK).Body
 			pretty := c.get(path+"?pretty=true").mustCode(t, http.StatusOK)
-			wantContentType(t, pretty.Header, mtJSON)
+			apiservertest.WantContentType(t, pretty.Header, mtJSON)
 			if !bytes.Contains(pretty.Body, []byte("\n  \"")) || bytes.Contains(plain, []byte("\n")) {
 				t.Errorf("%s?pretty=true is not indented (or the plain one is):\n%s", path, pretty.Body)
 			}
-			sameDoc(t, "pretty "+path, pretty.Body, plain)
+			apiservertest.SameJSON(t, "pretty "+path, pretty.Body, plain)
 		}
 		// pretty only concerns JSON: protobuf stays protobuf.
 		r := c.do(http.MethodGet, widgetPath("default", "p")+"?pretty=true", nil, "Accept", mtProtobuf).mustCode(t, http.StatusOK)
-		sameDoc(t, "protobuf with pretty", docJSON(t, mtProtobuf, r.Body), c.get(widgetPath("default", "p")).Body)
+		apiservertest.SameJSON(t, "protobuf with pretty", formats.JSON(t, mtProtobuf, r.Body), c.get(widgetPath("default", "p")).Body)
 	})
 }
 
@@ -957,10 +957,10 @@ func TestFormatEncodeOnce(t *testing.T) {
 		c.do(http.MethodGet, talliesPath, nil, "Accept", mt).mustCode(t, http.StatusOK)
 		for range 2 {
 			ws := openStream(t, c, talliesPath+"?watch=true", mt, stream)
-			if ev := ws.next(); ev.Type != "ADDED" || ev.name() != "t" {
-				t.Errorf("event %s %s, want ADDED t", ev.Type, ev.name())
+			if ev := ws.Next(); ev.Type != "ADDED" || ev.Name() != "t" {
+				t.Errorf("event %s %s, want ADDED t", ev.Type, ev.Name())
 			}
-			ws.stop()
+			ws.Stop()
 		}
 	}
 
@@ -998,7 +998,7 @@ func TestFormatEncodeOnce(t *testing.T) {
 		if p1 == p0 {
 			t.Fatalf("the first protobuf GET did not reach the proto.Message field (the counter is blind)")
 		}
-		sameDoc(t, "protobuf Tally", docJSON(t, mtProtobuf, r.Body), c.get(item).Body)
+		apiservertest.SameJSON(t, "protobuf Tally", formats.JSON(t, mtProtobuf, r.Body), c.get(item).Body)
 		j0 := jsonMarshals.get(key) // after the JSON GET just above, whose encoding is cached
 		readAll(t, mtProtobuf, mtProtobuf+";stream=watch")
 		t.Logf("ProtoReflect calls: %d by the first protobuf GET, %d by every later read", p1-p0, protoReflects.get(key)-p1)
@@ -1035,20 +1035,14 @@ func TestFormatWatchErrorFrames(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := openStream(t, c, widgetsIn("default")+"?watch=true&resourceVersion="+old, tc.accept, tc.contentType)
-			ev := ws.next()
+			ev := ws.Next()
 			var st kapi.Status
-			decodeInto(t, ev.Object, &st)
+			apiservertest.DecodeJSON(t, ev.Object, &st)
 			if ev.Type != "ERROR" || st.Kind != "Status" || st.APIVersion != "v1" || st.Code != http.StatusGone ||
 				st.Reason != kapi.StatusReasonExpired || !strings.HasPrefix(st.Message, "too old resource version: "+old) {
 				t.Errorf("event %s %s, want ERROR with a 410 Expired Status about %s", ev.Type, ev.Object, old)
 			}
-			select {
-			case ev := <-ws.events:
-				t.Errorf("event %s after the ERROR", ev.Type)
-			case <-ws.done:
-			case <-time.After(deadline):
-				t.Errorf("the stream did not end after the ERROR")
-			}
+			ws.End() // and nothing after the ERROR
 		})
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -19,17 +18,13 @@ type healthCheck struct {
 	check func(ctx context.Context) error
 }
 
-// storageCheckTimeout bounds the readiness probe's read of the store: an
-// unreachable store must make /readyz fail, not hang the probe.
-const storageCheckTimeout = 2 * time.Second
-
 // readyChecks are /readyz's checks: kube-apiserver's ping and etcd (here
 // the store, whichever it is), and the watch cache's first sync, which is
 // what kube-apiserver's informer-sync is to it.
 func (s *Server) readyChecks() []healthCheck {
 	return []healthCheck{
 		{"ping", func(context.Context) error { return nil }},
-		{"storage", s.health.readyCheck},
+		{"storage", s.health.ReadyCheck},
 		{"watch-cache", func(context.Context) error {
 			if !s.hub.Reached(0) {
 				return errors.New("the watch cache has not synced yet")

@@ -547,16 +547,7 @@ func TestLoadAtTwiceTheCap(t *testing.T) {
 				case resp.StatusCode == http.StatusTooManyRequests:
 					rejected.Add(1)
 					r := &response{Code: resp.StatusCode, Header: resp.Header, Body: data}
-					rt := &recordingT{}
-					func() {
-						defer func() {
-							if p := recover(); p != nil {
-								rt.Errorf("%v", p)
-							}
-						}()
-						tooMany(rt, r)
-					}()
-					if err := rt.err(); err != nil {
+					if err := apiservertest.Collect(func(t testing.TB) { tooMany(t, r) }); err != nil {
 						failures.Store(err.Error(), true)
 						bad.Add(1)
 					}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/apiserver/apiservertest"
 	"github.com/kapi-dev/kapi/codec"
 )
 
@@ -41,13 +42,13 @@ func TestFormatListStreamed(t *testing.T) {
 					}
 					// The list's type and metadata, read from its JSON twin
 					// (no write happens in between).
-					decodeInto(t, c.do(http.MethodGet, widgetsIn(ns), nil, "Accept", mtJSON+v.list).mustCode(t, http.StatusOK).Body, &doc)
+					apiservertest.DecodeJSON(t, c.do(http.MethodGet, widgetsIn(ns), nil, "Accept", mtJSON+v.list).mustCode(t, http.StatusOK).Body, &doc)
 					var elements [][]byte
 					for i := range map[string]int{"empty": 0, "three": 3}[ns] {
 						one := c.do(http.MethodGet, widgetPath(ns, fmt.Sprintf("w%d", i)), nil, "Accept", mt+v.element).mustCode(t, http.StatusOK)
 						switch mt {
 						case mtProtobuf:
-							_, raw := pbEnvelope(t, one.Body)
+							_, raw := apiservertest.ProtoEnvelope(t, one.Body)
 							elements = append(elements, raw)
 						case mtCBOR:
 							elements = append(elements, bytes.TrimPrefix(one.Body, []byte{0xd9, 0xd9, 0xf7}))

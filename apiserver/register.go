@@ -17,6 +17,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/listcache"
 	"github.com/kapi-dev/kapi/internal/names"
 	"github.com/kapi-dev/kapi/internal/openapi"
+	ksel "github.com/kapi-dev/kapi/internal/selector"
 	"github.com/kapi-dev/kapi/patch"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/watch"
@@ -260,10 +261,10 @@ type resource struct {
 	// fields are the field selectors the resource supports, by path.
 	fields map[string]func(kapi.Object) string
 	// summaryFields are the names of fields in the order of the watch
-	// cache's summaries, and summaries the summaries shared (see summary);
+	// cache's summaries, and summaries the summaries shared (see summarize);
 	// set once the kind is complete.
 	summaryFields []string
-	summaries     summaries
+	summaries     ksel.Summaries
 	// lists are the bodies of whole-collection LISTs kept (see
 	// listcache.Bodies), on the storage version.
 	lists listcache.Bodies
@@ -297,31 +298,11 @@ func (r *resource) complete(status bool) error {
 	if r.typ.Kind() != reflect.Struct {
 		errs = append(errs, fmt.Errorf("type %s is not a struct", r.typ))
 	}
-	if r.Version == "" || !names.MatchesDNS1123Label(r.Version) {
-		errs = append(errs, fmt.Errorf("version %q is not a DNS-1123 label", r.Version))
-	}
-	if r.Group != "" && len(names.IsDNS1123Subdomain(r.Group)) > 0 {
-		errs = append(errs, fmt.Errorf("group %q is not a DNS-1123 subdomain", r.Group))
-	}
-	if r.Kind == "" || strings.ContainsAny(r.Kind, "/. ") {
-		errs = append(errs, fmt.Errorf("kind %q is empty or holds one of '/', '.', ' '", r.Kind))
-	}
-	if r.Plural == "" {
-		errs = append(errs, errors.New("Resource.Plural is required: the resource's name in URLs, as widgets in /apis/example.com/v1/widgets"))
-	} else if !names.MatchesDNS1123Label(r.Plural) {
-		errs = append(errs, fmt.Errorf("plural %q is not a lower-case DNS-1123 label", r.Plural))
-	}
 	if r.Singular == "" {
 		r.Singular = strings.ToLower(r.Kind)
 	}
-	if !names.MatchesDNS1123Label(r.Singular) {
-		errs = append(errs, fmt.Errorf("singular %q is not a lower-case DNS-1123 label", r.Singular))
-	}
-	for _, n := range r.ShortNames {
-		if !names.MatchesDNS1123Label(n) {
-			errs = append(errs, fmt.Errorf("short name %q is not a lower-case DNS-1123 label", n))
-		}
-	}
+	errs = append(errs, names.CheckResource(names.Resource{Group: r.Group, Version: r.Version, Kind: r.Kind,
+		Plural: r.Plural, Singular: r.Singular, ShortNames: r.ShortNames})...)
 	if status && r.typ.Kind() == reflect.Struct {
 		// A top-level field: one promoted from an embedded pointer may be nil.
 		if f, ok := jsonfields.Named(r.typ, "status"); ok && len(f.Index) == 1 {

@@ -91,25 +91,14 @@ func selectorRequirements(query url.Values) (labels, fields []SelectorRequiremen
 	if s := query.Get("labelSelector"); s != "" {
 		reqs, err := ksel.ParseLabels(s)
 		errs = append(errs, err)
-		labels = exportRequirements(reqs)
+		labels = ksel.AuthRequirements(reqs)
 	}
 	if s := query.Get("fieldSelector"); s != "" {
 		reqs, err := ksel.ParseFields(s)
 		errs = append(errs, err)
-		fields = exportRequirements(reqs)
+		fields = ksel.AuthRequirements(reqs)
 	}
 	return labels, fields, errors.Join(errs...)
-}
-
-func exportRequirements(reqs []ksel.Requirement) []SelectorRequirement {
-	if len(reqs) == 0 {
-		return nil
-	}
-	out := make([]SelectorRequirement, len(reqs))
-	for i, r := range reqs {
-		out[i] = SelectorRequirement{Key: r.Key, Operator: r.Op, Values: r.Values}
-	}
-	return out
 }
 
 // lowerMethod is strings.ToLower without an allocation for the usual

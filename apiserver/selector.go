@@ -1,13 +1,10 @@
 package apiserver
 
 import (
-	"encoding/binary"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/kapi-dev/kapi"
-	"github.com/kapi-dev/kapi/internal/intern"
 	ksel "github.com/kapi-dev/kapi/internal/selector"
 	"github.com/kapi-dev/kapi/watch"
 )
@@ -28,108 +25,24 @@ type fieldRequirement struct {
 	index int                      // and its place in a summary's fields
 }
 
-// summary is what the watch cache keeps of each object of a resource
-// besides its stored value (watch.KeepSummary): what selectors read, so
-// that a selected list or watch decodes no object the garbage collector
-// took. It is the object's labels, key and value after key in key order,
-// and the values of the resource's selectable fields other than
-// metadata.name and metadata.namespace, which its key says, in the order
-// of the resource's summaryFields. Most objects of a resource share a
-// few label sets and field values: equal summaries are one (see
-// summaries).
-type summary struct {
-	labels []string
-	fields []string
-}
-
-// summaries shares equal summaries between the objects of one resource,
-// up to a bound: a summary that never repeats (a label holding a unique
-// id) would otherwise stay in the table after its object is gone.
-type summaries struct {
-	mu  sync.Mutex
-	m   map[string]*summary // by content (summaryKey)
-	buf []byte
-}
-
-const (
-	summaryEntries = 4096
-	summaryKeyMax  = 1024
-)
-
-// summarize is the summary of obj, an object of r stored as value: a
-// shared one if the table has it; else a new one whose strings point into
-// value where they are there as they are, so that they cost no bytes.
+// summarize is the watch cache's summary of obj, an object of r stored as
+// value (watch.KeepSummary; see selector.Summary): its labels and the
+// values of the resource's selectable fields other than metadata.name and
+// metadata.namespace, which its key says, in the order of the resource's
+// summaryFields.
 func (r *resource) summarize(obj any, value []byte) any {
 	o, ok := obj.(kapi.Object)
 	if !ok {
 		return nil
 	}
-	labels := o.GetObjectMeta().Labels
-	s := &summary{labels: make([]string, 0, 2*len(labels))}
-	var arr [16]string // a few labels: sorted without a slice of their own
-	keys := arr[:0]
-	for k := range labels {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		s.labels = append(s.labels, k, labels[k])
-	}
+	var fields []string
 	if len(r.summaryFields) > 0 {
-		s.fields = make([]string, len(r.summaryFields))
+		fields = make([]string, len(r.summaryFields))
 		for i, name := range r.summaryFields {
-			s.fields[i] = r.fields[name](o)
+			fields[i] = r.fields[name](o)
 		}
 	}
-	return r.summaries.share(s, value)
-}
-
-func (t *summaries) share(s *summary, value []byte) *summary {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = t.buf[:0]
-	for _, part := range [][]string{s.labels, s.fields} {
-		t.buf = binary.AppendUvarint(t.buf, uint64(len(part)))
-		for _, v := range part { // each with its length: any byte may be in it
-			t.buf = binary.AppendUvarint(t.buf, uint64(len(v)))
-			t.buf = append(t.buf, v...)
-		}
-	}
-	if shared, ok := t.m[string(t.buf)]; ok {
-		return shared
-	}
-	if len(t.buf) <= summaryKeyMax && len(t.m) < summaryEntries {
-		if t.m == nil {
-			t.m = make(map[string]*summary)
-		}
-		// Its own copies of the strings: the decoded object's may point
-		// into its stored value (see intern.Table.Shrink), which the table would keep.
-		for _, part := range [][]string{s.labels, s.fields} {
-			for i, v := range part {
-				part[i] = strings.Clone(v)
-			}
-		}
-		t.m[string(t.buf)] = s
-		return s
-	}
-	for _, part := range [][]string{s.labels, s.fields} {
-		for i, v := range part {
-			if v != "" && len(value) > 0 {
-				part[i] = intern.Alias(value, v)
-			}
-		}
-	}
-	return s
-}
-
-// label is the value of the label key.
-func (s *summary) label(key string) (string, bool) {
-	for i := 0; i+1 < len(s.labels); i += 2 {
-		if s.labels[i] == key {
-			return s.labels[i+1], true
-		}
-	}
-	return "", false
+	return r.summaries.Summarize(o.GetObjectMeta().Labels, fields, value)
 }
 
 func (s selector) empty() bool { return len(s.labels) == 0 && len(s.fields) == 0 }
@@ -198,9 +111,9 @@ func (s selector) labelsMatch(labels map[string]string) bool {
 
 // matchesSummary says whether the object at key, summarized by sum, is
 // selected.
-func (s selector) matchesSummary(key string, sum *summary) bool {
+func (s selector) matchesSummary(key string, sum *ksel.Summary) bool {
 	for _, r := range s.labels {
-		v, ok := sum.label(r.Key)
+		v, ok := sum.Label(r.Key)
 		if !r.Matches(v, ok) {
 			return false
 		}
@@ -213,10 +126,11 @@ func (s selector) matchesSummary(key string, sum *summary) bool {
 		case r.Key == "metadata.namespace":
 			v = key[:max(strings.LastIndexByte(key, '/'), 0)]
 			v = v[strings.LastIndexByte(v, '/')+1:]
-		case r.index >= 0 && r.index < len(sum.fields):
-			v = sum.fields[r.index]
 		default:
-			return false
+			var ok bool
+			if v, ok = sum.Field(r.index); !ok {
+				return false
+			}
 		}
 		if !r.Matches(v, true) {
 			return false
@@ -237,7 +151,7 @@ func (s selector) filter() func(*watch.Item) bool {
 		}
 	}
 	return func(it *watch.Item) bool {
-		if sum, ok := it.Summary.(*summary); ok {
+		if sum, ok := it.Summary.(*ksel.Summary); ok {
 			return s.matchesSummary(it.Key, sum)
 		}
 		obj, err := cachedObject(it)

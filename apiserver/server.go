@@ -14,6 +14,7 @@ import (
 	"github.com/kapi-dev/kapi/gc"
 	"github.com/kapi-dev/kapi/internal/guard"
 	"github.com/kapi-dev/kapi/internal/listcache"
+	"github.com/kapi-dev/kapi/internal/storehealth"
 	"github.com/kapi-dev/kapi/storage/memory"
 	"github.com/kapi-dev/kapi/versions"
 	"github.com/kapi-dev/kapi/watch"
@@ -25,7 +26,8 @@ import (
 type Server struct {
 	config config
 	hub    *watch.Hub
-	health *storeHealth     // what /readyz knows of the store (outage.go)
+	// health is what /readyz knows of the store.
+	health *storehealth.Health
 	flow   *guard.Flow      // what is in flight (internal/guard)
 	lists  listcache.Budget // the whole-collection lists kept (internal/listcache)
 
@@ -66,12 +68,12 @@ func New(opts ...Option) (*Server, error) {
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	// The watch cache follows the store itself and retries on its own;
 	// requests reach it through the guard that fails fast while it is down
-	// (outage.go).
-	s.health = newStoreHealth(s.ctx, c.store, c.logger)
-	s.config.store = &guardedStore{inner: c.store, health: s.health}
+	// (internal/storehealth).
+	s.health = storehealth.New(s.ctx, c.store, c.logger)
+	s.config.store = s.health.Store()
 	s.hub = watch.New(c.store, c.keyPrefix, watch.WithErrorHandler(func(err error) {
 		c.logger.Warn("kapi: watch cache", "err", err)
-		s.health.suspect() // its watch of the store broke, most likely
+		s.health.Suspect() // its watch of the store broke, most likely
 	}))
 	s.flow = newFlow(s.ctx, &c)
 	for _, builtin := range []struct {
@@ -183,7 +185,7 @@ func (s *Server) Close() error {
 		<-s.done
 	}
 	s.background.Wait()
-	s.health.close()
+	s.health.Close()
 	return nil
 }
 

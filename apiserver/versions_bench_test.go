@@ -71,10 +71,10 @@ func TestVersionEncodeOnce(t *testing.T) {
 		}
 		for range 2 {
 			ws := openStream(t, c, beta+"?watch=true", mt, stream)
-			if ev := ws.next(); ev.Type != "ADDED" || ev.name() != "t" {
-				t.Errorf("event %s %s, want ADDED t", ev.Type, ev.name())
+			if ev := ws.Next(); ev.Type != "ADDED" || ev.Name() != "t" {
+				t.Errorf("event %s %s, want ADDED t", ev.Type, ev.Name())
 			}
-			ws.stop()
+			ws.Stop()
 		}
 	}
 

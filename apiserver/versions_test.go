@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/apiserver/apiservertest"
 	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
 )
@@ -33,10 +34,10 @@ func newBeta(ns, name string, port int32) *widgetapi.WidgetV1beta1 {
 
 // betaBody is w in format f: protobuf by kapi's codec (the wire format
 // itself is TestFormatMatrix's), the others from its JSON.
-func betaBody(t testing.TB, f wireFormat, w *widgetapi.WidgetV1beta1) []byte {
+func betaBody(t testing.TB, f apiservertest.Format, w *widgetapi.WidgetV1beta1) []byte {
 	t.Helper()
-	if f.mediaType != mtProtobuf {
-		return docIn(t, f, mustJSON(t, w))
+	if f.MediaType != mtProtobuf {
+		return docIn(t, f, apiservertest.MustJSON(t, w))
 	}
 	pb := codec.ByMediaType(mtProtobuf)
 	element, err := pb.Marshal(w)
@@ -51,9 +52,9 @@ func betaBody(t testing.TB, f wireFormat, w *widgetapi.WidgetV1beta1) []byte {
 }
 
 // docIn is a JSON document in format f (not protobuf).
-func docIn(t testing.TB, f wireFormat, doc []byte) []byte {
+func docIn(t testing.TB, f apiservertest.Format, doc []byte) []byte {
 	t.Helper()
-	if f.mediaType == mtJSON {
+	if f.MediaType == mtJSON {
 		return doc
 	}
 	var v any
@@ -62,8 +63,8 @@ func docIn(t testing.TB, f wireFormat, doc []byte) []byte {
 	if err := d.Decode(&v); err != nil {
 		t.Fatal(err)
 	}
-	if f.mediaType == mtCBOR {
-		return cborBody(v, cborOptions{})
+	if f.MediaType == mtCBOR {
+		return apiservertest.CBORBody(v, apiservertest.CBOROptions{})
 	}
 	out, err := codec.ByMediaType(mtYAML).Transcode(doc)
 	if err != nil {
@@ -75,7 +76,7 @@ func docIn(t testing.TB, f wireFormat, doc []byte) []byte {
 func betaOf(t testing.TB, doc []byte) *widgetapi.WidgetV1beta1 {
 	t.Helper()
 	var w widgetapi.WidgetV1beta1
-	decodeInto(t, doc, &w)
+	apiservertest.DecodeJSON(t, doc, &w)
 	if w.Kind != "Widget" || w.APIVersion != "example.com/v1beta1" {
 		t.Errorf("kind %q apiVersion %q, want Widget example.com/v1beta1: %s", w.Kind, w.APIVersion, doc)
 	}
@@ -103,16 +104,16 @@ func portsOf(w *widgetapi.Widget) string {
 // in v1.
 func TestVersionMatrix(t *testing.T) {
 	_, c := newFormatsServer(t)
-	for _, f := range wireFormats {
-		t.Run(f.name, func(t *testing.T) {
-			ns := "versions-" + f.name
-			inF := []string{"Content-Type", f.mediaType, "Accept", f.mediaType}
+	for _, f := range apiservertest.Formats() {
+		t.Run(f.Name, func(t *testing.T) {
+			ns := "versions-" + f.Name
+			inF := []string{"Content-Type", f.MediaType, "Accept", f.MediaType}
 
 			t.Run("create", func(t *testing.T) {
 				r := c.do(http.MethodPost, betaIn(ns), betaBody(t, f, newBeta(ns, "a", 80)), inF...).mustCode(t, http.StatusCreated)
 				mustWarn(t, r)
-				wantContentType(t, r.Header, f.mediaType)
-				w := betaOf(t, docJSON(t, f.mediaType, r.Body))
+				apiservertest.WantContentType(t, r.Header, f.MediaType)
+				w := betaOf(t, formats.JSON(t, f.MediaType, r.Body))
 				if w.Spec.Port == nil || *w.Spec.Port != 80 || w.Spec.Replicas == nil || *w.Spec.Replicas != 1 || w.Generation != 1 {
 					t.Errorf("POST answered %+v, want port 80 and replicas defaulted to 1", w.Spec)
 				}
@@ -123,15 +124,15 @@ func TestVersionMatrix(t *testing.T) {
 			})
 
 			t.Run("get", func(t *testing.T) {
-				r := c.do(http.MethodGet, betaPath(ns, "a"), nil, "Accept", f.mediaType).mustCode(t, http.StatusOK)
+				r := c.do(http.MethodGet, betaPath(ns, "a"), nil, "Accept", f.MediaType).mustCode(t, http.StatusOK)
 				mustWarn(t, r)
-				if f.mediaType == mtProtobuf {
-					if tm, _ := pbEnvelope(t, r.Body); tm != (kapi.TypeMeta{Kind: "Widget", APIVersion: "example.com/v1beta1"}) {
+				if f.MediaType == mtProtobuf {
+					if tm, _ := apiservertest.ProtoEnvelope(t, r.Body); tm != (kapi.TypeMeta{Kind: "Widget", APIVersion: "example.com/v1beta1"}) {
 						t.Errorf("envelope %+v, want Widget example.com/v1beta1", tm)
 					}
 				}
-				got := docJSON(t, f.mediaType, r.Body)
-				sameDoc(t, "GET", got, c.get(betaPath(ns, "a")).mustCode(t, http.StatusOK).Body)
+				got := formats.JSON(t, f.MediaType, r.Body)
+				apiservertest.SameJSON(t, "GET", got, c.get(betaPath(ns, "a")).mustCode(t, http.StatusOK).Body)
 				if w := betaOf(t, got); *w.Spec.Port != 80 {
 					t.Errorf("GET port %d", *w.Spec.Port)
 				}
@@ -139,15 +140,15 @@ func TestVersionMatrix(t *testing.T) {
 
 			t.Run("list", func(t *testing.T) {
 				for _, q := range []string{"", "?limit=1", "?fieldSelector=spec.color%3Dred", "?resourceVersion=0"} {
-					r := c.do(http.MethodGet, betaIn(ns)+q, nil, "Accept", f.mediaType).mustCode(t, http.StatusOK)
+					r := c.do(http.MethodGet, betaIn(ns)+q, nil, "Accept", f.MediaType).mustCode(t, http.StatusOK)
 					mustWarn(t, r)
-					got := docJSON(t, f.mediaType, r.Body)
-					sameDoc(t, "LIST"+q, got, c.get(betaIn(ns)+q).mustCode(t, http.StatusOK).Body)
+					got := formats.JSON(t, f.MediaType, r.Body)
+					apiservertest.SameJSON(t, "LIST"+q, got, c.get(betaIn(ns)+q).mustCode(t, http.StatusOK).Body)
 					var l struct {
 						kapi.TypeMeta `json:",inline"`
 						Items         []widgetapi.WidgetV1beta1 `json:"items"`
 					}
-					decodeInto(t, got, &l)
+					apiservertest.DecodeJSON(t, got, &l)
 					if l.Kind != "WidgetList" || l.APIVersion != "example.com/v1beta1" || len(l.Items) == 0 || l.Items[0].APIVersion != "example.com/v1beta1" {
 						t.Errorf("LIST%s: %s", q, got)
 					}
@@ -163,7 +164,7 @@ func TestVersionMatrix(t *testing.T) {
 				cur.Spec.Color, cur.Spec.Port = "blue", ptr(int32(81))
 				r := c.do(http.MethodPut, betaPath(ns, "a"), betaBody(t, f, &cur), inF...).mustCode(t, http.StatusOK)
 				mustWarn(t, r)
-				w := betaOf(t, docJSON(t, f.mediaType, r.Body))
+				w := betaOf(t, formats.JSON(t, f.MediaType, r.Body))
 				if w.Spec.Color != "blue" || *w.Spec.Port != 81 || w.Generation != 2 {
 					t.Errorf("PUT answered %+v generation %d", w.Spec, w.Generation)
 				}
@@ -177,7 +178,7 @@ func TestVersionMatrix(t *testing.T) {
 				c.get(betaPath(ns, "a")).mustCode(t, http.StatusOK).into(t, &cur)
 				cur.Status.Replicas, cur.Spec.Color = 4, "green" // the spec is ignored
 				r := c.do(http.MethodPut, betaPath(ns, "a")+"/status", betaBody(t, f, &cur), inF...).mustCode(t, http.StatusOK)
-				w := betaOf(t, docJSON(t, f.mediaType, r.Body))
+				w := betaOf(t, formats.JSON(t, f.MediaType, r.Body))
 				if w.Status.Replicas != 4 || w.Spec.Color != "blue" {
 					t.Errorf("PUT /status answered %+v %+v", w.Spec, w.Status)
 				}
@@ -192,9 +193,9 @@ func TestVersionMatrix(t *testing.T) {
 					{"application/merge-patch+json", `{"spec":{"size":3}}`, "size 3"},
 					{"application/strategic-merge-patch+json", `{"spec":{"color":"green"}}`, "color green"},
 				} {
-					r := c.do(http.MethodPatch, betaPath(ns, "a"), p.body, "Content-Type", p.typ, "Accept", f.mediaType).mustCode(t, http.StatusOK)
+					r := c.do(http.MethodPatch, betaPath(ns, "a"), p.body, "Content-Type", p.typ, "Accept", f.MediaType).mustCode(t, http.StatusOK)
 					mustWarn(t, r)
-					w := betaOf(t, docJSON(t, f.mediaType, r.Body))
+					w := betaOf(t, formats.JSON(t, f.MediaType, r.Body))
 					if got := map[string]string{
 						"port 82": fmt.Sprint("port ", *w.Spec.Port), "size 3": fmt.Sprint("size ", w.Spec.Size), "color green": "color " + w.Spec.Color,
 					}[p.check]; got != p.check {
@@ -210,13 +211,13 @@ func TestVersionMatrix(t *testing.T) {
 				cfg := `{"apiVersion":"example.com/v1beta1","kind":"Widget","metadata":{"name":"applied","namespace":"` + ns + `"},"spec":{"color":"red","port":90}}`
 				types := map[string]string{mtJSON: "application/apply-patch+yaml", mtYAML: "application/apply-patch+yaml", mtCBOR: "application/apply-patch+cbor", mtProtobuf: "application/apply-patch+yaml"}
 				body := []byte(cfg)
-				if f.mediaType == mtCBOR {
+				if f.MediaType == mtCBOR {
 					body = docIn(t, f, body)
 				}
 				r := c.do(http.MethodPatch, betaPath(ns, "applied")+"?fieldManager=beta-applier", body,
-					"Content-Type", types[f.mediaType], "Accept", f.mediaType).mustCode(t, http.StatusCreated)
+					"Content-Type", types[f.MediaType], "Accept", f.MediaType).mustCode(t, http.StatusCreated)
 				mustWarn(t, r)
-				w := betaOf(t, docJSON(t, f.mediaType, r.Body))
+				w := betaOf(t, formats.JSON(t, f.MediaType, r.Body))
 				if *w.Spec.Port != 90 || len(w.ManagedFields) != 1 || w.ManagedFields[0].APIVersion != "example.com/v1beta1" || w.ManagedFields[0].Operation != "Apply" {
 					t.Errorf("apply answered %+v, managedFields %+v", w.Spec, w.ManagedFields)
 				}
@@ -227,7 +228,7 @@ func TestVersionMatrix(t *testing.T) {
 
 			t.Run("scale", func(t *testing.T) {
 				r := c.do(http.MethodPut, betaPath(ns, "a")+"/scale", `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"a"},"spec":{"replicas":6}}`,
-					"Accept", f.mediaType).mustCode(t, http.StatusOK)
+					"Accept", f.MediaType).mustCode(t, http.StatusOK)
 				mustWarn(t, r)
 				var w widgetapi.WidgetV1beta1
 				c.get(betaPath(ns, "a")).mustCode(t, http.StatusOK).into(t, &w)
@@ -237,7 +238,7 @@ func TestVersionMatrix(t *testing.T) {
 			})
 
 			t.Run("watch", func(t *testing.T) {
-				if f.streamType == "" {
+				if f.StreamType == "" {
 					return // YAML has no watch (TestFormatMatrix)
 				}
 				var l struct {
@@ -246,7 +247,7 @@ func TestVersionMatrix(t *testing.T) {
 				c.get(betaIn(ns)).mustCode(t, http.StatusOK).into(t, &l)
 				from := betaIn(ns) + "?watch=true&resourceVersion=" + l.Metadata.ResourceVersion
 				jw := openStream(t, c, from, mtJSON, mtJSON)
-				fw := openStream(t, c, from, f.mediaType, f.streamType)
+				fw := openStream(t, c, from, f.MediaType, f.StreamType)
 				w := newWidget(ns, "w")
 				w.Spec.Ports = []widgetapi.WidgetPort{{Name: "default", Port: 70}}
 				c.create(w) // in v1
@@ -254,12 +255,12 @@ func TestVersionMatrix(t *testing.T) {
 				x.Spec.Color = "green"
 				c.update(x)
 				c.do(http.MethodDelete, betaPath(ns, "w"), nil).mustCode(t, http.StatusOK)
-				je, fe := jw.nextN(3, true), fw.nextN(3, true)
-				if want := []string{"ADDED w", "MODIFIED w", "DELETED w"}; !slices.Equal(summary(fe), want) || !slices.Equal(summary(je), want) {
-					t.Fatalf("events %q (JSON %q), want %q", summary(fe), summary(je), want)
+				je, fe := jw.NextN(3, true), fw.NextN(3, true)
+				if want := []string{"ADDED w", "MODIFIED w", "DELETED w"}; !slices.Equal(apiservertest.Summary(fe), want) || !slices.Equal(apiservertest.Summary(je), want) {
+					t.Fatalf("events %q (JSON %q), want %q", apiservertest.Summary(fe), apiservertest.Summary(je), want)
 				}
 				for i := range fe {
-					sameDoc(t, fe[i].Type+" event", fe[i].Object, je[i].Object)
+					apiservertest.SameJSON(t, fe[i].Type+" event", fe[i].Object, je[i].Object)
 					if b := betaOf(t, fe[i].Object); b.Spec.Port == nil || *b.Spec.Port != 70 {
 						t.Errorf("%s: port %v, want 70", fe[i].Type, b.Spec.Port)
 					}
@@ -267,15 +268,15 @@ func TestVersionMatrix(t *testing.T) {
 			})
 
 			t.Run("delete", func(t *testing.T) {
-				r := c.do(http.MethodDelete, betaPath(ns, "applied"), nil, "Accept", f.mediaType).mustCode(t, http.StatusOK)
+				r := c.do(http.MethodDelete, betaPath(ns, "applied"), nil, "Accept", f.MediaType).mustCode(t, http.StatusOK)
 				mustWarn(t, r)
 				c.get(widgetPath(ns, "applied")).failure(t, http.StatusNotFound, kapi.StatusReasonNotFound)
-				r = c.do(http.MethodDelete, betaIn(ns), nil, "Accept", f.mediaType).mustCode(t, http.StatusOK)
+				r = c.do(http.MethodDelete, betaIn(ns), nil, "Accept", f.MediaType).mustCode(t, http.StatusOK)
 				var l struct {
 					kapi.TypeMeta `json:",inline"`
 					Items         []widgetapi.WidgetV1beta1 `json:"items"`
 				}
-				decodeInto(t, docJSON(t, f.mediaType, r.Body), &l)
+				apiservertest.DecodeJSON(t, formats.JSON(t, f.MediaType, r.Body), &l)
 				if l.APIVersion != "example.com/v1beta1" || len(l.Items) != 2 || l.Items[0].APIVersion != "example.com/v1beta1" {
 					t.Errorf("deletecollection answered %+v", l)
 				}
@@ -314,20 +315,20 @@ func TestVersionFieldSelectors(t *testing.T) {
 	c.get(widgetsIn(ns)+sel).failure(t, http.StatusBadRequest, kapi.StatusReasonBadRequest)
 
 	ws := openStream(t, c, betaIn(ns)+sel+"&watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true", mtJSON, mtJSON)
-	evs := ws.nextN(3, false)
-	if got := summary(evs); !slices.Equal(got[:2], []string{"ADDED w0", "ADDED w2"}) || evs[2].Type != "BOOKMARK" {
+	evs := ws.NextN(3, false)
+	if got := apiservertest.Summary(evs); !slices.Equal(got[:2], []string{"ADDED w0", "ADDED w2"}) || evs[2].Type != "BOOKMARK" {
 		t.Fatalf("streaming list: %q", got)
 	}
 	var b bookmark
-	decodeInto(t, evs[2].Object, &b)
+	apiservertest.DecodeJSON(t, evs[2].Object, &b)
 	if b.APIVersion != "example.com/v1beta1" || b.Metadata.Annotations["k8s.io/initial-events-end"] != "true" {
 		t.Errorf("bookmark %s, want a v1beta1 Widget ending the initial events", evs[2].Object)
 	}
 	w := c.read(ns, "w1")
 	w.Spec.Ports[0].Port = 80 // now selected, in v1beta1's terms
 	c.update(w)
-	if ev := ws.next(); ev.Type != "ADDED" || ev.name() != "w1" {
-		t.Errorf("event %s %s, want w1 ADDED as it comes to match", ev.Type, ev.name())
+	if ev := ws.Next(); ev.Type != "ADDED" || ev.Name() != "w1" {
+		t.Errorf("event %s %s, want w1 ADDED as it comes to match", ev.Type, ev.Name())
 	}
 }
 
@@ -339,7 +340,7 @@ func TestVersionViews(t *testing.T) {
 		r := c.do(http.MethodGet, betaIn("views"), nil, "Accept", tableAccept(mt, "v1")).mustCode(t, http.StatusOK)
 		mustWarn(t, r)
 		var tbl kapi.Table
-		decodeInto(t, docJSON(t, mt, r.Body), &tbl)
+		apiservertest.DecodeJSON(t, formats.JSON(t, mt, r.Body), &tbl)
 		var cols []string
 		for _, col := range tbl.ColumnDefinitions {
 			cols = append(cols, col.Name)
@@ -351,7 +352,7 @@ func TestVersionViews(t *testing.T) {
 	for _, mt := range []string{mtJSON, mtProtobuf} {
 		r := c.do(http.MethodGet, betaPath("views", "a"), nil, "Accept", metadataAccept(mt, "PartialObjectMetadata", "v1")).mustCode(t, http.StatusOK)
 		var m kapi.PartialObjectMetadata
-		decodeInto(t, docJSON(t, mt, r.Body), &m)
+		apiservertest.DecodeJSON(t, formats.JSON(t, mt, r.Body), &m)
 		if m.Kind != "PartialObjectMetadata" || m.Name != "a" {
 			t.Errorf("%s metadata: %+v", mt, m)
 		}

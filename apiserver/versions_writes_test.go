@@ -206,15 +206,15 @@ func TestVersionWatchesAgree(t *testing.T) {
 	c.create(newWidget(ns, "b"))
 	c.do(http.MethodPatch, betaPath(ns, "b"), `{"spec":{"port":81}}`, "Content-Type", "application/merge-patch+json").mustCode(t, http.StatusOK)
 	c.do(http.MethodDelete, widgetPath(ns, "a"), nil).mustCode(t, http.StatusOK)
-	a, b := v1w.nextN(4, true), betaw.nextN(4, true)
-	rvs := func(evs []streamEvent) []string {
+	a, b := v1w.NextN(4, true), betaw.NextN(4, true)
+	rvs := func(evs []apiservertest.Event) []string {
 		var out []string
 		for _, ev := range evs {
 			var o struct {
 				APIVersion string          `json:"apiVersion"`
 				Metadata   kapi.ObjectMeta `json:"metadata"`
 			}
-			decodeInto(t, ev.Object, &o)
+			apiservertest.DecodeJSON(t, ev.Object, &o)
 			out = append(out, ev.Type+" "+o.Metadata.Name+" "+o.Metadata.ResourceVersion+" "+o.APIVersion)
 		}
 		return out

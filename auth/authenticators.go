@@ -31,7 +31,7 @@ func StaticTokens(tokens map[string]User) Authenticator {
 		byDigest[sha256.Sum256([]byte(token))] = u
 	}
 	return AuthenticatorFunc(func(r *http.Request) (User, bool, error) {
-		token, ok := bearerToken(r)
+		token, ok := BearerToken(r)
 		if !ok {
 			return User{}, false, nil
 		}
@@ -43,9 +43,12 @@ func StaticTokens(tokens map[string]User) Authenticator {
 	})
 }
 
-// bearerToken reads the Authorization header as kube-apiserver does: the
-// scheme in any case, an empty token is no token.
-func bearerToken(r *http.Request) (string, bool) {
+// BearerToken reads the token of "Authorization: Bearer TOKEN" as
+// kube-apiserver does: the scheme in any case, what follows a second space
+// ignored, and an empty token (as in "Bearer  TOKEN", two spaces) no token.
+// Authenticators of bearer tokens share it so that they agree on which
+// requests carry one.
+func BearerToken(r *http.Request) (string, bool) {
 	scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
 	if !ok || !strings.EqualFold(scheme, "bearer") {
 		return "", false

@@ -31,10 +31,18 @@
 // which lets a server list a user's rules for kubectl auth can-i --list.
 // AuthorizerFunc makes any function an Authorizer.
 //
+// # Impersonation
+//
+// ReadImpersonation reads the headers with which a client acts as another
+// user (kubectl --as, --as-group, --as-uid): the checks an authorizer must
+// allow, one per part of that user, and the user the request then acts as,
+// with the groups kube-apiserver adds. StripImpersonation removes the
+// headers once they are applied.
+//
 // # What stays in the server
 //
 // Reading the Attributes from a request, the order of authentication and
-// authorization, anonymous requests, impersonation headers, the 401 and
-// 403 answers and the access reviews are the server's request path, in
-// package apiserver.
+// authorization, anonymous requests, asking the authorizers about an
+// impersonation, the 400, 401 and 403 answers and the access reviews are
+// the server's request path, in package apiserver.
 package auth

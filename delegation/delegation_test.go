@@ -121,6 +121,11 @@ func TestTokenReview(t *testing.T) {
 	if _, ok, err := a.Authenticate(withToken("")); ok || err != nil {
 		t.Errorf("no token: %v %v, want left to others", ok, err)
 	}
+	// kube-apiserver reads "Bearer  good" (two spaces) as an empty token
+	// followed by something else: no token at all, never reviewed.
+	if _, ok, err := a.Authenticate(withToken(" good")); ok || err != nil || len(f.take()) != 0 {
+		t.Errorf("a token after two spaces: %v %v, want left to others without a review", ok, err)
+	}
 	for token, msg := range map[string]string{
 		"wrong": "invalid bearer token", "expired": "token has expired",
 		"other-audience": "token audiences don't intersect", "broken": "HTTP 500",

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/kapi-dev/kapi/auth"
 )
@@ -71,7 +70,7 @@ func NewTokenReview(cluster Cluster, opts ...Option) (auth.Authenticator, error)
 }
 
 func (a *tokenReviewAuthenticator) Authenticate(r *http.Request) (auth.User, bool, error) {
-	token, ok := bearerToken(r)
+	token, ok := auth.BearerToken(r)
 	if !ok {
 		return auth.User{}, false, nil
 	}
@@ -105,14 +104,4 @@ func (a *tokenReviewAuthenticator) Authenticate(r *http.Request) (auth.User, boo
 	u := auth.User{Name: st.User.Username, UID: st.User.UID, Groups: st.User.Groups, Extra: st.User.Extra}
 	a.cache.put(key, tokenAnswer{user: u}, a.config.successTTL)
 	return u, true, nil
-}
-
-// bearerToken reads "Authorization: Bearer TOKEN", the scheme in any case.
-func bearerToken(r *http.Request) (string, bool) {
-	scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
-	if !ok || !strings.EqualFold(scheme, "bearer") {
-		return "", false
-	}
-	token, _, _ = strings.Cut(strings.TrimSpace(token), " ")
-	return token, token != ""
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kapi-dev/kapi/auth"
 	"github.com/kapi-dev/kapi/internal/names"
 )
 
@@ -149,4 +150,17 @@ func cutOperator(s string, ops ...string) (key, op, value string, found bool) {
 		return "", "", "", false
 	}
 	return strings.TrimSpace(s[:best]), op, strings.TrimSpace(s[best+len(op):]), true
+}
+
+// AuthRequirements are reqs as an authorizer reads them
+// (auth.Attributes' selectors); nil when there are none.
+func AuthRequirements(reqs []Requirement) []auth.SelectorRequirement {
+	if len(reqs) == 0 {
+		return nil
+	}
+	out := make([]auth.SelectorRequirement, len(reqs))
+	for i, r := range reqs {
+		out[i] = auth.SelectorRequirement{Key: r.Key, Operator: r.Op, Values: r.Values}
+	}
+	return out
 }

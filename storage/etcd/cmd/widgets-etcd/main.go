@@ -45,7 +45,9 @@ func run(addr string, endpoints []string, prefix string) error {
 	}
 	defer store.Close()
 
-	api, err := apiserver.New(apiserver.WithStorage(store))
+	// As examples/widgets: namespaces (default and kube-system exist, a
+	// deleted one takes its objects with it), leases and events.
+	api, err := apiserver.New(apiserver.WithStorage(store), apiserver.WithNamespaces(), apiserver.WithLeases(), apiserver.WithEvents())
 	if err != nil {
 		return err
 	}
@@ -56,6 +58,6 @@ func run(addr string, endpoints []string, prefix string) error {
 	mux.Handle("/", api)
 	server := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 
-	log.Printf("serving widgets.example.com/v1 on http://%s, stored in etcd at %s under %q", addr, strings.Join(endpoints, ","), prefix)
+	log.Printf("serving widgets.example.com/v1 and v1beta1 on http://%s, stored in etcd at %s under %q", addr, strings.Join(endpoints, ","), prefix)
 	return api.Run(ctx, server, server.ListenAndServe)
 }
