@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 
 	"github.com/kapi-dev/kapi/internal/selector"
 )
@@ -94,4 +96,19 @@ func ParentTypes(kinds []Kind, labelSelector string) ([]byte, error) {
 		Metadata   struct{} `json:"metadata"`
 		Items      []crd    `json:"items"`
 	}{"apiextensions.k8s.io/v1", "CustomResourceDefinitionList", struct{}{}, items})
+}
+
+// Handler answers GET Path with ParentTypes; a bad label selector goes to
+// fail with its message, to be answered as the server answers bad
+// requests.
+func Handler(kinds []Kind, fail func(w http.ResponseWriter, r *http.Request, message string)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := ParentTypes(kinds, r.URL.Query().Get("labelSelector"))
+		if err != nil {
+			fail(w, r, strings.TrimPrefix(err.Error(), ErrSelector.Error()+": "))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	})
 }

@@ -3,6 +3,9 @@ package applyset_test
 import (
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/kapi-dev/kapi/internal/applyset"
@@ -69,5 +72,23 @@ func TestParentTypes(t *testing.T) {
 	}
 	if _, err := applyset.ParentTypes(kinds, "a in (b"); !errors.Is(err, applyset.ErrSelector) {
 		t.Errorf("a bad selector: %v", err)
+	}
+}
+
+func TestHandler(t *testing.T) {
+	var failed string
+	h := applyset.Handler([]applyset.Kind{{Group: "example.com", Kind: "Widget", Plural: "widgets"}}, func(w http.ResponseWriter, r *http.Request, message string) {
+		failed = message
+		w.WriteHeader(http.StatusBadRequest)
+	})
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, applyset.Path+"?labelSelector=applyset.kubernetes.io%2Fis-parent-type", nil))
+	if w.Code != http.StatusOK || w.Header().Get("Content-Type") != "application/json" || !strings.Contains(w.Body.String(), `"name":"widgets.example.com"`) {
+		t.Errorf("%d %v %s", w.Code, w.Header(), w.Body)
+	}
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, applyset.Path+"?labelSelector=a+in+(b", nil))
+	if w.Code != http.StatusBadRequest || !strings.HasPrefix(failed, "unable to parse requirement: ") {
+		t.Errorf("a bad selector: %d %q", w.Code, failed)
 	}
 }

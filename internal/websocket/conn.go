@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net"
+	"net/http"
 	"sync"
 	"time"
 )
@@ -149,3 +151,37 @@ func (c *Conn) Close() error {
 	})
 	return err
 }
+
+// MessageWriter is an http.ResponseWriter over c whose every Write is one
+// message, text or binary, less its first skip bytes (a stream's framing
+// that a WebSocket's own replaces); Flush sends what was written. Header
+// and WriteHeader are for handlers that set them: the handshake has
+// answered.
+func (c *Conn) MessageWriter(text bool, skip int) *MessageWriter {
+	return &MessageWriter{conn: c, text: text, skip: skip, header: http.Header{}}
+}
+
+// MessageWriter: see Conn.MessageWriter.
+type MessageWriter struct {
+	conn   *Conn
+	text   bool
+	skip   int
+	header http.Header
+}
+
+// Header is a header nobody sends.
+func (m *MessageWriter) Header() http.Header { return m.header }
+
+// WriteHeader does nothing: the handshake answered 101.
+func (m *MessageWriter) WriteHeader(int) {}
+
+// Write sends p, less its first skip bytes, as one message.
+func (m *MessageWriter) Write(p []byte) (int, error) {
+	if len(p) < m.skip {
+		return 0, fmt.Errorf("websocket: a write of %d bytes, shorter than its framing", len(p))
+	}
+	return len(p), m.conn.WriteMessage(m.text, p[m.skip:])
+}
+
+// Flush sends the messages written.
+func (m *MessageWriter) Flush() { _ = m.conn.Flush() }
