@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -54,12 +55,13 @@ func startBrowser(t *testing.T, pageURL string) *browser {
 		"--remote-debugging-port=0", "--user-data-dir="+dataDir, pageURL)
 	log := &syncBuffer{}
 	b.cmd.Stdout, b.cmd.Stderr = log, log
+	b.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its renderers and helpers end with it
 	if err := b.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = b.cmd.Wait(); close(b.exited) }()
 	t.Cleanup(func() {
-		_ = b.cmd.Process.Kill()
+		_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
 		<-b.exited
 		if t.Failed() {
 			t.Logf("chromium's output:\n%s", log.String())
