@@ -193,9 +193,9 @@ func (s *Server) Close() error {
 func (s *Server) routes() (http.Handler, *chi.Mux) {
 	r := chi.NewRouter()
 	r.Use(s.withFairness) // after authentication: withAuth wraps r
-	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+	r.NotFound(s.applySetParentTypes(func(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, r, nil, NewStatusError(http.StatusNotFound, "NotFound", "the server could not find the requested resource").Status)
-	})
+	}))
 	notAllowed := func(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, r, nil, NewStatusError(http.StatusMethodNotAllowed, "MethodNotAllowed", "the server does not allow this method on the requested resource").Status)
 	}
@@ -231,7 +231,6 @@ func (s *Server) routes() (http.Handler, *chi.Mux) {
 		s.resourceRoutes(r, base, gv, notAllowed)
 	}
 	s.accessReviewRoutes(r)
-	s.applySetRoutes(r)
 	if s.config.cors != nil { // outside authentication: preflights carry no credentials
 		return s.config.cors.Handler(s.withAuth(r)), r
 	}
