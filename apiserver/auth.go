@@ -107,7 +107,7 @@ func (s *Server) withAuth(next http.Handler) http.Handler {
 			}
 			if impersonating {
 				if rec := recordFrom(ctx); rec != nil {
-					rec.noteRequestor(user)
+					rec.NoteRequestor(user)
 				}
 				r = r.Clone(ctx)
 				auth.StripImpersonation(r.Header)
@@ -137,6 +137,27 @@ func (s *Server) withAuth(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// authorizeAlso checks that the request's user may also do verb to what
+// the request names, as kube-apiserver asks before a PUT or an apply
+// creates a missing object (verb "create"): 403 with kube's message if not.
+func (rq *request) authorizeAlso(ctx context.Context, verb string) error {
+	authorizers := rq.s.config.auth.authorizers
+	if len(authorizers) == 0 {
+		return nil
+	}
+	attrs := requestAttributes(rq.r)
+	attrs.User, _ = UserFrom(ctx)
+	attrs.Verb = verb
+	d, reason, err := authorize(ctx, authorizers, attrs)
+	switch {
+	case d == DecisionAllow:
+		return nil
+	case err != nil:
+		return fmt.Errorf("authorizing %s %s: %w", verb, attrs.Path, err)
+	}
+	return forbidden(attrs, reason)
 }
 
 // authorize asks each authorizer until one allows or denies, as

@@ -28,8 +28,8 @@ func widgetWithMeta(name, meta string) string {
 func TestMetadataLimits(t *testing.T) {
 	_, c := newTestServer(t)
 	const (
-		qualifiedName = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName' or 'my.name' or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-		labelValue    = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue' or 'my_value' or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+		qualifiedName = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+		labelValue    = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
 	)
 	long := strings.Repeat("a", 64)
 	bigAnnotations := func(total int) string {
@@ -51,7 +51,7 @@ func TestMetadataLimits(t *testing.T) {
 			{Type: kapi.CauseTypeFieldValueInvalid, Field: "metadata.annotations", Message: `Invalid value: "bad key": ` + qualifiedName},
 		}},
 		{name: "label key with two slashes", body: widgetWithMeta("lk", `"labels":{"a/b/c":"v"}`), causes: []kapi.StatusCause{
-			{Type: kapi.CauseTypeFieldValueInvalid, Field: "metadata.labels", Message: `Invalid value: "a/b/c": a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName' or 'my.name' or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`},
+			{Type: kapi.CauseTypeFieldValueInvalid, Field: "metadata.labels", Message: `Invalid value: "a/b/c": a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`},
 		}},
 		{name: "label key with an empty prefix", body: widgetWithMeta("lp", `"labels":{"/app":"v"}`), causes: []kapi.StatusCause{
 			{Type: kapi.CauseTypeFieldValueInvalid, Field: "metadata.labels", Message: `Invalid value: "/app": prefix part must be non-empty`},

@@ -73,7 +73,10 @@ func builtinCorpus() []corpusCase {
 		{"namespace-finalize", http.MethodPut, corpusNamespaces + "/other/finalize", namespaceDoc("other"), kapi.TypeMeta{APIVersion: "v1", Kind: "Namespace"}},
 		{"lease-create", http.MethodPost, corpusLeases, leaseDoc("new"), kapi.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"}},
 		{"lease-update", http.MethodPut, corpusLeases + "/leader", leaseDoc("leader"), kapi.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"}},
+		{"lease-createonupdate", http.MethodPut, corpusLeases + "/absent", leaseDoc("absent"), kapi.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"}},
 		{"event-create", http.MethodPost, corpusEvents, eventDoc("new"), kapi.TypeMeta{APIVersion: "v1", Kind: "Event"}},
+		{"event-createonupdate", http.MethodPut, corpusEvents + "/absent", eventDoc("absent"), kapi.TypeMeta{APIVersion: "v1", Kind: "Event"}},
+		{"eventsv1-createonupdate", http.MethodPut, corpusEventsV1 + "/absent", eventsV1Doc("absent"), kapi.TypeMeta{APIVersion: "events.k8s.io/v1", Kind: "Event"}},
 		{"eventsv1-create", http.MethodPost, corpusEventsV1, eventsV1Doc("new"), kapi.TypeMeta{APIVersion: "events.k8s.io/v1", Kind: "Event"}},
 	}
 	type mutation struct {
@@ -164,6 +167,14 @@ func builtinCorpus() []corpusCase {
 	add("namespace/unknown subresource", http.MethodGet, corpusNamespaces+"/other/bogus", nil, 404)
 	add("namespace/put to a namespaced collection", http.MethodPut, widgetsIn(corpusNS), encJSON(widgetDoc("new")), 405, ct(mtJSON)...)
 	add("namespace/patch to a namespaced collection", http.MethodPatch, widgetsIn(corpusNS), []byte(`{}`), 405, ct(ctMergePatch)...)
+
+	// A PUT that would create (create on update) and cannot.
+	add("createonupdate/uid precondition", http.MethodPut, corpusLeases+"/absent", encJSON(with(leaseDoc("absent"), "0b7d3a2e-0000-4000-8000-000000000000", "metadata", "uid")), 409, ct(mtJSON)...)
+	add("createonupdate/into a missing namespace", http.MethodPut, "/apis/coordination.k8s.io/v1/namespaces/nowhere/leases/absent", encJSON(leaseDoc("absent")), 404, ct(mtJSON)...)
+	add("createonupdate/another name", http.MethodPut, corpusLeases+"/absent", encJSON(leaseDoc("other")), 400, ct(mtJSON)...)
+	add("createonupdate/name not a subdomain", http.MethodPut, corpusLeases+"/Absent", encJSON(leaseDoc("Absent")), 422, ct(mtJSON)...)
+	add("createonupdate/status of a missing widget", http.MethodPut, widgetPath(corpusNS, "absent")+"/status", encJSON(widgetDoc("absent")), 404, ct(mtJSON)...)
+	add("createonupdate/a missing widget", http.MethodPut, widgetPath(corpusNS, "absent"), encJSON(widgetDoc("absent")), 404, ct(mtJSON)...)
 
 	// Field selectors the kinds do not have, or that do not parse.
 	for _, sel := range []string{"involvedObject.bogus=a", "regarding.name=a", "source", "reason in (a)"} {

@@ -568,7 +568,7 @@ func badInputCorpus() []corpusCase {
 	}
 	add("query/merge-patch/force", http.MethodPatch, corpusItem+"?force=true", []byte(`{"spec":{"color":"green"}}`), 0, ct(ctMergePatch)...)
 	add("query/json-patch/force", http.MethodPatch, corpusItem+"?force=false", []byte(`[{"op":"replace","path":"/spec/color","value":"green"}]`), 0, ct(ctJSONPatch)...)
-	add("query/apply/force nonsense without fieldManager", http.MethodPatch, corpusItem+"?force=%FF", encJSON(widgetDoc("a")), 400, ct(ctApplyYAML)...)
+	add("query/apply/force nonsense without fieldManager", http.MethodPatch, corpusItem+"?force=%FF", encJSON(widgetDoc("a")), 422, ct(ctApplyYAML)...)
 	for _, q := range []struct {
 		name, query string
 		code        int
@@ -932,6 +932,29 @@ func badInputCorpus() []corpusCase {
 	add("merge-patch/status/wrong type", http.MethodPatch, corpusStatus, []byte(`{"status":{"replicas":"x"}}`), 400, ct(ctMergePatch)...)
 	add("merge-patch/status/invalid", http.MethodPatch, corpusStatus, []byte(`{"status":{"replicas":-1}}`), 422, ct(ctMergePatch)...)
 	add("merge-patch/class/invalid", http.MethodPatch, corpusClass, []byte(`{"spec":{"maxReplicas":-1}}`), 422, ct(ctMergePatch)...)
+	// Conditions kube-apiserver would refuse.
+	for _, bad := range []struct {
+		name string
+		cond any
+	}{
+		{"no type", doc{"status": "True", "lastTransitionTime": "2026-11-28T10:00:00Z", "reason": "R"}},
+		{"status maybe", doc{"type": "Ready", "status": "Maybe", "lastTransitionTime": "2026-11-28T10:00:00Z", "reason": "R"}},
+		{"no time", doc{"type": "Ready", "status": "True", "reason": "R"}},
+		{"reason pattern", doc{"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-28T10:00:00Z", "reason": "not a reason"}},
+		{"message too long", doc{"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-28T10:00:00Z", "reason": "R", "message": strings.Repeat("m", 32769)}},
+		{"negative generation", doc{"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-28T10:00:00Z", "reason": "R", "observedGeneration": -1}},
+		{"type of 300 bytes", doc{"type": strings.Repeat("t", 300), "status": "True", "lastTransitionTime": "2026-11-28T10:00:00Z", "reason": "R"}},
+	} {
+		add("conditions/status/"+bad.name, http.MethodPut, corpusStatus, encJSON(with(widgetDoc("a"), doc{"conditions": []any{bad.cond}}, "status")), 422, ct(mtJSON)...)
+		add("conditions/merge-patch/"+bad.name, http.MethodPatch, corpusStatus, encJSON(doc{"status": doc{"conditions": []any{bad.cond}}}), 422, ct(ctMergePatch)...)
+	}
+	// An unknown field and a fatal type error: the fatal error, whatever fieldValidation says.
+	for _, fv := range []string{"", "?fieldValidation=Strict", "?fieldValidation=Warn", "?fieldValidation=Ignore"} {
+		bad := encJSON(with(with(widgetDoc("a"), "big", "spec", "size"), 1, "spec", "bogus"))
+		add("fatal and unknown/update"+fv, http.MethodPut, corpusItem+fv, bad, 400, ct(mtJSON)...)
+		add("fatal and unknown/create"+fv, http.MethodPost, widgetsIn(corpusNS)+fv, encJSON(with(with(widgetDoc("new"), "big", "spec", "size"), 1, "bogus")), 400, ct(mtJSON)...)
+		add("fatal and unknown/merge-patch"+fv, http.MethodPatch, corpusItem+fv, []byte(`{"spec":{"size":"big","bogus":1}}`), 400, ct(ctMergePatch)...)
+	}
 	add("merge-patch/missing object", http.MethodPatch, widgetPath(corpusNS, "missing"), []byte(`{}`), 404, ct(ctMergePatch)...)
 	for _, p := range []struct {
 		name, query string
@@ -939,8 +962,8 @@ func badInputCorpus() []corpusCase {
 		code        int
 		contentType string
 	}{
-		{"no fieldManager", "", encJSON(widgetDoc("a")), 400, ctApplyYAML},
-		{"no fieldManager CBOR", "", encCBOR(widgetDoc("a")), 400, ctApplyCBOR},
+		{"no fieldManager", "", encJSON(widgetDoc("a")), 422, ctApplyYAML},
+		{"no fieldManager CBOR", "", encCBOR(widgetDoc("a")), 422, ctApplyCBOR},
 		{"broken YAML", "?fieldManager=m", []byte("spec: [\n"), 400, ctApplyYAML},
 		{"broken CBOR", "?fieldManager=m", []byte{0xd9, 0xd9, 0xf7, 0xa1}, 400, ctApplyCBOR},
 		{"rename", "?fieldManager=m&force=true", encJSON(widgetDoc("z")), 400, ctApplyYAML},

@@ -564,7 +564,15 @@ func TestPatch(t *testing.T) {
 
 	t.Run("apply without fieldManager", func(t *testing.T) {
 		doc := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"p"},"spec":{"color":"blue"}}`
-		c.do(http.MethodPatch, path, doc, "Content-Type", "application/apply-patch+yaml").failure(t, http.StatusBadRequest, kapi.StatusReasonBadRequest)
+		// kube-apiserver's ValidatePatchOptions: 422, one Required cause.
+		st := c.do(http.MethodPatch, path, doc, "Content-Type", "application/apply-patch+yaml").failure(t, http.StatusUnprocessableEntity, kapi.StatusReasonInvalid)
+		if want := `PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch`; st.Message != want {
+			t.Errorf("message %q, want %q", st.Message, want)
+		}
+		if st.Details == nil || st.Details.Kind != "PatchOptions" || st.Details.Group != "meta.k8s.io" || len(st.Details.Causes) != 1 ||
+			st.Details.Causes[0].Type != kapi.CauseTypeFieldValueRequired || st.Details.Causes[0].Field != "fieldManager" {
+			t.Errorf("details %+v", st.Details)
+		}
 	})
 
 	t.Run("apply creates, then changes", func(t *testing.T) {

@@ -105,7 +105,7 @@ func TestWritesLeaveCachedObjectsAlone(t *testing.T) {
 		}
 		before, beforeObj = cached()
 	}
-	do("PUT", path+"/a/status", "application/json", `{"metadata":{"name":"a"},"status":{"conditions":[{"type":"Ready","status":"True","message":"m","lastTransitionTime":"2030-01-01T00:00:00Z"}],"counts":{"c":1},"last":"2030-01-01T00:00:00Z","extra":{"e":"1"}}}`, http.StatusOK)
+	do("PUT", path+"/a/status", "application/json", `{"metadata":{"name":"a"},"status":{"conditions":[{"type":"Ready","status":"True","reason":"Up","message":"m","lastTransitionTime":"2030-01-01T00:00:00Z"}],"counts":{"c":1},"last":"2030-01-01T00:00:00Z","extra":{"e":"1"}}}`, http.StatusOK)
 	check("status")
 	for i, body := range []string{
 		`{"metadata":{"name":"a","finalizers":["x/y"]},"spec":{"size":2,"parts":{"p":"2"}}}`,

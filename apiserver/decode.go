@@ -126,6 +126,16 @@ func (rq *request) decodeCleaned(in *codec.Format, data []byte) (kapi.Object, []
 	}
 	// A document that is not JSON fails the check; decoding it below says why.
 	report, cleaned, checkErr := codec.CheckJSONFields(data, rq.objType.typ)
+	if checkErr == nil && cleaned != nil { // nil when only duplicates: encoding/json keeps the last, as kube
+		data = cleaned
+	}
+	obj := rq.objType.newObject()
+	if err := codec.UnmarshalJSON(data, obj); err != nil {
+		// A fatal error is the only answer, whatever fieldValidation
+		// says, as kube-apiserver's decoder returns its strict errors
+		// only when decoding succeeded.
+		return nil, nil, rq.undecodable(err.Error())
+	}
 	if checkErr == nil && !report.Empty() {
 		var problems []string
 		for _, f := range report.Duplicates {
@@ -142,13 +152,6 @@ func (rq *request) decodeCleaned(in *codec.Format, data []byte) (kapi.Object, []
 				rq.warn(p)
 			}
 		}
-		if cleaned != nil { // nil when only duplicates: encoding/json keeps the last, as kube
-			data = cleaned
-		}
-	}
-	obj := rq.objType.newObject()
-	if err := codec.UnmarshalJSON(data, obj); err != nil {
-		return nil, nil, rq.undecodable(err.Error())
 	}
 	checked, err := rq.checkType(obj)
 	return checked, data, err

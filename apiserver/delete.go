@@ -125,10 +125,7 @@ func (rq *request) deleteOptions() (deleteOptions, bool, error) {
 // deleteOptionsInvalid is kube-apiserver's 422 for DeleteOptions that
 // contradict themselves.
 func deleteOptionsInvalid(errs ...*FieldError) error {
-	e := invalid(target{}, errs)
-	e.Status.Message = "DeleteOptions.meta.k8s.io \"\" is invalid: " + FieldErrors(errs).Error()
-	e.Status.Details.Group, e.Status.Details.Kind = "meta.k8s.io", "DeleteOptions"
-	return e
+	return optionsInvalid("DeleteOptions", errs)
 }
 
 func (rq *request) delete(ctx context.Context) error {

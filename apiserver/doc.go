@@ -24,7 +24,10 @@
 // need WithRuleEngine.
 //
 // A mistake in the description or in a tag is an error from Register,
-// never a panic later. Registration ends with Complete, or when the server
+// never a panic later. Register also advises on the API conventions the
+// type breaks (a float in spec, an unsigned or platform int, a map of
+// objects, an enum value not CamelCase): warnings logged once, or errors
+// under WithStrictConventions. Registration ends with Complete, or when the server
 // first serves a request.
 //
 // # Versions
@@ -61,7 +64,9 @@
 // generateName. An update names the version it changes through
 // metadata.resourceVersion (409 Conflict when stale); an update that changes
 // nothing writes nothing. Objects with finalizers are marked for deletion and
-// removed when the last finalizer goes.
+// removed when the last finalizer goes. A PUT to a missing object creates
+// it (201) where the resource allows it (CreateOnUpdate, as for Leases and
+// Events), after asking the authorizer for create too.
 //
 // # Lifecycle
 //
@@ -128,7 +133,10 @@
 // Reads are served from a cache fed by the store's watch (package watch):
 // each object version is encoded once per media type and its bytes shared by
 // every GET, LIST and watcher. A read without resourceVersion is consistent:
-// it waits until the cache has caught up with the store.
+// it waits until the cache has caught up with the store. What clients may
+// come back to expires by time (WithHistoryWindow, 5 minutes, as
+// kube-apiserver compacts its storage) as well as by count: a continue
+// token of an older list, a watch from an older event, are 410 Gone.
 //
 // # Load, limits and faults
 //

@@ -469,7 +469,7 @@ func writeStatus(w http.ResponseWriter, r *http.Request, f *codec.Format, st kap
 		return
 	}
 	if rec := recordFrom(r.Context()); rec != nil {
-		rec.noteStatus(st)
+		rec.NoteStatus(st)
 	}
 	code := int(st.Code)
 	if code == 0 {

@@ -226,7 +226,7 @@ func TestErrorMatrix(t *testing.T) {
 			body: `[{"op":"test","path":"/spec/color","value":"blue"}]`,
 			code: 422, reason: kapi.StatusReasonInvalid, message: "the server rejected our request due to an error in our request"},
 		{name: "apply without fieldManager", method: "PATCH", path: a, body: valid("a"), header: []string{"Content-Type", "application/apply-patch+yaml"},
-			code: 400, reason: kapi.StatusReasonBadRequest},
+			code: 422, reason: kapi.StatusReasonInvalid, message: `PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -299,6 +299,23 @@ func TestDecodeErrorMessages(t *testing.T) {
 		r := c.do(http.MethodPost, widgetsIn("default")+"?fieldValidation=Ignore", body).mustCode(t, http.StatusCreated)
 		if w := r.Header.Values("Warning"); len(w) != 0 {
 			t.Errorf("fieldValidation=Ignore sent warnings %q", w)
+		}
+	})
+	// An unknown field and a fatal error: only the fatal error, whatever
+	// fieldValidation says, as kube's decoder returns strict errors only
+	// once decoding succeeded; no warning of the unknown field either.
+	t.Run("fatal error and unknown field", func(t *testing.T) {
+		body := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"f"},"bogus":1,"spec":{"color":"red","size":"big","extra":true}}`
+		for _, fv := range []string{"", "?fieldValidation=Warn", "?fieldValidation=Strict", "?fieldValidation=Ignore"} {
+			r := c.do(http.MethodPost, widgetsIn("default")+fv, body)
+			st := r.failure(t, http.StatusBadRequest, kapi.StatusReasonBadRequest)
+			if !strings.HasPrefix(st.Message, prefix) || strings.Contains(st.Message, "strict decoding error") ||
+				strings.Contains(st.Message, "bogus") || !strings.Contains(st.Message, "size") {
+				t.Errorf("%q: message %q, want the type error of spec.size only", fv, st.Message)
+			}
+			if w := r.Header.Values("Warning"); len(w) != 0 {
+				t.Errorf("%q: warnings %q, want none", fv, w)
+			}
 		}
 	})
 	t.Run("no internal text", func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 func (s *Server) registerLeases() error {
 	return Register(s, Resource[builtin.Lease]{
 		Group: "coordination.k8s.io", Version: "v1", Kind: "Lease", Plural: "leases", Namespaced: true,
+		CreateOnUpdate:   true, // as kube's lease strategy allows
 		SelectableFields: []string{"spec.holderIdentity"},
 		Columns: []Column[builtin.Lease]{
 			{Name: "Holder", Type: "string", Description: "The holder of the lease", Value: func(l *builtin.Lease) any {
@@ -53,6 +54,7 @@ func (s *Server) registerEvents() error {
 	err := errors.Join(
 		Register(s, Resource[builtin.Event]{
 			Version: "v1", Kind: "Event", Plural: "events", Namespaced: true, ShortNames: []string{"ev"}, Storage: true,
+			CreateOnUpdate: true, // as kube's event strategy allows
 			SelectableFields: []string{"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
 				"involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent", "type"},
 			Columns: eventColumns(func(e *builtin.Event) eventRow {
@@ -61,7 +63,7 @@ func (s *Server) registerEvents() error {
 		}),
 		Register(s, Resource[builtin.EventsEvent]{
 			Group: "events.k8s.io", Version: "v1", Kind: "Event", Plural: "events", Namespaced: true, ShortNames: []string{"ev"},
-			Conversion: ConvertVia(eventToCore, eventFromCore),
+			CreateOnUpdate: true, Conversion: ConvertVia(builtin.EventToCore, builtin.EventFromCore),
 			SelectableFields: []string{"regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid",
 				"regarding.apiVersion", "regarding.resourceVersion", "regarding.fieldPath", "reason", "reportingController", "type"},
 			Columns: eventColumns(func(e *builtin.EventsEvent) eventRow {
@@ -86,47 +88,6 @@ func (s *Server) registerEvents() error {
 	}
 	s.events = core
 	return nil
-}
-
-// eventToCore and eventFromCore map an events.k8s.io/v1 event onto the
-// core/v1 event that stores it and back, field by field as kube-apiserver's
-// conversion does (k8s.io/kubernetes pkg/apis/events/v1/conversion.go).
-func eventToCore(from *builtin.EventsEvent, to *builtin.Event) error {
-	mapEvent(to, from, true)
-	return nil
-}
-
-func eventFromCore(from *builtin.Event, to *builtin.EventsEvent) error {
-	mapEvent(from, to, false)
-	return nil
-}
-
-// mapEvent is the mapping, once for both directions: it copies each field
-// of e to its counterpart in c when toCore is true, the reverse otherwise.
-func mapEvent(c *builtin.Event, e *builtin.EventsEvent, toCore bool) {
-	assign(toCore, &c.InvolvedObject, &e.Regarding)
-	assign(toCore, &c.Related, &e.Related)
-	assign(toCore, &c.Message, &e.Note)
-	assign(toCore, &c.Reason, &e.Reason)
-	assign(toCore, &c.Type, &e.Type)
-	assign(toCore, &c.Action, &e.Action)
-	assign(toCore, &c.Source, &e.DeprecatedSource)
-	assign(toCore, &c.FirstTimestamp, &e.DeprecatedFirstTimestamp)
-	assign(toCore, &c.LastTimestamp, &e.DeprecatedLastTimestamp)
-	assign(toCore, &c.Count, &e.DeprecatedCount)
-	assign(toCore, &c.EventTime, &e.EventTime)
-	assign(toCore, &c.Series, &e.Series)
-	assign(toCore, &c.ReportingController, &e.ReportingController)
-	assign(toCore, &c.ReportingInstance, &e.ReportingInstance)
-}
-
-// assign sets *a to *b when aFromB, *b to *a otherwise.
-func assign[T any](aFromB bool, a, b *T) {
-	if aFromB {
-		*a = *b
-	} else {
-		*b = *a
-	}
 }
 
 // lastSeen is when an event was last seen, as kubectl shows it.

@@ -56,7 +56,7 @@ func newFlow(ctx context.Context, c *config) *guard.Flow {
 		StatusOf: func(err error) kapi.Status { return statusOf(err, target{}) },
 		Panicked: func(r *http.Request, p any) {
 			if rec := recordFrom(r.Context()); rec != nil {
-				rec.notePanic(p)
+				rec.NotePanic(p)
 			}
 		},
 	})

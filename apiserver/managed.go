@@ -124,10 +124,7 @@ func (rq *request) fieldsJSON(obj kapi.Object, stored []byte) ([]byte, error) {
 // apply is server-side apply: a PATCH whose body is an apply configuration.
 // It creates the object when absent.
 func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error {
-	manager := rq.query.Get("fieldManager")
-	if manager == "" {
-		return badRequest("PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch")
-	}
+	manager := rq.query.Get("fieldManager") // required: see checkWriteOptions
 	force, _ := rq.boolParam("force")
 	format := codec.ByMediaType(codec.MediaTypeYAML)
 	if typ == patch.ApplyCBOR {
@@ -197,6 +194,9 @@ func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error 
 		// then the configuration is applied to that.
 		obj, err := merge(nil, nil)
 		if err != nil {
+			return err
+		}
+		if err := rq.authorizeAlso(ctx, "create"); err != nil {
 			return err
 		}
 		if err := rq.createObject(ctx, obj, recordedAlready); !errors.Is(err, storage.ErrExists) {

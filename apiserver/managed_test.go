@@ -121,7 +121,7 @@ func TestManagedFields(t *testing.T) {
 		if got := c.update(w); len(got.ManagedFields) != 0 {
 			t.Errorf("managedFields [{}] did not reset them: %q", managers(t, got))
 		}
-		applyWidget(c, "default", "s", "", `{"metadata":{"name":"s"}}`).failure(t, http.StatusBadRequest, kapi.StatusReasonBadRequest)
+		applyWidget(c, "default", "s", "", `{"metadata":{"name":"s"}}`).failure(t, http.StatusUnprocessableEntity, kapi.StatusReasonInvalid) // kube's PatchOptions
 		applyWidget(c, "default", "s", strings.Repeat("m", 129), `{"metadata":{"name":"s"}}`).failure(t, http.StatusUnprocessableEntity, kapi.StatusReasonInvalid)
 		applyWidget(c, "default", "s", "m", `{"metadata":{"name":"other"}}`).failure(t, http.StatusBadRequest, kapi.StatusReasonBadRequest)
 		applyWidget(c, "default", "s", "m", `{"spec":{"ports":[{"port":80}]}}`).failure(t, http.StatusBadRequest, kapi.StatusReasonBadRequest)

@@ -24,26 +24,28 @@ type Option func(*config)
 // config is what the options set. The comment beside a field names the
 // file that reads it, where that is not server.go.
 type config struct {
-	store            storage.Interface
-	keyPrefix        string
-	maxBodyBytes     int64
-	bookmarkInterval time.Duration
-	minWatchTimeout  time.Duration
-	version          VersionInfo
-	logger           *slog.Logger
-	mutating         []AdmissionFunc // admission.go
-	validating       []AdmissionFunc
-	auth             authConfig            // auth.go
-	limits           limits                // limits.go
-	ruleEngine       validation.RuleEngine // declared.go
-	namespaces       bool                  // namespaces.go
-	leases, events   bool                  // events.go
-	eventTTL         time.Duration
-	observers        []Observer // observe.go
-	observerErr      error
-	metrics          http.Handler // GET /metrics
-	corsOrigins      []string     // compiled into cors by newConfig
-	cors             *cors.Policy // routes wraps authentication in it
+	store             storage.Interface
+	keyPrefix         string
+	maxBodyBytes      int64
+	bookmarkInterval  time.Duration
+	minWatchTimeout   time.Duration
+	historyWindow     time.Duration // read.go
+	version           VersionInfo
+	logger            *slog.Logger
+	mutating          []AdmissionFunc // admission.go
+	validating        []AdmissionFunc
+	auth              authConfig            // auth.go
+	limits            limits                // limits.go
+	ruleEngine        validation.RuleEngine // declared.go
+	strictConventions bool                  // conventions.go
+	namespaces        bool                  // namespaces.go
+	leases, events    bool                  // events.go
+	eventTTL          time.Duration
+	observers         []Observer // observe.go
+	observerErr       error
+	metrics           http.Handler // GET /metrics
+	corsOrigins       []string     // compiled into cors by newConfig
+	cors              *cors.Policy // routes wraps authentication in it
 }
 
 // newConfig applies opts over the defaults and checks the result, every
@@ -54,6 +56,7 @@ func newConfig(opts []Option) (config, error) {
 		maxBodyBytes:     3 << 20,
 		bookmarkInterval: time.Minute,
 		minWatchTimeout:  30 * time.Minute,
+		historyWindow:    5 * time.Minute,
 		version:          defaultVersion(),
 		limits:           defaultLimits(),
 		eventTTL:         time.Hour,
@@ -67,6 +70,9 @@ func newConfig(opts []Option) (config, error) {
 	}
 	if c.minWatchTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("minimum watch timeout must be positive, not %v", c.minWatchTimeout))
+	}
+	if c.historyWindow <= 0 {
+		errs = append(errs, fmt.Errorf("history window must be positive, not %v", c.historyWindow))
 	}
 	if c.eventTTL <= 0 {
 		errs = append(errs, fmt.Errorf("event time to live must be positive, not %v", c.eventTTL))
@@ -113,6 +119,25 @@ func WithMaxRequestBodyBytes(n int64) Option { return func(c *config) { c.maxBod
 // WithBookmarkInterval sets how often an idle watch that allows bookmarks
 // gets one (default one minute).
 func WithBookmarkInterval(d time.Duration) Option { return func(c *config) { c.bookmarkInterval = d } }
+
+// WithStrictConventions makes Register refuse a type that breaks a
+// Kubernetes API convention (a float in spec, an unsigned integer, Go's
+// int, a map of objects where a list of named objects belongs, an enum
+// value that is not CamelCase), with an error wrapping ErrConventions that
+// lists them. Without it the server logs each as a warning, once, at
+// registration: advice while the API can still change.
+func WithStrictConventions() Option { return func(c *config) { c.strictConventions = true } }
+
+// WithHistoryWindow sets how long clients may come back to what they
+// read: a watch from a resourceVersion whose events are older is 410
+// Gone, and so is a continue token of a list read longer ago, as
+// kube-apiserver's storage is compacted every 5 minutes (the default).
+// The window also holds at most 10,000 events of a resource, so that a
+// busy server bounds its memory.
+func WithHistoryWindow(d time.Duration) Option { return func(c *config) { c.historyWindow = d } }
+
+// historyEvents is how many events of a resource the window holds at most.
+const historyEvents = 10000
 
 // WithMinWatchTimeout sets how long a watch without timeoutSeconds lasts: a
 // random time between d and 2d (default 30 minutes), so that many clients
@@ -272,7 +297,7 @@ func WithRequestLog(l *slog.Logger) Option {
 			c.observerErr = fmt.Errorf("a nil request logger")
 			return
 		}
-		c.observers = append(c.observers, requestLog{l})
+		c.observers = append(c.observers, requestLog(l))
 	}
 }
 

@@ -27,6 +27,11 @@ func (rq *request) patch(ctx context.Context) error {
 		return NewStatusError(http.StatusUnsupportedMediaType, kapi.StatusReasonUnsupportedMediaType,
 			"the body of the request was in an unknown format - accepted media types include: "+strings.Join(names, ", "))
 	}
+	if (typ == patch.ApplyYAML || typ == patch.ApplyCBOR) && rq.query.Get("fieldManager") == "" {
+		// After the media type, as kube-apiserver validates PatchOptions:
+		// kubectl names itself; a controller must name itself.
+		return optionsInvalid("PatchOptions", FieldErrors{Required("fieldManager", "is required for apply patch")})
+	}
 	doc, err := rq.body()
 	if err != nil {
 		return err

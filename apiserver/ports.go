@@ -83,7 +83,7 @@ const (
 // request).
 func WithUser(ctx context.Context, user User) context.Context {
 	if rec := recordFrom(ctx); rec != nil {
-		rec.noteUser(user)
+		rec.NoteUser(user)
 	}
 	return auth.WithUser(ctx, user)
 }

@@ -70,6 +70,13 @@ func encodeContinue(rev int64, start string) string {
 	return base64.RawURLEncoding.EncodeToString(data)
 }
 
+// errContinueExpired is kube-apiserver's answer to a continue token whose
+// revision has been compacted away.
+func errContinueExpired() error {
+	return NewStatusError(http.StatusGone, kapi.StatusReasonExpired,
+		"The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
+}
+
 func decodeContinue(s string) (continueToken, error) {
 	var t continueToken
 	data, err := base64.RawURLEncoding.DecodeString(s)
@@ -119,10 +126,12 @@ func (rq *request) list(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if rq.s.hub.ListExpired(t.Revision) {
+			return errContinueExpired() // as its revision would be compacted in kube-apiserver
+		}
 		items, rev, remaining, lastKey, err = rq.listStored(ctx, prefix, t.Revision, prefix+t.Start, limit, sel)
 		if errors.Is(err, storage.ErrExpired) {
-			return NewStatusError(http.StatusGone, kapi.StatusReasonExpired,
-				"The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
+			return errContinueExpired()
 		}
 		if err != nil {
 			return err
@@ -176,6 +185,7 @@ func (rq *request) list(ctx context.Context) error {
 	meta := kapi.ListMeta{ResourceVersion: formatRevision(rev)}
 	if remaining > 0 && lastKey != "" {
 		meta.Continue = encodeContinue(rev, strings.TrimPrefix(lastKey, prefix)+"\x00")
+		rq.s.hub.Listed(rev)
 		if sel.empty() {
 			meta.RemainingItemCount = &remaining
 		}

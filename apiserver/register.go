@@ -43,6 +43,12 @@ type Resource[T any] struct {
 	// have a field whose JSON name is "status".
 	Status bool
 
+	// CreateOnUpdate lets a PUT to a missing object create it (201
+	// Created, admitted as a create, authorized for "create" too), as
+	// kube-apiserver allows for Leases and Events; without it such a PUT
+	// is 404 NotFound, as for custom resources.
+	CreateOnUpdate bool
+
 	// Scale enables the scale subresource (autoscaling/v1 Scale, for
 	// kubectl scale), mapped onto the fields it names.
 	Scale *ScalePaths
@@ -114,7 +120,7 @@ func Register[T any, P interface {
 		ShortNames: r.ShortNames, Categories: r.Categories,
 		typ:          reflect.TypeFor[T](),
 		newObject:    func() kapi.Object { return P(new(T)) },
-		validateName: r.ValidateName, applySetParent: r.ApplySetParent,
+		validateName: r.ValidateName, createOnUpdate: r.CreateOnUpdate, applySetParent: r.ApplySetParent,
 		version: versionOptions{
 			storage: r.Storage, served: !r.NotServed, deprecated: r.Deprecated,
 			warning: r.DeprecationWarning, conversion: r.Conversion,
@@ -137,6 +143,9 @@ func Register[T any, P interface {
 		res.validateStatus = res.validate
 	}
 	if err := res.complete(r.Status); err != nil {
+		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
+	}
+	if err := s.adviseConventions(res); err != nil {
 		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
 	if err := res.declare(s.config.ruleEngine); err != nil {
@@ -254,6 +263,7 @@ type resource struct {
 	validate       func(ctx context.Context, obj, old kapi.Object) FieldErrors
 	validateStatus func(ctx context.Context, obj, old kapi.Object) FieldErrors
 	validateName   func(string) []string
+	createOnUpdate bool // see Resource.CreateOnUpdate
 
 	scale   *scaleFields // nil without the scale subresource
 	objType objectType   // what requests to the resource read and write

@@ -242,6 +242,13 @@ func (rq *request) checkWriteOptions(v verb) error {
 	if len(errs) == 0 {
 		return nil
 	}
+	return optionsInvalid(kind, errs)
+}
+
+// optionsInvalid is kube-apiserver's 422 for invalid options of a request
+// (CreateOptions, PatchOptions...): the options' kind in meta.k8s.io, no
+// name.
+func optionsInvalid(kind string, errs FieldErrors) error {
 	e := invalid(target{}, errs)
 	e.Status.Message = kind + ".meta.k8s.io \"\" is invalid: " + errs.Error()
 	e.Status.Details.Group, e.Status.Details.Kind = "meta.k8s.io", kind

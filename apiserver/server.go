@@ -71,7 +71,7 @@ func New(opts ...Option) (*Server, error) {
 	// (internal/storehealth).
 	s.health = storehealth.New(s.ctx, c.store, c.logger)
 	s.config.store = s.health.Store()
-	s.hub = watch.New(c.store, c.keyPrefix, watch.WithErrorHandler(func(err error) {
+	s.hub = watch.New(c.store, c.keyPrefix, watch.WithHistory(historyEvents, c.historyWindow), watch.WithErrorHandler(func(err error) {
 		c.logger.Warn("kapi: watch cache", "err", err)
 		s.health.Suspect() // its watch of the store broke, most likely
 	}))

@@ -28,11 +28,38 @@ func (rq *request) update(ctx context.Context) error {
 	if err := rq.setNamespace(meta); err != nil {
 		return err
 	}
-	out, value, err := rq.write(ctx, attempts(obj), recordAnUpdate)
-	if err != nil {
+	for attempt := 1; ; attempt++ {
+		out, value, err := rq.write(ctx, attempts(obj), recordAnUpdate)
+		if !errors.Is(err, storage.ErrNotFound) || !rq.res.createOnUpdate || rq.subresource != "" || attempt == 3 {
+			if err != nil {
+				return err
+			}
+			return rq.respondStored(http.StatusOK, out, value)
+		}
+		if err := rq.createOnUpdate(ctx, obj); !errors.Is(err, storage.ErrExists) {
+			return err
+		}
+		// Created by another request meanwhile: this PUT updates it
+		// (unless it keeps going as it comes, when the last try's
+		// answer stands).
+	}
+}
+
+// createOnUpdate creates obj, the body of a PUT to a missing object of a
+// resource that allows it, as kube-apiserver's store does: a uid in the
+// body is a precondition the missing object fails (409), its
+// resourceVersion is ignored, the caller must also be allowed to create,
+// and admission sees a create; the answer is 201. It returns
+// storage.ErrExists, unanswered, if the object appeared meanwhile.
+func (rq *request) createOnUpdate(ctx context.Context, obj kapi.Object) error {
+	if uid := obj.GetObjectMeta().UID; uid != "" {
+		return NewStatusError(http.StatusConflict, kapi.StatusReasonConflict,
+			fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: ", uid))
+	}
+	if err := rq.authorizeAlso(ctx, "create"); err != nil {
 		return err
 	}
-	return rq.respondStored(http.StatusOK, out, value)
+	return rq.createObject(ctx, shallowCopy(obj), recordAnUpdate)
 }
 
 // attempts is what an update desires, obj, for each attempt of write: a

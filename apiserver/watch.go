@@ -211,7 +211,7 @@ func (rq *request) writeInitial(watcher *watch.Watcher) error {
 					return err
 				}
 				if rq.rec != nil {
-					rq.rec.watchEvent(string(watch.Added), len(open)+len(pieces[i])+len(pieces[i+1])+len(pieces[i+2])+len(close))
+					rq.rec.WatchEvent(string(watch.Added), len(open)+len(pieces[i])+len(pieces[i+1])+len(pieces[i+2])+len(close))
 				}
 			}
 			return nil
@@ -233,7 +233,7 @@ func (rq *request) recordFrames(data []byte) {
 		if n == 0 {
 			n = len(data)
 		}
-		rq.rec.watchEvent(string(watch.Added), n)
+		rq.rec.WatchEvent(string(watch.Added), n)
 		data = data[n:]
 	}
 }
@@ -357,7 +357,7 @@ func (rq *request) writeFrame(eventType string, tm kapi.TypeMeta, element ...[]b
 	}
 	rq.buf.frame = frame // reused: one buffer per watch
 	if rq.rec != nil {
-		rq.rec.watchEvent(eventType, len(frame))
+		rq.rec.WatchEvent(eventType, len(frame))
 	}
 	if rq.buf.burst != nil {
 		_, err = rq.buf.burst.Write(frame)
@@ -402,8 +402,5 @@ func (rq *request) bookmarkTable(obj kapi.Object) ([]byte, error) {
 // listOptionsInvalid is kube-apiserver's 422 for a bad combination of list or
 // watch parameters.
 func listOptionsInvalid(errs ...*FieldError) error {
-	e := invalid(target{}, errs)
-	e.Status.Message = "ListOptions.meta.k8s.io \"\" is invalid: " + FieldErrors(errs).Error()
-	e.Status.Details.Group, e.Status.Details.Kind = "meta.k8s.io", "ListOptions"
-	return e
+	return optionsInvalid("ListOptions", errs)
 }

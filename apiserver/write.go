@@ -143,8 +143,11 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object, rec manage
 				return rq.respondConverted(http.StatusCreated, obj, value)
 			}
 		}
-		if errors.Is(err, storage.ErrExists) && generated && attempt < 8 {
-			continue // another name, as kube-apiserver retries generateName
+		if errors.Is(err, storage.ErrExists) && generated {
+			if attempt+1 < nameGenerationAttempts {
+				continue // another name
+			}
+			return generateNameConflict(res, meta.Name)
 		}
 		return err
 	}
@@ -343,6 +346,21 @@ func (rq *request) respondConverted(code int, obj kapi.Object, value []byte) err
 		return err
 	}
 	return rq.respondStored(code, out, value)
+}
+
+// nameGenerationAttempts is how many names a create with generateName
+// tries, as kube-apiserver's store (maxNameGenerationCreateAttempts).
+const nameGenerationAttempts = 8
+
+// generateNameConflict is kube-apiserver's answer when every name a
+// generateName create tried was taken (apimachinery's
+// NewGenerateNameConflict): 409 AlreadyExists, with a Retry-After of one
+// second that tells the client another try may well succeed.
+func generateNameConflict(res *resource, name string) *StatusError {
+	e := NewStatusError(http.StatusConflict, kapi.StatusReasonAlreadyExists,
+		fmt.Sprintf("%s %q already exists, the server was not able to generate a unique name for the object", res.qualifiedResource(), name))
+	e.Status.Details = &kapi.StatusDetails{Name: name, Group: res.Group, Kind: res.Plural, RetryAfterSeconds: 1}
+	return e
 }
 
 func generateName(base string) string {

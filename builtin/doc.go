@@ -15,5 +15,7 @@
 //
 // The two Event kinds share a name in Kubernetes; here core/v1's is Event
 // (what kubectl describe reads) and events.k8s.io/v1's is EventsEvent: two
-// forms of one stored event, as in Kubernetes.
+// forms of one stored event, as in Kubernetes. EventToCore and
+// EventFromCore convert between them as kube-apiserver does; a server
+// stores both as core/v1 events.
 package builtin

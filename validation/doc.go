@@ -120,4 +120,14 @@
 // "failed rule: RULE" without a message. A transition rule is skipped on
 // create and where the old value is absent, and refused inside lists and
 // maps, where no old value corresponds.
+//
+// # Conditions
+//
+// A field of type []kapi.Condition needs no tag: For's schema checks it as
+// kube-apiserver checks a list of metav1.Condition (Conditions): type set,
+// unique and a qualified name; status True, False or Unknown;
+// observedGeneration not negative; lastTransitionTime set; reason set, of
+// Kubernetes' pattern and at most 1 KiB; message at most 32 KiB. Each
+// failure is worded as apimachinery's ValidateConditions words it, and an
+// update that leaves the conditions as they were is not refused for them.
 package validation

@@ -40,6 +40,9 @@ type field struct {
 	inner     *node  // of the field's value, without pointers; nil when nothing is below
 	program   Program
 	jsonType  string // of the field's value in OpenAPI, for a failed rule's message
+	// conditions says the field is a []kapi.Condition, checked as
+	// Kubernetes checks conditions (see Conditions).
+	conditions bool
 }
 
 // A RuleEngine compiles the expressions of rule tags. Package
@@ -174,12 +177,14 @@ func (b *builder) build(t reflect.Type, path string, inList bool) (*node, error)
 			errs = append(errs, err)
 			continue
 		}
-		if rules == nil && inner == nil {
+		conditions := jf.Type == conditionsType
+		if rules == nil && inner == nil && !conditions {
 			continue
 		}
 		f := &field{name: jf.Name, index: jf.Index, rules: rules, omitEmpty: jf.OmitEmpty, omitZero: jf.OmitZero, inner: inner,
-			program: program, jsonType: jsonType(jf.Type)}
+			program: program, jsonType: jsonType(jf.Type), conditions: conditions}
 		n.fields = append(n.fields, f)
+		n.checks = n.checks || conditions
 		if rules != nil {
 			n.defaults = n.defaults || rules.deflt.IsValid() || rules.defaultJSON != nil
 			n.checks = true
@@ -423,6 +428,9 @@ func (n *node) walk(errs *[]*Error, path *fieldPath, v, old reflect.Value) {
 					*errs = append(*errs, e)
 				}
 			}
+		}
+		if f.conditions {
+			*errs = append(*errs, Conditions(conditionsOf(fv), path.String())...)
 		}
 		if f.inner != nil && f.inner.checks {
 			if inner, ok := deref(fv); ok {

@@ -33,7 +33,9 @@
 //
 // # History and fan-out
 //
-// Each cache keeps a window of recent events, bounded by count and age.
+// Each cache keeps a window of recent events, bounded by count and age;
+// events leave by age on a timer too, so that an idle cache does not keep
+// an old revision watchable.
 // Watchers do not own buffers: each reads the shared window at its own
 // position, without a lock. The window is published as an immutable view,
 // and each view's channel is closed when the next replaces it, which wakes

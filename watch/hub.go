@@ -140,6 +140,7 @@ type config struct {
 
 // WithHistory bounds each cache's event window: at most count events, none
 // older than age (0: no age bound). Defaults: 10,000 events, 15 minutes.
+// Events leave by age whether or not writes follow them.
 func WithHistory(count int, age time.Duration) Option {
 	return func(c *config) { c.historyCount, c.historyAge = count, age }
 }
@@ -169,6 +170,7 @@ type Hub struct {
 	synced   atomic.Bool
 	stopped  atomic.Bool                   // Run has returned
 	progress atomic.Pointer[chan struct{}] // made by a waiter, closed when rev moves
+	lists    listClock                     // see Listed
 }
 
 // stop marks the hub stopped and wakes everything waiting on it.
@@ -356,16 +358,51 @@ func (h *Hub) follow(ctx context.Context, rev int64) error {
 	if err != nil {
 		return err
 	}
-	for ev := range events {
-		if ev.Err != nil {
-			return ev.Err
+	// Events leave the window by age even when no write comes to push
+	// them out: an idle server does not keep an hour-old revision
+	// watchable.
+	var expire <-chan time.Time
+	if age := h.config.historyAge; age > 0 {
+		t := time.NewTicker(expiryInterval(age))
+		defer t.Stop()
+		expire = t.C
+	}
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return errWatchEnded
+			}
+			if ev.Err != nil {
+				return ev.Err
+			}
+			h.apply(ev)
+		case <-expire:
+			h.expire()
 		}
-		h.apply(ev)
 	}
-	if ctx.Err() != nil {
-		return ctx.Err()
+}
+
+// expiryInterval is how often an idle hub looks for events that have left
+// its window by age: often enough that one outstays it by a small part of
+// age, seldom enough to cost nothing.
+func expiryInterval(age time.Duration) time.Duration {
+	return min(max(age/8, time.Millisecond), time.Minute)
+}
+
+// expire drops from each cache's history the events older than the
+// window's age, and publishes the histories that changed; only the
+// applier calls it.
+func (h *Hub) expire() {
+	now := h.now()
+	for _, c := range *h.caches.Load() {
+		if c.trim(now) {
+			c.publish()
+		}
 	}
-	return errWatchEnded
 }
 
 // errWatchEnded is a storage watch closed without an error event, which
@@ -549,12 +586,19 @@ func (c *Cache) apply(typ storage.EventType, key string, item *Item, rev int64) 
 
 	now := c.hub.now()
 	c.append(logEntry{ev, now})
-	cfg := c.hub.config
+	c.trim(now)
+	return true
+}
+
+// trim drops the events beyond the window's count or older than its age,
+// and reports whether it dropped any; only the applier calls it.
+func (c *Cache) trim(now time.Duration) bool {
+	cfg, head := c.hub.config, c.head
 	for c.head < len(c.log) && (len(c.log)-c.head > cfg.historyCount || cfg.historyAge > 0 && now-c.log[c.head].at > cfg.historyAge) {
 		c.floor = c.log[c.head].Revision
 		c.head++
 	}
-	return true
+	return c.head != head
 }
 
 // append adds an entry to the log buffer. When the entries that have left

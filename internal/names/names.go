@@ -127,13 +127,21 @@ func IsLabelValue(value string) []string {
 }
 
 // regexError is Kubernetes' wording of a value that does not match a
-// pattern: the rule, examples, then the pattern.
+// pattern: the rule, examples, then the pattern, word for word as
+// apimachinery's validation.RegexError writes them (a comma after each
+// example, " or " between them).
 func regexError(msg, pattern string, examples ...string) string {
-	quoted := make([]string, len(examples))
-	for i, e := range examples {
-		quoted[i] = "'" + e + "'"
+	if len(examples) == 0 {
+		return msg + " (regex used for validation is '" + pattern + "')"
 	}
-	return msg + " (e.g. " + strings.Join(quoted, " or ") + ", regex used for validation is '" + pattern + "')"
+	msg += " (e.g. "
+	for i, e := range examples {
+		if i > 0 {
+			msg += " or "
+		}
+		msg += "'" + e + "', "
+	}
+	return msg + "regex used for validation is '" + pattern + "')"
 }
 
 const dns1123SubdomainMessage = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"

@@ -16,7 +16,7 @@ type testWidget struct {
 	kapi.TypeMeta   `json:",inline"`
 	kapi.ObjectMeta `json:"metadata,omitempty"`
 	Spec            struct {
-		Color    string `json:"color" description:"color of the widget"`
+		Color    string `json:"color" validate:"required" description:"color of the widget"`
 		Replicas *int32 `json:"replicas,omitempty"`
 		Ports    []struct {
 			Name string `json:"name"`
@@ -123,6 +123,8 @@ func TestOpenAPIWidgetSchema(t *testing.T) {
 
 	spec := at(t, w, "properties", "spec")
 	wantJSON(t, "spec type", at(t, spec, "type"), `"object"`)
+	// Required when declared (and so refused when missing); port, without
+	// omitempty, is not: the server accepts a widget without it.
 	wantJSON(t, "spec required", at(t, spec, "required"), `["color"]`)
 	wantJSON(t, "spec.color", at(t, spec, "properties", "color"), `{"type":"string","description":"color of the widget"}`)
 	wantJSON(t, "spec.replicas", at(t, spec, "properties", "replicas"), `{"type":"integer","format":"int32"}`)
@@ -131,7 +133,6 @@ func TestOpenAPIWidgetSchema(t *testing.T) {
 		"type": "array",
 		"items": {
 			"type": "object",
-			"required": ["name", "port"],
 			"properties": {
 				"name": {"type": "string"},
 				"port": {"type": "integer", "format": "int32"}
@@ -185,7 +186,8 @@ func TestOpenAPIWidgetSchema(t *testing.T) {
 	wantJSON(t, "OwnerReference required", at(t, m("OwnerReference"), "required"), `["apiVersion","kind","name","uid"]`)
 	wantJSON(t, "OwnerReference map type", at(t, m("OwnerReference"), "x-kubernetes-map-type"), `"atomic"`)
 	wantJSON(t, "ManagedFieldsEntry.fieldsV1", at(t, m("ManagedFieldsEntry"), "properties", "fieldsV1", "allOf"), `[{"$ref":"`+metaRef+`FieldsV1"}]`)
-	wantJSON(t, "Condition required", at(t, m("Condition"), "required"), `["type","status","lastTransitionTime","reason","message"]`)
+	// kube-openapi's, but for message, which kube-apiserver accepts without.
+	wantJSON(t, "Condition required", at(t, m("Condition"), "required"), `["type","status","lastTransitionTime","reason"]`)
 	wantJSON(t, "Condition.lastTransitionTime", at(t, m("Condition"), "properties", "lastTransitionTime", "allOf"), `[{"$ref":"`+metaRef+`Time"}]`)
 	wantJSON(t, "Condition.observedGeneration", at(t, m("Condition"), "properties", "observedGeneration", "format"), `"int64"`)
 
@@ -370,8 +372,11 @@ func TestOpenAPIClusterScopedAndCore(t *testing.T) {
 	if got := paramNames(t, at(t, paths, "/apis/example.com/v1/gadgets/{name}")); !slices.Equal(got, []string{"path:name", "query:pretty"}) {
 		t.Errorf("item parameters %q", got)
 	}
-	// metadata is never required, even without omitempty; spec is.
-	wantJSON(t, "required", at(t, doc, "components", "schemas", "com.example.v1.Gadget", "required"), `["spec"]`)
+	// metadata is never required, even without omitempty; nor is spec,
+	// which does not declare it.
+	if g := at(t, doc, "components", "schemas", "com.example.v1.Gadget"); has(g, "required") {
+		t.Errorf("Gadget required %v, want none", at(t, g, "required"))
+	}
 	wantJSON(t, "size", at(t, doc, "components", "schemas", "com.example.v1.Gadget", "properties", "spec", "properties", "size"),
 		`{"type":"integer","format":"int64"}`)
 
@@ -446,7 +451,6 @@ func TestOpenAPIRecursiveTypes(t *testing.T) {
 	wantJSON(t, "parent", at(t, props, "parent"), `{"allOf":[{"$ref":"#/components/schemas/com.example.v1.Tree"}]}`)
 	wantJSON(t, "node", at(t, schemas, "com.example.v1.testNode"), `{
 		"type": "object",
-		"required": ["name"],
 		"properties": {
 			"name": {"type": "string"},
 			"children": {"type": "array", "items": {"$ref": "#/components/schemas/com.example.v1.testNode"}}
@@ -455,10 +459,9 @@ func TestOpenAPIRecursiveTypes(t *testing.T) {
 	// A type used twice but not recursively stays inline.
 	wantJSON(t, "pair", at(t, props, "pair"), `{
 		"type": "object",
-		"required": ["A", "B"],
 		"properties": {
-			"A": {"type": "object", "required": ["v"], "properties": {"v": {"type": "string"}}},
-			"B": {"type": "object", "required": ["v"], "properties": {"v": {"type": "string"}}}
+			"A": {"type": "object", "properties": {"v": {"type": "string"}}},
+			"B": {"type": "object", "properties": {"v": {"type": "string"}}}
 		}
 	}`)
 	wantJSON(t, "opaque", at(t, props, "opaque"), `{"x-kubernetes-preserve-unknown-fields":true}`)
@@ -511,9 +514,10 @@ func TestOpenAPIFieldKinds(t *testing.T) {
 	s := at(t, doc, "components", "schemas", "com.example.kinds.v1alpha1.Kinds")
 	_ = testKinds{}.unexported
 	wantJSON(t, "property names", keysOf(at(t, s, "properties")), `["-","Deep","Untagged","any","apiVersion","array","b","bytes","f32","f64","i","i8","inner","intMap","kind","labelled","metadata","nested","owner","quoted","shared","u64","when","zero"]`)
-	// Deep is promoted through a pointer, so it may be missing.
-	wantJSON(t, "required", at(t, s, "required"),
-		`["b","i8","i","u64","f32","f64","bytes","array","quoted","any","intMap","nested","-","Untagged","labelled","owner"]`)
+	// Only what declares it is required; none here.
+	if has(s, "required") {
+		t.Errorf("required %v, want none", at(t, s, "required"))
+	}
 	for name, want := range map[string]string{
 		"shared":   `{"type":"integer","format":"int64"}`,
 		"inner":    `{"type":"string"}`,

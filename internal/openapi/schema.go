@@ -64,10 +64,7 @@ func (b *openAPIBuilder) structSchema(t reflect.Type, path string) (*oapiSchema,
 			s.Properties = map[string]*oapiSchema{}
 		}
 		s.Properties[f.Name] = fs
-		// The Kubernetes convention: a field is optional when it may be left
-		// out of the JSON, or is a pointer.
-		// A validate tag's required or optional says otherwise.
-		if declared != nil && *declared || declared == nil && !f.OmitEmpty && !f.OmitZero && !f.Optional && f.Type.Kind() != reflect.Pointer && !oapiMetaOptional[t] {
+		if declared != nil && *declared || declared == nil && kubesOwn(t) && kubeRequired(t, f) {
 			s.Required = append(s.Required, f.Name)
 		}
 	}
@@ -75,6 +72,42 @@ func (b *openAPIBuilder) structSchema(t reflect.Type, path string) (*oapiSchema,
 		s.MapType = "atomic"
 	}
 	return s, nil
+}
+
+// A field is required when the server refuses an object without it, so
+// that the schema says what the server holds. A registered type's field is
+// required when it declares so (validate:"required"), which the server
+// enforces (an absent field decodes to an empty value, refused with
+// "Required value"). Leaving out omitempty does not make it required, as
+// it does for a CustomResourceDefinition made by controller-gen: a decoded
+// Go value cannot tell an absent field from a zero one, so the server
+// could not refuse its absence with kube's cause. Kubernetes' own types
+// (kapi's meta types, package builtin's kinds) keep the schema
+// kube-openapi gives them, derived from omitempty, where kapi validates
+// them as kube-apiserver does.
+
+// kubesOwn says whether t is one of Kubernetes' own types, as kapi and
+// its package builtin declare them.
+func kubesOwn(t reflect.Type) bool {
+	pkg := t.PkgPath()
+	return pkg == kapiPackage || pkg == kapiPackage+"/builtin"
+}
+
+var kapiPackage = reflect.TypeFor[kapi.Object]().PkgPath()
+
+// kubeRequired is kube-openapi's rule: a field is required unless it may
+// be left out of the JSON or is a pointer, save the exceptions where the
+// server accepts its absence.
+func kubeRequired(t reflect.Type, f jsonfields.Field) bool {
+	return !f.OmitEmpty && !f.OmitZero && !f.Optional && f.Type.Kind() != reflect.Pointer && !oapiMetaOptional[t] &&
+		!oapiNotRequired[t][f.Name]
+}
+
+// oapiNotRequired are fields of meta types that kube-openapi lists as
+// required but kube-apiserver accepts without: a Condition's message
+// (metav1 ValidateCondition checks only its length).
+var oapiNotRequired = map[reflect.Type]map[string]bool{
+	reflect.TypeFor[kapi.Condition](): {"message": true},
 }
 
 var (

@@ -32,6 +32,16 @@
 // store may have applied it, unless the store had already answered it
 // (not found, exists, conflict, ...), an answer that stands.
 //
+// # Cost
+//
+// A call through the guard costs an atomic load and one small allocation
+// (BenchmarkGuard: about 0.1 µs over the memory store's own). What
+// releases a call and what notices a slow one, a cancellable context and
+// a timer (about a microsecond more), are set up only when the store asks
+// the call's context for Done, that is, when it waits; a store that does
+// not wait cannot be released by a context anyway, and sees the release
+// in the context's Err.
+//
 // # The slow, obviously correct path
 //
 // The store itself, unguarded: every call waits for the store's own answer

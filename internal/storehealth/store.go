@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kapi-dev/kapi/storage"
@@ -17,60 +19,182 @@ type guardedStore struct {
 
 var _ storage.Interface = (*guardedStore)(nil)
 
-// guarded runs one call of a request to the store. write says whether it
-// may change the store: released while in flight, its outcome is unknown.
-func guarded[T any](g *guardedStore, ctx context.Context, write bool, call func(context.Context) (T, error)) (T, error) {
+// callCtx is the context of one call through the guard: the request's,
+// also ended when the store is found down (the call is released), and
+// watched by a timer that makes the store suspect when the call has
+// waited CheckTimeout.
+//
+// Both cost (a context, a registration with the release, a timer: about a
+// microsecond, seven allocations) and are needed only by a call that
+// waits: so they are set up (armed) the first time the store asks for
+// Done, as every store that waits on a network, a lock or a commit does,
+// directly or by deriving a context. A call that only asks Err (the
+// memory store; bolt's reads) costs one allocation, and is released
+// through Err, which reports the release as the cancellation it is.
+type callCtx struct {
+	context.Context // the request's
+	h               *Health
+	released        context.Context // ended when the store is found down
+
+	once  sync.Once
+	armed atomic.Pointer[armedCall] // nil until armed; finished once the call returned
+}
+
+// armedCall is what a call that waits has.
+type armedCall struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	stop   func() bool // the registration with released
+	slow   *time.Timer
+}
+
+// finished is the state of a call that returned without being armed: a
+// late Done (from a goroutine of the store's) finds it ended, as the
+// context of a returned call always was.
+var finished = func() *armedCall {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(nil)
+	return &armedCall{ctx: ctx}
+}()
+
+func (c *callCtx) arm() *armedCall {
+	c.once.Do(func() {
+		ctx, cancel := context.WithCancelCause(c.Context)
+		a := &armedCall{ctx: ctx, cancel: cancel}
+		a.stop = context.AfterFunc(c.released, func() { cancel(ErrStoreDown) })
+		a.slow = time.AfterFunc(CheckTimeout, c.h.Suspect)
+		c.armed.Store(a)
+	})
+	return c.armed.Load()
+}
+
+func (c *callCtx) Done() <-chan struct{} { return c.arm().ctx.Done() }
+
+func (c *callCtx) Err() error {
+	if a := c.armed.Load(); a != nil {
+		return a.ctx.Err()
+	}
+	if err := c.Context.Err(); err != nil {
+		return err
+	}
+	if c.released.Err() != nil {
+		return context.Canceled
+	}
+	return nil
+}
+
+// Value is the request's, but for the context package's own lookup of
+// the cancellation to register a derived context with, which must find
+// the armed context.
+func (c *callCtx) Value(key any) any {
+	if a := c.armed.Load(); a != nil && a != finished {
+		return a.ctx.Value(key)
+	}
+	return c.Context.Value(key)
+}
+
+// wasReleased says whether the call was released: the store was found
+// down before the call returned, and before the request's own context
+// ended.
+func (c *callCtx) wasReleased() bool {
+	if a := c.armed.Load(); a != nil {
+		return errors.Is(context.Cause(a.ctx), ErrStoreDown)
+	}
+	return c.released.Err() != nil && c.Context.Err() == nil
+}
+
+// finish ends the call's context, its timer and its registration.
+func (c *callCtx) finish() {
+	c.once.Do(func() { c.armed.Store(finished) })
+	if a := c.armed.Load(); a != finished {
+		a.slow.Stop()
+		a.stop()
+		a.cancel(nil)
+	}
+}
+
+// begin starts a call: refused at once while the store is down.
+func (g *guardedStore) begin(ctx context.Context) (*callCtx, error) {
 	h := g.health
 	if h.isDown.Load() {
-		var zero T
-		return zero, fmt.Errorf("%w: %w", storage.ErrUnavailable, ErrStoreDown)
+		return nil, fmt.Errorf("%w: %w", storage.ErrUnavailable, ErrStoreDown)
 	}
-	released := *h.released.Load()
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	stop := context.AfterFunc(released, func() { cancel(ErrStoreDown) })
-	defer stop()
-	slow := time.AfterFunc(CheckTimeout, h.Suspect)
-	defer slow.Stop()
+	return &callCtx{Context: ctx, h: h, released: *h.released.Load()}, nil
+}
 
-	v, err := call(ctx)
+// end ends a call that returned err. write says whether it may have
+// changed the store: released while in flight, its outcome is unknown.
+// A fault or a timeout makes the store suspect.
+func (g *guardedStore) end(c *callCtx, write bool, err error) error {
+	released := err != nil && c.wasReleased()
+	c.finish()
 	if err == nil {
-		return v, nil
+		return nil
 	}
-	if errors.Is(context.Cause(ctx), ErrStoreDown) && !answered(err) {
+	if released && !answered(err) {
 		if write {
-			return v, fmt.Errorf("%w: %w: %w", storage.ErrUnavailable, storage.ErrOutcomeUnknown, ErrStoreDown)
+			return fmt.Errorf("%w: %w: %w", storage.ErrUnavailable, storage.ErrOutcomeUnknown, ErrStoreDown)
 		}
-		return v, fmt.Errorf("%w: %w", storage.ErrUnavailable, ErrStoreDown)
+		return fmt.Errorf("%w: %w", storage.ErrUnavailable, ErrStoreDown)
 	}
 	if errors.Is(err, storage.ErrUnavailable) || errors.Is(err, storage.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
-		h.Suspect()
+		g.health.Suspect()
 	}
-	return v, err
+	return err
 }
 
 func (g *guardedStore) Get(ctx context.Context, key string, rev int64) (storage.KeyValue, error) {
-	return guarded(g, ctx, false, func(ctx context.Context) (storage.KeyValue, error) { return g.inner.Get(ctx, key, rev) })
+	c, err := g.begin(ctx)
+	if err != nil {
+		return storage.KeyValue{}, err
+	}
+	kv, err := g.inner.Get(c, key, rev)
+	return kv, g.end(c, false, err)
 }
 
 func (g *guardedStore) List(ctx context.Context, prefix string, opts storage.ListOptions) (storage.ListResult, error) {
-	return guarded(g, ctx, false, func(ctx context.Context) (storage.ListResult, error) { return g.inner.List(ctx, prefix, opts) })
+	c, err := g.begin(ctx)
+	if err != nil {
+		return storage.ListResult{}, err
+	}
+	res, err := g.inner.List(c, prefix, opts)
+	return res, g.end(c, false, err)
 }
 
 func (g *guardedStore) Revision(ctx context.Context) (int64, error) {
-	return guarded(g, ctx, false, g.inner.Revision)
+	c, err := g.begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	rev, err := g.inner.Revision(c)
+	return rev, g.end(c, false, err)
 }
 
 func (g *guardedStore) Create(ctx context.Context, key string, value []byte) (int64, error) {
-	return guarded(g, ctx, true, func(ctx context.Context) (int64, error) { return g.inner.Create(ctx, key, value) })
+	c, err := g.begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	rev, err := g.inner.Create(c, key, value)
+	return rev, g.end(c, true, err)
 }
 
 func (g *guardedStore) Update(ctx context.Context, key string, value []byte, expect int64) (int64, error) {
-	return guarded(g, ctx, true, func(ctx context.Context) (int64, error) { return g.inner.Update(ctx, key, value, expect) })
+	c, err := g.begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	rev, err := g.inner.Update(c, key, value, expect)
+	return rev, g.end(c, true, err)
 }
 
 func (g *guardedStore) Delete(ctx context.Context, key string, expect int64) (storage.KeyValue, error) {
-	return guarded(g, ctx, true, func(ctx context.Context) (storage.KeyValue, error) { return g.inner.Delete(ctx, key, expect) })
+	c, err := g.begin(ctx)
+	if err != nil {
+		return storage.KeyValue{}, err
+	}
+	kv, err := g.inner.Delete(c, key, expect)
+	return kv, g.end(c, true, err)
 }
 
 // Watch is the store's: the watch cache is what watches the store, and it

@@ -53,7 +53,8 @@ func TestManager(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recorder := mgr.GetEventRecorderFor("widget-controller") //nolint:staticcheck // the core/v1 events kubectl describe reads
+	//lint:ignore SA1019 the old API writes the core/v1 events kubectl describe reads, which the test checks beside the new API's
+	recorder := mgr.GetEventRecorderFor("widget-controller")
 	newRecorder := mgr.GetEventRecorder("widget-controller")
 	widget := func() *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}

@@ -10,6 +10,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -133,3 +134,46 @@ func TestLeasesClientGo(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestCreateOnUpdateClientGo: client-go's typed Update of a Lease or an
+// events.k8s.io/v1 Event that does not exist creates it, as kube-apiserver
+// allows for both (their strategies' AllowCreateOnUpdate); an Update of a
+// missing widget is NotFound, as for a custom resource.
+func TestCreateOnUpdateClientGo(t *testing.T) {
+	srv := startServer(t)
+	ctx := ctxFor(t, 60*time.Second)
+	cs, err := kubernetes.NewForConfig(restConfig(srv, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder := "elector-1"
+	lease, err := cs.CoordinationV1().Leases(testNamespace).Update(ctx, &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: "leader", ResourceVersion: "12"},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder},
+	}, metav1.UpdateOptions{FieldManager: "elector"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lease.UID == "" || *lease.Spec.HolderIdentity != holder || len(lease.ManagedFields) != 1 || lease.ManagedFields[0].Manager != "elector" {
+		t.Errorf("the lease an update created: %+v", lease)
+	}
+	if _, err := cs.CoordinationV1().Leases(testNamespace).Get(ctx, "leader", metav1.GetOptions{}); err != nil {
+		t.Errorf("get the lease an update created: %v", err)
+	}
+	ev, err := cs.EventsV1().Events(testNamespace).Update(ctx, &eventsv1.Event{
+		ObjectMeta: metav1.ObjectMeta{Name: "leader.1"}, EventTime: metav1.NowMicro(),
+		ReportingController: "example.com/elector", ReportingInstance: "elector-1", Action: "Elect", Reason: "LeaderElection",
+		Regarding: corev1.ObjectReference{Kind: "Lease", Namespace: testNamespace, Name: "leader"}, Note: "elector-1 became leader", Type: corev1.EventTypeNormal,
+	}, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, err := cs.CoreV1().Events(testNamespace).Get(ctx, "leader.1", metav1.GetOptions{})
+	if err != nil || core.UID != ev.UID || core.Message != "elector-1 became leader" {
+		t.Errorf("the event an update created, read as a core event: %+v, %v", core, err)
+	}
+	_, err = dynamicClient(t, srv, nil).Resource(widgetsGVR).Namespace(testNamespace).Update(ctx, newWidget("missing", map[string]any{"color": "red"}), metav1.UpdateOptions{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("update of a missing widget: %v; want NotFound", err)
+	}
+}

@@ -70,17 +70,6 @@ func (l *wireLog) reset() {
 	l.mu.Unlock()
 }
 
-// matching returns the entries for which keep is true.
-func (l *wireLog) matching(keep func(wireEntry) bool) []wireEntry {
-	var out []wireEntry
-	for _, e := range l.all() {
-		if keep(e) {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
 // config returns a copy of cfg whose transport records into l.
 func (l *wireLog) config(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)

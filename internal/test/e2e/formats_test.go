@@ -337,11 +337,11 @@ func TestFormatsProtobuf(t *testing.T) {
 	managed.SetManagedFields([]metav1.ManagedFieldsEntry{{
 		Manager: "e2e-formats", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "example.com/v1",
 		Time: &metav1.Time{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}, FieldsType: "FieldsV1",
-		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{"f:color":{}}}`)},
+		FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{"f:color":{}}}`),
 	}, {
 		Manager: "e2e-status", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "example.com/v1",
 		Time: &metav1.Time{Time: time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC)}, FieldsType: "FieldsV1",
-		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:replicas":{}}}`)}, Subresource: "status",
+		FieldsV1: metav1.NewFieldsV1(`{"f:status":{"f:replicas":{}}}`), Subresource: "status",
 	}})
 	if _, err := widgets.Create(ctx, managed, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create pb-managed: %v", err)
@@ -420,13 +420,13 @@ func TestFormatsProtobuf(t *testing.T) {
 				}
 				if e := m.ManagedFields[0]; e.Manager != "e2e-status" || e.Operation != metav1.ManagedFieldsOperationUpdate || e.Subresource != "status" ||
 					e.FieldsType != "FieldsV1" || e.Time == nil || !e.Time.Time.Equal(time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC)) ||
-					e.FieldsV1 == nil || string(e.FieldsV1.Raw) != `{"f:status":{"f:replicas":{}}}` {
+					e.FieldsV1 == nil || string(e.FieldsV1.GetRawBytes()) != `{"f:status":{"f:replicas":{}}}` {
 					t.Errorf("managedFields[0] = %s", mustJSON(e))
 				}
 				e := m.ManagedFields[1]
 				var fields map[string]any
 				if e.Operation != metav1.ManagedFieldsOperationUpdate || e.APIVersion != "example.com/v1" || e.Subresource != "" ||
-					e.FieldsV1 == nil || json.Unmarshal(e.FieldsV1.Raw, &fields) != nil || fields["f:spec"] == nil || fields["f:metadata"] == nil {
+					e.FieldsV1 == nil || json.Unmarshal(e.FieldsV1.GetRawBytes(), &fields) != nil || fields["f:spec"] == nil || fields["f:metadata"] == nil {
 					t.Errorf("managedFields[1] = %s, want the creator's Update naming f:metadata and f:spec", mustJSON(e))
 				}
 			}

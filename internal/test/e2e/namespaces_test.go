@@ -153,7 +153,7 @@ func TestNamespacesClientGo(t *testing.T) {
 	}
 
 	// A client may finalize a namespace itself, as kube's own controller does.
-	held, err := namespaces.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "held"},
+	_, err = namespaces.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "held"},
 		Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{"example.com/hold"}}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -161,6 +161,7 @@ func TestNamespacesClientGo(t *testing.T) {
 	if err := namespaces.Delete(ctx, "held", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	var held *corev1.Namespace
 	for {
 		held, err = namespaces.Get(ctx, "held", metav1.GetOptions{})
 		if err != nil {

@@ -428,9 +428,9 @@ func sortedFieldsV1(fields []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEn
 		out[i] = f
 		if f.FieldsV1 != nil {
 			var m map[string]any
-			if err := json.Unmarshal(f.FieldsV1.Raw, &m); err == nil {
+			if err := json.Unmarshal(f.FieldsV1.GetRawBytes(), &m); err == nil {
 				raw, _ := json.Marshal(m)
-				out[i].FieldsV1 = &metav1.FieldsV1{Raw: raw}
+				out[i].FieldsV1 = metav1.NewFieldsV1(string(raw))
 			}
 		}
 	}

@@ -573,17 +573,17 @@ func TestDynamicApply(t *testing.T) {
 			t.Fatalf("managedFields = %s, want Apply entries for alice and bob", mustJSON(forced.GetManagedFields()))
 		}
 		var aliceFields, bobFields map[string]any
-		if err := json.Unmarshal(a.FieldsV1.Raw, &aliceFields); err != nil {
+		if err := json.Unmarshal(a.FieldsV1.GetRawBytes(), &aliceFields); err != nil {
 			t.Fatal(err)
 		}
-		if err := json.Unmarshal(b.FieldsV1.Raw, &bobFields); err != nil {
+		if err := json.Unmarshal(b.FieldsV1.GetRawBytes(), &bobFields); err != nil {
 			t.Fatal(err)
 		}
 		if !owns(bobFields, "f:spec", "f:replicas") || owns(aliceFields, "f:spec", "f:replicas") {
-			t.Errorf("after the force bob should own spec.replicas and alice not; alice %s, bob %s", a.FieldsV1.Raw, b.FieldsV1.Raw)
+			t.Errorf("after the force bob should own spec.replicas and alice not; alice %s, bob %s", a.FieldsV1.GetRawBytes(), b.FieldsV1.GetRawBytes())
 		}
 		if !owns(aliceFields, "f:spec", "f:color") {
-			t.Errorf("alice's fieldsV1 lacks f:spec/f:color, which nobody took from her: %s", a.FieldsV1.Raw)
+			t.Errorf("alice's fieldsV1 lacks f:spec/f:color, which nobody took from her: %s", a.FieldsV1.GetRawBytes())
 		}
 
 		// Now alice is the one who conflicts.
