@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/apiserver/apiservertest"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
+	"github.com/kapi-dev/kapi/fairness"
 	"github.com/kapi-dev/kapi/internal/websocket"
 )
 
@@ -313,5 +315,25 @@ func TestWatchOverWebSocketBearerProtocol(t *testing.T) {
 				t.Fatalf("%v %v, want 401", err, resp)
 			}
 		})
+	}
+}
+
+// TestWatchOverWebSocketObserved: the handshake takes the connection over
+// through every writer the server wraps a request's in (observers,
+// fairness), and the request log sees the switch.
+func TestWatchOverWebSocketObserved(t *testing.T) {
+	var log syncBuffer
+	srv := apiservertest.New(t, widgetapi.Register, apiserver.WithFairness(fairness.Default(600)),
+		apiserver.WithRequestLog(slog.New(slog.NewTextHandler(&log, nil))))
+	ws := dialWatch(t, srv.URL, "", nil)
+	if err := ws.Write(websocket.OpClose, []byte{0x03, 0xe8}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ws.Read(); err == nil {
+		t.Fatal("no close")
+	}
+	srv.API.Close() // the request has ended once Close returns
+	if !strings.Contains(log.String(), "resp=101") {
+		t.Errorf("request log:\n%s", log.String())
 	}
 }
