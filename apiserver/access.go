@@ -9,6 +9,7 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/internal/discovery"
 	"github.com/kapi-dev/kapi/internal/reviews"
 )
 
@@ -43,48 +44,31 @@ func (s *Server) accessReviewGroupVersions() []groupVersion {
 
 // accessReviewResources are the reviews of gv in discovery: cluster-scoped,
 // create only.
-func (s *Server) accessReviewResources(gv groupVersion) []apiResource {
-	var out []apiResource
+func (s *Server) accessReviewResources(gv groupVersion) []discovery.Resource {
+	var out []discovery.Resource
 	for _, ar := range accessReviews {
 		if s.servesAccessReviews() && ar.group == gv.group && ar.version == gv.version {
-			out = append(out, apiResource{Name: ar.plural, SingularName: ar.singular, Kind: ar.kind, Verbs: []string{"create"}})
+			out = append(out, discovery.Resource{Kind: ar.kind, Plural: ar.plural, Singular: ar.singular, Verbs: []string{"create"}})
 		}
 	}
 	return out
 }
 
-// accessReviewDiscovery is the reviews' part of aggregated discovery.
-func (s *Server) accessReviewDiscovery() []groupDiscovery {
-	var groups []groupDiscovery
-	for _, gv := range s.accessReviewGroupVersions() {
-		vd := versionDiscovery{Version: gv.version, Freshness: "Current"}
-		for _, ar := range accessReviews {
-			if ar.group == gv.group && ar.version == gv.version {
-				vd.Resources = append(vd.Resources, resourceDiscovery{Resource: ar.plural, ResponseKind: groupVersionKind{ar.group, ar.version, ar.kind},
-					Scope: "Cluster", SingularResource: ar.singular, Verbs: []string{"create"}})
-			}
-		}
-		g := groupDiscovery{Versions: []versionDiscovery{vd}}
-		g.Metadata.Name = gv.group
-		groups = append(groups, g)
-	}
-	return groups
-}
-
-// accessReviewRoutes adds the reviews' discovery documents and endpoints.
+// accessReviewRoutes adds the reviews' endpoints; their discovery documents
+// are the registry's.
 func (s *Server) accessReviewRoutes(r interface {
 	Get(string, http.HandlerFunc)
 	Post(string, http.HandlerFunc)
-}) {
-	for _, gv := range s.accessReviewGroupVersions() {
-		base := "/apis/" + gv.group + "/" + gv.version
-		r.Get("/apis/"+gv.group, s.serveGroup(gv.group))
-		r.Get(base, s.serveResources(gv))
-	}
+	Method(string, string, http.Handler)
+}, notAllowed http.HandlerFunc) {
 	for _, ar := range accessReviews {
 		if s.servesAccessReviews() {
 			serve := ar.serve
-			r.Post("/apis/"+ar.group+"/"+ar.version+"/"+ar.plural, func(w http.ResponseWriter, r *http.Request) { serve(s, w, r) })
+			path := "/apis/" + ar.group + "/" + ar.version + "/" + ar.plural
+			r.Post(path, func(w http.ResponseWriter, r *http.Request) { serve(s, w, r) })
+			for _, m := range []string{http.MethodGet, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+				r.Method(m, path, notAllowed) // not the resource paths' handler
+			}
 		}
 	}
 }

@@ -7,23 +7,36 @@ import (
 )
 
 // applySetParentTypes answers kubectl's question for the kinds that may be
-// ApplySet parents (Resource.ApplySetParent), unless the server serves
-// CustomResourceDefinitions itself (see internal/applyset), and passes
-// other paths to notFound. It is in the router's NotFound rather than a
-// route of its own: a static route beside /apis/{group} deepens chi's
-// search for every request, enough for an idle watch's stack to stay at
-// 16 KiB (TestIdleWatchStack).
-func (s *Server) applySetParentTypes(notFound http.HandlerFunc) http.HandlerFunc {
+// ApplySet parents (Resource.ApplySetParent), from the registry of the
+// moment (see internal/applyset); when the server serves
+// CustomResourceDefinitions itself, or for another method, api answers.
+func (s *Server) applySetParentTypes(api http.HandlerFunc) http.HandlerFunc {
+	fail := func(w http.ResponseWriter, r *http.Request, message string) {
+		writeStatus(w, r, nil, badRequest("%s", message).Status)
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		kinds, ownCRDs := parentTypes(s.reg.Load().resources)
+		if ownCRDs || len(kinds) == 0 || r.Method != http.MethodGet {
+			api(w, r)
+			return
+		}
+		applyset.Handler(kinds, fail).ServeHTTP(w, r)
+	}
+}
+
+// parentTypes lists the kinds of resources registered as ApplySet
+// parents, with their served versions, and says whether the server serves
+// kinds of apiextensions.k8s.io itself.
+func parentTypes(resources []*resource) (kinds []applyset.Kind, ownCRDs bool) {
 	parents := map[[2]string]bool{}
-	for _, res := range s.resources {
+	for _, res := range resources {
 		if res.Group == "apiextensions.k8s.io" {
-			return notFound // its own list answers
+			return nil, true
 		}
 		parents[[2]string{res.Group, res.Kind}] = parents[[2]string{res.Group, res.Kind}] || res.applySetParent
 	}
-	var kinds []applyset.Kind
 	index := map[[2]string]int{}
-	for _, res := range s.resources {
+	for _, res := range resources {
 		k := [2]string{res.Group, res.Kind}
 		if !parents[k] {
 			continue
@@ -37,20 +50,5 @@ func (s *Server) applySetParentTypes(notFound http.HandlerFunc) http.HandlerFunc
 			kinds[i].Versions = append(kinds[i].Versions, applyset.Version{Name: res.Version, Storage: res.storageVersion() == res})
 		}
 	}
-	if len(kinds) == 0 {
-		return notFound
-	}
-	parentTypes := applyset.Handler(kinds, func(w http.ResponseWriter, r *http.Request, message string) {
-		writeStatus(w, r, nil, badRequest("%s", message).Status)
-	})
-	return func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case r.URL.Path != applyset.Path:
-			notFound(w, r)
-		case r.Method != http.MethodGet:
-			writeStatus(w, r, nil, NewStatusError(http.StatusMethodNotAllowed, "MethodNotAllowed", "the server does not allow this method on the requested resource").Status)
-		default:
-			parentTypes.ServeHTTP(w, r)
-		}
-	}
+	return kinds, false
 }

@@ -1123,7 +1123,7 @@ func badInputCorpus() []corpusCase {
 	// # kubectl's question for ApplySet parent types (applyset.go).
 	crds := "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 	add("applyset/bad label selector", http.MethodGet, crds+"?labelSelector=a+in+(b", nil, 400)
-	add("applyset/create a CRD", http.MethodPost, crds, encJSON(doc{"kind": "CustomResourceDefinition"}), 405, ct(mtJSON)...)
+	add("applyset/create a CRD", http.MethodPost, crds, encJSON(doc{"kind": "CustomResourceDefinition"}), 404, ct(mtJSON)...) // not served: the API answers
 	add("applyset/a CRD by name", http.MethodGet, crds+"/widgets.example.com", nil, 404)
 	return append(cases, builtinCorpus()...)
 }

@@ -121,8 +121,7 @@ func (rq *request) decodeCleaned(in *codec.Format, data []byte) (kapi.Object, []
 	// A document with nothing to check is decoded once; any other is
 	// checked, and decoded again into a new object.
 	if obj := rq.objType.newObject(); codec.UnmarshalKnownJSON(data, obj) == nil {
-		checked, err := rq.checkType(obj)
-		return checked, data, err
+		return rq.checkPruned(obj, data, validation)
 	}
 	// A document that is not JSON fails the check; decoding it below says why.
 	report, cleaned, checkErr := codec.CheckJSONFields(data, rq.objType.typ)
@@ -148,6 +147,27 @@ func (rq *request) decodeCleaned(in *codec.Format, data []byte) (kapi.Object, []
 		case "Strict":
 			return nil, nil, rq.undecodable("strict decoding error: " + strings.Join(problems, ", "))
 		case "", "Warn":
+			for _, p := range problems {
+				rq.warn(p)
+			}
+		}
+	}
+	return rq.checkPruned(obj, data, validation)
+}
+
+// checkPruned is checkType of an object decoded from data, pruned first
+// when its resource's Shape says what its fields are: the unknown fields
+// it drops are refused or warned of, as fieldValidation says.
+func (rq *request) checkPruned(obj kapi.Object, data []byte, validation string) (kapi.Object, []byte, error) {
+	if shape := rq.res.shape; shape != nil && rq.objType == &rq.res.objType {
+		var problems []string
+		for _, f := range shape.Prune(obj) {
+			problems = append(problems, fmt.Sprintf("unknown field %q", f))
+		}
+		switch {
+		case len(problems) > 0 && validation == "Strict":
+			return nil, nil, rq.undecodable("strict decoding error: " + strings.Join(problems, ", "))
+		case validation == "" || validation == "Warn":
 			for _, p := range problems {
 				rq.warn(p)
 			}

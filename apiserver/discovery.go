@@ -4,13 +4,14 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"runtime"
 	"runtime/debug"
-	"strings"
+	"slices"
+	"sync"
 
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/internal/discovery"
 	"github.com/kapi-dev/kapi/internal/httpbody"
 )
 
@@ -67,32 +68,28 @@ func writeJSONCode(w http.ResponseWriter, r *http.Request, code int, v any) {
 	httpbody.Write(w, r, code, "application/json", data)
 }
 
-// Legacy discovery documents (meta/v1).
-
-type groupVersionForDiscovery struct {
-	GroupVersion string `json:"groupVersion"`
-	Version      string `json:"version"`
+// documents are the discovery and OpenAPI documents of one registry.
+type documents struct {
+	*discovery.Documents
+	reg      *registry
+	rootOnce sync.Once
+	root     http.HandlerFunc // /openapi/v3
 }
 
-type apiGroup struct {
-	Kind             string                     `json:"kind,omitempty"`
-	APIVersion       string                     `json:"apiVersion,omitempty"`
-	Name             string                     `json:"name"`
-	Versions         []groupVersionForDiscovery `json:"versions"`
-	PreferredVersion groupVersionForDiscovery   `json:"preferredVersion"`
-}
-
-type apiResource struct {
-	Name               string   `json:"name"`
-	SingularName       string   `json:"singularName"`
-	Namespaced         bool     `json:"namespaced"`
-	Group              string   `json:"group,omitempty"`
-	Version            string   `json:"version,omitempty"`
-	Kind               string   `json:"kind"`
-	Verbs              []string `json:"verbs"`
-	ShortNames         []string `json:"shortNames,omitempty"`
-	Categories         []string `json:"categories,omitempty"`
-	StorageVersionHash string   `json:"storageVersionHash,omitempty"`
+// documents makes reg's documents the first time they are asked for.
+func (reg *registry) documents(s *Server) *documents {
+	reg.once.Do(func() {
+		var gvs []discovery.GroupVersion
+		for _, gv := range append(slices.Clip(reg.groupVersions()), s.accessReviewGroupVersions()...) {
+			d := discovery.GroupVersion{Group: gv.group, Version: gv.version, Resources: s.accessReviewResources(gv)}
+			for _, res := range reg.resourcesOf(gv) {
+				d.Resources = append(d.Resources, res.discovery())
+			}
+			gvs = append(gvs, d)
+		}
+		reg.docs = &documents{Documents: discovery.New(gvs), reg: reg}
+	})
+	return reg.docs
 }
 
 var (
@@ -100,38 +97,28 @@ var (
 	statusVerbs   = []string{"get", "patch", "update"}
 )
 
-func (s *Server) apiGroups() []apiGroup {
-	var groups []apiGroup
-	for _, gv := range append(s.groupVersions(), s.accessReviewGroupVersions()...) {
-		if gv.group == "" {
-			continue
-		}
-		d := groupVersionForDiscovery{gv.group + "/" + gv.version, gv.version}
-		if n := len(groups); n > 0 && groups[n-1].Name == gv.group {
-			groups[n-1].Versions = append(groups[n-1].Versions, d)
-			continue
-		}
-		groups = append(groups, apiGroup{Name: gv.group, Versions: []groupVersionForDiscovery{d}, PreferredVersion: d})
+// discovery is what discovery says of a resource.
+func (res *resource) discovery() discovery.Resource {
+	d := discovery.Resource{Kind: res.Kind, Plural: res.Plural, Singular: res.Singular, Namespaced: res.Namespaced,
+		Verbs: res.verbs(), ShortNames: res.ShortNames, Categories: res.Categories, StorageVersionHash: storageVersionHash(res)}
+	if res.statusField != nil {
+		d.Subresources = append(d.Subresources, discovery.Subresource{Name: "status", Verbs: statusVerbs})
 	}
-	return groups
+	if res.scale != nil {
+		d.Subresources = append(d.Subresources, discovery.Subresource{Name: "scale", Group: scaleType.group, Version: scaleType.version, Kind: scaleType.kind, Verbs: statusVerbs})
+	}
+	for _, sub := range res.hooks.subresourceNames() {
+		d.Subresources = append(d.Subresources, discovery.Subresource{Name: sub, Verbs: []string{"update"}})
+	}
+	return d
 }
 
 // serveCoreVersions answers /api: the core group's versions, or all its
 // resources in the aggregated form when the client asks for it.
-func (s *Server) serveCoreVersions() http.HandlerFunc {
-	aggregated := s.aggregated(true)
-	versions := []string{}
-	for _, gv := range s.groupVersions() {
-		if gv.group == "" {
-			versions = append(versions, gv.version)
-		}
-	}
-	return func(w http.ResponseWriter, r *http.Request) {
-		if aggregated.serve(w, r) {
-			return
-		}
+func (d *documents) serveCoreVersions(w http.ResponseWriter, r *http.Request) {
+	if !d.ServeAggregated(w, r, true) {
 		writeJSON(w, r, map[string]any{
-			"kind": "APIVersions", "versions": versions,
+			"kind": "APIVersions", "versions": d.CoreVersions,
 			"serverAddressByClientCIDRs": []map[string]string{{"clientCIDR": "0.0.0.0/0", "serverAddress": r.Host}},
 		})
 	}
@@ -139,59 +126,10 @@ func (s *Server) serveCoreVersions() http.HandlerFunc {
 
 // serveGroups answers /apis: the groups, or all their resources in the
 // aggregated form when the client asks for it.
-func (s *Server) serveGroups() http.HandlerFunc {
-	aggregated := s.aggregated(false)
-	groups := s.apiGroups()
-	if groups == nil {
-		groups = []apiGroup{}
+func (d *documents) serveGroups(w http.ResponseWriter, r *http.Request) {
+	if !d.ServeAggregated(w, r, false) {
+		writeJSON(w, r, d.Groups)
 	}
-	doc := map[string]any{"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
-	return func(w http.ResponseWriter, r *http.Request) {
-		if !aggregated.serve(w, r) {
-			writeJSON(w, r, doc)
-		}
-	}
-}
-
-func (s *Server) serveGroup(group string) http.HandlerFunc {
-	var doc apiGroup
-	for _, g := range s.apiGroups() {
-		if g.Name == group {
-			doc = g
-		}
-	}
-	doc.Kind, doc.APIVersion = "APIGroup", "v1"
-	return func(w http.ResponseWriter, r *http.Request) { writeJSON(w, r, doc) }
-}
-
-func (s *Server) serveResources(gv groupVersion) http.HandlerFunc {
-	groupVersion := gv.version
-	if gv.group != "" {
-		groupVersion = gv.group + "/" + gv.version
-	}
-	resources := s.accessReviewResources(gv)
-	if resources == nil {
-		resources = []apiResource{}
-	}
-	for _, res := range s.resourcesOf(gv) {
-		resources = append(resources, apiResource{
-			Name: res.Plural, SingularName: res.Singular, Namespaced: res.Namespaced, Kind: res.Kind,
-			Verbs: res.verbs(), ShortNames: res.ShortNames, Categories: res.Categories,
-			StorageVersionHash: storageVersionHash(res),
-		})
-		if res.statusField != nil {
-			resources = append(resources, apiResource{Name: res.Plural + "/status", Namespaced: res.Namespaced, Kind: res.Kind, Verbs: statusVerbs})
-		}
-		if res.scale != nil {
-			resources = append(resources, apiResource{Name: res.Plural + "/scale", Namespaced: res.Namespaced,
-				Group: scaleType.group, Version: scaleType.version, Kind: scaleType.kind, Verbs: statusVerbs})
-		}
-		for _, sub := range res.hooks.subresourceNames() {
-			resources = append(resources, apiResource{Name: res.Plural + "/" + sub, Namespaced: res.Namespaced, Kind: res.Kind, Verbs: []string{"update"}})
-		}
-	}
-	doc := map[string]any{"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": groupVersion, "resources": resources}
-	return func(w http.ResponseWriter, r *http.Request) { writeJSON(w, r, doc) }
 }
 
 // storageVersionHash lets clients notice that the storage version of a
@@ -201,130 +139,4 @@ func storageVersionHash(res *resource) string {
 	st := res.storageVersion()
 	sum := sha256.Sum256([]byte(st.Group + "/" + st.Version + "/" + st.Kind))
 	return base64.StdEncoding.EncodeToString(sum[:8])
-}
-
-// Aggregated discovery (apidiscovery.k8s.io/v2, and v2beta1 of the same shape).
-
-const aggregatedMediaType = "application/json;g=apidiscovery.k8s.io;v=%s;as=APIGroupDiscoveryList"
-
-// wantsAggregated returns the aggregated discovery version the Accept header
-// asks for first ("v2" or "v2beta1"), or "".
-func wantsAggregated(r *http.Request) string {
-	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
-		params := map[string]string{}
-		fields := strings.Split(part, ";")
-		for _, f := range fields[1:] {
-			k, v, _ := strings.Cut(strings.TrimSpace(f), "=")
-			params[k] = v
-		}
-		if strings.TrimSpace(fields[0]) == "application/json" && params["g"] == "apidiscovery.k8s.io" && params["as"] == "APIGroupDiscoveryList" &&
-			(params["v"] == "v2" || params["v"] == "v2beta1") {
-			return params["v"]
-		}
-	}
-	return ""
-}
-
-type groupVersionKind struct {
-	Group   string `json:"group"`
-	Version string `json:"version"`
-	Kind    string `json:"kind"`
-}
-
-type resourceDiscovery struct {
-	Resource         string                 `json:"resource"`
-	ResponseKind     groupVersionKind       `json:"responseKind"`
-	Scope            string                 `json:"scope"`
-	SingularResource string                 `json:"singularResource"`
-	Verbs            []string               `json:"verbs"`
-	ShortNames       []string               `json:"shortNames,omitempty"`
-	Categories       []string               `json:"categories,omitempty"`
-	Subresources     []subresourceDiscovery `json:"subresources,omitempty"`
-}
-
-type subresourceDiscovery struct {
-	Subresource  string           `json:"subresource"`
-	ResponseKind groupVersionKind `json:"responseKind"`
-	Verbs        []string         `json:"verbs"`
-}
-
-type versionDiscovery struct {
-	Version   string              `json:"version"`
-	Resources []resourceDiscovery `json:"resources"`
-	Freshness string              `json:"freshness"`
-}
-
-type groupDiscovery struct {
-	Metadata struct {
-		Name string `json:"name"`
-	} `json:"metadata"`
-	Versions []versionDiscovery `json:"versions"`
-}
-
-// aggregatedDocs are the aggregated discovery documents of /api or /apis,
-// by apidiscovery version (v2, v2beta1: the same shape).
-type aggregatedDocs map[string][]byte
-
-// serve answers with the document the Accept header asks for, if it asks
-// for one.
-func (docs aggregatedDocs) serve(w http.ResponseWriter, r *http.Request) bool {
-	version := wantsAggregated(r)
-	if version == "" {
-		return false
-	}
-	w.Header().Set("Vary", "Accept")
-	httpbody.Write(w, r, http.StatusOK, fmt.Sprintf(aggregatedMediaType, version), docs[version])
-	return true
-}
-
-// aggregated builds the documents of /api (core) or /apis, with every group,
-// version and resource.
-func (s *Server) aggregated(core bool) aggregatedDocs {
-	groups := []groupDiscovery{}
-	for _, gv := range s.groupVersions() {
-		if (gv.group == "") != core {
-			continue
-		}
-		vd := versionDiscovery{Version: gv.version, Freshness: "Current", Resources: []resourceDiscovery{}}
-		for _, res := range s.resourcesOf(gv) {
-			scope := "Cluster"
-			if res.Namespaced {
-				scope = "Namespaced"
-			}
-			kind := groupVersionKind{res.Group, res.Version, res.Kind}
-			rd := resourceDiscovery{
-				Resource: res.Plural, ResponseKind: kind, Scope: scope, SingularResource: res.Singular,
-				Verbs: res.verbs(), ShortNames: res.ShortNames, Categories: res.Categories,
-			}
-			if res.statusField != nil {
-				rd.Subresources = append(rd.Subresources, subresourceDiscovery{"status", kind, statusVerbs})
-			}
-			if res.scale != nil {
-				rd.Subresources = append(rd.Subresources, subresourceDiscovery{"scale", groupVersionKind{scaleType.group, scaleType.version, scaleType.kind}, statusVerbs})
-			}
-			for _, sub := range res.hooks.subresourceNames() {
-				rd.Subresources = append(rd.Subresources, subresourceDiscovery{sub, kind, []string{"update"}})
-			}
-			vd.Resources = append(vd.Resources, rd)
-		}
-		if n := len(groups); n > 0 && groups[n-1].Metadata.Name == gv.group {
-			groups[n-1].Versions = append(groups[n-1].Versions, vd)
-			continue
-		}
-		g := groupDiscovery{Versions: []versionDiscovery{vd}}
-		g.Metadata.Name = gv.group
-		groups = append(groups, g)
-	}
-	if !core {
-		groups = append(groups, s.accessReviewDiscovery()...)
-	}
-	docs := aggregatedDocs{}
-	for _, version := range []string{"v2", "v2beta1"} {
-		// Plain data: it always marshals.
-		docs[version], _ = json.Marshal(map[string]any{
-			"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/" + version,
-			"metadata": map[string]any{}, "items": groups,
-		})
-	}
-	return docs
 }

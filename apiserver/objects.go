@@ -44,7 +44,7 @@ var garbageCollector = User{Name: "system:serviceaccount:kube-system:generic-gar
 func (o *objects) Resources() []gc.Resource {
 	var out []gc.Resource
 	var stored []*resource
-	for _, r := range o.s.resources {
+	for _, r := range o.s.registered() {
 		if !slices.Contains(stored, r.storageVersion()) {
 			stored = append(stored, r.storageVersion())
 			out = append(out, gc.Resource{Group: r.Group, Version: r.Version, Kind: r.Kind, Plural: r.Plural, Namespaced: r.Namespaced})
@@ -54,7 +54,7 @@ func (o *objects) Resources() []gc.Resource {
 }
 
 func (o *objects) resource(res gc.Resource) (*resource, error) {
-	for _, r := range o.s.resources {
+	for _, r := range o.s.registered() {
 		if r.Group == res.Group && r.Version == res.Version && r.Plural == res.Plural {
 			return r, nil
 		}

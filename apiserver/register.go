@@ -99,6 +99,11 @@ type Resource[T any] struct {
 	// the storage version may set them.
 	Conversion Conversion
 
+	// Shape, if set, tells what T's Go type cannot of its objects' JSON:
+	// package kinds serves kinds defined at run time, whose objects share
+	// one Go type, with the shape each kind's schema gives.
+	Shape Shape
+
 	// ApplySetParent lets objects of the kind be the parents of ApplySets:
 	// kubectl apply --prune --applyset=widgets.example.com/NAME (see
 	// internal/applyset). It stands for the label
@@ -107,13 +112,76 @@ type Resource[T any] struct {
 	ApplySetParent bool
 }
 
+// Shape is the shape of a resource's objects where their Go type does not
+// tell it: package kinds gives one to each kind it serves. It is
+// immutable and safe for concurrent use.
+type Shape interface {
+	// Prune drops, in place, the fields obj's schema does not specify, and
+	// returns their paths (spec.bogus): unknown fields, which a write
+	// warns of or refuses as its fieldValidation says.
+	Prune(obj kapi.Object) []string
+	// Read completes an object decoded from storage, as kube-apiserver
+	// defaults custom resources it reads, and says whether it changed it
+	// (the stored value is then not its JSON). The objects' JSON has their
+	// metadata as encoding/json writes a kapi.ObjectMeta, so that answers
+	// are made from stored values.
+	Read(obj kapi.Object) bool
+	// Patch is the schema patches and server-side apply merge by.
+	Patch() *patch.Schema
+	// OpenAPI is the objects' OpenAPI v3 schema, served in /openapi/v3.
+	OpenAPI() map[string]any
+	// Field reads the field a field selector names (spec.color) in an
+	// object, as the selector compares it; it fails for a path the
+	// objects cannot select on.
+	Field(path string) (func(kapi.Object) string, error)
+	// The Shape of a resource with the scale subresource has a method
+	//	Scale(ScalePaths) (read func(kapi.Object) (spec, status int32, selector string), set func(kapi.Object, int32), err error)
+	// that reads the Scale of an object and sets its desired replicas in
+	// a shallow copy of one without changing what it shares.
+}
+
 // Register adds a resource type to the server. It fails if the description is
 // incomplete or clashes with one already registered, or if the server has
-// started serving.
+// started serving (RegisterKind adds kinds then).
 func Register[T any, P interface {
 	*T
 	kapi.Object
 }](s *Server, r Resource[T]) error {
+	res, err := newResource[T, P](s, r)
+	if err != nil {
+		return err
+	}
+	return s.add(res)
+}
+
+// RegisterKind registers every version of one kind at once, before or
+// while the server serves: a server serving a kind defined at run time
+// (package kinds) cannot know it at start. It replaces a kind registered
+// before with the same Group and Kind, whose watches then end; the
+// objects in storage stay. Registered while serving, the kind is served
+// when RegisterKind returns, in discovery and OpenAPI too.
+func RegisterKind[T any, P interface {
+	*T
+	kapi.Object
+}](s *Server, versions ...Resource[T]) error {
+	var rs []*resource
+	for _, r := range versions {
+		res, err := newResource[T, P](s, r)
+		if err != nil {
+			return err
+		}
+		rs = append(rs, res)
+	}
+	if len(rs) == 0 {
+		return errors.New("apiserver: RegisterKind: no versions")
+	}
+	return s.change(rs[0].Group, rs[0].Kind, rs)
+}
+
+func newResource[T any, P interface {
+	*T
+	kapi.Object
+}](s *Server, r Resource[T]) (*resource, error) {
 	res := &resource{
 		Group: r.Group, Version: r.Version, Kind: r.Kind,
 		Plural: r.Plural, Singular: r.Singular, Namespaced: r.Namespaced,
@@ -127,12 +195,13 @@ func Register[T any, P interface {
 			validates: r.Validate != nil || r.ValidateStatus != nil || r.ValidateName != nil,
 		},
 	}
+	res.shape = r.Shape
 	if err := res.selectable(r.SelectableFields); err != nil {
-		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
+		return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
 	var err error
 	if res.columns, res.cells, err = tableColumns[T, P](r.Columns); err != nil {
-		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
+		return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
 	if r.Default != nil {
 		res.defaulter = func(obj kapi.Object) { r.Default(obj.(P)) }
@@ -143,30 +212,37 @@ func Register[T any, P interface {
 		res.validateStatus = res.validate
 	}
 	if err := res.complete(r.Status); err != nil {
-		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
+		return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
 	if err := s.adviseConventions(res); err != nil {
-		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
+		return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
 	if err := res.declare(s.config.ruleEngine); err != nil {
-		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
+		return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
-	if r.Scale != nil {
+	if sc, ok := r.Shape.(shapeScaler); ok && r.Scale != nil {
+		res.scale = &scaleFields{paths: *r.Scale}
+		if res.scale.read, res.scale.set, err = sc.Scale(*r.Scale); err != nil {
+			return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
+		}
+	} else if r.Scale != nil {
 		if res.scale, err = resolveScale(res.typ, *r.Scale); err != nil {
-			return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
+			return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 		}
 	}
-	if res.objType.schema, err = patch.SchemaOf(res.typ); err != nil {
-		return fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
+	if r.Shape != nil {
+		res.objType.schema = r.Shape.Patch()
+	} else if res.objType.schema, err = patch.SchemaOf(res.typ); err != nil {
+		return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
 	res.objType.typ, res.objType.newObject, res.objType.protobuf = res.typ, res.newObject, res.protobuf
 	res.objType.group, res.objType.version, res.objType.kind = res.Group, res.Version, res.Kind
-	res.objType.plainMetadata = plainMetadata(res.typ)
+	res.objType.plainMetadata = plainMetadata(res.typ) || r.Shape != nil
 	res.objType.image = jsonimage.New(res.typ)
 	storedEncoder(reflect.PointerTo(res.typ)) // compiled now, not on the first write
 	res.objType.merger = jsonimage.NewMerger(res.typ)
 	res.specFields = specFieldsOf(res)
-	return s.add(res)
+	return res, nil
 }
 
 func typedValidation[T any, P interface {
@@ -255,6 +331,7 @@ type resource struct {
 	applySetParent         bool // applyset.go
 
 	typ         reflect.Type
+	shape       Shape       // nil but for kinds defined at run time
 	statusField []int       // index of the status field; nil without the subresource
 	specFields  []specField // see specFieldsChanged; nil if it cannot tell
 	newObject   func() kapi.Object
@@ -418,8 +495,9 @@ func (r *resource) decodeStoredVersion(kv storage.KeyValue) (kapi.Object, bool, 
 	if err != nil {
 		return nil, false, &corruptObject{key: kv.Key, revision: kv.ModRevision, err: err}
 	}
+	changed := st.shape != nil && st.shape.Read(obj)
 	obj.GetObjectMeta().ResourceVersion = formatRevision(kv.ModRevision)
-	return obj, false, nil
+	return obj, changed, nil
 }
 
 // selectable sets up the field selectors of the resource: metadata.name,
@@ -438,6 +516,9 @@ func (r *resource) selectable(paths []string) error {
 			continue
 		}
 		get, err := fieldGetter(r.typ, path)
+		if r.shape != nil {
+			get, err = r.shape.Field(path)
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("selectable field %q: %w", path, err))
 			continue

@@ -7,12 +7,11 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
-
-	"github.com/go-chi/chi/v5"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
@@ -54,37 +53,142 @@ type request struct {
 	r                *http.Request
 }
 
-// handle serves one verb on the resources of one group version.
-func (s *Server) handle(gv groupVersion, v verb) http.HandlerFunc {
-	byPlural := map[string]*resource{}
-	for _, r := range s.resourcesOf(gv) {
-		byPlural[r.Plural] = r
+// handle serves the paths under /api/ and /apis/: the discovery document
+// of a group or group version (through doc), and the resources of a group
+// version, as registered when the request arrives.
+func (s *Server) handle(doc func(func(*documents, *http.Request) http.HandlerFunc) http.HandlerFunc, notAllowed http.HandlerFunc) http.HandlerFunc {
+	// A legacy discovery document, written as JSON.
+	document := func(v any) http.HandlerFunc {
+		if v == nil {
+			return nil
+		}
+		return func(w http.ResponseWriter, r *http.Request) { writeJSON(w, r, v) }
 	}
+	group := doc(func(d *documents, r *http.Request) http.HandlerFunc {
+		return document(d.Group[resourcePathOf(r).gv.group])
+	})
+	resources := doc(func(d *documents, r *http.Request) http.HandlerFunc {
+		gv := resourcePathOf(r).gv
+		return document(d.Resources[[2]string{gv.group, gv.version}])
+	})
 	return func(w http.ResponseWriter, r *http.Request) {
 		// Made apart, so that what making it takes is off the stack: a
 		// watch's handler keeps its stack while it idles (see
 		// TestIdleWatcherCost).
-		rq, v := newRequest(s, byPlural, w, r), v // v is this request's: it may change below
-		if ns := byPlural["namespaces"]; ns != nil && rq.res != ns && rq.name == "" && rq.namespace != "" && ns.isSubresource(chi.URLParam(r, "resource")) {
-			// A namespace's own subresource, not a collection in it.
-			rq.res, rq.name, rq.namespace, rq.subresource = ns, rq.namespace, "", chi.URLParam(r, "resource")
-			switch v {
-			case verbList:
-				v = verbGet
-			case verbCreate, verbDeleteCollection:
-				rq.fail(NewStatusError(http.StatusMethodNotAllowed, kapi.StatusReasonMethodNotAllowed, "the server does not allow this method on the requested resource"))
-				return
-			}
+		rq, v := newRequest(s, w, r)
+		switch {
+		case v == verbNone && rq.subresource == "group" && r.Method == http.MethodGet:
+			group(w, r)
+			return
+		case v == verbNone && rq.subresource == "version" && r.Method == http.MethodGet:
+			resources(w, r)
+			return
+		case v == verbNone && rq.subresource != "":
+			notAllowed(w, r)
+			return
+		case v == verbNone:
+			rq.run(verbNone) // not found
+			return
 		}
 		rq.run(v)
 	}
 }
 
-func newRequest(s *Server, byPlural map[string]*resource, w http.ResponseWriter, r *http.Request) *request {
-	rq := &request{
-		s: s, res: byPlural[chi.URLParam(r, "resource")],
-		namespace: chi.URLParam(r, "namespace"), name: chi.URLParam(r, "name"),
-		subresource: chi.URLParam(r, "subresource"), w: w, r: r,
+// verbNone is a request of no verb: one whose path names no resource, or
+// that is discovery (see newRequest).
+const verbNone verb = -1
+
+// resourcePath is what the path of a request under /api/ or /apis/ names.
+type resourcePath struct {
+	gv                                     groupVersion
+	namespace, resource, name, subresource string
+	verbs                                  map[string]verb // what its methods do, nil if it names nothing
+	discovery                              string          // "group", "version" for a discovery document
+}
+
+// The verbs of each kind of path. /namespaces/{name}/status and
+// /finalize read as a namespaced collection; newRequest tells them apart.
+var (
+	collectionVerbs           = map[string]verb{http.MethodGet: verbList, http.MethodPost: verbCreate, http.MethodDelete: verbDeleteCollection}
+	namespacedCollectionVerbs = map[string]verb{http.MethodGet: verbList, http.MethodPost: verbCreate, http.MethodDelete: verbDeleteCollection,
+		http.MethodPut: verbUpdate, http.MethodPatch: verbPatch}
+	itemVerbs        = map[string]verb{http.MethodGet: verbGet, http.MethodPut: verbUpdate, http.MethodPatch: verbPatch, http.MethodDelete: verbDelete}
+	subresourceVerbs = map[string]verb{http.MethodGet: verbGet, http.MethodPut: verbUpdate, http.MethodPatch: verbPatch}
+)
+
+// resourcePathOf reads the path of r, with or without a trailing slash:
+// /api/{version}/... or /apis/{group}/{version}/..., then
+// [/namespaces/{namespace}]/{resource}[/{name}[/{subresource}]].
+func resourcePathOf(r *http.Request) resourcePath {
+	var segments [routedSegments]string
+	_, parts := routedPath(r, &segments)
+	var p resourcePath
+	switch {
+	case len(parts) >= 2 && parts[0] == "api":
+		p.gv.version, parts = parts[1], parts[2:]
+	case len(parts) == 2 && parts[0] == "apis":
+		p.gv.group, p.discovery = parts[1], "group"
+		return p
+	case len(parts) >= 3 && parts[0] == "apis":
+		p.gv.group, p.gv.version, parts = parts[1], parts[2], parts[3:]
+	default:
+		return p
+	}
+	if slices.Contains(parts, "") || p.gv.version == "" {
+		return p
+	}
+	if len(parts) == 0 {
+		p.discovery = "version"
+		return p
+	}
+	if len(parts) >= 3 && parts[0] == "namespaces" {
+		p.namespace, parts = parts[1], parts[2:]
+		p.verbs = [...]map[string]verb{namespacedCollectionVerbs, itemVerbs, subresourceVerbs, nil}[min(len(parts), 4)-1]
+	} else {
+		p.verbs = [...]map[string]verb{collectionVerbs, itemVerbs, subresourceVerbs, nil}[min(len(parts), 4)-1]
+	}
+	p.resource = parts[0]
+	if len(parts) > 1 {
+		p.name = parts[1]
+	}
+	if len(parts) > 2 {
+		p.subresource = parts[2]
+	}
+	return p
+}
+
+// newRequest reads a request to the path of a resource, and the verb of
+// its method; verbNone, with subresource saying "group" or "version" for
+// a discovery document, or "" for a path that names nothing, else
+// anything for a method the path does not serve.
+func newRequest(s *Server, w http.ResponseWriter, r *http.Request) (*request, verb) {
+	p := resourcePathOf(r)
+	rq := &request{s: s, namespace: p.namespace, name: p.name, subresource: p.subresource, w: w, r: r}
+	if p.discovery != "" {
+		rq.subresource = p.discovery
+		return rq, verbNone
+	}
+	if p.verbs == nil {
+		rq.subresource = ""
+		return rq, verbNone
+	}
+	v, ok := p.verbs[r.Method]
+	if !ok {
+		rq.subresource = r.Method
+		return rq, verbNone
+	}
+	byPlural := s.reg.Load().byGV[p.gv]
+	rq.res = byPlural[p.resource]
+	if ns := byPlural["namespaces"]; ns != nil && rq.res != ns && rq.name == "" && rq.namespace != "" && ns.isSubresource(p.resource) {
+		// A namespace's own subresource, not a collection in it.
+		rq.res, rq.name, rq.namespace, rq.subresource = ns, rq.namespace, "", p.resource
+		switch v {
+		case verbList:
+			v = verbGet
+		case verbCreate, verbDeleteCollection:
+			rq.subresource = r.Method
+			return rq, verbNone
+		}
 	}
 	if r.URL.RawQuery != "" { // else nil, which reads as empty without a map made
 		rq.query = r.URL.Query()
@@ -92,7 +196,7 @@ func newRequest(s *Server, byPlural map[string]*resource, w http.ResponseWriter,
 	if len(s.config.observers) > 0 { // else no context to search
 		rq.rec = recordFrom(r.Context())
 	}
-	return rq
+	return rq, v
 }
 
 func (rq *request) run(v verb) {

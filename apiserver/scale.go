@@ -56,6 +56,15 @@ var scaleType = mustObjectType[Scale]("autoscaling", "v1", "Scale")
 type scaleFields struct {
 	paths                  ScalePaths
 	spec, status, selector []int // field indexes from the object; selector nil when absent
+	// read and set stand for the indexes when a Shape says where the
+	// fields are (see Shape).
+	read func(kapi.Object) (spec, status int32, selector string)
+	set  func(kapi.Object, int32)
+}
+
+// shapeScaler is the Shape of a resource with the scale subresource.
+type shapeScaler interface {
+	Scale(ScalePaths) (read func(kapi.Object) (spec, status int32, selector string), set func(kapi.Object, int32), err error)
 }
 
 // resolveScale checks the paths against t.
@@ -154,16 +163,13 @@ func (f *scaleFields) replicas(obj kapi.Object, index []int) int32 {
 
 // scaleOf is the Scale of obj.
 func (f *scaleFields) scaleOf(obj kapi.Object) *Scale {
-	m := obj.GetObjectMeta()
-	s := &Scale{
-		TypeMeta: kapi.TypeMeta{Kind: "Scale", APIVersion: "autoscaling/v1"},
-		ObjectMeta: kapi.ObjectMeta{
-			Name: m.Name, Namespace: m.Namespace, UID: m.UID,
-			ResourceVersion: m.ResourceVersion, CreationTimestamp: m.CreationTimestamp,
-		},
-		Spec:   ScaleSpec{Replicas: f.replicas(obj, f.spec)},
-		Status: ScaleStatus{Replicas: f.replicas(obj, f.status)},
+	if f.read != nil {
+		s := f.shapedScale(obj)
+		s.Spec.Replicas, s.Status.Replicas, s.Status.Selector = f.read(obj)
+		return s
 	}
+	s := f.shapedScale(obj)
+	s.Spec.Replicas, s.Status.Replicas = f.replicas(obj, f.spec), f.replicas(obj, f.status)
 	if f.selector != nil {
 		if v := fieldValue(reflect.ValueOf(obj).Elem(), f.selector, false); v.IsValid() {
 			if v.Kind() == reflect.Pointer {
@@ -177,8 +183,25 @@ func (f *scaleFields) scaleOf(obj kapi.Object) *Scale {
 	return s
 }
 
+// shapedScale is the Scale of obj without its numbers.
+func (f *scaleFields) shapedScale(obj kapi.Object) *Scale {
+	m := obj.GetObjectMeta()
+	s := &Scale{
+		TypeMeta: kapi.TypeMeta{Kind: "Scale", APIVersion: "autoscaling/v1"},
+		ObjectMeta: kapi.ObjectMeta{
+			Name: m.Name, Namespace: m.Namespace, UID: m.UID,
+			ResourceVersion: m.ResourceVersion, CreationTimestamp: m.CreationTimestamp,
+		},
+	}
+	return s
+}
+
 // setReplicas sets the desired replicas of obj.
 func (f *scaleFields) setReplicas(obj kapi.Object, n int32) {
+	if f.set != nil {
+		f.set(obj, n)
+		return
+	}
 	v := fieldValue(reflect.ValueOf(obj).Elem(), f.spec, true)
 	if v.Kind() == reflect.Pointer {
 		v.Set(reflect.New(v.Type().Elem())) // never the original's

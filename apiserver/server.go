@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -12,8 +13,10 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/kapi-dev/kapi/gc"
+	"github.com/kapi-dev/kapi/internal/applyset"
 	"github.com/kapi-dev/kapi/internal/guard"
 	"github.com/kapi-dev/kapi/internal/listcache"
+	"github.com/kapi-dev/kapi/internal/openapi"
 	"github.com/kapi-dev/kapi/internal/storehealth"
 	"github.com/kapi-dev/kapi/storage/memory"
 	"github.com/kapi-dev/kapi/versions"
@@ -31,11 +34,15 @@ type Server struct {
 	flow   *guard.Flow      // what is in flight (internal/guard)
 	lists  listcache.Budget // the whole-collection lists kept (internal/listcache)
 
-	handler atomic.Pointer[http.Handler] // set when serving starts; no registration after
+	handler atomic.Pointer[http.Handler] // set when serving starts
 
 	mu        sync.Mutex // guards registration and the start and end of serving
 	resources []*resource
-	running   bool // the hub's goroutine was started: done will be closed
+	// reg is what is served, published when serving starts and replaced
+	// (never changed) by RegisterKind and Remove; resources is its
+	// resources from then on.
+	reg     atomic.Pointer[registry]
+	running bool // the hub's goroutine was started: done will be closed
 	// completed says registration has ended (Complete), with completeErr.
 	completed   bool
 	completeErr error
@@ -94,9 +101,18 @@ func (s *Server) add(r *resource) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.handler.Load() != nil || s.completed {
-		return fmt.Errorf("apiserver: register %s: too late: Register must be called before Complete, the first request (ServeHTTP) and Close; a server's resources are fixed from then on", r.gvk())
+		return fmt.Errorf("apiserver: register %s: too late: Register must be called before Complete, the first request (ServeHTTP) and Close (RegisterKind adds kinds later)", r.gvk())
 	}
-	for _, o := range s.resources {
+	if err := clashes(s.resources, r); err != nil {
+		return err
+	}
+	s.resources = append(s.resources, r) // its cache is made by complete
+	return nil
+}
+
+// clashes says why r cannot join resources.
+func clashes(resources []*resource, r *resource) error {
+	for _, o := range resources {
 		if o.Group == r.Group && o.Kind == r.Kind {
 			if err := r.agrees(o); err != nil {
 				return fmt.Errorf("apiserver: register %s: %w", r.gvk(), err)
@@ -118,9 +134,60 @@ func (s *Server) add(r *resource) error {
 			}
 		}
 	}
-	s.resources = append(s.resources, r) // its cache is made by complete
 	return nil
 }
+
+// change replaces the resources of the kind group/kind with rs (none:
+// removes it). Before serving it only registers; while serving the kind's
+// cache is made, the next registry published, and the replaced kind's
+// cache removed, which ends its watches.
+func (s *Server) change(group, kind string, rs []*resource) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var kept, gone []*resource
+	for _, o := range s.resources {
+		if o.Group == group && o.Kind == kind || o.storedWith != nil && o.storedWith.Group == group && o.storedWith.Kind == kind {
+			gone = append(gone, o)
+		} else {
+			kept = append(kept, o)
+		}
+	}
+	if len(gone) == 0 && len(rs) == 0 {
+		return fmt.Errorf("apiserver: remove %s.%s: %w", kind, group, errNoKind)
+	}
+	next := slices.Clip(kept)
+	for _, r := range rs {
+		if err := clashes(next, r); err != nil {
+			return err
+		}
+		next = append(next, r)
+	}
+	if !s.completed {
+		s.resources = next
+		return nil
+	}
+	if len(rs) > 0 {
+		if err := s.completeKind(group, rs); err != nil {
+			return fmt.Errorf("apiserver: %w", err)
+		}
+	}
+	s.resources = next
+	s.publish(s.reg.Load())
+	for _, o := range gone {
+		if o.cache != nil && o.storageVersion() == o {
+			s.hub.Unregister(o.cache)
+		}
+	}
+	return nil
+}
+
+var errNoKind = errors.New("no such kind")
+
+// Remove stops serving a kind registered before: its resources answer 404,
+// discovery and OpenAPI no longer list it, and its watches end; requests
+// under way finish. Its objects stay in storage. Package kinds removes the
+// kinds it defines this way.
+func (s *Server) Remove(group, kind string) error { return s.change(group, kind, nil) }
 
 // ServeHTTP serves the Kubernetes API. The first call starts the cache that
 // feeds reads and watches.
@@ -146,6 +213,7 @@ func (s *Server) start() *http.Handler {
 		s.handler.Store(&h)
 		return &h
 	}
+	s.publish(nil)
 	h := s.observed(s.flow.Handler(s.routes()))
 	s.handler.Store(&h)
 	s.running = true
@@ -190,12 +258,15 @@ func (s *Server) Close() error {
 }
 
 // routes are the server's handler below the guard, and the router in it.
+// The routes are the same whatever is registered: each request finds its
+// group version and resource in the registry published last.
 func (s *Server) routes() (http.Handler, *chi.Mux) {
 	r := chi.NewRouter()
 	r.Use(s.withFairness) // after authentication: withAuth wraps r
-	r.NotFound(s.applySetParentTypes(func(w http.ResponseWriter, r *http.Request) {
+	notFound := func(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, r, nil, NewStatusError(http.StatusNotFound, "NotFound", "the server could not find the requested resource").Status)
-	}))
+	}
+	r.NotFound(notFound)
 	notAllowed := func(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, r, nil, NewStatusError(http.StatusMethodNotAllowed, "MethodNotAllowed", "the server does not allow this method on the requested resource").Status)
 	}
@@ -209,104 +280,116 @@ func (s *Server) routes() (http.Handler, *chi.Mux) {
 	if s.config.metrics != nil {
 		r.Method(http.MethodGet, "/metrics", s.config.metrics)
 	}
-	r.Get("/api", s.serveCoreVersions())
-	r.Get("/apis", s.serveGroups())
-	docs := map[groupVersion]*openAPIDoc{}
-	for _, gv := range s.groupVersions() {
-		docs[gv] = s.openAPIDoc(gv)
-	}
-	r.Get("/openapi/v3", serveOpenAPIRoot(docs))
-	r.Get("/openapi/v2", serveOpenAPIV2(s.config.version))
-
-	for _, gv := range s.groupVersions() {
-		base := "/apis/" + gv.group + "/" + gv.version
-		if gv.group == "" {
-			base = "/api/" + gv.version
-		} else {
-			r.Get("/apis/"+gv.group, s.serveGroup(gv.group))
+	// A document of the registry: not found when it has none there.
+	doc := func(pick func(d *documents, r *http.Request) http.HandlerFunc) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if h := pick(s.reg.Load().documents(s), r); h != nil {
+				h(w, r)
+				return
+			}
+			notFound(w, r)
 		}
-		r.Get("/openapi/v3"+base, serveOpenAPI(gv, docs[gv]))
-		r.Get(base, s.serveResources(gv))
-		r.Get(base+"/", s.serveResources(gv))
-		s.resourceRoutes(r, base, gv, notAllowed)
 	}
-	s.accessReviewRoutes(r)
+	gvOf := func(r *http.Request) groupVersion {
+		return groupVersion{chi.URLParam(r, "group"), chi.URLParam(r, "version")}
+	}
+	r.Get("/api", doc(func(d *documents, _ *http.Request) http.HandlerFunc { return d.serveCoreVersions }))
+	r.Get("/apis", doc(func(d *documents, _ *http.Request) http.HandlerFunc { return d.serveGroups }))
+	r.Get("/openapi/v3", doc(func(d *documents, _ *http.Request) http.HandlerFunc { return d.openAPIRoot() }))
+	r.Get("/openapi/v2", openapi.ServeV2(s.config.version.GitVersion))
+	for _, base := range []string{"/api/{version}", "/apis/{group}/{version}"} {
+		r.Get("/openapi/v3"+base, doc(func(d *documents, r *http.Request) http.HandlerFunc { return d.openAPI(gvOf(r)) }))
+	}
+	// Discovery of a group or group version, and resources: the paths
+	// are read by newRequest, not routed by chi, whose search for a route
+	// recurses once per path segment and parameter: that deepened the
+	// stack of every watch's handler past the size the runtime halves an
+	// idle stack to (see TestIdleWatchStack).
+	api := s.handle(doc, notAllowed)
+	r.HandleFunc("/api/*", api)
+	r.HandleFunc("/apis/*", api)
+	s.accessReviewRoutes(r, notAllowed)
+	r.HandleFunc(applyset.Path, s.applySetParentTypes(api))
 	if s.config.cors != nil { // outside authentication: preflights carry no credentials
 		return s.config.cors.Handler(s.withAuth(r)), r
 	}
 	return s.withAuth(r), r
 }
 
-// resourceRoutes adds the resource paths of one group version under base.
-// They are routes of the top router, not subrouters: every router a
-// request passes through stays on the stack of its handler, which for a
-// watch lives as long as the watch, and the runtime halves an idle stack
-// only while a quarter of it is in use (see TestIdleWatcherCost). Each path
-// is routed with and without a trailing slash, and answers the methods it
-// does not serve with 405, as the subrouters did: without that a PUT to a
-// namespaced collection would match the cluster-scoped subresource route.
-func (s *Server) resourceRoutes(r chi.Router, base string, gv groupVersion, notAllowed http.HandlerFunc) {
-	collection := map[string]verb{http.MethodGet: verbList, http.MethodPost: verbCreate, http.MethodDelete: verbDeleteCollection}
-	// /namespaces/{name}/status and /finalize are routed as a namespaced
-	// collection; newRequest tells them apart.
-	namespacedCollection := map[string]verb{http.MethodGet: verbList, http.MethodPost: verbCreate, http.MethodDelete: verbDeleteCollection,
-		http.MethodPut: verbUpdate, http.MethodPatch: verbPatch}
-	item := map[string]verb{http.MethodGet: verbGet, http.MethodPut: verbUpdate, http.MethodPatch: verbPatch, http.MethodDelete: verbDelete}
-	sub := map[string]verb{http.MethodGet: verbGet, http.MethodPut: verbUpdate, http.MethodPatch: verbPatch}
-	for _, route := range []struct {
-		path  string
-		verbs map[string]verb
-	}{
-		{"/namespaces/{namespace}/{resource}", namespacedCollection},
-		{"/namespaces/{namespace}/{resource}/{name}", item},
-		{"/namespaces/{namespace}/{resource}/{name}/{subresource}", sub},
-		{"/{resource}", collection},
-		{"/{resource}/{name}", item},
-		{"/{resource}/{name}/{subresource}", sub},
-	} {
-		for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
-			h := notAllowed
-			if v, ok := route.verbs[method]; ok {
-				h = s.handle(gv, v)
-			}
-			r.Method(method, base+route.path, h)
-			r.Method(method, base+route.path+"/", h)
-		}
-	}
-}
-
 type groupVersion struct{ group, version string }
 
-// groupVersions lists the served group versions: the core group first,
-// then each group where it was first registered, its versions together by
-// Kubernetes' priority (the preferred first).
-func (s *Server) groupVersions() []groupVersion {
-	var gvs []groupVersion
-	for _, r := range s.resources {
+// registry is what a server serves at one time: its resources by group
+// version and plural, and the discovery and OpenAPI documents made of
+// them, once, when first asked for. It is never changed once published:
+// a change publishes another, so that a request finds its resource with
+// one atomic load and no lock.
+type registry struct {
+	resources []*resource
+	gvs       []groupVersion                        // served, in discovery's order
+	byGV      map[groupVersion]map[string]*resource // served resources by plural
+	once      sync.Once
+	docs      *documents
+	// openAPI are the OpenAPI documents by group version, shared with
+	// the next registry for the group versions a change leaves as they
+	// were.
+	openAPI map[groupVersion]*openAPIDoc
+}
+
+// publish makes s.resources the registry served; prev is the registry it
+// replaces, or nil.
+func (s *Server) publish(prev *registry) {
+	reg := &registry{resources: slices.Clip(s.resources), byGV: map[groupVersion]map[string]*resource{}, openAPI: map[groupVersion]*openAPIDoc{}}
+	for _, r := range reg.resources {
 		gv := groupVersion{r.Group, r.Version}
-		if r.version.served && !slices.Contains(gvs, gv) {
-			gvs = append(gvs, gv)
+		if !r.version.served {
+			continue
 		}
+		if reg.byGV[gv] == nil {
+			reg.gvs = append(reg.gvs, gv)
+			reg.byGV[gv] = map[string]*resource{}
+		}
+		reg.byGV[gv][r.Plural] = r
 	}
 	first := map[string]int{"": -1}
-	for i, gv := range gvs {
+	for i, gv := range reg.gvs {
 		if _, ok := first[gv.group]; !ok {
 			first[gv.group] = i
 		}
 	}
-	slices.SortStableFunc(gvs, func(a, b groupVersion) int {
+	slices.SortStableFunc(reg.gvs, func(a, b groupVersion) int {
 		if a.group != b.group {
 			return first[a.group] - first[b.group]
 		}
 		return versions.Compare(b.version, a.version)
 	})
-	return gvs
+	for _, gv := range reg.gvs {
+		if prev != nil && prev.openAPI[gv] != nil && slices.Equal(prev.resourcesOf(gv), reg.resourcesOf(gv)) {
+			reg.openAPI[gv] = prev.openAPI[gv]
+		} else {
+			reg.openAPI[gv] = &openAPIDoc{gv: gv, resources: reg.resourcesOf(gv)}
+		}
+	}
+	s.reg.Store(reg)
 }
 
-// resourcesOf lists the resources served in a group version.
-func (s *Server) resourcesOf(gv groupVersion) []*resource {
+// registered are the resources registered, served or not.
+func (s *Server) registered() []*resource {
+	if reg := s.reg.Load(); reg != nil {
+		return reg.resources
+	}
+	return s.resources
+}
+
+// groupVersions lists the served group versions: the core group first,
+// then each group where it was first registered, its versions together by
+// Kubernetes' priority (the preferred first).
+func (reg *registry) groupVersions() []groupVersion { return reg.gvs }
+
+// resourcesOf lists the resources served in a group version, in the order
+// of their registration.
+func (reg *registry) resourcesOf(gv groupVersion) []*resource {
 	var out []*resource
-	for _, r := range s.resources {
+	for _, r := range reg.resources {
 		if r.Group == gv.group && r.Version == gv.version && r.version.served {
 			out = append(out, r)
 		}

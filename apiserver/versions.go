@@ -76,7 +76,8 @@ type kindVersions struct {
 }
 
 // Complete ends registration: it checks what needs every version of a
-// kind at once and prepares the watch cache. Register fails afterwards.
+// kind at once and prepares the watch cache. Register fails afterwards;
+// RegisterKind and Remove still change what is served.
 // The first request calls it when the program has not; if it fails then,
 // every request is answered 503 with its error. Calling it again returns
 // the first answer.
@@ -163,7 +164,11 @@ func (s *Server) completeKind(group string, rs []*resource) error {
 			st.summaryFields = append(st.summaryFields, name)
 		}
 	}
-	st.cache = s.hub.Register(st.prefix, recoverDecode(st.decodeCached), watch.KeepSummary(st.summarize), watch.TakeOffers(stampRevision))
+	cache, err := s.hub.Add(s.ctx, st.prefix, recoverDecode(st.decodeCached), watch.KeepSummary(st.summarize), watch.TakeOffers(stampRevision))
+	if err != nil {
+		return err
+	}
+	st.cache = cache
 	s.lists.Add(&st.lists, st.cache.LastChange)
 	s.lists.Add(&st.frames, st.cache.LastChange)
 	for _, r := range rs {
@@ -322,7 +327,7 @@ func (s *Server) MigrateStorage(ctx context.Context, plural, group string, opts 
 		return versions.Progress{}, err
 	}
 	var st *resource
-	for _, r := range s.resources {
+	for _, r := range s.registered() {
 		if r.Plural == plural && r.Group == group {
 			st = r.storageVersion()
 		}

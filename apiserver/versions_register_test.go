@@ -126,9 +126,12 @@ func TestVersionRegisterErrors(t *testing.T) {
 		{name: "validation on another version than storage", atComple: true, steps: []step{v1(nil), beta(func(r *apiserver.Resource[gizmoV1beta1]) {
 			r.Validate = func(context.Context, *gizmoV1beta1, *gizmoV1beta1) apiserver.FieldErrors { return nil }
 		})}, want: "run on the storage version"},
-		{name: "two versions of one type", atComple: true, steps: []step{v1(nil), func(s *apiserver.Server) error {
+		// One type for every version without conversions is strategy
+		// None (package kinds); with a conversion it is a mistake.
+		{name: "two versions of one type, one converting", atComple: true, steps: []step{v1(nil), func(s *apiserver.Server) error {
 			r := gizmoV1()
 			r.Version, r.Storage = "v2", false
+			r.Conversion = apiserver.ConvertVia[gizmo, gizmo](func(*gizmo, *gizmo) error { return nil }, func(*gizmo, *gizmo) error { return nil })
 			return apiserver.Register(s, r)
 		}}, want: "same type"},
 		{name: "no plural", steps: []step{v1(func(r *apiserver.Resource[gizmo]) { r.Plural = "" })}, want: "Plural is required"},

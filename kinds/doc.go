@@ -1,7 +1,56 @@
 // Package kinds serves kinds defined at run time: resources whose objects
 // have no Go type, described by a Definition (what a
 // CustomResourceDefinition's spec says) and shaped by package schema.
+// Package crd makes Definitions of CustomResourceDefinitions; a service
+// may build them from its own configuration.
 //
-// The serving part is being built; for now the package holds the
-// Definition that package crd and services fill in.
+// # Registering
+//
+// Register serves a Definition on an apiserver.Server, before or while it
+// serves, and replaces the kind of the same group and kind registered
+// before; Remove stops serving one. Once Register returns, every verb,
+// watch, discovery (both forms) and OpenAPI v3 (per group version, with
+// the schema) serve the kind. The seam into apiserver is small on
+// purpose: apiserver.RegisterKind registers a kind's versions at once
+// at any time, Server.Remove removes one, and apiserver.Shape lets a
+// resource's schema, not its Go type, say what its JSON is.
+//
+// # Objects
+//
+// Objects are *Object: type and object metadata as every kind's, status
+// apart (for the status subresource), and the rest of the document as
+// decoded JSON values. The watch cache keeps an object as its stored
+// bytes (decoding only its most recent objects again), so an object
+// costs about its JSON whatever its decoded form; kinds served so are
+// JSON, YAML and CBOR, Table and PartialObjectMetadata(List), and not
+// protobuf (406, as kube-apiserver answers for custom resources).
+//
+// # What a write does
+//
+// As kube-apiserver does to a custom resource, with its messages:
+//
+//   - unknown fields are pruned (x-kubernetes-preserve-unknown-fields keeps
+//     them), and reported as fieldValidation says: a Warning header each
+//     (Warn, the default), or 400 "strict decoding error: unknown field
+//     \"spec.bogus\"" (Strict);
+//   - defaults are set, on writes and on objects read from storage;
+//   - the object is validated against the storage version's schema, with
+//     ratcheting on update: 422 `Widget.example.com "x" is invalid: ...`,
+//     one cause per field; x-kubernetes-validations rules join them when
+//     Register is given WithRules (package validation/cel);
+//   - strategic merge patch and server-side apply merge lists by their
+//     x-kubernetes-list-type and keys and maps by x-kubernetes-map-type;
+//   - with the status subresource, writes to the object leave status and
+//     writes to status leave the rest; the scale subresource reads and
+//     writes the fields its paths name.
+//
+// Printer columns (additionalPrinterColumns) and selectable fields take
+// the JSON paths CustomResourceDefinitions allow: member names,
+// indexes, [*] and filters such as [?(@.type=="Ready")]. Versions share
+// one document (conversion strategy None): only apiVersion changes, and
+// deprecated versions warn on every request.
+//
+// # Not here
+//
+// Webhook conversion; list kinds other than Kind+"List".
 package kinds

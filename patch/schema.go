@@ -45,7 +45,9 @@ type Schema struct {
 	Kind Kind
 	// Fields are a Struct's fields by JSON name.
 	Fields map[string]*Schema
-	// Elem is the schema of a Map's values and of a List's items.
+	// Elem is the schema of a Map's values and of a List's items, and of
+	// a Struct's members that are not among its Fields (nil: it has no
+	// others), as an object whose schema keeps unknown fields has them.
 	Elem *Schema
 
 	// ListType is how server-side apply merges a List: ListAtomic, ListSet
@@ -95,7 +97,10 @@ func (s *Schema) Field(name string) *Schema {
 	case s == nil:
 		return nil
 	case s.Kind == Struct:
-		return s.Fields[name]
+		if f, ok := s.Fields[name]; ok || s.Elem == nil {
+			return f
+		}
+		return s.Elem
 	case s.Kind == Map:
 		return s.Elem
 	}

@@ -82,7 +82,8 @@ type Set struct {
 // NewSet checks the versions of one kind and returns them as a set. It
 // fails when no version or more than one is the storage version (a single
 // version is the storage version unless said otherwise), when a name is
-// taken twice, when two versions share a Go type, when no version is
+// taken twice, when two versions share a Go type (unless all do, without
+// conversions: strategy None), when no version is
 // served, or when a version cannot reach the hub: a version whose type is
 // not the hub without a conversion, conversions to different hubs, a
 // conversion for another type than its version's, or one lacking a
@@ -94,6 +95,16 @@ func NewSet(group, kind string, vs []Version) (*Set, error) {
 	}
 	var errs []error
 	types := map[reflect.Type]string{}
+	// One type for every version, without conversions, is conversion
+	// strategy None: only apiVersion changes, as between the versions of
+	// a kind whose objects have no Go type of their own (package kinds).
+	oneType := len(s.versions) > 1
+	for _, v := range s.versions {
+		oneType = oneType && v.Type == s.versions[0].Type && v.Conversion.IsZero()
+	}
+	if oneType {
+		s.hub = s.versions[0].Type
+	}
 	served := false
 	for i := range s.versions {
 		v := &s.versions[i]
@@ -102,7 +113,7 @@ func NewSet(group, kind string, vs []Version) (*Set, error) {
 			continue
 		}
 		s.byName[v.key()] = v
-		if other, dup := types[v.Type]; dup {
+		if other, dup := types[v.Type]; dup && !oneType {
 			errs = append(errs, fmt.Errorf("versions %s and %s have the same type %s: each version needs a type of its own", other, v.Name, v.Type))
 		}
 		types[v.Type] = v.Name
@@ -249,6 +260,11 @@ func (s *Set) Convert(obj kapi.Object, from, to string) (kapi.Object, error) {
 		}
 	}
 	out := hub
+	if out == obj { // one type for every version: a copy, in which only apiVersion changes
+		v := reflect.New(reflect.TypeOf(obj).Elem())
+		v.Elem().Set(reflect.ValueOf(obj).Elem())
+		out = v.Interface().(kapi.Object)
+	}
 	if dst.Type != s.hub {
 		c := dst.Conversion
 		out = c.newSpoke()

@@ -53,6 +53,10 @@
 //
 // # Lifecycle
 //
+// [Hub.Add] adds a cache while Run runs, filled from the store at once, and
+// [Hub.Unregister] removes one, whose watchers then end with [ErrStopped]:
+// the kinds a server defines at run time come and go so.
+//
 // [Hub.Run] feeds the caches until its context ends; every watcher then ends
 // with [ErrStopped]. If the storage watch itself expires, the hub relists and restarts its
 // history, which ends the watchers it could no longer serve.

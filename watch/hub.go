@@ -164,7 +164,11 @@ type Hub struct {
 	config config
 	epoch  time.Time // the log's clock: events carry their age as an offset from it
 
-	mu       sync.Mutex                        // serializes Register
+	mu sync.Mutex // serializes Register and Unregister
+	// applyMu is held by the applier while it changes the caches, and by
+	// Register and Unregister while it runs, so that a cache added then
+	// is filled at one revision and misses no later event.
+	applyMu  sync.Mutex
 	caches   atomic.Pointer[map[string]*Cache] // by resource prefix; replaced, not changed, by Register
 	rev      atomic.Int64                      // every change up to rev has been applied
 	synced   atomic.Bool
@@ -198,10 +202,18 @@ func New(store storage.Interface, root string, opts ...Option) *Hub {
 	return h
 }
 
-// Register adds the cache for the keys of one resource. A resource prefix is
-// root followed by one path segment and a slash ("/widgets.example.com/");
-// it must be registered before Run.
+// Register adds the cache for the keys of one resource, before Run. A
+// resource prefix is root followed by one path segment and a slash
+// ("/widgets.example.com/").
 func (h *Hub) Register(prefix string, decode DecodeFunc, opts ...CacheOption) *Cache {
+	c, _ := h.Add(context.Background(), prefix, decode, opts...) // fails only while Run runs
+	return c
+}
+
+// Add is Register at any time: a cache added while Run runs is filled from
+// the store before Add returns, which fails only if the store cannot be
+// read; one added before Run is filled by Run.
+func (h *Hub) Add(ctx context.Context, prefix string, decode DecodeFunc, opts ...CacheOption) (*Cache, error) {
 	c := &Cache{hub: h, prefix: prefix, decode: decode}
 	for _, o := range opts {
 		o(c)
@@ -211,10 +223,67 @@ func (h *Hub) Register(prefix string, decode DecodeFunc, opts ...CacheOption) *C
 	c.unreadable.Store(&map[string]Unreadable{})
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.applyMu.Lock()
+	defer h.applyMu.Unlock()
+	if h.synced.Load() && !h.stopped.Load() {
+		if err := h.fill(ctx, c); err != nil {
+			return nil, err
+		}
+	}
 	caches := maps.Clone(*h.caches.Load())
 	caches[prefix] = c
 	h.caches.Store(&caches)
-	return c
+	return c, nil
+}
+
+// fill lists the keys of c from the store, at its latest revision, as its
+// state; the applier then skips the events up to that revision for it.
+// The caller holds applyMu.
+func (h *Hub) fill(ctx context.Context, c *Cache) error {
+	var items []*Item
+	unreadable := map[string]Unreadable{}
+	opts := storage.ListOptions{Limit: h.config.pageSize}
+	for {
+		page, err := h.store.List(ctx, c.prefix, opts)
+		if err != nil {
+			return err
+		}
+		opts.Revision = page.Revision
+		for _, kv := range page.Items {
+			obj, err := c.decode(kv)
+			if err != nil {
+				h.config.onError(err)
+				unreadable[kv.Key] = Unreadable{Key: kv.Key, Revision: kv.ModRevision, Err: err}
+				continue
+			}
+			items = append(items, c.newItem(kv, obj))
+		}
+		if page.Remaining == 0 || len(page.Items) == 0 {
+			break
+		}
+		opts.Start = page.Items[len(page.Items)-1].Key + "\x00"
+	}
+	c.state.Store(&snapshot{items: buildTree(items), rev: opts.Revision})
+	c.unreadable.Store(&unreadable)
+	c.floor, c.from = opts.Revision, opts.Revision
+	c.history.Store(&history{floor: opts.Revision, changed: make(chan struct{})})
+	return nil
+}
+
+// Unregister removes a cache: its watchers end with ErrStopped, and reads
+// of it see what it held last.
+func (h *Hub) Unregister(c *Cache) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.applyMu.Lock()
+	defer h.applyMu.Unlock()
+	caches := maps.Clone(*h.caches.Load())
+	if caches[c.prefix] == c {
+		delete(caches, c.prefix)
+	}
+	h.caches.Store(&caches)
+	c.removed.Store(true)
+	c.publish() // wakes its watchers, which then see removed
 }
 
 // Run fills the caches and keeps them current until ctx ends. It returns nil
@@ -297,6 +366,8 @@ func (h *Hub) WaitFor(ctx context.Context, rev int64) error {
 // relist reads the whole key space at one revision and makes it the caches'
 // state, with an empty history starting there.
 func (h *Hub) relist(ctx context.Context) (int64, error) {
+	h.applyMu.Lock()
+	defer h.applyMu.Unlock()
 	states := map[*Cache][]*Item{}
 	unreadable := map[*Cache]map[string]Unreadable{}
 	opts := storage.ListOptions{Limit: h.config.pageSize}
@@ -334,7 +405,7 @@ func (h *Hub) relist(ctx context.Context) (int64, error) {
 		c.state.Store(&snapshot{items: buildTree(states[c]), rev: opts.Revision})
 		keys := unreadable[c]
 		c.unreadable.Store(&keys)
-		c.log, c.head, c.floor = nil, 0, opts.Revision
+		c.log, c.head, c.floor, c.from = nil, 0, opts.Revision, 0
 		c.offersMu.Lock()
 		clear(c.offers) // their events are behind the relist, or lost
 		c.offersMu.Unlock()
@@ -410,7 +481,12 @@ func (h *Hub) expire() {
 var errWatchEnded = errors.New("watch: the storage watch ended without an error")
 
 func (h *Hub) apply(ev storage.Event) {
+	h.applyMu.Lock()
+	defer h.applyMu.Unlock()
 	c := h.cacheFor(ev.Key)
+	if c != nil && ev.ModRevision <= c.from {
+		c = nil // filled after it by Register
+	}
 	var item *Item
 	typ := ev.Type
 	if c != nil {
@@ -505,6 +581,7 @@ type Cache struct {
 
 	state   atomic.Pointer[snapshot] // the current items
 	history atomic.Pointer[history]  // the recent events
+	removed atomic.Bool              // by Unregister: its watchers end
 	// unreadable are the keys whose stored values do not decode, by key;
 	// replaced, not changed, by the applier.
 	unreadable atomic.Pointer[map[string]Unreadable]
@@ -515,6 +592,7 @@ type Cache struct {
 	log   []logEntry
 	head  int
 	floor int64 // every event after floor is in log[head:]
+	from  int64 // the revision Register filled it at; events up to it are in its state
 }
 
 // snapshot is the state of a cache's items at revision rev: the revision

@@ -186,7 +186,7 @@ func (w *Watcher) armBookmark() <-chan time.Time {
 func (w *Watcher) read() (Event, <-chan struct{}, error) {
 	c := w.cache
 	h := c.history.Load() // before stopped: stop replaces the history after it sets stopped
-	if c.hub.stopped.Load() {
+	if c.hub.stopped.Load() || c.removed.Load() {
 		return Event{}, nil, ErrStopped
 	}
 	if w.pos < h.floor {
@@ -238,7 +238,7 @@ func (w *Watcher) Buffered() bool {
 	}
 	c := w.cache
 	h := c.history.Load()
-	if c.hub.stopped.Load() || w.pos < h.floor {
+	if c.hub.stopped.Load() || c.removed.Load() || w.pos < h.floor {
 		return true // Next ends the watch at once
 	}
 	for _, e := range h.log[h.after(w.pos):] {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -18,6 +19,10 @@ type Resource struct {
 	Namespaced           bool
 	Type                 reflect.Type // the struct type (not a pointer), embeds kapi.TypeMeta and kapi.ObjectMeta
 	Status               bool         // has the /status subresource
+	// Schema, if set, is the objects' OpenAPI v3 schema (apiVersion,
+	// kind and metadata are added), as a kind defined at run time has
+	// it: Type is then not looked into.
+	Schema map[string]any
 }
 
 // GroupVersion returns the JSON document served at /openapi/v3/apis/{group}/{version}
@@ -45,7 +50,7 @@ func GroupVersion(group, version string, resources []Resource) ([]byte, error) {
 			return nil, fmt.Errorf("openapi: resource %s of %s/%s in the document of %s/%s", r.Kind, r.Group, r.Version, group, version)
 		case r.Kind == "" || r.Plural == "":
 			return nil, fmt.Errorf("openapi: resource %q/%q needs a kind and a plural", r.Kind, r.Plural)
-		case r.Type == nil || r.Type.Kind() != reflect.Struct:
+		case r.Schema == nil && (r.Type == nil || r.Type.Kind() != reflect.Struct):
 			return nil, fmt.Errorf("openapi: resource %s: type %v is not a struct", r.Kind, r.Type)
 		case kinds[r.Kind] || kinds[r.Kind+"List"] || plurals[r.Plural]:
 			return nil, fmt.Errorf("openapi: resource %s (%s) registered twice", r.Kind, r.Plural)
@@ -53,7 +58,9 @@ func GroupVersion(group, version string, resources []Resource) ([]byte, error) {
 		kinds[r.Kind], kinds[r.Kind+"List"], plurals[r.Plural] = true, true, true
 		// Known before any schema is built, so that a field of one resource's
 		// type, or a type referring to itself, becomes a reference.
-		b.named[r.Type] = b.modelName(r.Kind)
+		if r.Schema == nil {
+			b.named[r.Type] = b.modelName(r.Kind)
+		}
 		b.taken[b.modelName(r.Kind)], b.taken[b.modelName(r.Kind+"List")] = true, true
 	}
 	for _, r := range rs {
@@ -175,6 +182,37 @@ type oapiSchema struct {
 	PatchStrategy        string                 `json:"x-kubernetes-patch-strategy,omitempty"`
 	PreserveUnknown      bool                   `json:"x-kubernetes-preserve-unknown-fields,omitempty"`
 	XValidations         []oapiValidationRule   `json:"x-kubernetes-validations,omitempty"`
+
+	// raw is a schema given whole (Resource.Schema), written with the
+	// fields above set over its own.
+	raw map[string]any
+}
+
+// MarshalJSON writes a schema given whole with the members set on it.
+func (s *oapiSchema) MarshalJSON() ([]byte, error) {
+	type plain oapiSchema
+	data, err := json.Marshal((*plain)(s))
+	if err != nil || s.raw == nil {
+		return data, err
+	}
+	var set map[string]any
+	if err := json.Unmarshal(data, &set); err != nil {
+		return nil, err
+	}
+	out := maps.Clone(s.raw)
+	props, _ := out["properties"].(map[string]any)
+	props = maps.Clone(props)
+	if props == nil {
+		props = map[string]any{}
+	}
+	for k, v := range set["properties"].(map[string]any) {
+		props[k] = v
+	}
+	for k, v := range set {
+		out[k] = v
+	}
+	out["properties"] = props
+	return json.Marshal(out)
 }
 
 const oapiSchemaRefPrefix = "#/components/schemas/"
@@ -215,7 +253,10 @@ func (b *openAPIBuilder) addResource(r Resource) error {
 	name, listName := b.modelName(r.Kind), b.modelName(r.Kind+"List")
 	gvk := oapiGVK{Group: r.Group, Version: r.Version, Kind: r.Kind}
 
-	s, err := b.structSchema(r.Type, "")
+	s, err := &oapiSchema{Type: "object"}, error(nil)
+	if r.Schema == nil {
+		s, err = b.structSchema(r.Type, "")
+	}
 	if err != nil {
 		return fmt.Errorf("openapi: resource %s: %w", r.Kind, err)
 	}
@@ -244,6 +285,9 @@ func (b *openAPIBuilder) addResource(r Resource) error {
 		s.Required = nil
 	}
 	s.GVK = []oapiGVK{gvk}
+	if r.Schema != nil {
+		s.raw = r.Schema
+	}
 	b.schemas[name] = s
 
 	b.schemas[listName] = &oapiSchema{

@@ -528,8 +528,10 @@ func TestDynamicApply(t *testing.T) {
 		t.Parallel()
 		ctx := ctxFor(t, 60*time.Second)
 		_, err := widgets.Apply(ctx, "unmanaged", newWidget("unmanaged", map[string]any{"color": "red"}), metav1.ApplyOptions{})
-		if st := statusOfErr(t, err); st.Code != 400 || st.Reason != metav1.StatusReasonBadRequest {
-			t.Errorf("apply without a field manager: %d %s %q, want 400 BadRequest", st.Code, st.Reason, st.Message)
+		// kube-apiserver's ValidatePatchOptions: 422, one Required cause.
+		const want = `PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch`
+		if st := statusOfErr(t, err); st.Code != 422 || st.Reason != metav1.StatusReasonInvalid || st.Message != want {
+			t.Errorf("apply without a field manager: %d %s %q, want 422 Invalid %q", st.Code, st.Reason, st.Message, want)
 		}
 		if _, err := widgets.Get(ctx, "unmanaged", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("get after a refused apply: %v, want NotFound", err)

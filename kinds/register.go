@@ -1,0 +1,221 @@
+package kinds
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kapi-dev/kapi/apiserver"
+	"github.com/kapi-dev/kapi/internal/jsonpath"
+	"github.com/kapi-dev/kapi/schema"
+	"github.com/kapi-dev/kapi/validation"
+)
+
+// Rules checks what a version's schema cannot by itself: its
+// x-kubernetes-validations (CEL) rules. old is nil on create; on update
+// the rules that name oldSelf see it. Package validation/cel makes them.
+type Rules interface {
+	Validate(obj, old any) []*validation.Error
+}
+
+// Option configures Register.
+type Option func(*options)
+
+type options struct {
+	rules func(*schema.Schema) (Rules, error)
+}
+
+// WithRules has each version's x-kubernetes-validations rules compiled by
+// compile when the kind is registered (a rule that does not compile fails
+// Register), and checked on every write after the schema's own
+// validation, their errors joining the same 422 Invalid. Without it the
+// rules are not evaluated.
+func WithRules(compile func(s *schema.Schema) (Rules, error)) Option {
+	return func(o *options) { o.rules = compile }
+}
+
+// ErrDefinition is the error of a Definition that cannot be served.
+var ErrDefinition = errors.New("kinds: invalid definition")
+
+// Register serves the kind def describes on srv, before or while srv
+// serves. A kind registered before with the same Group and Kind is
+// replaced (its watches end; its objects stay). Once Register returns
+// while serving, the kind is in discovery and OpenAPI and every verb
+// works on it.
+func Register(srv *apiserver.Server, def Definition, opts ...Option) error {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	rs, err := resources(def, &o)
+	if err != nil {
+		return err
+	}
+	return apiserver.RegisterKind(srv, rs...)
+}
+
+// Remove stops serving a kind: its resources answer 404, discovery and
+// OpenAPI no longer list it, and its watches end. Its objects stay in
+// storage: package crd deletes them first, as kube-apiserver's
+// customresourcecleanup finalizer does.
+func Remove(srv *apiserver.Server, group, kind string) error { return srv.Remove(group, kind) }
+
+// resources are the registrations of def's versions.
+func resources(def Definition, o *options) ([]apiserver.Resource[Object], error) {
+	if def.ListKind != "" && def.ListKind != def.Kind+"List" {
+		return nil, fmt.Errorf("%w: %s: list kind %q: only %sList is served", ErrDefinition, def.Kind, def.ListKind, def.Kind)
+	}
+	var storage *Version
+	for i := range def.Versions {
+		if def.Versions[i].Storage {
+			storage = &def.Versions[i]
+		}
+	}
+	if storage == nil {
+		return nil, fmt.Errorf("%w: %s: no storage version", ErrDefinition, def.Kind)
+	}
+	var rs []apiserver.Resource[Object]
+	for i := range def.Versions {
+		v := &def.Versions[i]
+		sh, err := newShape(v.Schema)
+		if err != nil {
+			return nil, err
+		}
+		r := apiserver.Resource[Object]{
+			Group: def.Group, Version: v.Name, Kind: def.Kind, Plural: def.Plural, Singular: def.Singular,
+			Namespaced: def.Namespaced, ShortNames: def.ShortNames, Categories: def.Categories,
+			Status: v.Status, Storage: v.Storage, NotServed: !v.Served,
+			Deprecated: v.Deprecated, DeprecationWarning: v.DeprecationWarning,
+			Default: sh.setDefaults,
+			Shape:   sh,
+		}
+		if v.Scale != nil {
+			r.Scale = &apiserver.ScalePaths{SpecReplicas: v.Scale.SpecReplicasPath, StatusReplicas: v.Scale.StatusReplicasPath, LabelSelector: v.Scale.LabelSelectorPath}
+		}
+		if r.Singular == "" {
+			r.Singular = strings.ToLower(def.Kind)
+		}
+		for _, f := range v.SelectableFields {
+			r.SelectableFields = append(r.SelectableFields, stripDot(f))
+		}
+		if r.Columns, err = columns(v.PrinterColumns); err != nil {
+			return nil, fmt.Errorf("%w: %s %s: %v", ErrDefinition, def.Kind, v.Name, err)
+		}
+		if v.Storage {
+			validate, err := validator(sh, o)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s %s: %v", ErrDefinition, def.Kind, v.Name, err)
+			}
+			r.Validate, r.ValidateStatus = validate, validate
+		}
+		rs = append(rs, r)
+	}
+	return rs, nil
+}
+
+// validator is the storage version's validation: its schema's, with
+// ratcheting on update, then its rules'.
+func validator(sh *shape, o *options) (func(ctx context.Context, obj, old *Object) apiserver.FieldErrors, error) {
+	var rules Rules
+	if o.rules != nil && sh.schema != nil {
+		var err error
+		if rules, err = o.rules(sh.schema); err != nil {
+			return nil, err
+		}
+	}
+	if sh.schema == nil && rules == nil {
+		return nil, nil
+	}
+	return func(_ context.Context, obj, old *Object) apiserver.FieldErrors {
+		body := obj.body()
+		var oldBody any
+		var errs []*validation.Error
+		switch {
+		case sh.schema == nil:
+		case old == nil:
+			errs = sh.schema.Validate(body)
+		default:
+			oldBody = old.body()
+			errs = sh.schema.ValidateUpdate(body, oldBody)
+		}
+		if rules != nil && len(errs) == 0 { // kube-apiserver skips the rules of an object the schema refuses
+			if old != nil {
+				oldBody = old.body()
+			}
+			errs = append(errs, rules.Validate(body, oldBody)...)
+		}
+		out := make(apiserver.FieldErrors, len(errs))
+		for i, e := range errs {
+			out[i] = &apiserver.FieldError{Type: e.Type, Field: e.Field, BadValue: e.BadValue, Detail: e.Detail}
+		}
+		return out
+	}, nil
+}
+
+// columns are the Table columns of a version's additionalPrinterColumns;
+// without any, Age, as kube-apiserver shows a custom resource.
+func columns(pcs []PrinterColumn) ([]apiserver.Column[Object], error) {
+	if len(pcs) == 0 {
+		pcs = []PrinterColumn{{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"}}
+	}
+	var cols []apiserver.Column[Object]
+	for _, pc := range pcs {
+		p, err := jsonpath.Parse(pc.JSONPath)
+		if err != nil {
+			return nil, fmt.Errorf("printer column %q: %v", pc.Name, err)
+		}
+		withMeta := strings.HasPrefix(pc.JSONPath, ".metadata")
+		typ := pc.Type
+		cols = append(cols, apiserver.Column[Object]{
+			Name: pc.Name, Type: pc.Type, Format: pc.Format, Description: pc.Description, Priority: pc.Priority,
+			Value: func(o *Object) any { return cell(p.Find(o.value(withMeta)), typ) },
+		})
+	}
+	return cols, nil
+}
+
+// cell is the value of a column of type typ from what its path found:
+// nil (kubectl prints <none>) when nothing; several values are joined
+// with commas.
+func cell(found []any, typ string) any {
+	if len(found) == 0 {
+		return nil
+	}
+	if len(found) > 1 {
+		parts := make([]string, len(found))
+		for i, v := range found {
+			parts[i] = text(v)
+		}
+		return strings.Join(parts, ",")
+	}
+	v := found[0]
+	switch typ {
+	case "date":
+		s, _ := v.(string)
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			return nil
+		}
+		return t
+	case "string":
+		return text(v)
+	}
+	switch v.(type) {
+	case map[string]any, []any:
+		return text(v)
+	}
+	return v
+}
+
+// text is a value as a string column shows it: a string as it is, anything
+// else as JSON.
+func text(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	data, _ := json.Marshal(v)
+	return string(data)
+}
