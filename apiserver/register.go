@@ -111,6 +111,13 @@ type Resource[T any] struct {
 	// package kinds serves kinds defined at run time, whose objects share
 	// one Go type, with the shape each kind's schema gives.
 	Shape Shape
+
+	// ApplySetParent lets objects of the kind be the parents of ApplySets:
+	// kubectl apply --prune --applyset=widgets.example.com/NAME (see
+	// internal/applyset). It stands for the label
+	// applyset.kubernetes.io/is-parent-type=true on a kind's CRD; set on
+	// one version, it holds for the kind.
+	ApplySetParent bool
 }
 
 // Shape is the shape of a resource's objects where their Go type does not
@@ -189,7 +196,7 @@ func newResource[T any, P interface {
 		ShortNames: r.ShortNames, Categories: r.Categories,
 		typ:          reflect.TypeFor[T](),
 		newObject:    func() kapi.Object { return P(new(T)) },
-		validateName: r.ValidateName, createOnUpdate: r.CreateOnUpdate,
+		validateName: r.ValidateName, createOnUpdate: r.CreateOnUpdate, applySetParent: r.ApplySetParent,
 		version: versionOptions{
 			storage: r.Storage, served: !r.NotServed, deprecated: r.Deprecated,
 			warning: r.DeprecationWarning, conversion: r.Conversion,
@@ -337,6 +344,7 @@ type resource struct {
 	Plural, Singular       string
 	Namespaced             bool
 	ShortNames, Categories []string
+	applySetParent         bool // applyset.go
 
 	typ         reflect.Type
 	shape       Shape       // nil but for kinds defined at run time

@@ -13,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/kapi-dev/kapi/gc"
+	"github.com/kapi-dev/kapi/internal/applyset"
 	"github.com/kapi-dev/kapi/internal/guard"
 	"github.com/kapi-dev/kapi/internal/listcache"
 	"github.com/kapi-dev/kapi/internal/openapi"
@@ -319,6 +320,10 @@ func (s *Server) routes() (http.Handler, *chi.Mux) {
 	r.HandleFunc("/api/*", api)
 	r.HandleFunc("/apis/*", api)
 	s.accessReviewRoutes(r, notAllowed)
+	r.HandleFunc(applyset.Path, s.applySetParentTypes(api))
+	if s.config.cors != nil { // outside authentication: preflights carry no credentials
+		return s.config.cors.Handler(s.withAuth(r)), r
+	}
 	return s.withAuth(r), r
 }
 

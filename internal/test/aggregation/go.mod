@@ -2,7 +2,7 @@ module github.com/kapi-dev/kapi/internal/test/aggregation
 
 go 1.26.0
 
-require github.com/kapi-dev/kapi v0.0.0-20261128120518-94167d66b08c
+require github.com/kapi-dev/kapi v0.0.0-20261128120531-2769283d05e3
 
 require (
 	github.com/evanphx/json-patch/v5 v5.9.11 // indirect
