@@ -4,8 +4,8 @@ go 1.26.0
 
 require (
 	github.com/jackc/pgx/v5 v5.12.0
-	github.com/kapi-dev/kapi v0.0.0-20261128120531-2769283d05e3
-	github.com/kapi-dev/kapi/storage/postgres v0.0.0-20261128120531-2769283d05e3
+	github.com/kapi-dev/kapi v0.0.0-20261128120720-3736e603cc0b
+	github.com/kapi-dev/kapi/storage/postgres v0.0.0-20261128120720-3736e603cc0b
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
 )
