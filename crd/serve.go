@@ -8,6 +8,7 @@ import (
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/kinds"
+	"github.com/kapi-dev/kapi/schema"
 	"github.com/kapi-dev/kapi/validation"
 )
 
@@ -34,6 +35,10 @@ func ServeWith(opts ...kinds.Option) func(*apiserver.Server) error {
 }
 
 func serve(s *apiserver.Server, opts []kinds.Option) error {
+	// The server's rule engine, if it compiles schemas' rules (validation/cel
+	// does), refuses a definition whose rules do not compile, as
+	// kube-apiserver does; the kinds served find it themselves.
+	rules, _ := s.RuleEngine().(schema.RuleCompiler)
 	err := apiserver.Register(s, apiserver.Resource[CustomResourceDefinition]{
 		Group: Group, Version: Version, Kind: "CustomResourceDefinition",
 		Plural: "customresourcedefinitions", Singular: "customresourcedefinition",
@@ -41,7 +46,7 @@ func serve(s *apiserver.Server, opts []kinds.Option) error {
 		Status:  true,
 		Default: SetDefaults,
 		Validate: func(_ context.Context, c, old *CustomResourceDefinition) apiserver.FieldErrors {
-			errs := Validate(c, old)
+			errs := validate(c, old, rules)
 			if conv := c.Spec.Conversion; conv != nil && conv.Strategy == WebhookConverter {
 				errs = append(errs, &validation.Error{Type: kapi.CauseTypeFieldValueForbidden, Field: "spec.conversion.strategy", Detail: ErrWebhookConversion.Error()})
 			}

@@ -29,14 +29,23 @@ import (
 // version.
 //
 // Not checked here: metadata other than the name (the request path's),
-// the compilation and cost of x-kubernetes-validations rules, and kapi's
-// own refusal of webhook conversion (see Serve).
+// the compilation and cost of x-kubernetes-validations rules (Serve has
+// the server's rule engine check them, given apiserver.WithRuleEngine
+// with an engine that is a schema.RuleCompiler, as validation/cel's is),
+// and kapi's own refusal of webhook conversion (see Serve).
 func Validate(c, old *CustomResourceDefinition) []*validation.Error {
+	return validate(c, old, nil)
+}
+
+// validate is Validate with the x-kubernetes-validations rules of every
+// schema checked by rules too (compilation and cost, with kube's
+// messages), when it is not nil.
+func validate(c, old *CustomResourceDefinition, rules schema.RuleCompiler) []*validation.Error {
 	var errs []*validation.Error
 	if want := c.Spec.Names.Plural + "." + c.Spec.Group; old == nil && c.Name != want {
 		errs = append(errs, invalid("metadata.name", c.Name, `must be spec.names.plural+"."+spec.group`))
 	}
-	o := options{requireOpenAPISchema: true}
+	o := options{requireOpenAPISchema: true, rules: rules}
 	if old != nil {
 		o.requireOpenAPISchema = allVersionsHaveSchema(&old.Spec)
 		o.immutableNames = conditionTrue(old, Established)
@@ -102,6 +111,7 @@ func addStorageVersion(c *CustomResourceDefinition) {
 type options struct {
 	requireOpenAPISchema bool
 	immutableNames       bool
+	rules                schema.RuleCompiler // nil: rules are not checked
 }
 
 func invalid(path string, value any, detail string) *validation.Error {
@@ -262,7 +272,7 @@ func validateSpec(s *Spec, o options) []*validation.Error {
 		}
 		status := v.Subresources != nil && v.Subresources.Status != nil
 		if !sh.schema && parsed[i] != nil {
-			errs = append(errs, validateSchema(v.Schema.OpenAPIV3Schema, parsed[i], status, at+".schema")...)
+			errs = append(errs, validateSchema(v.Schema.OpenAPIV3Schema, parsed[i], status, at+".schema", o.rules)...)
 		}
 		if !sh.subresources {
 			errs = append(errs, validateSubresources(v.Subresources, at+".subresources")...)
@@ -307,7 +317,7 @@ func validateSpec(s *Spec, o options) []*validation.Error {
 	if len(s.Versions) > 0 {
 		first := s.Versions[0]
 		if topSchema && parsed[0] != nil {
-			errs = append(errs, validateSchema(first.Schema.OpenAPIV3Schema, parsed[0], anyStatus, "spec.validation")...)
+			errs = append(errs, validateSchema(first.Schema.OpenAPIV3Schema, parsed[0], anyStatus, "spec.validation", o.rules)...)
 		}
 		if sh.subresources {
 			errs = append(errs, validateSubresources(first.Subresources, "spec.subresources")...)

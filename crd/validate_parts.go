@@ -40,13 +40,18 @@ const rootAllowedWords = "[Description Type Format Title Maximum ExclusiveMaximu
 
 // validateSchema checks a version's schema (or the definition's, at
 // spec.validation); path ends before openAPIV3Schema.
-func validateSchema(raw json.RawMessage, s *schema.Schema, status bool, path string) []*validation.Error {
+func validateSchema(raw json.RawMessage, s *schema.Schema, status bool, path string, rules schema.RuleCompiler) []*validation.Error {
 	path += ".openAPIV3Schema"
 	var errs []*validation.Error
 	if status {
 		errs = append(errs, statusRootErrors(raw, s, path)...)
 	}
-	return append(errs, s.Check(path)...)
+	structural := s.Check(path)
+	if len(structural) == 0 && rules != nil {
+		// Rules are typed from the schema: only a structural one types them.
+		return append(errs, rules.CheckRules(s, path)...)
+	}
+	return append(errs, structural...)
 }
 
 // statusRootErrors restricts the root of a schema whose status
