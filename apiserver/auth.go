@@ -10,6 +10,7 @@ import (
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/auth"
 	"github.com/kapi-dev/kapi/internal/pathpattern"
+	"github.com/kapi-dev/kapi/internal/websocket"
 )
 
 // This file is the request path's authentication and authorization: it
@@ -71,6 +72,14 @@ func (s *Server) withAuth(next http.Handler) http.Handler {
 		ctx := r.Context()
 		authenticated := false
 		if authenticate {
+			// A browser's WebSocket carries its token in a subprotocol
+			// (internal/websocket), as kube-apiserver reads it.
+			upgrade, err := websocket.BearerProtocol(r)
+			if err != nil {
+				writeStatus(w, r, nil, unauthorized().Status)
+				return
+			}
+			r = upgrade
 			user, ok, err := authenticator.Authenticate(r)
 			if (err != nil || !ok) && r.ProtoMajor == 2 {
 				// An HTTP/2 connection is costly to keep and prone to abuse

@@ -1093,6 +1093,38 @@ func badInputCorpus() []corpusCase {
 	}
 	add("v1beta1/update of another version's body", http.MethodPut, betaColl+"/a", encJSON(widgetDoc("a")), 400)
 	add("v1beta1/no such version", http.MethodGet, "/apis/example.com/v1alpha1/namespaces/"+corpusNS+"/widgets", nil, 404)
+	cases = append(cases, crdCorpus()...)
+
+	// # WebSocket handshakes a watch refuses (websocket.go), with
+	// kube-apiserver's codes.
+	for _, c := range []struct {
+		name, header, value string
+		code                int
+	}{
+		{"no Origin", "Origin", "", 403},
+		{"Origin null", "Origin", "null", 403},
+		{"Origin not a URL", "Origin", "::", 403},
+		{"version 8", "Sec-WebSocket-Version", "8", 400},
+		{"no version", "Sec-WebSocket-Version", "", 400},
+		{"key too short", "Sec-WebSocket-Key", "AAAA", 400},
+		{"key not base64", "Sec-WebSocket-Key", "%%%%", 400},
+		{"two subprotocols", "Sec-WebSocket-Protocol", "binary.k8s.io,base64.binary.k8s.io", 400},
+	} {
+		hs := map[string]string{"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+			"Sec-WebSocket-Version": "13", "Origin": "http://console.test"}
+		hs[c.header] = c.value
+		var header []string
+		for k, v := range hs {
+			if v != "" {
+				header = append(header, k, v)
+			}
+		}
+		add("websocket/"+c.name, http.MethodGet, widgetsIn(corpusNS)+"?watch=true", nil, c.code, header...)
+	}
+	// # kubectl's question for ApplySet parent types (applyset.go).
+	crds := "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	add("applyset/bad label selector", http.MethodGet, crds+"?labelSelector=a+in+(b", nil, 400)
+	add("applyset/a CRD by name", http.MethodGet, crds+"/widgets.example.com", nil, 404)
 	return append(cases, builtinCorpus()...)
 }
 
@@ -1252,9 +1284,10 @@ func statusProblem(r *response, want int) string {
 func TestBadInputCorpus(t *testing.T) {
 	store := memory.New()
 	t.Cleanup(func() { store.Close() })
-	srv := apiservertest.New(t, widgetapi.Register, append(corpusBuiltins, apiserver.WithStorage(store), apiserver.WithMaxRequestBodyBytes(bodyLimit))...)
+	srv := apiservertest.New(t, corpusRegister, append(corpusBuiltins, apiserver.WithStorage(store), apiserver.WithMaxRequestBodyBytes(bodyLimit))...)
 	c := &apiClient{t: t, base: srv.URL, hc: srv.Client()}
 	corpusSeed(c)
+	corpusSeedCRDs(c)
 	beforeItems, beforeRev := storeSnapshot(t, store)
 	beforeList := c.get(allWidgets).mustCode(t, http.StatusOK).Body
 

@@ -43,11 +43,7 @@ func declaredFirst(schema *validation.Schema, own func(ctx context.Context, obj,
 		}
 		var errs FieldErrors
 		for _, e := range schema.Validate(obj, oldValue) {
-			fe := &FieldError{Type: e.Type, Field: e.Field, BadValue: e.BadValue, Detail: e.Detail}
-			if e.BadValue == (validation.OmittedValue{}) {
-				fe.BadValue = omittedValue{}
-			}
-			errs = append(errs, fe)
+			errs = append(errs, &FieldError{Type: e.Type, Field: e.Field, BadValue: e.BadValue, Detail: e.Detail})
 		}
 		if own != nil {
 			errs = append(errs, own(ctx, obj, old)...)

@@ -86,6 +86,12 @@
 // kube-apiserver), deleted an hour (WithEventTTL) after their last write.
 // Package builtin holds their Go types.
 //
+// A package with a controller of its own runs it inside the server with
+// RunController (package crd's accepts CustomResourceDefinitions and serves
+// their kinds); /readyz waits for it to say it has synced. Resource.OnDelete
+// lets a kind change an object a DELETE marks, as a definition gets its
+// cleanup finalizer.
+//
 // # Authentication and authorization
 //
 // A server serves everyone until told otherwise. WithAuthentication names

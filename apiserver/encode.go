@@ -13,7 +13,6 @@ import (
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/internal/httpbody"
-	"github.com/kapi-dev/kapi/internal/listcache"
 	"github.com/kapi-dev/kapi/internal/splice"
 	"github.com/kapi-dev/kapi/watch"
 )
@@ -277,48 +276,52 @@ func (rq *request) writeList(meta kapi.ListMeta, items []*watch.Item) error {
 		elementSlices.Put(pooled)
 	}()
 	var body *codec.ListBody
-	if f.ElementType() == codec.MediaTypeJSON && rq.out.View == codec.ViewObject && rq.res.objType.plainMetadata {
-		// Written from the stored values themselves, the resourceVersion
-		// put between their two halves: no copy of the objects' bytes;
-		// or, for a whole collection listed before in this state, from
-		// the items joined then (see listcache.Bodies).
-		tm := kapi.TypeMeta{Kind: rq.res.Kind + "List", APIVersion: rq.res.apiVersion()}
-		lists := &rq.res.storageVersion().lists
-		var joined []byte
-		keep := false
-		if rq.listChange > 0 {
-			joined, keep = lists.Get(rq.listPrefix, rq.listChange, len(items))
-		}
-		if joined != nil {
-			var err error
-			if body, err = f.ListBodyOfPieces(tm, meta, [][]byte{joined}, 1); err != nil { // one element: the JSON items, commas and all
-				return err
-			}
-		} else {
-			pieces, err := rq.storedListPieces(items, (*pooled)[:0])
-			*pooled = pieces
-			if err != nil {
-				return err
-			}
-			if keep {
-				lists.Keep(rq.listPrefix, rq.listChange, len(items), listcache.Join(pieces, 3, "", ",", ""))
-			}
-			if body, err = f.ListBodyOfPieces(tm, meta, pieces, 3); err != nil {
-				return err
-			}
-		}
-	} else {
-		elements, tm, err := rq.listElements(items, (*pooled)[:0])
-		*pooled = elements
-		if err != nil {
-			return err
-		}
-		if body, err = f.ListBody(tm, meta, elements); err != nil {
+	var joined, pieces [][]byte
+	var err error
+	tm := kapi.TypeMeta{Kind: rq.res.Kind + "List", APIVersion: rq.res.apiVersion()}
+	if rq.listPrefix != "" && rq.out.View == codec.ViewObject {
+		if joined, err = rq.joinedList(tm, items); err != nil {
 			return err
 		}
 	}
+	switch {
+	case joined != nil:
+		body, err = f.ListBodyOfJoined(tm, meta, joined, len(items))
+	case f.ElementType() == codec.MediaTypeJSON && rq.out.View == codec.ViewObject && rq.res.objType.plainMetadata:
+		// Written from the stored values themselves, the resourceVersion
+		// put between their two halves: no copy of the objects' bytes.
+		pieces, err = rq.storedListPieces(items, (*pooled)[:0])
+		if *pooled = pieces; err == nil {
+			body, err = f.ListBodyOfPieces(tm, meta, pieces, 3)
+		}
+	default:
+		pieces, tm, err = rq.listElements(items, (*pooled)[:0])
+		if *pooled = pieces; err == nil {
+			body, err = f.ListBody(tm, meta, pieces)
+		}
+	}
+	if err != nil {
+		return err
+	}
 	httpbody.WriteStreamed(rq.w, rq.r, http.StatusOK, rq.out.ContentType(), body)
 	return nil
+}
+
+// joinedList is the items of a whole collection's list (rq.listPrefix)
+// joined in the runs kept for the collection in the response's format
+// (listcache.Runs): the runs of its last list that still hold the same
+// items written as they are, the others made anew from the items'
+// elements. nil: the collection's first list, written item by item and
+// keeping nothing.
+func (rq *request) joinedList(tm kapi.TypeMeta, items []*watch.Item) ([][]byte, error) {
+	f := rq.out.Format
+	return rq.res.storageVersion().lists.Join(f.MediaType()+" "+rq.listPrefix, rq.listRev, items, func(dst []byte, it *watch.Item) ([]byte, error) {
+		element, err := rq.element(it, f, false)
+		if err != nil {
+			return nil, err
+		}
+		return append(f.AppendListItemPrefix(dst, tm, len(element)), element...), nil
+	})
 }
 
 // table is a Table of items as an element of the negotiated format. The

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/patch"
 	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/validation"
 	"github.com/kapi-dev/kapi/watch"
 )
 
@@ -288,7 +290,7 @@ func (e *FieldError) body() string {
 	switch e.Type {
 	case kapi.CauseTypeFieldValueRequired, kapi.CauseTypeFieldValueForbidden, kapi.CauseTypeFieldValueTooLong:
 	default:
-		if _, omitted := e.BadValue.(omittedValue); !omitted {
+		if _, omitted := e.BadValue.(validation.OmittedValue); !omitted {
 			s += ": " + formatValue(e.BadValue)
 		}
 	}
@@ -297,10 +299,6 @@ func (e *FieldError) body() string {
 	}
 	return s
 }
-
-// omittedValue is the BadValue of a cause whose message shows no value, as
-// a failed rule on an object or a list does.
-type omittedValue struct{}
 
 func formatValue(v any) string {
 	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer {
@@ -316,8 +314,13 @@ func formatValue(v any) string {
 		return strconv.Quote(v)
 	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64, bool:
 		return fmt.Sprint(v)
-	case fmt.Stringer:
-		return v.String()
+	}
+	// As field.Error: JSON where it can (a list of strings is ["a","b"]).
+	if b, err := json.Marshal(v); err == nil {
+		return string(b)
+	}
+	if s, ok := v.(fmt.Stringer); ok {
+		return s.String()
 	}
 	return fmt.Sprintf("%#v", v)
 }

@@ -18,7 +18,7 @@ type healthCheck = healthz.Check
 // the store, whichever it is), and the watch cache's first sync, which is
 // what kube-apiserver's informer-sync is to it.
 func (s *Server) readyChecks() []healthCheck {
-	return []healthCheck{
+	return append([]healthCheck{
 		{Name: "ping", Check: func(context.Context) error { return nil }},
 		{Name: "storage", Check: s.health.ReadyCheck},
 		{Name: "watch-cache", Check: func(context.Context) error {
@@ -27,7 +27,7 @@ func (s *Server) readyChecks() []healthCheck {
 			}
 			return nil
 		}},
-	}
+	}, s.controllerChecks()...)
 }
 
 // liveChecks are /livez's and /healthz's: the process serves. The store is

@@ -10,7 +10,7 @@ import (
 )
 
 // A whole collection listed again in one state is written from the items
-// kept joined the second time (listcache.Bodies): the same bytes as a list made
+// kept joined the second time (listcache.Runs): the same bytes as a list made
 // item by item, with the list's own resourceVersion, until the collection
 // changes; a namespace's list and the cluster's are kept apart.
 func TestListOfUnchangedCollection(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/kapi-dev/kapi/cors"
 	"github.com/kapi-dev/kapi/fairness"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/validation"
@@ -43,6 +44,8 @@ type config struct {
 	observers         []Observer // observe.go
 	observerErr       error
 	metrics           http.Handler // GET /metrics
+	corsOrigins       []string     // compiled into cors by newConfig
+	cors              *cors.Policy // routes wraps authentication in it
 }
 
 // newConfig applies opts over the defaults and checks the result, every
@@ -79,6 +82,11 @@ func newConfig(opts []Option) (config, error) {
 	}
 	if c.keyPrefix == "" || c.keyPrefix[0] != '/' || c.keyPrefix[len(c.keyPrefix)-1] != '/' {
 		errs = append(errs, fmt.Errorf("key prefix %q must start and end with '/'", c.keyPrefix))
+	}
+	if c.corsOrigins != nil {
+		p, err := cors.New(c.corsOrigins)
+		errs = append(errs, err)
+		c.cors = p
 	}
 	if c.observerErr != nil {
 		errs = append(errs, c.observerErr)
@@ -307,6 +315,20 @@ func WithMetrics(h http.Handler) Option {
 	}
 }
 
+// WithCORSAllowedOrigins lets web pages of the origins the patterns match
+// call the API, as kube-apiserver's --cors-allowed-origins: regular
+// expressions matched against the Origin header, unanchored as kube
+// matches them (anchor them: `^https://console\.example\.com$`). Their
+// preflights are answered 204 before authentication; see package cors for
+// the headers. A pattern that does not compile, or none at all, is an
+// error from New. Watches over WebSocket, which browsers open without
+// CORS, are served whatever the origin; a page that has a token sends it
+// in the subprotocol base64url.bearer.authorization.k8s.io.<token in
+// unpadded base64url>, as to kube-apiserver.
+func WithCORSAllowedOrigins(patterns ...string) Option {
+	return func(c *config) { c.corsOrigins = append([]string{}, patterns...) }
+}
+
 // The resources of Kubernetes the server can serve itself (namespaces.go,
 // events.go).
 
@@ -354,3 +376,9 @@ func WithEventTTL(d time.Duration) Option { return func(c *config) { c.eventTTL 
 // x-kubernetes-validations) with e: validation/cel's engine for CEL, as
 // CRDs have it. Without one, a type with a rule tag cannot be registered.
 func WithRuleEngine(e validation.RuleEngine) Option { return func(c *config) { c.ruleEngine = e } }
+
+// RuleEngine is the engine WithRuleEngine gave the server, nil without
+// one. Package kinds compiles the x-kubernetes-validations of kinds
+// defined at run time with it when it is also a schema.RuleCompiler, as
+// validation/cel's is.
+func (s *Server) RuleEngine() validation.RuleEngine { return s.config.ruleEngine }

@@ -119,6 +119,12 @@ func TestStoreOutage(t *testing.T) {
 		}
 	}
 	waitReady(http.StatusOK)
+	// A consistent list is served once the cache has reached the store's
+	// revision: then the GETs at resourceVersion=0 below, which the cache
+	// answers through the outage, find every widget created above.
+	if code, _, body, err := do(t.Context(), http.MethodGet, widgets, ""); err != nil || code != http.StatusOK || strings.Count(string(body), `"kind":"Widget"`) != 10 {
+		t.Fatalf("list before the outage: %d %v, want the 10 widgets: %s", code, err, body)
+	}
 
 	// The outage: calls hang until their caller gives up, as on an etcd
 	// that cannot be reached; the cache's watch breaks and cannot be

@@ -162,12 +162,9 @@ func (rq *request) list(ctx context.Context) error {
 			return unreadableList(rq.res, bad)
 		}
 		var n int
-		before := rq.res.cache.LastChange()
 		items, rev, n = rq.res.cache.List(prefix, "", int(limit), sel.filter())
-		if rq.res.cache.LastChange() == before && sel.empty() && limit == 0 && !rq.res.converts() {
-			// The items are the collection at its last change (see
-			// listcache.Bodies): the state they were read from is no newer.
-			rq.listPrefix, rq.listChange = prefix, before
+		if sel.empty() && limit == 0 && !rq.res.converts() {
+			rq.listPrefix, rq.listRev = prefix, rev // a whole collection (see joinedList)
 		}
 		remaining = int64(n)
 		if len(items) > 0 {

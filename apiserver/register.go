@@ -74,6 +74,14 @@ type Resource[T any] struct {
 	// (kubectl get), after Name; without them, Name and Created At.
 	Columns []Column[T]
 
+	// OnDelete is told of a DELETE of obj, after admission and before the
+	// object is marked for deletion or removed; it may refuse the DELETE
+	// with an error, or change obj: a finalizer it adds holds the object,
+	// and its changes are stored with the mark (a CustomResourceDefinition
+	// gets its cleanup finalizer so). It is not told of a DELETE of an
+	// object marked already.
+	OnDelete func(obj *T) error
+
 	// Several versions of one kind are several registrations with the same
 	// Group and Kind, each with its own Version and type T (see
 	// versions.go). The fields below matter only then.
@@ -102,6 +110,13 @@ type Resource[T any] struct {
 	// package kinds serves kinds defined at run time, whose objects share
 	// one Go type, with the shape each kind's schema gives.
 	Shape Shape
+
+	// ApplySetParent lets objects of the kind be the parents of ApplySets:
+	// kubectl apply --prune --applyset=widgets.example.com/NAME (see
+	// internal/applyset). It stands for the label
+	// applyset.kubernetes.io/is-parent-type=true on a kind's CRD; set on
+	// one version, it holds for the kind.
+	ApplySetParent bool
 }
 
 // Shape is the shape of a resource's objects where their Go type does not
@@ -180,7 +195,7 @@ func newResource[T any, P interface {
 		ShortNames: r.ShortNames, Categories: r.Categories,
 		typ:          reflect.TypeFor[T](),
 		newObject:    func() kapi.Object { return P(new(T)) },
-		validateName: r.ValidateName, createOnUpdate: r.CreateOnUpdate,
+		validateName: r.ValidateName, createOnUpdate: r.CreateOnUpdate, applySetParent: r.ApplySetParent,
 		version: versionOptions{
 			storage: r.Storage, served: !r.NotServed, deprecated: r.Deprecated,
 			warning: r.DeprecationWarning, conversion: r.Conversion,
@@ -199,6 +214,14 @@ func newResource[T any, P interface {
 		res.defaulter = func(obj kapi.Object) { r.Default(obj.(P)) }
 	}
 	res.validate = typedValidation[T, P](r.Validate)
+	if r.OnDelete != nil {
+		res.hooks.delete = func(obj kapi.Object) error {
+			if obj.GetObjectMeta().DeletionTimestamp != nil {
+				return nil
+			}
+			return r.OnDelete(obj.(P))
+		}
+	}
 	res.validateStatus = typedValidation[T, P](r.ValidateStatus)
 	if res.validateStatus == nil {
 		res.validateStatus = res.validate
@@ -320,6 +343,7 @@ type resource struct {
 	Plural, Singular       string
 	Namespaced             bool
 	ShortNames, Categories []string
+	applySetParent         bool // applyset.go
 
 	typ         reflect.Type
 	shape       Shape       // nil but for kinds defined at run time
@@ -344,8 +368,8 @@ type resource struct {
 	summaryFields []string
 	summaries     ksel.Summaries
 	// lists are the bodies of whole-collection LISTs kept (see
-	// listcache.Bodies), on the storage version.
-	lists listcache.Bodies
+	// joinedList), on the storage version.
+	lists listcache.Runs[*watch.Item]
 	// frames are the initial events of watches of whole collections
 	// kept likewise (see writeInitial).
 	frames listcache.Bodies
@@ -398,7 +422,7 @@ func (r *resource) complete(status bool) error {
 		if f, ok := jsonfields.Named(r.typ, "kind"); !ok || f.Owner != reflect.TypeFor[kapi.TypeMeta]() {
 			errs = append(errs, fmt.Errorf("%s must embed kapi.TypeMeta inline", r.typ))
 		}
-		if len(errs) == 0 {
+		if len(errs) == 0 && r.shape == nil { // a Shape's schema is its description
 			// Every type must be describable in OpenAPI, or kubectl cannot
 			// create it: better to know now than at the first request.
 			if _, err := openapi.GroupVersion(r.Group, r.Version, []openapi.Resource{r.openAPI()}); err != nil {

@@ -43,8 +43,8 @@ type request struct {
 	// includeObject is the Table parameter: None, Metadata (also "") or Object.
 	includeObject    string
 	tableHeadersSent bool
-	listPrefix       string // a whole collection's LIST: its prefix and the change its items are at (see listcache.Bodies)
-	listChange       int64
+	listPrefix       string // a whole collection's LIST: its prefix and revision (see joinedList)
+	listRev          int64
 	buf              encodeBuffers // where the response is encoded
 	warned           map[string]bool
 	warnedRunes      int
@@ -75,22 +75,16 @@ func (s *Server) handle(doc func(func(*documents, *http.Request) http.HandlerFun
 		// Made apart, so that what making it takes is off the stack: a
 		// watch's handler keeps its stack while it idles (see
 		// TestIdleWatcherCost).
-		rq, v := newRequest(s, w, r)
-		switch {
-		case v == verbNone && rq.subresource == "group" && r.Method == http.MethodGet:
+		switch rq, v := newRequest(s, w, r); {
+		case v != verbNone || rq.subresource == "":
+			rq.run(v) // verbNone: not found
+		case rq.subresource == "group" && r.Method == http.MethodGet:
 			group(w, r)
-			return
-		case v == verbNone && rq.subresource == "version" && r.Method == http.MethodGet:
+		case rq.subresource == "version" && r.Method == http.MethodGet:
 			resources(w, r)
-			return
-		case v == verbNone && rq.subresource != "":
+		default:
 			notAllowed(w, r)
-			return
-		case v == verbNone:
-			rq.run(verbNone) // not found
-			return
 		}
-		rq.run(v)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/kapi-dev/kapi/gc"
+	"github.com/kapi-dev/kapi/internal/applyset"
 	"github.com/kapi-dev/kapi/internal/guard"
 	"github.com/kapi-dev/kapi/internal/listcache"
 	"github.com/kapi-dev/kapi/internal/openapi"
@@ -54,7 +55,9 @@ type Server struct {
 	// deletion, by name, with when (namespaces.go).
 	deletedNamespaces sync.Map
 	events            *resource      // core events, which store both kinds (events.go)
+	collector         *gc.Collector  // told of the kinds RegisterKind and Remove change
 	background        sync.WaitGroup // the in-process controllers
+	controllers       []*controller  // those of other packages (controllers.go)
 }
 
 // New makes a server. Its storage is in memory unless WithStorage says
@@ -172,6 +175,13 @@ func (s *Server) change(group, kind string, rs []*resource) error {
 	}
 	s.resources = next
 	s.publish(s.reg.Load())
+	if c := s.collector; c != nil && len(gone) > 0 {
+		c.Remove(group, kind)
+	}
+	if len(rs) > 0 && s.collector != nil {
+		st := rs[0].storageVersion()
+		s.collector.Add(gc.Resource{Group: st.Group, Version: st.Version, Kind: st.Kind, Plural: st.Plural, Namespaced: st.Namespaced})
+	}
 	for _, o := range gone {
 		if o.cache != nil && o.storageVersion() == o {
 			s.hub.Unregister(o.cache)
@@ -217,6 +227,7 @@ func (s *Server) start() *http.Handler {
 	s.handler.Store(&h)
 	s.running = true
 	collector, err := gc.New(&objects{s: s, user: garbageCollector, manager: "generic-garbage-collector"}, gc.WithLogger(s.config.logger))
+	s.collector = collector
 	go func() {
 		defer close(s.done)
 		var lifecycle sync.WaitGroup
@@ -236,6 +247,7 @@ func (s *Server) start() *http.Handler {
 	if s.events != nil {
 		s.startEvents()
 	}
+	s.startControllers()
 	return &h
 }
 
@@ -308,6 +320,10 @@ func (s *Server) routes() (http.Handler, *chi.Mux) {
 	r.HandleFunc("/api/*", api)
 	r.HandleFunc("/apis/*", api)
 	s.accessReviewRoutes(r, notAllowed)
+	r.HandleFunc(applyset.Path, s.applySetParentTypes(api))
+	if s.config.cors != nil { // outside authentication: preflights carry no credentials
+		return s.config.cors.Handler(s.withAuth(r)), r
+	}
 	return s.withAuth(r), r
 }
 
@@ -322,6 +338,7 @@ type registry struct {
 	resources []*resource
 	gvs       []groupVersion                        // served, in discovery's order
 	byGV      map[groupVersion]map[string]*resource // served resources by plural
+	ofGV      map[groupVersion][]*resource          // in the order of their registration
 	once      sync.Once
 	docs      *documents
 	// openAPI are the OpenAPI documents by group version, shared with
@@ -333,7 +350,8 @@ type registry struct {
 // publish makes s.resources the registry served; prev is the registry it
 // replaces, or nil.
 func (s *Server) publish(prev *registry) {
-	reg := &registry{resources: slices.Clip(s.resources), byGV: map[groupVersion]map[string]*resource{}, openAPI: map[groupVersion]*openAPIDoc{}}
+	reg := &registry{resources: slices.Clip(s.resources), byGV: map[groupVersion]map[string]*resource{},
+		ofGV: map[groupVersion][]*resource{}, openAPI: map[groupVersion]*openAPIDoc{}}
 	for _, r := range reg.resources {
 		gv := groupVersion{r.Group, r.Version}
 		if !r.version.served {
@@ -344,6 +362,7 @@ func (s *Server) publish(prev *registry) {
 			reg.byGV[gv] = map[string]*resource{}
 		}
 		reg.byGV[gv][r.Plural] = r
+		reg.ofGV[gv] = append(reg.ofGV[gv], r)
 	}
 	first := map[string]int{"": -1}
 	for i, gv := range reg.gvs {
@@ -382,12 +401,4 @@ func (reg *registry) groupVersions() []groupVersion { return reg.gvs }
 
 // resourcesOf lists the resources served in a group version, in the order
 // of their registration.
-func (reg *registry) resourcesOf(gv groupVersion) []*resource {
-	var out []*resource
-	for _, r := range reg.resources {
-		if r.Group == gv.group && r.Version == gv.version && r.version.served {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+func (reg *registry) resourcesOf(gv groupVersion) []*resource { return reg.ofGV[gv] }

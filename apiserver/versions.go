@@ -169,7 +169,7 @@ func (s *Server) completeKind(group string, rs []*resource) error {
 		return err
 	}
 	st.cache = cache
-	s.lists.Add(&st.lists, st.cache.LastChange)
+	st.lists.Use(&s.lists)
 	s.lists.Add(&st.frames, st.cache.LastChange)
 	for _, r := range rs {
 		r.prefix, r.cache = st.prefix, st.cache

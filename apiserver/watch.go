@@ -16,6 +16,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/httpbody"
 	"github.com/kapi-dev/kapi/internal/listcache"
 	"github.com/kapi-dev/kapi/internal/splice"
+	"github.com/kapi-dev/kapi/internal/websocket"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/watch"
 )
@@ -124,6 +125,14 @@ func (rq *request) parseWatch(ctx context.Context) (*watchSpec, error) {
 
 // streamWatch serves a parsed watch until it ends.
 func (rq *request) streamWatch(ctx context.Context, spec *watchSpec) error {
+	if websocket.IsUpgrade(rq.r) { // websocket.go
+		var conn *websocket.Conn
+		var err error
+		if ctx, conn, err = rq.acceptWebSocket(ctx); err != nil {
+			return err
+		}
+		defer conn.Close()
+	}
 	ctx, cancel := context.WithTimeout(ctx, spec.timeout)
 	defer cancel()
 	stop := context.AfterFunc(rq.s.flow.WatchesEnd(), cancel) // Shutdown or Close
@@ -170,7 +179,7 @@ func (rq *request) streamWatch(ctx context.Context, spec *watchSpec) error {
 // that started at the same state (listcache.Bodies), as the informers of a
 // fleet restarting start at once.
 func (rq *request) writeInitial(watcher *watch.Watcher) error {
-	if rq.out.MediaType() != codec.MediaTypeJSON || rq.out.View != codec.ViewObject || !rq.res.objType.plainMetadata || rq.res.converts() {
+	if rq.messages() || rq.out.MediaType() != codec.MediaTypeJSON || rq.out.View != codec.ViewObject || !rq.res.objType.plainMetadata || rq.res.converts() {
 		return nil // Next delivers them
 	}
 	open, close := string(codec.AppendJSONEventOpen(nil, string(watch.Added))), codec.JSONEventClose
@@ -235,6 +244,9 @@ func (rq *request) recordFrames(data []byte) {
 // small buffer and chunk writer, a syscall per 4 KiB. An idle watch holds
 // no such buffer: it comes from a pool and goes back after each burst.
 func (rq *request) startBurst() {
+	if rq.messages() {
+		return // one write per event
+	}
 	rq.buf.burst = httpbody.Buffer(rq.w)
 }
 

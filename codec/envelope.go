@@ -127,19 +127,14 @@ func walkMessage(data []byte, fn func(num protowire.Number, typ protowire.Type, 
 // protoListHead is the head of a list in the shape of every Kubernetes
 // list message, {metadata = 1: ListMeta, items = 2: repeated item}, in the
 // envelope: everything up to the first item, and the items' field number.
-func protoListHead(tm kapi.TypeMeta, meta kapi.ListMeta, lengths []int) ([]byte, protowire.Number, error) {
+// itemsSize is the bytes of the items' fields, tags and lengths included.
+func protoListHead(tm kapi.TypeMeta, meta kapi.ListMeta, itemsSize int) ([]byte, protowire.Number, error) {
 	metaBytes, err := marshalProto(nil, &meta)
 	if err != nil {
 		return nil, 0, err
 	}
-	metaField, itemsField := protowire.Number(1), protowire.Number(2)
-	if tm.Kind == "PartialObjectMetadataList" && tm.APIVersion == "meta.k8s.io/v1beta1" {
-		metaField, itemsField = 2, 1 // v1beta1 numbers them the other way round
-	}
-	size := protowire.SizeTag(metaField) + protowire.SizeBytes(len(metaBytes))
-	for _, n := range lengths {
-		size += protowire.SizeTag(itemsField) + protowire.SizeBytes(n)
-	}
+	metaField, itemsField := protoListFields(tm)
+	size := protowire.SizeTag(metaField) + protowire.SizeBytes(len(metaBytes)) + itemsSize
 	dst := make([]byte, 0, len(protobufMagic)+2*protowire.SizeBytes(typeMetaSize(tm))+2*binaryPrefixMax+len(metaBytes))
 	dst = append(dst, protobufMagic...)
 	dst = protowire.AppendTag(dst, 1, protowire.BytesType)
@@ -151,6 +146,15 @@ func protoListHead(tm kapi.TypeMeta, meta kapi.ListMeta, lengths []int) ([]byte,
 	dst = protowire.AppendTag(dst, metaField, protowire.BytesType)
 	dst = protowire.AppendBytes(dst, metaBytes)
 	return dst, itemsField, nil
+}
+
+// protoListFields are the field numbers of a list message's metadata and
+// items.
+func protoListFields(tm kapi.TypeMeta) (metadata, items protowire.Number) {
+	if tm.Kind == "PartialObjectMetadataList" && tm.APIVersion == "meta.k8s.io/v1beta1" {
+		return 2, 1 // v1beta1 numbers them the other way round
+	}
+	return 1, 2
 }
 
 // appendProtoEvent writes one frame of a protobuf watch stream as

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -20,8 +21,9 @@ import (
 type ListBody struct {
 	kind     formatKind
 	head     []byte
-	elements [][]byte // per pieces to an element
+	elements [][]byte // per pieces to an element; or, joined, the items joined
 	per      int
+	joined   bool             // elements are items with their prefixes (ListBodyOfJoined)
 	itemsTag protowire.Number // protobuf: the items' field number
 	size     int
 }
@@ -45,25 +47,90 @@ func (f *Format) ListBodyOfPieces(tm kapi.TypeMeta, meta kapi.ListMeta, pieces [
 	}
 	n := len(pieces) / per
 	b := &ListBody{kind: f.kind, elements: pieces, per: per}
+	_, itemsTag := protoListFields(tm)
+	itemsSize := 0
+	for i := range n {
+		size := b.elementLen(i)
+		if f.kind == kindProtobuf {
+			size += protowire.SizeTag(itemsTag) + protowire.SizeVarint(uint64(size))
+		}
+		itemsSize += size
+	}
+	if f.kind == kindJSON {
+		itemsSize += max(n-1, 0) // the commas
+	}
+	if err := b.start(f, tm, meta, n, itemsSize); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// start sets the body's head and size, for n items of itemsSize bytes with
+// their prefixes.
+func (b *ListBody) start(f *Format, tm kapi.TypeMeta, meta kapi.ListMeta, n, itemsSize int) error {
 	var err error
 	switch f.kind {
 	case kindJSON:
 		b.head, err = jsonListHead(tm, meta)
 	case kindProtobuf:
-		b.head, b.itemsTag, err = protoListHead(tm, meta, b.lengths())
+		b.head, b.itemsTag, err = protoListHead(tm, meta, itemsSize)
 	case kindCBOR:
 		b.head, err = cborListHead(tm, meta, n)
 	default:
-		return nil, fmt.Errorf("codec: a %s list is not a concatenation of elements", f.mediaType)
+		return fmt.Errorf("codec: a %s list is not a concatenation of elements", f.mediaType)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	b.size = len(b.head) + len(b.tail())
-	var scratch [binaryPrefixMax]byte
-	for i := range n {
-		size := b.elementLen(i)
-		b.size += len(b.prefix(&scratch, i, size)) + size
+	b.size = len(b.head) + itemsSize + len(b.tail())
+	return nil
+}
+
+// AppendListItemPrefix appends what comes before an item of size bytes in
+// a list body made by [Format.ListBodyOfJoined] for lists of type tm: a
+// comma in JSON, the items field's tag and the item's length in protobuf,
+// nothing in CBOR.
+func (f *Format) AppendListItemPrefix(dst []byte, tm kapi.TypeMeta, size int) []byte {
+	switch f.kind {
+	case kindJSON:
+		return append(dst, ',')
+	case kindProtobuf:
+		_, itemsTag := protoListFields(tm)
+		dst = protowire.AppendTag(dst, itemsTag, protowire.BytesType)
+		return protowire.AppendVarint(dst, uint64(size))
+	}
+	return dst
+}
+
+// ListBodyOfJoined lays out a list body of n items given joined: each item
+// its prefix ([Format.AppendListItemPrefix]) and its element, one after
+// another, in any number of slices. The JSON list leaves out the first
+// item's comma. Its bytes are those [Format.AppendList] appends for the
+// elements. joined is kept, not copied, and written in slices as large as
+// its own: a server writes a list it keeps so without copying it.
+func (f *Format) ListBodyOfJoined(tm kapi.TypeMeta, meta kapi.ListMeta, joined [][]byte, n int) (*ListBody, error) {
+	itemsSize := 0
+	for _, p := range joined {
+		itemsSize += len(p)
+	}
+	if f.kind == kindJSON && n > 0 {
+		// The first item's comma goes: the first slice becomes one of
+		// the body's own.
+		joined = slices.Clone(joined)
+		for i, p := range joined {
+			if len(p) > 0 {
+				if p[0] != ',' {
+					return nil, fmt.Errorf("codec: a joined JSON list item does not start with a comma")
+				}
+				joined[i] = p[1:]
+				itemsSize--
+				break
+			}
+		}
+	}
+	b := &ListBody{kind: f.kind, elements: joined, per: max(len(joined), 1), joined: true}
+	if err := b.start(f, tm, meta, n, itemsSize); err != nil {
+		return nil, err
 	}
 	return b, nil
 }
@@ -77,15 +144,6 @@ func (b *ListBody) elementLen(i int) int {
 	return size
 }
 
-// lengths are the elements' lengths.
-func (b *ListBody) lengths() []int {
-	sizes := make([]int, len(b.elements)/b.per)
-	for i := range sizes {
-		sizes[i] = b.elementLen(i)
-	}
-	return sizes
-}
-
 // binaryPrefixMax bounds an element's prefix: a protobuf tag and length.
 const binaryPrefixMax = 2 * binary.MaxVarintLen64
 
@@ -94,6 +152,9 @@ func (b *ListBody) Len() int { return b.size }
 
 // prefix is what comes before element i, of size bytes, in scratch.
 func (b *ListBody) prefix(scratch *[binaryPrefixMax]byte, i, size int) []byte {
+	if b.joined {
+		return nil // the items carry theirs
+	}
 	switch b.kind {
 	case kindJSON:
 		if i > 0 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -33,10 +34,17 @@ func WithWorkers(n int) Option { return func(c *config) { c.workers = n } }
 // Collector deletes the objects whose owners are gone. Make it with New,
 // run it with Run.
 type Collector struct {
-	objects   Objects
-	config    config
-	resources []Resource
-	kinds     map[groupKind]Resource
+	objects Objects
+	config  config
+	set     atomic.Pointer[resourceSet] // replaced, not changed, by Add and Remove
+
+	// run is the context of Run while it runs, and the group of its
+	// goroutines, which Add joins; stops end the follow of a resource Add
+	// started.
+	runMu sync.Mutex
+	run   context.Context
+	group *sync.WaitGroup
+	stops map[Resource]context.CancelFunc
 
 	mu sync.Mutex
 	// dependents are the objects that have owners, by uid; owned are
@@ -54,6 +62,13 @@ type Collector struct {
 }
 
 type groupKind struct{ group, kind string }
+
+// resourceSet is what a collector follows: the resources, and by kind the
+// one that answers for all its versions (the first registered).
+type resourceSet struct {
+	resources []Resource
+	kinds     map[groupKind]Resource
+}
 
 // identity names one object.
 type identity struct {
@@ -89,7 +104,7 @@ func New(objects Objects, opts ...Option) (*Collector, error) {
 	c := &Collector{
 		objects:    objects,
 		config:     config{logger: slog.Default(), workers: 4},
-		kinds:      map[groupKind]Resource{},
+		stops:      map[Resource]context.CancelFunc{},
 		dependents: map[string]*node{},
 		owned:      map[string]map[string]struct{}{},
 		deleting:   map[string]identity{},
@@ -104,15 +119,53 @@ func New(objects Objects, opts ...Option) (*Collector, error) {
 	if c.config.logger == nil {
 		return nil, errors.New("gc: the logger is nil")
 	}
-	c.resources = objects.Resources()
-	for _, r := range c.resources {
+	set := &resourceSet{resources: objects.Resources(), kinds: map[groupKind]Resource{}}
+	for _, r := range set.resources {
 		gk := groupKind{r.Group, r.Kind}
-		if _, ok := c.kinds[gk]; !ok { // the first registered version of a kind answers for all
-			c.kinds[gk] = r
+		if _, ok := set.kinds[gk]; !ok { // the first registered version of a kind answers for all
+			set.kinds[gk] = r
 		}
 	}
+	c.set.Store(set)
 	c.queue.init()
 	return c, nil
+}
+
+// Add has the collector follow a resource registered after it was made,
+// as a kind defined at run time is: at once if it runs.
+func (c *Collector) Add(r Resource) {
+	c.runMu.Lock()
+	defer c.runMu.Unlock()
+	set := c.set.Load()
+	next := &resourceSet{resources: append(slices.Clip(set.resources), r), kinds: maps.Clone(set.kinds)}
+	if _, ok := next.kinds[groupKind{r.Group, r.Kind}]; !ok {
+		next.kinds[groupKind{r.Group, r.Kind}] = r
+	}
+	c.set.Store(next)
+	if c.run != nil {
+		ctx, cancel := context.WithCancel(c.run)
+		c.stops[r] = cancel
+		c.group.Go(func() { c.follow(ctx, r, func() {}) })
+	}
+}
+
+// Remove stops following the resources of a kind no longer served; owner
+// references to it are then left alone, as to any kind no resource serves.
+func (c *Collector) Remove(group, kind string) {
+	c.runMu.Lock()
+	defer c.runMu.Unlock()
+	set := c.set.Load()
+	next := &resourceSet{kinds: maps.Clone(set.kinds)}
+	delete(next.kinds, groupKind{group, kind})
+	for _, r := range set.resources {
+		if r.Group != group || r.Kind != kind {
+			next.resources = append(next.resources, r)
+		} else if stop := c.stops[r]; stop != nil {
+			stop()
+			delete(c.stops, r)
+		}
+	}
+	c.set.Store(next)
 }
 
 // Run collects until ctx ends. It watches every resource, and starts
@@ -121,12 +174,16 @@ func New(objects Objects, opts ...Option) (*Collector, error) {
 func (c *Collector) Run(ctx context.Context) {
 	allSynced := make(chan struct{})
 	remaining := atomic.Int64{}
-	remaining.Store(int64(len(c.resources)))
-	if len(c.resources) == 0 {
+	var wg sync.WaitGroup
+	c.runMu.Lock()
+	resources := c.set.Load().resources
+	c.run, c.group = ctx, &wg
+	c.runMu.Unlock()
+	remaining.Store(int64(len(resources)))
+	if len(resources) == 0 {
 		close(allSynced)
 	}
-	var wg sync.WaitGroup
-	for _, r := range c.resources {
+	for _, r := range resources {
 		wg.Go(func() {
 			c.follow(ctx, r, func() {
 				if remaining.Add(-1) == 0 {
@@ -142,6 +199,10 @@ func (c *Collector) Run(ctx context.Context) {
 		}
 	case <-ctx.Done():
 	}
+	<-ctx.Done()
+	c.runMu.Lock()
+	c.run = nil // Add joins wg no more
+	c.runMu.Unlock()
 	wg.Wait()
 }
 
@@ -219,8 +280,9 @@ func (c *Collector) caughtUp(ctx context.Context) error {
 	if err := c.objects.Sync(ctx); err != nil {
 		return err
 	}
-	want := make(map[Resource]int64, len(c.resources))
-	for _, r := range c.resources {
+	resources := c.set.Load().resources
+	want := make(map[Resource]int64, len(resources))
+	for _, r := range resources {
 		want[r] = c.objects.LastChange(r)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -389,7 +451,7 @@ func (c *Collector) owner(id identity, ref kapi.OwnerReference, log bool) (owner
 	if i := strings.LastIndexByte(ref.APIVersion, '/'); i >= 0 {
 		group = ref.APIVersion[:i]
 	}
-	r, found := c.kinds[groupKind{group, ref.Kind}]
+	r, found := c.set.Load().kinds[groupKind{group, ref.Kind}]
 	namespace := ""
 	switch {
 	case !found:

@@ -37,7 +37,9 @@
 //   - the object is validated against the storage version's schema, with
 //     ratcheting on update: 422 `Widget.example.com "x" is invalid: ...`,
 //     one cause per field; x-kubernetes-validations rules join them when
-//     Register is given WithRules (package validation/cel);
+//     the server's rule engine compiles them (apiserver.WithRuleEngine
+//     with package validation/cel's engine) or Register is given
+//     WithRules, with kube's messages, transition rules and ratcheting;
 //   - strategic merge patch and server-side apply merge lists by their
 //     x-kubernetes-list-type and keys and maps by x-kubernetes-map-type;
 //   - with the status subresource, writes to the object leave status and

@@ -3,15 +3,19 @@ package kinds_test
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/kinds"
 	"github.com/kapi-dev/kapi/schema"
+	"github.com/kapi-dev/kapi/validation"
 )
 
 // widgetSchema is the openAPIV3Schema of the test kind.
@@ -332,4 +336,73 @@ func TestMediaTypesAndReadDefaults(t *testing.T) {
 	if out := c.want("GET", list, "", "", 200); !strings.Contains(out, `"shape":"round"`) {
 		t.Errorf("listed after the schema gained a default: %s", out)
 	}
+}
+
+// noGreen is a Rules that refuses green widgets, as an
+// x-kubernetes-validations rule compiled by package validation/cel would.
+type noGreen struct{}
+
+func (noGreen) Validate(obj, old any) []*validation.Error {
+	spec, _ := obj.(map[string]any)["spec"].(map[string]any)
+	if spec["color"] == "green" {
+		return []*validation.Error{{Type: kapi.CauseTypeFieldValueInvalid, Field: "spec.color", BadValue: "green", Detail: "no green, and it was " + fmt.Sprint(old != nil)}}
+	}
+	return nil
+}
+
+// TestRules checks what WithRules plugs in: rules run after the schema's
+// validation, their errors in the same 422, old given on update.
+func TestRules(t *testing.T) {
+	srv, c := newServer(t)
+	if err := kinds.Register(srv, widgetDefinition(t), kinds.WithRules(func(*schema.Schema) (kinds.Rules, error) { return noGreen{}, nil })); err != nil {
+		t.Fatal(err)
+	}
+	out := c.want("POST", "/apis/example.com/v1/namespaces/default/widgets", "application/json",
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"},"spec":{"color":"green"}}`, 422)
+	if !strings.Contains(out, `Widget.example.com \"a\" is invalid: spec.color: Invalid value: \"green\": no green, and it was false`) {
+		t.Errorf("create: %s", out)
+	}
+	c.want("POST", "/apis/example.com/v1/namespaces/default/widgets", "application/json",
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"},"spec":{"color":"red"}}`, 201)
+	out = c.want("PATCH", "/apis/example.com/v1/namespaces/default/widgets/a", "application/merge-patch+json", `{"spec":{"color":"green"}}`, 422)
+	if !strings.Contains(out, "no green, and it was true") {
+		t.Errorf("update: %s", out)
+	}
+	if err := kinds.Register(srv, widgetDefinition(t), kinds.WithRules(func(*schema.Schema) (kinds.Rules, error) { return nil, errors.New("bad rule") })); !errors.Is(err, kinds.ErrDefinition) {
+		t.Errorf("a rule that does not compile: %v", err)
+	}
+}
+
+// TestGarbageCollection deletes the dependents of a deleted owner when both
+// are of kinds defined while the server serves, as kube-apiserver's
+// collector does for custom resources.
+func TestGarbageCollection(t *testing.T) {
+	srv, c := newServer(t)
+	c.want("GET", "/apis", "", "", 200) // serving: the kind is added to a running collector
+	if err := kinds.Register(srv, widgetDefinition(t)); err != nil {
+		t.Fatal(err)
+	}
+	var owner struct{ Metadata struct{ UID string } }
+	if err := json.Unmarshal([]byte(c.want("POST", "/apis/example.com/v1/namespaces/default/widgets", "application/json",
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"owner"},"spec":{"color":"red"}}`, 201)), &owner); err != nil {
+		t.Fatal(err)
+	}
+	c.want("POST", "/apis/example.com/v1/namespaces/default/widgets", "application/json",
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"dependent","ownerReferences":[{"apiVersion":"example.com/v1","kind":"Widget","name":"owner","uid":"`+owner.Metadata.UID+`"}]},"spec":{"color":"red"}}`, 201)
+	resp, err := http.Get(c.url + "/apis/example.com/v1/namespaces/default/widgets?watch=true&fieldSelector=metadata.name%3Ddependent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := bufio.NewScanner(resp.Body)
+	if !events.Scan() || !strings.Contains(events.Text(), `"ADDED"`) {
+		t.Fatalf("watch: %s", events.Text())
+	}
+	c.want("DELETE", "/apis/example.com/v1/namespaces/default/widgets/owner", "", "", 200)
+	for events.Scan() {
+		if strings.Contains(events.Text(), `"DELETED"`) {
+			return
+		}
+	}
+	t.Fatal("the watch ended before the dependent was deleted")
 }

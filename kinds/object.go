@@ -195,6 +195,19 @@ func (o *Object) body() map[string]any {
 	return m
 }
 
+// ruleView is the object as x-kubernetes-validations rules see it: its
+// body with apiVersion, kind and metadata, as a decoded JSON document.
+func (o *Object) ruleView() map[string]any {
+	m := o.body()
+	m["apiVersion"], m["kind"] = o.APIVersion, o.Kind
+	if data, err := json.Marshal(&o.ObjectMeta); err == nil {
+		if meta, err := schema.DecodeJSON(data); err == nil {
+			m["metadata"] = meta
+		}
+	}
+	return m
+}
+
 // setBody makes m the object's document besides apiVersion, kind and
 // metadata.
 func (o *Object) setBody(m map[string]any) {

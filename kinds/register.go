@@ -29,9 +29,13 @@ type options struct {
 }
 
 // WithRules has each version's x-kubernetes-validations rules compiled by
-// compile when the kind is registered (a rule that does not compile fails
-// Register), and checked on every write after the schema's own
-// validation, their errors joining the same 422 Invalid. Without it the
+// compile when the kind is registered (an error fails Register), and
+// checked on every write after the schema's own validation, their errors
+// joining the same 422 Invalid. Without it, the server's rule engine
+// (apiserver.WithRuleEngine) compiles them if it is a
+// schema.RuleCompiler, as validation/cel's engine is; a rule that does
+// not compile then fails each write, as in kube-apiserver, where the
+// CustomResourceDefinition was refused for it first. With neither, the
 // rules are not evaluated.
 func WithRules(compile func(s *schema.Schema) (Rules, error)) Option {
 	return func(o *options) { o.rules = compile }
@@ -49,6 +53,9 @@ func Register(srv *apiserver.Server, def Definition, opts ...Option) error {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if rc, ok := srv.RuleEngine().(schema.RuleCompiler); ok && o.rules == nil {
+		o.rules = func(s *schema.Schema) (Rules, error) { return rc.CompileRules(s), nil }
 	}
 	rs, err := resources(def, &o)
 	if err != nil {
@@ -141,11 +148,14 @@ func validator(sh *shape, o *options) (func(ctx context.Context, obj, old *Objec
 			oldBody = old.body()
 			errs = sh.schema.ValidateUpdate(body, oldBody)
 		}
-		if rules != nil && len(errs) == 0 { // kube-apiserver skips the rules of an object the schema refuses
+		if rules != nil {
+			// The rules see the whole object, as kube-apiserver's do:
+			// self.metadata.name at the root.
+			var oldView any
 			if old != nil {
-				oldBody = old.body()
+				oldView = old.ruleView()
 			}
-			errs = append(errs, rules.Validate(body, oldBody)...)
+			errs = schema.ValidateRules(rules, errs, obj.ruleView(), oldView)
 		}
 		out := make(apiserver.FieldErrors, len(errs))
 		for i, e := range errs {

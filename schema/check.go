@@ -29,7 +29,7 @@ import (
 // Not checked here: what depends on the rest of the
 // CustomResourceDefinition (the status subresource's restriction of the
 // root) and the compilation and cost of x-kubernetes-validations rules,
-// which need a CEL environment (package validation/cel).
+// which need a CEL environment: RuleCompiler.CheckRules.
 func (s *Schema) Check(path string) []*validation.Error {
 	if s == nil {
 		return nil
@@ -732,52 +732,67 @@ func (s *Schema) extensionErrors(path string) []*validation.Error {
 // fieldPath of an x-kubernetes-validations rule) names a field the schema
 // specifies: member names after dots or quoted in brackets, nothing else.
 func (s *Schema) ValidFieldPath(path string) bool {
+	_, ok := s.FieldPath(path)
+	return ok
+}
+
+// FieldPath is a rule's fieldPath as kube-apiserver names the field in an
+// error: a property by name after a dot, a key of additionalProperties in
+// brackets (.spec['x'].labels['a'] is spec.x.labels[a]); ok is false if
+// path names no field the schema specifies.
+func (s *Schema) FieldPath(path string) (field string, ok bool) {
 	toks := fieldPathTokens(path)
+	var b strings.Builder
 	at := s
 	for i := 0; i < len(toks); i++ {
 		var name string
 		switch toks[i] {
 		case "[":
 			if i+1 >= len(toks) {
-				return false
+				return "", false
 			}
 			i++
 			t := toks[i]
 			if len(t) < 2 || t[0] != '\'' || t[len(t)-1] != '\'' {
-				return false
+				return "", false
 			}
 			var ok bool
 			if name, ok = unescapeQuoted(t[1 : len(t)-1]); !ok {
-				return false
+				return "", false
 			}
 			if i+1 >= len(toks) || toks[i+1] != "]" {
-				return false
+				return "", false
 			}
 			i++
 		case ".":
 			if i+1 >= len(toks) {
-				return false
+				return "", false
 			}
 			i++
 			name = toks[i]
 		default:
-			return false
+			return "", false
 		}
 		switch {
 		case at == nil:
-			return false
+			return "", false
 		case at.Properties != nil:
 			var ok bool
 			if at, ok = at.Properties[name]; !ok {
-				return false
+				return "", false
 			}
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(name)
 		case at.HasAdditionalProperties:
 			at = at.AdditionalProperties
+			b.WriteString("[" + name + "]")
 		default:
-			return false
+			return "", false
 		}
 	}
-	return true
+	return b.String(), true
 }
 
 // fieldPathTokens splits a field path into ".", "[", "]", quoted strings

@@ -78,11 +78,24 @@
 // strategic merge need per path: x-kubernetes-list-type (atomic, set, map)
 // with its list-map keys, and x-kubernetes-map-type (granular, atomic).
 //
-// # Not here
+// # Rules
 //
 // x-kubernetes-validations rules are parsed and their messages, reasons and
-// field paths checked (ValidFieldPath), but not compiled or evaluated:
-// that needs a CEL environment, which lives in the validation/cel module.
+// field paths checked here (ValidFieldPath, FieldPath), but compiled and
+// evaluated through RuleCompiler, whose CEL implementation lives in the
+// validation/cel module so that this module does not require cel-go. The
+// seam is two calls: CheckRules(s, path) when a CustomResourceDefinition
+// is validated (after Check), and CompileRules(s) once per served schema,
+// whose rules ValidateRules(rules, errs, obj, old) runs on every write
+// after Validate or ValidateUpdate, as kube-apiserver does (not when
+// their errors leave the object unfit for rules). The engine given to
+// apiserver.WithRuleEngine (validation/cel's Engine) is also a
+// RuleCompiler; package kinds finds it by type assertion. Correlate
+// exposes the pairing of new and old values that ValidateUpdate ratchets
+// with, so that rules ratchet alike.
+//
+// # Not here
+//
 // The metadata of an embedded resource is checked for its name,
 // generateName and namespace, not its labels, annotations or owner
 // references.

@@ -23,7 +23,7 @@ func (s *Schema) ValidateUpdate(obj, old any) []*validation.Error {
 		return nil
 	}
 	var errs []*validation.Error
-	for _, e := range s.checkRatcheting(obj, "", &correlation{value: obj, old: old, schema: s}).errs {
+	for _, e := range s.checkRatcheting(obj, "", &Correlation{value: obj, old: old, schema: s}).errs {
 		errs = append(errs, e.fieldError(""))
 	}
 	if s.walks(walkEmbedded) {
@@ -36,9 +36,9 @@ func (s *Schema) ValidateUpdate(obj, old any) []*validation.Error {
 	return errs
 }
 
-// correlation is a value of an updated object with its old value and
+// Correlation is a value of an updated object with its old value and
 // schema (kube's CorrelatedObject over the structural schema).
-type correlation struct {
+type Correlation struct {
 	value, old any
 	schema     *Schema
 	// oldItems indexes the old items of a map list by key, built as
@@ -50,7 +50,7 @@ type correlation struct {
 
 // key is the correlation of member name, nil if it has none: the member
 // is missing from either value, or the schema says nothing of it.
-func (c *correlation) key(name string) *correlation {
+func (c *Correlation) key(name string) *Correlation {
 	if c == nil || c.schema == nil {
 		return nil
 	}
@@ -71,12 +71,12 @@ func (c *correlation) key(name string) *correlation {
 	if sub == nil {
 		return nil
 	}
-	return &correlation{value: newValue, old: oldValue, schema: sub}
+	return &Correlation{value: newValue, old: oldValue, schema: sub}
 }
 
 // index is the correlation of item i: only items of map lists have one,
 // the old item with the same keys.
-func (c *correlation) index(i int) *correlation {
+func (c *Correlation) index(i int) *Correlation {
 	if c == nil || c.schema == nil {
 		return nil
 	}
@@ -92,13 +92,13 @@ func (c *correlation) index(i int) *correlation {
 	if oldItem == nil || c.schema.Items == nil {
 		return nil
 	}
-	return &correlation{value: newList[i], old: oldItem, schema: c.schema.Items}
+	return &Correlation{value: newList[i], old: oldItem, schema: c.schema.Items}
 }
 
 // unchanged says whether the value is its old value: members and map
 // list items compared by correlation (one that has none makes a
 // difference), other lists and scalars as Go values.
-func (c *correlation) unchanged() bool {
+func (c *Correlation) unchanged() bool {
 	if c == nil {
 		return false
 	}
@@ -111,7 +111,7 @@ func (c *correlation) unchanged() bool {
 	return c.equal == 1
 }
 
-func (c *correlation) compare() bool {
+func (c *Correlation) compare() bool {
 	if c.value == nil || c.old == nil {
 		return c.value == nil && c.old == nil
 	}
@@ -234,4 +234,33 @@ func (k *keyedItems) get(item any) any {
 		}
 	}
 	return nil
+}
+
+// Correlate pairs obj, the new value of an update, with old, its value
+// before, under s, for a rule evaluator that ratchets as ValidateUpdate
+// does (package validation/cel). A nil *Correlation, and the methods of
+// one, stand for a value with no old counterpart.
+func Correlate(obj, old any, s *Schema) *Correlation {
+	return &Correlation{value: obj, old: old, schema: s}
+}
+
+// Key is the correlation of the member name of an object, nil if either
+// value lacks it or the schema does not specify it.
+func (c *Correlation) Key(name string) *Correlation { return c.key(name) }
+
+// Index is the correlation of item i of a list: only the items of an
+// x-kubernetes-list-type map list have one, the old item with the same
+// keys.
+func (c *Correlation) Index(i int) *Correlation { return c.index(i) }
+
+// Unchanged says whether the update left the value as it was (false for
+// a nil Correlation).
+func (c *Correlation) Unchanged() bool { return c.unchanged() }
+
+// Old is the value before the update (nil for a nil Correlation).
+func (c *Correlation) Old() any {
+	if c == nil {
+		return nil
+	}
+	return c.old
 }

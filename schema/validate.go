@@ -296,7 +296,7 @@ func (s *Schema) check(data any, path string) *result {
 // (kube-apiserver's ratcheting validation). The children of a correlated
 // value are correlated where they can be; those of an uncorrelated one,
 // and the branches of allOf, anyOf, oneOf and not, are not.
-func (s *Schema) checkRatcheting(data any, path string, c *correlation) *result {
+func (s *Schema) checkRatcheting(data any, path string, c *Correlation) *result {
 	res := s.checkAll(data, path, c)
 	if c != nil && !res.valid() && c.unchanged() {
 		res.errs = nil
@@ -304,7 +304,7 @@ func (s *Schema) checkRatcheting(data any, path string, c *correlation) *result 
 	return res
 }
 
-func (s *Schema) checkAll(data any, path string, c *correlation) *result {
+func (s *Schema) checkAll(data any, path string, c *Correlation) *result {
 	res := &result{}
 	if data == nil {
 		res.merge(s.checkType(nil, path))
@@ -729,7 +729,7 @@ func asFloat(v any) float64 {
 	return 0
 }
 
-func (s *Schema) checkArray(l []any, path string, c *correlation) *result {
+func (s *Schema) checkArray(l []any, path string, c *Correlation) *result {
 	res := &result{}
 	if s.Items != nil {
 		for i, v := range l {
@@ -785,9 +785,9 @@ func (s *Schema) checkEnum(data any, path string) *result {
 		msg: fmt.Sprintf("%s in body should be one of %v", path, s.Enum)})
 }
 
-func (s *Schema) checkObject(m map[string]any, path string, c *correlation) *result {
+func (s *Schema) checkObject(m map[string]any, path string, c *Correlation) *result {
 	// kube-apiserver does not ratchet the apiVersion and kind of the root.
-	key := func(name string) *correlation {
+	key := func(name string) *Correlation {
 		if path == "" && (name == "apiVersion" || name == "kind") {
 			return nil
 		}
@@ -862,7 +862,7 @@ func (s *Schema) matchesPattern(key string) bool {
 
 // checkPatterns checks a member against the patternProperties its name
 // matches, as kube-openapi does before deciding it is an additional one.
-func (s *Schema) checkPatterns(res *result, key string, value any, path string, c *correlation) bool {
+func (s *Schema) checkPatterns(res *result, key string, value any, path string, c *Correlation) bool {
 	matched := false
 	for p, sub := range s.PatternProperties {
 		if re, err := compiled(p); err == nil && re.MatchString(key) {

@@ -34,6 +34,27 @@
 // (cert-manager can issue and renew the certificate; the server reads a
 // renewed one without a restart).
 //
+// # Metrics and traces
+//
+// The server serves kube-apiserver's request metrics at /metrics
+// (package observe/prometheus), behind the cluster's authentication and
+// RBAC like every path: a Prometheus server whose ClusterRole allows get
+// on the nonResourceURL /metrics scrapes it, and kubectl reads it with the
+// kubeconfig's credentials (a client certificate of the cluster's CA, or a
+// token):
+//
+//	kubectl -n kapi-system port-forward svc/kapi-widgets 8443:443 &
+//	kubectl --server https://127.0.0.1:8443 --insecure-skip-tls-verify get --raw /metrics
+//
+// With OTEL_EXPORTER_OTLP_ENDPOINT set (and OTEL_SERVICE_NAME, say
+// kapi-widgets), it sends a span per request, with the storage calls
+// under it, to that OpenTelemetry collector over OTLP/HTTP (package
+// observe/otel); requests kube-apiserver proxies continue its traces.
+//
+// The example is a module of its own (the exporters' dependencies stay out
+// of kapi's root module); the repository's go.work builds it from the
+// root: go build ./examples/aggregated.
+//
 // # Shutting down
 //
 // On SIGTERM the server stops as apiserver.Server.Run does: new requests

@@ -15,9 +15,15 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/delegation"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
+	kapiotel "github.com/kapi-dev/kapi/observe/otel"
+	"github.com/kapi-dev/kapi/observe/prometheus"
 )
 
 const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -59,13 +65,17 @@ func run(addr, certFile, keyFile string) error {
 	if err != nil {
 		return err
 	}
-	// Requests in flight get at most 20 s to finish at shutdown, within
-	// the pod's default terminationGracePeriodSeconds of 30.
-	api, err := apiserver.New(append(delegated, apiserver.WithValidatingAdmission(lifecycle), apiserver.WithRequestTimeout(20*time.Second))...)
+	tp, err := tracerProvider(ctx)
 	if err != nil {
 		return err
 	}
-	if err := widgetapi.Register(api); err != nil {
+	var traces trace.TracerProvider // nil: no traces
+	if tp != nil {
+		defer tp.Shutdown(context.WithoutCancel(ctx)) // sends the last spans
+		traces = tp
+	}
+	api, err := newAPI(append(delegated, apiserver.WithValidatingAdmission(lifecycle)), traces)
+	if err != nil {
 		return err
 	}
 	server := &http.Server{
@@ -77,6 +87,52 @@ func run(addr, certFile, keyFile string) error {
 	}
 	log.Printf("serving widgets.example.com/v1 on https://%s for the cluster at %s", addr, cluster.Host)
 	return api.Run(ctx, server, func() error { return server.ListenAndServeTLS("", "") })
+}
+
+// newAPI is the example's server: access says who may do what (the
+// cluster's delegated authentication and authorization, and its namespaces'
+// lifecycle); the server adds its metrics, at /metrics with
+// kube-apiserver's names (observe/prometheus), and its traces when tp is
+// not nil (observe/otel).
+func newAPI(access []apiserver.Option, tp trace.TracerProvider) (*apiserver.Server, error) {
+	metrics := prometheus.New()
+	// Requests in flight get at most 20 s to finish at shutdown, within
+	// the pod's default terminationGracePeriodSeconds of 30.
+	opts := append(access, apiserver.WithRequestTimeout(20*time.Second),
+		// Behind the server's authentication and authorization, as
+		// kube-apiserver's own: the cluster's RBAC says who reads it
+		// (the nonResourceURL /metrics, as Prometheus' scrape role has).
+		apiserver.WithObserver(metrics), apiserver.WithMetrics(metrics.Handler()))
+	if tp != nil {
+		// kube-apiserver sends its trace context with each request it
+		// proxies: the extension's spans continue its traces. Only it
+		// reaches this server (the front proxy's certificate says so).
+		opts = append(opts, apiserver.WithObserver(kapiotel.New(tp, kapiotel.WithTrustedParents())))
+	}
+	api, err := apiserver.New(opts...)
+	if err != nil {
+		return nil, err
+	}
+	if err := widgetapi.Register(api); err != nil {
+		return nil, err
+	}
+	metrics.Bind(api) // apiserver_storage_objects counts its widgets
+	return api, nil
+}
+
+// tracerProvider sends spans to the OpenTelemetry collector the standard
+// variables name (OTEL_EXPORTER_OTLP_ENDPOINT or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTLP over HTTP; OTEL_SERVICE_NAME
+// names the service), or is nil when none is named.
+func tracerProvider(ctx context.Context) (*sdktrace.TracerProvider, error) {
+	if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
+		return nil, nil
+	}
+	exporter, err := otlptracehttp.New(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter)), nil
 }
 
 // certificateFiles is the serving certificate, read again when its files

@@ -26,6 +26,13 @@
 //	go run ./examples/widgets -data /tmp/widgets -storage-version v1beta1
 //	go run ./examples/widgets -data /tmp/widgets -migrate
 //
+// A web console served from another origin calls the API from the
+// browser once its origin is allowed (kube-apiserver's flag: regular
+// expressions, comma-separated; anchor them), lists with fetch and follows
+// a watch over a WebSocket:
+//
+//	go run ./examples/widgets -cors-allowed-origins '^http://localhost:3000$'
+//
 // For several replicas on one etcd cluster, see the etcd backend's example,
 // github.com/kapi-dev/kapi/storage/etcd/cmd/widgets-etcd.
 package main

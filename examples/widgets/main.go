@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"syscall"
 	"time"
 
@@ -32,6 +33,7 @@ func main() {
 	flag.BoolVar(&o.profiling, "pprof", false, "serve Go's profiles under /debug/pprof/ (for the load harness)")
 	flag.StringVar(&o.encryptionConfig, "encryption-config", "", "encrypt at rest as this EncryptionConfiguration file says (kube-apiserver's format)")
 	flag.StringVar(&o.storageVersion, "storage-version", "v1", "store widgets in this version (v1 or v1beta1)")
+	flag.StringVar(&o.corsAllowedOrigins, "cors-allowed-origins", "", "let web pages of these origins call the API: regular expressions, comma-separated, as kube-apiserver's flag")
 	flag.BoolVar(&o.migrate, "migrate", false, "rewrite every stored widget in the storage version, report the progress and exit")
 	flag.StringVar(&o.migrateAfter, "migrate-after", "", "resume a migration after this key (the last one an interrupted -migrate reported)")
 	flag.Parse()
@@ -54,6 +56,7 @@ func main() {
 type options struct {
 	addr, data, encryptionConfig string
 	storageVersion, migrateAfter string
+	corsAllowedOrigins           string
 	profiling, migrate           bool
 }
 
@@ -92,7 +95,13 @@ func run(o options) error {
 	// namespaces that exist, a deleted namespace takes its objects with it;
 	// and controllers find the leases they elect a leader on and the
 	// events they record.
-	api, err := apiserver.New(apiserver.WithStorage(store), apiserver.WithNamespaces(), apiserver.WithLeases(), apiserver.WithEvents())
+	opts := []apiserver.Option{apiserver.WithStorage(store), apiserver.WithNamespaces(), apiserver.WithLeases(), apiserver.WithEvents()}
+	if o.corsAllowedOrigins != "" {
+		// A web console served from another origin lists with fetch and
+		// watches over a WebSocket.
+		opts = append(opts, apiserver.WithCORSAllowedOrigins(strings.Split(o.corsAllowedOrigins, ",")...))
+	}
+	api, err := apiserver.New(opts...)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,7 @@ import (
 )
 
 // Bodies are the joined lists of one resource's collections, by key
-// prefix.
+// prefix (apiserver keeps watches' initial events so).
 type Bodies struct {
 	budget     *Budget
 	lastChange func() int64 // the resource's cache's last change
@@ -29,30 +29,42 @@ const (
 
 // Budget is the bytes a server's kept lists hold, all resources'.
 type Budget struct {
-	mu     sync.Mutex
-	bytes  int
-	bodies []*Bodies
+	mu      sync.Mutex
+	bytes   int
+	members []member
+}
+
+// member is what a budget counts the bytes of.
+type member interface {
+	// dropStale gives back the bytes of what is least likely to be
+	// used again.
+	dropStale()
 }
 
 // Add has the budget count l's lists, kept from then on while their
 // cache does not change (lastChange).
 func (b *Budget) Add(l *Bodies, lastChange func() int64) {
 	l.budget, l.lastChange = b, lastChange
+	b.join(l)
+}
+
+func (b *Budget) join(m member) {
 	b.mu.Lock()
-	b.bodies = append(b.bodies, l)
+	b.members = append(b.members, m)
 	b.mu.Unlock()
 }
 
-// reserve takes n bytes of the budget, first giving back those of lists
-// whose collections have changed since; false if they are not there.
+// reserve takes n bytes of the budget, first having its members give back
+// what is least likely to be used (dropStale) if they are not free; false
+// if they are not there even then.
 func (b *Budget) reserve(n int) bool {
 	b.mu.Lock()
-	bodies := b.bodies
+	members := b.members
 	ok := b.bytes+n <= listBytesMax
 	b.mu.Unlock()
 	if !ok {
-		for _, l := range bodies {
-			l.dropStale()
+		for _, m := range members {
+			m.dropStale()
 		}
 	}
 	b.mu.Lock()

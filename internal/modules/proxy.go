@@ -23,8 +23,8 @@ type proxy struct {
 	Tree     string // the version every module of the work tree is served at
 }
 
-// buildProxy writes a proxy into dir: kapi's root module at the commit the
-// nested modules require, as git has it, and every module of the work tree
+// buildProxy writes a proxy into dir: kapi's modules at the commit the
+// nested modules require, as git has them, and every module of the work tree
 // (root included, uncommitted changes included) at a version made up for
 // it, one second newer than HEAD and that commit.
 func (r repo) buildProxy(dir string) (proxy, error) {
@@ -46,19 +46,33 @@ func (r repo) buildProxy(dir string) (proxy, error) {
 	if err != nil {
 		return proxy{}, err
 	}
-	root := mods[0]
-	err = p.add(root.Path, required, func(w io.Writer) error {
-		files, err := r.filesAt(required)
-		if err != nil {
-			return err
-		}
-		return zip.Create(w, module.Version{Path: root.Path, Version: p.Required}, files)
-	}, func() ([]byte, error) {
-		out, err := r.git("show", required.Hash+":go.mod")
-		return []byte(out + "\n"), err
-	})
+	files, err := r.filesAt(required)
 	if err != nil {
 		return proxy{}, err
+	}
+	// Every module at that commit, as git has it: a nested module may
+	// require another nested one there (examples/aggregated, the exporters).
+	for _, m := range mods {
+		prefix := m.Dir + "/"
+		if m.Dir == "." {
+			prefix = ""
+		}
+		goMod, err := r.git("show", required.Hash+":"+prefix+"go.mod")
+		if err != nil {
+			continue // not a module at that commit
+		}
+		err = p.add(m.Path, required, func(w io.Writer) error {
+			var sub []zip.File
+			for _, f := range files {
+				if strings.HasPrefix(f.Path(), prefix) {
+					sub = append(sub, movedFile{f, prefix})
+				}
+			}
+			return zip.Create(w, module.Version{Path: m.Path, Version: p.Required}, sub)
+		}, func() ([]byte, error) { return []byte(goMod + "\n"), nil })
+		if err != nil {
+			return proxy{}, err
+		}
 	}
 	for _, m := range mods {
 		dir := filepath.Join(r.root, filepath.FromSlash(m.Dir))
@@ -152,6 +166,15 @@ func (r repo) filesAt(c commit) ([]zip.File, error) {
 	}
 	return files, nil
 }
+
+// movedFile is a file of a nested module, its path relative to the
+// module's directory.
+type movedFile struct {
+	zip.File
+	prefix string
+}
+
+func (f movedFile) Path() string { return strings.TrimPrefix(f.File.Path(), f.prefix) }
 
 // archiveFile is a file of git archive's zip, as zip.Create reads it.
 type archiveFile struct{ f *stdzip.File }

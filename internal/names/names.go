@@ -183,3 +183,24 @@ func ValidLabelValue(value string) bool {
 func MatchesDNS1123Label(s string) bool { return dns1123Label.MatchString(s) }
 
 var dns1123Label = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+const (
+	dns1035LabelErrMsg = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character"
+	dns1035LabelFmt    = "[a-z]([-a-z0-9]*[a-z0-9])?"
+)
+
+var dns1035Label = regexp.MustCompile("^" + dns1035LabelFmt + "$")
+
+// IsDNS1035Label checks a DNS-1035 label (a resource's plural, a kind
+// lower-cased, a CustomResourceDefinition's version), with Kubernetes'
+// messages.
+func IsDNS1035Label(name string) []string {
+	var msgs []string
+	if len(name) > 63 {
+		msgs = append(msgs, "must be no more than 63 characters")
+	}
+	if !dns1035Label.MatchString(name) {
+		msgs = append(msgs, regexError(dns1035LabelErrMsg, dns1035LabelFmt, "my-name", "abc-123"))
+	}
+	return msgs
+}

@@ -72,7 +72,17 @@ func GroupVersion(group, version string, resources []Resource) ([]byte, error) {
 		OpenAPI:    "3.0.0",
 		Info:       oapiInfo{Title: "Kubernetes CRD Swagger", Version: "v0.1.0"},
 		Paths:      b.paths,
-		Components: oapiComponents{Schemas: b.schemas},
+		Components: oapiComponents{Schemas: map[string]any{}},
+	}
+	for name, sch := range b.schemas {
+		doc.Components.Schemas[name] = sch
+		if sch.raw != nil {
+			merged, err := sch.merged()
+			if err != nil {
+				return nil, fmt.Errorf("openapi: %w", err)
+			}
+			doc.Components.Schemas[name] = merged
+		}
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -99,7 +109,7 @@ type oapiInfo struct {
 }
 
 type oapiComponents struct {
-	Schemas map[string]*oapiSchema `json:"schemas"`
+	Schemas map[string]any `json:"schemas"` // *oapiSchema, or a schema given whole merged with one
 }
 
 type oapiPathItem struct {
@@ -188,12 +198,11 @@ type oapiSchema struct {
 	raw map[string]any
 }
 
-// MarshalJSON writes a schema given whole with the members set on it.
-func (s *oapiSchema) MarshalJSON() ([]byte, error) {
-	type plain oapiSchema
-	data, err := json.Marshal((*plain)(s))
-	if err != nil || s.raw == nil {
-		return data, err
+// merged is a schema given whole with the members set on s over its own.
+func (s *oapiSchema) merged() (map[string]any, error) {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
 	}
 	var set map[string]any
 	if err := json.Unmarshal(data, &set); err != nil {
@@ -212,7 +221,7 @@ func (s *oapiSchema) MarshalJSON() ([]byte, error) {
 		out[k] = v
 	}
 	out["properties"] = props
-	return json.Marshal(out)
+	return out, nil
 }
 
 const oapiSchemaRefPrefix = "#/components/schemas/"

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"runtime"
 	"syscall"
 	"time"
 
@@ -14,27 +13,19 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/storage/internal/groupcommit"
 )
 
-// Writes are group-committed: every write is a request to one goroutine,
-// the committer, which applies all the requests waiting when it starts a
-// transaction in that one transaction, and so acknowledges them all with one
-// fsync. A lone writer waits for one fsync, as with a transaction of its
-// own; concurrent writers share them. (bbolt's DB.Batch does the like, but
-// waits up to a delay for the batch to fill, which a lone writer pays for
-// every write, and reruns the whole batch when one request fails its
-// precondition.)
-//
-// Taking only the writes already waiting splits concurrent writers into
-// small batches when each spends longer between writes than a commit takes
-// (an API server decoding the next request): those the last commit answered
-// come back one at a time while the committer syncs the others. So when the
-// committer knows of more writers than it has in hand (those of the last
-// commit and those that queued up during it), it lingers for them, at most
-// about one commit's time: a straggler misses one commit's wait either way,
-// and every writer it waits for shares a commit's two fsyncs instead of
-// paying for two of its own. A lone writer is never known to have company,
-// and never waits.
+// Writes are group-committed through storage/internal/groupcommit: every
+// write is a request to one goroutine, the committer, which applies all
+// the requests waiting when it starts a transaction in that one
+// transaction, and so acknowledges them all with one fsync. A lone writer
+// waits for one fsync, as with a transaction of its own; concurrent writers
+// share them. (bbolt's DB.Batch does the like, but waits up to a delay for
+// the batch to fill, which a lone writer pays for every write, and reruns
+// the whole batch when one request fails its precondition.) The committer
+// lingers for the writers it expects, at most about one commit's time (see
+// the groupcommit package).
 
 type op int
 
@@ -55,7 +46,6 @@ type request struct {
 	rev     int64
 	removed storage.KeyValue
 	err     error
-	done    chan struct{}
 	event   storage.Event // the change made, if any, for watchers
 }
 
@@ -75,88 +65,22 @@ func (s *Store) write(ctx context.Context, r *request) (*request, error) {
 	if s.closed.Load() {
 		return r, storage.ErrClosed
 	}
-	r.done = make(chan struct{})
-	s.queued.Add(1) // until the committer receives r
-	select {
-	case s.requests <- r:
-	case <-s.closing:
-		s.queued.Add(-1)
-		return r, storage.ErrClosed
-	case <-ctx.Done():
-		s.queued.Add(-1)
-		return r, ctx.Err()
+	if err := s.queue.Do(ctx, r); err != nil {
+		if errors.Is(err, groupcommit.ErrClosed) {
+			err = storage.ErrClosed
+		}
+		return r, err
 	}
-	<-r.done
 	return r, r.err
 }
 
-// commitLoop is the committer. It runs from Open until Close.
-func (s *Store) commitLoop() {
-	defer close(s.committerDone)
-	batch := make([]*request, 0, maxBatch)
-	var (
-		writers int           // writers known when the last commit ended
-		took    time.Duration // a moving average of the commits' durations
-	)
-	linger := time.NewTimer(time.Hour)
-	linger.Stop()
-	for {
-		select {
-		case r := <-s.requests:
-			batch = append(batch[:0], r)
-		case <-s.closing:
-			return
-		}
-		// Take every writer already waiting; those arriving during the
-		// commit make the next batch. Yielding first lets the writers the
-		// last commit woke send their next writes: with few cores they are
-		// often still runnable, not yet waiting.
-		runtime.Gosched()
-	gather:
-		for len(batch) < maxBatch {
-			select {
-			case r := <-s.requests:
-				batch = append(batch, r)
-			default:
-				break gather
-			}
-		}
-		if want := min(writers, maxBatch); len(batch) < want {
-			s.lingers.Add(1)
-			linger.Reset(s.lingerFor(took))
-		fill:
-			for len(batch) < want {
-				select {
-				case r := <-s.requests:
-					batch = append(batch, r)
-				case <-linger.C:
-					break fill
-				case <-s.closing:
-					break fill
-				}
-			}
-			linger.Stop()
-		}
-		s.queued.Add(-int64(len(batch)))
-		if s.config.beforeCommit != nil {
-			s.config.beforeCommit(len(batch))
-		}
-		start := time.Now()
-		s.commit(batch)
-		took += (time.Since(start) - took) / 8
-		// Counted before answering, so that no writer of this batch is
-		// back yet: those answered will likely write again, and those
-		// that queued up meanwhile are writing now.
-		writers = len(batch) + int(s.queued.Load())
-		for _, r := range batch {
-			close(r.done)
-		}
-		clear(batch)
-		if s.prealloc != nil {
-			if hwm, err := s.highWater(); err == nil && !s.prealloc.ensure(hwm) {
-				s.prealloc.close()
-				s.prealloc = nil
-			}
+// preallocate grows the file's preallocation past bbolt's high-water mark,
+// after the writers are answered.
+func (s *Store) preallocate() {
+	if s.prealloc != nil {
+		if hwm, err := s.highWater(); err == nil && !s.prealloc.ensure(hwm) {
+			s.prealloc.close()
+			s.prealloc = nil
 		}
 	}
 }
@@ -187,6 +111,9 @@ func (s *Store) lingerFor(took time.Duration) time.Duration {
 // commit applies batch in one transaction and sets each request's outcome,
 // for the caller to answer.
 func (s *Store) commit(batch []*request) {
+	if s.config.beforeCommit != nil {
+		s.config.beforeCommit(len(batch))
+	}
 	var after meta
 	err := s.db.Update(func(tx *bbolt.Tx) error {
 		m, err := readMeta(tx)

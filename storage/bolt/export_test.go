@@ -15,10 +15,10 @@ func Commits(s *Store) int64 { return s.commits.Load() }
 
 // Lingers reports how many times s's committer waited for more writers
 // before committing.
-func Lingers(s *Store) int64 { return s.lingers.Load() }
+func Lingers(s *Store) int64 { return s.queue.Lingers() }
 
 // Queued reports how many writers are handing a write to s's committer.
-func Queued(s *Store) int64 { return s.queued.Load() }
+func Queued(s *Store) int64 { return s.queue.Queued() }
 
 // WithLinger makes commits wait up to d for the writers they expect,
 // whatever the commits take.

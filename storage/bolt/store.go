@@ -13,6 +13,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/storage/internal/groupcommit"
 	"github.com/kapi-dev/kapi/storage/internal/watchfeed"
 )
 
@@ -71,10 +72,10 @@ type Store struct {
 	db     *bbolt.DB
 	config config
 
-	// requests carries writes to the committer goroutine, which owns the
+	// queue carries writes to the committer goroutine, which owns the
 	// write transactions; closing tells it to stop, and it closes
 	// committerDone when it has.
-	requests      chan *request
+	queue         *groupcommit.Queue[*request]
 	closing       chan struct{}
 	committerDone chan struct{}
 
@@ -85,13 +86,8 @@ type Store struct {
 	// watchers that have read everything.
 	changed atomic.Pointer[chan struct{}]
 
-	// queued counts the writes sent to the committer and not yet
-	// received, which it reads to know how many writers it has; commits
-	// and lingers (the times it waited for more writers) are for tests of
-	// batching.
-	queued  atomic.Int64
+	// commits counts the commits, for tests of batching.
 	commits atomic.Int64
-	lingers atomic.Int64
 
 	// recent holds the last commits' events for watchers; events is the
 	// committer's buffer for them.
@@ -146,13 +142,21 @@ func Open(path string, opts ...Option) (*Store, error) {
 	s := &Store{
 		db:            db,
 		config:        c,
-		requests:      make(chan *request),
 		closing:       make(chan struct{}),
 		committerDone: make(chan struct{}),
 	}
+	s.queue = groupcommit.New(groupcommit.Config[*request]{
+		MaxBatch:    maxBatch,
+		Commit:      s.commit,
+		AfterAnswer: s.preallocate,
+		Linger:      s.lingerFor,
+	}, s.closing)
 	s.recent.Reset(m.rev, m.compacted)
 	s.prealloc = openPrealloc(path, hwm)
-	go s.commitLoop()
+	go func() {
+		defer close(s.committerDone)
+		s.queue.Run()
+	}()
 	return s, nil
 }
 

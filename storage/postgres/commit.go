@@ -2,15 +2,17 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"runtime"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/storage/internal/groupcommit"
 )
 
-// Writes are group-committed, as the bolt backend's: every write is a
+// Writes are group-committed (storage/internal/groupcommit), as the bolt
+// backend's are: every write is a
 // request to one goroutine of the store, the committer, which applies all
 // the requests waiting when it begins a transaction in that one
 // transaction. The transaction first takes the revision counter's row lock
@@ -51,7 +53,6 @@ type request struct {
 	rev     int64
 	removed storage.KeyValue
 	err     error
-	done    chan struct{}
 }
 
 // write hands r to the committer and waits for its outcome. If ctx ends
@@ -67,49 +68,19 @@ func (s *Store) write(ctx context.Context, r *request) (int64, storage.KeyValue,
 	if r.value == nil && r.op != opDelete {
 		r.value = []byte{}
 	}
-	r.ctx, r.done = ctx, make(chan struct{})
-	select {
-	case s.requests <- r:
-	case <-s.closing:
-		return 0, storage.KeyValue{}, storage.ErrClosed
-	case <-ctx.Done():
-		return 0, storage.KeyValue{}, ctx.Err()
+	r.ctx = ctx
+	done, err := s.queue.Submit(ctx, r)
+	if err != nil {
+		if errors.Is(err, groupcommit.ErrClosed) {
+			err = storage.ErrClosed
+		}
+		return 0, storage.KeyValue{}, err
 	}
 	select {
-	case <-r.done:
+	case <-done:
 		return r.rev, r.removed, r.err
 	case <-ctx.Done():
 		return 0, storage.KeyValue{}, fmt.Errorf("postgres: %w (%w)", ctx.Err(), storage.ErrOutcomeUnknown)
-	}
-}
-
-// commitLoop is the committer. It runs from Open until Close.
-func (s *Store) commitLoop() {
-	batch := make([]*request, 0, maxBatch)
-	for {
-		select {
-		case r := <-s.requests:
-			batch = append(batch[:0], r)
-		case <-s.closing:
-			return
-		}
-		// Yielding first lets the writers the last commit answered send
-		// their next writes: with few cores they are often still runnable.
-		runtime.Gosched()
-	gather:
-		for len(batch) < maxBatch {
-			select {
-			case r := <-s.requests:
-				batch = append(batch, r)
-			default:
-				break gather
-			}
-		}
-		s.commit(batch)
-		for _, r := range batch {
-			close(r.done)
-		}
-		clear(batch)
 	}
 }
 

@@ -130,6 +130,13 @@
 // the listener resume, so a store outlives a restart of PostgreSQL
 // without being reopened.
 //
+// # Testing against a throwaway PostgreSQL
+//
+// Package pgtest starts a cluster of a test's own (initdb into a temporary
+// directory, loopback only), and crashes, kills and restarts it: the
+// package's own tests, the HTTP robustness check with several replicas
+// (internal/test/robustness) and the load harness's PostgreSQL rows use it.
+//
 // # Choosing it
 //
 // Pick this backend when the service runs PostgreSQL already and wants its
@@ -140,4 +147,15 @@
 // revision lock and group-committed per process; for one node with no
 // database, the bolt backend is simpler and faster, and etcd remains the
 // choice where etcd is already run.
+//
+// Measured on a 2-core machine (internal/test/loadtest/sqlrun.sh, 8
+// connections, one run beside kapi on one etcd member): reads from the
+// watch cache as on etcd (GET 4,919/s against etcd's 3,131/s, LIST of
+// 10,000 widgets at 96 % of its ceiling's bytes/s); writes at 0.6-1.0x
+// etcd's (CREATE 582/s against 1,009/s, PUT 584 against 821, merge PATCH
+// 524 against 579, apply 463 against 455), bounded by one commit at a time
+// on the revision lock: the same writes issued straight to this store
+// reach 832 creates/s. Two and three replicas stay linearizable, and their
+// watchers exact, through a replica's restart and PostgreSQL killed and
+// restarted (internal/test/robustness).
 package postgres

@@ -46,9 +46,9 @@ func crashBy(t *testing.T, how string) (restart func()) {
 	t.Helper()
 	var err error
 	if how == "kill" {
-		err = testCluster.kill()
+		err = testCluster.Kill()
 	} else {
-		err = testCluster.stop(how)
+		err = testCluster.Stop(how)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -56,9 +56,9 @@ func crashBy(t *testing.T, how string) (restart func()) {
 	var once sync.Once
 	restart = func() {
 		once.Do(func() {
-			start := testCluster.start
+			start := testCluster.Start
 			if how == "kill" {
-				start = testCluster.startAfterKill
+				start = testCluster.StartAfterKill
 			}
 			if err := start(); err != nil {
 				t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/storage/internal/groupcommit"
 )
 
 const (
@@ -115,9 +116,9 @@ type Store struct {
 	bg     context.Context
 	stopBG context.CancelFunc
 
-	// requests carries writes to the committer; closing is closed by
+	// queue carries writes to the committer; closing is closed by
 	// Close; goroutines counts the store's goroutines.
-	requests   chan *request
+	queue      *groupcommit.Queue[*request]
 	closing    chan struct{}
 	closeOnce  sync.Once
 	closed     atomic.Bool
@@ -132,6 +133,9 @@ type Store struct {
 	// changed is closed when it moves on (or by Close).
 	recent  recent
 	changed atomic.Pointer[chan struct{}]
+
+	// revisions batches the reads of the store's revision (see Revision).
+	revisions revisionReads
 }
 
 var _ storage.Interface = (*Store)(nil)
@@ -176,7 +180,6 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		listen:     pc.ConnConfig.Copy(),
 		config:     c,
 		sql:        newStatements(c.schema),
-		requests:   make(chan *request),
 		closing:    make(chan struct{}),
 		pollNow:    make(chan struct{}, 1),
 		compactNow: make(chan struct{}, 1),
@@ -188,7 +191,8 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	}
 	s.recent.reset(rev, compacted)
 	s.bg, s.stopBG = context.WithCancel(context.Background())
-	for _, loop := range []func(){s.commitLoop, s.pollLoop, s.listenLoop, s.compactLoop} {
+	s.queue = groupcommit.New(groupcommit.Config[*request]{MaxBatch: maxBatch, Commit: s.commit}, s.closing)
+	for _, loop := range []func(){s.queue.Run, s.pollLoop, s.listenLoop, s.compactLoop} {
 		s.goroutines.Go(loop)
 	}
 	return s, nil
@@ -299,10 +303,30 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 		rows pgx.Rows
 		err  error
 	)
-	if opts.Revision == 0 {
+	switch {
+	case opts.Revision == 0:
 		rows, err = s.pool.Query(ctx, s.sql.listLatest, from, to, limit)
-	} else {
-		rows, err = s.pool.Query(ctx, s.sql.listAt, from, to, limit, opts.Revision)
+	default:
+		// The next page of a list at a revision the store has not moved
+		// past, as a watch cache's relist reads its pages on a quiet store:
+		// in a snapshot at that revision, the current rows are the state
+		// at it, and reading them is an index range scan of the page,
+		// where reading the log sorts every version of the rest of the
+		// range for each page.
+		tx, txErr := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+		if txErr != nil {
+			return storage.ListResult{}, s.fail(ctx, txErr)
+		}
+		defer tx.Rollback(context.WithoutCancel(ctx))
+		var cur, compacted int64
+		if err := tx.QueryRow(ctx, s.sql.window).Scan(&cur, &compacted); err != nil {
+			return storage.ListResult{}, s.fail(ctx, err)
+		}
+		if cur == opts.Revision {
+			rows, err = tx.Query(ctx, s.sql.listLatest, from, to, limit)
+		} else {
+			rows, err = tx.Query(ctx, s.sql.listAt, from, to, limit, opts.Revision)
+		}
 	}
 	if err != nil {
 		return storage.ListResult{}, s.fail(ctx, err)
@@ -362,17 +386,75 @@ func prefixEnd(prefix string) []byte {
 }
 
 // Revision returns the revision of the store's last write.
+//
+// Every consistent read of a kapi server asks for it, so concurrent calls
+// share one query: a call joins the next query that starts after it was
+// made (never one already under way, whose answer may predate the call),
+// and every call waiting when a query starts gets its answer. Under load
+// that is one round trip for all the reads waiting at that moment, as
+// kube-apiserver's consistent reads from its cache share their progress
+// requests to etcd.
 func (s *Store) Revision(ctx context.Context) (int64, error) {
 	if err := s.check(ctx, 0); err != nil {
 		return 0, err
 	}
-	ctx, cancel := s.opContext(ctx)
-	defer cancel()
-	var rev, compacted int64
-	if err := s.pool.QueryRow(ctx, s.sql.window).Scan(&rev, &compacted); err != nil {
-		return 0, s.fail(ctx, err)
+	answer := make(chan revisionAnswer, 1)
+	s.revisions.mu.Lock()
+	s.revisions.waiting = append(s.revisions.waiting, answer)
+	if !s.revisions.running {
+		s.revisions.running = true
+		go s.readRevisions()
 	}
-	return rev, nil
+	s.revisions.mu.Unlock()
+	select {
+	case a := <-answer:
+		return a.rev, a.err
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+// revisionReads are the calls of Revision waiting for the next query.
+type revisionReads struct {
+	mu      sync.Mutex
+	waiting []chan revisionAnswer
+	running bool // a goroutine runs readRevisions
+}
+
+type revisionAnswer struct {
+	rev int64
+	err error
+}
+
+// readRevisions reads the revision for the calls waiting, again and again,
+// until none waits. Its queries are bounded by the store's timeout, not
+// by any one caller's context: a caller that stops waiting leaves the
+// others theirs.
+func (s *Store) readRevisions() {
+	for {
+		s.revisions.mu.Lock()
+		batch := s.revisions.waiting
+		s.revisions.waiting = nil
+		if len(batch) == 0 {
+			s.revisions.running = false
+			s.revisions.mu.Unlock()
+			return
+		}
+		s.revisions.mu.Unlock()
+		var a revisionAnswer
+		ctx, cancel := s.opContext(s.bg)
+		var compacted int64
+		if err := s.pool.QueryRow(ctx, s.sql.window).Scan(&a.rev, &compacted); err != nil {
+			if a.err = s.fail(ctx, err); s.closed.Load() { // Close cancelled s.bg
+				a.err = storage.ErrClosed
+			}
+			a.rev = 0
+		}
+		cancel()
+		for _, ch := range batch {
+			ch <- a
+		}
+	}
 }
 
 // Create stores value under key if the key is absent.

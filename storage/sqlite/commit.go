@@ -5,17 +5,17 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/storage/internal/groupcommit"
 )
 
-// Writes are serialised and group-committed: every write is a request to
-// one goroutine, the committer, which owns the file's one write connection
-// and applies all the requests waiting when it begins a transaction in that
-// one transaction, so N concurrent writers share one commit (and its fsync)
-// instead of queueing for N. No other connection writes, so no writer ever
+// Writes are serialised and group-committed (storage/internal/groupcommit):
+// every write is a request to one goroutine, the committer, which owns the
+// file's one write connection and applies all the requests waiting when it
+// begins a transaction in that one transaction, so N concurrent writers
+// share one commit (and its fsync) instead of queueing for N. No other connection writes, so no writer ever
 // meets SQLITE_BUSY: SQLite's write lock is never contended. A request whose
 // precondition fails is answered so and changes nothing; the others in its
 // transaction go ahead.
@@ -23,14 +23,15 @@ import (
 // Compaction has two halves. Moving the start of the window is bookkeeping
 // in the meta row, done in the transaction of the write that moves it (or
 // of Compact): from that commit on, reads below it fail with ErrExpired.
-// Deleting the log rows that left the window is done afterwards, at most
-// purgeChunk rows (or twice the batch's writes, to keep up) in each
-// transaction, and by transactions of its own while no writer is waiting,
-// so that no write waits for more than a small delete.
+// Deleting the log rows that left the window is done afterwards: two rows
+// for each write in a batch's transaction (which keeps up with the window,
+// one revision per write), and purgeChunk rows in transactions of its own
+// while no writer is waiting, so that no write waits for more than a small
+// delete (a write arriving meanwhile waits for one chunk).
 
-// defaultPurgeChunk is the most log rows one transaction deletes, beyond
-// the two per write that keep up with the window.
-const defaultPurgeChunk = 256
+// defaultPurgeChunk is the most log rows a transaction of the purge's own
+// deletes.
+const defaultPurgeChunk = 64
 
 // opCompact is a request's op for Compact (the log's ops are the others).
 const opCompact = 4
@@ -45,7 +46,6 @@ type request struct {
 	rev     int64
 	removed storage.KeyValue
 	err     error
-	done    chan struct{}
 	event   storage.Event // the change made, if any, for watchers
 }
 
@@ -65,15 +65,12 @@ func (s *Store) write(ctx context.Context, r *request) (*request, error) {
 	if s.closed.Load() {
 		return r, storage.ErrClosed
 	}
-	r.done = make(chan struct{})
-	select {
-	case s.requests <- r:
-	case <-s.closing:
-		return r, storage.ErrClosed
-	case <-ctx.Done():
-		return r, ctx.Err()
+	if err := s.queue.Do(ctx, r); err != nil {
+		if errors.Is(err, groupcommit.ErrClosed) {
+			err = storage.ErrClosed
+		}
+		return r, err
 	}
-	<-r.done
 	return r, r.err
 }
 
@@ -95,6 +92,10 @@ type committer struct {
 	// revisions meta.compacted+1 to meta.rev; held is their sum.
 	sizes []int64
 	held  int64
+	// purging: the purge may go on between writes; a failed commit stops
+	// it until a write commits. events is the buffer of a commit's events.
+	purging bool
+	events  []storage.Event
 }
 
 // openCommitter opens the file and prepares the committer: it creates the
@@ -108,7 +109,7 @@ func (s *Store) openCommitter() (*committer, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &committer{conn: conn}
+	c := &committer{conn: conn, purging: true}
 	err = c.inTransaction(ctx, func() (err error) {
 		if c.meta, err = initialize(ctx, conn); err != nil {
 			return err
@@ -208,66 +209,18 @@ func (c *committer) inTransaction(ctx context.Context, fn func() error) error {
 	return err
 }
 
-// commitLoop is the committer. It runs from Open until Close.
-func (s *Store) commitLoop(c *committer) {
-	defer close(s.committerDone)
-	defer c.close()
-	batch := make([]*request, 0, maxBatch)
-	var events []storage.Event
-	purging := true
-	for {
-		if c.purged < c.meta.compacted && purging { // rows to delete: only if no writer waits
-			select {
-			case r := <-s.requests:
-				batch = append(batch[:0], r)
-			case <-s.closing:
-				return
-			default:
-				// After a failure, not again until a write commits.
-				events, purging = s.commit(c, batch[:0], events)
-				continue
-			}
-		} else {
-			select {
-			case r := <-s.requests:
-				batch = append(batch[:0], r)
-			case <-s.closing:
-				return
-			}
-		}
-		// Take every writer already waiting; those arriving during the
-		// commit make the next batch. Yielding first lets the writers the
-		// last commit woke send their next writes.
-		runtime.Gosched()
-	gather:
-		for len(batch) < maxBatch {
-			select {
-			case r := <-s.requests:
-				batch = append(batch, r)
-			default:
-				break gather
-			}
-		}
-		events, purging = s.commit(c, batch, events)
-		for _, r := range batch {
-			close(r.done)
-		}
-		clear(batch)
-	}
-}
-
 // commit applies batch in one transaction, with a chunk of the log's
 // purge, and sets each request's outcome for the caller to answer. After
-// the commit it hands the events to the watchers. It returns events, the
-// buffer, for reuse.
-func (s *Store) commit(c *committer, batch []*request, events []storage.Event) ([]storage.Event, bool) {
+// the commit it hands the events to the watchers. It returns whether the
+// transaction committed.
+func (s *Store) commit(c *committer, batch []*request) bool {
 	ctx := context.Background()
 	if c.unsure && !s.reload(c) {
 		err := fmt.Errorf("%w: sqlite: the file cannot be read after a failed commit", storage.ErrUnavailable)
 		for _, r := range batch {
 			r.rev, r.removed, r.err, r.event = 0, storage.KeyValue{}, err, storage.Event{}
 		}
-		return events, false
+		return false
 	}
 	start := time.Now()
 	t := txn{c: c, meta: c.meta, sizes: c.sizes, held: c.held}
@@ -278,7 +231,15 @@ func (s *Store) commit(c *committer, batch []*request, events []storage.Event) (
 			}
 		}
 		t.bound(s.config.history, s.config.historyBytes)
-		if err := t.purge(ctx, max(s.config.purgeChunk, 2*int64(len(batch)))); err != nil {
+		// A batch of writes deletes two rows for each of its writes, which
+		// keeps up with the window they move (one row each) and costs them
+		// time in proportion to their own; a transaction of the purge's own,
+		// between writes, deletes a chunk.
+		chunk := s.config.purgeChunk
+		if len(batch) > 0 {
+			chunk = 2 * int64(len(batch))
+		}
+		if err := t.purge(ctx, chunk); err != nil {
 			return err
 		}
 		if t.meta == c.meta {
@@ -296,7 +257,7 @@ func (s *Store) commit(c *committer, batch []*request, events []storage.Event) (
 			r.rev, r.removed, r.err, r.event = 0, storage.KeyValue{}, err, storage.Event{}
 		}
 		s.reload(c)
-		return events, false
+		return false
 	}
 	s.commits.Add(1)
 	s.purgedTotal.Add(t.purged - c.purged)
@@ -311,7 +272,7 @@ func (s *Store) commit(c *committer, batch []*request, events []storage.Event) (
 	c.meta, c.purged, c.held = t.meta, t.purged, t.held
 	s.held.Store(c.held)
 	s.window.Store(int64(len(c.sizes)))
-	events = events[:0]
+	events := c.events[:0]
 	for _, r := range batch {
 		if r.rev != 0 && r.op != opCompact {
 			events = append(events, r.event)
@@ -321,8 +282,9 @@ func (s *Store) commit(c *committer, batch []*request, events []storage.Event) (
 	s.rev.Store(c.meta.rev)
 	s.recent.Add(events, c.meta.rev, c.meta.compacted)
 	clear(events)
+	c.events = events
 	s.wake()
-	return events, true
+	return true
 }
 
 // reload reads the committer's bookkeeping from the file again after a

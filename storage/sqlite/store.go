@@ -15,6 +15,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/storage/internal/groupcommit"
 	"github.com/kapi-dev/kapi/storage/internal/watchfeed"
 )
 
@@ -77,10 +78,10 @@ type Store struct {
 	readDB  *sql.DB
 	stmts   stmtCache // the readers'
 
-	// requests carries writes to the committer goroutine, which owns the
+	// queue carries writes to the committer goroutine, which owns the
 	// write connection; closing tells it to stop, and it closes
 	// committerDone when it has.
-	requests      chan *request
+	queue         *groupcommit.Queue[*request]
 	closing       chan struct{}
 	committerDone chan struct{}
 
@@ -131,7 +132,6 @@ func Open(path string, opts ...Option) (*Store, error) {
 		path:          path,
 		config:        c,
 		lock:          lock,
-		requests:      make(chan *request),
 		closing:       make(chan struct{}),
 		committerDone: make(chan struct{}),
 	}
@@ -145,7 +145,19 @@ func Open(path string, opts ...Option) (*Store, error) {
 		s.closeDBs()
 		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
 	}
-	go s.commitLoop(w)
+	s.queue = groupcommit.New(groupcommit.Config[*request]{
+		MaxBatch: maxBatch,
+		Commit:   func(batch []*request) { w.purging = s.commit(w, batch) },
+		// Rows to delete: only while no writer waits, and after a failure
+		// not again until a write commits.
+		Pending: func() bool { return w.purged < w.meta.compacted && w.purging },
+		Idle:    func() { w.purging = s.commit(w, nil) },
+	}, s.closing)
+	go func() {
+		defer close(s.committerDone)
+		defer w.close()
+		s.queue.Run()
+	}()
 	return s, nil
 }
 

@@ -3,6 +3,7 @@ package cel
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/ext"
@@ -17,6 +18,11 @@ const costLimit = 1_000_000
 // Engine compiles rules to CEL programs. It is safe for concurrent use.
 type Engine struct {
 	env *cel.Env
+
+	// The environment of schemas' rules, made on first use.
+	once    sync.Once
+	base    *cel.Env
+	baseErr error
 }
 
 var _ validation.RuleEngine = (*Engine)(nil)

@@ -28,7 +28,7 @@ func RegisterStoringIn(srv *apiserver.Server, version string) error {
 	return errors.Join(
 		apiserver.Register(srv, apiserver.Resource[Widget]{
 			Group: "example.com", Version: "v1", Kind: "Widget", Plural: "widgets", Storage: version == "v1",
-			Namespaced: true, ShortNames: []string{"wd"}, Status: true,
+			Namespaced: true, ShortNames: []string{"wd"}, Status: true, ApplySetParent: true,
 			Scale:            widgetScale(),
 			Validate:         validate,
 			SelectableFields: []string{"spec.color"},

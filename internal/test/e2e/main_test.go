@@ -28,6 +28,9 @@ var (
 	widgetsBuildErr error  // why it could not be built, reported by every test
 	securedBin      string // path of the built examples/secured binary
 	securedBuildErr error
+	// controlplaneBin is the built examples/controlplane binary.
+	controlplaneBin      string
+	controlplaneBuildErr error
 )
 
 func TestMain(m *testing.M) {
@@ -38,6 +41,7 @@ func runMain(m *testing.M) int {
 	if bin := os.Getenv(widgetsBinEnv); bin != "" {
 		widgetsBin = bin
 		securedBuildErr = fmt.Errorf("examples/secured is not built for child test processes")
+		controlplaneBuildErr = securedBuildErr
 		return m.Run()
 	}
 	flag.Parse()
@@ -46,6 +50,7 @@ func runMain(m *testing.M) int {
 		// server: building the examples would take its fuzzing time.
 		widgetsBuildErr = fmt.Errorf("the examples are not built for fuzz workers")
 		securedBuildErr = widgetsBuildErr
+		controlplaneBuildErr = widgetsBuildErr
 		return m.Run()
 	}
 	dir, err := os.MkdirTemp("", "kapi-e2e-")
@@ -58,6 +63,7 @@ func runMain(m *testing.M) int {
 	defer cancel()
 	widgetsBin, widgetsBuildErr = buildExample(ctx, dir, "widgets")
 	securedBin, securedBuildErr = buildExample(ctx, dir, "secured")
+	controlplaneBin, controlplaneBuildErr = buildExample(ctx, dir, "controlplane")
 	return m.Run()
 }
 

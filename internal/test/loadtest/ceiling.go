@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,7 +12,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/storage/bolt"
+	"github.com/kapi-dev/kapi/storage/postgres"
 )
 
 // The ceiling is a no-op net/http server that answers with bytes recorded
@@ -56,12 +59,15 @@ type ceiling struct {
 	mu  sync.RWMutex
 	cfg ceilingConfig
 
-	// store, if not nil, makes the ceiling the bolt-only server: each write
-	// (a request that is not a GET) first stores the answer it replays, a
-	// created object as kapi stores one, under a key of its own in kapi's
-	// bolt store, and is answered once that is on disk. It is what
-	// kapi's CREATE on bolt would do if kapi's own handling cost nothing.
-	store  *bolt.Store
+	// store, if not nil, makes the ceiling the bolt-only server (kapi's
+	// bolt store) or the PostgreSQL-only server (kapi's PostgreSQL store):
+	// each write (a request that is not a GET) first stores the answer it
+	// replays, an object as kapi stores one, and is answered once that is
+	// committed. A POST creates a key of its own; any other write updates
+	// the key its path names (creating it the first time), as kapi's PUT
+	// and PATCH do. It is what kapi's writes on that store would do if
+	// kapi's own handling cost nothing.
+	store  storage.Interface
 	stored atomic.Int64
 
 	// The watch fan-out: every watcher's own handler goroutine writes the
@@ -85,6 +91,31 @@ func newCeiling(dir string) (*ceiling, func(), error) {
 	}
 	c.store = s
 	return c, func() { _ = s.Close() }, nil
+}
+
+// newPostgresCeiling returns the PostgreSQL-only server: the ceiling
+// storing each write through a PostgreSQL store at url, in a schema of its
+// own.
+func newPostgresCeiling(ctx context.Context, url string) (*ceiling, func(), error) {
+	s, err := postgres.Open(ctx, url, postgres.WithSchema("postgres_only"))
+	if err != nil {
+		return nil, nil, err
+	}
+	return &ceiling{changed: make(chan struct{}), store: s}, func() { _ = s.Close() }, nil
+}
+
+// storeWrite stores value as the write r would: see ceiling.store.
+func (c *ceiling) storeWrite(r *http.Request, value []byte) error {
+	if r.Method == http.MethodPost {
+		_, err := c.store.Create(r.Context(), fmt.Sprintf("/example.com/widgets/store-only/c-%d", c.stored.Add(1)), value)
+		return err
+	}
+	key := "/example.com/widgets/store-only" + r.URL.Path
+	_, err := c.store.Update(r.Context(), key, value, 0)
+	if errors.Is(err, storage.ErrNotFound) {
+		_, err = c.store.Create(r.Context(), key, value)
+	}
+	return err
 }
 
 // wrote tells the watchers of one more write.
@@ -127,8 +158,7 @@ func (c *ceiling) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	_, _ = io.Copy(io.Discard, r.Body)
 	if c.store != nil && r.Method != http.MethodGet {
-		key := fmt.Sprintf("/example.com/widgets/bolt-only/c-%d", c.stored.Add(1))
-		if _, err := c.store.Create(r.Context(), key, cfg.Response.Body); err != nil {
+		if err := c.storeWrite(r, cfg.Response.Body); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}

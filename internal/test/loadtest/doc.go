@@ -25,7 +25,11 @@
 //
 // GET one widget; LIST the small and the large namespace in JSON and
 // protobuf, and the large one in JSON again over 2 connections
-// (list-large-json-2); CREATE; CREATE on bolt (create-bolt: a kapi of its
+// (list-large-json-2); LIST where the list kept from the last one cannot
+// serve as it is: the large namespace while a writer patches one of its
+// widgets at 10/s (list-writes-json, list-writes-json-2), and a namespace
+// of as many widgets padded to ~1.9 KB, over 16 MiB in all (list-huge-json,
+// list-huge-json-2); CREATE; CREATE on bolt (create-bolt: a kapi of its
 // own, examples/widgets -data DIR in a temporary directory on disk, 8
 // writers at once); UPDATE (PUT); merge PATCH; server-side apply; the
 // watch fan-out (watchers × a writer at a fixed rate: delivery latency,
@@ -43,6 +47,7 @@
 //
 //	go run ./internal/test/loadtest -workloads create-bolt
 //	go run ./internal/test/loadtest -workloads list-large-json,list-large-json-2
+//	go run ./internal/test/loadtest -workloads list-huge-json,list-writes-json-2
 //	go run ./internal/test/loadtest -workloads informers-small,informers
 //	go run ./internal/test/loadtest -workloads memory
 //
@@ -64,6 +69,21 @@
 // commits as kapi's do. It is what kapi on bolt would do if its own
 // request handling cost nothing: between it and the ceiling is what the
 // store costs, between kapi and it what kapi's handling costs.
+//
+// # The SQL backends
+//
+// sqlrun.sh runs kapi on PostgreSQL (storage/postgres/cmd/widgets-postgres
+// on a throwaway cluster, -serve-postgres) and kapi on etcd
+// (storage/etcd/cmd/widgets-etcd on one etcd member) through the harness
+// (-server), each against the ceiling, and the write workloads once more
+// against the PostgreSQL-only server (-serve-ceiling -ceiling-postgres URL):
+// the ceiling, but each write first stored through kapi's PostgreSQL store,
+// the same statements and group commit with none of kapi's handling, as
+// the bolt-only server is for bolt. -store-pid reports the store's
+// processes' CPU (etcd; the postmaster and its backends) beside the
+// server's. SCALE=N runs the scale run instead: N widgets stored as kapi
+// stores them (-fill-postgres), then kapi's start-up time and RSS on them,
+// and GET and LIST latency after.
 //
 // # Memory
 //

@@ -3,7 +3,9 @@ module github.com/kapi-dev/kapi/internal/test/loadtest
 go 1.26.0
 
 require (
-	github.com/kapi-dev/kapi v0.0.0-20261128093628-0bbf01fc3a18
+	github.com/jackc/pgx/v5 v5.12.0
+	github.com/kapi-dev/kapi v0.0.0-20261128120720-3736e603cc0b
+	github.com/kapi-dev/kapi/storage/postgres v0.0.0-20261128120720-3736e603cc0b
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
 )

@@ -30,11 +30,17 @@ func mainErr() error {
 	var (
 		serveCeiling = flag.String("serve-ceiling", "", "serve the ceiling on `ADDR` and do nothing else")
 		ceilingStore = flag.String("ceiling-store", "", "with -serve-ceiling: serve as the bolt-only server, storing each write's answer in a bolt file in `DIR` first")
+		ceilingPG    = flag.String("ceiling-postgres", "", "with -serve-ceiling: serve as the PostgreSQL-only server, storing each write's answer through kapi's PostgreSQL store at `URL` first")
+		servePG      = flag.String("serve-postgres", "", "start a throwaway PostgreSQL cluster, write its URL and its postmaster's PID to `FILE`, and wait for a signal to remove it")
+		fillPG       = flag.String("fill-postgres", "", "store -fill-objects widgets in the PostgreSQL database at `URL` (kapi's schema), as examples/widgets stores them, and exit")
+		fillObjs     = flag.Int("fill-objects", 1000000, "widgets -fill-postgres stores")
+		storePID     = flag.String("store-pid", "", "comma-separated `PIDs` of the store's processes (etcd; PostgreSQL's postmaster), each counted with its children: their CPU is reported beside the server's")
 		serveKapi    = flag.String("serve-kapi", "", "serve an in-memory kapi whose widgets count their JSON encodes on `ADDR` and do nothing else")
 
 		server    = flag.String("server", "", "base `URL` of the API server to drive; empty: build and start examples/widgets (memory backend), the ceiling and a counting kapi")
 		serverPID = flag.Int("server-pid", 0, "`PID` of the -server process, for its CPU and RSS (local servers only)")
 		ceilURL   = flag.String("ceiling", "", "base `URL` of a ceiling (-serve-ceiling) to measure -server against")
+		ceilPID   = flag.Int("ceiling-pid", 0, "`PID` of the -ceiling process, for its CPU and RSS")
 		caFile    = flag.String("ca", "", "PEM `file` of the CA that signed the server's certificate (https)")
 		certFile  = flag.String("cert", "", "PEM `file` of the client certificate")
 		keyFile   = flag.String("key", "", "PEM `file` of the client certificate's key")
@@ -61,10 +67,24 @@ func mainErr() error {
 		report     = flag.String("report", "", "write the report, in Markdown, to `file` (e.g. BENCHMARKS.md); profiles the server on every missed target")
 	)
 	flag.Parse()
+	if err := setStorePIDs(*storePID); err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
 	switch {
+	case *servePG != "":
+		return servePostgres(ctx, *servePG)
+	case *fillPG != "":
+		return fillPostgres(ctx, *fillPG, *fillObjs)
+	case *serveCeiling != "" && *ceilingPG != "":
+		h, stopCeiling, err := newPostgresCeiling(ctx, *ceilingPG)
+		if err != nil {
+			return err
+		}
+		defer stopCeiling()
+		return serve(ctx, *serveCeiling, h)
 	case *serveCeiling != "":
 		h, stopCeiling, err := newCeiling(*ceilingStore)
 		if err != nil {
@@ -122,7 +142,7 @@ func mainErr() error {
 		}
 		e.Kapi = &target{Name: "kapi", URL: strings.TrimSuffix(*server, "/"), PID: *serverPID, TLS: tlsc}
 		if *ceilURL != "" {
-			e.Ceiling = &target{Name: "ceiling", URL: strings.TrimSuffix(*ceilURL, "/")}
+			e.Ceiling = &target{Name: "ceiling", URL: strings.TrimSuffix(*ceilURL, "/"), PID: *ceilPID}
 		}
 	}
 

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -65,6 +67,7 @@ func rssBytes(pid int) (int64, error) {
 type procWatch struct {
 	pid      int
 	cpu0     float64
+	store0   float64 // the store's processes' CPU (see storePIDs)
 	mu       sync.Mutex
 	peak     int64
 	stopped  chan struct{}
@@ -82,7 +85,7 @@ func watchProc(pid int) *procWatch {
 	if err != nil {
 		return nil
 	}
-	p := &procWatch{pid: pid, cpu0: cpu, stopped: make(chan struct{}), finished: make(chan struct{})}
+	p := &procWatch{pid: pid, cpu0: cpu, store0: storeCPUSeconds(), stopped: make(chan struct{}), finished: make(chan struct{})}
 	p.sample()
 	go func() {
 		defer close(p.finished)
@@ -125,6 +128,9 @@ func (p *procWatch) stop(r *Result) {
 			r.CPUSecPer1k = r.ServerCPUSeconds / float64(r.Requests) * 1000
 		}
 	}
+	if len(storePIDs) > 0 {
+		r.StoreCPUSeconds = storeCPUSeconds() - p.store0
+	}
 	p.mu.Lock()
 	r.RSSPeakMiB = mib(p.peak)
 	p.mu.Unlock()
@@ -132,3 +138,60 @@ func (p *procWatch) stop(r *Result) {
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+// storePIDs are the processes of the store the server under test uses
+// (etcd; PostgreSQL's postmaster), set by -store-pid: their CPU, and their
+// children's, is the store's share of a workload's server CPU.
+var storePIDs []int
+
+func setStorePIDs(list string) error {
+	for f := range strings.SplitSeq(list, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			return fmt.Errorf("-store-pid: %w", err)
+		}
+		storePIDs = append(storePIDs, pid)
+	}
+	return nil
+}
+
+// storeCPUSeconds is the CPU time used so far by the store's processes
+// and their children that still run (PostgreSQL's backends live as long
+// as the server's connections, which a pool keeps).
+func storeCPUSeconds() float64 {
+	if len(storePIDs) == 0 {
+		return 0
+	}
+	var sum float64
+	for _, pid := range storePIDs {
+		if cpu, err := cpuSeconds(pid); err == nil {
+			sum += cpu
+		}
+	}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(data, ')')
+		fields := bytes.Fields(data[i+1:])
+		if i < 0 || len(fields) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(string(fields[1]))
+		if slices.Contains(storePIDs, ppid) {
+			if cpu, err := cpuSeconds(pid); err == nil {
+				sum += cpu
+			}
+		}
+	}
+	return sum
+}

@@ -85,6 +85,9 @@ func table(results []*Result) string {
 				note += fmt.Sprintf("; live heap %.1f → %.1f MiB, growth %.2f× the JSON", r.HeapBaseMiB, r.HeapEndMiB, r.HeapPerJSON)
 			}
 		}
+		if r.StoreCPUSeconds > 0 && r.Requests > 0 {
+			note += fmt.Sprintf("; CPU per request: server %.0f µs + store %.0f µs", 1e6*r.ServerCPUSeconds/float64(r.Requests), 1e6*r.StoreCPUSeconds/float64(r.Requests))
+		}
 		if r.Errors > 0 {
 			note += fmt.Sprintf(" %d errors: %s", r.Errors, r.FirstError)
 		}
@@ -154,6 +157,12 @@ func judge(results []*Result, sz sizes) []verdict {
 		{"get", "GET", 0.80, false},
 		{"list-large-json", fmt.Sprintf("LIST %d JSON", sz.Large), 0.60, true},
 		{"list-large-json-2", fmt.Sprintf("LIST %d JSON", sz.Large), 0.60, true},
+		{"list-huge-json", fmt.Sprintf("LIST %d JSON over 16 MiB", sz.Large), 0.70, true},
+		{"list-huge-json-2", fmt.Sprintf("LIST %d JSON over 16 MiB", sz.Large), 0.70, true},
+		{"list-writes-json", fmt.Sprintf("LIST %d JSON, %d writes/s", sz.Large, listWriterRate), 0.70, true},
+		{"list-writes-json-2", fmt.Sprintf("LIST %d JSON, %d writes/s", sz.Large, listWriterRate), 0.70, true},
+		{"list-small-proto", fmt.Sprintf("LIST %d protobuf", sz.Small), 0.80, true},
+		{"list-large-proto", fmt.Sprintf("LIST %d protobuf", sz.Large), 0.80, true},
 		{"create", "CREATE (memory)", 0.40, false},
 		{"create-bolt", fmt.Sprintf("CREATE (bolt, %d writers)", boltWriters), 0.25, false},
 		{"update", "PUT", 0.35, false},
@@ -306,7 +315,7 @@ func markdown(in reportInput) string {
 	if sz.Rate > 0 {
 		fmt.Fprintf(&b, " at an offered %.0f requests/s", sz.Rate)
 	}
-	fmt.Fprintf(&b, "; no compression asked (`Accept-Encoding` unset). LIST small = %d widgets, large = %d; the large LIST in JSON runs again over %d connections (*list-large-json-2*). CREATE on bolt (*create-bolt*) runs over %d connections whatever the others use. UPDATE is a PUT carrying the last resourceVersion (each connection its own widget), PATCH a merge patch, apply a server-side apply (`application/apply-patch+yaml`, `fieldManager=loadtest`, `force=true`) of the whole widget. ", sz.Small, sz.Large, listFewConns, boltWriters)
+	fmt.Fprintf(&b, "; no compression asked (`Accept-Encoding` unset). LIST small = %d widgets, large = %d; the large LIST in JSON runs again over %d connections (*list-large-json-2*). Where the whole-collection list kept from the last one cannot serve as it is, the large LIST in JSON runs with a writer merge-patching one of its widgets at %d/s beside it, against kapi only (*list-writes-json*, and over %d connections *list-writes-json-2*), and a LIST of %d widgets of about 1.9 KB (an annotation of %d bytes each: over 16 MiB in all) runs as *list-huge-json* and *list-huge-json-2*. CREATE on bolt (*create-bolt*) runs over %d connections whatever the others use. UPDATE is a PUT carrying the last resourceVersion (each connection its own widget), PATCH a merge patch, apply a server-side apply (`application/apply-patch+yaml`, `fieldManager=loadtest`, `force=true`) of the whole widget. ", sz.Small, sz.Large, listFewConns, listWriterRate, listFewConns, sz.Large, hugePadding, boltWriters)
 	smallStart, _ := streamingWorkload("informers-small", sz)
 	fmt.Fprintf(&b, "WATCH: %d watchers (JSON) while one writer merge-patches at %.0f/s for %s; latency is from the write's acknowledgement to each watcher's receipt, and every watcher must see every write's resourceVersion in order. Informers: streaming lists (the request client-go's informers send: `sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&watch=true`) started at once, %d on %d widgets in a namespace of their own (*informers-small*) and %d on the %d widgets of the large LIST (*informers*), each read to its initial-events-end bookmark without decoding, since client-go's own decoding costs the client ~80 µs of CPU per widget (100 × 10,000 would be minutes of the client's CPU on this machine, measuring client-go, not the server); the time until the last is there, %d rounds (%d of the small start, a few tens of milliseconds each), kapi and the ceiling in turn, the quickest of each, and the server's CPU per streaming list over all rounds; then %d real client-go dynamic informers at once on the large LIST's widgets. Memory: %d widgets loaded into a fresh server, then listed once (so each one's JSON is cached), RSS growth compared with the JSON the server returned for them, and so is the growth of the live heap (`HeapAlloc` from `/debug/pprof/heap?gc=1&debug=1`, right after a forced GC) from before the load to after it. Idle watchers: RSS growth for %d watches on an empty namespace.\n\n",
 		sz.Watchers, sz.WatchRate, sz.WatchDuration, sz.SmallInformers, sz.SmallInformerObjects, sz.Informers, sz.Large, max(sz.Rounds, 1), smallStart.Rounds, sz.ClientGoInformers, sz.MemoryObjects, sz.IdleWatchers)

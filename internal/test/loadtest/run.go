@@ -39,7 +39,7 @@ type env struct {
 
 var allWorkloads = []string{
 	"get", "list-small-json", "list-small-proto", "list-large-json", "list-large-proto",
-	"list-large-json-2", "create", "create-bolt", "update", "patch", "apply", "watch", "idle-watchers",
+	"list-large-json-2", "list-huge-json", "list-huge-json-2", "list-writes-json", "list-writes-json-2", "create", "create-bolt", "update", "patch", "apply", "watch", "idle-watchers",
 	"informers-small", "informers", "informers-client-go", "memory",
 }
 
@@ -75,6 +75,17 @@ func run(ctx context.Context, e *env) ([]*Result, error) {
 	e.logf("seeding kapi at %s: %d + %d widgets of ~1 KiB", e.Kapi.URL, sz.Small, sz.Large)
 	if err := setup(ctx, e.Kapi, sz); err != nil {
 		return nil, err
+	}
+	if e.wants("list-huge-json") || e.wants("list-huge-json-2") {
+		// As large as the widgets, seeded only for these.
+		if _, err := seedPadded(ctx, e.Kapi, nsHuge, "w", sz.Large, 8, hugePadding); err != nil {
+			return nil, fmt.Errorf("seeding %s: %w", nsHuge, err)
+		}
+		n, size, err := listSize(ctx, e.Kapi, nsHuge)
+		if err != nil {
+			return nil, err
+		}
+		e.logf("LIST %s: %d widgets, %d bytes of JSON (%.0f per widget)", nsHuge, n, size, float64(size)/float64(n))
 	}
 	if e.wants("informers-small") {
 		// Their namespace of their own, seeded only for them.
@@ -293,7 +304,17 @@ func runRequestWorkload(ctx context.Context, e *env, t, only *target, w requestW
 	best := make([]*Result, len(servers))
 	for range max(sz.Rounds, 1) {
 		for i, s := range servers {
-			best[i] = better(best[i], runLoad(ctx, s, spec, ops[i]))
+			var stop func() error
+			if w.During != nil && s == t {
+				stop = w.During(ctx, s.URL)
+			}
+			r := runLoad(ctx, s, spec, ops[i])
+			if stop != nil {
+				if err := stop(); err != nil {
+					return nil, fmt.Errorf("the writer beside the workload: %w", err)
+				}
+			}
+			best[i] = better(best[i], r)
 		}
 	}
 	return best, nil

@@ -32,6 +32,9 @@ type Result struct {
 	P999ms         float64 `json:"p999ms,omitempty"`
 
 	ServerCPUSeconds float64 `json:"serverCPUSeconds,omitempty"`
+	// StoreCPUSeconds is the CPU of the store's processes (-store-pid)
+	// during the same time, apart from the server's.
+	StoreCPUSeconds float64 `json:"storeCPUSeconds,omitempty"`
 	// CPUSecPer1k: of informers starting, per 1,000 streaming lists over
 	// all rounds (ServerCPUSeconds is the reported round's).
 	CPUSecPer1k float64 `json:"serverCPUSecondsPer1000Requests,omitempty"`
@@ -75,7 +78,13 @@ func widgetsURL(base, ns string) string { return base + group + "/namespaces/" +
 // widgetBody is the JSON of a widget to create or replace; rv is the
 // resourceVersion to send ("" for none).
 func widgetBody(ns, name string, size int, rv string) []byte {
-	b := make([]byte, 0, 1024)
+	return paddedWidgetBody(ns, name, size, rv, 0)
+}
+
+// paddedWidgetBody is widgetBody with an annotation of padding bytes, for
+// widgets as large as those a controller annotates (the huge LIST's).
+func paddedWidgetBody(ns, name string, size int, rv string, padding int) []byte {
+	b := make([]byte, 0, 1024+padding)
 	b = append(b, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":`...)
 	b = strconv.AppendQuote(b, name)
 	b = append(b, `,"namespace":`...)
@@ -83,6 +92,11 @@ func widgetBody(ns, name string, size int, rv string) []byte {
 	if rv != "" {
 		b = append(b, `,"resourceVersion":`...)
 		b = strconv.AppendQuote(b, rv)
+	}
+	if padding > 0 {
+		b = append(b, `,"annotations":{"loadtest.example.com/padding":"`...)
+		b = append(b, bytes.Repeat([]byte("x"), padding)...)
+		b = append(b, `"}`...)
 	}
 	b = append(b, `,"labels":{"app":"loadtest","tier":"backend","team":"platform","shard":"`...)
 	b = strconv.AppendInt(b, int64(len(name)%16), 10)
@@ -98,6 +112,11 @@ var jsonHeader = http.Header{"Content-Type": {"application/json"}, "Accept": {"a
 // connections and returns the total bytes of the created objects' JSON as
 // the server returned them.
 func seed(ctx context.Context, t *target, ns, prefix string, n, conns int) (int64, error) {
+	return seedPadded(ctx, t, ns, prefix, n, conns, 0)
+}
+
+// seedPadded is seed of widgets with padding bytes of annotation each.
+func seedPadded(ctx context.Context, t *target, ns, prefix string, n, conns, padding int) (int64, error) {
 	if err := ensureNamespace(ctx, t, ns); err != nil {
 		return 0, err
 	}
@@ -115,7 +134,7 @@ func seed(ctx context.Context, t *target, ns, prefix string, n, conns int) (int6
 					return
 				}
 				name := fmt.Sprintf("%s-%05d", prefix, i)
-				m, _, _, err := send(ctx, c, "POST", widgetsURL(t.URL, ns), jsonHeader, widgetBody(ns, name, int(i), ""), false)
+				m, _, _, err := send(ctx, c, "POST", widgetsURL(t.URL, ns), jsonHeader, paddedWidgetBody(ns, name, int(i), "", padding), false)
 				if err != nil {
 					mu.Lock()
 					first = cmpOr(first, err)
@@ -166,6 +185,10 @@ type requestWorkload struct {
 	// server of its own, its file in a temporary directory) instead of
 	// the memory one.
 	Bolt bool
+	// During, if not nil, runs beside the workload against kapi (never
+	// the ceiling, which replays one answer whatever happens) from its
+	// start until stop is called: a writer changing what is listed.
+	During func(ctx context.Context, base string) (stop func() error)
 }
 
 // conns is the number of connections w runs over.
@@ -189,6 +212,7 @@ const (
 	nsGet    = "get"    // one widget
 	nsSmall  = "small"  // the LIST of 500
 	nsLarge  = "large"  // the LIST of 10,000, and the informers'
+	nsHuge   = "huge"   // the LIST of 10,000 over 16 MiB
 	nsWrite  = "write"  // one widget per connection, for PUT, PATCH and apply
 	nsCreate = "create" // CREATE's
 	nsWatch  = "watch"  // the watch fan-out's writer
@@ -231,6 +255,21 @@ func requestWorkloads(conns int) []requestWorkload {
 	ws[len(ws)-1].Conns = listFewConns
 	mk, rec = get(group+"/namespaces/"+nsLarge+"/widgets", protobuf)
 	add("list-large-proto", mk, rec)
+	// The large LIST in JSON where the whole-collection body cache does
+	// not serve it: a collection over its 16 MiB (the huge one), or one a
+	// writer changes while it is listed, as a controller writing status
+	// does.
+	mk, rec = get(group+"/namespaces/"+nsHuge+"/widgets", "application/json")
+	add("list-huge-json", mk, rec)
+	mk, rec = get(group+"/namespaces/"+nsHuge+"/widgets", "application/json")
+	add("list-huge-json-2", mk, rec)
+	ws[len(ws)-1].Conns = listFewConns
+	mk, rec = get(group+"/namespaces/"+nsLarge+"/widgets", "application/json")
+	add("list-writes-json", mk, rec)
+	ws[len(ws)-1].During = patchingWriter(nsLarge, listWriterRate)
+	mk, rec = get(group+"/namespaces/"+nsLarge+"/widgets", "application/json")
+	add("list-writes-json-2", mk, rec)
+	ws[len(ws)-1].Conns, ws[len(ws)-1].During = listFewConns, patchingWriter(nsLarge, listWriterRate)
 
 	var created atomic.Int64
 	createOp := func(base string) op {
@@ -304,6 +343,48 @@ func requestWorkloads(conns int) []requestWorkload {
 		return record(ctx, c, "PATCH", widgetsURL(base, nsWrite)+"/"+writeName(0)+applyQuery, applyHeader, widgetBody(nsWrite, writeName(0), 9, ""))
 	})
 	return ws
+}
+
+// listWriterRate is the writes/s of the writer beside the list-writes
+// workloads.
+const listWriterRate = 10
+
+// hugePadding is the annotation that makes the huge LIST's widgets about
+// 1.8 KB, as widgets with a controller's annotations are: 10,000 of them
+// make a LIST over the 16 MiB the whole-collection body cache keeps.
+const hugePadding = 800
+
+// patchingWriter is a During that merge-patches the first widget of ns at
+// rate writes/s, each write one change of the collection.
+func patchingWriter(ns string, rate float64) func(ctx context.Context, base string) func() error {
+	return func(ctx context.Context, base string) func() error {
+		ctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			c := (&target{URL: base}).client(1)
+			defer c.CloseIdleConnections()
+			url := widgetsURL(base, ns) + "/w-00000"
+			h := http.Header{"Content-Type": {"application/merge-patch+json"}, "Accept": {"application/json"}}
+			tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
+			defer tick.Stop()
+			var first error
+			for n := 0; ; n++ {
+				select {
+				case <-ctx.Done():
+					done <- first
+					return
+				case <-tick.C:
+				}
+				if _, _, _, err := send(ctx, c, "PATCH", url, h, fmt.Appendf(nil, `{"spec":{"size":%d}}`, n), false); err != nil && ctx.Err() == nil {
+					first = cmpOr(first, err)
+				}
+			}
+		}()
+		return func() error {
+			cancel()
+			return <-done
+		}
+	}
 }
 
 // resourceVersionOf finds metadata.resourceVersion in an object's JSON

@@ -25,7 +25,6 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/kapi-dev/kapi/storage"
-	"github.com/kapi-dev/kapi/storage/etcd"
 	"github.com/kapi-dev/kapi/storage/faulty"
 )
 
@@ -33,7 +32,11 @@ const widgetsPath = "/apis/example.com/v1/namespaces/default/widgets"
 
 // scenario is one run's shape.
 type scenario struct {
+	// backend is the store the replicas share: an etcd cluster of
+	// members by default.
+	backend  func(t *testing.T, sc scenario) backend
 	members  int           // etcd cluster size
+	replicas int           // kapi replicas, 2 when 0
 	duration time.Duration // of the writes
 	clients  int
 	keys     int
@@ -41,6 +44,11 @@ type scenario struct {
 	// killMember kills etcd's leader a third of the way in and starts it
 	// again halfway.
 	killMember bool
+	// killStore kills the whole store and starts it again, twice: with
+	// kill -9 of PostgreSQL's postmaster a third of the way in, with
+	// pg_ctl stop -m immediate at two thirds; replica A is stopped and
+	// started before either.
+	killStore bool
 	// breakReplica, if set, breaks replica B's store on purpose.
 	breakReplica func(storage.Interface) storage.Interface
 }
@@ -95,6 +103,32 @@ func TestLinearizableLong(t *testing.T) {
 	report(t, res)
 }
 
+// TestLinearizableOnPostgres runs the checks with two and with three
+// replicas on one PostgreSQL, which the test starts: replica A is stopped
+// and started, then PostgreSQL itself is killed (SIGKILL of the
+// postmaster) and started, then crashed (pg_ctl stop -m immediate) and
+// started. With KAPI_ROBUSTNESS_LONG set it runs for
+// KAPI_ROBUSTNESS_DURATION (a minute by default).
+func TestLinearizableOnPostgres(t *testing.T) {
+	d := 9 * time.Second
+	if os.Getenv("KAPI_ROBUSTNESS_LONG") != "" {
+		d = time.Minute
+		if s := os.Getenv("KAPI_ROBUSTNESS_DURATION"); s != "" {
+			var err error
+			if d, err = time.ParseDuration(s); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, n := range []int{2, 3} {
+		t.Run(fmt.Sprintf("replicas=%d", n), func(t *testing.T) {
+			res := run(t, scenario{backend: postgresBackend, replicas: n, duration: d, clients: 8, keys: 4, watchers: 6, killStore: true})
+			t.Log(res)
+			report(t, res)
+		})
+	}
+}
+
 // TestBrokenServersAreCaught runs the checks against replicas broken on
 // purpose: they must fail.
 func TestBrokenServersAreCaught(t *testing.T) {
@@ -134,25 +168,29 @@ func report(t *testing.T, res *result) {
 
 // run runs a scenario and checks what it recorded.
 func run(t *testing.T, sc scenario) *result {
-	c := startCluster(t, max(sc.members, 1))
-	prefix := fmt.Sprintf("/robustness/%d/", time.Now().UnixNano())
+	if sc.backend == nil {
+		sc.backend = etcdBackend
+	}
+	c := sc.backend(t, sc)
 	var faultsA atomic.Pointer[faulty.Store] // replaced when A starts again
 	a := startReplica(t, func(t *testing.T) storage.Interface {
-		f := faulty.New(c.store(t, prefix))
+		f := faulty.New(c.store(t))
 		faultsA.Store(f)
 		return f
 	})
-	b := startReplica(t, func(t *testing.T) storage.Interface {
-		s := storage.Interface(c.store(t, prefix))
-		if sc.breakReplica != nil {
-			s = sc.breakReplica(s)
-		}
-		return s
-	})
-	replicas := []*replica{a, b}
+	replicas := []*replica{a}
+	for i := 1; i < max(sc.replicas, 2); i++ {
+		replicas = append(replicas, startReplica(t, func(t *testing.T) storage.Interface {
+			s := c.store(t)
+			if i == 1 && sc.breakReplica != nil {
+				s = sc.breakReplica(s)
+			}
+			return s
+		}))
+	}
 
 	// The oracle: the store's own change log, from before the first write.
-	oracleStore := c.store(t, prefix)
+	oracleStore := c.store(t)
 	startRev, err := oracleStore.Revision(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +208,7 @@ func run(t *testing.T, sc scenario) *result {
 	var watchers []*watcher
 	var watchWG sync.WaitGroup
 	startWatcher := func(i int) {
-		w := &watcher{id: i, replicas: replicas, at: i % 2}
+		w := &watcher{id: i, replicas: replicas, at: i % len(replicas)}
 		w.from = w.listRV()
 		watchers = append(watchers, w)
 		watchWG.Go(func() { w.run(watchCtx) })
@@ -189,29 +227,21 @@ func run(t *testing.T, sc scenario) *result {
 		}
 	})
 
-	// The disruptions: a replica stopped and started, an etcd member
-	// killed and started.
+	// The disruptions: a replica stopped and started, the store's
+	// member or the whole store killed and started.
+	faultWG.Go(func() { c.disrupt(ctx, t, sc) })
 	faultWG.Go(func() {
-		if sc.killMember && len(c.members) > 1 {
-			sleep(ctx, sc.duration/3)
-			if i := c.leader(); i >= 0 {
-				t.Logf("killing etcd member %s, the leader", c.members[i].name)
-				c.members[i].stop()
-				sleep(ctx, sc.duration/6)
-				if err := c.members[i].start(); err != nil {
-					t.Errorf("restarting %s: %v", c.members[i].name, err)
-				}
-			}
+		at, down := sc.duration/2, sc.duration/8
+		if sc.killStore { // before the store is killed
+			at, down = sc.duration/10, sc.duration/10
 		}
-	})
-	faultWG.Go(func() {
-		sleep(ctx, sc.duration/2)
+		sleep(ctx, at)
 		if ctx.Err() != nil {
 			return
 		}
 		t.Log("stopping replica A")
 		a.stop()
-		sleep(ctx, sc.duration/8)
+		sleep(ctx, down)
 		a.start()
 		t.Log("replica A started again")
 	})
@@ -232,7 +262,7 @@ func run(t *testing.T, sc scenario) *result {
 	faultWG.Wait()
 
 	// Let the watchers catch up with the last change, then stop them.
-	final, err := oracleStore.Revision(t.Context())
+	final, err := revisionWhenUp(t, oracleStore)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,6 +402,7 @@ func (c *client) run(ctx context.Context) {
 		if !record {
 			c.res.omitted++
 			c.res.mu.Unlock()
+			sleep(ctx, 5*time.Millisecond) // refused: as a client backs off
 			continue
 		}
 		c.res.outcomes[in.kind.String()+":"+out.outcome.String()]++
@@ -535,7 +566,7 @@ func (w *watcher) listRV() string {
 				return list.Metadata.ResourceVersion
 			}
 		}
-		w.at ^= 1 // that replica is down: the other
+		w.at = (w.at + 1) % len(w.replicas) // that replica is down: the next
 		time.Sleep(10 * time.Millisecond)
 		if time.Now().After(deadline) {
 			w.failure = "no replica answered a list for 30s"
@@ -562,7 +593,7 @@ func (w *watcher) run(ctx context.Context) {
 			return
 		}
 		if ctx.Err() == nil {
-			w.at ^= 1
+			w.at = (w.at + 1) % len(w.replicas)
 			w.moves++
 			sleep(ctx, 10*time.Millisecond)
 		}
@@ -627,7 +658,7 @@ type oracle struct {
 	err    error
 }
 
-func startOracle(t *testing.T, s *etcd.Store, from int64) *oracle {
+func startOracle(t *testing.T, s storage.Interface, from int64) *oracle {
 	o := &oracle{last: from}
 	events, err := s.Watch(t.Context(), "/", from)
 	if err != nil {

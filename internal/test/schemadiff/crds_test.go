@@ -46,11 +46,42 @@ type crdSchema struct {
 
 func crdSchemas(t testing.TB, dir string) []crdSchema {
 	t.Helper()
+	var out []crdSchema
+	for _, d := range crdDocs(t, dir) {
+		var crd struct {
+			Spec struct {
+				Versions []struct {
+					Name   string
+					Schema struct {
+						OpenAPIV3Schema json.RawMessage
+					}
+				}
+			}
+		}
+		if err := json.Unmarshal(d.json, &crd); err != nil {
+			t.Fatalf("%s: %v", d.file, err)
+		}
+		for _, v := range crd.Spec.Versions {
+			out = append(out, crdSchema{name: d.file + ":" + v.Name, schema: v.Schema.OpenAPIV3Schema})
+		}
+	}
+	return out
+}
+
+// crdDoc is one CustomResourceDefinition of a file, as JSON.
+type crdDoc struct {
+	file string
+	json []byte
+}
+
+// crdDocs reads the CustomResourceDefinitions of a directory's YAML files.
+func crdDocs(t testing.TB, dir string) []crdDoc {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no CRDs in %s: %v", dir, err)
 	}
-	var out []crdSchema
+	var out []crdDoc
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -61,25 +92,9 @@ func crdSchemas(t testing.TB, dir string) []crdSchema {
 			if err != nil {
 				t.Fatalf("%s: %v", file, err)
 			}
-			var crd struct {
-				Kind string
-				Spec struct {
-					Versions []struct {
-						Name   string
-						Schema struct {
-							OpenAPIV3Schema json.RawMessage
-						}
-					}
-				}
-			}
-			if err := json.Unmarshal(j, &crd); err != nil {
-				t.Fatalf("%s: %v", file, err)
-			}
-			if crd.Kind != "CustomResourceDefinition" {
-				continue
-			}
-			for _, v := range crd.Spec.Versions {
-				out = append(out, crdSchema{name: filepath.Base(file) + ":" + v.Name, schema: v.Schema.OpenAPIV3Schema})
+			var head struct{ Kind string }
+			if json.Unmarshal(j, &head) == nil && head.Kind == "CustomResourceDefinition" {
+				out = append(out, crdDoc{file: filepath.Base(file), json: j})
 			}
 		}
 	}

@@ -1,0 +1,449 @@
+package crd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/apiserver"
+	"github.com/kapi-dev/kapi/kinds"
+	"github.com/kapi-dev/kapi/lifecycle"
+	"github.com/kapi-dev/kapi/storage"
+)
+
+// controller accepts the names of CustomResourceDefinitions, serves their
+// kinds, and cleans up after deleted ones: kube-apiserver's naming,
+// establishing and finalizer controllers in one. It is level-triggered:
+// it acts on each definition as read from the store, so several replicas
+// on one store may run it at once (every write is conditional, a conflict
+// is retried from a fresh read) and each serves the kinds itself.
+type controller struct {
+	serve  func(kinds.Definition) error
+	remove func(group, kind string) error
+	logger *slog.Logger
+
+	objects lifecycle.Objects
+	crds    lifecycle.Resource
+
+	mu      sync.Mutex
+	pending map[string]bool
+	wake    chan struct{}
+	// served are the kinds served here, by definition name.
+	served map[string]servedKind
+	// initial are the definitions that existed when the controller
+	// started and that it has not looked at yet; ready is called once
+	// there are none (nil before the watch's first sync, and after).
+	initial map[string]bool
+	ready   func()
+}
+
+// servedKind is a kind served for a definition, and what it was made
+// from: the definition's generation and accepted names.
+type servedKind struct {
+	group, kind string
+	made        string
+	resource    lifecycle.Resource // where its objects are stored
+}
+
+func newController(s *apiserver.Server, opts []kinds.Option) *controller {
+	serve, remove := kindServer(s, opts)
+	return &controller{serve: serve, remove: remove, logger: slog.Default(),
+		pending: map[string]bool{}, wake: make(chan struct{}, 1), served: map[string]servedKind{}}
+}
+
+// How soon a definition is looked at again: after a failure, and while
+// objects of a deleted definition's kind wait for their finalizers.
+const (
+	retryAfter   = 200 * time.Millisecond
+	recheckAfter = time.Second
+)
+
+func (c *controller) run(ctx context.Context, objects lifecycle.Objects, ready func()) {
+	c.objects, c.ready = objects, ready
+	i := slices.IndexFunc(objects.Resources(), func(r lifecycle.Resource) bool {
+		return r.Group == Group && r.Plural == "customresourcedefinitions"
+	})
+	if i < 0 {
+		c.logger.Error("kapi: crd: CustomResourceDefinitions are not served")
+		return
+	}
+	c.crds = objects.Resources()[i]
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() {
+		for ctx.Err() == nil {
+			var seen []string
+			err := objects.Watch(ctx, c.crds, func(ch lifecycle.Change) {
+				switch {
+				case ch.Synced:
+					c.synced(seen)
+				case ch.Meta != nil:
+					seen = append(seen, ch.Meta.Name)
+					c.add(ch.Meta.Name)
+				}
+			})
+			if err != nil && ctx.Err() == nil {
+				c.logger.Warn("kapi: crd: watch", "err", err)
+				sleep(ctx, time.Second)
+			}
+		}
+	})
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.wake:
+		}
+		c.mu.Lock()
+		names := make([]string, 0, len(c.pending))
+		for n := range c.pending {
+			names = append(names, n)
+		}
+		clear(c.pending)
+		c.mu.Unlock()
+		slices.Sort(names)
+		for _, name := range names {
+			if ctx.Err() != nil {
+				return
+			}
+			again, err := c.sync(ctx, name)
+			if err != nil && ctx.Err() == nil {
+				if !errors.Is(err, storage.ErrConflict) {
+					c.logger.Warn("kapi: crd", "name", name, "err", err)
+				}
+				again = retryAfter
+			}
+			if again > 0 {
+				c.addAfter(ctx, name, again)
+			}
+			c.looked(name)
+		}
+	}
+}
+
+// synced is told of the definitions that existed when the watch began, on
+// its first sync: the server is ready once each has been looked at (their
+// kinds served), as kube-apiserver is once its CRD informers have synced.
+func (c *controller) synced(names []string) {
+	c.mu.Lock()
+	if c.ready == nil {
+		c.mu.Unlock()
+		return
+	}
+	c.initial = map[string]bool{}
+	for _, n := range names {
+		c.initial[n] = true
+	}
+	c.mu.Unlock()
+	// Looked at again: the worker may have taken some already, before
+	// they were known to be initial.
+	for _, n := range names {
+		c.add(n)
+	}
+	c.looked("")
+}
+
+// looked notes that a definition has been looked at.
+func (c *controller) looked(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.initial == nil {
+		return
+	}
+	delete(c.initial, name)
+	if len(c.initial) == 0 {
+		c.initial = nil
+		c.ready()
+		c.ready = nil
+	}
+}
+
+func (c *controller) add(name string) {
+	c.mu.Lock()
+	c.pending[name] = true
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *controller) addAfter(ctx context.Context, name string, d time.Duration) {
+	go func() {
+		if sleep(ctx, d) {
+			c.add(name)
+		}
+	}()
+}
+
+// sleep waits d, or less if ctx ends first (false).
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// sync brings one definition and its kind to what the definition says; it
+// returns when to look again, if it must.
+func (c *controller) sync(ctx context.Context, name string) (time.Duration, error) {
+	obj, err := c.objects.Read(ctx, c.crds, "", name)
+	if errors.Is(err, storage.ErrNotFound) {
+		c.stop(name)
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	crd := obj.(*CustomResourceDefinition)
+	if crd.DeletionTimestamp != nil {
+		return c.finalize(ctx, crd)
+	}
+	all, err := c.objects.List(ctx, c.crds, "")
+	if err != nil {
+		return 0, err
+	}
+	changed := acceptNames(crd, all)
+	if cond := condition(crd, NamesAccepted); cond != nil && cond.Status == kapi.ConditionTrue {
+		if err := c.start(crd); err != nil {
+			changed = setCondition(crd, Condition{Type: Established, Status: kapi.ConditionFalse, Reason: "InstallationFailed", Message: err.Error()}) || changed
+		} else {
+			changed = setCondition(crd, Condition{Type: Established, Status: kapi.ConditionTrue, Reason: "InitialNamesAccepted", Message: "the initial names have been accepted"}) || changed
+		}
+	}
+	if changed {
+		_, err = c.objects.Update(ctx, c.crds, crd, "status")
+	}
+	return 0, err
+}
+
+// acceptNames sets a definition's accepted names and its NamesAccepted
+// condition as kube-apiserver's naming controller does: a name another
+// definition of the group has accepted already stays unaccepted, and the
+// one accepted before is kept. It says whether the status changed.
+func acceptNames(crd *CustomResourceDefinition, all []kapi.Object) bool {
+	resources, kinds := map[string]bool{}, map[string]bool{}
+	for _, o := range all {
+		other := o.(*CustomResourceDefinition)
+		if other.Spec.Group != crd.Spec.Group || other.Name == crd.Name {
+			continue
+		}
+		n := other.Status.AcceptedNames
+		resources[n.Plural], resources[n.Singular] = true, true
+		for _, s := range n.ShortNames {
+			resources[s] = true
+		}
+		kinds[n.Kind], kinds[n.ListKind] = true, true
+	}
+	delete(resources, "")
+	delete(kinds, "")
+	want, have := crd.Spec.Names, crd.Status.AcceptedNames
+	next := have
+	cond := Condition{Type: NamesAccepted, Status: kapi.ConditionTrue, Reason: "NoConflicts", Message: "no conflicts found"}
+	conflict := func(reason, name string) {
+		cond.Status, cond.Reason, cond.Message = kapi.ConditionFalse, reason, fmt.Sprintf("%q is already in use", name)
+	}
+	free := func(name, accepted string, used map[string]bool) bool { return name == accepted || !used[name] }
+	if free(want.Plural, have.Plural, resources) {
+		next.Plural = want.Plural
+	} else {
+		conflict("PluralConflict", want.Plural)
+	}
+	if free(want.Singular, have.Singular, resources) {
+		next.Singular = want.Singular
+	} else {
+		conflict("SingularConflict", want.Singular)
+	}
+	if !slices.Equal(want.ShortNames, have.ShortNames) {
+		var taken []string
+		for _, s := range want.ShortNames {
+			if !slices.Contains(have.ShortNames, s) && resources[s] {
+				taken = append(taken, fmt.Sprintf("%q is already in use", s))
+			}
+		}
+		if len(taken) == 0 {
+			next.ShortNames = want.ShortNames
+		} else {
+			cond.Status, cond.Reason, cond.Message = kapi.ConditionFalse, "ShortNamesConflict", aggregate(taken)
+		}
+	}
+	if free(want.Kind, have.Kind, kinds) {
+		next.Kind = want.Kind
+	} else {
+		conflict("KindConflict", want.Kind)
+	}
+	if free(want.ListKind, have.ListKind, kinds) {
+		next.ListKind = want.ListKind
+	} else {
+		conflict("ListKindConflict", want.ListKind)
+	}
+	next.Categories = want.Categories
+	changed := !sameNames(next, have)
+	crd.Status.AcceptedNames = next
+	changed = setCondition(crd, cond) || changed
+	if est := condition(crd, Established); est == nil || est.Status != kapi.ConditionTrue {
+		e := Condition{Type: Established, Status: kapi.ConditionFalse, Reason: "NotAccepted", Message: "not all names are accepted"}
+		if cond.Status == kapi.ConditionTrue {
+			e.Reason, e.Message = "Installing", "the initial names have been accepted"
+		}
+		changed = setCondition(crd, e) || changed
+	}
+	return changed
+}
+
+// aggregate words several errors as apimachinery's aggregate does.
+func aggregate(msgs []string) string {
+	if len(msgs) == 1 {
+		return msgs[0]
+	}
+	return "[" + strings.Join(msgs, ", ") + "]"
+}
+
+func sameNames(a, b Names) bool {
+	return a.Plural == b.Plural && a.Singular == b.Singular && a.Kind == b.Kind && a.ListKind == b.ListKind &&
+		slices.Equal(a.ShortNames, b.ShortNames) && slices.Equal(a.Categories, b.Categories)
+}
+
+// start serves the kind of an accepted definition, or serves it anew if
+// the definition changed since.
+func (c *controller) start(crd *CustomResourceDefinition) error {
+	n := crd.Status.AcceptedNames
+	made := fmt.Sprint(crd.Generation, n)
+	c.mu.Lock()
+	cur, ok := c.served[crd.Name]
+	c.mu.Unlock()
+	if ok && cur.made == made {
+		return nil
+	}
+	def, err := Definition(crd)
+	if err != nil {
+		return err
+	}
+	if ok && (cur.group != def.Group || cur.kind != def.Kind) {
+		if err := c.remove(cur.group, cur.kind); err != nil {
+			return err
+		}
+	}
+	if err := c.serve(def); err != nil {
+		return err
+	}
+	sk := servedKind{group: def.Group, kind: def.Kind, made: made}
+	for _, v := range def.Versions {
+		if v.Storage {
+			sk.resource = lifecycle.Resource{Group: def.Group, Version: v.Name, Kind: def.Kind, Plural: def.Plural, Namespaced: def.Namespaced}
+		}
+	}
+	c.mu.Lock()
+	c.served[crd.Name] = sk
+	c.mu.Unlock()
+	return nil
+}
+
+// stop stops serving the kind of a definition that is gone, and looks
+// again at the definitions of its group, which may have its names now.
+func (c *controller) stop(name string) {
+	c.mu.Lock()
+	cur, ok := c.served[name]
+	delete(c.served, name)
+	c.mu.Unlock()
+	if ok {
+		if err := c.remove(cur.group, cur.kind); err != nil {
+			c.logger.Warn("kapi: crd: stop serving", "name", name, "err", err)
+		}
+	}
+	_, group, _ := strings.Cut(name, ".") // a definition is named <plural>.<group>
+	all, err := c.objects.List(context.Background(), c.crds, "")
+	if err != nil {
+		return
+	}
+	for _, o := range all {
+		if other := o.(*CustomResourceDefinition); other.Spec.Group == group {
+			c.add(other.Name)
+		}
+	}
+}
+
+// finalize deletes the objects of a deleted definition's kind, then
+// removes its cleanup finalizer, as kube-apiserver's finalizer controller
+// does; the definition goes with the finalizer, and its kind when the
+// controller sees it gone.
+func (c *controller) finalize(ctx context.Context, crd *CustomResourceDefinition) (time.Duration, error) {
+	if !slices.Contains(crd.Finalizers, CleanupFinalizer) {
+		return 0, nil
+	}
+	established := conditionTrue(crd, Established)
+	if established {
+		if err := c.start(crd); err != nil {
+			return 0, err
+		}
+		if setCondition(crd, Condition{Type: Terminating, Status: kapi.ConditionTrue, Reason: "InstanceDeletionInProgress", Message: "CustomResource deletion is in progress"}) {
+			return 0, c.writeStatus(ctx, crd)
+		}
+		c.mu.Lock()
+		res := c.served[crd.Name].resource
+		c.mu.Unlock()
+		left, err := c.deleteAll(ctx, res)
+		if err != nil {
+			setCondition(crd, Condition{Type: Terminating, Status: kapi.ConditionTrue, Reason: "InstanceDeletionFailed", Message: fmt.Sprintf("could not issue all deletes: %v", err)})
+			_ = c.writeStatus(ctx, crd)
+			return 0, err
+		}
+		if left > 0 {
+			return recheckAfter, nil
+		}
+		setCondition(crd, Condition{Type: Terminating, Status: kapi.ConditionFalse, Reason: "InstanceDeletionCompleted", Message: "removed all instances"})
+	} else {
+		setCondition(crd, Condition{Type: Terminating, Status: kapi.ConditionFalse, Reason: "NeverEstablished", Message: "resource was never established"})
+	}
+	if err := c.writeStatus(ctx, crd); err != nil {
+		return 0, err
+	}
+	obj, err := c.objects.Read(ctx, c.crds, "", crd.Name)
+	if err != nil {
+		return 0, err
+	}
+	crd = obj.(*CustomResourceDefinition)
+	crd.Finalizers = slices.DeleteFunc(slices.Clone(crd.Finalizers), func(f string) bool { return f == CleanupFinalizer })
+	_, err = c.objects.Update(ctx, c.crds, crd, "")
+	return 0, err
+}
+
+func (c *controller) writeStatus(ctx context.Context, crd *CustomResourceDefinition) error {
+	_, err := c.objects.Update(ctx, c.crds, crd, "status")
+	return err
+}
+
+// deleteAll deletes every object of a kind and says how many are left
+// (held by finalizers).
+func (c *controller) deleteAll(ctx context.Context, res lifecycle.Resource) (int, error) {
+	objs, err := c.objects.List(ctx, res, "")
+	if err != nil {
+		return 0, err
+	}
+	var errs []error
+	for _, o := range objs {
+		m := o.GetObjectMeta()
+		if m.DeletionTimestamp != nil {
+			continue
+		}
+		err := c.objects.Delete(ctx, res, m.Namespace, m.Name, lifecycle.DeleteOptions{UID: m.UID})
+		if err != nil && !errors.Is(err, storage.ErrNotFound) && !errors.Is(err, storage.ErrConflict) {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
+	}
+	objs, err = c.objects.List(ctx, res, "")
+	return len(objs), err
+}

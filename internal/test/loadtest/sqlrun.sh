@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# The SQL backends' load run (issue 25), side by side in one run, each
+# server against the replayed-bytes ceiling (-serve-ceiling):
+#
+#   kapi on PostgreSQL   storage/postgres/cmd/widgets-postgres on a throwaway
+#                        cluster (loadtest -serve-postgres)
+#   PostgreSQL-only      the ceiling storing each write through kapi's
+#                        PostgreSQL store first (-ceiling-postgres): the
+#                        write workloads measured against it instead
+#   kapi on etcd         storage/etcd/cmd/widgets-etcd on one etcd member
+#                        built from the module cache (go.etcd.io/etcd/server/v3,
+#                        the version internal/test/robustness requires)
+#   kapi on memory       examples/widgets, for the reads (READS, default GET
+#                        and LIST 10,000), which the watch cache serves alike
+#
+# Server CPU is kapi's; the store's processes (etcd; PostgreSQL's postmaster
+# and its backends) are reported apart (-store-pid). Results: one JSON file
+# per pass and one table each, in $OUT (default a new temporary directory).
+#
+#   internal/test/loadtest/sqlrun.sh                  # from the repository root
+#   DURATION=3s ROUNDS=2 internal/test/loadtest/sqlrun.sh
+#   SCALE=1000000 internal/test/loadtest/sqlrun.sh    # only the scale run
+#
+# SCALE=N skips the load passes and runs the scale run instead: N widgets
+# stored in PostgreSQL (-fill-postgres, as kapi stores them), then kapi on
+# PostgreSQL started on them: time until /readyz, RSS, and GET and LIST
+# latency after.
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+OUT=${OUT:-$(mktemp -d /tmp/kapi-sqlrun-XXXXXX)}
+DURATION=${DURATION:-3s}
+ROUNDS=${ROUNDS:-2}
+WORKLOADS=${WORKLOADS:-get,list-large-json,create,update,patch,apply,watch,informers-small}
+WRITES=${WRITES:-create,update,patch,apply}
+BIN=$OUT/bin
+mkdir -p "$BIN"
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+}
+trap cleanup EXIT
+
+echo "building into $BIN"
+go build -o "$BIN/loadtest" ./internal/test/loadtest
+go build -o "$BIN/widgets-postgres" ./storage/postgres/cmd/widgets-postgres
+if [[ -z ${SCALE:-} ]]; then
+	go build -o "$BIN/widgets-etcd" ./storage/etcd/cmd/widgets-etcd
+	go build -o "$BIN/widgets" ./examples/widgets
+	(cd internal/test/robustness && go build -o "$BIN/etcd" go.etcd.io/etcd/server/v3)
+fi
+
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+ready() { # URL [tenths of a second]: wait until it answers /readyz 200
+	for _ in $(seq "${2:-600}"); do
+		if curl -fsS -o /dev/null "$1/readyz" 2>/dev/null; then return 0; fi
+		sleep 0.1
+	done
+	echo "$1 not ready" >&2
+	return 1
+}
+up() { # URL: wait until anything answers
+	for _ in $(seq 600); do
+		if curl -sS -o /dev/null "$1/" 2>/dev/null; then return 0; fi
+		sleep 0.1
+	done
+	return 1
+}
+
+"$BIN/loadtest" -serve-postgres "$OUT/pg.info" 2>"$OUT/pg.log" &
+pids+=($!)
+for _ in $(seq 600); do [[ -s $OUT/pg.info ]] && break; sleep 0.1; done
+PGURL=$(sed -n 1p "$OUT/pg.info")
+PGPID=$(sed -n 2p "$OUT/pg.info")
+echo "PostgreSQL $PGURL (postmaster $PGPID)"
+
+if [[ -n ${SCALE:-} ]]; then
+	KP=$(port)
+	"$BIN/widgets-postgres" -postgres "$PGURL" -addr 127.0.0.1:$KP 2>"$OUT/kapi-pg.log" &
+	kpid=$!
+	ready http://127.0.0.1:$KP
+	curl -fsS -o /dev/null -X POST -H 'Content-Type: application/json' http://127.0.0.1:$KP/api/v1/namespaces \
+		-d '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"scale"}}'
+	curl -fsS -o /dev/null -X POST -H 'Content-Type: application/json' http://127.0.0.1:$KP/apis/example.com/v1/namespaces/scale/widgets \
+		-d '{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"template","labels":{"app":"scale"}},"spec":{"color":"red","replicas":1}}'
+	kill $kpid; wait $kpid 2>/dev/null || true
+	"$BIN/loadtest" -fill-postgres "$PGURL" -fill-objects "$SCALE" 2>&1 | tee "$OUT/fill.log"
+	start=$(date +%s.%N)
+	"$BIN/widgets-postgres" -postgres "$PGURL" -addr 127.0.0.1:$KP 2>"$OUT/kapi-pg.log" &
+	kpid=$!
+	pids+=($kpid)
+	ready http://127.0.0.1:$KP 6000
+	end=$(date +%s.%N)
+	rss=$(awk '/VmRSS/ {print $2}' /proc/$kpid/status)
+	hwm=$(awk '/VmHWM/ {print $2}' /proc/$kpid/status)
+	cpu=$(awk '{print ($14+$15)/100}' /proc/$kpid/stat)
+	{
+		echo "scale: $SCALE widgets; kapi ready (initial list into the cache) in $(python3 -c "print(round($end-$start,2))") s, CPU $cpu s, RSS $((rss/1024)) MiB (peak $((hwm/1024)) MiB)"
+		for i in 1 2 3; do
+			curl -fsS -o /dev/null -w "GET one widget: %{time_total} s\n" http://127.0.0.1:$KP/apis/example.com/v1/namespaces/scale/widgets/fill-0500000
+		done
+		for i in 1 2 3; do
+			curl -fsS -o /dev/null -w "LIST limit=500: %{time_total} s, %{size_download} bytes\n" "http://127.0.0.1:$KP/apis/example.com/v1/namespaces/scale/widgets?limit=500"
+		done
+		for i in 1 2; do
+			curl -fsS -o /dev/null -w "LIST all $SCALE: %{time_total} s, %{size_download} bytes\n" "http://127.0.0.1:$KP/apis/example.com/v1/namespaces/scale/widgets"
+		done
+		for i in 1 2; do
+			curl -fsS -o /dev/null -w "LIST labelSelector=app=none: %{time_total} s\n" "http://127.0.0.1:$KP/apis/example.com/v1/namespaces/scale/widgets?labelSelector=app%3Dnone"
+		done
+		curl -fsS -o /dev/null -w "CREATE after: %{time_total} s\n" -X POST -H 'Content-Type: application/json' http://127.0.0.1:$KP/apis/example.com/v1/namespaces/scale/widgets \
+			-d '{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"after"},"spec":{"color":"red","replicas":1}}'
+		echo "RSS after: $(($(awk '/VmRSS/ {print $2}' /proc/$kpid/status)/1024)) MiB"
+	} | tee "$OUT/scale.txt"
+	exit 0
+fi
+
+EP=$(port) EPP=$(port)
+"$BIN/etcd" --data-dir "$OUT/etcd" --listen-client-urls http://127.0.0.1:$EP --advertise-client-urls http://127.0.0.1:$EP \
+	--listen-peer-urls http://127.0.0.1:$EPP --initial-advertise-peer-urls http://127.0.0.1:$EPP --initial-cluster default=http://127.0.0.1:$EPP \
+	--log-level error 2>"$OUT/etcd.log" &
+etcdpid=$!
+pids+=($etcdpid)
+
+CP=$(port)
+"$BIN/loadtest" -serve-ceiling 127.0.0.1:$CP 2>"$OUT/ceiling.log" &
+cpid=$!
+pids+=($cpid)
+OP=$(port)
+"$BIN/loadtest" -serve-ceiling 127.0.0.1:$OP -ceiling-postgres "$PGURL" 2>"$OUT/pg-only.log" &
+opid=$!
+pids+=($opid)
+KP=$(port)
+"$BIN/widgets-postgres" -postgres "$PGURL" -addr 127.0.0.1:$KP 2>"$OUT/kapi-pg.log" &
+kpgpid=$!
+pids+=($kpgpid)
+# The PostgreSQL-only pass seeds its own widgets: a kapi of its own, on a
+# schema of its own in the same database.
+KP2=$(port)
+"$BIN/widgets-postgres" -postgres "$PGURL" -schema kapi2 -addr 127.0.0.1:$KP2 2>"$OUT/kapi-pg2.log" &
+kpg2pid=$!
+pids+=($kpg2pid)
+KE=$(port)
+"$BIN/widgets-etcd" -etcd http://127.0.0.1:$EP -addr 127.0.0.1:$KE 2>"$OUT/kapi-etcd.log" &
+ketcdpid=$!
+pids+=($ketcdpid)
+KM=$(port)
+"$BIN/widgets" -addr 127.0.0.1:$KM 2>"$OUT/kapi-memory.log" &
+kmpid=$!
+pids+=($kmpid)
+ready http://127.0.0.1:$KP
+ready http://127.0.0.1:$KP2
+ready http://127.0.0.1:$KE
+ready http://127.0.0.1:$KM
+up http://127.0.0.1:$CP
+up http://127.0.0.1:$OP
+
+common=(-duration "$DURATION" -rounds "$ROUNDS" -watchers 300 -watch-rate 50)
+PASSES=${PASSES:-postgres,postgres-only,memory,etcd}
+pass() { # name, then the harness's arguments; a pass that fails is logged
+	local name=$1
+	shift
+	[[ ,$PASSES, == *,$name,* ]] || return 0
+	echo "== $name"
+	"$BIN/loadtest" "${common[@]}" "$@" -json "$OUT/$name.json" 2>"$OUT/$name.log" | tee "$OUT/$name.txt" ||
+		echo "pass $name failed: see $OUT/$name.log"
+}
+pass postgres -server http://127.0.0.1:$KP -server-pid $kpgpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $PGPID -workloads "$WORKLOADS"
+pass postgres-only -server http://127.0.0.1:$KP2 -server-pid $kpg2pid -ceiling http://127.0.0.1:$OP -ceiling-pid $opid -store-pid $PGPID -workloads "$WRITES"
+pass memory -server http://127.0.0.1:$KM -server-pid $kmpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -workloads "${READS:-get,list-large-json}"
+pass etcd -server http://127.0.0.1:$KE -server-pid $ketcdpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $etcdpid -workloads "$WORKLOADS"
+echo "results in $OUT"

@@ -1,0 +1,174 @@
+package groupcommit
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync/atomic"
+	"time"
+)
+
+// ErrClosed is Submit's error once the queue's closing channel is closed:
+// the request was not handed over, so it was not applied.
+var ErrClosed = errors.New("groupcommit: closed")
+
+// Config is what a backend's committer does with the batches.
+type Config[R any] struct {
+	// MaxBatch bounds the requests of one batch; at least 1.
+	MaxBatch int
+	// Commit commits a batch, and records each request's outcome in it.
+	// It runs on the committer goroutine only; the queue answers the
+	// batch's requests when it returns.
+	Commit func(batch []R)
+	// AfterAnswer, if set, runs on the committer after a batch's requests
+	// are answered: for work no writer should wait for.
+	AfterAnswer func()
+	// Linger, if set, is how long a batch waits for the writers the
+	// committer expects (see the package doc), given the moving average of
+	// the commits' durations. nil: never wait.
+	Linger func(took time.Duration) time.Duration
+	// Pending and Idle, if set, are the backend's work between writes:
+	// while Pending returns true and no request waits, the committer calls
+	// Idle. Both run on the committer goroutine only.
+	Pending func() bool
+	Idle    func()
+}
+
+// Queue hands requests to one committer goroutine, which runs Run.
+type Queue[R any] struct {
+	cfg      Config[R]
+	requests chan item[R]
+	closing  <-chan struct{}
+	// queued counts the requests handed over and not yet taken into a
+	// batch; lingers, the times a batch waited for writers (for tests).
+	queued  atomic.Int64
+	lingers atomic.Int64
+}
+
+type item[R any] struct {
+	r    R
+	done chan struct{}
+}
+
+// New returns a queue whose committer stops when closing is closed.
+func New[R any](cfg Config[R], closing <-chan struct{}) *Queue[R] {
+	cfg.MaxBatch = max(cfg.MaxBatch, 1)
+	return &Queue[R]{cfg: cfg, requests: make(chan item[R]), closing: closing}
+}
+
+// Submit hands r to the committer and returns the channel closed once r's
+// outcome is recorded. It fails, and r is not applied, if ctx ends or the
+// queue closes before the committer takes r.
+func (q *Queue[R]) Submit(ctx context.Context, r R) (<-chan struct{}, error) {
+	it := item[R]{r, make(chan struct{})}
+	q.queued.Add(1) // until the committer takes it
+	select {
+	case q.requests <- it:
+		return it.done, nil
+	case <-q.closing:
+		q.queued.Add(-1)
+		return nil, ErrClosed
+	case <-ctx.Done():
+		q.queued.Add(-1)
+		return nil, ctx.Err()
+	}
+}
+
+// Do is Submit, then a wait for r's outcome however long it takes: once
+// handed over, a write is waited for even if ctx ends, so that its outcome
+// says whether it happened.
+func (q *Queue[R]) Do(ctx context.Context, r R) error {
+	done, err := q.Submit(ctx, r)
+	if err != nil {
+		return err
+	}
+	<-done
+	return nil
+}
+
+// Queued is how many requests are being handed over and not yet taken
+// into a batch.
+func (q *Queue[R]) Queued() int64 { return q.queued.Load() }
+
+// Lingers is how many batches waited for writers.
+func (q *Queue[R]) Lingers() int64 { return q.lingers.Load() }
+
+// Run is the committer: it commits batches until the closing channel is
+// closed. A request is either taken into a batch and answered, or refused
+// by Submit: none is left waiting when Run returns.
+func (q *Queue[R]) Run() {
+	var (
+		batch   = make([]R, 0, q.cfg.MaxBatch)
+		dones   = make([]chan struct{}, 0, q.cfg.MaxBatch)
+		writers int           // writers known when the last commit ended
+		took    time.Duration // a moving average of the commits' durations
+	)
+	take := func(it item[R]) {
+		batch, dones = append(batch, it.r), append(dones, it.done)
+	}
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
+	for {
+		if q.cfg.Pending != nil && q.cfg.Pending() {
+			select {
+			case it := <-q.requests:
+				take(it)
+			case <-q.closing:
+				return
+			default:
+				q.cfg.Idle()
+				continue
+			}
+		} else {
+			select {
+			case it := <-q.requests:
+				take(it)
+			case <-q.closing:
+				return
+			}
+		}
+		runtime.Gosched()
+	gather:
+		for len(batch) < q.cfg.MaxBatch {
+			select {
+			case it := <-q.requests:
+				take(it)
+			default:
+				break gather
+			}
+		}
+		if want := min(writers, q.cfg.MaxBatch); q.cfg.Linger != nil && len(batch) < want {
+			q.lingers.Add(1)
+			linger.Reset(q.cfg.Linger(took))
+		fill:
+			for len(batch) < want {
+				select {
+				case it := <-q.requests:
+					take(it)
+				case <-linger.C:
+					break fill
+				case <-q.closing:
+					break fill
+				}
+			}
+			linger.Stop()
+		}
+		q.queued.Add(-int64(len(batch)))
+		start := time.Now()
+		q.cfg.Commit(batch)
+		took += (time.Since(start) - took) / 8
+		// Counted before answering, so that no writer of this batch is
+		// back yet: those answered will likely write again, and those
+		// that queued up meanwhile are writing now.
+		writers = len(batch) + int(q.queued.Load())
+		for _, d := range dones {
+			close(d)
+		}
+		clear(batch)
+		clear(dones)
+		batch, dones = batch[:0], dones[:0]
+		if q.cfg.AfterAnswer != nil {
+			q.cfg.AfterAnswer()
+		}
+	}
+}

@@ -1,0 +1,131 @@
+package groupcommit_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kapi-dev/kapi/storage/internal/groupcommit"
+)
+
+type req struct {
+	n        int
+	answered atomic.Int32 // batches that held it
+}
+
+// TestEveryRequestAnsweredOnce hands requests from many writers to a queue
+// whose commits are slow, and checks the package's invariant: every request
+// is in exactly one batch, batches hold at most MaxBatch, each writer's
+// requests come in the order it sent them, and Do returns only after the
+// request's batch was committed.
+func TestEveryRequestAnsweredOnce(t *testing.T) {
+	const writers, each, maxBatch = 16, 200, 8
+	closing := make(chan struct{})
+	var (
+		batches, biggest int
+		lastOf           = map[int]int{} // writer -> last n seen
+		mu               sync.Mutex
+	)
+	q := groupcommit.New(groupcommit.Config[*req]{
+		MaxBatch: maxBatch,
+		Commit: func(batch []*req) {
+			mu.Lock()
+			defer mu.Unlock()
+			batches++
+			biggest = max(biggest, len(batch))
+			for _, r := range batch {
+				w, i := r.n/each, r.n%each
+				if last, ok := lastOf[w]; ok && i <= last {
+					t.Errorf("writer %d's request %d after its %d", w, i, last)
+				}
+				lastOf[w] = i
+				r.answered.Add(1)
+			}
+			time.Sleep(100 * time.Microsecond)
+		},
+		Linger: func(took time.Duration) time.Duration { return took },
+	}, closing)
+	done := make(chan struct{})
+	go func() { defer close(done); q.Run() }()
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				r := &req{n: w*each + i}
+				if err := q.Do(context.Background(), r); err != nil {
+					t.Error(err)
+					return
+				}
+				if n := r.answered.Load(); n != 1 {
+					t.Errorf("request %d answered after %d commits, want 1", r.n, n)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(closing)
+	<-done
+	if biggest > maxBatch {
+		t.Errorf("a batch of %d, the most is %d", biggest, maxBatch)
+	}
+	if batches >= writers*each {
+		t.Errorf("%d batches for %d requests: none shared a commit", batches, writers*each)
+	}
+	t.Logf("%d requests in %d batches, the biggest %d, %d lingered", writers*each, batches, biggest, q.Lingers())
+}
+
+// TestClosedRefuses checks that a request sent once the queue has closed
+// is refused, not left waiting, and that an ended context refuses it too.
+func TestClosedRefuses(t *testing.T) {
+	closing := make(chan struct{})
+	q := groupcommit.New(groupcommit.Config[*req]{Commit: func([]*req) {}}, closing)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := q.Submit(ctx, &req{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Submit with an ended context: %v, want context.Canceled", err)
+	}
+	close(closing)
+	q.Run() // returns at once
+	if err := q.Do(context.Background(), &req{}); !errors.Is(err, groupcommit.ErrClosed) {
+		t.Errorf("Do after closing: %v, want ErrClosed", err)
+	}
+	if n := q.Queued(); n != 0 {
+		t.Errorf("%d queued after refusals, want 0", n)
+	}
+}
+
+// TestIdleWorkBetweenWrites checks that Idle runs while Pending says there
+// is work, and that a waiting request goes before it.
+func TestIdleWorkBetweenWrites(t *testing.T) {
+	closing := make(chan struct{})
+	var left atomic.Int32
+	left.Store(50)
+	var committed atomic.Int32
+	q := groupcommit.New(groupcommit.Config[*req]{
+		MaxBatch: 4,
+		Commit:   func(b []*req) { committed.Add(int32(len(b))) },
+		Pending:  func() bool { return left.Load() > 0 },
+		Idle:     func() { left.Add(-1) },
+	}, closing)
+	done := make(chan struct{})
+	go func() { defer close(done); q.Run() }()
+	for range 10 {
+		if err := q.Do(context.Background(), &req{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); left.Load() > 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	close(closing)
+	<-done
+	if n := left.Load(); n != 0 {
+		t.Errorf("%d pieces of idle work left undone", n)
+	}
+	if n := committed.Load(); n != 10 {
+		t.Errorf("%d requests committed, want 10", n)
+	}
+}

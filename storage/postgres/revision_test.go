@@ -1,0 +1,87 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// TestRevisionNeverPredatesACall checks the batching of Revision: calls
+// share queries, but none may get an answer from a query that started
+// before it was made. Writers record each acknowledged revision; a reader
+// notes the highest acknowledged before its call (and now and then makes
+// a write of its own first), and the call must answer at least that.
+func TestRevisionNeverPredatesACall(t *testing.T) {
+	s := mustStore(t, freshSchema(t))
+	ctx := t.Context()
+	var acked atomic.Int64
+	stop := make(chan struct{})
+	var writers sync.WaitGroup
+	for w := range 4 {
+		writers.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				rev, err := s.Create(ctx, fmt.Sprintf("/k/%d/%d", w, i), []byte("v"))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for cur := acked.Load(); rev > cur && !acked.CompareAndSwap(cur, rev); cur = acked.Load() {
+				}
+			}
+		})
+	}
+	var readers sync.WaitGroup
+	var calls atomic.Int64
+	for r := range 16 {
+		readers.Go(func() {
+			for i := range 100 {
+				before := acked.Load()
+				if i%10 == 0 { // a write of its own, then a read that must see it
+					rev, err := s.Create(ctx, fmt.Sprintf("/r/%d/%d", r, i), []byte("v"))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					before = max(before, rev)
+				}
+				rev, err := s.Revision(ctx)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if rev < before {
+					t.Errorf("Revision answered %d after a write was acknowledged at %d", rev, before)
+					return
+				}
+				calls.Add(1)
+			}
+		})
+	}
+	readers.Wait()
+	close(stop)
+	writers.Wait()
+	if calls.Load() != 1600 {
+		t.Errorf("%d calls answered, want 1600", calls.Load())
+	}
+}
+
+// TestRevisionCallerGivesUp checks that a call whose context ends returns
+// at once with the context's error, and that the store answers the next.
+func TestRevisionCallerGivesUp(t *testing.T) {
+	s := mustStore(t, freshSchema(t))
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := s.Revision(ctx); err == nil {
+		t.Error("Revision with an ended context succeeded")
+	}
+	if rev, err := s.Revision(t.Context()); err != nil || rev < 1 {
+		t.Errorf("Revision after: %d, %v", rev, err)
+	}
+}
