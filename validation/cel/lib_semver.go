@@ -1,3 +1,5 @@
+//lint:file-ignore ST1005 the errors are github.com/blang/semver's, capitals included, as kube-apiserver's semver library reports them
+
 package cel
 
 import (

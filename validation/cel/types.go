@@ -42,8 +42,6 @@ type declType struct {
 	minSize     int64
 }
 
-func (d *declType) isObject() bool { return d.fields != nil }
-
 var (
 	stringDecl = &declType{cel: cel.StringType}
 	boolDecl   = &declType{cel: cel.BoolType, minSize: minBoolSize}
