@@ -473,7 +473,7 @@ func (n *node) evalRules(c *compiled, path string, obj, old any, corr ratchet, b
 		}
 		detail, ok := "", false
 		if r.message != nil {
-			msg, left, msgErr := evalMessage(r.message, r.src.MessageExpression, act, budget)
+			msg, left, msgErr := evalMessage(r.message, r.src.MessageExpression, ruleAct, budget)
 			switch {
 			case msgErr == nil:
 				detail, ok, budget = msg, true, left

@@ -152,6 +152,10 @@ func TestRuleLimitsAndErrors(t *testing.T) {
 			`{"m":{}}`, `FieldValueInvalid <nil>: Invalid value: "object": no such key: x evaluating rule: self.m['x'] > 0`},
 		{"optionalOldSelf on create", `{"type":"object","properties":{"a":{"type":"string"}},"x-kubernetes-validations":[{"rule":"oldSelf.hasValue() || self.a == 'first'","optionalOldSelf":true,"message":"starts as first"}]}`,
 			`{"a":"second"}`, `FieldValueInvalid <nil>: Invalid value: starts as first`},
+		// The message is evaluated with the rule's own variables, oldSelf
+		// optional, as in kube-apiserver.
+		{"optionalOldSelf in messageExpression", `{"type":"object","properties":{"a":{"type":"string"}},"x-kubernetes-validations":[{"rule":"oldSelf.hasValue() || self.a == 'first'","optionalOldSelf":true,"messageExpression":"oldSelf.hasValue() ? 'may not change' : 'starts as first, not ' + self.a"}]}`,
+			`{"a":"second"}`, `FieldValueInvalid <nil>: Invalid value: starts as first, not second`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
