@@ -59,7 +59,9 @@ func (rq *request) createOnUpdate(ctx context.Context, obj kapi.Object) error {
 	if err := rq.authorizeAlso(ctx, "create"); err != nil {
 		return err
 	}
-	return rq.createObject(ctx, shallowCopy(obj), recordAnUpdate)
+	// A deep copy: the create defaults and admits it in place, and if it
+	// loses the race the update goes on from obj as the client sent it.
+	return rq.createObject(ctx, deepCopyObject(obj), recordAnUpdate)
 }
 
 // attempts is what an update desires, obj, for each attempt of write: a
