@@ -317,8 +317,9 @@ func WithMetrics(h http.Handler) Option {
 
 // WithCORSAllowedOrigins lets web pages of the origins the patterns match
 // call the API, as kube-apiserver's --cors-allowed-origins: regular
-// expressions matched against the Origin header, unanchored as kube
-// matches them (anchor them: `^https://console\.example\.com$`). Their
+// expressions matched against the Origin header, each pinning the start
+// and end of the host as kube requires (`^https://console\.example\.com$`,
+// `//console\.example\.com(:|$)`; see package cors). Their
 // preflights are answered 204 before authentication; see package cors for
 // the headers. A pattern that does not compile, or none at all, is an
 // error from New. Watches over WebSocket, which browsers open without

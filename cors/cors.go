@@ -49,8 +49,12 @@ func WithCredentials(allow bool) Option {
 }
 
 // New compiles the origin patterns, regular expressions in Go's syntax
-// (RE2). A pattern that does not compile is an error naming it; an empty
-// list is ErrNoOrigins.
+// (RE2). As kube-apiserver checks --cors-allowed-origins since
+// CVE-2022-1996, each pattern must pin the start of the host (with "^" or
+// "//") and its end (with "$" or ":"), so that "example.com" cannot allow
+// https://example.com.evil.test. A pattern that is empty, does not compile
+// or pins neither end is an error naming it; an empty list is
+// ErrNoOrigins.
 func New(allowedOrigins []string, opts ...Option) (*Policy, error) {
 	if len(allowedOrigins) == 0 {
 		return nil, ErrNoOrigins
@@ -63,9 +67,19 @@ func New(allowedOrigins []string, opts ...Option) (*Policy, error) {
 	}
 	var errs []error
 	for _, pattern := range allowedOrigins {
+		if pattern == "" {
+			errs = append(errs, errors.New("cors: an allowed origin is empty"))
+			continue
+		}
 		re, err := regexp.Compile(pattern)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("cors: allowed origin %q: %w", pattern, err))
+			continue
+		}
+		pinsStart := strings.Contains(pattern, "^") || strings.Contains(pattern, "//")
+		pinsEnd := strings.Contains(pattern, "$") || strings.Contains(pattern, ":")
+		if !pinsStart || !pinsEnd {
+			errs = append(errs, fmt.Errorf("cors: allowed origin %q: regular expression does not pin to start/end of host in the origin header", pattern))
 			continue
 		}
 		p.origins = append(p.origins, re)

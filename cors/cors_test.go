@@ -37,7 +37,7 @@ func serve(h http.Handler, method, origin string) *httptest.ResponseRecorder {
 }
 
 func TestHandler(t *testing.T) {
-	h := MustPolicy(t, `^https?://localhost(:\d+)?$`, `console\.example\.com`).Handler(next)
+	h := MustPolicy(t, `^https?://localhost(:\d+)?$`, `//console\.example\.com(:|$)`).Handler(next)
 	for _, tc := range []struct {
 		name, method, origin string
 		code                 int
@@ -46,8 +46,8 @@ func TestHandler(t *testing.T) {
 		{"preflight from an allowed origin", http.MethodOptions, "http://localhost:8080", http.StatusNoContent, true},
 		{"GET from an allowed origin", http.MethodGet, "http://localhost:8080", http.StatusOK, true},
 		{"DELETE from an allowed origin", http.MethodDelete, "https://localhost", http.StatusOK, true},
-		// Unanchored, as kube-apiserver matches: the second pattern allows this.
-		{"an unanchored pattern matches inside", http.MethodGet, "https://console.example.com.evil.test", http.StatusOK, true},
+		{"a pattern pinned by // and (:|$), any scheme and port", http.MethodGet, "http://console.example.com:8443", http.StatusOK, true},
+		{"a pinned pattern, a longer host", http.MethodGet, "https://console.example.com.evil.test", http.StatusOK, false},
 		{"preflight from another origin", http.MethodOptions, "https://evil.test", http.StatusOK, false},
 		{"GET from another origin", http.MethodGet, "https://evil.test", http.StatusOK, false},
 		{"anchored pattern, longer origin", http.MethodGet, "http://localhost:8080.evil.test", http.StatusOK, false},
@@ -96,7 +96,7 @@ func TestHandler(t *testing.T) {
 }
 
 func TestOptions(t *testing.T) {
-	p, err := cors.New([]string{"."}, cors.WithAllowedMethods("GET"), cors.WithAllowedHeaders("Authorization"),
+	p, err := cors.New([]string{"^https://.*$"}, cors.WithAllowedMethods("GET"), cors.WithAllowedHeaders("Authorization"),
 		cors.WithExposedHeaders("Warning", "Audit-Id"), cors.WithCredentials(false))
 	if err != nil {
 		t.Fatal(err)
@@ -118,11 +118,14 @@ func TestNewErrors(t *testing.T) {
 	if _, err := cors.New(nil); !errors.Is(err, cors.ErrNoOrigins) {
 		t.Errorf("no patterns: %v, want ErrNoOrigins", err)
 	}
-	_, err := cors.New([]string{`ok`, `(unclosed`, `[z-a]`})
+	_, err := cors.New([]string{`^ok$`, `(unclosed`, `[z-a]`, ``, `example\.com`, `example\.com$`})
 	if err == nil {
 		t.Fatal("bad patterns compiled")
 	}
-	for _, want := range []string{`"(unclosed"`, `"[z-a]"`} {
+	// kube-apiserver's checks of --cors-allowed-origins: not empty, and
+	// pinned to the start and end of the host (CVE-2022-1996).
+	for _, want := range []string{`"(unclosed"`, `"[z-a]"`, `empty`, `"example\\.com": regular expression does not pin`,
+		`"example\\.com$": regular expression does not pin`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %s", err, want)
 		}
@@ -137,7 +140,7 @@ func FuzzHandler(f *testing.F) {
 		f.Add(s, "OPTIONS")
 		f.Add(s, "GET")
 	}
-	p, err := cors.New([]string{`^https?://localhost(:\d+)?$`, `console\.example\.com`})
+	p, err := cors.New([]string{`^https?://localhost(:\d+)?$`, `//console\.example\.com(:|$)`})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -7,9 +7,11 @@
 // # Behaviour
 //
 // A Policy is a list of regular expressions matched against the Origin
-// header, unanchored as kube-apiserver matches them: "example.com" also
-// allows https://example.com.evil.test, so anchor patterns
-// (`^https://console\.example\.com$`) unless a looser match is meant.
+// header. As kube-apiserver requires since CVE-2022-1996, each must pin the
+// start of the host ("^" or "//") and its end ("$" or ":"):
+// `^https://console\.example\.com$`, or `//console\.example\.com(:|$)` for
+// any scheme and port; "example.com" alone, which would also allow
+// https://example.com.evil.test, is refused.
 //
 // A request from an allowed origin gets Access-Control-Allow-Origin (the
 // origin itself), -Allow-Methods, -Allow-Headers, -Expose-Headers and
