@@ -18,6 +18,9 @@ type listClock struct {
 	mu     sync.Mutex
 	at     map[int64]time.Duration // since the hub's epoch
 	pruned time.Duration
+	// expiredTo is the highest revision whose list was forgotten for its
+	// age: a token at it or below has expired, though no longer in at.
+	expiredTo int64
 }
 
 // Listed records that a list at revision rev was read now, whose pages
@@ -35,6 +38,7 @@ func (h *Hub) Listed(rev int64) {
 		for r, t := range c.at {
 			if now-t > age {
 				delete(c.at, r)
+				c.expiredTo = max(c.expiredTo, r)
 			}
 		}
 		c.pruned = now
@@ -42,10 +46,12 @@ func (h *Hub) Listed(rev int64) {
 }
 
 // ListExpired says whether the pages of a list read at revision rev have
-// expired: a list at rev was read, but longer ago than the history's age.
-// A revision this hub has no list of (one read by another server over the
-// same store, or before a restart) has not expired: the store's own
-// history decides.
+// expired: a list at rev was read, but longer ago than the history's age,
+// or rev is no later than a revision whose list was forgotten for its age
+// (a list's revision is the latest when its first page is read, so one
+// at an earlier revision was read earlier still). Another revision this
+// hub has no list of (one read by another server over the same store, or
+// before a restart) has not expired: the store's own history decides.
 func (h *Hub) ListExpired(rev int64) bool {
 	age := h.config.historyAge
 	if age <= 0 {
@@ -54,6 +60,10 @@ func (h *Hub) ListExpired(rev int64) bool {
 	c := &h.lists
 	c.mu.Lock()
 	t, ok := c.at[rev]
+	expiredTo := c.expiredTo
 	c.mu.Unlock()
-	return ok && h.now()-t > age
+	if !ok {
+		return rev <= expiredTo
+	}
+	return h.now()-t > age
 }

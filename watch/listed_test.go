@@ -34,6 +34,13 @@ func TestListExpired(t *testing.T) {
 	if short.ListExpired(6) {
 		t.Error("a revision never listed has expired")
 	}
+	// A later list forgets the one at 5 for its age: its token stays
+	// expired, and so does one at an earlier revision.
+	time.Sleep(time.Millisecond)
+	short.Listed(7)
+	if !short.ListExpired(5) || !short.ListExpired(4) {
+		t.Error("a list forgotten for its age is valid again")
+	}
 
 	none := watch.New(store, "/", watch.WithHistory(10, 0))
 	none.Listed(5)
