@@ -164,8 +164,9 @@ func Register[T any, P interface {
 // RegisterKind registers every version of one kind at once, before or
 // while the server serves: a server serving a kind defined at run time
 // (package kinds) cannot know it at start. It replaces a kind registered
-// before with the same Group and Kind, whose watches then end; the
-// objects in storage stay. Registered while serving, the kind is served
+// before with RegisterKind with the same Group and Kind, whose watches
+// then end; the objects in storage stay. A kind registered with Register
+// (or built in) is never replaced: that is an error. Registered while serving, the kind is served
 // when RegisterKind returns, in discovery and OpenAPI too.
 func RegisterKind[T any, P interface {
 	*T
@@ -177,6 +178,7 @@ func RegisterKind[T any, P interface {
 		if err != nil {
 			return err
 		}
+		res.changeable = true
 		rs = append(rs, res)
 	}
 	if len(rs) == 0 {
@@ -356,6 +358,9 @@ type resource struct {
 	validateStatus func(ctx context.Context, obj, old kapi.Object) FieldErrors
 	validateName   func(string) []string
 	createOnUpdate bool // see Resource.CreateOnUpdate
+	// changeable says the kind came from RegisterKind: only such kinds
+	// may be replaced or removed while serving (see change).
+	changeable bool
 
 	scale   *scaleFields // nil without the scale subresource
 	objType objectType   // what requests to the resource read and write

@@ -157,6 +157,14 @@ func (s *Server) change(group, kind string, rs []*resource) error {
 	if len(gone) == 0 && len(rs) == 0 {
 		return fmt.Errorf("apiserver: remove %s.%s: %w", kind, group, errNoKind)
 	}
+	for _, o := range gone {
+		// A kind of the program's own (Register, the built-in kinds) is
+		// never replaced nor removed by one defined at run time, as
+		// kube-apiserver's own kinds win over a CRD's.
+		if !o.changeable {
+			return fmt.Errorf("apiserver: %s.%s: %w", kind, group, errFixedKind)
+		}
+	}
 	next := slices.Clip(kept)
 	for _, r := range rs {
 		if err := clashes(next, r); err != nil {
@@ -190,9 +198,13 @@ func (s *Server) change(group, kind string, rs []*resource) error {
 	return nil
 }
 
-var errNoKind = errors.New("no such kind")
+var (
+	errNoKind    = errors.New("no such kind")
+	errFixedKind = errors.New("registered with Register, not RegisterKind: it cannot be replaced or removed")
+)
 
-// Remove stops serving a kind registered before: its resources answer 404,
+// Remove stops serving a kind registered with RegisterKind (one registered
+// with Register, or built in, is an error): its resources answer 404,
 // discovery and OpenAPI no longer list it, and its watches end; requests
 // under way finish. Its objects stay in storage. Package kinds removes the
 // kinds it defines this way.

@@ -406,3 +406,31 @@ func TestGarbageCollection(t *testing.T) {
 	}
 	t.Fatal("the watch ended before the dependent was deleted")
 }
+
+// A kind of the program's own is never replaced nor removed by one
+// defined at run time, as a CRD cannot take over kube-apiserver's own
+// kinds; the program's kind keeps serving.
+func TestProgramKindsStay(t *testing.T) {
+	srv, err := apiserver.New(apiserver.WithLeases())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { hs.Close(); srv.Close() })
+	c := client{t, hs.URL}
+	c.want("GET", "/apis/coordination.k8s.io/v1/leases", "", "", http.StatusOK)
+
+	def := widgetDefinition(t)
+	def.Group, def.Kind, def.Plural, def.Singular, def.ShortNames = "coordination.k8s.io", "Lease", "leases", "lease", nil
+	for i := range def.Versions {
+		def.Versions[i].Scale, def.Versions[i].SelectableFields = nil, nil
+	}
+	if err := kinds.Register(srv, def); err == nil {
+		t.Error("a kind defined at run time replaced the built-in Lease")
+	}
+	if err := kinds.Remove(srv, "coordination.k8s.io", "Lease"); err == nil {
+		t.Error("the built-in Lease was removed")
+	}
+	c.want("POST", "/apis/coordination.k8s.io/v1/namespaces/default/leases", "application/json",
+		`{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"l"},"spec":{"holderIdentity":"a"}}`, http.StatusCreated)
+}
