@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -157,12 +158,20 @@ func (rq *request) decodeCleaned(in *codec.Format, data []byte) (kapi.Object, []
 
 // checkPruned is checkType of an object decoded from data, pruned first
 // when its resource's Shape says what its fields are: the unknown fields
-// it drops are refused or warned of, as fieldValidation says.
+// it drops are refused or warned of, as fieldValidation says, and the JSON
+// returned is the pruned object's, so that apply merges what was kept.
 func (rq *request) checkPruned(obj kapi.Object, data []byte, validation string) (kapi.Object, []byte, error) {
 	if shape := rq.res.shape; shape != nil && rq.objType == &rq.res.objType {
 		var problems []string
 		for _, f := range shape.Prune(obj) {
 			problems = append(problems, fmt.Sprintf("unknown field %q", f))
+		}
+		if len(problems) > 0 && validation != "Strict" {
+			pruned, err := json.Marshal(obj)
+			if err != nil {
+				return nil, nil, rq.undecodable(err.Error())
+			}
+			data = pruned
 		}
 		switch {
 		case len(problems) > 0 && validation == "Strict":

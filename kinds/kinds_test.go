@@ -190,6 +190,13 @@ func TestRegisterWhileServing(t *testing.T) {
 	if !strings.Contains(out, `conflict with \"other\"`) || !strings.Contains(out, `.spec.ports[name=\"ssh\"].port`) {
 		t.Errorf("apply conflict: %s", out)
 	}
+	// An unknown field in an apply configuration is dropped with a
+	// warning (fieldValidation Warn), not merged.
+	_, out, header := c.do("PATCH", "/apis/example.com/v1/namespaces/default/widgets/a?fieldManager=fourth", "application/apply-patch+yaml",
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"},"spec":{"bogus":1,"color":"blue"}}`)
+	if w := header.Get("Warning"); !strings.Contains(w, `unknown field \"spec.bogus\"`) || strings.Contains(out, "bogus\":1") || !strings.Contains(out, `"color":"blue"`) {
+		t.Errorf("apply with an unknown field: %s (Warning %q), want it applied without the field", out, w)
+	}
 
 	// The status subresource: writes to the object leave status, writes
 	// to status leave the rest.
