@@ -71,20 +71,25 @@ func (c *Runs[T]) Join(key string, rev int64, items []T, add func(dst []byte, it
 		return nil, nil
 	}
 	// reusable is the run of old that starts at items[i], if items hold
-	// all of it there.
+	// all of it there and it is not small: a small run is joined into the
+	// one being made, so that a collection growing at its end between
+	// lists does not leave one small run more each time.
 	reusable := func(i int) *run[T] {
 		k, ok := old.starts[items[i]]
 		if !ok {
 			return nil
 		}
 		r := old.runs[k]
+		if len(r.data) < RunBytes/4 {
+			return nil
+		}
 		if len(items)-i < len(r.items) || !slices.Equal(items[i:i+len(r.items)], r.items) {
 			return nil
 		}
 		return r
 	}
 	var runs []*run[T]
-	size, made := 0, false
+	size, data, made := 0, 0, false
 	for i := 0; i < len(items); {
 		r := reusable(i)
 		if r == nil {
@@ -97,20 +102,25 @@ func (c *Runs[T]) Join(key string, rev int64, items []T, add func(dst []byte, it
 				}
 				i++
 			}
+			if cap(r.data)-len(r.data) > RunBytes/8 {
+				// Ended early: keep its bytes, not the room it was given.
+				r.data = slices.Clone(r.data)
+			}
 			r.items = slices.Clone(items[start:i])
 			made = true
 		} else {
 			i += len(r.items)
 		}
 		runs = append(runs, r)
-		size += len(r.data)
+		size += cap(r.data) // what the run holds on to, counted against the budget
+		data += len(r.data)
 	}
 	joined := make([][]byte, len(runs))
 	for i, r := range runs {
 		joined[i] = r.data
 	}
 	if made || len(runs) != len(old.runs) {
-		c.keep(key, rev, runs, size, len(items))
+		c.keep(key, rev, runs, size, data, len(items))
 	}
 	return joined, nil
 }
@@ -149,8 +159,8 @@ func (c *Runs[T]) sighting(key string, n int) (runSet[T], bool) {
 
 // keep keeps runs for key, made for a list at rev of n items, unless a
 // later list's are kept already or the budget has no room for them.
-func (c *Runs[T]) keep(key string, rev int64, runs []*run[T], size, n int) {
-	if size > RunsMax {
+func (c *Runs[T]) keep(key string, rev int64, runs []*run[T], size, data, n int) {
+	if data > RunsMax {
 		c.mu.Lock()
 		if s := c.sets[key]; s != nil {
 			released := s.size

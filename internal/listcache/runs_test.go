@@ -115,7 +115,9 @@ func TestRunsBudget(t *testing.T) {
 	var budget Budget
 	var c Runs[*item]
 	c.Use(&budget)
-	items := newItems(RunsMax/(64<<10)-1, 64<<10) // just under RunsMax
+	// 7/8 of RunsMax: each run holds on to 9/8 of its bytes, so two
+	// collections' runs fill the budget and a third's do not fit.
+	items := newItems(RunsMax*7/8/(64<<10), 64<<10)
 	for _, key := range []string{"a", "b"} {
 		joinCounting(t, &c, key, 1, items)
 		joinCounting(t, &c, key, 2, items)
@@ -162,4 +164,33 @@ func TestRunsConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// A collection growing at its end between lists keeps few runs, each
+// holding on to little more than its bytes: a small last run is joined
+// into the next list's new one, not kept beside it.
+func TestRunsGrowingAtTheEnd(t *testing.T) {
+	var budget Budget
+	var c Runs[*item]
+	c.Use(&budget)
+	items := newItems(3000, 1000)
+	joinCounting(t, &c, "a", 1, items)
+	for rev := int64(2); rev < 200; rev++ {
+		items = append(items, newItems(1, 1000)...)
+		joinCounting(t, &c, "a", rev, items)
+	}
+	c.mu.Lock()
+	s := c.sets["a"]
+	c.mu.Unlock()
+	data, held := 0, 0
+	for _, r := range s.runs {
+		data += len(r.data)
+		held += cap(r.data)
+	}
+	if limit := data/(RunBytes/4) + 2; len(s.runs) > limit {
+		t.Errorf("%d runs for %d bytes, want at most %d", len(s.runs), data, limit)
+	}
+	if held > data+data/4 || budget.bytes != held {
+		t.Errorf("runs hold on to %d bytes for %d (budget counts %d)", held, data, budget.bytes)
+	}
 }
