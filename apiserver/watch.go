@@ -125,11 +125,15 @@ func (rq *request) parseWatch(ctx context.Context) (*watchSpec, error) {
 
 // streamWatch serves a parsed watch until it ends.
 func (rq *request) streamWatch(ctx context.Context, spec *watchSpec) error {
+	// The watcher is registered before the headers (or a WebSocket's 101)
+	// go out, as kube-apiserver does: a client that writes once it has
+	// them sees its write.
+	watcher, err := rq.res.cache.Watch(spec.opts)
+	var conn *websocket.Conn
 	if websocket.IsUpgrade(rq.r) { // websocket.go
-		var conn *websocket.Conn
-		var err error
-		if ctx, conn, err = rq.acceptWebSocket(ctx); err != nil {
-			return err
+		var wsErr error
+		if ctx, conn, wsErr = rq.acceptWebSocket(ctx); wsErr != nil {
+			return wsErr // the watcher holds nothing: it only reads the log when asked
 		}
 		defer conn.Close()
 	}
@@ -137,10 +141,12 @@ func (rq *request) streamWatch(ctx context.Context, spec *watchSpec) error {
 	defer cancel()
 	stop := context.AfterFunc(rq.s.flow.WatchesEnd(), cancel) // Shutdown or Close
 	defer stop()
+	if conn != nil {
+		// net/http cannot end a write to a hijacked connection whose client
+		// reads nothing: the watch's end bounds its writes.
+		defer context.AfterFunc(ctx, conn.EndWrites)()
+	}
 
-	// The watcher is registered before the headers go out, as kube-apiserver
-	// does: a client that writes once it has them sees its write.
-	watcher, err := rq.res.cache.Watch(spec.opts)
 	rq.buf.streaming = true
 	w := rq.w
 	w.Header().Set("Content-Type", rq.out.StreamContentType())

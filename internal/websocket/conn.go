@@ -74,6 +74,12 @@ func (c *Conn) WriteMessage(text bool, p []byte) error {
 	return c.err
 }
 
+// EndWrites bounds every write from now on, and one blocked on a client
+// that reads nothing, to closeWait: the server calls it when the stream
+// ends (a watch's timeout, shutdown), so that such a client cannot hold
+// the connection, its goroutine and Close for ever.
+func (c *Conn) EndWrites() { _ = c.conn.SetWriteDeadline(time.Now().Add(closeWait)) }
+
 // Flush sends what WriteMessage buffered.
 func (c *Conn) Flush() error {
 	c.mu.Lock()
@@ -142,6 +148,7 @@ func (c *Conn) read(r *bufio.Reader) {
 func (c *Conn) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
+		c.EndWrites() // a write blocked on the client now ends, and so does the closing frame's
 		if c.writeControl(OpClose, closePayload(CloseNormal)) == nil {
 			_ = c.conn.SetReadDeadline(time.Now().Add(closeWait))
 			<-c.done
