@@ -176,10 +176,12 @@ func parseClose(p []byte) (*CloseError, error) {
 	return &CloseError{Code: code, Reason: string(p[2:])}, nil
 }
 
-// validCloseCode says a peer may send code in a close frame.
+// validCloseCode says a peer may send code in a close frame: RFC 6455's,
+// those IANA registered since (1012 service restart, 1013 try again
+// later, 1014 bad gateway), and the ranges for libraries and applications.
 func validCloseCode(code int) bool {
 	switch {
-	case code >= 1000 && code <= 1003, code >= 1007 && code <= 1011, code >= 3000 && code <= 4999:
+	case code >= 1000 && code <= 1003, code >= 1007 && code <= 1014, code >= 3000 && code <= 4999:
 		return true
 	}
 	return false

@@ -146,16 +146,20 @@ func TestMessagesAndServerClose(t *testing.T) {
 }
 
 func TestClientCloses(t *testing.T) {
-	ts, ended := server(t, nil, nil)
-	c := dial(t, ts, nil)
-	if err := c.Write(OpClose, closePayload(4000)); err != nil {
-		t.Fatal(err)
+	// An application's code, and the IANA-registered 1012 to 1014, are
+	// echoed, not refused as a protocol error.
+	for _, code := range []int{4000, 1012, 1013, 1014} {
+		ts, ended := server(t, nil, nil)
+		c := dial(t, ts, nil)
+		if err := c.Write(OpClose, closePayload(code)); err != nil {
+			t.Fatal(err)
+		}
+		var cerr *CloseError
+		if _, _, err := c.Read(); !errors.As(err, &cerr) || cerr.Code != code {
+			t.Fatalf("the server's answer to close %d: %v", code, err)
+		}
+		<-ended
 	}
-	var cerr *CloseError
-	if _, _, err := c.Read(); !errors.As(err, &cerr) || cerr.Code != 4000 {
-		t.Fatalf("the server's answer to close 4000: %v", err)
-	}
-	<-ended
 }
 
 func TestHostileFrames(t *testing.T) {

@@ -460,7 +460,11 @@ func (n *node) evalRules(c *compiled, path string, obj, old any, corr ratchet, b
 		}
 		fieldAt := path
 		if r.fieldPath != "" {
-			fieldAt = childPath(path, r.fieldPath)
+			if strings.HasPrefix(r.fieldPath, "[") { // a map key or list index first: spec.m[x], not spec.m.[x]
+				fieldAt = path + r.fieldPath
+			} else {
+				fieldAt = childPath(path, r.fieldPath)
+			}
 		}
 		if fieldAt == "" {
 			fieldAt = "<nil>"

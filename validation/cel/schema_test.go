@@ -152,6 +152,9 @@ func TestRuleLimitsAndErrors(t *testing.T) {
 			`{"m":{}}`, `FieldValueInvalid <nil>: Invalid value: "object": no such key: x evaluating rule: self.m['x'] > 0`},
 		{"optionalOldSelf on create", `{"type":"object","properties":{"a":{"type":"string"}},"x-kubernetes-validations":[{"rule":"oldSelf.hasValue() || self.a == 'first'","optionalOldSelf":true,"message":"starts as first"}]}`,
 			`{"a":"second"}`, `FieldValueInvalid <nil>: Invalid value: starts as first`},
+		// A fieldPath that starts with a map key follows its field without a dot.
+		{"fieldPath of a map key", `{"type":"object","properties":{"m":{"type":"object","additionalProperties":{"type":"string"},"x-kubernetes-validations":[{"rule":"false","fieldPath":"['x']","message":"no"}]}}}`,
+			`{"m":{"x":"a"}}`, `FieldValueInvalid m[x]: Invalid value: no`},
 		// The message is evaluated with the rule's own variables, oldSelf
 		// optional, as in kube-apiserver.
 		{"optionalOldSelf in messageExpression", `{"type":"object","properties":{"a":{"type":"string"}},"x-kubernetes-validations":[{"rule":"oldSelf.hasValue() || self.a == 'first'","optionalOldSelf":true,"messageExpression":"oldSelf.hasValue() ? 'may not change' : 'starts as first, not ' + self.a"}]}`,
