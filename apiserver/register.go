@@ -166,8 +166,9 @@ func Register[T any, P interface {
 // (package kinds) cannot know it at start. It replaces a kind registered
 // before with RegisterKind with the same Group and Kind, whose watches
 // then end; the objects in storage stay. A kind registered with Register
-// (or built in) is never replaced: that is an error. Registered while serving, the kind is served
-// when RegisterKind returns, in discovery and OpenAPI too.
+// (or built in) is never replaced: that is an error. Registered while
+// serving, the kind is served when RegisterKind returns, in discovery and
+// OpenAPI too.
 func RegisterKind[T any, P interface {
 	*T
 	kapi.Object
