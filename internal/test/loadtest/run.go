@@ -29,6 +29,10 @@ type env struct {
 	// BoltOnly starts the bolt-only server (see ceiling.store), its file in
 	// a directory of its own, measured beside kapi on bolt; may be nil.
 	BoltOnly func() (*target, func(), error)
+	// StoreOnly is a server making only the store's requests, with none of
+	// kapi's handling (the etcd-only server), measured beside Kapi in GET
+	// and the writes (storeOnlyWorkloads); may be nil.
+	StoreOnly *target
 	// FreshCeiling starts a ceiling that has served nothing yet, for the
 	// idle watchers' floor; may be nil.
 	FreshCeiling func() (*target, func(), error)
@@ -42,6 +46,9 @@ var allWorkloads = []string{
 	"list-large-json-2", "list-huge-json", "list-huge-json-2", "list-writes-json", "list-writes-json-2", "create", "create-bolt", "update", "patch", "apply", "watch", "idle-watchers",
 	"informers-small", "informers", "informers-client-go", "memory",
 }
+
+// storeOnlyWorkloads are those measured on the StoreOnly server too.
+var storeOnlyWorkloads = []string{"get", "create", "update", "patch", "apply"}
 
 func (e *env) wants(name string) bool {
 	return len(e.Workloads) == 0 || slices.Contains(e.Workloads, name)
@@ -139,8 +146,11 @@ func run(ctx context.Context, e *env) ([]*Result, error) {
 			t = bolt
 		}
 		var only *target
-		if w.Bolt {
+		switch {
+		case w.Bolt:
 			only = boltOnly
+		case slices.Contains(storeOnlyWorkloads, w.Name):
+			only = e.StoreOnly
 		}
 		rs, err := runRequestWorkload(ctx, e, t, only, w)
 		if err != nil {
@@ -282,7 +292,7 @@ func runRequestWorkload(ctx context.Context, e *env, t, only *target, w requestW
 		}
 		if only != nil {
 			if err := configureCeiling(ctx, only.URL, ceilingConfig{Response: rec}); err != nil {
-				e.logf("%s: leaving the bolt-only server out: %v", w.Name, err)
+				e.logf("%s: leaving the %s server out: %v", w.Name, only.Name, err)
 				only = nil
 			}
 		}

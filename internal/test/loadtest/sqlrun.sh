@@ -10,15 +10,24 @@
 #   kapi on etcd         storage/etcd/cmd/widgets-etcd on one etcd member
 #                        built from the module cache (go.etcd.io/etcd/server/v3,
 #                        the version internal/test/robustness requires)
+#   etcd-only            the ceiling making each request's etcd requests
+#                        first (-ceiling-etcd), from a bare etcd client: a
+#                        write's transaction as kapi's store makes it, a
+#                        GET's read of the store's revision; measured in
+#                        the etcd pass's rounds beside kapi (-store-only)
 #   kapi on memory       examples/widgets, for the reads (READS, default GET
 #                        and LIST 10,000), which the watch cache serves alike
 #
 # Server CPU is kapi's; the store's processes (etcd; PostgreSQL's postmaster
 # and its backends) are reported apart (-store-pid). Results: one JSON file
 # per pass and one table each, in $OUT (default a new temporary directory).
+# ETCD_BEFORE=BIN, a widgets-etcd built from another commit, adds a pass
+# etcd-before on the same etcd, ceiling and etcd-only server (its objects
+# under a prefix of their own): before and after in one run.
 #
 #   internal/test/loadtest/sqlrun.sh                  # from the repository root
 #   DURATION=3s ROUNDS=2 internal/test/loadtest/sqlrun.sh
+#   PASSES=etcd internal/test/loadtest/sqlrun.sh      # PostgreSQL is started only for its passes
 #   SCALE=1000000 internal/test/loadtest/sqlrun.sh    # only the scale run
 #
 # SCALE=N skips the load passes and runs the scale run instead: N widgets
@@ -42,6 +51,9 @@ cleanup() {
 trap cleanup EXIT
 
 echo "building into $BIN"
+PASSES=${PASSES:-postgres,postgres-only,memory,etcd}
+wants() { [[ ,$PASSES, == *,$1,* ]]; }
+[[ -n ${SCALE:-} ]] && PASSES=postgres
 go build -o "$BIN/loadtest" ./internal/test/loadtest
 go build -o "$BIN/widgets-postgres" ./storage/postgres/cmd/widgets-postgres
 if [[ -z ${SCALE:-} ]]; then
@@ -67,12 +79,14 @@ up() { # URL: wait until anything answers
 	return 1
 }
 
-"$BIN/loadtest" -serve-postgres "$OUT/pg.info" 2>"$OUT/pg.log" &
-pids+=($!)
-for _ in $(seq 600); do [[ -s $OUT/pg.info ]] && break; sleep 0.1; done
-PGURL=$(sed -n 1p "$OUT/pg.info")
-PGPID=$(sed -n 2p "$OUT/pg.info")
-echo "PostgreSQL $PGURL (postmaster $PGPID)"
+if wants postgres || wants postgres-only; then
+	"$BIN/loadtest" -serve-postgres "$OUT/pg.info" 2>"$OUT/pg.log" &
+	pids+=($!)
+	for _ in $(seq 600); do [[ -s $OUT/pg.info ]] && break; sleep 0.1; done
+	PGURL=$(sed -n 1p "$OUT/pg.info")
+	PGPID=$(sed -n 2p "$OUT/pg.info")
+	echo "PostgreSQL $PGURL (postmaster $PGPID)"
+fi
 
 if [[ -n ${SCALE:-} ]]; then
 	KP=$(port)
@@ -126,47 +140,63 @@ CP=$(port)
 "$BIN/loadtest" -serve-ceiling 127.0.0.1:$CP 2>"$OUT/ceiling.log" &
 cpid=$!
 pids+=($cpid)
-OP=$(port)
-"$BIN/loadtest" -serve-ceiling 127.0.0.1:$OP -ceiling-postgres "$PGURL" 2>"$OUT/pg-only.log" &
-opid=$!
-pids+=($opid)
-KP=$(port)
-"$BIN/widgets-postgres" -postgres "$PGURL" -addr 127.0.0.1:$KP 2>"$OUT/kapi-pg.log" &
-kpgpid=$!
-pids+=($kpgpid)
-# The PostgreSQL-only pass seeds its own widgets: a kapi of its own, on a
-# schema of its own in the same database.
-KP2=$(port)
-"$BIN/widgets-postgres" -postgres "$PGURL" -schema kapi2 -addr 127.0.0.1:$KP2 2>"$OUT/kapi-pg2.log" &
-kpg2pid=$!
-pids+=($kpg2pid)
+up http://127.0.0.1:$CP
+if wants postgres || wants postgres-only; then
+	OP=$(port)
+	"$BIN/loadtest" -serve-ceiling 127.0.0.1:$OP -ceiling-postgres "$PGURL" 2>"$OUT/pg-only.log" &
+	opid=$!
+	pids+=($opid)
+	KP=$(port)
+	"$BIN/widgets-postgres" -postgres "$PGURL" -addr 127.0.0.1:$KP 2>"$OUT/kapi-pg.log" &
+	kpgpid=$!
+	pids+=($kpgpid)
+	# The PostgreSQL-only pass seeds its own widgets: a kapi of its own, on a
+	# schema of its own in the same database.
+	KP2=$(port)
+	"$BIN/widgets-postgres" -postgres "$PGURL" -schema kapi2 -addr 127.0.0.1:$KP2 2>"$OUT/kapi-pg2.log" &
+	kpg2pid=$!
+	pids+=($kpg2pid)
+	ready http://127.0.0.1:$KP
+	ready http://127.0.0.1:$KP2
+	up http://127.0.0.1:$OP
+fi
 KE=$(port)
 "$BIN/widgets-etcd" -etcd http://127.0.0.1:$EP -addr 127.0.0.1:$KE 2>"$OUT/kapi-etcd.log" &
 ketcdpid=$!
 pids+=($ketcdpid)
+EO=$(port)
+"$BIN/loadtest" -serve-ceiling 127.0.0.1:$EO -ceiling-etcd http://127.0.0.1:$EP 2>"$OUT/etcd-only.log" &
+eopid=$!
+pids+=($eopid)
+if [[ -n ${ETCD_BEFORE:-} ]]; then
+	KB=$(port)
+	"$ETCD_BEFORE" -etcd http://127.0.0.1:$EP -prefix /before/ -addr 127.0.0.1:$KB 2>"$OUT/kapi-etcd-before.log" &
+	kbpid=$!
+	pids+=($kbpid)
+	ready http://127.0.0.1:$KB
+	PASSES=$PASSES,etcd-before
+fi
 KM=$(port)
 "$BIN/widgets" -addr 127.0.0.1:$KM 2>"$OUT/kapi-memory.log" &
 kmpid=$!
 pids+=($kmpid)
-ready http://127.0.0.1:$KP
-ready http://127.0.0.1:$KP2
 ready http://127.0.0.1:$KE
 ready http://127.0.0.1:$KM
-up http://127.0.0.1:$CP
-up http://127.0.0.1:$OP
+up http://127.0.0.1:$EO
 
 common=(-duration "$DURATION" -rounds "$ROUNDS" -watchers 300 -watch-rate 50)
-PASSES=${PASSES:-postgres,postgres-only,memory,etcd}
 pass() { # name, then the harness's arguments; a pass that fails is logged
 	local name=$1
 	shift
-	[[ ,$PASSES, == *,$name,* ]] || return 0
-	echo "== $name"
+	wants "$name" || return 0
+	echo "== $name ($(uptime))"
 	"$BIN/loadtest" "${common[@]}" "$@" -json "$OUT/$name.json" 2>"$OUT/$name.log" | tee "$OUT/$name.txt" ||
 		echo "pass $name failed: see $OUT/$name.log"
 }
 pass postgres -server http://127.0.0.1:$KP -server-pid $kpgpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $PGPID -workloads "$WORKLOADS"
 pass postgres-only -server http://127.0.0.1:$KP2 -server-pid $kpg2pid -ceiling http://127.0.0.1:$OP -ceiling-pid $opid -store-pid $PGPID -workloads "$WRITES"
 pass memory -server http://127.0.0.1:$KM -server-pid $kmpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -workloads "${READS:-get,list-large-json}"
-pass etcd -server http://127.0.0.1:$KE -server-pid $ketcdpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $etcdpid -workloads "$WORKLOADS"
+etcdonly=(-store-only http://127.0.0.1:$EO -store-only-pid $eopid)
+pass etcd-before -server http://127.0.0.1:${KB:-} -server-pid ${kbpid:-0} -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $etcdpid "${etcdonly[@]}" -workloads "$WORKLOADS"
+pass etcd -server http://127.0.0.1:$KE -server-pid $ketcdpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $etcdpid "${etcdonly[@]}" -workloads "$WORKLOADS"
 echo "results in $OUT"
