@@ -33,6 +33,9 @@ type Server struct {
 	health *storehealth.Health
 	flow   *guard.Flow      // what is in flight (internal/guard)
 	lists  listcache.Budget // the whole-collection lists kept (internal/listcache)
+	// written is the revision of the latest write this server made
+	// (storeObject), which its cache shows soon after (latest).
+	written atomic.Int64
 
 	handler atomic.Pointer[http.Handler] // set when serving starts
 
