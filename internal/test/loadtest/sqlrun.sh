@@ -21,9 +21,10 @@
 # Server CPU is kapi's; the store's processes (etcd; PostgreSQL's postmaster
 # and its backends) are reported apart (-store-pid). Results: one JSON file
 # per pass and one table each, in $OUT (default a new temporary directory).
-# ETCD_BEFORE=BIN, a widgets-etcd built from another commit, adds a pass
-# etcd-before on the same etcd, ceiling and etcd-only server (its objects
-# under a prefix of their own): before and after in one run.
+# ETCD_BIN=BIN uses an etcd already built. ETCD_BEFORE=BIN, a widgets-etcd
+# built from another commit, adds a pass etcd-before on the same etcd,
+# ceiling and etcd-only server (its objects under a prefix of their own):
+# before and after in one run.
 #
 #   internal/test/loadtest/sqlrun.sh                  # from the repository root
 #   DURATION=3s ROUNDS=2 internal/test/loadtest/sqlrun.sh
@@ -59,7 +60,7 @@ go build -o "$BIN/widgets-postgres" ./storage/postgres/cmd/widgets-postgres
 if [[ -z ${SCALE:-} ]]; then
 	go build -o "$BIN/widgets-etcd" ./storage/etcd/cmd/widgets-etcd
 	go build -o "$BIN/widgets" ./examples/widgets
-	(cd internal/test/robustness && go build -o "$BIN/etcd" go.etcd.io/etcd/server/v3)
+	if [[ -x ${ETCD_BIN:-} ]]; then cp "$ETCD_BIN" "$BIN/etcd"; else (cd internal/test/robustness && go build -o "$BIN/etcd" go.etcd.io/etcd/server/v3); fi
 fi
 
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
