@@ -108,7 +108,10 @@ type Resource[T any] struct {
 
 	// Shape, if set, tells what T's Go type cannot of its objects' JSON:
 	// package kinds serves kinds defined at run time, whose objects share
-	// one Go type, with the shape each kind's schema gives.
+	// one Go type, with the shape each kind's schema gives. The versions
+	// of such a kind validate each with its own Validate and
+	// ValidateStatus, on the object in the request's version, as
+	// kube-apiserver validates a custom resource.
 	Shape Shape
 
 	// ApplySetParent lets objects of the kind be the parents of ApplySets:

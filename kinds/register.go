@@ -111,20 +111,21 @@ func resources(def Definition, o *options) ([]apiserver.Resource[Object], error)
 		if r.Columns, err = columns(v.PrinterColumns); err != nil {
 			return nil, fmt.Errorf("%w: %s %s: %v", ErrDefinition, def.Kind, v.Name, err)
 		}
-		if v.Storage {
-			validate, err := validator(sh, o)
-			if err != nil {
-				return nil, fmt.Errorf("%w: %s %s: %v", ErrDefinition, def.Kind, v.Name, err)
-			}
-			r.Validate, r.ValidateStatus = validate, validate
+		// Each version validates with its own schema and rules, as
+		// kube-apiserver validates a custom resource in the version it
+		// was sent in.
+		validate, err := validator(sh, o)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s %s: %v", ErrDefinition, def.Kind, v.Name, err)
 		}
+		r.Validate, r.ValidateStatus = validate, validate
 		rs = append(rs, r)
 	}
 	return rs, nil
 }
 
-// validator is the storage version's validation: its schema's, with
-// ratcheting on update, then its rules'.
+// validator is a version's validation: its schema's, with ratcheting on
+// update, then its rules'.
 func validator(sh *shape, o *options) (func(ctx context.Context, obj, old *Object) apiserver.FieldErrors, error) {
 	var rules Rules
 	if o.rules != nil && sh.schema != nil {
