@@ -52,6 +52,11 @@ const (
 )
 
 func (rq *request) create(ctx context.Context) error {
+	if rq.res.refuseCreate != nil {
+		if err := rq.res.refuseCreate(); err != nil {
+			return err
+		}
+	}
 	obj, err := rq.decodeBody()
 	if err != nil {
 		return err

@@ -36,6 +36,9 @@ type controller struct {
 	wake    chan struct{}
 	// served are the kinds served here, by definition name.
 	served map[string]servedKind
+	// terminating are the definitions being deleted, whose kinds refuse
+	// creates (kinds.Definition.Terminating).
+	terminating map[string]bool
 	// initial are the definitions that existed when the controller
 	// started and that it has not looked at yet; ready is called once
 	// there are none (nil before the watch's first sync, and after).
@@ -54,7 +57,8 @@ type servedKind struct {
 func newController(s *apiserver.Server, opts []kinds.Option) *controller {
 	serve, remove := kindServer(s, opts)
 	return &controller{serve: serve, remove: remove, logger: slog.Default(),
-		pending: map[string]bool{}, wake: make(chan struct{}, 1), served: map[string]servedKind{}}
+		pending: map[string]bool{}, wake: make(chan struct{}, 1), served: map[string]servedKind{},
+		terminating: map[string]bool{}}
 }
 
 // How soon a definition is looked at again: after a failure, and while
@@ -206,6 +210,11 @@ func (c *controller) sync(ctx context.Context, name string) (time.Duration, erro
 		return 0, err
 	}
 	crd := obj.(*CustomResourceDefinition)
+	// As kube-apiserver's handler, by the Terminating condition a DELETE
+	// sets.
+	c.mu.Lock()
+	c.terminating[name] = conditionTrue(crd, Terminating)
+	c.mu.Unlock()
 	if crd.DeletionTimestamp != nil {
 		return c.finalize(ctx, crd)
 	}
@@ -329,6 +338,12 @@ func (c *controller) start(crd *CustomResourceDefinition) error {
 	if err != nil {
 		return err
 	}
+	name := crd.Name
+	def.Terminating = func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.terminating[name]
+	}
 	if ok && (cur.group != def.Group || cur.kind != def.Kind) {
 		if err := c.remove(cur.group, cur.kind); err != nil {
 			return err
@@ -355,6 +370,7 @@ func (c *controller) stop(name string) {
 	c.mu.Lock()
 	cur, ok := c.served[name]
 	delete(c.served, name)
+	delete(c.terminating, name)
 	c.mu.Unlock()
 	if ok {
 		if err := c.remove(cur.group, cur.kind); err != nil {

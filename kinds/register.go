@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
+	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/internal/jsonpath"
 	"github.com/kapi-dev/kapi/schema"
@@ -99,6 +101,9 @@ func resources(def Definition, o *options) ([]apiserver.Resource[Object], error)
 			Default: sh.setDefaults,
 			Shape:   sh,
 		}
+		if def.Terminating != nil {
+			r.RefuseCreate = refuseWhile(def.Terminating, def.Group, def.Plural)
+		}
 		if v.Scale != nil {
 			r.Scale = &apiserver.ScalePaths{SpecReplicas: v.Scale.SpecReplicasPath, StatusReplicas: v.Scale.StatusReplicasPath, LabelSelector: v.Scale.LabelSelectorPath}
 		}
@@ -122,6 +127,20 @@ func resources(def Definition, o *options) ([]apiserver.Resource[Object], error)
 		rs = append(rs, r)
 	}
 	return rs, nil
+}
+
+// refuseWhile refuses creates while terminating says so, with
+// kube-apiserver's answer: a MethodNotSupported whose message it replaces.
+func refuseWhile(terminating func() bool, group, plural string) func() error {
+	return func() error {
+		if !terminating() {
+			return nil
+		}
+		e := apiserver.NewStatusError(http.StatusMethodNotAllowed, kapi.StatusReasonMethodNotAllowed,
+			"create not allowed while custom resource definition is terminating")
+		e.Status.Details = &kapi.StatusDetails{Group: group, Kind: plural}
+		return e
+	}
 }
 
 // validator is a version's validation: its schema's, with ratcheting on
