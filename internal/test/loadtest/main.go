@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -61,6 +62,8 @@ func mainErr() error {
 		clientGo  = flag.Int("client-go-informers", 10, "client-go dynamic informers started at once (their decoding makes the client the bottleneck: ~80µs of CPU per widget)")
 		memObjs   = flag.Int("memory-objects", 100000, "widgets the memory workload loads")
 		idle      = flag.Int("idle-watchers", 1000, "watchers of the idle-watcher workload")
+		kindsList = flag.String("kinds", "10,30,100,300,1000", "comma-separated numbers of kinds the kinds workload registers, each on a fresh control plane")
+		figures   = flag.String("figures", "", "draw the figures of the curves measured (the kinds workload's) as SVG files in `DIR` (e.g. docs/figures)")
 
 		jsonOut    = flag.String("json", "", "write the results as JSON to `file` (- for stdout)")
 		cpuProfile = flag.String("cpuprofile", "", "write the harness's own CPU profile to `file` (is the client the bottleneck?)")
@@ -112,10 +115,15 @@ func mainErr() error {
 		defer pprof.StopCPUProfile()
 	}
 
+	curve, err := parseInts(*kindsList)
+	if err != nil {
+		return fmt.Errorf("-kinds: %w", err)
+	}
 	sz := sizes{
 		Small: *small, Large: *large, Watchers: *watchers, WatchRate: *watchRate, WatchDuration: *watchDur,
 		Informers: *informers, SmallInformers: *fewInf, SmallInformerObjects: *fewInfObj, ClientGoInformers: *clientGo, MemoryObjects: *memObjs, IdleWatchers: *idle,
 		Duration: *duration, Conns: *conns, Rate: *rate, InformerExpiry: 3 * time.Minute, Settle: time.Second, Rounds: *rounds,
+		KindsCurve: curve,
 	}
 	e := &env{Sizes: sz}
 	if *workloads != "" {
@@ -135,6 +143,7 @@ func mainErr() error {
 		defer local.stop()
 		e.Kapi, e.Ceiling, e.Counting, e.Fresh, e.FreshCeiling = local.kapi, local.ceiling, local.counting, local.fresh, local.freshCeiling
 		e.Bolt, e.BoltOnly = local.freshBolt, local.freshBoltOnly
+		e.ControlPlane = local.freshControlPlane
 	} else {
 		tlsc, err := tlsConfig(*caFile, *certFile, *keyFile)
 		if err != nil {
@@ -156,6 +165,11 @@ func mainErr() error {
 	fmt.Println()
 	fmt.Print(targetsTable(verdicts))
 
+	if *figures != "" {
+		if err := kindsFigures(*figures, kindsPoints(results)); err != nil {
+			return err
+		}
+	}
 	if *jsonOut != "" {
 		data, err := json.MarshalIndent(struct {
 			Results []*Result `json:"results"`
@@ -187,6 +201,22 @@ func mainErr() error {
 		log.Printf("wrote %s", *report)
 	}
 	return runErr
+}
+
+// parseInts parses a comma-separated list of positive integers.
+func parseInts(list string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(list, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%q is not a positive integer", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 func contains(list []string, s string) bool {
