@@ -374,3 +374,42 @@ func pairOf(results []*Result, workload string) *Result {
 	k, _ := pair(results, workload)
 	return k
 }
+
+// kindsMarkdown is the report's section on the kinds curve: a row per
+// number of kinds, and the figures if they were drawn into figures (a
+// path relative to the report).
+func kindsMarkdown(points []*KindsPoint, figures string) string {
+	if len(points) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n## How cost grows: kinds defined at run time\n\n")
+	fmt.Fprintf(&b, "Each row a fresh `examples/controlplane` (memory backend) to which that many generated CustomResourceDefinitions (20 to 50 properties each, with descriptions; %d kinds to a group) were applied server-side over HTTP, %d at a time, the last one alone. Memory: RSS and live heap (after a forced GC) growth per kind. *Served*: from the last definition's apply to a first object of its kind created. Response times: the first request after the last definition (what the server builds lazily, it builds then) / the median of %d more, in ms.\n\n", kindsPerGroup, kindsApplyConns, kindsRepeats)
+	fmt.Fprintf(&b, "| kinds | groups | definitions MiB | RSS KiB/kind | heap KiB/kind | established ms | served ms |")
+	for _, r := range points[0].Responses {
+		fmt.Fprintf(&b, " %s |", r.Name)
+	}
+	fmt.Fprintf(&b, "\n|--:|--:|--:|--:|--:|--:|--:|%s\n", strings.Repeat("--:|", len(points[0].Responses)))
+	for _, p := range points {
+		fmt.Fprintf(&b, "| %d | %d | %.1f | %.0f | %.0f | %.1f | %.1f |", p.Kinds, p.Groups, mib(p.DefinitionBytes), p.RSSPerKindKiB(), p.HeapPerKindKiB(), p.LastEstablishedMs, p.LastServedMs)
+		for _, r := range points[0].Responses {
+			if got := p.response(r.Name); got != nil {
+				fmt.Fprintf(&b, " %s / %s (%.0f KiB) |", msText(got.FirstMs), msText(got.WarmMs), float64(got.Bytes)/1024)
+			} else {
+				b.WriteString(" |")
+			}
+		}
+		b.WriteString("\n")
+	}
+	if figures != "" {
+		fmt.Fprintf(&b, "\n![Memory per kind against kinds registered](%s/kinds-memory.svg)\n\n![Response times against kinds registered](%s/kinds-responses.svg)\n", figures, figures)
+	}
+	return b.String()
+}
+
+func msText(v float64) string {
+	if v < 10 {
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.0f", v)
+}

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -194,6 +195,7 @@ func mainErr() error {
 			Command:    "go run ./internal/test/loadtest " + strings.Join(os.Args[1:], " "),
 			LoadBefore: loadBefore, LoadAfter: loadAverage(),
 			Results: results, Verdicts: verdicts, Sizes: sz, Elapsed: elapsed, Profiles: profiles, RunErr: runErr,
+			Figures: figuresFromReport(*figures, *report),
 		})
 		if err := os.WriteFile(*report, []byte(keepHandWritten(md, *report)), 0o644); err != nil {
 			return err
@@ -201,6 +203,19 @@ func mainErr() error {
 		log.Printf("wrote %s", *report)
 	}
 	return runErr
+}
+
+// figuresFromReport is the figures' directory as a path from the report's,
+// for its links; empty if there are none.
+func figuresFromReport(figures, report string) string {
+	if figures == "" {
+		return ""
+	}
+	rel, err := filepath.Rel(filepath.Dir(report), figures)
+	if err != nil {
+		return figures
+	}
+	return filepath.ToSlash(rel)
 }
 
 // parseInts parses a comma-separated list of positive integers.

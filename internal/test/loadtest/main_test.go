@@ -205,8 +205,8 @@ func TestRun(t *testing.T) {
 			t.Errorf("result %v has no lost field", r)
 		}
 	}
-	md := markdown(reportInput{Command: "go run ./internal/test/loadtest -report BENCHMARKS.md", Results: results, Verdicts: verdicts, Sizes: sz})
-	for _, want := range []string{"## Targets", "## Results", "| get | kapi |", "| get | ceiling |", "| watch | kapi |", "| create-bolt | bolt-only |", "| get-cr | kapi |", "of the typed widget's req/s", "| kinds | kapi |"} {
+	md := markdown(reportInput{Command: "go run ./internal/test/loadtest -report BENCHMARKS.md", Results: results, Verdicts: verdicts, Sizes: sz, Figures: "docs/figures"})
+	for _, want := range []string{"## How cost grows: kinds defined at run time", "| 12 | 2 |", "](docs/figures/kinds-responses.svg)", "## Targets", "## Results", "| get | kapi |", "| get | ceiling |", "| watch | kapi |", "| create-bolt | bolt-only |", "| get-cr | kapi |", "of the typed widget's req/s", "| kinds | kapi |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the report lacks %q:\n%s", want, md)
 		}
@@ -272,6 +272,9 @@ func checkResult(t *testing.T, r *Result, sz sizes) {
 		// least a kind's name per kind.
 		if agg := p.response(respAggregated); agg.Bytes < 50*p.Kinds {
 			t.Errorf("aggregated discovery of %d kinds: %d bytes", p.Kinds, agg.Bytes)
+		}
+		if err := kindsFigures(t.TempDir(), []*KindsPoint{p}); err != nil {
+			t.Errorf("drawing the kinds figures: %v", err)
 		}
 		if v3 := p.response(respV3Doc); v3.Bytes < 3000*min(p.Kinds, 10) {
 			t.Errorf("OpenAPI v3 of a group of %d kinds: %d bytes", min(p.Kinds, 10), v3.Bytes)

@@ -274,6 +274,9 @@ type reportInput struct {
 	Elapsed               time.Duration
 	Profiles              []profile
 	RunErr                error
+	// Figures is where the figures were drawn (-figures), relative to the
+	// report; empty: none.
+	Figures string
 }
 
 // machine describes the machine in one line.
@@ -350,6 +353,7 @@ func markdown(in reportInput) string {
 		fmt.Fprintf(&b, "| %s | %s |\n", strings.Join(f[:10], " | "), note)
 	}
 
+	b.WriteString(kindsMarkdown(kindsPoints(in.Results), in.Figures))
 	if len(in.Profiles) > 0 {
 		fmt.Fprintf(&b, "\n## Profiles of the missed targets\n\nTaken by the same command: kapi (`-pprof`) profiled while the workload ran again for 10 s (informers: streaming lists started again and again; memory: the heap after loading; a bolt workload: a fresh kapi on bolt).\n")
 		for _, p := range in.Profiles {
