@@ -291,6 +291,9 @@ func kindsFigures(dir string, points []*KindsPoint) error {
 			series = append(series, s)
 		}
 	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
 	resp := plot.Chart{Title: "Response times against kinds registered", XLabel: "kinds registered (CustomResourceDefinitions)", YLabel: "ms (log scale)", LogX: true, LogY: true, Series: series, Height: 560}
 	for file, c := range map[string]plot.Chart{"kinds-memory.svg": mem, "kinds-responses.svg": resp} {
 		svg, err := c.SVG()
