@@ -269,7 +269,7 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (int64, error
 			return rows.Err()
 		})
 	}
-	b.Queue(s.sql.notify, s.sql.channelName, "")
+	b.Queue(s.sql.notify, s.sql.channelName)
 	// Once the pipeline is sent, only the server's refusal of one of its
 	// statements (an error, after which it skips the rest and rolls back)
 	// says the transaction did not commit.

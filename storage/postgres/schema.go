@@ -160,7 +160,12 @@ up AS (
 del AS (DELETE FROM %[2]s c USING ok WHERE ok.op = %[6]d AND c.key = ok.key)%[11]s
 SELECT chk.at, chk.fail, ok.rev, chk.old, chk.create_rev FROM chk LEFT JOIN ok ON ok.at = chk.at`,
 		revision, current, log, opCreate, opUpdate, opDelete, failExists, failNotFound, failConflict, nextRev, bump)
-	st.notify = `SELECT pg_notify($1, $2)`
+	// The notification carries the store's revision after the commit, so
+	// that a poller that has read that far already does not read again.
+	st.notify = fmt.Sprintf(`SELECT pg_notify($1, rev::text) FROM %s`, revision)
+	if unordered { // the counter stays where it began
+		st.notify = `SELECT pg_notify($1, '')`
+	}
 	st.createSequence = fmt.Sprintf(`CREATE SEQUENCE IF NOT EXISTS %s START %d`, sequence, initialRevision+1)
 
 	// The poller's read: the log after a revision, each row with the value
