@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -36,6 +37,16 @@ import (
 // the commit, so transactions commit in the order of their revisions, on
 // every replica (see doc.go); and since nothing in the transaction waits
 // for the client, a client that stalls never holds it.
+
+// maxLinger bounds a commit's wait for the writers it expects, however
+// long commits take: it is for writers busy between two writes (an API
+// server decoding the next request), not for a slow database.
+const maxLinger = 5 * time.Millisecond
+
+// lingerFor is how long a commit waits for the writers it expects, given
+// the commits' average duration (see groupcommit): a commit, which holds
+// the database's one revision lock, is better shared.
+func lingerFor(took time.Duration) time.Duration { return min(took, maxLinger) }
 
 type op int
 

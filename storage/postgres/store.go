@@ -210,7 +210,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	}
 	s.recent.reset(rev, compacted)
 	s.bg, s.stopBG = context.WithCancel(context.Background())
-	s.queue = groupcommit.New(groupcommit.Config[*request]{MaxBatch: maxBatch, Commit: s.commit}, s.closing)
+	s.queue = groupcommit.New(groupcommit.Config[*request]{MaxBatch: maxBatch, Commit: s.commit, Linger: lingerFor}, s.closing)
 	s.revisions.wake = make(chan struct{}, 1)
 	for _, loop := range []func(){s.queue.Run, s.pollLoop, s.listenLoop, s.compactLoop, s.readRevisions} {
 		s.goroutines.Go(loop)
