@@ -441,3 +441,33 @@ func TestProgramKindsStay(t *testing.T) {
 	c.want("POST", "/apis/coordination.k8s.io/v1/namespaces/default/leases", "application/json",
 		`{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"l"},"spec":{"holderIdentity":"a"}}`, http.StatusCreated)
 }
+
+// TestSchemaSeesWholeObject: a schema validates the whole object, as
+// kube-apiserver's does, so a root that requires metadata (Argo CD's
+// Application and AppProject do) accepts every object, and a pattern on
+// metadata.name refuses a name with kube's words.
+func TestSchemaSeesWholeObject(t *testing.T) {
+	s, err := schema.Parse([]byte(`{"type": "object", "required": ["apiVersion", "kind", "metadata", "spec"],
+	  "properties": {"metadata": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 5}}},
+	    "spec": {"type": "object", "properties": {"color": {"type": "string"}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, c := newServer(t)
+	def := kinds.Definition{Group: "example.com", Kind: "Widget", Plural: "widgets", Namespaced: true,
+		Versions: []kinds.Version{{Name: "v1", Served: true, Storage: true, Schema: s}}}
+	if err := kinds.Register(srv, def); err != nil {
+		t.Fatal(err)
+	}
+	const path = "/apis/example.com/v1/namespaces/default/widgets"
+	c.want("POST", path, "application/json", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"},"spec":{"color":"red"}}`, 201)
+	c.want("PATCH", path+"/a", "application/merge-patch+json", `{"spec":{"color":"blue"}}`, 200)
+	out := c.want("POST", path, "application/json", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"toolong"},"spec":{}}`, 422)
+	if !strings.Contains(out, `metadata.name: Too long: may not be more than 5 bytes`) {
+		t.Errorf("a name its schema refuses: %s", out)
+	}
+	out = c.want("POST", path, "application/json", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"b"}}`, 422)
+	if !strings.Contains(out, `spec: Required value`) {
+		t.Errorf("no spec: %s", out)
+	}
+}
