@@ -102,7 +102,7 @@ func TestKubectlKinds(t *testing.T) {
 	k.must(t, "patch", "gadget", "g1", "--type=merge", "-p", `{"spec":{"replicas":2}}`)
 	k.must(t, "patch", "gadget", "g1", "--type=json", "-p", `[{"op":"replace","path":"/spec/size","value":"large"}]`)
 	// No strategic merge patch of a custom resource, as in kube-apiserver.
-	if r := k.run(t, "patch", "gadget", "g1", "--type=strategic", "-p", `{"spec":{"ports":[{"name":"https","port":443}]}}`); r.err == nil || !strings.Contains(r.stderr, "(UnsupportedMediaType)") {
+	if r := k.run(t, "patch", "gadget", "g1", "--type=strategic", "-p", `{"spec":{"ports":[{"name":"https","port":443}]}}`); r.err == nil || !strings.Contains(r.stderr, "application/strategic-merge-patch+json is not supported by example.org/v1, Kind=Gadget") {
 		t.Errorf("a strategic merge patch: %v", r)
 	}
 	obj := k.getJSON(t, "gadget", "g1")
