@@ -108,7 +108,7 @@ func testRestarted(t *testing.T, how string) {
 	s := mustStore(t, freshSchema(t), postgres.WithTimeout(2*time.Second))
 	url := serveWidgets(t, s)
 	waitReadyz(t, url, http.StatusOK)
-	if a := send(t, http.MethodPost, url+widgetsPath, widgetJSON("before", "red", "")); a.code != http.StatusCreated {
+	if a := send(t, http.MethodPost, url+widgetsPath, widgetJSON("before", "Red", "")); a.code != http.StatusCreated {
 		t.Fatalf("create: %d %s", a.code, a.body)
 	}
 	rev, err := s.Revision(ctx)
@@ -125,7 +125,7 @@ func testRestarted(t *testing.T, how string) {
 	if !strings.Contains(body, "[-]storage failed") {
 		t.Errorf("/readyz with PostgreSQL down: %q", body)
 	}
-	a := send(t, http.MethodPost, url+widgetsPath+"?timeout=5s", widgetJSON("during", "red", ""))
+	a := send(t, http.MethodPost, url+widgetsPath+"?timeout=5s", widgetJSON("during", "Red", ""))
 	if (a.code != http.StatusServiceUnavailable && a.code != http.StatusGatewayTimeout) || a.retryAfter != "1" {
 		t.Errorf("a write with PostgreSQL down: %d Retry-After %q: %s", a.code, a.retryAfter, a.body)
 	}
@@ -141,7 +141,7 @@ func testRestarted(t *testing.T, how string) {
 	restart()
 	waitReadyz(t, url, http.StatusOK)
 	t.Logf("ready %v after PostgreSQL restarted", time.Since(began).Round(time.Millisecond))
-	if a := send(t, http.MethodPost, url+widgetsPath, widgetJSON("after", "red", "")); a.code != http.StatusCreated {
+	if a := send(t, http.MethodPost, url+widgetsPath, widgetJSON("after", "Red", "")); a.code != http.StatusCreated {
 		t.Fatalf("create after PostgreSQL is back: %d %s", a.code, a.body)
 	}
 	a = send(t, http.MethodGet, url+widgetsPath, "")
@@ -158,15 +158,18 @@ func testRestarted(t *testing.T, how string) {
 	}
 }
 
-// TestCommitLost: a write whose connection is lost as it commits is
-// ErrOutcomeUnknown (as well as a fault to retry): only a read can tell.
-// Here the server stops right before the COMMIT is sent, so the read, once
-// it is back, finds the write was not applied.
+// TestCommitLost: a write whose connection is lost after its statements
+// were sent is ErrOutcomeUnknown (as well as a fault to retry): the server
+// may have been committing it, and only a read can tell. Here another
+// session holds the revision lock, so the write waits for it on the
+// server when the server stops: the read, once it is back, finds it was
+// not applied, and the store writes on from there.
 func TestCommitLost(t *testing.T) {
 	needCluster(t)
 	var armed atomic.Bool
 	var restart func()
-	s := mustStore(t, freshSchema(t), postgres.WithTimeout(2*time.Second), postgres.WithBeforeCommit(func([]int64) {
+	schema := freshSchema(t)
+	s := mustStore(t, schema, postgres.WithTimeout(2*time.Second), postgres.WithAfterSend(func() {
 		if armed.CompareAndSwap(true, false) {
 			restart = crash(t)
 		}
@@ -175,8 +178,16 @@ func TestCommitLost(t *testing.T) {
 	if _, err := s.Create(ctx, "/k", []byte("1")); err != nil {
 		t.Fatal(err)
 	}
+	holder, err := pgx.Connect(ctx, baseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close(context.Background())
+	if _, err := holder.Exec(ctx, "BEGIN; SELECT rev FROM "+pgx.Identifier{schema, "revision"}.Sanitize()+" FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
 	armed.Store(true)
-	_, err := s.Update(ctx, "/k", []byte("2"), 0)
+	_, err = s.Update(ctx, "/k", []byte("2"), 0)
 	if !errors.Is(err, storage.ErrOutcomeUnknown) || !isFault(err) {
 		t.Errorf("an update whose commit was cut off: %v; want ErrOutcomeUnknown and ErrUnavailable or ErrTimeout", err)
 	}
@@ -192,7 +203,7 @@ func TestCommitLost(t *testing.T) {
 		}
 	}
 	if err != nil || string(kv.Value) != "1" {
-		t.Errorf("after the restart /k is %q, %v; want the value before the update, which never reached COMMIT", kv.Value, err)
+		t.Errorf("after the restart /k is %q, %v; want the value before the update, which never got the lock", kv.Value, err)
 	}
 	if _, err := s.Update(ctx, "/k", []byte("3"), kv.ModRevision); err != nil {
 		t.Errorf("an update after the restart: %v", err)
