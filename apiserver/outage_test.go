@@ -159,7 +159,7 @@ func TestStoreOutage(t *testing.T) {
 			// A valid change: an update starts from the watch cache's
 			// object, and is validated before it reaches the store.
 			body: func(c, n int) string {
-				return fmt.Sprintf(`{"spec":{"color":%q}}`, []string{"red", "green", "blue"}[(c+n)%3])
+				return fmt.Sprintf(`{"spec":{"color":%q}}`, []string{"Red", "Green", "Blue"}[(c+n)%3])
 			}},
 		{name: "consistent list", method: http.MethodGet, want: http.StatusServiceUnavailable,
 			path: func(int, int) string { return widgets }},

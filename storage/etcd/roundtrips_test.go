@@ -146,7 +146,7 @@ func TestRoundTripsPerRequest(t *testing.T) {
 		return fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{%s},"spec":{"color":%q}}`, meta, color)
 	}
 	// The server is up and its cache has caught up with the store.
-	if code, body := do(http.MethodPost, widgets, "application/json", widget("warm", "red", "")); code != http.StatusCreated {
+	if code, body := do(http.MethodPost, widgets, "application/json", widget("warm", "Red", "")); code != http.StatusCreated {
 		t.Fatalf("create: %d %s", code, body)
 	}
 	rvOf := func(name string) string {
@@ -164,14 +164,14 @@ func TestRoundTripsPerRequest(t *testing.T) {
 	}
 	rvOf("warm")
 
-	create := measure("CREATE", http.StatusCreated, http.MethodPost, widgets, "application/json", widget("w", "red", ""))
+	create := measure("CREATE", http.StatusCreated, http.MethodPost, widgets, "application/json", widget("w", "Red", ""))
 	rv := rvOf("w")
 	want := map[string]int64{"CREATE": 1}
 	got := map[string]int64{"CREATE": create}
-	got["PUT with resourceVersion"] = measure("PUT with resourceVersion", http.StatusOK, http.MethodPut, widgets+"/w", "application/json", widget("w", "blue", rv))
-	got["PUT"] = measure("PUT", http.StatusOK, http.MethodPut, widgets+"/w", "application/json", widget("w", "green", ""))
-	got["merge PATCH"] = measure("merge PATCH", http.StatusOK, http.MethodPatch, widgets+"/w", "application/merge-patch+json", `{"spec":{"color":"red"}}`)
-	got["apply"] = measure("apply", http.StatusOK, http.MethodPatch, widgets+"/w?fieldManager=test&force=true", "application/apply-patch+yaml", widget("w", "blue", ""))
+	got["PUT with resourceVersion"] = measure("PUT with resourceVersion", http.StatusOK, http.MethodPut, widgets+"/w", "application/json", widget("w", "Blue", rv))
+	got["PUT"] = measure("PUT", http.StatusOK, http.MethodPut, widgets+"/w", "application/json", widget("w", "Green", ""))
+	got["merge PATCH"] = measure("merge PATCH", http.StatusOK, http.MethodPatch, widgets+"/w", "application/merge-patch+json", `{"spec":{"color":"Red"}}`)
+	got["apply"] = measure("apply", http.StatusOK, http.MethodPatch, widgets+"/w?fieldManager=test&force=true", "application/apply-patch+yaml", widget("w", "Blue", ""))
 	for _, w := range []string{"PUT with resourceVersion", "PUT", "merge PATCH", "apply"} {
 		want[w] = create // no more than a create: the precondition is the compare
 	}
@@ -181,7 +181,7 @@ func TestRoundTripsPerRequest(t *testing.T) {
 	got["GET resourceVersion=0"] = measure("GET resourceVersion=0", http.StatusOK, http.MethodGet, widgets+"/w?resourceVersion=0", "", "")
 	want["GET resourceVersion=0"] = 0
 	// A stale resourceVersion is refused by etcd's compare: still one.
-	got["PUT, a stale resourceVersion"] = measure("PUT, a stale resourceVersion", http.StatusConflict, http.MethodPut, widgets+"/w", "application/json", widget("w", "blue", rv))
+	got["PUT, a stale resourceVersion"] = measure("PUT, a stale resourceVersion", http.StatusConflict, http.MethodPut, widgets+"/w", "application/json", widget("w", "Blue", rv))
 	want["PUT, a stale resourceVersion"] = 1
 	for name, w := range want {
 		if got[name] != w {
