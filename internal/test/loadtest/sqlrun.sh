@@ -194,8 +194,8 @@ pass() { # name, then the harness's arguments; a pass that fails is logged
 	"$BIN/loadtest" "${common[@]}" "$@" -json "$OUT/$name.json" 2>"$OUT/$name.log" | tee "$OUT/$name.txt" ||
 		echo "pass $name failed: see $OUT/$name.log"
 }
-pass postgres -server http://127.0.0.1:$KP -server-pid $kpgpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $PGPID -workloads "$WORKLOADS"
-pass postgres-only -server http://127.0.0.1:$KP2 -server-pid $kpg2pid -ceiling http://127.0.0.1:$OP -ceiling-pid $opid -store-pid $PGPID -workloads "$WRITES"
+pass postgres -server http://127.0.0.1:${KP:-} -server-pid ${kpgpid:-0} -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid ${PGPID:-0} -workloads "$WORKLOADS"
+pass postgres-only -server http://127.0.0.1:${KP2:-} -server-pid ${kpg2pid:-0} -ceiling http://127.0.0.1:${OP:-} -ceiling-pid ${opid:-0} -store-pid ${PGPID:-0} -workloads "$WRITES"
 pass memory -server http://127.0.0.1:$KM -server-pid $kmpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -workloads "${READS:-get,list-large-json}"
 etcdonly=(-store-only http://127.0.0.1:$EO -store-only-pid $eopid)
 pass etcd-before -server http://127.0.0.1:${KB:-} -server-pid ${kbpid:-0} -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $etcdpid "${etcdonly[@]}" -workloads "$WORKLOADS"
