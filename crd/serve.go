@@ -99,6 +99,13 @@ func setCondition(c *CustomResourceDefinition, cond Condition) bool {
 	return true
 }
 
+// removeCondition removes a condition, and says whether there was one.
+func removeCondition(c *CustomResourceDefinition, typ string) bool {
+	n := len(c.Status.Conditions)
+	c.Status.Conditions = slices.DeleteFunc(c.Status.Conditions, func(cond Condition) bool { return cond.Type == typ })
+	return len(c.Status.Conditions) != n
+}
+
 func condition(c *CustomResourceDefinition, typ string) *Condition {
 	for i := range c.Status.Conditions {
 		if c.Status.Conditions[i].Type == typ {
