@@ -60,6 +60,12 @@ func serve(s *apiserver.Server, opts []kinds.Option) error {
 	if err != nil {
 		return err
 	}
+	if rules != nil {
+		// Checked already, as each definition was validated: compiled
+		// only (a later WithRules in opts wins).
+		compiled := kinds.WithRules(func(sc *schema.Schema) (kinds.Rules, error) { return rules.CompileRules(sc), nil })
+		opts = append([]kinds.Option{compiled}, opts...)
+	}
 	return s.RunController("apiextensions-controller", controllerUser, newController(s, opts).run)
 }
 

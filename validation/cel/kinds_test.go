@@ -2,6 +2,7 @@ package cel_test
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -166,5 +167,37 @@ func TestKindRulesRegistration(t *testing.T) {
 	}
 	if err := kinds.Register(srv, poolDefinition(t, poolSchema), kinds.WithRules(func(s *schema.Schema) (kinds.Rules, error) { return engine.RulesFor(s) })); err != nil {
 		t.Errorf("registering good rules: %v", err)
+	}
+}
+
+// With the server's rule engine, a kind registered from Go is refused for
+// a rule kube-apiserver would refuse its CustomResourceDefinition for,
+// with kube-apiserver's message, not served with a rule that fails every
+// write or is left out.
+func TestServerEngineChecksKindRules(t *testing.T) {
+	engine, err := cel.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := apiserver.New(apiserver.WithRuleEngine(engine))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	for _, tc := range []struct{ name, schema, want string }{
+		{"misspelt", strings.Replace(poolSchema, "self.min <= self.max", "self.min <= self.maxx", 1),
+			`openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: {"Rule":"self.min \u003c= self.maxx",` +
+				`"Message":"min must not exceed max","MessageExpression":"","Reason":null,"FieldPath":"","OptionalOldSelf":null}: compilation failed: ERROR: <input>:1:17: undefined field 'maxx'`},
+		{"untyped", strings.Replace(poolSchema, `"class": {"type": "string", "maxLength": 20}`,
+			`"class": {"x-kubernetes-preserve-unknown-fields": true, "x-kubernetes-validations": [{"rule": "self == 'gold'"}]}`, 1),
+			`openAPIV3Schema.properties[spec].properties[class].x-kubernetes-validations: Internal error: internal error: failed to construct type information for x-kubernetes-validations rules: unable to convert structural schema to CEL declarations`},
+	} {
+		err := kinds.Register(srv, poolDefinition(t, tc.schema))
+		if !errors.Is(err, kinds.ErrDefinition) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %s", tc.name, err, tc.want)
+		}
+	}
+	if err := kinds.Register(srv, poolDefinition(t, poolSchema)); err != nil {
+		t.Errorf("good rules: %v", err)
 	}
 }
