@@ -224,37 +224,49 @@ func columns(pcs []PrinterColumn) ([]apiserver.Column[Object], error) {
 	return cols, nil
 }
 
-// cell is the value of a column of type typ from what its path found:
-// nil (kubectl prints <none>) when nothing; several values are joined
-// with commas.
+// cell is the value of a column of type typ from what its path found, as
+// kube-apiserver's table convertor makes it: the first value only; nil
+// (kubectl prints <none>) when nothing, or when the value is not of the
+// column's type; a string column shows any value as text.
 func cell(found []any, typ string) any {
-	if len(found) == 0 {
+	if len(found) == 0 || found[0] == nil {
 		return nil
 	}
-	if len(found) > 1 {
-		parts := make([]string, len(found))
-		for i, v := range found {
-			parts[i] = text(v)
+	switch v := found[0].(type) {
+	case string:
+		switch typ {
+		case "string":
+			return v
+		case "date":
+			t, err := time.Parse(time.RFC3339, v)
+			if err != nil {
+				return "<invalid>"
+			}
+			return t
 		}
-		return strings.Join(parts, ",")
-	}
-	v := found[0]
-	switch typ {
-	case "date":
-		s, _ := v.(string)
-		t, err := time.Parse(time.RFC3339, s)
-		if err != nil {
-			return nil
+	case int64:
+		switch typ {
+		case "integer":
+			return v
+		case "number":
+			return float64(v)
 		}
-		return t
-	case "string":
-		return text(v)
+	case float64:
+		switch typ {
+		case "integer":
+			return int64(v)
+		case "number":
+			return v
+		}
+	case bool:
+		if typ == "boolean" {
+			return v
+		}
 	}
-	switch v.(type) {
-	case map[string]any, []any:
-		return text(v)
+	if typ == "string" {
+		return text(found[0])
 	}
-	return v
+	return nil
 }
 
 // text is a value as a string column shows it: a string as it is, anything
