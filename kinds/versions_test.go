@@ -1,8 +1,6 @@
 package kinds_test
 
 import (
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -91,15 +89,7 @@ func TestEachVersionItsSchema(t *testing.T) {
 
 	// Each version's printer columns.
 	for path, col := range map[string]string{v1: `"name":"Size"`, beta: `"name":"Colour"`} {
-		req, _ := http.NewRequest("GET", c.url+path, nil)
-		req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if !strings.Contains(string(data), col) {
+		if data := c.table(path); !strings.Contains(string(data), col) {
 			t.Errorf("%s: columns: %s", path, data)
 		}
 	}
@@ -126,14 +116,7 @@ func TestColumnCellsAsKube(t *testing.T) {
 	}
 	c.want("POST", "/apis/example.com/v1/gadgets", "application/json",
 		`{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g"},"spec":{"name":"x","size":2,"ports":[{"port":80},{"port":443}]}}`, 201)
-	req, _ := http.NewRequest("GET", c.url+"/apis/example.com/v1/gadgets", nil)
-	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	data := c.table("/apis/example.com/v1/gadgets")
 	if want := `"cells":["g",80,null,2,"\u003cinvalid\u003e","{\"port\":80}"]`; !strings.Contains(string(data), want) {
 		t.Errorf("cells: %s, want %s", data, want)
 	}
