@@ -40,6 +40,22 @@ const poolSchema = `{
   "x-kubernetes-validations": [{"rule": "self.metadata.name.startsWith('pool-')", "message": "names start with pool-"}]
 }`
 
+// celServer is a server whose rule engine is CEL, closed when the test
+// ends.
+func celServer(t *testing.T) *apiserver.Server {
+	t.Helper()
+	engine, err := cel.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := apiserver.New(apiserver.WithRuleEngine(engine))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
 func poolDefinition(t *testing.T, schemaJSON string) kinds.Definition {
 	t.Helper()
 	return kinds.Definition{
@@ -87,16 +103,9 @@ func pool(name, spec string) string {
 // A kind defined at run time on a server whose rule engine is CEL has its
 // rules checked on every write through HTTP, with kube-apiserver's 422.
 func TestKindRulesOverHTTP(t *testing.T) {
-	engine, err := cel.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := apiserver.New(apiserver.WithRuleEngine(engine))
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := celServer(t)
 	hs := httptest.NewServer(srv)
-	t.Cleanup(func() { hs.Close(); srv.Close() })
+	t.Cleanup(hs.Close)
 	if err := kinds.Register(srv, poolDefinition(t, poolSchema)); err != nil {
 		t.Fatal(err)
 	}
@@ -175,15 +184,7 @@ func TestKindRulesRegistration(t *testing.T) {
 // with kube-apiserver's message, not served with a rule that fails every
 // write or is left out.
 func TestServerEngineChecksKindRules(t *testing.T) {
-	engine, err := cel.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := apiserver.New(apiserver.WithRuleEngine(engine))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	srv := celServer(t)
 	for _, tc := range []struct{ name, schema, want string }{
 		{"misspelt", strings.Replace(poolSchema, "self.min <= self.max", "self.min <= self.maxx", 1),
 			`openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: {"Rule":"self.min \u003c= self.maxx",` +
