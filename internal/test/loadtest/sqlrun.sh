@@ -182,16 +182,11 @@ common=(-duration "$DURATION" -rounds "$ROUNDS" -watchers 300 -watch-rate 50)
 pass() { # name, then the harness's arguments; a pass that fails is logged
 	local name=$1
 	shift
-	[[ ,$PASSES, == *,$name,* ]] || return 0
 	echo "== $name"
 	"$BIN/loadtest" "${common[@]}" "$@" -json "$OUT/$name.json" 2>"$OUT/$name.log" | tee "$OUT/$name.txt" ||
 		echo "pass $name failed: see $OUT/$name.log"
 }
-pass postgres -server http://127.0.0.1:$KP -server-pid $kpgpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $PGPID -workloads "$WORKLOADS"
-pass postgres-only -server http://127.0.0.1:$KP2 -server-pid $kpg2pid -ceiling http://127.0.0.1:$OP -ceiling-pid $opid -store-pid $PGPID -workloads "$WRITES"
-pass memory -server http://127.0.0.1:$KM -server-pid $kmpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -workloads "${READS:-get,list-large-json}"
-pass etcd -server http://127.0.0.1:$KE -server-pid $ketcdpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $etcdpid -workloads "$WORKLOADS"
-if [[ ,$PASSES, == *,kine,* ]]; then
+kine_pass() {
 	# Started for its pass alone, so that kube-apiserver's own background
 	# work (leases, compaction, kine's polling) does not run beside the others.
 	if kube_on_kine_start "$OUT/kine" "$PGURL"; then
@@ -201,7 +196,18 @@ if [[ ,$PASSES, == *,kine,* ]]; then
 		echo "pass kine failed: see $OUT/kine"
 	fi
 	kube_on_kine_stop
-fi
+}
+# In the order PASSES names them.
+for p in ${PASSES//,/ }; do
+	case $p in
+	postgres) pass postgres -server http://127.0.0.1:$KP -server-pid $kpgpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $PGPID -workloads "$WORKLOADS" ;;
+	postgres-only) pass postgres-only -server http://127.0.0.1:$KP2 -server-pid $kpg2pid -ceiling http://127.0.0.1:$OP -ceiling-pid $opid -store-pid $PGPID -workloads "$WRITES" ;;
+	memory) pass memory -server http://127.0.0.1:$KM -server-pid $kmpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -workloads "${READS:-get,list-large-json}" ;;
+	etcd) pass etcd -server http://127.0.0.1:$KE -server-pid $ketcdpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $etcdpid -workloads "$WORKLOADS" ;;
+	kine) kine_pass ;;
+	*) echo "no pass $p" >&2 ;;
+	esac
+done
 uptime | tee -a "$OUT/uptime.txt"
 python3 internal/test/loadtest/sqlsummary.py "$OUT" | tee "$OUT/summary.md"
 echo "results in $OUT"
