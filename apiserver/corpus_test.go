@@ -1125,6 +1125,7 @@ func badInputCorpus() []corpusCase {
 	crds := "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 	add("applyset/bad label selector", http.MethodGet, crds+"?labelSelector=a+in+(b", nil, 400)
 	add("applyset/a CRD by name", http.MethodGet, crds+"/widgets.example.com", nil, 404)
+	cases = append(cases, actionsCorpus()...)
 	return append(cases, builtinCorpus()...)
 }
 
