@@ -76,37 +76,54 @@ func deepCopy(v any) any {
 	return v
 }
 
-// PrunedDefaults returns a copy of the schema whose defaults have been
-// pruned as objects are: each default, placed where it applies in an
-// otherwise empty object, loses the fields the schema does not specify
-// (kube-apiserver's PruneDefaults, done when it serves a
-// CustomResourceDefinition). Check refuses a schema whose defaults have
-// unknown fields, so for a schema Check accepts the copy is the same.
+// PrunedDefaults returns the schema with its defaults pruned as objects
+// are: each default, placed where it applies in an otherwise empty object,
+// loses the fields the schema does not specify (kube-apiserver's
+// PruneDefaults, done when it serves a CustomResourceDefinition). Only the
+// nodes on the way to a default are copied; the others, and the whole
+// schema when it has no default, are shared with s, which neither is
+// changed after (a served kind holds its schema and this one: a copy of
+// every node of a 50-property schema cost 20 KiB a kind for nothing). Check
+// refuses a schema whose defaults have unknown fields, so for a schema
+// Check accepts the result is the same.
 func (s *Schema) PrunedDefaults() *Schema {
 	return s.pruneDefaults(s, nil)
 }
 
-// pruneDefaults copies s with each default pruned against root at the
-// place path (property names, "*" for a map's values, "[]" for items).
+// pruneDefaults is s with each default below it pruned against root at the
+// place path (property names, "*" for a map's values, "[]" for items): s
+// itself if it has none.
 func (s *Schema) pruneDefaults(root *Schema, path []string) *Schema {
 	if s == nil {
 		return nil
 	}
 	c := *s
+	changed := false
 	if s.Default != nil {
-		c.Default = pruneAt(root, path, deepCopy(s.Default))
+		c.Default, changed = pruneAt(root, path, deepCopy(s.Default)), true
 	}
 	if s.AdditionalProperties != nil {
 		c.AdditionalProperties = s.AdditionalProperties.pruneDefaults(root, append(slices.Clip(path), "*"))
+		changed = changed || c.AdditionalProperties != s.AdditionalProperties
 	}
 	if s.Items != nil {
 		c.Items = s.Items.pruneDefaults(root, append(slices.Clip(path), "[]"))
+		changed = changed || c.Items != s.Items
 	}
-	if s.Properties != nil {
-		c.Properties = make(map[string]*Schema, len(s.Properties))
-		for k, p := range s.Properties {
-			c.Properties[k] = p.pruneDefaults(root, append(slices.Clip(path), k))
+	var props map[string]*Schema
+	for k, p := range s.Properties {
+		if q := p.pruneDefaults(root, append(slices.Clip(path), k)); q != p {
+			if props == nil {
+				props = maps.Clone(s.Properties)
+			}
+			props[k] = q
 		}
+	}
+	if props != nil {
+		c.Properties, changed = props, true
+	}
+	if !changed {
+		return s
 	}
 	return &c
 }

@@ -185,6 +185,32 @@ func TestPrunedDefaults(t *testing.T) {
 	}
 }
 
+// TestPrunedDefaultsShares checks that pruning copies only the nodes on
+// the way to a default: a served kind holds both schemas.
+func TestPrunedDefaultsShares(t *testing.T) {
+	none := mustParse(t, `{"type":"object","properties":{"spec":{"type":"object","properties":{"a":{"type":"string"}}}}}`)
+	if none.PrunedDefaults() != none {
+		t.Error("a schema without defaults was copied")
+	}
+	s := mustParse(t, `{"type":"object","properties":{"spec":{"type":"object","properties":{
+		"d":{"type":"object","default":{"a":"x","b":"y"},"properties":{"a":{"type":"string"}}},
+		"plain":{"type":"object","properties":{"z":{"type":"string"}}}}}}}`)
+	p := s.PrunedDefaults()
+	spec, pspec := s.Properties["spec"], p.Properties["spec"]
+	if p == s || pspec == spec || pspec.Properties["d"] == spec.Properties["d"] {
+		t.Error("the nodes on the way to the pruned default are not copies")
+	}
+	if pspec.Properties["plain"] != spec.Properties["plain"] {
+		t.Error("a subtree without defaults was copied")
+	}
+	if b, _ := json.Marshal(pspec.Properties["d"].Default); string(b) != `{"a":"x"}` {
+		t.Errorf("pruned default %s", b)
+	}
+	if b, _ := json.Marshal(spec.Properties["d"].Default); string(b) != `{"a":"x","b":"y"}` {
+		t.Errorf("the original's default changed: %s", b)
+	}
+}
+
 func TestCheck(t *testing.T) {
 	for _, c := range []struct {
 		name, doc string

@@ -12,6 +12,7 @@ import (
 	"flag"
 	"log"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -26,13 +27,14 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to serve plain HTTP on")
 	data := flag.String("data", "", "keep the objects in the bbolt file DIR/kapi.db instead of in memory")
+	profiling := flag.Bool("pprof", false, "serve Go's profiles under /debug/pprof/ (for the load harness)")
 	flag.Parse()
-	if err := run(*addr, *data); err != nil {
+	if err := run(*addr, *data, *profiling); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(addr, data string) error {
+func run(addr, data string, profiling bool) error {
 	opts := []apiserver.Option{apiserver.WithNamespaces(), apiserver.WithLeases(), apiserver.WithEvents()}
 	if data != "" {
 		if err := os.MkdirAll(data, 0o700); err != nil {
@@ -54,7 +56,15 @@ func run(addr, data string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	server := &http.Server{Addr: addr, Handler: api, ReadHeaderTimeout: 10 * time.Second}
+	var handler http.Handler = api
+	if profiling {
+		mux := http.NewServeMux()
+		mux.Handle("/", api)
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		handler = mux
+	}
+	server := &http.Server{Addr: addr, Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	log.Printf("serving a control plane on http://%s", addr)
 	return api.Run(ctx, server, server.ListenAndServe)
 }

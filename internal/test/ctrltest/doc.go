@@ -8,5 +8,11 @@
 // The directory project is a small kubebuilder-style project of its own
 // (api/v1, config/crd/bases, controller) whose suite starts its
 // environment with package crd/crdtest where kubebuilder's starts
-// envtest, and is otherwise as kubebuilder scaffolds it.
+// envtest, and is otherwise as kubebuilder scaffolds it. With
+// KAPI_ENVTEST_ASSETS naming a directory of envtest's binaries
+// (kube-apiserver, etcd, kubectl; internal/test/aggregation's
+// build-kube-apiserver.sh builds the first two from the Go module proxy),
+// the same suite runs on envtest itself, and TestStartupSideBySide times
+// the two environments' start-up in turn; without it (CI) the suite runs
+// on crdtest and that test is skipped.
 package ctrltest

@@ -38,7 +38,20 @@
 // initial-events-end bookmark: 8 × 1,000 widgets in a namespace of their
 // own, informers-small, and 100 × the large namespace, informers; then
 // client-go dynamic informers); memory (RSS growth and live-heap growth
-// for many widgets against their JSON size). Every request workload runs
+// for many widgets against their JSON size). The same widgets defined by a
+// CustomResourceDefinition (examples/controlplane -pprof, a process of its
+// own, with the typed widget's fields, constraints, defaults and list-map
+// keys as a schema): get-cr, list-large-json-cr, create-cr and apply-cr
+// against their own ceiling, and memory-cr, each beside the typed
+// widget's figure of the same run. kinds: on a fresh control plane for
+// each number of -kinds (10, 30, 100, 300, 1,000), that many generated
+// CustomResourceDefinitions (20 to 50 properties each, 10 kinds to a
+// group) applied server-side over HTTP as kubectl apply --server-side
+// does: RSS and live heap per kind, the time from the last one's apply to
+// its Established condition and to a first object created, and the first
+// and warm response times of discovery (aggregated, and /apis with every
+// group version) and OpenAPI (v2; the v3 index and one group version's
+// document); -figures DIR draws them as SVG (package plot). Every request workload runs
 // closed-loop over -conns connections (unless it has its own number) for
 // -duration, or at an offered -rate, in -rounds rounds against kapi and
 // the ceiling in turn, the best round of each counting.
@@ -50,6 +63,8 @@
 //	go run ./internal/test/loadtest -workloads list-huge-json,list-writes-json-2
 //	go run ./internal/test/loadtest -workloads informers-small,informers
 //	go run ./internal/test/loadtest -workloads memory
+//	go run ./internal/test/loadtest -workloads memory,memory-cr,get,get-cr
+//	go run ./internal/test/loadtest -workloads kinds -figures docs/figures
 //
 // # The ceiling
 //

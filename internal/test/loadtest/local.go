@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -22,13 +23,16 @@ import (
 // (kapi), the ceiling and the counting kapi, each its own process so that
 // its CPU and RSS are its own.
 type localServers struct {
-	root, dir   string // the repository; a temporary directory for binaries and profiles
-	widgetsBin  string
-	kapi        *target
-	ceiling     *target
-	counting    *target
-	procs       []*exec.Cmd
-	profileSecs int
+	root, dir  string // the repository; a temporary directory for binaries and profiles
+	widgetsBin string
+	// controlPlaneBin is examples/controlplane, for the kinds and custom
+	// resources' workloads.
+	controlPlaneBin string
+	kapi            *target
+	ceiling         *target
+	counting        *target
+	procs           []*exec.Cmd
+	profileSecs     int
 }
 
 // repoRoot is the directory of kapi's root module, found upwards from the
@@ -59,13 +63,16 @@ func startLocal(ctx context.Context) (*localServers, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &localServers{root: root, dir: dir, widgetsBin: filepath.Join(dir, "widgets"), profileSecs: 10}
-	log.Printf("building examples/widgets")
-	build := exec.CommandContext(ctx, "go", "build", "-o", l.widgetsBin, "./examples/widgets")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		l.stop()
-		return nil, fmt.Errorf("go build ./examples/widgets: %v\n%s", err, out)
+	l := &localServers{root: root, dir: dir, widgetsBin: filepath.Join(dir, "widgets"), controlPlaneBin: filepath.Join(dir, "controlplane"), profileSecs: 10}
+	for _, bin := range []string{l.widgetsBin, l.controlPlaneBin} {
+		pkg := "./examples/" + filepath.Base(bin)
+		log.Printf("building %s", pkg)
+		build := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			l.stop()
+			return nil, fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+		}
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -136,6 +143,16 @@ func (l *localServers) freshCeiling() (*target, func(), error) {
 // fresh starts another example server, empty, for the memory workload.
 func (l *localServers) fresh() (*target, func(), error) {
 	t, err := l.start(context.Background(), "kapi", l.widgetsBin, "-pprof", "-addr")
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := l.procs[len(l.procs)-1]
+	return t, func() { stopProc(cmd) }, nil
+}
+
+// freshControlPlane starts examples/controlplane, empty, in memory.
+func (l *localServers) freshControlPlane() (*target, func(), error) {
+	t, err := l.start(context.Background(), "kapi", l.controlPlaneBin, "-pprof", "-addr")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -250,6 +267,8 @@ func (l *localServers) profileMissed(ctx context.Context, e *env, verdicts []ver
 		switch v.Workload {
 		case "memory":
 			p.Command, p.Top, err = l.heapProfile(ctx, e)
+		case "memory" + customSuffix, "kinds":
+			p.Command, p.Top, err = l.controlPlaneHeapProfile(ctx, e, v.Workload)
 		case "idle-watchers":
 			p.Command, p.Top, err = l.idleProfile(ctx, e)
 		default:
@@ -332,6 +351,30 @@ func (l *localServers) heapProfile(ctx context.Context, e *env) (string, string,
 	return l.top(ctx, file, "-sample_index=inuse_space")
 }
 
+// controlPlaneHeapProfile loads a fresh control plane as workload does (the
+// largest number of kinds, or the custom objects) and takes its heap
+// profile.
+func (l *localServers) controlPlaneHeapProfile(ctx context.Context, e *env, workload string) (string, string, error) {
+	t, stop, err := l.freshControlPlane()
+	if err != nil {
+		return "", "", err
+	}
+	defer stop()
+	if workload == "kinds" {
+		_, err = runKinds(ctx, t, slices.Max(e.Sizes.KindsCurve), e.Sizes)
+	} else if err = defineWidgets(ctx, t); err == nil {
+		_, err = runMemory(ctx, t, e.Sizes)
+	}
+	if err != nil {
+		return "", "", err
+	}
+	file := filepath.Join(l.dir, workload+".heap.pprof")
+	if err := fetch(ctx, t.URL+"/debug/pprof/heap?gc=1", file); err != nil {
+		return "", "", err
+	}
+	return l.topOf(ctx, l.controlPlaneBin, file, "-sample_index=inuse_space")
+}
+
 // idleProfile opens the idle watchers on a fresh server and takes its heap
 // and goroutine profiles while they are open.
 func (l *localServers) idleProfile(ctx context.Context, e *env) (string, string, error) {
@@ -361,12 +404,17 @@ func (l *localServers) idleProfile(ctx context.Context, e *env) (string, string,
 }
 
 func (l *localServers) top(ctx context.Context, file string, extra ...string) (string, string, error) {
+	return l.topOf(ctx, l.widgetsBin, file, extra...)
+}
+
+// topOf is pprof's top of a profile of the program bin.
+func (l *localServers) topOf(ctx context.Context, bin, file string, extra ...string) (string, string, error) {
 	args := append([]string{"tool", "pprof", "-top", "-nodecount=25"}, extra...)
-	args = append(args, l.widgetsBin, file)
+	args = append(args, bin, file)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = l.root
 	out, err := cmd.CombinedOutput()
-	shown := "go " + strings.Join(append(args[:len(args)-2:len(args)-2], "widgets", filepath.Base(file)), " ")
+	shown := "go " + strings.Join(append(args[:len(args)-2:len(args)-2], filepath.Base(bin), filepath.Base(file)), " ")
 	if err != nil {
 		return shown, "", fmt.Errorf("%v: %s", err, out)
 	}

@@ -13,7 +13,9 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -61,6 +63,8 @@ func mainErr() error {
 		clientGo  = flag.Int("client-go-informers", 10, "client-go dynamic informers started at once (their decoding makes the client the bottleneck: ~80µs of CPU per widget)")
 		memObjs   = flag.Int("memory-objects", 100000, "widgets the memory workload loads")
 		idle      = flag.Int("idle-watchers", 1000, "watchers of the idle-watcher workload")
+		kindsList = flag.String("kinds", "10,30,100,300,1000", "comma-separated numbers of kinds the kinds workload registers, each on a fresh control plane")
+		figures   = flag.String("figures", "", "draw the figures of the curves measured (the kinds workload's) as SVG files in `DIR` (e.g. docs/figures)")
 
 		jsonOut    = flag.String("json", "", "write the results as JSON to `file` (- for stdout)")
 		cpuProfile = flag.String("cpuprofile", "", "write the harness's own CPU profile to `file` (is the client the bottleneck?)")
@@ -112,10 +116,15 @@ func mainErr() error {
 		defer pprof.StopCPUProfile()
 	}
 
+	curve, err := parseInts(*kindsList)
+	if err != nil {
+		return fmt.Errorf("-kinds: %w", err)
+	}
 	sz := sizes{
 		Small: *small, Large: *large, Watchers: *watchers, WatchRate: *watchRate, WatchDuration: *watchDur,
 		Informers: *informers, SmallInformers: *fewInf, SmallInformerObjects: *fewInfObj, ClientGoInformers: *clientGo, MemoryObjects: *memObjs, IdleWatchers: *idle,
 		Duration: *duration, Conns: *conns, Rate: *rate, InformerExpiry: 3 * time.Minute, Settle: time.Second, Rounds: *rounds,
+		KindsCurve: curve,
 	}
 	e := &env{Sizes: sz}
 	if *workloads != "" {
@@ -135,6 +144,7 @@ func mainErr() error {
 		defer local.stop()
 		e.Kapi, e.Ceiling, e.Counting, e.Fresh, e.FreshCeiling = local.kapi, local.ceiling, local.counting, local.fresh, local.freshCeiling
 		e.Bolt, e.BoltOnly = local.freshBolt, local.freshBoltOnly
+		e.ControlPlane = local.freshControlPlane
 	} else {
 		tlsc, err := tlsConfig(*caFile, *certFile, *keyFile)
 		if err != nil {
@@ -156,6 +166,11 @@ func mainErr() error {
 	fmt.Println()
 	fmt.Print(targetsTable(verdicts))
 
+	if *figures != "" {
+		if err := kindsFigures(*figures, kindsPoints(results)); err != nil {
+			return err
+		}
+	}
 	if *jsonOut != "" {
 		data, err := json.MarshalIndent(struct {
 			Results []*Result `json:"results"`
@@ -180,6 +195,7 @@ func mainErr() error {
 			Command:    "go run ./internal/test/loadtest " + strings.Join(os.Args[1:], " "),
 			LoadBefore: loadBefore, LoadAfter: loadAverage(),
 			Results: results, Verdicts: verdicts, Sizes: sz, Elapsed: elapsed, Profiles: profiles, RunErr: runErr,
+			Figures: figuresFromReport(*figures, *report),
 		})
 		if err := os.WriteFile(*report, []byte(keepHandWritten(md, *report)), 0o644); err != nil {
 			return err
@@ -187,6 +203,35 @@ func mainErr() error {
 		log.Printf("wrote %s", *report)
 	}
 	return runErr
+}
+
+// figuresFromReport is the figures' directory as a path from the report's,
+// for its links; empty if there are none.
+func figuresFromReport(figures, report string) string {
+	if figures == "" {
+		return ""
+	}
+	rel, err := filepath.Rel(filepath.Dir(report), figures)
+	if err != nil {
+		return figures
+	}
+	return filepath.ToSlash(rel)
+}
+
+// parseInts parses a comma-separated list of positive integers.
+func parseInts(list string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(list, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%q is not a positive integer", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 func contains(list []string, s string) bool {

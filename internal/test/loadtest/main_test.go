@@ -12,12 +12,14 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/kapi-dev/kapi/apiserver"
+	"github.com/kapi-dev/kapi/crd"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/storage/bolt"
@@ -29,11 +31,22 @@ import (
 // that mean nothing here).
 func newKapi(t *testing.T, opts ...apiserver.Option) *target {
 	t.Helper()
+	return serveAPI(t, widgetapi.Register, opts...)
+}
+
+// serveAPI serves a kapi server that register fills, as newKapi does.
+func serveAPI(t *testing.T, register func(*apiserver.Server) error, opts ...apiserver.Option) *target {
+	t.Helper()
 	api, err := apiserver.New(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := widgetapi.Register(api); err != nil {
+	if err := register(api); err != nil {
+		t.Fatal(err)
+	}
+	// Complete starts the controllers (the definitions' of a control
+	// plane), as crdtest's Start does.
+	if err := api.Complete(); err != nil {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
@@ -45,6 +58,14 @@ func newKapi(t *testing.T, opts ...apiserver.Option) *target {
 		hs.Close()
 	})
 	return &target{Name: "kapi", URL: hs.URL, PID: os.Getpid()}
+}
+
+// newControlPlane is examples/controlplane in-process (namespaces, leases,
+// events and CustomResourceDefinitions), with Go's profiles as its -pprof
+// serves them.
+func newControlPlane(t *testing.T) *target {
+	t.Helper()
+	return serveAPI(t, crd.Serve, apiserver.WithNamespaces(), apiserver.WithLeases(), apiserver.WithEvents())
 }
 
 // newBoltKapi is newKapi on a bolt file in a temporary directory.
@@ -79,6 +100,7 @@ func TestRun(t *testing.T) {
 		Small: 20, Large: 200, Watchers: 20, WatchRate: 50, WatchDuration: 400 * time.Millisecond,
 		Informers: 5, SmallInformers: 3, SmallInformerObjects: 50, ClientGoInformers: 2, MemoryObjects: 300, IdleWatchers: 20,
 		Duration: 150 * time.Millisecond, Conns: 4, InformerExpiry: time.Minute, Settle: 50 * time.Millisecond,
+		KindsCurve: []int{3, 12},
 	}
 	e := &env{
 		Kapi:     newKapi(t),
@@ -92,6 +114,9 @@ func TestRun(t *testing.T) {
 		},
 		BoltOnly: func() (*target, func(), error) {
 			return serveHandler(t, boltOnlyName, newTestCeiling(t, t.TempDir())), func() {}, nil
+		},
+		ControlPlane: func() (*target, func(), error) {
+			return newControlPlane(t), func() {}, nil
 		},
 		FreshCeiling: func() (*target, func(), error) {
 			ct := serveHandler(t, "ceiling", newTestCeiling(t, ""))
@@ -121,7 +146,7 @@ func TestRun(t *testing.T) {
 			t.Errorf("workload %s has no kapi result", w)
 		}
 		switch w {
-		case "informers-client-go", "memory":
+		case "informers-client-go", "memory", "memory-cr", "kinds":
 		default:
 			if seen[w]["ceiling"] != 1 {
 				t.Errorf("workload %s has %d ceiling results, want 1", w, seen[w]["ceiling"])
@@ -137,10 +162,12 @@ func TestRun(t *testing.T) {
 	}
 
 	verdicts := judge(results, sz)
-	if len(verdicts) != 20 {
-		t.Errorf("%d targets judged, want 14:\n%s", len(verdicts), targetsTable(verdicts))
+	if len(verdicts) != 24 {
+		t.Errorf("%d targets judged, want 24:\n%s", len(verdicts), targetsTable(verdicts))
 	}
 	for _, want := range []string{
+		"memory: 300 custom objects in ≤ 1.5× the typed widget's RSS per byte of JSON", "kinds: 12 CustomResourceDefinitions in ≤ 1 MB of RSS each",
+		"kinds: the 12-th definition's objects served ≤ 1 s after its apply",
 		"CREATE (bolt, 8 writers)", "LIST 200 JSON ≥ 60% of its ceiling's bytes/s (2 connections)", "LIST 200 JSON ≥ 60% of its ceiling's bytes/s (4 connections)",
 		"informer start: 3 clients × 50 widgets at the bookmark", "informer start: 5 clients × 200 widgets at the bookmark", "(live heap growth after a forced GC)",
 	} {
@@ -178,8 +205,8 @@ func TestRun(t *testing.T) {
 			t.Errorf("result %v has no lost field", r)
 		}
 	}
-	md := markdown(reportInput{Command: "go run ./internal/test/loadtest -report BENCHMARKS.md", Results: results, Verdicts: verdicts, Sizes: sz})
-	for _, want := range []string{"## Targets", "## Results", "| get | kapi |", "| get | ceiling |", "| watch | kapi |", "| create-bolt | bolt-only |"} {
+	md := markdown(reportInput{Command: "go run ./internal/test/loadtest -report BENCHMARKS.md", Results: results, Verdicts: verdicts, Sizes: sz, Figures: "docs/figures"})
+	for _, want := range []string{"## How cost grows: kinds defined at run time", "| 12 | 2 |", "](docs/figures/kinds-responses.svg)", "## Targets", "## Results", "| get | kapi |", "| get | ceiling |", "| watch | kapi |", "| create-bolt | bolt-only |", "| get-cr | kapi |", "of the typed widget's req/s", "| kinds | kapi |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the report lacks %q:\n%s", want, md)
 		}
@@ -225,7 +252,34 @@ func checkResult(t *testing.T, r *Result, sz sizes) {
 		if r.Workload != "informers-client-go" && r.BytesPerSec*r.SyncSeconds < float64(want*objects*900) {
 			t.Errorf("%.0f bytes read by %d clients of %d widgets", r.BytesPerSec*r.SyncSeconds, want, objects)
 		}
-	case "memory":
+	case "kinds":
+		p := r.Kinds
+		if p == nil || p.Kinds != r.Objects || !slices.Contains(sz.KindsCurve, p.Kinds) || p.Groups != (p.Kinds+9)/10 || p.DefinitionBytes < int64(p.Kinds)*3000 {
+			t.Fatalf("kinds: %+v", p)
+		}
+		if p.LastEstablishedMs <= 0 || p.LastServedMs < p.LastEstablishedMs || p.RSSEndMiB <= 0 || p.HeapEndMiB <= 0 || p.ApplySeconds <= 0 {
+			t.Errorf("kinds: %+v", p)
+		}
+		if len(p.Responses) != 5 {
+			t.Fatalf("%d responses timed, want 5", len(p.Responses))
+		}
+		for _, resp := range p.Responses {
+			if resp.FirstMs <= 0 || resp.WarmMs <= 0 || resp.Bytes < 50 {
+				t.Errorf("%+v", resp)
+			}
+		}
+		// Every kind is in discovery and OpenAPI: each document grows by at
+		// least a kind's name per kind.
+		if agg := p.response(respAggregated); agg.Bytes < 50*p.Kinds {
+			t.Errorf("aggregated discovery of %d kinds: %d bytes", p.Kinds, agg.Bytes)
+		}
+		if err := kindsFigures(t.TempDir(), []*KindsPoint{p}); err != nil {
+			t.Errorf("drawing the kinds figures: %v", err)
+		}
+		if v3 := p.response(respV3Doc); v3.Bytes < 3000*min(p.Kinds, 10) {
+			t.Errorf("OpenAPI v3 of a group of %d kinds: %d bytes", min(p.Kinds, 10), v3.Bytes)
+		}
+	case "memory", "memory-cr":
 		if r.Objects != sz.MemoryObjects || r.JSONBytes < int64(sz.MemoryObjects)*900 || r.RSSEndMiB <= 0 {
 			t.Errorf("%d widgets of %d bytes of JSON, RSS %v MiB", r.Objects, r.JSONBytes, r.RSSEndMiB)
 		}

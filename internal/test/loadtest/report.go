@@ -79,7 +79,13 @@ func table(results []*Result) string {
 		if r.Workload == "informers-client-go" {
 			note = fmt.Sprintf("%d client-go informers × %d widgets synced in %.2f s", r.Informers, r.Objects, r.SyncSeconds)
 		}
-		if r.Workload == "memory" {
+		if r.Kinds != nil {
+			note = r.Kinds.note()
+		}
+		if typed := pairOf(results, strings.TrimSuffix(r.Workload, customSuffix)); r == kapi && typed != nil && typed != r && typed.RequestsPerSec > 0 {
+			note += fmt.Sprintf("; %.0f%% of the typed widget's req/s", 100*ratio(r.RequestsPerSec, typed.RequestsPerSec))
+		}
+		if r.Workload == "memory" || r.Workload == "memory"+customSuffix {
 			note = fmt.Sprintf("%d widgets, %.1f MiB of JSON: RSS %.1f → %.1f MiB, growth %.2f× the JSON", r.Objects, mib(r.JSONBytes), r.RSSBaseMiB, r.RSSEndMiB, r.RSSPerJSON)
 			if r.HeapEndMiB > 0 {
 				note += fmt.Sprintf("; live heap %.1f → %.1f MiB, growth %.2f× the JSON", r.HeapBaseMiB, r.HeapEndMiB, r.HeapPerJSON)
@@ -243,7 +249,8 @@ func judge(results []*Result, sz sizes) []verdict {
 			}
 		}
 	}
-	return vs
+	vs = append(vs, customTargets(results)...)
+	return append(vs, kindsTargets(results)...)
 }
 
 func targetsTable(vs []verdict) string {
@@ -267,6 +274,9 @@ type reportInput struct {
 	Elapsed               time.Duration
 	Profiles              []profile
 	RunErr                error
+	// Figures is where the figures were drawn (-figures), relative to the
+	// report; empty: none.
+	Figures string
 }
 
 // machine describes the machine in one line.
@@ -343,6 +353,7 @@ func markdown(in reportInput) string {
 		fmt.Fprintf(&b, "| %s | %s |\n", strings.Join(f[:10], " | "), note)
 	}
 
+	b.WriteString(kindsMarkdown(kindsPoints(in.Results), in.Figures))
 	if len(in.Profiles) > 0 {
 		fmt.Fprintf(&b, "\n## Profiles of the missed targets\n\nTaken by the same command: kapi (`-pprof`) profiled while the workload ran again for 10 s (informers: streaming lists started again and again; memory: the heap after loading; a bolt workload: a fresh kapi on bolt).\n")
 		for _, p := range in.Profiles {

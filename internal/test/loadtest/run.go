@@ -32,6 +32,11 @@ type env struct {
 	// FreshCeiling starts a ceiling that has served nothing yet, for the
 	// idle watchers' floor; may be nil.
 	FreshCeiling func() (*target, func(), error)
+	// ControlPlane starts a control plane that holds nothing yet
+	// (examples/controlplane: namespaces and CustomResourceDefinitions),
+	// for the kinds and the custom-resource workloads; nil: they are not
+	// run.
+	ControlPlane func() (*target, func(), error)
 	Sizes        sizes
 	Workloads    []string // names to run; empty: all
 	Logf         func(format string, args ...any)
@@ -41,6 +46,7 @@ var allWorkloads = []string{
 	"get", "list-small-json", "list-small-proto", "list-large-json", "list-large-proto",
 	"list-large-json-2", "list-huge-json", "list-huge-json-2", "list-writes-json", "list-writes-json-2", "create", "create-bolt", "update", "patch", "apply", "watch", "idle-watchers",
 	"informers-small", "informers", "informers-client-go", "memory",
+	"get-cr", "list-large-json-cr", "create-cr", "apply-cr", "memory-cr", "kinds",
 }
 
 func (e *env) wants(name string) bool {
@@ -110,11 +116,29 @@ func run(ctx context.Context, e *env) ([]*Result, error) {
 	var bolt, boltOnly *target // started for the first bolt workload
 	stopBolt, stopBoltOnly := func() {}, func() {}
 	defer func() { stopBolt(); stopBoltOnly() }()
+	var custom *target // started for the first custom-resource workload
+	stopCustom := func() {}
+	defer func() { stopCustom() }()
 	for _, w := range requestWorkloads(sz.Conns) {
 		if !e.wants(w.Name) {
 			continue
 		}
 		t := e.Kapi
+		if w.Custom {
+			if e.ControlPlane == nil {
+				e.logf("%s: no control plane to drive (-server): left out", w.Name)
+				continue
+			}
+			if custom == nil {
+				var err error
+				if custom, stopCustom, err = startCustom(ctx, e.ControlPlane, sz); err != nil {
+					custom, stopCustom = nil, func() {}
+					fail(w.Name, err)
+					continue
+				}
+			}
+			t = custom
+		}
 		if w.Bolt {
 			if e.Bolt == nil {
 				e.logf("%s: no kapi on bolt to drive (-server): left out", w.Name)
@@ -242,10 +266,67 @@ func run(ctx context.Context, e *env) ([]*Result, error) {
 			}
 		}
 	}
+	if e.wants("memory-cr") && e.ControlPlane != nil {
+		// The same load of widgets defined as a custom resource, on a
+		// control plane that serves nothing else.
+		if r, err := runCustomMemory(ctx, e.ControlPlane, sz); err != nil {
+			fail("memory-cr", err)
+		} else {
+			add("memory-cr", r)
+		}
+	}
+	if e.wants("kinds") && e.ControlPlane != nil {
+		for _, n := range sz.KindsCurve {
+			t, stop, err := e.ControlPlane()
+			if err != nil {
+				fail("kinds", err)
+				break
+			}
+			p, err := runKinds(ctx, t, n, sz)
+			stop()
+			if err != nil {
+				fail("kinds", fmt.Errorf("%d kinds: %w", n, err))
+				break
+			}
+			add("kinds", &Result{Server: t.Name, Objects: n, Kinds: p})
+		}
+	}
 	if len(failed) > 0 {
 		return results, fmt.Errorf("%d workloads failed:\n%s", len(failed), strings.Join(failed, "\n"))
 	}
 	return results, nil
+}
+
+// startCustom starts a control plane serving widgets as a custom
+// resource, seeded as the typed example is for the request workloads.
+func startCustom(ctx context.Context, fresh func() (*target, func(), error), sz sizes) (*target, func(), error) {
+	t, stop, err := fresh()
+	if err != nil {
+		return nil, nil, fmt.Errorf("starting a control plane: %w", err)
+	}
+	if err := defineWidgets(ctx, t); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	if err := setup(ctx, t, sz); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return t, stop, nil
+}
+
+// runCustomMemory is the memory workload on a fresh control plane
+// serving widgets as a custom resource.
+func runCustomMemory(ctx context.Context, fresh func() (*target, func(), error), sz sizes) (*Result, error) {
+	t, stop, err := fresh()
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	if err := defineWidgets(ctx, t); err != nil {
+		return nil, err
+	}
+	return runMemory(ctx, t, sz)
 }
 
 // startBolt starts a kapi on bolt with fresh and makes the namespace its

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -66,6 +67,9 @@ type Result struct {
 	HeapBaseMiB float64 `json:"liveHeapBaseMiB,omitempty"`
 	HeapEndMiB  float64 `json:"liveHeapEndMiB,omitempty"`
 	HeapPerJSON float64 `json:"liveHeapGrowthPerJSONByte,omitempty"`
+
+	// Kinds is what the kinds workload measured at one number of kinds.
+	Kinds *KindsPoint `json:"kinds,omitempty"`
 }
 
 // The objects: widgets of about 1 KiB of JSON as the server returns them,
@@ -122,31 +126,42 @@ func seedPadded(ctx context.Context, t *target, ns, prefix string, n, conns, pad
 	}
 	c := t.client(conns)
 	defer c.CloseIdleConnections()
-	var next, total atomic.Int64
+	var total atomic.Int64
+	err := inParallel(ctx, n, conns, func(i int) error {
+		name := fmt.Sprintf("%s-%05d", prefix, i)
+		m, _, _, err := send(ctx, c, "POST", widgetsURL(t.URL, ns), jsonHeader, paddedWidgetBody(ns, name, i, "", padding), false)
+		total.Add(m)
+		return err
+	})
+	return total.Load(), err
+}
+
+// inParallel calls do(i) for i from 0 to n-1 on conns goroutines, each
+// taking the next i, and returns the first error, after which the
+// goroutine that got it stops.
+func inParallel(ctx context.Context, n, conns int, do func(i int) error) error {
+	var next atomic.Int64
 	var mu sync.Mutex
 	var first error
 	var wg sync.WaitGroup
 	for range conns {
 		wg.Go(func() {
 			for {
-				i := next.Add(1) - 1
-				if i >= int64(n) || ctx.Err() != nil {
+				i := int(next.Add(1) - 1)
+				if i >= n || ctx.Err() != nil {
 					return
 				}
-				name := fmt.Sprintf("%s-%05d", prefix, i)
-				m, _, _, err := send(ctx, c, "POST", widgetsURL(t.URL, ns), jsonHeader, paddedWidgetBody(ns, name, int(i), "", padding), false)
-				if err != nil {
+				if err := do(i); err != nil {
 					mu.Lock()
 					first = cmpOr(first, err)
 					mu.Unlock()
 					return
 				}
-				total.Add(m)
 			}
 		})
 	}
 	wg.Wait()
-	return total.Load(), first
+	return first
 }
 
 // ensureNamespace creates namespace ns on a server that serves namespaces
@@ -189,6 +204,9 @@ type requestWorkload struct {
 	// the ceiling, which replays one answer whatever happens) from its
 	// start until stop is called: a writer changing what is listed.
 	During func(ctx context.Context, base string) (stop func() error)
+	// Custom: the workload runs against a control plane serving widgets
+	// as a custom resource (widgetCRD) instead of the typed example.
+	Custom bool
 }
 
 // conns is the number of connections w runs over.
@@ -332,7 +350,6 @@ func requestWorkloads(conns int) []requestWorkload {
 
 	// Server-side apply as kubectl apply --server-side sends it: the whole
 	// object, as JSON, owned by one field manager.
-	applyHeader := http.Header{"Content-Type": {"application/apply-patch+yaml"}, "Accept": {"application/json"}}
 	const applyQuery = "?fieldManager=loadtest&force=true"
 	add("apply", func(base string) op {
 		return func(ctx context.Context, c *http.Client, w int, seq int64) (int64, error) {
@@ -342,8 +359,24 @@ func requestWorkloads(conns int) []requestWorkload {
 	}, func(ctx context.Context, c *http.Client, base string) (*recorded, error) {
 		return record(ctx, c, "PATCH", widgetsURL(base, nsWrite)+"/"+writeName(0)+applyQuery, applyHeader, widgetBody(nsWrite, writeName(0), 9, ""))
 	})
+
+	// The same requests for widgets defined by a CustomResourceDefinition
+	// (issue 28's): the custom resource beside the typed kind.
+	for _, w := range ws {
+		if slices.Contains(customWorkloads, w.Name) {
+			w.Name += customSuffix
+			w.Custom = true
+			ws = append(ws, w)
+		}
+	}
 	return ws
 }
+
+// customWorkloads are the request workloads that run again, named with
+// customSuffix, against widgets defined as a custom resource.
+var customWorkloads = []string{"get", "list-large-json", "create", "apply"}
+
+const customSuffix = "-cr"
 
 // listWriterRate is the writes/s of the writer beside the list-writes
 // workloads.
@@ -422,6 +455,9 @@ type sizes struct {
 	InformerExpiry                       time.Duration
 	Settle                               time.Duration // before an RSS reading
 	Rounds                               int           // of each request workload, per server: the best counts
+	// KindsCurve: the numbers of kinds the kinds workload registers, each
+	// on a fresh control plane.
+	KindsCurve []int
 }
 
 // setup seeds the namespaces of the request workloads and the watch.

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,7 +29,8 @@ import (
 //	testEnv = &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
 //	cfg, err = testEnv.Start()
 //
-// to crdtest's, and nothing else.
+// to crdtest's, and nothing else; with KAPI_ENVTEST_ASSETS set, it runs on
+// envtest itself instead (envtest_test.go), to compare the two.
 var (
 	cfg       *rest.Config
 	k8sClient client.Client
@@ -39,12 +41,23 @@ var (
 
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
-	testEnv = &crdtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
-	host, err := testEnv.Start()
-	if err != nil {
-		panic(err)
+	started := time.Now()
+	stopEnv, name := func() error { return testEnv.Stop() }, "crdtest"
+	var err error
+	if assets := os.Getenv(envtestAssets); assets != "" {
+		if cfg, stopEnv, err = startEnvtest(assets); err != nil {
+			panic(err)
+		}
+		name = "envtest"
+	} else {
+		testEnv = &crdtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
+		host, err := testEnv.Start()
+		if err != nil {
+			panic(err)
+		}
+		cfg = &rest.Config{Host: host}
 	}
-	cfg = &rest.Config{Host: host}
+	fmt.Fprintf(os.Stderr, "the suite's environment (%s) started in %v\n", name, time.Since(started).Round(time.Millisecond))
 
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -73,7 +86,7 @@ func TestMain(m *testing.M) {
 	if err := <-done; err != nil {
 		panic(err)
 	}
-	if err := testEnv.Stop(); err != nil {
+	if err := stopEnv(); err != nil {
 		panic(err)
 	}
 	os.Exit(code)
