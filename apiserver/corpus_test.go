@@ -626,8 +626,8 @@ func badInputCorpus() []corpusCase {
 	} {
 		add("missing/get "+p, http.MethodGet, p, nil, 404)
 	}
-	// Unknown subresources, with every method.
-	for _, sub := range []string{"bogus", "log", "exec", "proxy", "eviction", "binding", "finalize", "Status", "status%2F..", "%2E%2E"} {
+	// Unknown subresources, with every method (log is the example's: corpus_actions_test.go).
+	for _, sub := range []string{"bogus", "attach", "exec", "proxy", "eviction", "binding", "finalize", "Status", "status%2F..", "%2E%2E"} {
 		for _, m := range []string{http.MethodGet, http.MethodPut, http.MethodPatch, http.MethodPost, http.MethodDelete} {
 			var body []byte
 			var h []string
