@@ -85,7 +85,7 @@ func newClientAs(t *testing.T, header []string, opts ...apiserver.Option) client
 		return widgetapi.RegisterActions(s)
 	}, opts...)
 	c := client{t, srv}
-	c.want(c.do("POST", ns+"/widgets", "application/json", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1"},"spec":{"color":"red"}}`, header...), 201, "", "")
+	c.want(c.do("POST", ns+"/widgets", "application/json", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1"},"spec":{"color":"Red"}}`, header...), 201, "", "")
 	return c
 }
 
@@ -185,8 +185,8 @@ func TestFollow(t *testing.T) {
 func TestReview(t *testing.T) {
 	c := newClient(t, apiserver.WithNamespaces())
 	for _, tc := range []struct{ contentType, body string }{
-		{"application/json", `{"apiVersion":"example.com/v1","kind":"WidgetReview","spec":{"color":"red","replicas":11}}`},
-		{"application/yaml", "apiVersion: example.com/v1\nkind: WidgetReview\nspec:\n  color: red\n  replicas: 11\n"},
+		{"application/json", `{"apiVersion":"example.com/v1","kind":"WidgetReview","spec":{"color":"Red","replicas":11}}`},
+		{"application/yaml", "apiVersion: example.com/v1\nkind: WidgetReview\nspec:\n  color: Red\n  replicas: 11\n"},
 	} {
 		r := c.do("POST", reviews, tc.contentType, tc.body)
 		c.want(r, 201, "", "")
@@ -258,7 +258,7 @@ func TestRequestPath(t *testing.T) {
 	c.want(c.do("GET", widget+"/log", "", "", alice...), 200, "", "")
 	c.want(c.do("GET", widget+"/log", "", "", nobody...), 403, "Forbidden",
 		`widgets.example.com "w1" is forbidden: User "nobody" cannot get resource "widgets/log" in API group "example.com" in the namespace "default"`)
-	c.want(c.do("POST", reviews, "application/json", `{"metadata":{"name":"r"},"spec":{"color":"red"}}`, alice...), 201, "", "")
+	c.want(c.do("POST", reviews, "application/json", `{"metadata":{"name":"r"},"spec":{"color":"Red"}}`, alice...), 201, "", "")
 	c.want(c.do("GET", reviews, "", "", alice...), 405, "MethodNotAllowed", notAllowed)
 	mu.Lock()
 	defer mu.Unlock()

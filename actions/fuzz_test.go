@@ -38,7 +38,7 @@ func FuzzEndpoints(f *testing.F) {
 		return widgetapi.RegisterActions(s)
 	})
 	resp, err := srv.Client().Post(srv.URL+ns+"/widgets", "application/json",
-		bytes.NewReader([]byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1"},"spec":{"color":"red"}}`)))
+		bytes.NewReader([]byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1"},"spec":{"color":"Red"}}`)))
 	if err != nil || resp.StatusCode != http.StatusCreated {
 		f.Fatalf("create: %v %v", err, resp)
 	}

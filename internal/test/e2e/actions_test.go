@@ -24,7 +24,7 @@ kind: WidgetReview
 metadata:
   name: r1
 spec:
-  color: blue
+  color: Blue
   replicas: 11
 `
 )
@@ -34,7 +34,7 @@ spec:
 func TestActionsKubectl(t *testing.T) {
 	srv := startServer(t)
 	k := newKubectl(t, dispatcherKubectl, srv)
-	k.must(t, "create", "-f", writeFile(t, "w1.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w1\nspec:\n  color: red\n"))
+	k.must(t, "create", "-f", writeFile(t, "w1.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w1\nspec:\n  color: Red\n"))
 	follow := k.start(t, "get", "--raw", actionsWidget+"/log?follow=true")
 	out := k.must(t, "create", "--raw", actionsWidget+"/restart", "-f", writeFile(t, "restart.json", `{"reason":"from kubectl"}`))
 	var restart struct {
@@ -89,7 +89,7 @@ func TestActionsRESTClient(t *testing.T) {
 	}
 	ctx, rc := ctxFor(t, time.Minute), cs.CoreV1().RESTClient()
 	if err := rc.Post().AbsPath(actionsNS+"/widgets").SetHeader("Content-Type", "application/json").
-		Body([]byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1"},"spec":{"color":"red"}}`)).Do(ctx).Error(); err != nil {
+		Body([]byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1"},"spec":{"color":"Red"}}`)).Do(ctx).Error(); err != nil {
 		t.Fatal(err)
 	}
 	logs, err := rc.Get().AbsPath(actionsWidget+"/log").Param("follow", "true").Stream(ctx)
