@@ -9,18 +9,22 @@ import (
 // applySetParentTypes answers kubectl's question for the kinds that may be
 // ApplySet parents (Resource.ApplySetParent), from the registry of the
 // moment (see internal/applyset); when the server serves
-// CustomResourceDefinitions itself, or for another method, api answers.
+// CustomResourceDefinitions itself, api answers, and the kinds registered
+// as parent types join its answer to kubectl's question.
 func (s *Server) applySetParentTypes(api http.HandlerFunc) http.HandlerFunc {
 	fail := func(w http.ResponseWriter, r *http.Request, message string) {
 		writeStatus(w, r, nil, badRequest("%s", message).Status)
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
 		kinds, ownCRDs := parentTypes(s.reg.Load().resources)
-		if ownCRDs || len(kinds) == 0 || r.Method != http.MethodGet {
+		switch {
+		case len(kinds) == 0 || r.Method != http.MethodGet:
 			api(w, r)
-			return
+		case ownCRDs:
+			applyset.WithParentTypes(api, kinds).ServeHTTP(w, r)
+		default:
+			applyset.Handler(kinds, fail).ServeHTTP(w, r)
 		}
-		applyset.Handler(kinds, fail).ServeHTTP(w, r)
 	}
 }
 
@@ -30,9 +34,7 @@ func (s *Server) applySetParentTypes(api http.HandlerFunc) http.HandlerFunc {
 func parentTypes(resources []*resource) (kinds []applyset.Kind, ownCRDs bool) {
 	parents := map[[2]string]bool{}
 	for _, res := range resources {
-		if res.Group == "apiextensions.k8s.io" {
-			return nil, true
-		}
+		ownCRDs = ownCRDs || res.Group == "apiextensions.k8s.io"
 		parents[[2]string{res.Group, res.Kind}] = parents[[2]string{res.Group, res.Kind}] || res.applySetParent
 	}
 	index := map[[2]string]int{}
@@ -50,5 +52,5 @@ func parentTypes(resources []*resource) (kinds []applyset.Kind, ownCRDs bool) {
 			kinds[i].Versions = append(kinds[i].Versions, applyset.Version{Name: res.Version, Storage: res.storageVersion() == res})
 		}
 	}
-	return kinds, false
+	return kinds, ownCRDs
 }

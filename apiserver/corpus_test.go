@@ -1125,6 +1125,12 @@ func badInputCorpus() []corpusCase {
 	crds := "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 	add("applyset/bad label selector", http.MethodGet, crds+"?labelSelector=a+in+(b", nil, 400)
 	add("applyset/a CRD by name", http.MethodGet, crds+"/widgets.example.com", nil, 404)
+	// The corpus server serves CRDs: the parent types join its list.
+	parents := crds + "?labelSelector=applyset.kubernetes.io%2Fis-parent-type"
+	add("applyset/parent types at a bad resourceVersion", http.MethodGet, parents+"&resourceVersion=abc", nil, 400)
+	add("applyset/parent types with a bad limit", http.MethodGet, parents+"&limit=x", nil, 400)
+	add("applyset/parent types in protobuf", http.MethodGet, parents, nil, 406, "Accept", mtProtobuf)
+	add("applyset/parent types and a bad selector", http.MethodGet, parents+",a+in+(b", nil, 400)
 	return append(cases, builtinCorpus()...)
 }
 

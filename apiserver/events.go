@@ -54,7 +54,12 @@ func (s *Server) registerEvents() error {
 	err := errors.Join(
 		Register(s, Resource[builtin.Event]{
 			Version: "v1", Kind: "Event", Plural: "events", Namespaced: true, ShortNames: []string{"ev"}, Storage: true,
-			CreateOnUpdate: true, // as kube's event strategy allows
+			// kube's event strategy (pkg/registry/core/event/strategy.go,
+			// v1.37.2) answers AllowCreateOnUpdate with true, and
+			// events.k8s.io/v1 is served from that same storage; the "false
+			// for Event" strategy found in old copies is the 1.8-era
+			// pkg/registry/events/event, long removed.
+			CreateOnUpdate: true,
 			SelectableFields: []string{"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
 				"involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent", "type"},
 			Columns: eventColumns(func(e *builtin.Event) eventRow {
@@ -63,7 +68,8 @@ func (s *Server) registerEvents() error {
 		}),
 		Register(s, Resource[builtin.EventsEvent]{
 			Group: "events.k8s.io", Version: "v1", Kind: "Event", Plural: "events", Namespaced: true, ShortNames: []string{"ev"},
-			CreateOnUpdate: true, Conversion: ConvertVia(builtin.EventToCore, builtin.EventFromCore),
+			CreateOnUpdate: true, // the core event's storage, see above
+			Conversion:     ConvertVia(builtin.EventToCore, builtin.EventFromCore),
 			SelectableFields: []string{"regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid",
 				"regarding.apiVersion", "regarding.resourceVersion", "regarding.fieldPath", "reason", "reportingController", "type"},
 			Columns: eventColumns(func(e *builtin.EventsEvent) eventRow {

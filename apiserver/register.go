@@ -81,6 +81,10 @@ type Resource[T any] struct {
 	// gets its cleanup finalizer so). It is not told of a DELETE of an
 	// object marked already.
 	OnDelete func(obj *T) error
+	// RefuseCreate, if set, is asked before each create (POST) is read:
+	// an error, a *StatusError, refuses it. A CustomResourceDefinition
+	// being deleted refuses creates of its kind so.
+	RefuseCreate func() error
 
 	// Several versions of one kind are several registrations with the same
 	// Group and Kind, each with its own Version and type T (see
@@ -108,7 +112,10 @@ type Resource[T any] struct {
 
 	// Shape, if set, tells what T's Go type cannot of its objects' JSON:
 	// package kinds serves kinds defined at run time, whose objects share
-	// one Go type, with the shape each kind's schema gives.
+	// one Go type, with the shape each kind's schema gives. The versions
+	// of such a kind validate each with its own Validate and
+	// ValidateStatus, on the object in the request's version, as
+	// kube-apiserver validates a custom resource.
 	Shape Shape
 
 	// ApplySetParent lets objects of the kind be the parents of ApplySets:
@@ -199,6 +206,7 @@ func newResource[T any, P interface {
 		typ:          reflect.TypeFor[T](),
 		newObject:    func() kapi.Object { return P(new(T)) },
 		validateName: r.ValidateName, createOnUpdate: r.CreateOnUpdate, applySetParent: r.ApplySetParent,
+		refuseCreate: r.RefuseCreate,
 		version: versionOptions{
 			storage: r.Storage, served: !r.NotServed, deprecated: r.Deprecated,
 			warning: r.DeprecationWarning, conversion: r.Conversion,
@@ -359,6 +367,7 @@ type resource struct {
 	validateStatus func(ctx context.Context, obj, old kapi.Object) FieldErrors
 	validateName   func(string) []string
 	createOnUpdate bool // see Resource.CreateOnUpdate
+	refuseCreate   func() error
 	// changeable says the kind came from RegisterKind: only such kinds
 	// may be replaced or removed while serving (see change).
 	changeable bool

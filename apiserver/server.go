@@ -193,6 +193,8 @@ func (s *Server) change(group, kind string, rs []*resource) error {
 	for _, o := range gone {
 		if o.cache != nil && o.storageVersion() == o {
 			s.hub.Unregister(o.cache)
+			o.lists.Leave()
+			o.frames.Leave()
 		}
 	}
 	return nil

@@ -148,7 +148,7 @@ func (s *Server) completeKind(group string, rs []*resource) error {
 	}
 	st := k.storage
 	for _, r := range rs {
-		if r != st && r.version.validates {
+		if r != st && r.version.validates && r.shape == nil {
 			errs = append(errs, fmt.Errorf("%s: Validate, ValidateStatus and ValidateName run on the storage version %s: set them there", r.gvk(), st.Version))
 		}
 		if r.Namespaced != st.Namespaced {
@@ -173,7 +173,7 @@ func (s *Server) completeKind(group string, rs []*resource) error {
 	s.lists.Add(&st.frames, st.cache.LastChange)
 	for _, r := range rs {
 		r.prefix, r.cache = st.prefix, st.cache
-		if r != st {
+		if r != st && r.shape == nil {
 			r.validate, r.validateStatus, r.validateName = st.validate, st.validateStatus, st.validateName
 		}
 	}

@@ -52,6 +52,11 @@ const (
 )
 
 func (rq *request) create(ctx context.Context) error {
+	if rq.res.refuseCreate != nil {
+		if err := rq.res.refuseCreate(); err != nil {
+			return err
+		}
+	}
 	obj, err := rq.decodeBody()
 	if err != nil {
 		return err
@@ -415,9 +420,29 @@ func (rq *request) validate(ctx context.Context, obj, old kapi.Object) FieldErro
 		validate = rq.res.validateStatus
 	}
 	if validate != nil {
+		obj, old = rq.res.inOwnVersion(obj, old)
 		errs = append(errs, validate(ctx, obj, old)...)
 	}
 	return errs
+}
+
+// inOwnVersion is obj and old, of the storage version, in r's when r is
+// a version of a kind with a Shape, which validates each version by its
+// own schema (see Resource.Shape). Such versions share one Go type: only
+// apiVersion changes, and that cannot fail.
+func (r *resource) inOwnVersion(obj, old kapi.Object) (kapi.Object, kapi.Object) {
+	if r.shape == nil || !r.converts() {
+		return obj, old
+	}
+	if o, err := r.fromStorage(obj); err == nil {
+		obj = o
+	}
+	if old != nil {
+		if o, err := r.fromStorage(old); err == nil {
+			old = o
+		}
+	}
+	return obj, old
 }
 
 // randomSuffix is what generateName appends: five characters from the

@@ -36,11 +36,25 @@ type controller struct {
 	wake    chan struct{}
 	// served are the kinds served here, by definition name.
 	served map[string]servedKind
+	// terminating are the definitions being deleted, whose kinds refuse
+	// creates (kinds.Definition.Terminating).
+	terminating map[string]bool
+	// names are the accepted names of every definition, by name, as last
+	// read, for the naming of the others: listed once, then kept by each
+	// sync (a change to a definition is a sync of it), so that a sync
+	// does not read every definition (N² at a restart with many).
+	names map[string]groupNames
 	// initial are the definitions that existed when the controller
 	// started and that it has not looked at yet; ready is called once
 	// there are none (nil before the watch's first sync, and after).
 	initial map[string]bool
 	ready   func()
+}
+
+// groupNames are a definition's group and accepted names.
+type groupNames struct {
+	group string
+	names Names
 }
 
 // servedKind is a kind served for a definition, and what it was made
@@ -54,7 +68,8 @@ type servedKind struct {
 func newController(s *apiserver.Server, opts []kinds.Option) *controller {
 	serve, remove := kindServer(s, opts)
 	return &controller{serve: serve, remove: remove, logger: slog.Default(),
-		pending: map[string]bool{}, wake: make(chan struct{}, 1), served: map[string]servedKind{}}
+		pending: map[string]bool{}, wake: make(chan struct{}, 1), served: map[string]servedKind{},
+		terminating: map[string]bool{}}
 }
 
 // How soon a definition is looked at again: after a failure, and while
@@ -132,6 +147,25 @@ func (c *controller) run(ctx context.Context, objects lifecycle.Objects, ready f
 // kinds served), as kube-apiserver is once its CRD informers have synced.
 func (c *controller) synced(names []string) {
 	c.mu.Lock()
+	// Definitions deleted while the watch was down: looked at again, a
+	// sync finds them gone and forgets them.
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		seen[n] = true
+	}
+	var gone []string
+	for name := range c.names {
+		if !seen[name] {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		c.mu.Unlock()
+		for _, name := range gone {
+			c.add(name)
+		}
+		c.mu.Lock()
+	}
 	if c.ready == nil {
 		c.mu.Unlock()
 		return
@@ -206,20 +240,19 @@ func (c *controller) sync(ctx context.Context, name string) (time.Duration, erro
 		return 0, err
 	}
 	crd := obj.(*CustomResourceDefinition)
+	// As kube-apiserver's handler, by the Terminating condition a DELETE
+	// sets.
+	c.mu.Lock()
+	c.terminating[name] = conditionTrue(crd, Terminating)
+	c.mu.Unlock()
 	if crd.DeletionTimestamp != nil {
 		return c.finalize(ctx, crd)
 	}
-	// The other definitions matter only to names not accepted yet: a
-	// definition whose names are all accepted keeps them whatever the
-	// others hold. Listing every definition on each sync made a server of
-	// 1,000 definitions spend 0.2 s on each (and its restart quadratic).
-	var all []kapi.Object
-	if !namesAccepted(crd) {
-		if all, err = c.objects.List(ctx, c.crds, ""); err != nil {
-			return 0, err
-		}
+	others, err := c.namesBesides(ctx, crd)
+	if err != nil {
+		return 0, err
 	}
-	changed := acceptNames(crd, all)
+	changed := acceptNames(crd, others)
 	if cond := condition(crd, NamesAccepted); cond != nil && cond.Status == kapi.ConditionTrue {
 		if err := c.start(crd); err != nil {
 			changed = setCondition(crd, Condition{Type: Established, Status: kapi.ConditionFalse, Reason: "InstallationFailed", Message: err.Error()}) || changed
@@ -228,23 +261,62 @@ func (c *controller) sync(ctx context.Context, name string) (time.Duration, erro
 		}
 	}
 	if changed {
-		_, err = c.objects.Update(ctx, c.crds, crd, "status")
+		if _, err = c.objects.Update(ctx, c.crds, crd, "status"); err == nil {
+			c.noteNames(crd)
+		}
 	}
 	return 0, err
+}
+
+// namesBesides are the accepted names of the other definitions of crd's
+// group; it notes crd's own, as just read.
+func (c *controller) namesBesides(ctx context.Context, crd *CustomResourceDefinition) ([]Names, error) {
+	c.mu.Lock()
+	listed := c.names != nil
+	c.mu.Unlock()
+	if !listed {
+		all, err := c.objects.List(ctx, c.crds, "")
+		if err != nil {
+			return nil, err
+		}
+		names := make(map[string]groupNames, len(all))
+		for _, o := range all {
+			other := o.(*CustomResourceDefinition)
+			names[other.Name] = groupNames{other.Spec.Group, other.Status.AcceptedNames}
+		}
+		c.mu.Lock()
+		c.names = names
+		c.mu.Unlock()
+	}
+	c.noteNames(crd)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var others []Names
+	for name, n := range c.names {
+		if n.group == crd.Spec.Group && name != crd.Name {
+			others = append(others, n.names)
+		}
+	}
+	return others, nil
+}
+
+// noteNames records a definition's accepted names as read or written.
+func (c *controller) noteNames(crd *CustomResourceDefinition) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.names != nil {
+		c.names[crd.Name] = groupNames{crd.Spec.Group, crd.Status.AcceptedNames}
+	}
 }
 
 // acceptNames sets a definition's accepted names and its NamesAccepted
 // condition as kube-apiserver's naming controller does: a name another
 // definition of the group has accepted already stays unaccepted, and the
-// one accepted before is kept. It says whether the status changed.
-func acceptNames(crd *CustomResourceDefinition, all []kapi.Object) bool {
+// one accepted before is kept. others are the accepted names of the other
+// definitions of the group. It says whether the status changed.
+func acceptNames(crd *CustomResourceDefinition, others []Names) bool {
 	resources, kinds := map[string]bool{}, map[string]bool{}
-	for _, o := range all {
-		other := o.(*CustomResourceDefinition)
-		if other.Spec.Group != crd.Spec.Group || other.Name == crd.Name {
-			continue
-		}
-		n := other.Status.AcceptedNames
+	for _, n := range others {
 		resources[n.Plural], resources[n.Singular] = true, true
 		for _, s := range n.ShortNames {
 			resources[s] = true
@@ -315,14 +387,6 @@ func aggregate(msgs []string) string {
 	return "[" + strings.Join(msgs, ", ") + "]"
 }
 
-// namesAccepted says whether every name a definition asks for is accepted
-// already, so that no other definition can conflict with it.
-func namesAccepted(crd *CustomResourceDefinition) bool {
-	want, have := crd.Spec.Names, crd.Status.AcceptedNames
-	return want.Plural == have.Plural && want.Singular == have.Singular && want.Kind == have.Kind &&
-		want.ListKind == have.ListKind && slices.Equal(want.ShortNames, have.ShortNames)
-}
-
 func sameNames(a, b Names) bool {
 	return a.Plural == b.Plural && a.Singular == b.Singular && a.Kind == b.Kind && a.ListKind == b.ListKind &&
 		slices.Equal(a.ShortNames, b.ShortNames) && slices.Equal(a.Categories, b.Categories)
@@ -342,6 +406,12 @@ func (c *controller) start(crd *CustomResourceDefinition) error {
 	def, err := Definition(crd)
 	if err != nil {
 		return err
+	}
+	name := crd.Name
+	def.Terminating = func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.terminating[name]
 	}
 	if ok && (cur.group != def.Group || cur.kind != def.Kind) {
 		if err := c.remove(cur.group, cur.kind); err != nil {
@@ -369,21 +439,23 @@ func (c *controller) stop(name string) {
 	c.mu.Lock()
 	cur, ok := c.served[name]
 	delete(c.served, name)
+	delete(c.terminating, name)
+	delete(c.names, name)
+	_, group, _ := strings.Cut(name, ".") // a definition is named <plural>.<group>
+	var again []string
+	for other, n := range c.names {
+		if n.group == group {
+			again = append(again, other)
+		}
+	}
 	c.mu.Unlock()
 	if ok {
 		if err := c.remove(cur.group, cur.kind); err != nil {
 			c.logger.Warn("kapi: crd: stop serving", "name", name, "err", err)
 		}
 	}
-	_, group, _ := strings.Cut(name, ".") // a definition is named <plural>.<group>
-	all, err := c.objects.List(context.Background(), c.crds, "")
-	if err != nil {
-		return
-	}
-	for _, o := range all {
-		if other := o.(*CustomResourceDefinition); other.Spec.Group == group {
-			c.add(other.Name)
-		}
+	for _, other := range again {
+		c.add(other)
 	}
 }
 

@@ -334,6 +334,15 @@ func TestLifecycle(t *testing.T) {
 	if code, _ = do(t, srv, "GET", crds+"/widgets.example.com", ""); code != http.StatusOK {
 		t.Fatalf("the definition went before its objects: %d", code)
 	}
+	// While it terminates, creates are refused as kube-apiserver's
+	// customresource_handler.go refuses them; the rest goes on.
+	code, w = do(t, srv, "POST", coll, `{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w3"}}`)
+	if code != http.StatusMethodNotAllowed || w["reason"] != "MethodNotAllowed" || w["message"] != "create not allowed while custom resource definition is terminating" {
+		t.Errorf("a create while the definition terminates: %d %v", code, w)
+	}
+	if code, w = do(t, srv, "GET", coll, ""); code != http.StatusOK {
+		t.Errorf("a list while the definition terminates: %d %v", code, w)
+	}
 	if code, w = do(t, srv, "PATCH", coll+"/w2", `[{"op": "remove", "path": "/metadata/finalizers"}]`); code != http.StatusOK {
 		t.Fatalf("patch w2: %d %v", code, w)
 	}

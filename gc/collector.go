@@ -178,20 +178,31 @@ func (c *Collector) Run(ctx context.Context) {
 	c.runMu.Lock()
 	resources := c.set.Load().resources
 	c.run, c.group = ctx, &wg
-	c.runMu.Unlock()
 	remaining.Store(int64(len(resources)))
 	if len(resources) == 0 {
 		close(allSynced)
 	}
 	for _, r := range resources {
+		// Each follow its own context, so that Remove stops it as it
+		// stops those Add started.
+		rctx, cancel := context.WithCancel(ctx)
+		c.stops[r] = cancel
 		wg.Go(func() {
-			c.follow(ctx, r, func() {
+			synced := sync.OnceFunc(func() {
 				if remaining.Add(-1) == 0 {
 					close(allSynced)
 				}
 			})
+			// A follow removed before its first sync holds no one up.
+			defer func() {
+				if ctx.Err() == nil {
+					synced()
+				}
+			}()
+			c.follow(rctx, r, synced)
 		})
 	}
+	c.runMu.Unlock()
 	select {
 	case <-allSynced:
 		for range c.config.workers {
@@ -202,6 +213,7 @@ func (c *Collector) Run(ctx context.Context) {
 	<-ctx.Done()
 	c.runMu.Lock()
 	c.run = nil // Add joins wg no more
+	clear(c.stops)
 	c.runMu.Unlock()
 	wg.Wait()
 }

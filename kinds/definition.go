@@ -22,6 +22,12 @@ type Definition struct {
 	// the storage version. Objects of every version have the same shape
 	// (conversion strategy None: only apiVersion changes).
 	Versions []Version
+	// Terminating, if set, says whether the kind is being deleted: a
+	// create (POST) is then refused as kube-apiserver refuses one while
+	// its CustomResourceDefinition terminates (405 MethodNotAllowed,
+	// "create not allowed while custom resource definition is
+	// terminating"), while reads, updates and deletes go on.
+	Terminating func() bool
 }
 
 // Version is one version of a kind, as a CRD's spec.versions[i].

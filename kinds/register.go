@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
+	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/internal/jsonpath"
 	"github.com/kapi-dev/kapi/schema"
@@ -99,6 +101,9 @@ func resources(def Definition, o *options) ([]apiserver.Resource[Object], error)
 			Default: sh.setDefaults,
 			Shape:   sh,
 		}
+		if def.Terminating != nil {
+			r.RefuseCreate = refuseWhile(def.Terminating, def.Group, def.Plural)
+		}
 		if v.Scale != nil {
 			r.Scale = &apiserver.ScalePaths{SpecReplicas: v.Scale.SpecReplicasPath, StatusReplicas: v.Scale.StatusReplicasPath, LabelSelector: v.Scale.LabelSelectorPath}
 		}
@@ -111,20 +116,35 @@ func resources(def Definition, o *options) ([]apiserver.Resource[Object], error)
 		if r.Columns, err = columns(v.PrinterColumns); err != nil {
 			return nil, fmt.Errorf("%w: %s %s: %v", ErrDefinition, def.Kind, v.Name, err)
 		}
-		if v.Storage {
-			validate, err := validator(sh, o)
-			if err != nil {
-				return nil, fmt.Errorf("%w: %s %s: %v", ErrDefinition, def.Kind, v.Name, err)
-			}
-			r.Validate, r.ValidateStatus = validate, validate
+		// Each version validates with its own schema and rules, as
+		// kube-apiserver validates a custom resource in the version it
+		// was sent in.
+		validate, err := validator(sh, o)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s %s: %v", ErrDefinition, def.Kind, v.Name, err)
 		}
+		r.Validate, r.ValidateStatus = validate, validate
 		rs = append(rs, r)
 	}
 	return rs, nil
 }
 
-// validator is the storage version's validation: its schema's, with
-// ratcheting on update, then its rules'.
+// refuseWhile refuses creates while terminating says so, with
+// kube-apiserver's answer: a MethodNotSupported whose message it replaces.
+func refuseWhile(terminating func() bool, group, plural string) func() error {
+	return func() error {
+		if !terminating() {
+			return nil
+		}
+		e := apiserver.NewStatusError(http.StatusMethodNotAllowed, kapi.StatusReasonMethodNotAllowed,
+			"create not allowed while custom resource definition is terminating")
+		e.Status.Details = &kapi.StatusDetails{Group: group, Kind: plural}
+		return e
+	}
+}
+
+// validator is a version's validation: its schema's, with ratcheting on
+// update, then its rules'.
 func validator(sh *shape, o *options) (func(ctx context.Context, obj, old *Object) apiserver.FieldErrors, error) {
 	var rules Rules
 	if o.rules != nil && sh.schema != nil {

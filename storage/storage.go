@@ -85,7 +85,11 @@ type ListResult struct {
 	// Revision the page was read at: pass it back as ListOptions.Revision to
 	// read the next page from the same snapshot.
 	Revision int64
-	// Remaining counts the keys after this page (0 on the last page).
+	// Remaining counts the keys after this page: 0 on the last page, and
+	// only there. A backend may bound the count of a long rest (postgres
+	// counts at most 1,000 keys past the page), reporting the bound, a
+	// lower bound: Kubernetes' remainingItemCount, which it feeds, is an
+	// estimate clients must not rely on.
 	Remaining int64
 }
 

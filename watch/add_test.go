@@ -3,8 +3,12 @@ package watch_test
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
 	"testing"
 
+	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/storage/memory"
 	"github.com/kapi-dev/kapi/watch"
 )
 
@@ -51,5 +55,94 @@ func TestAddWhileRunning(t *testing.T) {
 	mustWaitFor(t, e.hub, rev)
 	if it, _ := e.widgets.Get(widgets + "w"); it == nil {
 		t.Error("the other caches stopped")
+	}
+}
+
+// listHeld is a store whose List of one prefix reads, then waits for
+// release before it answers: a large collection being read.
+type listHeld struct {
+	storage.Interface
+	prefix   string
+	listed   chan int64 // the revision the held List read at
+	release  chan struct{}
+	holdOnce sync.Once
+}
+
+func (s *listHeld) List(ctx context.Context, prefix string, opts storage.ListOptions) (storage.ListResult, error) {
+	page, err := s.Interface.List(ctx, prefix, opts)
+	if prefix == s.prefix {
+		s.holdOnce.Do(func() {
+			s.listed <- page.Revision
+			<-s.release
+		})
+	}
+	return page, err
+}
+
+// TestAddDoesNotStallOthers adds a cache whose first list is held: the
+// events of the other caches go on meanwhile, and the added cache, once
+// filled, holds the changes made to its keys during its list, once each,
+// and its history has them after the list's revision.
+func TestAddDoesNotStallOthers(t *testing.T) {
+	const things = "/registry/things/"
+	mem := memory.New()
+	t.Cleanup(func() { mem.Close() })
+	store := &listHeld{Interface: mem, prefix: things, listed: make(chan int64, 1), release: make(chan struct{})}
+	var released sync.Once
+	release := func() { released.Do(func() { close(store.release) }) }
+	t.Cleanup(release)
+	hub := watch.New(store, root)
+	ws := hub.Register(widgets, decode)
+	startRun(t, hub)
+	mustCreate(t, mem, things+"a", "a1")
+	mustWaitFor(t, hub, mustCreate(t, mem, things+"b", "b1"))
+
+	type added struct {
+		c   *watch.Cache
+		err error
+	}
+	done := make(chan added, 1)
+	go func() {
+		c, err := hub.Add(context.Background(), things, decode)
+		done <- added{c, err}
+	}()
+	listRev := <-store.listed
+
+	// Another kind's events flow while the list is held.
+	w := mustWatch(t, ws, watch.WatchOptions{Prefix: widgets, Revision: hub.Revision()})
+	mustCreate(t, mem, widgets+"w", "w1")
+	if ev := next(t, w); ev.Type != watch.Added || ev.Item.Key != widgets+"w" {
+		t.Fatalf("event %v %s, want ADDED w", ev.Type, ev.Item.Key)
+	}
+	// Changes to the added cache's keys after its list's revision.
+	mustUpdate(t, mem, things+"a", "a2")
+	mustCreate(t, mem, things+"c", "c1")
+	mustWaitFor(t, hub, mustDelete(t, mem, things+"b"))
+	release()
+	got := <-done
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	c := got.c
+	if it, _ := c.Get(things + "a"); it == nil || objectOf(t, it).Value != "a2" {
+		t.Errorf("a: %v", it)
+	}
+	if it, _ := c.Get(things + "b"); it != nil {
+		t.Errorf("b was deleted during the list, still there: %v", objectOf(t, it))
+	}
+	if c.Len() != 2 {
+		t.Errorf("%d objects, want a and c", c.Len())
+	}
+	h := mustWatch(t, c, watch.WatchOptions{Prefix: things, Revision: listRev})
+	var types []watch.EventType
+	for range 3 {
+		types = append(types, next(t, h).Type)
+	}
+	if !slices.Equal(types, []watch.EventType{watch.Modified, watch.Added, watch.Deleted}) {
+		t.Errorf("events after the list: %v", types)
+	}
+	mustWaitFor(t, hub, mustCreate(t, mem, things+"d", "d1"))
+	if ev := next(t, h); ev.Type != watch.Added || ev.Item.Key != things+"d" || c.Len() != 3 {
+		t.Errorf("after the fill: %v %s, %d objects", ev.Type, ev.Item.Key, c.Len())
 	}
 }

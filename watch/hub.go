@@ -166,11 +166,15 @@ type Hub struct {
 
 	mu sync.Mutex // serializes Register and Unregister
 	// applyMu is held by the applier while it changes the caches, and by
-	// Register and Unregister while it runs, so that a cache added then
-	// is filled at one revision and misses no later event.
-	applyMu  sync.Mutex
-	caches   atomic.Pointer[map[string]*Cache] // by resource prefix; replaced, not changed, by Register
-	rev      atomic.Int64                      // every change up to rev has been applied
+	// Add and Unregister while they change which caches there are.
+	applyMu sync.Mutex
+	caches  atomic.Pointer[map[string]*Cache] // by resource prefix; replaced, not changed, by Register
+	// filling are the caches Add is filling, by prefix, with applyMu
+	// not held: the applier keeps their events for Add to apply after
+	// its list (see Cache.held), and goes on delivering every other
+	// cache's, the one a filling cache replaces included.
+	filling  map[string]*Cache
+	rev      atomic.Int64 // every change up to rev has been applied
 	synced   atomic.Bool
 	stopped  atomic.Bool                   // Run has returned
 	progress atomic.Pointer[chan struct{}] // made by a waiter, closed when rev moves
@@ -224,29 +228,74 @@ func (h *Hub) Add(ctx context.Context, prefix string, decode DecodeFunc, opts ..
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.applyMu.Lock()
-	defer h.applyMu.Unlock()
-	if h.synced.Load() && !h.stopped.Load() {
-		if err := h.fill(ctx, c); err != nil {
+	if !h.synced.Load() || h.stopped.Load() {
+		h.publishCache(c)
+		h.applyMu.Unlock()
+		return c, nil
+	}
+	// Filled with applyMu not held, so that the events of every other
+	// cache flow while a large collection is read: the applier keeps
+	// this one's, which are applied after the list, in order.
+	if h.filling == nil {
+		h.filling = map[string]*Cache{}
+	}
+	h.filling[prefix] = c
+	h.applyMu.Unlock()
+	for {
+		f, err := h.fill(ctx, c)
+		h.applyMu.Lock()
+		if err != nil {
+			delete(h.filling, prefix)
+			h.applyMu.Unlock()
 			return nil, err
 		}
+		if c.relisted { // the events after the list may be lost: again
+			c.relisted, c.held = false, nil
+			h.applyMu.Unlock()
+			continue
+		}
+		delete(h.filling, prefix)
+		c.state.Store(&snapshot{items: f.items, rev: f.rev})
+		c.unreadable.Store(&f.unreadable)
+		c.floor, c.from = f.rev, f.rev
+		c.history.Store(&history{floor: f.rev, changed: make(chan struct{})})
+		for _, ev := range c.held {
+			if ev.ModRevision > c.from {
+				h.applyTo(c, ev)
+			}
+		}
+		c.held = nil
+		c.publish()
+		h.publishCache(c)
+		h.applyMu.Unlock()
+		return c, nil
 	}
-	caches := maps.Clone(*h.caches.Load())
-	caches[prefix] = c
-	h.caches.Store(&caches)
-	return c, nil
 }
 
-// fill lists the keys of c from the store, at its latest revision, as its
-// state; the applier then skips the events up to that revision for it.
-// The caller holds applyMu.
-func (h *Hub) fill(ctx context.Context, c *Cache) error {
+// publishCache makes c the cache of its prefix; the caller holds applyMu.
+func (h *Hub) publishCache(c *Cache) {
+	caches := maps.Clone(*h.caches.Load())
+	caches[c.prefix] = c
+	h.caches.Store(&caches)
+}
+
+// filled is a cache's state as fill read it.
+type filled struct {
+	items      tree
+	unreadable map[string]Unreadable
+	rev        int64
+}
+
+// fill lists the keys of c from the store, at its latest revision; the
+// applier then skips the events up to that revision for it.
+func (h *Hub) fill(ctx context.Context, c *Cache) (filled, error) {
 	var items []*Item
 	unreadable := map[string]Unreadable{}
 	opts := storage.ListOptions{Limit: h.config.pageSize}
 	for {
 		page, err := h.store.List(ctx, c.prefix, opts)
 		if err != nil {
-			return err
+			return filled{}, err
 		}
 		opts.Revision = page.Revision
 		for _, kv := range page.Items {
@@ -263,11 +312,7 @@ func (h *Hub) fill(ctx context.Context, c *Cache) error {
 		}
 		opts.Start = page.Items[len(page.Items)-1].Key + "\x00"
 	}
-	c.state.Store(&snapshot{items: buildTree(items), rev: opts.Revision})
-	c.unreadable.Store(&unreadable)
-	c.floor, c.from = opts.Revision, opts.Revision
-	c.history.Store(&history{floor: opts.Revision, changed: make(chan struct{})})
-	return nil
+	return filled{items: buildTree(items), unreadable: unreadable, rev: opts.Revision}, nil
 }
 
 // Unregister removes a cache: its watchers end with ErrStopped, and reads
@@ -410,6 +455,9 @@ func (h *Hub) relist(ctx context.Context) (int64, error) {
 		clear(c.offers) // their events are behind the relist, or lost
 		c.offersMu.Unlock()
 	}
+	for _, c := range h.filling {
+		c.relisted = true
+	}
 	h.rev.Store(opts.Revision)
 	h.synced.Store(true)
 	for _, c := range caches {
@@ -483,54 +531,62 @@ var errWatchEnded = errors.New("watch: the storage watch ended without an error"
 func (h *Hub) apply(ev storage.Event) {
 	h.applyMu.Lock()
 	defer h.applyMu.Unlock()
-	c := h.cacheFor(ev.Key)
-	if c != nil && ev.ModRevision <= c.from {
-		c = nil // filled after it by Register
-	}
-	var item *Item
-	typ := ev.Type
-	if c != nil {
-		kv := ev.KeyValue
-		_, wasUnreadable := (*c.unreadable.Load())[ev.Key]
-		if ev.Type == storage.Delete && wasUnreadable {
-			// Nothing of it was served: there is nothing to announce.
-			c.setUnreadable(ev.Key, nil)
-		} else {
-			obj, offered := c.taken(kv)
-			var err error
-			if !offered {
-				obj, err = c.decode(kv)
-			}
-			if ev.Type == storage.Put && err != nil {
-				c.setUnreadable(ev.Key, &Unreadable{Key: ev.Key, Revision: ev.ModRevision, Err: err})
-			} else if wasUnreadable {
-				c.setUnreadable(ev.Key, nil)
-			}
-			if err != nil && ev.Prev != nil {
-				// What was served is gone from the cache: announce its
-				// deletion, with its last state at this revision.
-				h.config.onError(err)
-				typ = storage.Delete
-				kv.Value = ev.Prev
-				obj, err = c.decode(kv)
-			}
-			if err != nil {
-				h.config.onError(err)
-			} else {
-				item = c.newItem(kv, obj)
-			}
+	if len(h.filling) > 0 {
+		if f := h.filling[h.prefixOf(ev.Key)]; f != nil {
+			f.held = append(f.held, ev)
 		}
 	}
-
+	c := h.cacheFor(ev.Key)
+	if c != nil && ev.ModRevision <= c.from {
+		c = nil // filled after it by Add
+	}
 	// The order readers rely on: the cache's state, then the hub's
 	// revision (see Cache.read), then the cache's history, so that a
 	// watcher never sees an event the hub has not reached.
-	changed := c != nil && c.apply(typ, ev.Key, item, ev.ModRevision)
+	changed := c != nil && h.applyTo(c, ev)
 	h.rev.Store(ev.ModRevision)
 	if changed {
 		c.publish()
 	}
 	h.advance()
+}
+
+// applyTo applies one event to c's state and log, and says whether it
+// changed them; the caller holds applyMu and publishes.
+func (h *Hub) applyTo(c *Cache, ev storage.Event) bool {
+	kv := ev.KeyValue
+	_, wasUnreadable := (*c.unreadable.Load())[ev.Key]
+	if ev.Type == storage.Delete && wasUnreadable {
+		// Nothing of it was served: there is nothing to announce.
+		c.setUnreadable(ev.Key, nil)
+		return false
+	}
+	var item *Item
+	typ := ev.Type
+	obj, offered := c.taken(kv)
+	var err error
+	if !offered {
+		obj, err = c.decode(kv)
+	}
+	if ev.Type == storage.Put && err != nil {
+		c.setUnreadable(ev.Key, &Unreadable{Key: ev.Key, Revision: ev.ModRevision, Err: err})
+	} else if wasUnreadable {
+		c.setUnreadable(ev.Key, nil)
+	}
+	if err != nil && ev.Prev != nil {
+		// What was served is gone from the cache: announce its
+		// deletion, with its last state at this revision.
+		h.config.onError(err)
+		typ = storage.Delete
+		kv.Value = ev.Prev
+		obj, err = c.decode(kv)
+	}
+	if err != nil {
+		h.config.onError(err)
+	} else {
+		item = c.newItem(kv, obj)
+	}
+	return c.apply(typ, ev.Key, item, ev.ModRevision)
 }
 
 // advance wakes the waiters of WaitFor; rev has moved, or the hub stopped.
@@ -555,15 +611,24 @@ func (h *Hub) progressChannel() <-chan struct{} {
 }
 
 func (h *Hub) cacheFor(key string) *Cache {
+	p := h.prefixOf(key)
+	if p == "" {
+		return nil
+	}
+	return (*h.caches.Load())[p]
+}
+
+// prefixOf is the resource prefix of a key, "" for a key outside root.
+func (h *Hub) prefixOf(key string) string {
 	rest, ok := strings.CutPrefix(key, h.root)
 	if !ok {
-		return nil
+		return ""
 	}
 	i := strings.IndexByte(rest, '/')
 	if i < 0 {
-		return nil
+		return ""
 	}
-	return (*h.caches.Load())[key[:len(h.root)+i+1]]
+	return key[:len(h.root)+i+1]
 }
 
 // Cache is the state and recent history of one resource.
@@ -592,7 +657,12 @@ type Cache struct {
 	log   []logEntry
 	head  int
 	floor int64 // every event after floor is in log[head:]
-	from  int64 // the revision Register filled it at; events up to it are in its state
+	from  int64 // the revision Add filled it at; events up to it are in its state
+	// held are the events of the cache while Add fills it, in order;
+	// relisted says the hub relisted meanwhile, so that they may not
+	// follow the list without a gap.
+	held     []storage.Event
+	relisted bool
 }
 
 // snapshot is the state of a cache's items at revision rev: the revision

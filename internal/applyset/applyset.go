@@ -64,13 +64,29 @@ type crdVersion struct {
 // ParentTypes is the CustomResourceDefinitionList of the kinds whose CRD
 // the label selector selects: each carries ParentTypeLabel=true.
 func ParentTypes(kinds []Kind, labelSelector string) ([]byte, error) {
+	items, _, err := selected(kinds, labelSelector)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(struct {
+		APIVersion string   `json:"apiVersion"`
+		Kind       string   `json:"kind"`
+		Metadata   struct{} `json:"metadata"`
+		Items      []crd    `json:"items"`
+	}{"apiextensions.k8s.io/v1", "CustomResourceDefinitionList", struct{}{}, items})
+}
+
+// selected makes the CRDs of kinds that the label selector selects, and
+// says whether the selector asks about ParentTypeLabel.
+func selected(kinds []Kind, labelSelector string) (items []crd, asks bool, err error) {
 	reqs, err := selector.ParseLabels(labelSelector)
 	if err != nil {
-		return nil, fmt.Errorf("%w: unable to parse requirement: %v", ErrSelector, err)
+		return nil, false, fmt.Errorf("%w: unable to parse requirement: %v", ErrSelector, err)
 	}
 	labels := map[string]string{ParentTypeLabel: "true"}
-	items := []crd{}
+	items = []crd{}
 	for _, r := range reqs {
+		asks = asks || r.Key == ParentTypeLabel
 		if v, ok := labels[r.Key]; !r.Matches(v, ok) {
 			kinds = nil // the label is the CRDs' only one: none is selected
 		}
@@ -90,12 +106,7 @@ func ParentTypes(kinds []Kind, labelSelector string) ([]byte, error) {
 		}
 		items = append(items, c)
 	}
-	return json.Marshal(struct {
-		APIVersion string   `json:"apiVersion"`
-		Kind       string   `json:"kind"`
-		Metadata   struct{} `json:"metadata"`
-		Items      []crd    `json:"items"`
-	}{"apiextensions.k8s.io/v1", "CustomResourceDefinitionList", struct{}{}, items})
+	return items, asks, nil
 }
 
 // Handler answers GET Path with ParentTypes; a bad label selector goes to

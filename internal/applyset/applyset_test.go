@@ -92,3 +92,62 @@ func TestHandler(t *testing.T) {
 		t.Errorf("a bad selector: %d %q", w.Code, failed)
 	}
 }
+
+// TestWithParentTypes: on a server that lists its own CRDs, kubectl's
+// question gets that list with the registered parent types after its
+// items (one already listed is not repeated); other lists, other answers
+// and other media types are the server's own, byte for byte.
+func TestWithParentTypes(t *testing.T) {
+	kinds := []applyset.Kind{
+		{Group: "example.com", Kind: "Widget", Plural: "widgets", Singular: "widget", Namespaced: true, Versions: []applyset.Version{{Name: "v1", Storage: true}}},
+		{Group: "example.org", Kind: "Bundle", Plural: "bundles", Singular: "bundle"},
+	}
+	const own = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinitionList","metadata":{"resourceVersion":"7"},"items":[{"metadata":{"name":"bundles.example.org","uid":"u1"}}]}`
+	var encoding string // what the server was asked for
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Query().Get("as") {
+		case "table":
+			w.Header().Set("Content-Type", "application/json;as=Table;v=v1;g=meta.k8s.io")
+		case "gone":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusGone)
+		default:
+			w.Header().Set("Content-Type", "application/json")
+		}
+		encoding = r.Header.Get("Accept-Encoding")
+		_, _ = w.Write([]byte(own))
+	})
+	h := applyset.WithParentTypes(api, kinds)
+	get := func(query string) (int, string) {
+		req := httptest.NewRequest(http.MethodGet, applyset.Path+query, nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code, rec.Body.String()
+	}
+	code, body := get("?labelSelector=applyset.kubernetes.io%2Fis-parent-type")
+	var list struct {
+		Metadata struct{ ResourceVersion string }
+		Items    []struct{ Metadata struct{ Name, UID string } }
+	}
+	if err := json.Unmarshal([]byte(body), &list); err != nil || code != http.StatusOK {
+		t.Fatalf("HTTP %d %s: %v", code, body, err)
+	}
+	var names []string
+	for _, it := range list.Items {
+		names = append(names, it.Metadata.Name+"/"+it.Metadata.UID)
+	}
+	if strings.Join(names, " ") != "bundles.example.org/u1 widgets.example.com/" || list.Metadata.ResourceVersion != "7" {
+		t.Errorf("merged list %s", body)
+	}
+	if encoding != "" {
+		t.Errorf("the list to merge was asked for with Accept-Encoding %q", encoding)
+	}
+	for _, q := range []string{"", "?labelSelector=app%3Dx", "?labelSelector=applyset.kubernetes.io%2Fis-parent-type&as=table",
+		"?labelSelector=applyset.kubernetes.io%2Fis-parent-type&as=gone", "?labelSelector=applyset.kubernetes.io%2Fis-parent-type&watch=true",
+		"?labelSelector=applyset.kubernetes.io%2Fis-parent-type=false"} {
+		if _, body := get(q); body != own {
+			t.Errorf("%q: %s, want the server's own answer", q, body)
+		}
+	}
+}

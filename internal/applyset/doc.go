@@ -16,7 +16,10 @@
 // A server that does not serve CustomResourceDefinitions answers that
 // list with a CRD of each kind registered as a parent type: its name,
 // names, scope, versions and the label. Nothing else of
-// apiextensions.k8s.io is served; a server that serves CRDs lists its own.
+// apiextensions.k8s.io is served. A server that serves CRDs (crd.Serve)
+// lists its own, those with the label among them, and WithParentTypes
+// adds the kinds registered as parent types after them, so that both
+// kinds of parent are accepted side by side.
 //
 // The rest of ApplySet needs nothing of the server that kapi does not do
 // already: the parent is written by server-side apply with the labels

@@ -1,6 +1,7 @@
 package listcache
 
 import (
+	"slices"
 	"sync"
 )
 
@@ -12,6 +13,7 @@ type Bodies struct {
 
 	mu    sync.Mutex
 	lists map[string]*body // by key prefix
+	left  bool             // see Leave
 }
 
 // body is one collection's joined items, at the cache's last change.
@@ -52,6 +54,38 @@ func (b *Budget) join(m member) {
 	b.mu.Lock()
 	b.members = append(b.members, m)
 	b.mu.Unlock()
+}
+
+// Held is the bytes the budget counts.
+func (b *Budget) Held() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.bytes
+}
+
+// leave forgets a member, which gives its bytes back itself.
+func (b *Budget) leave(m member) {
+	b.mu.Lock()
+	b.members = slices.DeleteFunc(b.members, func(x member) bool { return x == m })
+	b.mu.Unlock()
+}
+
+// Leave drops l's lists and gives their bytes back to the budget, which
+// forgets l: its resource is no longer served (a kind removed or
+// replaced). l keeps nothing afterwards.
+func (l *Bodies) Leave() {
+	if l.budget == nil {
+		return
+	}
+	l.budget.leave(l)
+	l.mu.Lock()
+	n := 0
+	for _, b := range l.lists {
+		n += len(b.data)
+	}
+	l.lists, l.left = nil, true
+	l.mu.Unlock()
+	l.budget.release(n)
 }
 
 // reserve takes n bytes of the budget, first having its members give back
@@ -113,7 +147,7 @@ func (l *Bodies) Get(prefix string, change int64, count int) (data []byte, keep 
 		l.budget.release(len(b.data))
 		delete(l.lists, prefix)
 	}
-	if count == 0 {
+	if count == 0 || l.left {
 		return nil, false // nothing to keep: no sighting either (a namespace that is not there)
 	}
 	if len(l.lists) >= listsMax {

@@ -21,6 +21,7 @@ type Runs[T comparable] struct {
 
 	mu   sync.Mutex
 	sets map[string]*runSet[T]
+	left bool // see Leave
 }
 
 // runSet is one collection's runs, or its sighting: a list seen once keeps
@@ -57,6 +58,24 @@ const (
 func (c *Runs[T]) Use(b *Budget) {
 	c.budget = b
 	b.join(c)
+}
+
+// Leave drops the runs and gives their bytes back to the budget, which
+// forgets c: its resource is no longer served (a kind removed or
+// replaced). c keeps nothing afterwards.
+func (c *Runs[T]) Leave() {
+	if c.budget == nil {
+		return
+	}
+	c.budget.leave(c)
+	c.mu.Lock()
+	n := 0
+	for _, s := range c.sets {
+		n += s.size
+	}
+	c.sets, c.left = nil, true
+	c.mu.Unlock()
+	c.budget.release(n)
 }
 
 // Join returns items' bytes joined, in runs, each item's made by add
@@ -131,6 +150,9 @@ func (c *Runs[T]) sighting(key string, n int) (runSet[T], bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.sets[key]
+	if c.left {
+		return runSet[T]{}, false
+	}
 	if s == nil {
 		if len(c.sets) >= listsMax {
 			// Sightings of many collections (namespaces, each listed

@@ -194,3 +194,37 @@ func TestRunsGrowingAtTheEnd(t *testing.T) {
 		t.Errorf("runs hold on to %d bytes for %d (budget counts %d)", held, data, budget.bytes)
 	}
 }
+
+// A resource no longer served leaves the budget: its runs' and bodies'
+// bytes are given back, the budget no longer asks it to drop any, and it
+// keeps nothing after.
+func TestLeave(t *testing.T) {
+	var budget Budget
+	var c Runs[*item]
+	var l Bodies
+	c.Use(&budget)
+	budget.Add(&l, func() int64 { return 1 })
+	items := newItems(8, 64<<10)
+	joinCounting(t, &c, "a", 1, items)
+	joinCounting(t, &c, "a", 2, items)
+	l.Get("/a", 1, 1)
+	l.Get("/a", 1, 1)
+	l.Keep("/a", 1, 1, make([]byte, 1000))
+	if budget.bytes <= 1000 || len(budget.members) != 2 {
+		t.Fatalf("budget holds %d bytes of %d members, want both's", budget.bytes, len(budget.members))
+	}
+	c.Leave()
+	l.Leave()
+	if budget.bytes != 0 || len(budget.members) != 0 {
+		t.Errorf("after both left, the budget holds %d bytes of %d members", budget.bytes, len(budget.members))
+	}
+	joinCounting(t, &c, "a", 3, items)
+	joinCounting(t, &c, "a", 4, items)
+	l.Get("/a", 2, 1)
+	if _, keep := l.Get("/a", 2, 1); keep {
+		t.Error("bodies that left would keep a list")
+	}
+	if budget.bytes != 0 {
+		t.Errorf("runs that left were kept: %d bytes", budget.bytes)
+	}
+}

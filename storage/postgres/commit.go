@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -12,18 +15,38 @@ import (
 )
 
 // Writes are group-committed (storage/internal/groupcommit), as the bolt
-// backend's are: every write is a
-// request to one goroutine of the store, the committer, which applies all
-// the requests waiting when it begins a transaction in that one
-// transaction. The transaction first takes the revision counter's row lock
-// (SELECT ... FOR UPDATE), which every writer of the database takes first,
-// so the current versions it then reads cannot change under it; it checks
-// each request's precondition against them in Go, one after the other, as
-// if the requests had come one at a time (a failed one is that request's
-// answer, and uses no revision), writes the log rows and the current rows
-// of the others, sets the counter to its last revision, and notifies the
-// store's channel. It holds the lock until it commits, so transactions
-// commit in the order of their revisions, on every replica (see doc.go).
+// backend's are: every write is a request to one goroutine of the store,
+// the committer, which applies all the requests waiting when it begins a
+// transaction in that one transaction, sent to PostgreSQL in one round
+// trip: a pipeline of statements with one Sync, which the server runs as
+// one implicit transaction and commits at the Sync, or rolls back whole at
+// the first error.
+//
+// The first statement takes the revision counter's row lock (SELECT ...
+// FOR UPDATE), which every writer of the database takes first. Each next
+// statement, begun after the lock is held and so with a snapshot no other
+// writer can change, applies a round of the requests: it reads the
+// current versions of their keys, checks each request's precondition
+// against them (a failed one is that request's answer, and uses no
+// revision), writes the log rows and the current rows of the others,
+// numbers them from the counter in the requests' order, moves the counter
+// to the last, and returns each request's outcome. A round holds each key
+// once; a key written twice in a batch is in as many rounds, so that its
+// second write sees its first, as if the requests had come one at a time.
+// The last statement notifies the store's channel. The lock is held until
+// the commit, so transactions commit in the order of their revisions, on
+// every replica (see doc.go); and since nothing in the transaction waits
+// for the client, a client that stalls never holds it.
+
+// maxLinger bounds a commit's wait for the writers it expects, however
+// long commits take: it is for writers busy between two writes (an API
+// server decoding the next request), not for a slow database.
+const maxLinger = 5 * time.Millisecond
+
+// lingerFor is how long a commit waits for the writers it expects, given
+// the commits' average duration (see groupcommit): a commit, which holds
+// the database's one revision lock, is better shared.
+func lingerFor(took time.Duration) time.Duration { return min(took, maxLinger) }
 
 type op int
 
@@ -49,15 +72,28 @@ type request struct {
 	value  []byte
 	expect int64
 
+	// state says whether the request was sent, or withdrawn by its
+	// writer before it could be: whoever moves it from pending first
+	// decides.
+	state atomic.Int32
+
 	// Set by the committer before it closes done.
 	rev     int64
 	removed storage.KeyValue
 	err     error
 }
 
+const (
+	pending int32 = iota
+	sent
+	withdrawn
+)
+
 // write hands r to the committer and waits for its outcome. If ctx ends
-// after the committer has it, the write may yet be applied: the error says
-// so.
+// before the committer sends r to PostgreSQL, r is withdrawn, and the
+// error says the store did not take it in time (ErrUnavailable: it was
+// not applied, and may be sent again); if it ends after, the write may yet
+// be applied, and the error says so (ErrOutcomeUnknown).
 func (s *Store) write(ctx context.Context, r *request) (int64, storage.KeyValue, error) {
 	if err := s.check(ctx, r.expect); err != nil {
 		return 0, storage.KeyValue{}, err
@@ -74,33 +110,30 @@ func (s *Store) write(ctx context.Context, r *request) (int64, storage.KeyValue,
 		if errors.Is(err, groupcommit.ErrClosed) {
 			err = storage.ErrClosed
 		}
-		return 0, storage.KeyValue{}, err
+		return 0, storage.KeyValue{}, notSent(ctx, err)
 	}
 	select {
 	case <-done:
 		return r.rev, r.removed, r.err
 	case <-ctx.Done():
+		if r.state.CompareAndSwap(pending, withdrawn) || r.state.Load() == withdrawn {
+			return 0, storage.KeyValue{}, notSent(ctx, ctx.Err())
+		}
 		return 0, storage.KeyValue{}, fmt.Errorf("postgres: %w (%w)", ctx.Err(), storage.ErrOutcomeUnknown)
 	}
 }
 
-// version is a key's version while a batch is applied.
-type version struct {
-	value       []byte
-	create, mod int64
-	live        bool
-}
-
-// logRows are the columns of the log rows a batch inserts.
-type logRows struct {
-	revs, creates, prevs []int64
-	keys, values         [][]byte
-	deleted              []bool
-}
-
-func (l *logRows) add(rev int64, key string, value []byte, create, prev int64, deleted bool) {
-	l.revs, l.keys, l.values = append(l.revs, rev), append(l.keys, []byte(key)), append(l.values, value)
-	l.creates, l.prevs, l.deleted = append(l.creates, create), append(l.prevs, prev), append(l.deleted, deleted)
+// notSent is the error of a write its caller gave up on before the
+// committer sent it: while the committer was busy with earlier writes, or
+// PostgreSQL slow to take them. It was not applied; the store was too
+// slow, which is ErrUnavailable (a 503 with Retry-After at the HTTP
+// layer), not the caller's own timeout, and certainly not a write that
+// may have been applied.
+func notSent(ctx context.Context, err error) error {
+	if ctx.Err() == nil { // refused for another reason: the store closed
+		return err
+	}
+	return fmt.Errorf("%w: postgres: the write was not sent, the store had not taken it when its caller stopped waiting (%v)", storage.ErrUnavailable, err)
 }
 
 // commit applies batch in one transaction and sets each request's outcome.
@@ -115,16 +148,52 @@ func (s *Store) commit(batch []*request) {
 	last, err := s.commitBatch(ctx, batch)
 	if err != nil {
 		for _, r := range batch {
-			r.rev, r.removed, r.err = 0, storage.KeyValue{}, err
+			if r.state.Load() != withdrawn { // whose writer has its own error
+				r.rev, r.removed, r.err = 0, storage.KeyValue{}, err
+			}
 		}
 		return
 	}
+	s.suspect.Store(false)
 	if last != 0 {
 		s.pollSoon()
 		if last-s.recent.compactedAt() > s.config.history+s.compactionSlack() {
 			s.compactSoon()
 		}
 	}
+}
+
+// The failures of a request's precondition, as a round's statement
+// returns them.
+const (
+	applied = iota
+	failExists
+	failNotFound
+	failConflict
+)
+
+// round is the columns of the requests of one round: each key once.
+type round struct {
+	reqs    []*request
+	at      []int32 // each request's place in the round
+	ops     []int16
+	keys    [][]byte
+	values  [][]byte
+	expects []int64
+}
+
+func (rd *round) add(r *request) {
+	rd.at = append(rd.at, int32(len(rd.reqs)))
+	rd.reqs = append(rd.reqs, r)
+	rd.ops, rd.keys = append(rd.ops, int16(r.op)), append(rd.keys, []byte(r.key))
+	rd.values, rd.expects = append(rd.values, r.value), append(rd.expects, r.expect)
+}
+
+// outcome is what a round's statement says of one request.
+type outcome struct {
+	fail    int16
+	rev     int64
+	removed storage.KeyValue
 }
 
 // commitBatch runs commit's transaction and returns its last revision, 0
@@ -137,147 +206,116 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (int64, error
 	// A connection left in a transaction by an error is not reused: the
 	// pool closes it, which rolls the transaction back.
 	defer conn.Release()
-
-	keys := make([][]byte, 0, len(batch))
-	state := make(map[string]version, len(batch))
-	for _, r := range batch {
-		if _, ok := state[r.key]; !ok {
-			state[r.key] = version{}
-			keys = append(keys, []byte(r.key))
-		}
-	}
-	var (
-		rev  int64
-		revs []int64 // the unordered switch's
-		b    pgx.Batch
-	)
-	// Two round trips: BEGIN, the lock and the reads; then the writes and
-	// COMMIT.
-	b.Queue("BEGIN")
-	readCurrent := s.sql.readCurrent
-	if s.config.unorderedRevisions {
-		// Test-only: no counter lock, so the current rows are locked
-		// instead, and revisions come from a sequence.
-		readCurrent += " FOR UPDATE"
-	} else {
-		b.Queue(s.sql.lockRevision).QueryRow(func(row pgx.Row) error { return row.Scan(&rev) })
-	}
-	b.Queue(readCurrent, keys).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			var (
-				key []byte
-				v   = version{live: true}
-			)
-			if err := rows.Scan(&key, &v.value, &v.create, &v.mod); err != nil {
-				return err
-			}
-			state[string(key)] = v
-		}
-		return rows.Err()
-	})
-	if s.config.unorderedRevisions {
-		b.Queue(s.sql.nextRevisions, len(batch)).Query(func(rows pgx.Rows) error {
-			for rows.Next() {
-				var r int64
-				if err := rows.Scan(&r); err != nil {
-					return err
-				}
-				revs = append(revs, r)
-			}
-			return rows.Err()
-		})
-	}
-	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
-		return 0, s.fail(ctx, err)
-	}
-
-	var (
-		log     logRows
-		applied int
-		written = make(map[string]bool, len(batch))
-	)
-	for _, r := range batch {
-		if err := r.ctx.Err(); err != nil { // the caller is gone: skip it
-			r.err = err
-			continue
-		}
-		cur := state[r.key]
-		switch {
-		case r.op == opCreate && cur.live:
-			r.err = storage.ErrExists
-			continue
-		case r.op != opCreate && !cur.live:
-			r.err = storage.ErrNotFound
-			continue
-		case r.op != opCreate && r.expect != 0 && r.expect != cur.mod:
-			r.err = storage.ErrConflict
-			continue
-		}
-		if revs != nil {
-			rev = revs[applied]
-		} else {
-			rev++
-		}
-		applied++
-		r.rev, written[r.key] = rev, true
-		switch r.op {
-		case opCreate:
-			log.add(rev, r.key, r.value, rev, 0, false)
-			state[r.key] = version{value: r.value, create: rev, mod: rev, live: true}
-		case opUpdate:
-			log.add(rev, r.key, r.value, cur.create, cur.mod, false)
-			state[r.key] = version{value: r.value, create: cur.create, mod: rev, live: true}
-		case opDelete:
-			log.add(rev, r.key, nil, cur.create, cur.mod, true)
-			r.removed = storage.KeyValue{Key: r.key, Value: cur.value, CreateRevision: cur.create, ModRevision: rev}
-			state[r.key] = version{}
-		}
-	}
-	if applied == 0 {
-		if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
+	// A write sent on a connection the server has dropped may seem to
+	// leave, and its failure then says nothing of its outcome. While
+	// PostgreSQL has lately been found away, and so a pooled connection
+	// may be dead, a round trip first makes sure this one is not: so
+	// that a write made while it is down fails as not applied.
+	if s.suspect.Load() {
+		if err := conn.Ping(ctx); err != nil {
 			return 0, s.fail(ctx, err)
 		}
+	}
+
+	// Each key's n-th write of the batch goes in round n. A request whose
+	// caller has gone is not sent.
+	var rounds []*round
+	seen := make(map[string]int, len(batch))
+	for _, r := range batch {
+		if r.ctx.Err() != nil && r.state.CompareAndSwap(pending, withdrawn) {
+			r.err = notSent(r.ctx, r.ctx.Err())
+			continue
+		}
+		if !r.state.CompareAndSwap(pending, sent) {
+			continue // withdrawn by its writer
+		}
+		n := seen[r.key]
+		seen[r.key] = n + 1
+		if n == len(rounds) {
+			rounds = append(rounds, &round{})
+		}
+		rounds[n].add(r)
+	}
+	if len(rounds) == 0 {
 		return 0, nil
 	}
 
 	var (
-		gone                  [][]byte
-		liveKeys, liveValues  [][]byte
-		liveCreates, liveMods []int64
+		b        pgx.Batch
+		outcomes = make(map[*request]outcome, len(batch))
+		revs     []int64
 	)
-	for _, key := range keys {
-		if !written[string(key)] {
-			continue
-		}
-		switch v := state[string(key)]; {
-		case v.live:
-			liveKeys, liveValues = append(liveKeys, key), append(liveValues, v.value)
-			liveCreates, liveMods = append(liveCreates, v.create), append(liveMods, v.mod)
-		default:
-			gone = append(gone, key)
-		}
+	// With the test hook, the same statements in an explicit
+	// transaction, whose COMMIT waits for the hook.
+	hook := s.config.beforeCommit
+	if hook != nil {
+		b.Queue("BEGIN")
 	}
-	b = pgx.Batch{}
-	b.Queue(s.sql.insertLog, log.revs, log.keys, log.values, log.creates, log.prevs, log.deleted)
-	if len(gone) > 0 {
-		b.Queue(s.sql.deleteCurrent, gone)
+	if !s.config.unorderedRevisions { // the test switch takes no lock
+		b.Queue(s.sql.lockRevision)
 	}
-	if len(liveKeys) > 0 {
-		b.Queue(s.sql.upsertCurrent, liveKeys, liveValues, liveCreates, liveMods)
+	for _, rd := range rounds {
+		b.Queue(s.sql.commitRound, rd.at, rd.ops, rd.keys, rd.values, rd.expects).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				var (
+					at     int32
+					o      outcome
+					rev    *int64
+					create *int64
+					old    []byte
+				)
+				if err := rows.Scan(&at, &o.fail, &rev, &old, &create); err != nil {
+					return err
+				}
+				r := rd.reqs[at]
+				if o.fail == applied {
+					o.rev = *rev
+					revs = append(revs, o.rev)
+					if r.op == opDelete {
+						o.removed = storage.KeyValue{Key: r.key, Value: old, CreateRevision: *create, ModRevision: o.rev}
+					}
+				}
+				outcomes[r] = o
+			}
+			return rows.Err()
+		})
 	}
-	if !s.config.unorderedRevisions { // which leaves the counter alone: its lock would order the commits
-		b.Queue(s.sql.setRevision, rev)
+	b.Queue(s.sql.notify, s.sql.channelName)
+	// Once the pipeline is sent, only the server's refusal of one of its
+	// statements (an error, after which it skips the rest and rolls back)
+	// says the transaction did not commit.
+	results := conn.SendBatch(ctx, &b)
+	if s.config.afterSend != nil {
+		s.config.afterSend()
 	}
-	b.Queue(s.sql.notify, s.sql.channelName, fmt.Sprint(rev))
-	b.Queue("COMMIT")
-	if s.config.beforeCommit != nil {
-		s.config.beforeCommit(log.revs)
-	}
-	// The statements and the COMMIT go out together: once they are sent,
-	// only the server's refusal of one of them (an error, after which it
-	// skips the rest) says the transaction did not commit.
-	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
+	if err := results.Close(); err != nil {
 		return 0, outcomeUnknown(s.fail(ctx, err))
 	}
-	return rev, nil
+	if hook != nil {
+		slices.Sort(revs)
+		hook(revs)
+		if _, err := conn.Exec(ctx, "COMMIT"); err != nil {
+			return 0, outcomeUnknown(s.fail(ctx, err))
+		}
+	}
+	var last int64
+	for _, rd := range rounds {
+		for _, r := range rd.reqs {
+			o, ok := outcomes[r]
+			switch {
+			case !ok:
+				r.err = fmt.Errorf("postgres: no outcome for the write of %q", r.key)
+			case o.fail == failExists:
+				r.err = storage.ErrExists
+			case o.fail == failNotFound:
+				r.err = storage.ErrNotFound
+			case o.fail == failConflict:
+				r.err = storage.ErrConflict
+			default:
+				r.rev, r.removed = o.rev, o.removed
+				last = max(last, o.rev)
+			}
+		}
+	}
+	return last, nil
 }

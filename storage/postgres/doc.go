@@ -29,7 +29,10 @@
 //     deletion), the key's create_rev and prev_rev, the revision of the
 //     version it replaced (0 for a creation); with an index on (key, rev).
 //     A Get at an older revision is the key's newest log row at or below
-//     it; a List, the newest row of each key in the range; watches read
+//     it; a List, the newest row of each key in the range (but a List at
+//     the revision the store is still at, as each page of a relist on a
+//     quiet store is, reads current: one statement chooses, in the
+//     snapshot it reads the rows in); watches read
 //     the log in revision order, each row joined with the row of its
 //     prev_rev for the event's previous value.
 //
@@ -39,6 +42,10 @@
 // the same snapshot, as its data. A write stores its version both in
 // current and in log, so the tables hold the live values twice: the price
 // of a latest List that scans only live rows.
+//
+// A page of a List counts at most 1,000 keys past itself for its
+// Remaining (reporting 1,000, a lower bound, when more follow), so that a
+// page costs about its own rows however long the list.
 //
 // # Revisions, and why a watch never skips one
 //
@@ -60,17 +67,21 @@
 // The lock makes writes one transaction at a time across the database; a
 // process recovers throughput by group commit, as the bolt backend does:
 // one goroutine, the committer, applies every write waiting when it starts
-// a transaction in that one transaction (at most 256): two round trips
-// (BEGIN, the lock and the reads; the writes and COMMIT) and one WAL flush
-// for all of them. Preconditions are checked in Go
-// against the versions read under the lock, one write after the other, so
-// a failed precondition fails only its own write and uses no revision.
-// Revisions are store-wide and consecutive, and a new store is at
-// revision 1, as etcd's. The price of the lock: a process that stalls
-// between its two round trips (stopped, swapping, cut off from the
-// database) stalls every writer of the schema until it goes on, its
-// connection breaks, or the server ends its session, after twice
-// [WithTimeout] idle in the transaction.
+// a transaction in that one transaction (at most 256), in one round trip
+// and one WAL flush for all of them. The transaction is a pipeline of
+// statements with a single Sync, which PostgreSQL runs as one implicit
+// transaction: the lock; then, per round of the batch (each key once in a
+// round, so that a key written twice sees its first write), one statement
+// that reads the current versions, checks each write's precondition,
+// writes the log and current rows of those that hold, numbers them from
+// the counter and moves it; then the notification. A failed precondition
+// fails only its own write and uses no revision. Revisions are store-wide
+// and consecutive, and a new store is at revision 1, as etcd's. Nothing in
+// the transaction waits for the client, so the lock is held for the time
+// the server takes to run and commit it, however slow or stalled the
+// process that sent it; a write waiting for the lock gives up after three
+// quarters of [WithTimeout] (lock_timeout), and is then known not to have
+// been applied.
 //
 // # Watch, LISTEN and NOTIFY
 //
@@ -120,11 +131,16 @@
 // connections is [storage.ErrUnavailable]; a timeout (the store's or the
 // server's statement_timeout) is [storage.ErrTimeout]; a full disk is
 // [storage.ErrNoSpace]; a key too large for the index is
-// [storage.ErrTooLarge]. A write whose last round trip (its statements
-// and COMMIT) was sent but not answered (a lost connection, a timeout, the
-// server shutting down) is also [storage.ErrOutcomeUnknown]: only a read
-// can tell. A write that failed before it, or that the server answered
-// with an error, was not applied. The HTTP layer answers these 503 or
+// [storage.ErrTooLarge]. A write whose round trip was sent but not
+// answered (a lost connection, a timeout, the server shutting down) is
+// also [storage.ErrOutcomeUnknown]: only a read can tell. A write that
+// failed before it was sent, or that the server answered with an error,
+// was not applied; so was a write whose caller stopped waiting before the
+// committer sent it, which fails with [storage.ErrUnavailable] (503 with
+// Retry-After), not as its caller's own timeout. Once a call has found
+// PostgreSQL away, the committer pings its connection before sending a
+// write on it, until a write commits again: a write made while the server
+// is down fails as not applied, not as unknown. The HTTP layer answers these 503 or
 // 504 with Retry-After, "may or may not have been applied" where the
 // outcome is unknown. The pool reconnects by itself, and the poller and
 // the listener resume, so a store outlives a restart of PostgreSQL

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/kapi-dev/kapi/storage"
@@ -27,7 +28,11 @@ func (s *Store) fail(ctx context.Context, err error) error {
 	case s.closed.Load(): // its pool closed under the call
 		return storage.ErrClosed
 	}
-	return mapError(err)
+	err = mapError(err)
+	if errors.Is(err, storage.ErrUnavailable) {
+		s.suspect.Store(true)
+	}
+	return err
 }
 
 // mapError classifies an error of PostgreSQL or of the connection to it.
@@ -74,15 +79,22 @@ func faultOf(code string) error {
 	return nil
 }
 
-// outcomeUnknown marks err, the failure of a write's last round trip (its
-// statements and COMMIT), as leaving the write's outcome unknown, unless
-// the server answered with an error of the transaction's (severity ERROR),
-// which means it rolled the transaction back. A lost connection, a
-// timeout, or a FATAL error ending the session (a shutdown) may have come
-// after the commit was durable.
+// outcomeUnknown marks err, the failure of a write's round trip (its
+// statements, then the commit), as leaving the write's outcome unknown,
+// unless the server answered with an error of the transaction's (severity
+// ERROR), which means it rolled the transaction back, or the write never
+// left: pgx failed preparing the statements, which it does before sending
+// them, or says nothing was sent. A lost connection, a timeout, or a
+// FATAL error ending the session (a shutdown) may have come after the
+// commit was durable.
 func outcomeUnknown(err error) error {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && cmp.Or(pgErr.SeverityUnlocalized, pgErr.Severity) == "ERROR" {
+	var (
+		pgErr      *pgconn.PgError
+		preprocess pgx.ErrPreprocessingBatch
+	)
+	switch {
+	case errors.As(err, &pgErr) && cmp.Or(pgErr.SeverityUnlocalized, pgErr.Severity) == "ERROR",
+		errors.As(err, &preprocess), pgconn.SafeToRetry(err):
 		return err
 	}
 	return fmt.Errorf("%w (%w)", err, storage.ErrOutcomeUnknown)

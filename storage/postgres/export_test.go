@@ -1,6 +1,10 @@
 package postgres
 
-import "time"
+import (
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
 
 // WithUnorderedRevisions breaks the store on purpose, for the test that
 // must catch it: revisions come from a sequence, taken without the revision
@@ -22,6 +26,13 @@ func WithBeforeCommit(f func(revs []int64)) Option {
 	return func(c *config) { c.beforeCommit = f }
 }
 
+// WithAfterSend calls f once each commit's statements are sent, before
+// their answer is read: with the one-round-trip commit, the server may be
+// committing them meanwhile.
+func WithAfterSend(f func()) Option {
+	return func(c *config) { c.afterSend = f }
+}
+
 // WithPruneObserver calls f after each pruning transaction that deleted
 // rows, with when it began, how long it took and how many rows it deleted.
 func WithPruneObserver(f func(began time.Time, took time.Duration, deleted int64)) Option {
@@ -32,4 +43,10 @@ func WithPruneObserver(f func(began time.Time, took time.Duration, deleted int64
 // notifies, so that only its poll tells it of other stores' writes.
 func WithoutNotifications() Option {
 	return func(c *config) { c.listenElsewhere = true }
+}
+
+// WithTracer traces every statement and batch of the store's pool, for the
+// tests that count round trips.
+func WithTracer(tr pgx.QueryTracer) Option {
+	return func(c *config) { c.tracer = tr }
 }

@@ -158,15 +158,18 @@ func testRestarted(t *testing.T, how string) {
 	}
 }
 
-// TestCommitLost: a write whose connection is lost as it commits is
-// ErrOutcomeUnknown (as well as a fault to retry): only a read can tell.
-// Here the server stops right before the COMMIT is sent, so the read, once
-// it is back, finds the write was not applied.
+// TestCommitLost: a write whose connection is lost after its statements
+// were sent is ErrOutcomeUnknown (as well as a fault to retry): the server
+// may have been committing it, and only a read can tell. Here another
+// session holds the revision lock, so the write waits for it on the
+// server when the server stops: the read, once it is back, finds it was
+// not applied, and the store writes on from there.
 func TestCommitLost(t *testing.T) {
 	needCluster(t)
 	var armed atomic.Bool
 	var restart func()
-	s := mustStore(t, freshSchema(t), postgres.WithTimeout(2*time.Second), postgres.WithBeforeCommit(func([]int64) {
+	schema := freshSchema(t)
+	s := mustStore(t, schema, postgres.WithTimeout(2*time.Second), postgres.WithAfterSend(func() {
 		if armed.CompareAndSwap(true, false) {
 			restart = crash(t)
 		}
@@ -175,8 +178,16 @@ func TestCommitLost(t *testing.T) {
 	if _, err := s.Create(ctx, "/k", []byte("1")); err != nil {
 		t.Fatal(err)
 	}
+	holder, err := pgx.Connect(ctx, baseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close(context.Background())
+	if _, err := holder.Exec(ctx, "BEGIN; SELECT rev FROM "+pgx.Identifier{schema, "revision"}.Sanitize()+" FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
 	armed.Store(true)
-	_, err := s.Update(ctx, "/k", []byte("2"), 0)
+	_, err = s.Update(ctx, "/k", []byte("2"), 0)
 	if !errors.Is(err, storage.ErrOutcomeUnknown) || !isFault(err) {
 		t.Errorf("an update whose commit was cut off: %v; want ErrOutcomeUnknown and ErrUnavailable or ErrTimeout", err)
 	}
@@ -192,7 +203,7 @@ func TestCommitLost(t *testing.T) {
 		}
 	}
 	if err != nil || string(kv.Value) != "1" {
-		t.Errorf("after the restart /k is %q, %v; want the value before the update, which never reached COMMIT", kv.Value, err)
+		t.Errorf("after the restart /k is %q, %v; want the value before the update, which never got the lock", kv.Value, err)
 	}
 	if _, err := s.Update(ctx, "/k", []byte("3"), kv.ModRevision); err != nil {
 		t.Errorf("an update after the restart: %v", err)

@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"strings"
@@ -76,5 +77,49 @@ func TestKeyTooLarge(t *testing.T) {
 	}
 	if kv, err := s.Get(ctx, string(longest), 0); err != nil || kv.Key != string(longest) {
 		t.Errorf("reading the 2048-byte key: %v", err)
+	}
+}
+
+// TestWriteNotSentIsRetryable: a write whose caller stops waiting before
+// the committer took it (busy with a commit that hangs) was never sent:
+// it fails with ErrUnavailable, which the HTTP layer answers 503 with
+// Retry-After, not with "may or may not have been applied" nor as the
+// caller's own timeout; and it is not applied. The write whose commit
+// hung, sent, is the one whose outcome is unknown.
+func TestWriteNotSentIsRetryable(t *testing.T) {
+	hung, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	s := mustStore(t, freshSchema(t), postgres.WithBeforeCommit(func([]int64) {
+		once.Do(func() {
+			close(hung)
+			<-release
+		})
+	}))
+	sentCtx, giveUp := context.WithCancel(t.Context())
+	var sentErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { _, sentErr = s.Create(sentCtx, "/sent", []byte("v")) })
+	<-hung
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	_, err := s.Create(ctx, "/not-sent", []byte("v"))
+	if !errors.Is(err, storage.ErrUnavailable) || errors.Is(err, storage.ErrOutcomeUnknown) || errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a write refused before the committer took it: %v; want ErrUnavailable only", err)
+	}
+	t.Logf("the write not sent: %v", err)
+	giveUp()
+	wg.Wait()
+	if !errors.Is(sentErr, storage.ErrOutcomeUnknown) {
+		t.Errorf("a write given up on while its commit hung: %v; want ErrOutcomeUnknown", sentErr)
+	}
+	close(release)
+	if _, err := s.Create(t.Context(), "/after", []byte("v")); err != nil {
+		t.Fatalf("a write after: %v", err)
+	}
+	if _, err := s.Get(t.Context(), "/not-sent", 0); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("the write not sent: Get says %v, want ErrNotFound", err)
+	}
+	if _, err := s.Get(t.Context(), "/sent", 0); err != nil {
+		t.Errorf("the write whose commit hung, then went on: Get says %v", err)
 	}
 }

@@ -2,10 +2,17 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/kapi-dev/kapi/internal/leakcheck"
+	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/storage/postgres"
 )
 
 // TestRevisionNeverPredatesACall checks the batching of Revision: calls
@@ -83,5 +90,60 @@ func TestRevisionCallerGivesUp(t *testing.T) {
 	}
 	if rev, err := s.Revision(t.Context()); err != nil || rev < 1 {
 		t.Errorf("Revision after: %d, %v", rev, err)
+	}
+}
+
+// TestCloseWaitsForRevisionReads: the goroutine that reads the revision
+// for Revision's callers is the store's, started by Open and ended by
+// Close, which waits for it: right after Close returns, while callers were
+// still asking, it is gone; every call ends, with a revision or
+// ErrClosed, none waits for its context.
+func TestCloseWaitsForRevisionReads(t *testing.T) {
+	needDatabase(t)
+	s, err := postgres.Open(t.Context(), baseURL, postgres.WithSchema(freshSchema(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // a hang fails below
+	defer cancel()
+	var (
+		callers  sync.WaitGroup
+		answered atomic.Int64
+		started  = make(chan struct{})
+		once     sync.Once
+	)
+	for range 8 {
+		callers.Go(func() {
+			for {
+				_, err := s.Revision(ctx)
+				switch {
+				case err == nil:
+					if answered.Add(1) == 50 {
+						once.Do(func() { close(started) })
+					}
+					continue
+				case !errors.Is(err, storage.ErrClosed):
+					t.Errorf("Revision while the store closes: %v, want a revision or ErrClosed", err)
+				}
+				return
+			}
+		})
+	}
+	select {
+	case <-started:
+	case <-ctx.Done():
+		t.Fatal("Revision never answered 50 calls")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, stack := range leakcheck.Take() {
+		if strings.Contains(stack, "readRevisions") {
+			t.Errorf("the revision reader outlived Close:\n%s", stack)
+		}
+	}
+	callers.Wait()
+	if _, err := s.Revision(t.Context()); !errors.Is(err, storage.ErrClosed) {
+		t.Errorf("Revision after Close: %v, want ErrClosed", err)
 	}
 }

@@ -20,15 +20,10 @@ type statements struct {
 	listLatest string
 	listAt     string
 
-	lockRevision  string
-	readCurrent   string
-	insertLog     string
-	upsertCurrent string
-	deleteCurrent string
-	setRevision   string
-	notify        string
-	// The test switch's way: revisions from a sequence.
-	nextRevisions  string
+	lockRevision string
+	commitRound  string
+	notify       string
+	// The test switch's sequence, its revisions.
 	createSequence string
 
 	pollLog   string
@@ -38,6 +33,10 @@ type statements struct {
 	prune     string
 	setPruned string
 }
+
+// countCap bounds the count of the keys after a page of a list: a
+// Remaining of countCap means "at least that many".
+const countCap = 1000
 
 // The tables (see doc.go):
 //
@@ -53,7 +52,7 @@ type statements struct {
 //
 // Keys are bytea, so that they compare byte by byte as Go strings do,
 // whatever the database's collation, and may hold any byte.
-func newStatements(schema string) statements {
+func newStatements(schema string, unordered bool) statements {
 	q := func(table string) string { return pgx.Identifier{schema, table}.Sanitize() }
 	revision, compaction, current, log := q("revision"), q("compaction"), q("current"), q("log")
 	// A channel name is an identifier, at most 63 bytes: a long schema's
@@ -93,33 +92,81 @@ FROM %s r CROSS JOIN %s c
 LEFT JOIN LATERAL (SELECT value, create_rev, rev, deleted FROM %s WHERE key = $1 AND rev <= $2 ORDER BY rev DESC LIMIT 1) l ON true`,
 		revision, compaction, log)
 	inRange := `key >= $1 AND ($2::bytea IS NULL OR key < $2)`
-	// The count of the range, for Remaining, only for a page with a limit.
+	// A page with a limit counts what follows it, for Remaining: at
+	// most countCap keys past the page ($3 + countCap in all), so that
+	// each page of a long list costs its own rows and a bounded count,
+	// not a count of the whole rest of the range.
+	countLimit := fmt.Sprintf(`$3 + %d`, countCap)
 	st.listLatest = fmt.Sprintf(`SELECT r.rev, 0::bigint,
-  CASE WHEN $3::bigint IS NULL THEN 0 ELSE (SELECT count(*) FROM %[2]s WHERE %[3]s) END,
+  CASE WHEN $3::bigint IS NULL THEN 0 ELSE (SELECT count(*) FROM (SELECT FROM %[2]s WHERE %[3]s LIMIT %[4]s) n) END,
   i.key, i.value, i.create_rev, i.mod_rev
-FROM %[1]s r LEFT JOIN LATERAL (SELECT key, value, create_rev, mod_rev FROM %[2]s WHERE %[3]s ORDER BY key LIMIT $3) i ON true`, revision, current, inRange)
-	st.listAt = fmt.Sprintf(`WITH live AS (
+FROM %[1]s r LEFT JOIN LATERAL (SELECT key, value, create_rev, mod_rev FROM %[2]s WHERE %[3]s ORDER BY key LIMIT $3) i ON true`, revision, current, inRange, countLimit)
+	// A list at revision $4, in one statement, so in one snapshot with
+	// the window it is checked against: while the store is still at $4,
+	// as it is for every page of a relist on a quiet store, the current
+	// rows are the state at it, an index range scan of the page; otherwise
+	// the newest log row at or below $4 of each key in the range. The
+	// comparison with the counter is a subquery of its own, so that the
+	// planner makes it a test done once, before either branch runs.
+	st.listAt = fmt.Sprintf(`WITH old AS NOT MATERIALIZED (
   SELECT key, value, create_rev, rev FROM (
-    SELECT DISTINCT ON (key) key, value, create_rev, rev, deleted FROM %[3]s WHERE %[4]s AND rev <= $4 ORDER BY key, rev DESC
-  ) v WHERE NOT deleted)
+    SELECT DISTINCT ON (key) key, value, create_rev, rev, deleted FROM %[3]s
+    WHERE %[5]s AND rev <= $4 AND $4 <> (SELECT rev FROM %[1]s) ORDER BY key, rev DESC
+  ) v WHERE NOT deleted),
+now AS NOT MATERIALIZED (
+  SELECT key, value, create_rev, mod_rev AS rev FROM %[4]s WHERE %[5]s AND $4 = (SELECT rev FROM %[1]s))
 SELECT r.rev, c.compacted,
-  CASE WHEN $3::bigint IS NULL THEN 0 ELSE (SELECT count(*) FROM live) END,
+  CASE WHEN $3::bigint IS NULL THEN 0 ELSE (SELECT count(*) FROM (
+    (SELECT FROM old LIMIT %[6]s) UNION ALL (SELECT FROM now LIMIT %[6]s)) n) END,
   i.key, i.value, i.create_rev, i.rev
-FROM %[1]s r CROSS JOIN %[2]s c LEFT JOIN LATERAL (SELECT * FROM live ORDER BY key LIMIT $3) i ON true`, revision, compaction, log, inRange)
+FROM %[1]s r CROSS JOIN %[2]s c LEFT JOIN LATERAL (
+  (SELECT * FROM old ORDER BY key LIMIT $3) UNION ALL (SELECT * FROM now ORDER BY key LIMIT $3)) i ON true`,
+		revision, compaction, log, current, inRange, countLimit)
 
 	st.lockRevision = fmt.Sprintf(`SELECT rev FROM %s FOR UPDATE`, revision)
-	st.readCurrent = fmt.Sprintf(`SELECT key, value, create_rev, mod_rev FROM %s WHERE key = ANY($1)`, current)
-	st.insertLog = fmt.Sprintf(`INSERT INTO %s (rev, key, value, create_rev, prev_rev, deleted)
-SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bigint[], $5::bigint[], $6::boolean[])`, log)
-	st.upsertCurrent = fmt.Sprintf(`INSERT INTO %s (key, value, create_rev, mod_rev)
-SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bigint[], $4::bigint[])
-ON CONFLICT (key) DO UPDATE SET value = excluded.value, create_rev = excluded.create_rev, mod_rev = excluded.mod_rev`, current)
-	st.deleteCurrent = fmt.Sprintf(`DELETE FROM %s WHERE key = ANY($1)`, current)
-	st.setRevision = fmt.Sprintf(`UPDATE %s SET rev = $1`, revision)
-	st.notify = `SELECT pg_notify($1, $2)`
+	// A round of a commit (see commit.go): the requests, each key once,
+	// as arrays of their place in the round, op, key, value and expected
+	// mod_rev. It answers a row per request: its place, its failure (0 if
+	// none; see commit.go), and if applied its revision, and the value and
+	// create_rev it replaced. The data-modifying parts all run, on the
+	// statement's one snapshot: they touch distinct keys.
+	nextRev := fmt.Sprintf(`(SELECT rev FROM %s) + row_number() OVER (ORDER BY at)`, revision)
+	bump := fmt.Sprintf(`,
+bump AS (UPDATE %s SET rev = rev + (SELECT count(*) FROM ok) WHERE EXISTS (SELECT FROM ok))`, revision)
 	sequence := q("unordered_revision")
+	if unordered {
+		// The test switch: revisions from a sequence, the counter left
+		// alone.
+		nextRev, bump = fmt.Sprintf(`nextval('%s')`, strings.ReplaceAll(sequence, "'", "''")), ""
+	}
+	st.commitRound = fmt.Sprintf(`WITH req AS (
+  SELECT * FROM unnest($1::int[], $2::smallint[], $3::bytea[], $4::bytea[], $5::bigint[]) AS r(at, op, key, value, expect)),
+chk AS (
+  SELECT r.at, r.op, r.key, r.value, c.value AS old, c.create_rev, c.mod_rev,
+    (CASE WHEN r.op = %[4]d THEN CASE WHEN c.key IS NULL THEN 0 ELSE %[7]d END
+      WHEN c.key IS NULL THEN %[8]d
+      WHEN r.expect <> 0 AND r.expect <> c.mod_rev THEN %[9]d
+      ELSE 0 END)::smallint AS fail
+  FROM req r LEFT JOIN %[2]s c ON c.key = r.key),
+ok AS (SELECT chk.*, %[10]s AS rev FROM chk WHERE fail = 0),
+ins AS (
+  INSERT INTO %[3]s (rev, key, value, create_rev, prev_rev, deleted)
+  SELECT rev, key, CASE WHEN op = %[6]d THEN NULL ELSE value END, CASE WHEN op = %[4]d THEN rev ELSE create_rev END,
+    CASE WHEN op = %[4]d THEN 0 ELSE mod_rev END, op = %[6]d FROM ok),
+up AS (
+  INSERT INTO %[2]s (key, value, create_rev, mod_rev)
+  SELECT key, value, CASE WHEN op = %[4]d THEN rev ELSE create_rev END, rev FROM ok WHERE op <> %[6]d
+  ON CONFLICT (key) DO UPDATE SET value = excluded.value, create_rev = excluded.create_rev, mod_rev = excluded.mod_rev),
+del AS (DELETE FROM %[2]s c USING ok WHERE ok.op = %[6]d AND c.key = ok.key)%[11]s
+SELECT chk.at, chk.fail, ok.rev, chk.old, chk.create_rev FROM chk LEFT JOIN ok ON ok.at = chk.at`,
+		revision, current, log, opCreate, opUpdate, opDelete, failExists, failNotFound, failConflict, nextRev, bump)
+	// The notification carries the store's revision after the commit, so
+	// that a poller that has read that far already does not read again.
+	st.notify = fmt.Sprintf(`SELECT pg_notify($1, rev::text) FROM %s`, revision)
+	if unordered { // the counter stays where it began
+		st.notify = `SELECT pg_notify($1, '')`
+	}
 	st.createSequence = fmt.Sprintf(`CREATE SEQUENCE IF NOT EXISTS %s START %d`, sequence, initialRevision+1)
-	st.nextRevisions = fmt.Sprintf(`SELECT nextval('%s') FROM generate_series(1, $1)`, strings.ReplaceAll(sequence, "'", "''"))
 
 	// The poller's read: the log after a revision, each row with the value
 	// it replaced, and the window, in one snapshot. A row after the

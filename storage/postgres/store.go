@@ -44,10 +44,15 @@ type config struct {
 	// revisions are assigned, before it commits.
 	unorderedRevisions bool
 	beforeCommit       func(revs []int64)
+	// And one called once a commit's statements are sent, before their
+	// answer is read.
+	afterSend func()
 	// And one called after each pruning transaction that deleted rows;
 	// and a switch that makes the store listen on a channel of its own.
 	onPrune         func(began time.Time, took time.Duration, deleted int64)
 	listenElsewhere bool
+	// And a tracer of the pool's statements, for counting round trips.
+	tracer pgx.QueryTracer
 }
 
 // WithSchema sets the PostgreSQL schema the store's tables live in,
@@ -136,6 +141,11 @@ type Store struct {
 
 	// revisions batches the reads of the store's revision (see Revision).
 	revisions revisionReads
+
+	// suspect is set when a call finds PostgreSQL unreachable, and
+	// cleared by the next commit: while it is set, the committer pings
+	// its connection before sending a write on it (see commitBatch).
+	suspect atomic.Bool
 }
 
 var _ storage.Interface = (*Store)(nil)
@@ -143,8 +153,8 @@ var _ storage.Interface = (*Store)(nil)
 // Open connects to the PostgreSQL database at url (a libpq connection
 // string or URL, as pgx parses it), creates the store's schema and tables
 // there if this is the first store on them, and starts the store's
-// goroutines: the committer, the log's poller, its listener and the
-// compactor. Close the store to stop them and close its connections.
+// goroutines: the committer, the log's poller, its listener, the
+// compactor and the reader of the revision for Revision. Close the store to stop them and close its connections.
 func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	c := config{schema: defaultSchema, history: defaultHistory, pollInterval: defaultPollInterval, timeout: defaultTimeout}
 	for _, opt := range opts {
@@ -163,14 +173,23 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	// The server bounds what the client might not: a statement running
 	// past the store's timeout, and a transaction left open by a client
 	// that vanished while holding the revision counter's lock.
+	pc.ConnConfig.Tracer = c.tracer
 	params := pc.ConnConfig.RuntimeParams
 	params["statement_timeout"] = fmt.Sprint(c.timeout.Milliseconds())
 	params["idle_in_transaction_session_timeout"] = fmt.Sprint((2 * c.timeout).Milliseconds())
+	// A write waiting for the revision lock gives up before the store
+	// does, so that the server says it rolled back: a write that timed
+	// out waiting for the lock was not applied, where one the store gave
+	// up on after sending may have been.
+	params["lock_timeout"] = fmt.Sprint((c.timeout * 3 / 4).Milliseconds())
 	params["application_name"] = cmp.Or(params["application_name"], "kapi")
 	// The store's statements are short; JIT compiling them, which the
 	// planner's estimates for its one-row tables can trigger, takes far
 	// longer than running them.
 	params["jit"] = "off"
+	// Nor are parallel workers worth starting for them: a list at a
+	// revision otherwise starts one for the branch it does not run.
+	params["max_parallel_workers_per_gather"] = "0"
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, fmt.Errorf("%w: postgres: %w", storage.ErrUnavailable, err)
@@ -179,7 +198,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		pool:       pool,
 		listen:     pc.ConnConfig.Copy(),
 		config:     c,
-		sql:        newStatements(c.schema),
+		sql:        newStatements(c.schema, c.unorderedRevisions),
 		closing:    make(chan struct{}),
 		pollNow:    make(chan struct{}, 1),
 		compactNow: make(chan struct{}, 1),
@@ -191,8 +210,9 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	}
 	s.recent.reset(rev, compacted)
 	s.bg, s.stopBG = context.WithCancel(context.Background())
-	s.queue = groupcommit.New(groupcommit.Config[*request]{MaxBatch: maxBatch, Commit: s.commit}, s.closing)
-	for _, loop := range []func(){s.queue.Run, s.pollLoop, s.listenLoop, s.compactLoop} {
+	s.queue = groupcommit.New(groupcommit.Config[*request]{MaxBatch: maxBatch, Commit: s.commit, Linger: lingerFor}, s.closing)
+	s.revisions.wake = make(chan struct{}, 1)
+	for _, loop := range []func(){s.queue.Run, s.pollLoop, s.listenLoop, s.compactLoop, s.readRevisions} {
 		s.goroutines.Go(loop)
 	}
 	return s, nil
@@ -283,8 +303,12 @@ func expired(rev, compacted int64) error {
 }
 
 // List returns the keys with the given prefix as they were at
-// opts.Revision (0: the latest), in key order. The latest revision is a
-// scan of the current table; an older one reads the log.
+// opts.Revision (0: the latest), in key order, in one statement. The
+// latest revision, or the one the store is still at, is a scan of the
+// current table; an older one reads the log. Remaining counts at most
+// 1,000 keys past the page: more are reported as 1,000, a lower bound,
+// as Kubernetes' remainingItemCount allows (an estimate, which clients
+// must not rely on).
 func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOptions) (storage.ListResult, error) {
 	if err := s.check(ctx, opts.Revision); err != nil {
 		return storage.ListResult{}, err
@@ -303,30 +327,10 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 		rows pgx.Rows
 		err  error
 	)
-	switch {
-	case opts.Revision == 0:
+	if opts.Revision == 0 {
 		rows, err = s.pool.Query(ctx, s.sql.listLatest, from, to, limit)
-	default:
-		// The next page of a list at a revision the store has not moved
-		// past, as a watch cache's relist reads its pages on a quiet store:
-		// in a snapshot at that revision, the current rows are the state
-		// at it, and reading them is an index range scan of the page,
-		// where reading the log sorts every version of the rest of the
-		// range for each page.
-		tx, txErr := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-		if txErr != nil {
-			return storage.ListResult{}, s.fail(ctx, txErr)
-		}
-		defer tx.Rollback(context.WithoutCancel(ctx))
-		var cur, compacted int64
-		if err := tx.QueryRow(ctx, s.sql.window).Scan(&cur, &compacted); err != nil {
-			return storage.ListResult{}, s.fail(ctx, err)
-		}
-		if cur == opts.Revision {
-			rows, err = tx.Query(ctx, s.sql.listLatest, from, to, limit)
-		} else {
-			rows, err = tx.Query(ctx, s.sql.listAt, from, to, limit, opts.Revision)
-		}
+	} else {
+		rows, err = s.pool.Query(ctx, s.sql.listAt, from, to, limit, opts.Revision)
 	}
 	if err != nil {
 		return storage.ListResult{}, s.fail(ctx, err)
@@ -401,16 +405,18 @@ func (s *Store) Revision(ctx context.Context) (int64, error) {
 	answer := make(chan revisionAnswer, 1)
 	s.revisions.mu.Lock()
 	s.revisions.waiting = append(s.revisions.waiting, answer)
-	if !s.revisions.running {
-		s.revisions.running = true
-		go s.readRevisions()
-	}
 	s.revisions.mu.Unlock()
+	select {
+	case s.revisions.wake <- struct{}{}:
+	default: // a wake-up is pending already
+	}
 	select {
 	case a := <-answer:
 		return a.rev, a.err
 	case <-ctx.Done():
 		return 0, ctx.Err()
+	case <-s.closing: // readRevisions may have answered its last
+		return 0, storage.ErrClosed
 	}
 }
 
@@ -418,7 +424,17 @@ func (s *Store) Revision(ctx context.Context) (int64, error) {
 type revisionReads struct {
 	mu      sync.Mutex
 	waiting []chan revisionAnswer
-	running bool // a goroutine runs readRevisions
+	// wake (buffered) tells readRevisions that calls wait.
+	wake chan struct{}
+}
+
+// take returns the calls waiting, and forgets them.
+func (r *revisionReads) take() []chan revisionAnswer {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	batch := r.waiting
+	r.waiting = nil
+	return batch
 }
 
 type revisionAnswer struct {
@@ -426,21 +442,25 @@ type revisionAnswer struct {
 	err error
 }
 
-// readRevisions reads the revision for the calls waiting, again and again,
-// until none waits. Its queries are bounded by the store's timeout, not
+// readRevisions reads the revision for the calls waiting, whenever some
+// are. It runs from Open until Close, and answers the calls still waiting
+// then with ErrClosed. Its queries are bounded by the store's timeout, not
 // by any one caller's context: a caller that stops waiting leaves the
 // others theirs.
 func (s *Store) readRevisions() {
 	for {
-		s.revisions.mu.Lock()
-		batch := s.revisions.waiting
-		s.revisions.waiting = nil
-		if len(batch) == 0 {
-			s.revisions.running = false
-			s.revisions.mu.Unlock()
+		select {
+		case <-s.closing:
+			for _, ch := range s.revisions.take() {
+				ch <- revisionAnswer{err: storage.ErrClosed}
+			}
 			return
+		case <-s.revisions.wake:
 		}
-		s.revisions.mu.Unlock()
+		batch := s.revisions.take()
+		if len(batch) == 0 {
+			continue
+		}
 		var a revisionAnswer
 		ctx, cancel := s.opContext(s.bg)
 		var compacted int64

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -243,8 +244,15 @@ func (s *Store) listenOnce() {
 	}
 	s.pollSoon() // for what was notified while nobody listened
 	for {
-		if _, err := conn.WaitForNotification(s.bg); err != nil {
+		n, err := conn.WaitForNotification(s.bg)
+		if err != nil {
 			return
+		}
+		// A commit's notification names the revision it took the store
+		// to: one the poller has read already (this store's own, which
+		// it polls for as it commits) needs no read.
+		if rev, err := strconv.ParseInt(n.Payload, 10, 64); err == nil && rev <= s.recent.last() {
+			continue
 		}
 		s.pollSoon()
 	}

@@ -1,0 +1,221 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/storage/postgres"
+)
+
+// roundTrips is a pgx tracer that counts the round trips a store makes to
+// PostgreSQL: each statement sent on its own, and each batch (sent in one
+// go, however many statements it holds), by the first statement's text.
+type roundTrips struct {
+	mu    sync.Mutex
+	trips []string
+}
+
+func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	r.add(data.SQL)
+	return ctx
+}
+
+func (r *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
+	var sqls []string
+	for _, q := range data.Batch.QueuedQueries {
+		sqls = append(sqls, q.SQL)
+	}
+	r.add("batch: " + strings.Join(sqls, "; "))
+	return ctx
+}
+
+func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+
+func (r *roundTrips) add(sql string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.trips = append(r.trips, strings.Join(strings.Fields(sql), " "))
+}
+
+// take returns the round trips since the last call whose text contains
+// one of marks (all of them with no marks), and forgets every one.
+func (r *roundTrips) take(marks ...string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var got []string
+	for _, t := range r.trips {
+		if len(marks) == 0 {
+			got = append(got, t)
+			continue
+		}
+		for _, m := range marks {
+			if strings.Contains(t, m) {
+				got = append(got, t)
+				break
+			}
+		}
+	}
+	r.trips = nil
+	return got
+}
+
+// The statements of a write's commit name the log table as it inserts
+// into it, or the revision row as they lock it; a write that fails its
+// precondition may stop at the lock.
+var commitMarks = []string{`INSERT INTO "`, `FOR UPDATE`, "BEGIN", "COMMIT", "ROLLBACK"}
+
+// TestOneRoundTripPerCommit counts the round trips of writes made one at a
+// time, so that each is a commit of its own: each costs one round trip to
+// PostgreSQL, however it ends (applied, or refused by its precondition).
+func TestOneRoundTripPerCommit(t *testing.T) {
+	tr := &roundTrips{}
+	s := mustStore(t, freshSchema(t), postgres.WithTracer(tr))
+	ctx := t.Context()
+	// The first use of each statement prepares it: a round trip of its
+	// own, once per connection.
+	warm := func() {
+		for i := range 8 {
+			key := fmt.Sprintf("/warm/%d", i)
+			rev, err := s.Create(ctx, key, []byte("v"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Update(ctx, key, []byte("w"), rev); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Delete(ctx, key, 0); err != nil {
+				t.Fatal(err)
+			}
+			_, _ = s.Create(ctx, "/warm/exists", []byte("v"))
+		}
+	}
+	warm()
+	tr.take()
+	const n = 50
+	for i := range n {
+		key := fmt.Sprintf("/k/%d", i)
+		rev, err := s.Create(ctx, key, []byte("v"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Update(ctx, key, []byte("w"), rev); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Update(ctx, key, []byte("x"), rev); !errors.Is(err, storage.ErrConflict) {
+			t.Fatalf("an update expecting a replaced revision: %v, want ErrConflict", err)
+		}
+		if _, err := s.Delete(ctx, key, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	trips := tr.take(commitMarks...)
+	t.Logf("%d writes, %d round trips to commit them; the first: %q", 4*n, len(trips), trips[0])
+	if len(trips) != 4*n {
+		t.Errorf("%d writes made one at a time took %d round trips to commit, want one each", 4*n, len(trips))
+	}
+}
+
+// TestListAtRevisionRoundTrips counts the round trips of a list at a
+// revision, a page of a relist (each page reads at the first page's
+// revision): one.
+func TestListAtRevisionRoundTrips(t *testing.T) {
+	tr := &roundTrips{}
+	s := mustStore(t, freshSchema(t), postgres.WithTracer(tr))
+	ctx := t.Context()
+	var rev int64
+	for i := range 20 {
+		var err error
+		if rev, err = s.Create(ctx, fmt.Sprintf("/k/%02d", i), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// At the store's revision, then at an older one; each twice, the
+	// first to prepare what it needs.
+	for _, at := range []int64{rev, rev - 5} {
+		for try := range 2 {
+			tr.take()
+			res, err := s.List(ctx, "/k/", storage.ListOptions{Revision: at, Limit: 5, Start: "/k/03"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var trips []string
+			for _, trip := range tr.take(`"log"`, `"current"`, `"revision"`, "BEGIN", "begin", "ROLLBACK", "rollback", "COMMIT") {
+				if !strings.HasPrefix(trip, "SELECT c.compacted, l.rev") { // the poller's, not the list's
+					trips = append(trips, trip)
+				}
+			}
+			if try == 1 {
+				t.Logf("a page at revision %d of %d: %d round trips: %q", at, rev, len(trips), trips)
+				if len(trips) != 1 {
+					t.Errorf("a page at revision %d of %d took %d round trips, want 1", at, rev, len(trips))
+				}
+			}
+			if len(res.Items) != 5 || res.Items[0].Key != "/k/03" {
+				t.Errorf("the page at %d: %d items from %q", at, len(res.Items), res.Items[0].Key)
+			}
+		}
+	}
+}
+
+// TestRemainingIsBounded: a page counts at most 1,000 keys past itself
+// for Remaining, so that each page of a long list costs about its own
+// rows: past that, Remaining is 1,000, a lower bound (Kubernetes'
+// remainingItemCount is an estimate); near the end it is exact, and 0
+// only on the last page. At the store's revision and at an older one.
+func TestRemainingIsBounded(t *testing.T) {
+	s := mustStore(t, freshSchema(t))
+	ctx := t.Context()
+	const n = 1300
+	var wg sync.WaitGroup
+	for w := range 10 {
+		wg.Go(func() {
+			for i := w; i < n; i += 10 {
+				if _, err := s.Create(ctx, fmt.Sprintf("/k/%04d", i), []byte("v")); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	old, err := s.Revision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, "/other", []byte("v")); err != nil { // so that old is not the latest
+		t.Fatal(err)
+	}
+	cases := []struct {
+		start     string
+		remaining int64
+	}{
+		{"", 1000},        // 1200 after the page
+		{"/k/0150", 1000}, // 1050
+		{"/k/0500", 700},
+		{"/k/1200", 0},
+	}
+	for _, at := range []int64{0, old} {
+		for _, tc := range cases {
+			res, err := s.List(ctx, "/k/", storage.ListOptions{Revision: at, Start: tc.start, Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Items) != 100 || res.Remaining != tc.remaining {
+				t.Errorf("at %d from %q: %d items, Remaining %d; want 100, %d", at, tc.start, len(res.Items), res.Remaining, tc.remaining)
+			}
+		}
+	}
+}
