@@ -210,12 +210,12 @@ func TestAccessReviews(t *testing.T) {
 	}
 	rec.take()
 	ssar("viewer", `{"resourceAttributes":{"namespace":"team-a","verb":"list","group":"example.com","version":"v1","resource":"widgets","subresource":"status",`+
-		`"labelSelector":{"rawSelector":"app in (a,b)"},"fieldSelector":{"requirements":[{"key":"spec.color","operator":"NotIn","values":["red"]}]}}}`)
+		`"labelSelector":{"rawSelector":"app in (a,b)"},"fieldSelector":{"requirements":[{"key":"spec.color","operator":"NotIn","values":["Red"]}]}}}`)
 	asked := rec.take()
 	want := apiserver.Attributes{User: apiserver.User{Name: "viewer", UID: "2", Groups: []string{"viewers", apiserver.GroupAuthenticated}},
 		Verb: "list", ResourceRequest: true, APIGroup: "example.com", APIVersion: "v1", Namespace: "team-a", Resource: "widgets", Subresource: "status",
 		LabelSelector: []apiserver.SelectorRequirement{{Key: "app", Operator: "in", Values: []string{"a", "b"}}},
-		FieldSelector: []apiserver.SelectorRequirement{{Key: "spec.color", Operator: "notin", Values: []string{"red"}}}}
+		FieldSelector: []apiserver.SelectorRequirement{{Key: "spec.color", Operator: "notin", Values: []string{"Red"}}}}
 	if len(asked) != 1 || !reflect.DeepEqual(asked[0], want) {
 		t.Errorf("the authorizer was asked %+v\nwant %+v", asked, want)
 	}
@@ -441,7 +441,7 @@ func TestImpersonatedWrite(t *testing.T) {
 	if err := widgetapi.Register(api); err != nil {
 		t.Fatal(err)
 	}
-	req := httptest.NewRequest(http.MethodPost, widgetPath("team-a", ""), strings.NewReader(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"red"}}`))
+	req := httptest.NewRequest(http.MethodPost, widgetPath("team-a", ""), strings.NewReader(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"Red"}}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer admin")
 	req.Header.Set("Impersonate-User", "system:serviceaccount:team-a:robot")

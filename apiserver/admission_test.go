@@ -59,7 +59,7 @@ func TestAdmissionChain(t *testing.T) {
 		log.add("validate", req)
 		w, _ := req.Object.(*widgetapi.Widget)
 		switch {
-		case w != nil && w.Spec.Color == "blue" && req.Subresource == "":
+		case w != nil && w.Spec.Color == "Blue" && req.Subresource == "":
 			return errors.New("blue widgets are not allowed here")
 		case w != nil && w.Annotations["deny"] == "teapot":
 			return apiserver.NewStatusError(http.StatusTeapot, "Teapot", "short and stout")
@@ -110,7 +110,7 @@ func TestAdmissionChain(t *testing.T) {
 	// Rejections: a plain error is 403 in kube's words; a StatusError is
 	// answered as chosen. Nothing is stored.
 	blue := newWidget("default", "b")
-	blue.Spec.Color = "blue"
+	blue.Spec.Color = "Blue"
 	st := c.do(http.MethodPost, widgetsIn("default"), blue).failure(t, http.StatusForbidden, kapi.StatusReasonForbidden)
 	if want := `widgets.example.com "b" is forbidden: blue widgets are not allowed here`; st.Message != want {
 		t.Errorf("message %q, want %q", st.Message, want)
@@ -151,7 +151,7 @@ func TestAdmissionUser(t *testing.T) {
 		return nil
 	}))
 	rec := httptest.NewRecorder()
-	req := httptest.NewRequest(http.MethodPost, widgetsIn("default"), strings.NewReader(`{"metadata":{"name":"a"},"spec":{"color":"red"}}`))
+	req := httptest.NewRequest(http.MethodPost, widgetsIn("default"), strings.NewReader(`{"metadata":{"name":"a"},"spec":{"color":"Red"}}`))
 	req.Header.Set("Content-Type", "application/json")
 	authn(srv).ServeHTTP(rec, req)
 	if rec.Code != http.StatusCreated {

@@ -108,8 +108,8 @@ func TestAuthorizationAttributes(t *testing.T) {
 			`widgets.example.com is forbidden: User "bob" cannot watch resource "widgets" in API group "example.com" at the cluster scope`},
 		{"watch one by field selector", "GET", ex + "/namespaces/default/widgets?watch=true&fieldSelector=metadata.name%3Da", sel(res("watch", "default", "widgets", "", "a"), nil, []rq{{Key: "metadata.name", Operator: "=", Values: []string{"a"}}}),
 			`widgets.example.com "a" is forbidden: User "bob" cannot watch resource "widgets" ` + inDefault},
-		{"list one by field selector ==", "GET", ex + "/namespaces/default/widgets?fieldSelector=spec.color%3Dred,metadata.name%3D%3Da",
-			sel(res("list", "default", "widgets", "", "a"), nil, []rq{{Key: "spec.color", Operator: "=", Values: []string{"red"}}, {Key: "metadata.name", Operator: "=", Values: []string{"a"}}}), ""},
+		{"list one by field selector ==", "GET", ex + "/namespaces/default/widgets?fieldSelector=spec.color%3DRed,metadata.name%3D%3Da",
+			sel(res("list", "default", "widgets", "", "a"), nil, []rq{{Key: "spec.color", Operator: "=", Values: []string{"Red"}}, {Key: "metadata.name", Operator: "=", Values: []string{"a"}}}), ""},
 		{"list by other field selector", "GET", ex + "/namespaces/default/widgets?fieldSelector=metadata.name!%3Da",
 			sel(res("list", "default", "widgets", "", ""), nil, []rq{{Key: "metadata.name", Operator: "!=", Values: []string{"a"}}}), ""},
 		{"list by label selector", "GET", ex + "/namespaces/default/widgets?labelSelector=app%20in%20(a,b),!x,tier%3D%3Dweb,n%3E3",
@@ -667,7 +667,7 @@ func BenchmarkAuthGet(b *testing.B) {
 					b.Fatalf("%s %s: HTTP %d, want %d: %s", method, path, rec.Code, want, rec.Body.Bytes())
 				}
 			}
-			send("POST", widgetsIn("default"), `{"metadata":{"name":"a"},"spec":{"color":"red"}}`, http.StatusCreated)
+			send("POST", widgetsIn("default"), `{"metadata":{"name":"a"},"spec":{"color":"Red"}}`, http.StatusCreated)
 			path := widgetPath("default", "a")
 			b.ReportAllocs()
 			for b.Loop() {

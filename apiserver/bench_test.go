@@ -116,7 +116,7 @@ func realisticWidget(ns, name string) *widgetapi.Widget {
 			}},
 		},
 		Spec: widgetapi.WidgetSpec{
-			Color: "blue", Replicas: &replicas, Size: 12,
+			Color: "Blue", Replicas: &replicas, Size: 12,
 			Ports: []widgetapi.WidgetPort{
 				{Name: "http", Port: 8080, Protocol: "TCP"},
 				{Name: "metrics", Port: 9090, Protocol: "TCP"},

@@ -20,7 +20,7 @@ func widgetWithMeta(name, meta string) string {
 	if meta != "" {
 		meta = "," + meta
 	}
-	return fmt.Sprintf(`{"metadata":{"name":%q%s},"spec":{"color":"red"}}`, name, meta)
+	return fmt.Sprintf(`{"metadata":{"name":%q%s},"spec":{"color":"Red"}}`, name, meta)
 }
 
 // TestMetadataLimits: metadata is refused as kube-apiserver refuses it, with
@@ -83,7 +83,7 @@ func TestMetadataLimits(t *testing.T) {
 		{name: "name over 253", body: widgetWithMeta(strings.Repeat("n", 254), ""), causes: []kapi.StatusCause{
 			{Type: kapi.CauseTypeFieldValueInvalid, Field: "metadata.name", Message: `Invalid value: "` + strings.Repeat("n", 254) + `": must be no more than 253 characters`},
 		}},
-		{name: "generateName with upper case", body: `{"metadata":{"generateName":"Web-"},"spec":{"color":"red"}}`},
+		{name: "generateName with upper case", body: `{"metadata":{"generateName":"Web-"},"spec":{"color":"Red"}}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -126,13 +126,13 @@ func TestMetadataLimits(t *testing.T) {
 
 // deepJSON nests n arrays in a widget's spec, under an unknown field.
 func deepJSON(n int) string {
-	return `{"metadata":{"name":"deep"},"spec":{"color":"red","deep":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}}`
+	return `{"metadata":{"name":"deep"},"spec":{"color":"Red","deep":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}}`
 }
 
 // deepYAML is deepJSON in YAML's block style, one line of nested
 // sequences: "- - - x".
 func deepYAML(n int) string {
-	return "metadata:\n  name: deep\nspec:\n  color: red\n  deep:\n  " + strings.Repeat("- ", n) + "x\n"
+	return "metadata:\n  name: deep\nspec:\n  color: Red\n  deep:\n  " + strings.Repeat("- ", n) + "x\n"
 }
 
 // deepCBOR nests n arrays in a widget's spec: {"metadata":{"name":"deep"},

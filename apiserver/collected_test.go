@@ -54,7 +54,7 @@ func TestReadsOfDecodedAgain(t *testing.T) {
 	}
 	const v1 = "/apis/example.com/v1"
 	for _, w := range []struct{ ns, name, app, color string }{
-		{"default", "a", "x", "red"}, {"default", "b", "y", "blue"}, {"other", "c", "x", "blue"},
+		{"default", "a", "x", "Red"}, {"default", "b", "y", "Blue"}, {"other", "c", "x", "Blue"},
 	} {
 		do("POST", v1+"/namespaces/"+w.ns+"/widgets", "", fmt.Sprintf(
 			`{"metadata":{"name":%q,"labels":{"app":%q}},"spec":{"color":%q,"size":1,"ports":[{"name":"default","port":80}]}}`,
@@ -63,7 +63,7 @@ func TestReadsOfDecodedAgain(t *testing.T) {
 	// Enough other widgets that a, b and c leave the recent items: the
 	// reads below decode them again.
 	for i := range 1100 {
-		do("POST", v1+"/namespaces/filler/widgets", "", fmt.Sprintf(`{"metadata":{"name":"f%d","labels":{"app":"filler"}},"spec":{"color":"green"}}`, i), http.StatusCreated)
+		do("POST", v1+"/namespaces/filler/widgets", "", fmt.Sprintf(`{"metadata":{"name":"f%d","labels":{"app":"filler"}},"spec":{"color":"Green"}}`, i), http.StatusCreated)
 	}
 	table := "application/json;as=Table;v=v1;g=meta.k8s.io"
 	meta := "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io"
@@ -80,12 +80,12 @@ func TestReadsOfDecodedAgain(t *testing.T) {
 		{v1 + "/widgets?labelSelector=app%3Dx", ""},
 		{v1 + "/widgets?labelSelector=app%20in%20(y)", ""},
 		{v1 + "/widgets?labelSelector=!app", ""},
-		{v1 + "/widgets?fieldSelector=spec.color%3Dblue", ""},
+		{v1 + "/widgets?fieldSelector=spec.color%3DBlue", ""},
 		{v1 + "/widgets?fieldSelector=metadata.name%3Db", ""},
 		{v1 + "/widgets?fieldSelector=metadata.namespace%3Dother", ""},
-		{v1 + "/widgets?fieldSelector=metadata.namespace!%3Dother,spec.color%3Dblue&labelSelector=app", ""},
+		{v1 + "/widgets?fieldSelector=metadata.namespace!%3Dother,spec.color%3DBlue&labelSelector=app", ""},
 		{v1 + "/namespaces/default/widgets?fieldSelector=metadata.name!%3Da", "application/vnd.kubernetes.protobuf"},
-		{"/apis/example.com/v1beta1/widgets?fieldSelector=spec.color%3Dblue", ""},
+		{"/apis/example.com/v1beta1/widgets?fieldSelector=spec.color%3DBlue", ""},
 	}
 	before := make([]string, len(reads))
 	for i, r := range reads {
@@ -112,12 +112,12 @@ func TestReadsOfDecodedAgain(t *testing.T) {
 	// same store, and decodes every value, reads it.
 	one := reads[:7]
 	for _, w := range []struct{ method, path, contentType, body string }{
-		{"PATCH", v1 + "/namespaces/default/widgets/a", "application/merge-patch+json", `{"metadata":{"labels":{"tier":"web"}},"spec":{"color":"green"}}`},
+		{"PATCH", v1 + "/namespaces/default/widgets/a", "application/merge-patch+json", `{"metadata":{"labels":{"tier":"web"}},"spec":{"color":"Green"}}`},
 		{"PATCH", v1 + "/namespaces/default/widgets/a?fieldManager=m&force=true", "application/apply-patch+yaml", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"},"spec":{"size":3}}`},
 		{"PATCH", v1 + "/namespaces/default/widgets/a/status", "application/merge-patch+json", `{"status":{"observedGeneration":1}}`},
 		{"PATCH", "/apis/example.com/v1beta1/namespaces/default/widgets/a", "application/strategic-merge-patch+json", `{"spec":{"port":8080}}`},
-		{"PUT", v1 + "/namespaces/default/widgets/a", "application/json", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a","labels":{"app":"x"}},"spec":{"color":"green","size":2,"ports":[{"name":"default","port":81}]}}`},
-		{"POST", v1 + "/namespaces/default/widgets", "application/json", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"d","labels":{"app":"x"}},"spec":{"color":"green","size":2,"ports":[{"name":"default","port":81}]}}`},
+		{"PUT", v1 + "/namespaces/default/widgets/a", "application/json", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a","labels":{"app":"x"}},"spec":{"color":"Green","size":2,"ports":[{"name":"default","port":81}]}}`},
+		{"POST", v1 + "/namespaces/default/widgets", "application/json", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"d","labels":{"app":"x"}},"spec":{"color":"Green","size":2,"ports":[{"name":"default","port":81}]}}`},
 	} {
 		req := httptest.NewRequest(w.method, w.path, strings.NewReader(w.body))
 		req.Header.Set("Content-Type", w.contentType)
@@ -135,7 +135,7 @@ func TestReadsOfDecodedAgain(t *testing.T) {
 		}
 		_ = other.Close()
 	}
-	if got := do("GET", v1+"/widgets?fieldSelector=spec.color%3Dgreen&labelSelector=app%3Dx", "", "", http.StatusOK); !strings.Contains(got, `"name":"a"`) || !strings.Contains(got, `"name":"d"`) || strings.Count(got, `"namespace":`) != 2 {
-		t.Errorf("after the writes, spec.color=green,app=x selects %s", got)
+	if got := do("GET", v1+"/widgets?fieldSelector=spec.color%3DGreen&labelSelector=app%3Dx", "", "", http.StatusOK); !strings.Contains(got, `"name":"a"`) || !strings.Contains(got, `"name":"d"`) || strings.Count(got, `"namespace":`) != 2 {
+		t.Errorf("after the writes, spec.color=Green,app=x selects %s", got)
 	}
 }

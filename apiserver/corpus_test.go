@@ -83,7 +83,7 @@ func widgetDoc(name string) doc {
 	return doc{
 		"apiVersion": "example.com/v1", "kind": "Widget",
 		"metadata": doc{"name": name, "labels": doc{"app": "x"}, "annotations": doc{"note": "n"}},
-		"spec": doc{"color": "red", "replicas": 2, "size": 1,
+		"spec": doc{"color": "Red", "replicas": 2, "size": 1,
 			"ports":    []any{doc{"name": "http", "port": 80, "protocol": "TCP"}},
 			"selector": doc{"app": "x"}},
 		"status": doc{"replicas": 1, "observedGeneration": 1,
@@ -196,7 +196,7 @@ i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
 apiVersion: example.com/v1
 kind: Widget
 metadata: {name: a}
-spec: {color: red, selector: {x: *i}}
+spec: {color: Red, selector: {x: *i}}
 `
 
 // bodyLimit is the corpus server's request body limit: lower than the
@@ -387,7 +387,7 @@ func badInputCorpus() []corpusCase {
 	}
 	// Giant numbers as YAML writes them.
 	for _, n := range []string{"1e400", "18446744073709551616", ".inf", "-.inf", ".nan", "0x7fffffffffffffffff", "1_000_000_000_000_000_000"} {
-		add("number/yaml/replicas "+n, http.MethodPost, coll, []byte("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: n}\nspec: {color: red, replicas: "+n+"}\n"), 400, ct(mtYAML)...)
+		add("number/yaml/replicas "+n, http.MethodPost, coll, []byte("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: n}\nspec: {color: Red, replicas: "+n+"}\n"), 400, ct(mtYAML)...)
 	}
 	// ... and as CBOR writes them: bignums, floats, tags.
 	for _, n := range []struct {
@@ -404,7 +404,7 @@ func badInputCorpus() []corpusCase {
 		{"epoch time tag", []byte{0xc1, 0x1a, 0x51, 0x4b, 0x67, 0xb0}},
 	} {
 		body := apiservertest.CBORBody(apiservertest.CBORPairs{"apiVersion", "example.com/v1", "kind", "Widget", "metadata", apiservertest.CBORPairs{"name", "n"},
-			"spec", apiservertest.CBORPairs{"color", "red", "replicas", apiservertest.CBORRaw(n.raw)}}, apiservertest.CBOROptions{})
+			"spec", apiservertest.CBORPairs{"color", "Red", "replicas", apiservertest.CBORRaw(n.raw)}}, apiservertest.CBOROptions{})
 		add("number/cbor/replicas "+n.name, http.MethodPost, coll, body, 400, ct(mtCBOR)...)
 	}
 
@@ -412,14 +412,14 @@ func badInputCorpus() []corpusCase {
 	for _, f := range []struct {
 		name, body string
 	}{
-		{"name", `{"metadata":{"name":"a\xffb"},"spec":{"color":"red"}}`},
-		{"generateName", `{"metadata":{"generateName":"\xff\xfe"},"spec":{"color":"red"}}`},
-		{"namespace", `{"metadata":{"name":"u","namespace":"def\xffault"},"spec":{"color":"red"}}`},
-		{"label key", `{"metadata":{"name":"u","labels":{"a\xff":"b"}},"spec":{"color":"red"}}`},
-		{"label value", `{"metadata":{"name":"u","labels":{"a":"b\xff"}},"spec":{"color":"red"}}`},
-		{"annotation key", `{"metadata":{"name":"u","annotations":{"\xc0\xaf":"b"}},"spec":{"color":"red"}}`},
-		{"color", `{"metadata":{"name":"u"},"spec":{"color":"red\xff"}}`},
-		{"key", `{"metadata":{"name":"u"},"spec":{"color":"red","\xff":1}}`},
+		{"name", `{"metadata":{"name":"a\xffb"},"spec":{"color":"Red"}}`},
+		{"generateName", `{"metadata":{"generateName":"\xff\xfe"},"spec":{"color":"Red"}}`},
+		{"namespace", `{"metadata":{"name":"u","namespace":"def\xffault"},"spec":{"color":"Red"}}`},
+		{"label key", `{"metadata":{"name":"u","labels":{"a\xff":"b"}},"spec":{"color":"Red"}}`},
+		{"label value", `{"metadata":{"name":"u","labels":{"a":"b\xff"}},"spec":{"color":"Red"}}`},
+		{"annotation key", `{"metadata":{"name":"u","annotations":{"\xc0\xaf":"b"}},"spec":{"color":"Red"}}`},
+		{"color", `{"metadata":{"name":"u"},"spec":{"color":"Red\xff"}}`},
+		{"key", `{"metadata":{"name":"u"},"spec":{"color":"Red","\xff":1}}`},
 	} {
 		add("utf8/json/"+f.name, http.MethodPost, coll, []byte(f.body), 0, ct(mtJSON)...)
 		add("utf8/json-strict/"+f.name, http.MethodPost, coll+"?fieldValidation=Strict", []byte(f.body), 0, ct(mtJSON)...)
@@ -428,17 +428,17 @@ func badInputCorpus() []corpusCase {
 	for _, f := range []struct {
 		name, body string
 	}{
-		{"name", "metadata: {name: \"a\xffb\"}\nspec: {color: red}\n"},
-		{"label", "metadata: {name: u, labels: {a: \"\xff\"}}\nspec: {color: red}\n"},
+		{"name", "metadata: {name: \"a\xffb\"}\nspec: {color: Red}\n"},
+		{"label", "metadata: {name: u, labels: {a: \"\xff\"}}\nspec: {color: Red}\n"},
 	} {
 		add("utf8/yaml/"+f.name, http.MethodPost, coll, []byte(f.body), 0, ct(mtYAML)...)
 	}
-	add("utf8/cbor/label key", http.MethodPost, coll, apiservertest.CBORBody(apiservertest.CBORPairs{"metadata", apiservertest.CBORPairs{"name", "u", "labels", apiservertest.CBORPairs{apiservertest.CBORRaw{0x61, 0xff}, "b"}}, "spec", apiservertest.CBORPairs{"color", "red"}}, apiservertest.CBOROptions{}), 0, ct(mtCBOR)...)
-	add("utf8/cbor/byte-string name", http.MethodPost, coll, apiservertest.CBORBody(apiservertest.CBORPairs{"metadata", apiservertest.CBORPairs{"name", apiservertest.CBORRaw{0x42, 0xff, 0xfe}}, "spec", apiservertest.CBORPairs{"color", "red"}}, apiservertest.CBOROptions{}), 0, ct(mtCBOR)...)
+	add("utf8/cbor/label key", http.MethodPost, coll, apiservertest.CBORBody(apiservertest.CBORPairs{"metadata", apiservertest.CBORPairs{"name", "u", "labels", apiservertest.CBORPairs{apiservertest.CBORRaw{0x61, 0xff}, "b"}}, "spec", apiservertest.CBORPairs{"color", "Red"}}, apiservertest.CBOROptions{}), 0, ct(mtCBOR)...)
+	add("utf8/cbor/byte-string name", http.MethodPost, coll, apiservertest.CBORBody(apiservertest.CBORPairs{"metadata", apiservertest.CBORPairs{"name", apiservertest.CBORRaw{0x42, 0xff, 0xfe}}, "spec", apiservertest.CBORPairs{"color", "Red"}}, apiservertest.CBOROptions{}), 0, ct(mtCBOR)...)
 	add("utf8/protobuf/name", http.MethodPost, coll, apiservertest.ProtoWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"},
-		apiservertest.AppendProtoMessage(apiservertest.AppendProtoMessage(nil, 1, apiservertest.AppendProtoString(nil, 1, "a\xffb")), 2, apiservertest.AppendProtoString(nil, 1, "red"))), 0, ct(mtProtobuf)...)
+		apiservertest.AppendProtoMessage(apiservertest.AppendProtoMessage(nil, 1, apiservertest.AppendProtoString(nil, 1, "a\xffb")), 2, apiservertest.AppendProtoString(nil, 1, "Red"))), 0, ct(mtProtobuf)...)
 	add("utf8/protobuf/label", http.MethodPost, coll, apiservertest.ProtoWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"},
-		apiservertest.AppendProtoMessage(apiservertest.AppendProtoMessage(nil, 1, apiservertest.AppendProtoMessage(apiservertest.AppendProtoString(nil, 1, "u"), 11, apiservertest.AppendProtoString(apiservertest.AppendProtoString(nil, 1, "a"), 2, "\xff"))), 2, apiservertest.AppendProtoString(nil, 1, "red"))), 0, ct(mtProtobuf)...)
+		apiservertest.AppendProtoMessage(apiservertest.AppendProtoMessage(nil, 1, apiservertest.AppendProtoMessage(apiservertest.AppendProtoString(nil, 1, "u"), 11, apiservertest.AppendProtoString(apiservertest.AppendProtoString(nil, 1, "a"), 2, "\xff"))), 2, apiservertest.AppendProtoString(nil, 1, "Red"))), 0, ct(mtProtobuf)...)
 	add("utf8/path/get", http.MethodGet, coll+"/%FF%FE", nil, 404)
 	add("utf8/path/put", http.MethodPut, coll+"/%FF", encJSON(widgetDoc("\xff")), 0, ct(mtJSON)...)
 	add("utf8/path/delete", http.MethodDelete, coll+"/%C0%AF", nil, 404)
@@ -453,7 +453,7 @@ func badInputCorpus() []corpusCase {
 	for _, name := range []string{"..", ".", "%2E%2E", "%2F", "a%2Fb", "a%2F..%2Fb", "..%2F..%2Fwidgetclasses", "%252F", "a%00b", "a%5Cb", "%2e", "a%20b"} {
 		add("path/get/"+name, http.MethodGet, coll+"/"+name, nil, 0)
 		add("path/put/"+name, http.MethodPut, coll+"/"+name, encJSON(widgetDoc("a")), 0, ct(mtJSON)...)
-		add("path/patch/"+name, http.MethodPatch, coll+"/"+name, []byte(`{"spec":{"color":"blue"}}`), 0, ct(ctMergePatch)...)
+		add("path/patch/"+name, http.MethodPatch, coll+"/"+name, []byte(`{"spec":{"color":"Blue"}}`), 0, ct(ctMergePatch)...)
 		add("path/delete/"+name, http.MethodDelete, coll+"/"+name, nil, 0)
 	}
 	for _, p := range []string{
@@ -558,16 +558,16 @@ func badInputCorpus() []corpusCase {
 		{"fieldManager control characters", "fieldManager=a%0Ab%00", 0},
 	} {
 		add("query/create/"+q.name, http.MethodPost, coll+"?"+q.query, encJSON(widgetDoc("q")), q.code, ct(mtJSON)...)
-		add("query/update/"+q.name, http.MethodPut, corpusItem+"?"+q.query, encJSON(with(widgetDoc("a"), "blue", "spec", "color")), q.code, ct(mtJSON)...)
-		add("query/merge-patch/"+q.name, http.MethodPatch, corpusItem+"?"+q.query, []byte(`{"spec":{"color":"green"}}`), q.code, ct(ctMergePatch)...)
+		add("query/update/"+q.name, http.MethodPut, corpusItem+"?"+q.query, encJSON(with(widgetDoc("a"), "Blue", "spec", "color")), q.code, ct(mtJSON)...)
+		add("query/merge-patch/"+q.name, http.MethodPatch, corpusItem+"?"+q.query, []byte(`{"spec":{"color":"Green"}}`), q.code, ct(ctMergePatch)...)
 		manager := "fieldManager=m&"
 		if strings.HasPrefix(q.query, "fieldManager=") {
 			manager = "" // the first value is the one read
 		}
-		add("query/apply/"+q.name, http.MethodPatch, corpusItem+"?"+manager+q.query, encJSON(with(widgetDoc("a"), "green", "spec", "color")), q.code, ct(ctApplyYAML)...)
+		add("query/apply/"+q.name, http.MethodPatch, corpusItem+"?"+manager+q.query, encJSON(with(widgetDoc("a"), "Green", "spec", "color")), q.code, ct(ctApplyYAML)...)
 	}
-	add("query/merge-patch/force", http.MethodPatch, corpusItem+"?force=true", []byte(`{"spec":{"color":"green"}}`), 0, ct(ctMergePatch)...)
-	add("query/json-patch/force", http.MethodPatch, corpusItem+"?force=false", []byte(`[{"op":"replace","path":"/spec/color","value":"green"}]`), 0, ct(ctJSONPatch)...)
+	add("query/merge-patch/force", http.MethodPatch, corpusItem+"?force=true", []byte(`{"spec":{"color":"Green"}}`), 0, ct(ctMergePatch)...)
+	add("query/json-patch/force", http.MethodPatch, corpusItem+"?force=false", []byte(`[{"op":"replace","path":"/spec/color","value":"Green"}]`), 0, ct(ctJSONPatch)...)
 	add("query/apply/force nonsense without fieldManager", http.MethodPatch, corpusItem+"?force=%FF", encJSON(widgetDoc("a")), 422, ct(ctApplyYAML)...)
 	for _, q := range []struct {
 		name, query string
@@ -635,7 +635,7 @@ func badInputCorpus() []corpusCase {
 			case http.MethodPut, http.MethodPost:
 				body, h = encJSON(widgetDoc("a")), ct(mtJSON)
 			case http.MethodPatch:
-				body, h = []byte(`{"spec":{"color":"blue"}}`), ct(ctMergePatch)
+				body, h = []byte(`{"spec":{"color":"Blue"}}`), ct(ctMergePatch)
 			}
 			add(fmt.Sprintf("subresource/%s %s", m, sub), m, corpusItem+"/"+sub, body, 0, h...)
 		}
@@ -700,14 +700,14 @@ func badInputCorpus() []corpusCase {
 	}{
 		{"update JSON with a YAML body", http.MethodPut, corpusItem, mtJSON, encYAML(widgetDoc("a")), 400},
 		{"status JSON with a CBOR body", http.MethodPut, corpusStatus, mtJSON, encCBOR(widgetDoc("a")), 400},
-		{"merge patch with a YAML body", http.MethodPatch, corpusItem, ctMergePatch, []byte("spec:\n  color: blue\n"), 400},
-		{"JSON patch with a merge patch", http.MethodPatch, corpusItem, ctJSONPatch, []byte(`{"spec":{"color":"blue"}}`), 0},
-		{"merge patch with a JSON patch", http.MethodPatch, corpusItem, ctMergePatch, []byte(`[{"op":"replace","path":"/spec/color","value":"blue"}]`), 0},
+		{"merge patch with a YAML body", http.MethodPatch, corpusItem, ctMergePatch, []byte("spec:\n  color: Blue\n"), 400},
+		{"JSON patch with a merge patch", http.MethodPatch, corpusItem, ctJSONPatch, []byte(`{"spec":{"color":"Blue"}}`), 0},
+		{"merge patch with a JSON patch", http.MethodPatch, corpusItem, ctMergePatch, []byte(`[{"op":"replace","path":"/spec/color","value":"Blue"}]`), 0},
 		{"apply CBOR with a JSON body", http.MethodPatch, corpusItem + "?fieldManager=m", ctApplyCBOR, encJSON(widgetDoc("a")), 400},
 		{"apply YAML with a CBOR body", http.MethodPatch, corpusItem + "?fieldManager=m", ctApplyYAML, encCBOR(widgetDoc("a")), 400},
-		{"patch as application/json", http.MethodPatch, corpusItem, mtJSON, []byte(`{"spec":{"color":"blue"}}`), 415},
-		{"patch as YAML", http.MethodPatch, corpusItem, mtYAML, []byte("spec: {color: blue}\n"), 415},
-		{"patch without a Content-Type", http.MethodPatch, corpusItem, "", []byte(`{"spec":{"color":"blue"}}`), 415},
+		{"patch as application/json", http.MethodPatch, corpusItem, mtJSON, []byte(`{"spec":{"color":"Blue"}}`), 415},
+		{"patch as YAML", http.MethodPatch, corpusItem, mtYAML, []byte("spec: {color: Blue}\n"), 415},
+		{"patch without a Content-Type", http.MethodPatch, corpusItem, "", []byte(`{"spec":{"color":"Blue"}}`), 415},
 		{"delete options as text", http.MethodDelete, corpusItem, "text/plain", []byte(`{}`), 415},
 		{"delete options JSON with a YAML body", http.MethodDelete, corpusItem, mtJSON, []byte("propagationPolicy: Background\n"), 400},
 	} {
@@ -716,7 +716,7 @@ func badInputCorpus() []corpusCase {
 	// A body that claims an encoding it does not have.
 	for _, enc := range []string{"gzip", "deflate", "br", "x-bogus", "gzip, gzip"} {
 		add("header/Content-Encoding "+enc+" on create", http.MethodPost, coll, encJSON(widgetDoc("enc")), 0, "Content-Type", mtJSON, "Content-Encoding", enc)
-		add("header/Content-Encoding "+enc+" on merge patch", http.MethodPatch, corpusItem, []byte(`{"spec":{"color":"blue"}}`), 0, "Content-Type", ctMergePatch, "Content-Encoding", enc)
+		add("header/Content-Encoding "+enc+" on merge patch", http.MethodPatch, corpusItem, []byte(`{"spec":{"color":"Blue"}}`), 0, "Content-Type", ctMergePatch, "Content-Encoding", enc)
 	}
 	add("header/Content-Encoding gzip on delete", http.MethodDelete, corpusItem, []byte(`{}`), 0, "Content-Type", mtJSON, "Content-Encoding", "gzip")
 	// Accept headers nothing answers.
@@ -743,8 +743,8 @@ func badInputCorpus() []corpusCase {
 	}{
 		{"JSON arrays", mtJSON, nest("[", "", "]", deep)},
 		{"JSON objects", mtJSON, nest(`{"a":`, "1", "}", deep)},
-		{"JSON in spec", mtJSON, []byte(`{"metadata":{"name":"d"},"spec":{"color":"red","selector":` + string(nest(`{"a":`, `"b"`, "}", deep)) + `}}`)},
-		{"JSON in an unknown field", mtJSON, []byte(`{"metadata":{"name":"d"},"spec":{"color":"red"},"x":` + string(nest("[", "", "]", deep)) + `}`)},
+		{"JSON in spec", mtJSON, []byte(`{"metadata":{"name":"d"},"spec":{"color":"Red","selector":` + string(nest(`{"a":`, `"b"`, "}", deep)) + `}}`)},
+		{"JSON in an unknown field", mtJSON, []byte(`{"metadata":{"name":"d"},"spec":{"color":"Red"},"x":` + string(nest("[", "", "]", deep)) + `}`)},
 		{"JSON unclosed", mtJSON, []byte(strings.Repeat(`{"a":[`, deep))},
 		{"YAML flow", mtYAML, nest("[", "", "]", deep)},
 		{"YAML flow maps", mtYAML, nest("{a: ", "b", "}", deep)},
@@ -773,7 +773,7 @@ func badInputCorpus() []corpusCase {
 	tooBig := func(prefix, fill, suffix string) []byte {
 		return []byte(prefix + strings.Repeat(fill, (bodyLimit+1024)/len(fill)) + suffix)
 	}
-	bigJSON := tooBig(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a","annotations":{"x":"`, "x", `"}},"spec":{"color":"red"}}`)
+	bigJSON := tooBig(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a","annotations":{"x":"`, "x", `"}},"spec":{"color":"Red"}}`)
 	for _, h := range []struct {
 		name, method, path, contentType string
 		body                            []byte
@@ -786,7 +786,7 @@ func badInputCorpus() []corpusCase {
 		{"update", http.MethodPut, corpusItem, mtJSON, bigJSON},
 		{"status", http.MethodPut, corpusStatus, mtJSON, bigJSON},
 		{"class", http.MethodPost, widgetClasses, mtJSON, bigJSON},
-		{"json-patch", http.MethodPatch, corpusItem, ctJSONPatch, tooBig("[", `{"op":"test","path":"/spec/color","value":"red"},`, `{"op":"test","path":"/spec/color","value":"red"}]`)},
+		{"json-patch", http.MethodPatch, corpusItem, ctJSONPatch, tooBig("[", `{"op":"test","path":"/spec/color","value":"Red"},`, `{"op":"test","path":"/spec/color","value":"Red"}]`)},
 		{"merge-patch", http.MethodPatch, corpusItem, ctMergePatch, bigJSON},
 		{"strategic-merge-patch", http.MethodPatch, corpusItem, ctSMP, bigJSON},
 		{"apply YAML", http.MethodPatch, corpusItem + "?fieldManager=m", ctApplyYAML, bigJSON},
@@ -809,11 +809,11 @@ func badInputCorpus() []corpusCase {
 			}
 			fmt.Fprintf(&b, `"k%d":"%0100d"`, i, i)
 		}
-		b.WriteString(`}},"spec":{"color":"red"}}`)
+		b.WriteString(`}},"spec":{"color":"Red"}}`)
 		return []byte(b.String())
 	}
 	add("huge/annotations over 256 KiB", http.MethodPost, coll, manyAnnotations(3000), 422, ct(mtJSON)...)
-	add("huge/JSON patch of many failing tests", http.MethodPatch, corpusItem, []byte("["+strings.Repeat(`{"op":"test","path":"/spec/color","value":"red"},`, 1000)+`{"op":"test","path":"/spec/color","value":"blue"}]`), 422, ct(ctJSONPatch)...)
+	add("huge/JSON patch of many failing tests", http.MethodPatch, corpusItem, []byte("["+strings.Repeat(`{"op":"test","path":"/spec/color","value":"Red"},`, 1000)+`{"op":"test","path":"/spec/color","value":"Blue"}]`), 422, ct(ctJSONPatch)...)
 	add("huge/YAML of many keys", http.MethodPost, coll, []byte("metadata: {name: k}\nspec: {color: purple}\n"+strings.Repeat("x: 1\n", 5000)), 0, ct(mtYAML)...)
 	add("huge/protobuf of a length of 2^62", http.MethodPost, coll, append([]byte("k8s\x00\x12"), 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40), 400, ct(mtProtobuf)...)
 	add("huge/CBOR array of 2^32 items", http.MethodPost, coll, []byte{0xd9, 0xd9, 0xf7, 0x9a, 0xff, 0xff, 0xff, 0xff, 0x01}, 400, ct(mtCBOR)...)
@@ -827,22 +827,22 @@ func badInputCorpus() []corpusCase {
 	add("laughs/merge keys", http.MethodPost, coll, []byte("a: &a {x: 1}\nb: &b {<<: [*a, *a, *a, *a]}\nc: &c {<<: [*b, *b, *b, *b]}\nmetadata: {<<: *c, name: m}\nspec: {color: purple}\n"), 0, ct(mtYAML)...)
 
 	// # Duplicate keys, refused by Strict.
-	dupJSON := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"N","name":"N"},"spec":{"color":"red","color":"blue"}}`
-	dupYAML := "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: N}\nspec:\n  color: red\n  color: blue\n"
+	dupJSON := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"N","name":"N"},"spec":{"color":"Red","color":"Blue"}}`
+	dupYAML := "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: N}\nspec:\n  color: Red\n  color: Blue\n"
 	dupCBOR := func(name string) []byte {
-		return apiservertest.CBORBody(apiservertest.CBORPairs{"apiVersion", "example.com/v1", "kind", "Widget", "metadata", apiservertest.CBORPairs{"name", name}, "spec", apiservertest.CBORPairs{"color", "red", "color", "blue"}}, apiservertest.CBOROptions{})
+		return apiservertest.CBORBody(apiservertest.CBORPairs{"apiVersion", "example.com/v1", "kind", "Widget", "metadata", apiservertest.CBORPairs{"name", name}, "spec", apiservertest.CBORPairs{"color", "Red", "color", "Blue"}}, apiservertest.CBOROptions{})
 	}
 	for _, tg := range targets[:3] {
 		name := tg.doc["metadata"].(doc)["name"].(string)
 		add("duplicate/"+tg.name+"/json", tg.method, tg.path+"?fieldValidation=Strict", []byte(strings.ReplaceAll(dupJSON, `"N"`, `"`+name+`"`)), 400, ct(mtJSON)...)
 		add("duplicate/"+tg.name+"/yaml", tg.method, tg.path+"?fieldValidation=Strict", []byte(strings.ReplaceAll(dupYAML, "N", name)), 400, ct(mtYAML)...)
 		add("duplicate/"+tg.name+"/cbor", tg.method, tg.path+"?fieldValidation=Strict", dupCBOR(name), 400, ct(mtCBOR)...)
-		add("duplicate/"+tg.name+"/top-level metadata", tg.method, tg.path+"?fieldValidation=Strict", []byte(`{"metadata":{"name":"`+name+`"},"metadata":{"name":"`+name+`"},"spec":{"color":"red"}}`), 400, ct(mtJSON)...)
+		add("duplicate/"+tg.name+"/top-level metadata", tg.method, tg.path+"?fieldValidation=Strict", []byte(`{"metadata":{"name":"`+name+`"},"metadata":{"name":"`+name+`"},"spec":{"color":"Red"}}`), 400, ct(mtJSON)...)
 	}
 	add("duplicate/apply/yaml", http.MethodPatch, corpusItem+"?fieldManager=m&fieldValidation=Strict", []byte(strings.ReplaceAll(dupYAML, "N", "a")), 400, ct(ctApplyYAML)...)
 	add("duplicate/apply/cbor", http.MethodPatch, corpusItem+"?fieldManager=m&fieldValidation=Strict", dupCBOR("a"), 400, ct(ctApplyCBOR)...)
-	add("duplicate/merge-patch/strict", http.MethodPatch, corpusItem+"?fieldValidation=Strict", []byte(`{"spec":{"color":"blue","color":"green"}}`), 400, ct(ctMergePatch)...)
-	add("duplicate/merge-patch/last wins invalid", http.MethodPatch, corpusItem, []byte(`{"spec":{"color":"blue","color":"purple"}}`), 422, ct(ctMergePatch)...)
+	add("duplicate/merge-patch/strict", http.MethodPatch, corpusItem+"?fieldValidation=Strict", []byte(`{"spec":{"color":"Blue","color":"Green"}}`), 400, ct(ctMergePatch)...)
+	add("duplicate/merge-patch/last wins invalid", http.MethodPatch, corpusItem, []byte(`{"spec":{"color":"Blue","color":"purple"}}`), 422, ct(ctMergePatch)...)
 	add("duplicate/json-patch op", http.MethodPatch, corpusItem, []byte(`[{"op":"add","op":"remove","path":"/spec/color"}]`), 0, ct(ctJSONPatch)...)
 	add("duplicate/delete options", http.MethodDelete, corpusItem, []byte(`{"propagationPolicy":"Background","propagationPolicy":"Sideways"}`), 0, ct(mtJSON)...)
 
@@ -852,12 +852,12 @@ func badInputCorpus() []corpusCase {
 		body string
 		code int
 	}{
-		{"not an array", `{"op":"replace","path":"/spec/color","value":"blue"}`, 0},
-		{"unknown op", `[{"op":"frobnicate","path":"/spec/color","value":"blue"}]`, 0},
-		{"no op", `[{"path":"/spec/color","value":"blue"}]`, 0},
-		{"no path", `[{"op":"replace","value":"blue"}]`, 0},
-		{"path not a pointer", `[{"op":"replace","path":"spec/color","value":"blue"}]`, 0},
-		{"bad escape", `[{"op":"replace","path":"/spec/~2","value":"blue"}]`, 0},
+		{"not an array", `{"op":"replace","path":"/spec/color","value":"Blue"}`, 0},
+		{"unknown op", `[{"op":"frobnicate","path":"/spec/color","value":"Blue"}]`, 0},
+		{"no op", `[{"path":"/spec/color","value":"Blue"}]`, 0},
+		{"no path", `[{"op":"replace","value":"Blue"}]`, 0},
+		{"path not a pointer", `[{"op":"replace","path":"spec/color","value":"Blue"}]`, 0},
+		{"bad escape", `[{"op":"replace","path":"/spec/~2","value":"Blue"}]`, 0},
 		{"index past the end", `[{"op":"add","path":"/spec/ports/99","value":{"name":"x","port":1}}]`, 0},
 		{"index 2^64", `[{"op":"add","path":"/spec/ports/18446744073709551616","value":{"name":"x","port":1}}]`, 0},
 		{"negative index", `[{"op":"add","path":"/spec/ports/-2","value":{"name":"x","port":1}}]`, 0},
@@ -865,7 +865,7 @@ func badInputCorpus() []corpusCase {
 		{"move into itself", `[{"op":"move","from":"/spec","path":"/spec/selector/x"}]`, 0},
 		{"copy from nowhere", `[{"op":"copy","from":"/nothing","path":"/spec/color"}]`, 0},
 		{"remove missing", `[{"op":"remove","path":"/spec/nothing/deeper"}]`, 0},
-		{"test fails", `[{"op":"test","path":"/spec/color","value":"blue"},{"op":"replace","path":"/spec/color","value":"blue"}]`, 422},
+		{"test fails", `[{"op":"test","path":"/spec/color","value":"Blue"},{"op":"replace","path":"/spec/color","value":"Blue"}]`, 422},
 		{"wrong type", `[{"op":"replace","path":"/spec/replicas","value":"three"}]`, 400},
 		{"replicas 1e400", `[{"op":"replace","path":"/spec/replicas","value":1e400}]`, 0},
 		{"rename", `[{"op":"replace","path":"/metadata/name","value":"z"}]`, 400},
@@ -972,13 +972,13 @@ func badInputCorpus() []corpusCase {
 		{"wrong type YAML", "?fieldManager=m", encYAML(with(widgetDoc("a"), "three", "spec", "replicas")), 400, ctApplyYAML},
 		{"wrong type CBOR", "?fieldManager=m", encCBOR(with(widgetDoc("a"), "three", "spec", "replicas")), 400, ctApplyCBOR},
 		{"invalid color", "?fieldManager=m&force=true", encYAML(with(widgetDoc("a"), "purple", "spec", "color")), 422, ctApplyYAML},
-		{"conflict", "?fieldManager=m", encYAML(with(widgetDoc("a"), "green", "spec", "color")), 409, ctApplyYAML},
+		{"conflict", "?fieldManager=m", encYAML(with(widgetDoc("a"), "Green", "spec", "color")), 409, ctApplyYAML},
 		{"a list", "?fieldManager=m", []byte("- a\n"), 400, ctApplyYAML},
 		{"null", "?fieldManager=m", []byte("null\n"), 400, ctApplyYAML},
 		{"empty", "?fieldManager=m", nil, 400, ctApplyYAML},
 		{"invalid new object", "?fieldManager=m&force=true", encYAML(with(widgetDoc("a"), "purple", "spec", "color")), 422, ctApplyYAML},
 		{"strict unknown field", "?fieldManager=m&fieldValidation=Strict", encYAML(with(widgetDoc("a"), 1, "spec", "bogus")), 400, ctApplyYAML},
-		{"dryRun bogus", "?fieldManager=m&dryRun=x", encYAML(with(widgetDoc("a"), "blue", "spec", "color")), 400, ctApplyYAML},
+		{"dryRun bogus", "?fieldManager=m&dryRun=x", encYAML(with(widgetDoc("a"), "Blue", "spec", "color")), 400, ctApplyYAML},
 	} {
 		add("apply/"+p.name, http.MethodPatch, corpusItem+p.query, p.body, p.code, ct(p.contentType)...)
 	}
@@ -1039,7 +1039,7 @@ func badInputCorpus() []corpusCase {
 	}
 	for _, sec := range []uint64{253402300800, 1 << 62, 1 << 63} {
 		cond := apiservertest.AppendProtoMessage(apiservertest.AppendProtoString(apiservertest.AppendProtoString(nil, 1, "Ready"), 2, "True"), 4, apiservertest.AppendProtoVarint(nil, 1, sec))
-		raw := apiservertest.AppendProtoMessage(apiservertest.AppendProtoMessage(apiservertest.AppendProtoMessage(nil, 1, apiservertest.AppendProtoString(nil, 1, "a")), 2, apiservertest.AppendProtoString(nil, 1, "red")), 3, apiservertest.AppendProtoMessage(nil, 4, cond))
+		raw := apiservertest.AppendProtoMessage(apiservertest.AppendProtoMessage(apiservertest.AppendProtoMessage(nil, 1, apiservertest.AppendProtoString(nil, 1, "a")), 2, apiservertest.AppendProtoString(nil, 1, "Red")), 3, apiservertest.AppendProtoMessage(nil, 4, cond))
 		add(fmt.Sprintf("time/status protobuf %d", sec), http.MethodPut, corpusStatus, apiservertest.ProtoWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}, raw), 400, ct(mtProtobuf)...)
 	}
 
@@ -1071,7 +1071,7 @@ func badInputCorpus() []corpusCase {
 		if annotation != nil {
 			meta["annotations"] = doc{widgetapi.PortsAnnotation: annotation}
 		}
-		return encJSON(doc{"apiVersion": "example.com/v1beta1", "kind": "Widget", "metadata": meta, "spec": doc{"color": "red", "port": port}})
+		return encJSON(doc{"apiVersion": "example.com/v1beta1", "kind": "Widget", "metadata": meta, "spec": doc{"color": "Red", "port": port}})
 	}
 	betaColl := "/apis/example.com/v1beta1/namespaces/" + corpusNS + "/widgets"
 	for _, c := range []struct {

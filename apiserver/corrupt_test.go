@@ -124,7 +124,7 @@ func testCorruptObject(t *testing.T, open func() storage.Interface, corrupt func
 	}
 	const widgets = "/apis/example.com/v1/namespaces/default/widgets"
 	widget := func(name string) string {
-		return fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":%q},"spec":{"color":"red"}}`, name)
+		return fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":%q},"spec":{"color":"Red"}}`, name)
 	}
 	hs, stop := start(open())
 	for _, name := range []string{"bad", "good"} {
@@ -137,7 +137,7 @@ func testCorruptObject(t *testing.T, open func() storage.Interface, corrupt func
 		t.Fatal(err)
 	}
 	mustCall(t, hs, http.StatusCreated, http.MethodPost, widgets, fmt.Sprintf(
-		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"child","ownerReferences":[{"apiVersion":"example.com/v1","kind":"Widget","name":"bad","uid":%q}]},"spec":{"color":"red"}}`,
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"child","ownerReferences":[{"apiVersion":"example.com/v1","kind":"Widget","name":"bad","uid":%q}]},"spec":{"color":"Red"}}`,
 		bad.Metadata.UID))
 	mustCall(t, hs, http.StatusCreated, http.MethodPost, "/apis/example.com/v1/namespaces/other/widgets", widget("elsewhere"))
 	stop()

@@ -194,19 +194,19 @@ func TestUpdate(t *testing.T) {
 	w := c.create(newWidget("default", "x"))
 	rv1 := mustRevision(t, "rv", w.ResourceVersion)
 
-	w.Spec.Color = "blue"
+	w.Spec.Color = "Blue"
 	u := c.update(w)
 	rv2 := mustRevision(t, "rv", u.ResourceVersion)
-	if rv2 <= rv1 || u.Spec.Color != "blue" || u.UID != w.UID {
+	if rv2 <= rv1 || u.Spec.Color != "Blue" || u.UID != w.UID {
 		t.Errorf("update: rv %d -> %d, color %q, uid %q (was %q)", rv1, rv2, u.Spec.Color, u.UID, w.UID)
 	}
-	if g := c.read("default", "x"); g.ResourceVersion != u.ResourceVersion || g.Spec.Color != "blue" {
+	if g := c.read("default", "x"); g.ResourceVersion != u.ResourceVersion || g.Spec.Color != "Blue" {
 		t.Errorf("GET after update: rv %s color %s", g.ResourceVersion, g.Spec.Color)
 	}
 
 	t.Run("stale resourceVersion", func(t *testing.T) {
 		stale := *w // carries rv1
-		stale.Spec.Color = "green"
+		stale.Spec.Color = "Green"
 		st := c.do(http.MethodPut, widgetPath("default", "x"), &stale).failure(t, http.StatusConflict, kapi.StatusReasonConflict)
 		want := `Operation cannot be fulfilled on widgets.example.com "x": the object has been modified; please apply your changes to the latest version and try again`
 		if st.Message != want {
@@ -215,7 +215,7 @@ func TestUpdate(t *testing.T) {
 		if d := st.Details; d == nil || d.Name != "x" || d.Group != "example.com" || d.Kind != "widgets" {
 			t.Errorf("details %+v", d)
 		}
-		if g := c.read("default", "x"); g.Spec.Color != "blue" {
+		if g := c.read("default", "x"); g.Spec.Color != "Blue" {
 			t.Errorf("a refused update changed the object: color %q", g.Spec.Color)
 		}
 	})
@@ -223,9 +223,9 @@ func TestUpdate(t *testing.T) {
 	t.Run("without resourceVersion", func(t *testing.T) {
 		cur := c.read("default", "x")
 		cur.ResourceVersion = ""
-		cur.Spec.Color = "green"
+		cur.Spec.Color = "Green"
 		u := c.update(cur)
-		if u.Spec.Color != "green" || mustRevision(t, "rv", u.ResourceVersion) <= rv2 {
+		if u.Spec.Color != "Green" || mustRevision(t, "rv", u.ResourceVersion) <= rv2 {
 			t.Errorf("unconditional update: %+v", u)
 		}
 	})
@@ -408,7 +408,7 @@ func TestGeneration(t *testing.T) {
 		t.Errorf("a spec change: generation %d, want 2", u2.Generation)
 	}
 	u2.Spec.Size = 5
-	u2.Spec.Color = "green"
+	u2.Spec.Color = "Green"
 	u3 := c.update(u2)
 	if u3.Generation != 3 {
 		t.Errorf("a second spec change (two fields): generation %d, want 3", u3.Generation)
@@ -447,14 +447,14 @@ func TestStatusSubresource(t *testing.T) {
 	cur := c.read("default", "s")
 	cur.Status = widgetapi.WidgetStatus{Replicas: 3, ObservedGeneration: 1, Selector: "app=s",
 		Conditions: []kapi.Condition{{Type: "Ready", Status: kapi.ConditionTrue, Reason: "Up", Message: "ok", LastTransitionTime: kapi.Now()}}}
-	cur.Spec.Color = "blue"
+	cur.Spec.Color = "Blue"
 	cur.Labels = map[string]string{"ignored": "yes"}
 	r := c.do(http.MethodPut, widgetPath("default", "s")+"/status", cur).mustCode(t, http.StatusOK)
 	s := r.widget(t)
 	if s.Status.Replicas != 3 || s.Status.Selector != "app=s" || len(s.Status.Conditions) != 1 {
 		t.Errorf("status after PUT /status: %+v", s.Status)
 	}
-	if s.Spec.Color != "red" {
+	if s.Spec.Color != "Red" {
 		t.Errorf("PUT /status changed spec.color to %q", s.Spec.Color)
 	}
 	if s.Generation != 1 {
@@ -464,7 +464,7 @@ func TestStatusSubresource(t *testing.T) {
 		t.Errorf("PUT /status did not write: rv %s", s.ResourceVersion)
 	}
 	g := c.read("default", "s")
-	if g.Status.Replicas != 3 || g.Spec.Color != "red" || g.Generation != 1 || g.ResourceVersion != s.ResourceVersion {
+	if g.Status.Replicas != 3 || g.Spec.Color != "Red" || g.Generation != 1 || g.ResourceVersion != s.ResourceVersion {
 		t.Errorf("GET after PUT /status: %+v", g)
 	}
 	if _, ok := g.Labels["ignored"]; ok {
@@ -519,7 +519,7 @@ func TestPatch(t *testing.T) {
 	t.Run("merge patch", func(t *testing.T) {
 		r := c.do(http.MethodPatch, path, `{"spec":{"size":5},"metadata":{"labels":{"k":"v"}}}`, "Content-Type", "application/merge-patch+json").mustCode(t, http.StatusOK)
 		w := r.widget(t)
-		if w.Spec.Size != 5 || w.Labels["k"] != "v" || w.Spec.Color != "red" || len(w.Spec.Ports) != 1 {
+		if w.Spec.Size != 5 || w.Labels["k"] != "v" || w.Spec.Color != "Red" || len(w.Spec.Ports) != 1 {
 			t.Errorf("after merge patch: %+v", w)
 		}
 		if w.Generation != 2 || mustRevision(t, "rv", w.ResourceVersion) <= mustRevision(t, "rv", created.ResourceVersion) {
@@ -528,16 +528,16 @@ func TestPatch(t *testing.T) {
 	})
 
 	t.Run("json patch", func(t *testing.T) {
-		doc := `[{"op":"test","path":"/spec/color","value":"red"},{"op":"replace","path":"/spec/color","value":"green"},{"op":"add","path":"/spec/ports/-","value":{"name":"dns","port":53}}]`
+		doc := `[{"op":"test","path":"/spec/color","value":"Red"},{"op":"replace","path":"/spec/color","value":"Green"},{"op":"add","path":"/spec/ports/-","value":{"name":"dns","port":53}}]`
 		w := c.do(http.MethodPatch, path, doc, "Content-Type", "application/json-patch+json").mustCode(t, http.StatusOK).widget(t)
-		if w.Spec.Color != "green" || len(w.Spec.Ports) != 2 || w.Spec.Ports[1].Protocol != "TCP" {
+		if w.Spec.Color != "Green" || len(w.Spec.Ports) != 2 || w.Spec.Ports[1].Protocol != "TCP" {
 			t.Errorf("after json patch: %+v", w.Spec)
 		}
 	})
 
 	t.Run("json patch failing test", func(t *testing.T) {
 		before := c.get(path).mustCode(t, http.StatusOK)
-		doc := `[{"op":"test","path":"/spec/color","value":"blue"},{"op":"replace","path":"/spec/size","value":9}]`
+		doc := `[{"op":"test","path":"/spec/color","value":"Blue"},{"op":"replace","path":"/spec/size","value":9}]`
 		st := c.do(http.MethodPatch, path, doc, "Content-Type", "application/json-patch+json").failure(t, http.StatusUnprocessableEntity, kapi.StatusReasonInvalid)
 		if want := "the server rejected our request due to an error in our request"; st.Message != want {
 			t.Errorf("message %q, want %q", st.Message, want)
@@ -563,7 +563,7 @@ func TestPatch(t *testing.T) {
 	})
 
 	t.Run("apply without fieldManager", func(t *testing.T) {
-		doc := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"p"},"spec":{"color":"blue"}}`
+		doc := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"p"},"spec":{"color":"Blue"}}`
 		// kube-apiserver's ValidatePatchOptions: 422, one Required cause.
 		st := c.do(http.MethodPatch, path, doc, "Content-Type", "application/apply-patch+yaml").failure(t, http.StatusUnprocessableEntity, kapi.StatusReasonInvalid)
 		if want := `PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch`; st.Message != want {
@@ -577,22 +577,22 @@ func TestPatch(t *testing.T) {
 
 	t.Run("apply creates, then changes", func(t *testing.T) {
 		ap := widgetPath("default", "applied") + "?fieldManager=test&fieldValidation=Strict&force=false"
-		doc := "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: applied\nspec:\n  color: blue\n  size: 2\n"
+		doc := "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: applied\nspec:\n  color: Blue\n  size: 2\n"
 		r := c.do(http.MethodPatch, ap, doc, "Content-Type", "application/apply-patch+yaml")
 		if r.Code != http.StatusCreated && r.Code != http.StatusOK {
 			t.Fatalf("apply to create: HTTP %d %s", r.Code, r.Body)
 		}
 		w := r.widget(t)
-		if w.Name != "applied" || w.Namespace != "default" || w.Spec.Color != "blue" || w.Spec.Size != 2 || w.Generation != 1 || w.UID == "" {
+		if w.Name != "applied" || w.Namespace != "default" || w.Spec.Color != "Blue" || w.Spec.Size != 2 || w.Generation != 1 || w.UID == "" {
 			t.Errorf("applied: %+v", w)
 		}
 		// kubectl sends JSON with the apply content type.
-		doc2 := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"applied"},"spec":{"color":"green","size":2}}`
+		doc2 := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"applied"},"spec":{"color":"Green","size":2}}`
 		w2 := c.do(http.MethodPatch, ap, doc2, "Content-Type", "application/apply-patch+yaml").mustCode(t, http.StatusOK).widget(t)
-		if w2.Spec.Color != "green" || w2.Generation != 2 || w2.UID != w.UID {
+		if w2.Spec.Color != "Green" || w2.Generation != 2 || w2.UID != w.UID {
 			t.Errorf("re-applied: %+v", w2)
 		}
-		if g := c.read("default", "applied"); g.Spec.Color != "green" {
+		if g := c.read("default", "applied"); g.Spec.Color != "Green" {
 			t.Errorf("GET after apply: %+v", g.Spec)
 		}
 	})
@@ -602,8 +602,8 @@ func TestPatch(t *testing.T) {
 	})
 
 	t.Run("patch of status through /status", func(t *testing.T) {
-		w := c.do(http.MethodPatch, path+"/status", `{"status":{"replicas":2},"spec":{"color":"blue"}}`, "Content-Type", "application/merge-patch+json").mustCode(t, http.StatusOK).widget(t)
-		if w.Status.Replicas != 2 || w.Spec.Color == "blue" {
+		w := c.do(http.MethodPatch, path+"/status", `{"status":{"replicas":2},"spec":{"color":"Blue"}}`, "Content-Type", "application/merge-patch+json").mustCode(t, http.StatusOK).widget(t)
+		if w.Status.Replicas != 2 || w.Spec.Color == "Blue" {
 			t.Errorf("patch /status: status %+v, color %q", w.Status, w.Spec.Color)
 		}
 	})
@@ -672,7 +672,7 @@ func TestValidation(t *testing.T) {
 	if prefix := `Widget.example.com "x" is invalid: `; !strings.HasPrefix(st.Message, prefix) {
 		t.Errorf("message %q, want it to start %q", st.Message, prefix)
 	}
-	if !strings.Contains(st.Message, `spec.color: Unsupported value: "purple": supported values: "red", "green", "blue"`) {
+	if !strings.Contains(st.Message, `spec.color: Unsupported value: "purple": supported values: "Red", "Green", "Blue"`) {
 		t.Errorf("message %q lacks kube's wording for spec.color", st.Message)
 	}
 	if d := st.Details; d == nil || d.Name != "x" || d.Group != "example.com" || d.Kind != "Widget" {
@@ -732,7 +732,7 @@ func TestPagination(t *testing.T) {
 
 	// Writes between pages must not show in later pages.
 	w := c.read("pages", "p7")
-	w.Spec.Color = "blue"
+	w.Spec.Color = "Blue"
 	c.update(w)
 	c.do(http.MethodDelete, widgetPath("pages", "p4"), nil).mustCode(t, http.StatusOK)
 	c.create(newWidget("pages", "p35"))
@@ -771,7 +771,7 @@ func TestPagination(t *testing.T) {
 	}
 	for _, p := range pages {
 		for _, it := range p.Items {
-			if it.Name == "p7" && it.Spec.Color != "red" {
+			if it.Name == "p7" && it.Spec.Color != "Red" {
 				t.Errorf("p7 in a later page has color %q, a write made after the first page", it.Spec.Color)
 			}
 		}
@@ -857,7 +857,7 @@ func TestListResourceVersionMatch(t *testing.T) {
 	_, c := newTestServer(t)
 	w := c.create(newWidget("default", "a"))
 	old := c.list(widgetsIn("default")).Metadata.ResourceVersion
-	w.Spec.Color = "blue"
+	w.Spec.Color = "Blue"
 	c.update(w)
 	latest := c.create(newWidget("default", "b")).ResourceVersion
 
@@ -876,16 +876,16 @@ func TestListResourceVersionMatch(t *testing.T) {
 		if l.Metadata.ResourceVersion != old {
 			t.Errorf("list resourceVersion %s, want %s", l.Metadata.ResourceVersion, old)
 		}
-		if got := l.names(); !slices.Equal(got, []string{"a"}) || l.Items[0].Spec.Color != "red" {
-			t.Errorf("list at %s: %q, want a as it was (red)", old, got)
+		if got := l.names(); !slices.Equal(got, []string{"a"}) || l.Items[0].Spec.Color != "Red" {
+			t.Errorf("list at %s: %q, want a as it was (Red)", old, got)
 		}
 	})
 	t.Run("NotOlderThan", func(t *testing.T) {
 		// Any state at or after the revision may be served: from the
 		// latest write's, it must hold every write.
 		l := c.list(widgetsIn("default") + "?resourceVersionMatch=NotOlderThan&resourceVersion=" + latest)
-		if got := l.names(); !slices.Equal(got, []string{"a", "b"}) || l.Items[0].Spec.Color != "blue" {
-			t.Errorf("list not older than %s: %q, want a (blue) and b", latest, got)
+		if got := l.names(); !slices.Equal(got, []string{"a", "b"}) || l.Items[0].Spec.Color != "Blue" {
+			t.Errorf("list not older than %s: %q, want a (Blue) and b", latest, got)
 		}
 		if mustRevision(t, "list", l.Metadata.ResourceVersion) < mustRevision(t, "latest", latest) {
 			t.Errorf("list resourceVersion %s is older than %s", l.Metadata.ResourceVersion, latest)

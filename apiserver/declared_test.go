@@ -25,7 +25,7 @@ type declared struct {
 }
 
 type declaredSpec struct {
-	Color    string   `json:"color" validate:"required,enum=red;green;blue" description:"Color of the declared."`
+	Color    string   `json:"color" validate:"required,enum=Red;Green;Blue" description:"Color of the declared."`
 	Replicas *int32   `json:"replicas,omitempty" validate:"minimum=0" default:"1"`
 	Port     int32    `json:"port,omitempty" validate:"minimum=1,maximum=65535"`
 	Load     float64  `json:"load,omitempty" validate:"minimum=0,exclusiveMinimum,maximum=1,exclusiveMaximum"`
@@ -62,7 +62,7 @@ func newDeclaredServer(t *testing.T) *apiClient {
 // declaredBody is a valid Gadget but for the fields of spec, a JSON object
 // whose nulls remove fields.
 func declaredBody(name, spec string) string {
-	fields := map[string]any{"color": "red", "note": "n", "steps": []string{"a"}}
+	fields := map[string]any{"color": "Red", "note": "n", "steps": []string{"a"}}
 	var change map[string]any
 	if err := json.Unmarshal([]byte("{"+strings.TrimPrefix(spec, ",")+"}"), &change); err != nil {
 		panic(err)
@@ -88,7 +88,7 @@ func TestDeclaredConstraintsRefuseWrites(t *testing.T) {
 	}{
 		{"required", `,"color":""`, "spec.color", kapi.CauseTypeFieldValueRequired, `Required value`},
 		{"required, omitted", `,"note":null`, "spec.note", kapi.CauseTypeFieldValueRequired, `Required value`},
-		{"enum", `,"color":"purple"`, "spec.color", kapi.CauseTypeFieldValueNotSupported, `Unsupported value: "purple": supported values: "red", "green", "blue"`},
+		{"enum", `,"color":"purple"`, "spec.color", kapi.CauseTypeFieldValueNotSupported, `Unsupported value: "purple": supported values: "Red", "Green", "Blue"`},
 		{"minimum", `,"replicas":-1`, "spec.replicas", kapi.CauseTypeFieldValueInvalid, `Invalid value: -1: must be greater than or equal to 0`},
 		{"maximum", `,"port":65536`, "spec.port", kapi.CauseTypeFieldValueInvalid, `Invalid value: 65536: must be between 1 and 65535, inclusive`},
 		{"exclusiveMinimum", `,"load":-0.25`, "spec.load", kapi.CauseTypeFieldValueInvalid, `Invalid value: -0.25: must be greater than 0`},
@@ -145,7 +145,7 @@ func TestDeclaredDefaultsAndImmutability(t *testing.T) {
 	}{
 		{"put changes", http.MethodPut, "b", "", http.StatusUnprocessableEntity, "a"},
 		{"patch clears", http.MethodPatch, `{"spec":{"zone":null}}`, "application/merge-patch+json", http.StatusUnprocessableEntity, "a"},
-		{"apply changes", http.MethodPatch, "apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g}\nspec: {zone: c, color: red, note: n, steps: [a]}\n", "application/apply-patch+yaml", http.StatusUnprocessableEntity, "a"},
+		{"apply changes", http.MethodPatch, "apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g}\nspec: {zone: c, color: Red, note: n, steps: [a]}\n", "application/apply-patch+yaml", http.StatusUnprocessableEntity, "a"},
 		{"patch keeps", http.MethodPatch, `{"spec":{"zone":"a","port":80}}`, "application/merge-patch+json", http.StatusOK, "a"},
 	} {
 		t.Run(w.name, func(t *testing.T) {
@@ -196,7 +196,7 @@ func TestDeclaredConstraintsInOpenAPI(t *testing.T) {
 		return v
 	}
 	for _, tc := range []struct{ field, want string }{
-		{"color", `{"type":"string","description":"Color of the declared.","enum":["red","green","blue"]}`},
+		{"color", `{"type":"string","description":"Color of the declared.","enum":["Red","Green","Blue"]}`},
 		{"replicas", `{"type":"integer","format":"int32","default":1,"minimum":0}`},
 		{"port", `{"type":"integer","format":"int32","minimum":1,"maximum":65535}`},
 		{"load", `{"type":"number","format":"double","minimum":0,"exclusiveMinimum":true,"maximum":1,"exclusiveMaximum":true}`},

@@ -17,7 +17,7 @@
 //	mux.Handle("/", srv)
 //
 // The common constraints can be declared on the type's fields instead, in
-// struct tags (validate:"required,enum=red;green;blue", default:"1",
+// struct tags (validate:"required,enum=Red;Green;Blue", default:"1",
 // pattern:"^[a-z]+$"; see package validation): they are defaulted and
 // checked on every write before Default and Validate run, and written into
 // the OpenAPI schema. Rule tags (CEL, as a CRD's x-kubernetes-validations)

@@ -16,7 +16,7 @@ import (
 // bigWidget is a valid widget whose JSON is a little over n bytes.
 func bigWidget(name string, n int) string {
 	return `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"` + name +
-		`","annotations":{"big":"` + strings.Repeat("x", n) + `"}},"spec":{"color":"red"}}`
+		`","annotations":{"big":"` + strings.Repeat("x", n) + `"}},"spec":{"color":"Red"}}`
 }
 
 // TestErrorMatrix sends bad requests of every kind. Each must get a JSON
@@ -33,7 +33,7 @@ func TestErrorMatrix(t *testing.T) {
 
 	const limit = 3 << 20
 	valid := func(name string) string {
-		return `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"` + name + `"},"spec":{"color":"red"}}`
+		return `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"` + name + `"},"spec":{"color":"Red"}}`
 	}
 	a := widgetPath("default", "a")
 	cases := []struct {
@@ -56,7 +56,7 @@ func TestErrorMatrix(t *testing.T) {
 		{name: "empty body", method: "POST", path: widgetsIn("default"), body: ``,
 			code: 400, reason: kapi.StatusReasonBadRequest},
 		{name: "wrong field type", method: "POST", path: widgetsIn("default"),
-			body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"t"},"spec":{"color":"red","replicas":"three"}}`,
+			body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"t"},"spec":{"color":"Red","replicas":"three"}}`,
 			code: 400, reason: kapi.StatusReasonBadRequest,
 			check: func(t *testing.T, st kapi.Status) {
 				if !strings.HasPrefix(st.Message, `Widget in version "v1" cannot be handled as a Widget: `) {
@@ -115,27 +115,27 @@ func TestErrorMatrix(t *testing.T) {
 		{name: "Accept nothing servable on list", method: "GET", path: widgetsIn("default"), header: []string{"Accept", "application/protobuf-nonsense"},
 			code: 406, reason: kapi.StatusReasonNotAcceptable},
 		{name: "kind mismatch", method: "POST", path: widgetsIn("default"),
-			body: `{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"k"},"spec":{"color":"red"}}`,
+			body: `{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"k"},"spec":{"color":"Red"}}`,
 			code: 400, reason: kapi.StatusReasonBadRequest},
 		{name: "apiVersion mismatch", method: "POST", path: widgetsIn("default"),
-			body: `{"apiVersion":"example.com/v2","kind":"Widget","metadata":{"name":"k"},"spec":{"color":"red"}}`,
+			body: `{"apiVersion":"example.com/v2","kind":"Widget","metadata":{"name":"k"},"spec":{"color":"Red"}}`,
 			code: 400, reason: kapi.StatusReasonBadRequest},
 		{name: "kind mismatch on PUT", method: "PUT", path: a,
-			body: `{"apiVersion":"example.com/v1","kind":"WidgetClass","metadata":{"name":"a"},"spec":{"color":"red"}}`,
+			body: `{"apiVersion":"example.com/v1","kind":"WidgetClass","metadata":{"name":"a"},"spec":{"color":"Red"}}`,
 			code: 400, reason: kapi.StatusReasonBadRequest},
 		{name: "namespace mismatch", method: "POST", path: widgetsIn("default"),
-			body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"n","namespace":"other"},"spec":{"color":"red"}}`,
+			body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"n","namespace":"other"},"spec":{"color":"Red"}}`,
 			code: 400, reason: kapi.StatusReasonBadRequest},
 		{name: "namespace mismatch on PUT", method: "PUT", path: a,
-			body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a","namespace":"other"},"spec":{"color":"blue"}}`,
+			body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a","namespace":"other"},"spec":{"color":"Blue"}}`,
 			code: 400, reason: kapi.StatusReasonBadRequest},
 		{name: "name mismatch on PUT", method: "PUT", path: a, body: valid("b"),
 			code: 400, reason: kapi.StatusReasonBadRequest},
 		{name: "strict with an unknown field", method: "POST", path: widgetsIn("default") + "?fieldValidation=Strict",
-			body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"s"},"spec":{"color":"red","bogus":1}}`,
+			body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"s"},"spec":{"color":"Red","bogus":1}}`,
 			code: 400, reason: kapi.StatusReasonBadRequest},
 		{name: "strict with an unknown field on PUT", method: "PUT", path: a + "?fieldValidation=Strict",
-			body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"},"spec":{"color":"blue"},"extra":true}`,
+			body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"},"spec":{"color":"Blue"},"extra":true}`,
 			code: 400, reason: kapi.StatusReasonBadRequest},
 		{name: "unknown fieldValidation", method: "POST", path: widgetsIn("default") + "?fieldValidation=Bogus", body: valid("v"),
 			code: 400, reason: kapi.StatusReasonBadRequest},
@@ -164,7 +164,7 @@ func TestErrorMatrix(t *testing.T) {
 		{name: "invalid resourceVersion on watch=1", method: "GET", path: allWidgets + "?watch=1&resourceVersion=abc",
 			code: 400, reason: kapi.StatusReasonBadRequest},
 		{name: "invalid resourceVersion in a PUT body", method: "PUT", path: a,
-			body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a","resourceVersion":"abc"},"spec":{"color":"blue"}}`,
+			body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a","resourceVersion":"abc"},"spec":{"color":"Blue"}}`,
 			code: 400, reason: kapi.StatusReasonBadRequest},
 		{name: "invalid limit", method: "GET", path: widgetsIn("default") + "?limit=many",
 			code: 400, reason: kapi.StatusReasonBadRequest},
@@ -215,7 +215,7 @@ func TestErrorMatrix(t *testing.T) {
 		{name: "namespaced path of a cluster-scoped kind", method: "POST", path: groupVersionPath + "/namespaces/default/widgetclasses",
 			body: `{"metadata":{"name":"c"}}`, code: 404, reason: kapi.StatusReasonNotFound},
 		{name: "stale resourceVersion", method: "PUT", path: widgetPath("default", "b"), // b was written after revision 1
-			body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"b","resourceVersion":"1"},"spec":{"color":"blue"}}`,
+			body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"b","resourceVersion":"1"},"spec":{"color":"Blue"}}`,
 			code: 409, reason: kapi.StatusReasonConflict},
 		{name: "already exists", method: "POST", path: widgetsIn("default"), body: valid("a"),
 			code: 409, reason: kapi.StatusReasonAlreadyExists},
@@ -223,7 +223,7 @@ func TestErrorMatrix(t *testing.T) {
 			body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"},"spec":{"color":"purple"}}`,
 			code: 422, reason: kapi.StatusReasonInvalid},
 		{name: "JSON patch test fails", method: "PATCH", path: a, header: []string{"Content-Type", "application/json-patch+json"},
-			body: `[{"op":"test","path":"/spec/color","value":"blue"}]`,
+			body: `[{"op":"test","path":"/spec/color","value":"Blue"}]`,
 			code: 422, reason: kapi.StatusReasonInvalid, message: "the server rejected our request due to an error in our request"},
 		{name: "apply without fieldManager", method: "PATCH", path: a, body: valid("a"), header: []string{"Content-Type", "application/apply-patch+yaml"},
 			code: 422, reason: kapi.StatusReasonInvalid, message: `PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch`},
@@ -265,14 +265,14 @@ func TestDecodeErrorMessages(t *testing.T) {
 	const prefix = `Widget in version "v1" cannot be handled as a Widget: `
 
 	t.Run("strict unknown field", func(t *testing.T) {
-		body := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"s"},"spec":{"color":"red","bogus":1}}`
+		body := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"s"},"spec":{"color":"Red","bogus":1}}`
 		st := c.do(http.MethodPost, widgetsIn("default")+"?fieldValidation=Strict", body).failure(t, http.StatusBadRequest, kapi.StatusReasonBadRequest)
 		if want := prefix + `strict decoding error: unknown field "spec.bogus"`; st.Message != want {
 			t.Errorf("message %q,\nwant    %q", st.Message, want)
 		}
 	})
 	t.Run("strict duplicate and unknown fields", func(t *testing.T) {
-		body := `{"apiVersion":"example.com/v1","kind":"Widget","extra":1,"metadata":{"name":"s"},"spec":{"color":"red","color":"blue","bogus":1}}`
+		body := `{"apiVersion":"example.com/v1","kind":"Widget","extra":1,"metadata":{"name":"s"},"spec":{"color":"Red","color":"Blue","bogus":1}}`
 		st := c.do(http.MethodPost, widgetsIn("default")+"?fieldValidation=Strict", body).failure(t, http.StatusBadRequest, kapi.StatusReasonBadRequest)
 		if want := prefix + `strict decoding error: duplicate field "spec.color", unknown field "extra", unknown field "spec.bogus"`; st.Message != want {
 			t.Errorf("message %q,\nwant    %q", st.Message, want)
@@ -282,7 +282,7 @@ func TestDecodeErrorMessages(t *testing.T) {
 		}
 	})
 	t.Run("warn", func(t *testing.T) {
-		body := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"red","color":"blue","bogus":1}}`
+		body := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"Red","color":"Blue","bogus":1}}`
 		r := c.do(http.MethodPost, widgetsIn("default"), body).mustCode(t, http.StatusCreated)
 		warnings := r.Header.Values("Warning")
 		for _, want := range []string{`299 - "unknown field \"spec.bogus\""`, `299 - "duplicate field \"spec.color\""`} {
@@ -290,12 +290,12 @@ func TestDecodeErrorMessages(t *testing.T) {
 				t.Errorf("Warning headers %q lack %q", warnings, want)
 			}
 		}
-		if w := r.widget(t); w.Spec.Color != "blue" {
-			t.Errorf("color %q, want the last duplicate (blue)", w.Spec.Color)
+		if w := r.widget(t); w.Spec.Color != "Blue" {
+			t.Errorf("color %q, want the last duplicate (Blue)", w.Spec.Color)
 		}
 	})
 	t.Run("ignore", func(t *testing.T) {
-		body := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"i"},"spec":{"color":"red","bogus":1}}`
+		body := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"i"},"spec":{"color":"Red","bogus":1}}`
 		r := c.do(http.MethodPost, widgetsIn("default")+"?fieldValidation=Ignore", body).mustCode(t, http.StatusCreated)
 		if w := r.Header.Values("Warning"); len(w) != 0 {
 			t.Errorf("fieldValidation=Ignore sent warnings %q", w)
@@ -305,7 +305,7 @@ func TestDecodeErrorMessages(t *testing.T) {
 	// fieldValidation says, as kube's decoder returns strict errors only
 	// once decoding succeeded; no warning of the unknown field either.
 	t.Run("fatal error and unknown field", func(t *testing.T) {
-		body := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"f"},"bogus":1,"spec":{"color":"red","size":"big","extra":true}}`
+		body := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"f"},"bogus":1,"spec":{"color":"Red","size":"big","extra":true}}`
 		for _, fv := range []string{"", "?fieldValidation=Warn", "?fieldValidation=Strict", "?fieldValidation=Ignore"} {
 			r := c.do(http.MethodPost, widgetsIn("default")+fv, body)
 			st := r.failure(t, http.StatusBadRequest, kapi.StatusReasonBadRequest)
@@ -365,20 +365,20 @@ func TestDryRun(t *testing.T) {
 				t.Errorf("answered %+v", w)
 			}
 		}},
-		{"update", http.MethodPut, widgetPath("default", "wet"), func() *widgetapi.Widget { w := *real; w.Spec = widgetapi.WidgetSpec{Color: "blue"}; return &w }(), nil, http.StatusOK, func(t *testing.T, r *response) {
-			if w := r.widget(t); w.Spec.Color != "blue" || w.Generation != real.Generation+1 {
+		{"update", http.MethodPut, widgetPath("default", "wet"), func() *widgetapi.Widget { w := *real; w.Spec = widgetapi.WidgetSpec{Color: "Blue"}; return &w }(), nil, http.StatusOK, func(t *testing.T, r *response) {
+			if w := r.widget(t); w.Spec.Color != "Blue" || w.Generation != real.Generation+1 {
 				t.Errorf("answered %+v", w)
 			}
 		}},
-		{"merge patch", http.MethodPatch, widgetPath("default", "wet"), `{"spec":{"color":"green"}}`, merge, http.StatusOK, func(t *testing.T, r *response) {
-			if w := r.widget(t); w.Spec.Color != "green" {
+		{"merge patch", http.MethodPatch, widgetPath("default", "wet"), `{"spec":{"color":"Green"}}`, merge, http.StatusOK, func(t *testing.T, r *response) {
+			if w := r.widget(t); w.Spec.Color != "Green" {
 				t.Errorf("answered %+v", w.Spec)
 			}
 		}},
-		{"json patch", http.MethodPatch, widgetPath("default", "wet"), `[{"op":"replace","path":"/spec/color","value":"green"}]`, []string{"Content-Type", "application/json-patch+json"}, http.StatusOK, nil},
+		{"json patch", http.MethodPatch, widgetPath("default", "wet"), `[{"op":"replace","path":"/spec/color","value":"Green"}]`, []string{"Content-Type", "application/json-patch+json"}, http.StatusOK, nil},
 		{"strategic merge patch", http.MethodPatch, widgetPath("default", "wet"), `{"spec":{"ports":[{"name":"http","port":80}]}}`, []string{"Content-Type", "application/strategic-merge-patch+json"}, http.StatusOK, nil},
-		{"apply (update)", http.MethodPatch, widgetPath("default", "wet") + "?fieldManager=m&force=true", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"wet"},"spec":{"color":"blue"}}`, apply, http.StatusOK, nil},
-		{"apply (create)", http.MethodPatch, widgetPath("default", "fresh") + "?fieldManager=m", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"fresh"},"spec":{"color":"blue"}}`, apply, http.StatusCreated, nil},
+		{"apply (update)", http.MethodPatch, widgetPath("default", "wet") + "?fieldManager=m&force=true", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"wet"},"spec":{"color":"Blue"}}`, apply, http.StatusOK, nil},
+		{"apply (create)", http.MethodPatch, widgetPath("default", "fresh") + "?fieldManager=m", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"fresh"},"spec":{"color":"Blue"}}`, apply, http.StatusCreated, nil},
 		{"status", http.MethodPatch, widgetPath("default", "wet") + "/status", `{"status":{"replicas":5}}`, merge, http.StatusOK, nil},
 		{"scale", http.MethodPatch, widgetPath("default", "wet") + "/scale", `{"spec":{"replicas":5}}`, merge, http.StatusOK, nil},
 		{"delete", http.MethodDelete, widgetPath("default", "wet"), nil, nil, http.StatusOK, nil},
@@ -414,7 +414,7 @@ func TestDryRun(t *testing.T) {
 
 	// A dry run fails as the write would.
 	c.do(http.MethodPost, widgetsIn("default")+"?dryRun=All", newWidget("default", "wet")).failure(t, http.StatusConflict, kapi.StatusReasonAlreadyExists)
-	if g := c.read("default", "wet"); g.ResourceVersion != real.ResourceVersion || g.Spec.Color != "red" || g.Status.Replicas != 0 {
+	if g := c.read("default", "wet"); g.ResourceVersion != real.ResourceVersion || g.Spec.Color != "Red" || g.Status.Replicas != 0 {
 		t.Errorf("dry runs changed the object: %+v", g)
 	}
 	c.get(widgetPath("default", "dry")).failure(t, http.StatusNotFound, kapi.StatusReasonNotFound)

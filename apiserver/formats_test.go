@@ -89,7 +89,7 @@ func TestFormatMatrix(t *testing.T) {
 				got := formats.JSON(t, f.MediaType, r.Body)
 				w := widgetOf(t, got)
 				if w.Name != "created" || w.Namespace != ns || w.Labels["format"] != f.Name || w.Annotations["note"] != in.Annotations["note"] ||
-					w.Spec.Color != "red" || w.Spec.Replicas == nil || *w.Spec.Replicas != 3 || w.Spec.Size != 7 ||
+					w.Spec.Color != "Red" || w.Spec.Replicas == nil || *w.Spec.Replicas != 3 || w.Spec.Size != 7 ||
 					!slices.Equal(w.Spec.Ports, []widgetapi.WidgetPort{{Name: "http", Port: 8080, Protocol: "TCP"}}) || w.Spec.Selector["app"] != "demo" {
 					t.Errorf("POST answered %s, want what was sent (with protocol TCP defaulted)", got)
 				}
@@ -102,7 +102,7 @@ func TestFormatMatrix(t *testing.T) {
 
 			t.Run("update", func(t *testing.T) {
 				cur := c.read(ns, "a")
-				cur.Spec.Color = "blue"
+				cur.Spec.Color = "Blue"
 				cur.Labels = map[string]string{"updated": f.Name}
 				cur.Spec.Ports = []widgetapi.WidgetPort{{Name: "dns", Port: 53, Protocol: "UDP"}}
 				// CBOR as Kubernetes writes it this time: strings as byte strings.
@@ -111,7 +111,7 @@ func TestFormatMatrix(t *testing.T) {
 				apiservertest.WantContentType(t, r.Header, f.MediaType)
 				got := formats.JSON(t, f.MediaType, r.Body)
 				w := widgetOf(t, got)
-				if w.Spec.Color != "blue" || w.Labels["updated"] != f.Name || len(w.Spec.Ports) != 1 || w.Spec.Ports[0].Protocol != "UDP" {
+				if w.Spec.Color != "Blue" || w.Labels["updated"] != f.Name || len(w.Spec.Ports) != 1 || w.Spec.Ports[0].Protocol != "UDP" {
 					t.Errorf("PUT answered %s, want the update applied", got)
 				}
 				if mustRevision(t, "rv", w.ResourceVersion) <= mustRevision(t, "rv", cur.ResourceVersion) || w.Generation != 2 || w.UID != cur.UID ||
@@ -125,13 +125,13 @@ func TestFormatMatrix(t *testing.T) {
 			t.Run("update status", func(t *testing.T) {
 				cur := c.read(ns, "b")
 				cur.Status = widgetapi.WidgetStatus{Replicas: 5, Selector: "app=b", ObservedGeneration: cur.Generation}
-				cur.Spec.Color = "green" // ignored by /status
+				cur.Spec.Color = "Green" // ignored by /status
 				r := c.do(http.MethodPut, widgetPath(ns, "b")+"/status", widgetBody(t, f, cur, apiservertest.CBOROptions{ByteStrings: true}),
 					"Content-Type", f.MediaType, "Accept", f.MediaType).mustCode(t, http.StatusOK)
 				apiservertest.WantContentType(t, r.Header, f.MediaType)
 				got := formats.JSON(t, f.MediaType, r.Body)
 				w := widgetOf(t, got)
-				if w.Status.Replicas != 5 || w.Status.Selector != "app=b" || w.Status.ObservedGeneration != cur.Generation || w.Spec.Color != "red" {
+				if w.Status.Replicas != 5 || w.Status.Selector != "app=b" || w.Status.ObservedGeneration != cur.Generation || w.Spec.Color != "Red" {
 					t.Errorf("PUT /status answered %s, want the new status and the old spec", got)
 				}
 				apiservertest.SameJSON(t, "PUT /status response", got, c.get(widgetPath(ns, "b")).mustCode(t, http.StatusOK).Body)
@@ -176,7 +176,7 @@ func TestFormatMatrix(t *testing.T) {
 				fw := openStream(t, c, from, f.MediaType, f.StreamType)
 				c.create(newWidget(ns, "w"))
 				x := c.read(ns, "w")
-				x.Spec.Color = "green"
+				x.Spec.Color = "Green"
 				c.update(x)
 				c.do(http.MethodDelete, widgetPath(ns, "w"), nil).mustCode(t, http.StatusOK)
 				je, fe := jw.NextN(3, true), fw.NextN(3, true)
@@ -281,8 +281,8 @@ func TestFormatTables(t *testing.T) {
 				if tbl.ResourceVersion != a.ResourceVersion {
 					t.Errorf("Table resourceVersion %s, want the object's %s", tbl.ResourceVersion, a.ResourceVersion)
 				}
-				if len(tbl.Rows) == 1 && (tbl.Rows[0].Cells[1] != "red" || tbl.Rows[0].Cells[2] != float64(1)) {
-					t.Errorf("cells %v, want a red 1", tbl.Rows[0].Cells)
+				if len(tbl.Rows) == 1 && (tbl.Rows[0].Cells[1] != "Red" || tbl.Rows[0].Cells[2] != float64(1)) {
+					t.Errorf("cells %v, want a Red 1", tbl.Rows[0].Cells)
 				}
 				jsonTable := c.do(http.MethodGet, widgetPath("default", "a"), nil, "Accept", tableAccept(mtJSON, v)).mustCode(t, http.StatusOK).Body
 				apiservertest.SameJSON(t, "Table", blankAge(t, got), blankAge(t, jsonTable))
@@ -336,7 +336,7 @@ func TestFormatTables(t *testing.T) {
 				t.Errorf("ADDED %q, want a b", names)
 			}
 			cur := c.read("default", "b")
-			color := map[string]string{"red": "green", "green": "blue", "blue": "red"}[cur.Spec.Color] // a change every time
+			color := map[string]string{"Red": "Green", "Green": "Blue", "Blue": "Red"}[cur.Spec.Color] // a change every time
 			cur.Spec.Color = color
 			c.update(cur)
 			ev := ws.NextN(1, true)[0]
@@ -643,7 +643,7 @@ func TestFormatNegotiation(t *testing.T) {
 	}
 
 	t.Run("415", func(t *testing.T) {
-		body := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"u"},"spec":{"color":"red"}}`
+		body := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"u"},"spec":{"color":"Red"}}`
 		for _, ct := range []string{"text/plain", "application/xml", "application/x-www-form-urlencoded", "application/json-seq", ";;"} {
 			st := c.do(http.MethodPost, widgetsIn("default"), body, "Content-Type", ct).failure(t, http.StatusUnsupportedMediaType, kapi.StatusReasonUnsupportedMediaType)
 			if ct == "text/plain" {
@@ -698,7 +698,7 @@ func TestFormatErrors(t *testing.T) {
 			}
 			stale := *existing
 			stale.ResourceVersion = "1"
-			stale.Spec.Color = "green"
+			stale.Spec.Color = "Green"
 			r = c.do(http.MethodPut, widgetPath("default", "a"), widgetBody(t, f, &stale, apiservertest.CBOROptions{}), "Content-Type", f.MediaType, "Accept", f.MediaType)
 			st = statusOfResponse(t, r, http.StatusConflict, kapi.StatusReasonConflict)
 			if !strings.Contains(st.Message, "the object has been modified") {
@@ -738,9 +738,9 @@ func TestFormatBadBodies(t *testing.T) {
 	cborWidget := func(spec any) []byte {
 		return apiservertest.CBORBody(apiservertest.CBORPairs{"apiVersion", "example.com/v1", "kind", "Widget", "metadata", apiservertest.CBORPairs{"name", "a"}, "spec", spec}, apiservertest.CBOROptions{ByteStrings: true})
 	}
-	validCBOR := cborWidget(apiservertest.CBORPairs{"color", "red"})
-	yamlWidget := "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: a\nspec:\n  color: red\n"
-	jsonWidget := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"},"spec":{"color":"red"}}`
+	validCBOR := cborWidget(apiservertest.CBORPairs{"color", "Red"})
+	yamlWidget := "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: a\nspec:\n  color: Red\n"
+	jsonWidget := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"},"spec":{"color":"Red"}}`
 
 	cases := []struct {
 		name, contentType string
@@ -763,7 +763,7 @@ func TestFormatBadBodies(t *testing.T) {
 		{"CBOR with data after the item", mtCBOR, append(bytes.Clone(validCBOR), 0x00)},
 		{"CBOR with non-string keys", mtCBOR, cborWidget(apiservertest.CBORPairs{1, 2})},
 		{"CBOR with a non-string key at the top", mtCBOR, []byte{0xd9, 0xd9, 0xf7, 0xa1, 0x01, 0x02}},
-		{"CBOR nested 10001 levels", mtCBOR, cborWidget(apiservertest.CBORPairs{"color", "red", "x", apiservertest.CBORRaw(nestedCBOR)})},
+		{"CBOR nested 10001 levels", mtCBOR, cborWidget(apiservertest.CBORPairs{"color", "Red", "x", apiservertest.CBORRaw(nestedCBOR)})},
 		{"CBOR with an unknown tag", mtCBOR, cborWidget(apiservertest.CBORPairs{"color", apiservertest.CBORRaw{0xc1, 0x01}})},
 		{"CBOR with invalid UTF-8 text", mtCBOR, cborWidget(apiservertest.CBORPairs{"color", apiservertest.CBORRaw{0x62, 0xff, 0xfe}})},
 		{"CBOR array", mtCBOR, []byte{0xd9, 0xd9, 0xf7, 0x80}},
@@ -775,7 +775,7 @@ func TestFormatBadBodies(t *testing.T) {
 		{"JSON with trailing garbage", mtJSON, []byte(jsonWidget + "xyz")},
 		{"JSON with two objects", mtJSON, []byte(jsonWidget + jsonWidget)},
 		{"JSON truncated", mtJSON, []byte(jsonWidget[:30])},
-		{"JSON nested 10001 levels", mtJSON, []byte(`{"metadata":{"name":"a"},"spec":{"color":"red","x":` + nested("[", "]", 10001) + `}}`)},
+		{"JSON nested 10001 levels", mtJSON, []byte(`{"metadata":{"name":"a"},"spec":{"color":"Red","x":` + nested("[", "]", 10001) + `}}`)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -798,7 +798,7 @@ func TestFormatBadBodies(t *testing.T) {
 		body := func(name string) []byte {
 			return apiservertest.CBORBody(apiservertest.CBORPairs{
 				"apiVersion", "example.com/v1", "kind", "Widget", "metadata", apiservertest.CBORPairs{"name", name},
-				"spec", apiservertest.CBORPairs{"color", "red", "color", "blue", "bogus", 1},
+				"spec", apiservertest.CBORPairs{"color", "Red", "color", "Blue", "bogus", 1},
 			}, apiservertest.CBOROptions{ByteStrings: true})
 		}
 		st := c.do(http.MethodPost, widgetsIn("bad")+"?fieldValidation=Strict", body("strict"), "Content-Type", mtCBOR).
@@ -814,8 +814,8 @@ func TestFormatBadBodies(t *testing.T) {
 			r := c.do(http.MethodPost, widgetsIn("bad")+q, body(name), "Content-Type", mtCBOR, "Accept", mtCBOR).mustCode(t, http.StatusCreated)
 			containsAll(t, "Warning headers", r.Header.Values("Warning"),
 				`299 - "duplicate field \"spec.color\""`, `299 - "unknown field \"spec.bogus\""`)
-			if w := widgetOf(t, respJSON(t, r)); w.Spec.Color != "blue" {
-				t.Errorf("%q: color %q, want the last duplicate (blue)", q, w.Spec.Color)
+			if w := widgetOf(t, respJSON(t, r)); w.Spec.Color != "Blue" {
+				t.Errorf("%q: color %q, want the last duplicate (Blue)", q, w.Spec.Color)
 			}
 		}
 	})

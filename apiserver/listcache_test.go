@@ -33,7 +33,7 @@ func TestListOfUnchangedCollection(t *testing.T) {
 	}
 	const v1 = "/apis/example.com/v1"
 	for i, ns := range []string{"a", "a", "b"} {
-		do("POST", v1+"/namespaces/"+ns+"/widgets", fmt.Sprintf(`{"metadata":{"name":"w%d"},"spec":{"color":"red","size":%d}}`, i, i))
+		do("POST", v1+"/namespaces/"+ns+"/widgets", fmt.Sprintf(`{"metadata":{"name":"w%d"},"spec":{"color":"Red","size":%d}}`, i, i))
 	}
 	lists := []string{v1 + "/widgets", v1 + "/namespaces/a/widgets", v1 + "/namespaces/b/widgets"}
 	check := func(step string, want map[string][]string) {
@@ -104,9 +104,9 @@ func TestInitialEventsOfUnchangedCollection(t *testing.T) {
 	}
 	const v1 = "/apis/example.com/v1"
 	for i := range 3 {
-		post("POST", v1+"/namespaces/a/widgets", "application/json", fmt.Sprintf(`{"metadata":{"name":"w%d"},"spec":{"color":"red","size":%d}}`, i, i))
+		post("POST", v1+"/namespaces/a/widgets", "application/json", fmt.Sprintf(`{"metadata":{"name":"w%d"},"spec":{"color":"Red","size":%d}}`, i, i))
 	}
-	post("POST", v1+"/namespaces/b/widgets", "application/json", `{"metadata":{"name":"other"},"spec":{"color":"red"}}`)
+	post("POST", v1+"/namespaces/b/widgets", "application/json", `{"metadata":{"name":"other"},"spec":{"color":"Red"}}`)
 	// start reads a streaming list's events up to its bookmark, and
 	// returns them and the response, whose body goes on with changes.
 	start := func(path string) ([]string, *bufio.Reader, func()) {

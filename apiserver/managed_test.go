@@ -72,7 +72,7 @@ func TestManagedFields(t *testing.T) {
 	})
 
 	t.Run("apply by two managers", func(t *testing.T) {
-		alice := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"s"},"spec":{"color":"red","replicas":2,"ports":[{"name":"http","port":80}]}}`
+		alice := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"s"},"spec":{"color":"Red","replicas":2,"ports":[{"name":"http","port":80}]}}`
 		applyWidget(c, "default", "s", "alice", alice).mustCode(t, http.StatusCreated)
 		again := applyWidget(c, "default", "s", "alice", alice).mustCode(t, http.StatusOK).widget(t)
 		if second := applyWidget(c, "default", "s", "alice", alice).mustCode(t, http.StatusOK).widget(t); second.ResourceVersion != again.ResourceVersion {
@@ -108,7 +108,7 @@ func TestManagedFields(t *testing.T) {
 		}
 
 		// A field alice applied and now leaves out is removed: nobody else owns it.
-		applyWidget(c, "default", "s", "alice", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"s"},"spec":{"color":"red"}}`).mustCode(t, http.StatusOK)
+		applyWidget(c, "default", "s", "alice", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"s"},"spec":{"color":"Red"}}`).mustCode(t, http.StatusOK)
 		if got := c.read("default", "s"); len(got.Spec.Ports) != 0 || *got.Spec.Replicas != 5 {
 			t.Errorf("after alice dropped ports: ports %v replicas %d", got.Spec.Ports, *got.Spec.Replicas)
 		}

@@ -53,7 +53,7 @@ func TestMemoryPerWidget(t *testing.T) {
 	start := time.Now()
 	for i := range n {
 		name := fmt.Sprintf("widget-%06d", i)
-		body := fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":%q,"labels":{"app":"load","tier":"web","shard":"s%d"},"annotations":{"example.com/padding":"%s"}},"spec":{"color":"blue","size":%d}}`,
+		body := fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":%q,"labels":{"app":"load","tier":"web","shard":"s%d"},"annotations":{"example.com/padding":"%s"}},"spec":{"color":"Blue","size":%d}}`,
 			name, i%16, pad, i)
 		last = do(http.MethodPost, path, body, http.StatusCreated)
 		jsonBytes += len(last)

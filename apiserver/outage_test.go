@@ -100,7 +100,7 @@ func TestStoreOutage(t *testing.T) {
 	}
 	const widgets = "/apis/example.com/v1/namespaces/default/widgets"
 	widget := func(name string) string {
-		return fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":%q},"spec":{"color":"red"}}`, name)
+		return fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":%q},"spec":{"color":"Red"}}`, name)
 	}
 	for i := range 10 {
 		if code, _, body, err := do(t.Context(), http.MethodPost, widgets, widget(fmt.Sprintf("w%d", i))); err != nil || code != http.StatusCreated {
@@ -255,7 +255,7 @@ func TestStoreOutageReleasesWaitingWrites(t *testing.T) {
 	srv := apiservertest.New(t, widgetapi.Register, apiserver.WithStorage(store), apiserver.WithRequestTimeout(20*time.Second))
 	c := &apiClient{t: t, base: srv.URL, hc: http.DefaultClient}
 	const widgets = "/apis/example.com/v1/namespaces/default/widgets"
-	body := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"red"}}`
+	body := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"Red"}}`
 	defer store.Inject(faulty.Fault{Ops: faulty.Reads | faulty.Writes, Hang: true})()
 	// Nothing but the write itself tells the server that the store is gone.
 	req, err := http.NewRequest(http.MethodPost, c.base+widgets, strings.NewReader(body))

@@ -16,8 +16,17 @@ import (
 func (rq *request) patch(ctx context.Context) error {
 	typ := patch.Type(mediaType(rq.r.Header.Get("Content-Type")))
 	accepted := []patch.Type{patch.JSONPatch, patch.MergePatch, patch.StrategicMergePatch, patch.ApplyYAML, patch.ApplyCBOR}
+	if rq.res.shape != nil {
+		// A custom resource has no strategic merge patch: kube-apiserver's
+		// CRD handler accepts JSON, merge and apply patches only (and
+		// apply-patch+cbor with CBOR served, as kapi serves it).
+		accepted = []patch.Type{patch.JSONPatch, patch.MergePatch, patch.ApplyYAML, patch.ApplyCBOR}
+	}
 	if rq.subresource == "scale" {
-		accepted = accepted[:3] // a Scale is not applied: its fields belong to the object
+		accepted = accepted[:2] // a Scale is not applied: its fields belong to the object
+		if rq.res.shape == nil {
+			accepted = append(accepted, patch.StrategicMergePatch)
+		}
 	}
 	if !slices.Contains(accepted, typ) {
 		names := make([]string, len(accepted))

@@ -28,14 +28,14 @@ func TestMergedPatchAnswersAsMerging(t *testing.T) {
 	merging := newWidgetHandler(t, apiserver.WithMutatingAdmission(noop))
 	path := widgetPath("default", "w")
 	create := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","labels":{"a":"1"},"annotations":{"k":"v"},"finalizers":["example.com/keep"]},` +
-		`"spec":{"color":"red","replicas":2,"size":4,"ports":[{"name":"http","port":80}],"selector":{"app":"x"}}}`
+		`"spec":{"color":"Red","replicas":2,"size":4,"ports":[{"name":"http","port":80}],"selector":{"app":"x"}}}`
 	for _, srv := range []http.Handler{decoding, merging} {
 		do(t, srv, http.MethodPost, widgetsIn("default"), "application/json", create)
 	}
 	const merge, strategic = "application/merge-patch+json", "application/strategic-merge-patch+json"
 	for _, tc := range []struct{ query, body string }{
 		{"", `{"spec":{"size":3}}`},
-		{"", `{"spec":{"color":"blue","replicas":5}}`},
+		{"", `{"spec":{"color":"Blue","replicas":5}}`},
 		{"", `{"spec":{"replicas":null}}`}, // defaulted again
 		{"", `{"metadata":{"labels":{"b":"2"}}}`},
 		{"", `{"metadata":{"labels":{"a":null}}}`},
@@ -145,9 +145,9 @@ func TestWriteAnswersAsRead(t *testing.T) {
 			method, path, contentType, body string
 			code                            int
 		}{
-			{http.MethodPost, widgetsIn("default"), "application/json", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","annotations":{"a":"` + big + `"}},"spec":{"color":"red"}}`, http.StatusCreated},
+			{http.MethodPost, widgetsIn("default"), "application/json", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","annotations":{"a":"` + big + `"}},"spec":{"color":"Red"}}`, http.StatusCreated},
 			{http.MethodPatch, path, "application/merge-patch+json", `{"spec":{"size":3}}`, http.StatusOK},
-			{http.MethodPatch, path + "?fieldManager=m&force=true", "application/apply-patch+yaml", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"blue"}}`, http.StatusOK},
+			{http.MethodPatch, path + "?fieldManager=m&force=true", "application/apply-patch+yaml", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"Blue"}}`, http.StatusOK},
 			{http.MethodDelete, path, "", "", http.StatusOK},
 		} {
 			code, written := serveBody(step.method, step.path, step.contentType, step.body, gzipped)

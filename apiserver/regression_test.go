@@ -151,7 +151,7 @@ func TestConcurrentApplyCreates(t *testing.T) {
 	for round := range rounds {
 		name := fmt.Sprintf("applied-%02d", round)
 		names = append(names, name)
-		doc := "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: " + name + "\nspec:\n  color: blue\n"
+		doc := "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: " + name + "\nspec:\n  color: Blue\n"
 		start := make(chan struct{})
 		var mu sync.Mutex
 		codes := map[int]int{}
@@ -346,7 +346,7 @@ func TestApplyWarnsOnce(t *testing.T) {
 	c.create(newWidget("default", "existing"))
 	for name, code := range map[string]int{"existing": http.StatusOK, "absent": http.StatusCreated} {
 		t.Run(name, func(t *testing.T) {
-			doc := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"` + name + `"},"spec":{"color":"green","bogus":1}}`
+			doc := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"` + name + `"},"spec":{"color":"Green","bogus":1}}`
 			r := c.do(http.MethodPatch, widgetPath("default", name)+"?fieldManager=test&force=true", doc, "Content-Type", "application/apply-patch+yaml").mustCode(t, code)
 			want := []string{`299 - "unknown field \"spec.bogus\""`}
 			if got := r.Header.Values("Warning"); !slices.Equal(got, want) {
@@ -373,7 +373,7 @@ func TestCreateWithoutContentType(t *testing.T) {
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("POST without Content-Type: HTTP %d %s, want 201", resp.StatusCode, data)
 	}
-	if w := c.read("default", "a"); w.Spec.Color != "red" {
+	if w := c.read("default", "a"); w.Spec.Color != "Red" {
 		t.Errorf("stored %+v", w.Spec)
 	}
 }
@@ -401,8 +401,8 @@ func TestHostileInputs(t *testing.T) {
 	}{
 		{"POST null", "POST", widgetsIn("default"), `null`, jsonType, false},
 		{"POST metadata not an object", "POST", widgetsIn("default"), `{"metadata":"x"}`, jsonType, false},
-		{"PUT negative resourceVersion", "PUT", a, `{"metadata":{"name":"a","resourceVersion":"-1"},"spec":{"color":"red"}}`, jsonType, false},
-		{"PUT resourceVersion over int64", "PUT", a, `{"metadata":{"name":"a","resourceVersion":"99999999999999999999"},"spec":{"color":"red"}}`, jsonType, false},
+		{"PUT negative resourceVersion", "PUT", a, `{"metadata":{"name":"a","resourceVersion":"-1"},"spec":{"color":"Red"}}`, jsonType, false},
+		{"PUT resourceVersion over int64", "PUT", a, `{"metadata":{"name":"a","resourceVersion":"99999999999999999999"},"spec":{"color":"Red"}}`, jsonType, false},
 		{"merge patch of an array", "PATCH", a, `[]`, mergeType, false},
 		{"merge patch of a string", "PATCH", a, `"x"`, mergeType, false},
 		{"JSON patch removing metadata", "PATCH", a, `[{"op":"replace","path":"/metadata","value":null}]`, jsonPatch, false},
@@ -454,7 +454,7 @@ func TestHostileInputs(t *testing.T) {
 func TestWarningsAreBounded(t *testing.T) {
 	_, c := newTestServer(t)
 	var body strings.Builder
-	body.WriteString(`{"metadata":{"name":"many"},"spec":{"color":"red"`)
+	body.WriteString(`{"metadata":{"name":"many"},"spec":{"color":"Red"`)
 	for i := range 500 {
 		fmt.Fprintf(&body, `,"unknown%03d_%s":1`, i, strings.Repeat("x", 300))
 	}
@@ -481,12 +481,12 @@ func TestDuplicateFieldsOnly(t *testing.T) {
 			if mode == "" {
 				name = "dup-default"
 			}
-			body := `{"metadata":{"name":"` + name + `"},"spec":{"color":"red","color":"blue"}}`
+			body := `{"metadata":{"name":"` + name + `"},"spec":{"color":"Red","color":"Blue"}}`
 			resp := c.do(http.MethodPost, widgetsIn("default")+"?fieldValidation="+mode, body).mustCode(t, http.StatusCreated)
 			var w widgetapi.Widget
 			resp.into(t, &w)
-			if w.Spec.Color != "blue" {
-				t.Errorf("color %q, want the last duplicate, blue", w.Spec.Color)
+			if w.Spec.Color != "Blue" {
+				t.Errorf("color %q, want the last duplicate, Blue", w.Spec.Color)
 			}
 			warned := slices.Contains(resp.Header.Values("Warning"), `299 - "duplicate field \"spec.color\""`)
 			if warned != (mode != "Ignore") {
@@ -501,18 +501,18 @@ func TestDuplicateFieldsOnly(t *testing.T) {
 // selectableFields do; others are 400.
 func TestSelectableFields(t *testing.T) {
 	_, c := newTestServer(t)
-	for name, color := range map[string]string{"r1": "red", "r2": "red", "g": "green", "b": "blue"} {
+	for name, color := range map[string]string{"r1": "Red", "r2": "Red", "g": "Green", "b": "Blue"} {
 		w := newWidget("default", name)
 		w.Spec.Color = color
 		c.create(w)
 	}
 	for sel, want := range map[string][]string{
-		"spec.color=red":                             {"r1", "r2"},
-		"spec.color==green":                          {"g"},
-		"spec.color!=red":                            {"b", "g"},
-		"spec.color=red,metadata.name!=r1":           {"r2"},
+		"spec.color=Red":                             {"r1", "r2"},
+		"spec.color==Green":                          {"g"},
+		"spec.color!=Red":                            {"b", "g"},
+		"spec.color=Red,metadata.name!=r1":           {"r2"},
 		"spec.color=purple":                          {},
-		"metadata.namespace=default,spec.color=blue": {"b"},
+		"metadata.namespace=default,spec.color=Blue": {"b"},
 	} {
 		if got := c.list(widgetsIn("default") + "?fieldSelector=" + url.QueryEscape(sel)).names(); !slices.Equal(got, want) {
 			t.Errorf("fieldSelector %s: %v, want %v", sel, got, want)
@@ -520,16 +520,16 @@ func TestSelectableFields(t *testing.T) {
 	}
 	c.do(http.MethodGet, widgetsIn("default")+"?fieldSelector=spec.size%3D1", nil).failure(t, http.StatusBadRequest, kapi.StatusReasonBadRequest)
 
-	ws := c.watch(widgetsIn("default") + "?watch=true&fieldSelector=spec.color%3Dblue&resourceVersion=" + c.list(widgetsIn("default")).Metadata.ResourceVersion)
+	ws := c.watch(widgetsIn("default") + "?watch=true&fieldSelector=spec.color%3DBlue&resourceVersion=" + c.list(widgetsIn("default")).Metadata.ResourceVersion)
 	defer ws.stop()
 	g := c.read("default", "g")
-	g.Spec.Color = "blue"
+	g.Spec.Color = "Blue"
 	c.update(g) // starts matching
 	ws.expect("ADDED g")
 
-	c.do(http.MethodDelete, widgetsIn("default")+"?fieldSelector=spec.color%3Dred", nil).mustCode(t, http.StatusOK)
+	c.do(http.MethodDelete, widgetsIn("default")+"?fieldSelector=spec.color%3DRed", nil).mustCode(t, http.StatusOK)
 	if got := c.list(widgetsIn("default")).names(); !slices.Equal(got, []string{"b", "g"}) {
-		t.Errorf("after deleting spec.color=red: %v, want [b g]", got)
+		t.Errorf("after deleting spec.color=Red: %v, want [b g]", got)
 	}
 }
 

@@ -20,10 +20,10 @@ func TestCollectorAndNamespaceDeleterAcrossVersions(t *testing.T) {
 	c.do(http.MethodPost, "/api/v1/namespaces", map[string]any{"metadata": map[string]any{"name": "ns"}}).mustCode(t, http.StatusCreated)
 	const v1, v1beta1 = "/apis/example.com/v1/namespaces/ns/widgets", "/apis/example.com/v1beta1/namespaces/ns/widgets"
 	var owner struct{ Metadata kapi.ObjectMeta }
-	c.do(http.MethodPost, v1, map[string]any{"metadata": map[string]any{"name": "owner"}, "spec": map[string]any{"color": "red", "ports": []any{map[string]any{"name": "a", "port": 1}, map[string]any{"name": "b", "port": 2}}}}).mustCode(t, http.StatusCreated).into(t, &owner)
+	c.do(http.MethodPost, v1, map[string]any{"metadata": map[string]any{"name": "owner"}, "spec": map[string]any{"color": "Red", "ports": []any{map[string]any{"name": "a", "port": 1}, map[string]any{"name": "b", "port": 2}}}}).mustCode(t, http.StatusCreated).into(t, &owner)
 	c.do(http.MethodPost, v1beta1, map[string]any{"metadata": map[string]any{"name": "child", "finalizers": []string{"example.com/keep"},
-		"ownerReferences": []any{map[string]any{"apiVersion": "example.com/v1beta1", "kind": "Widget", "name": "owner", "uid": owner.Metadata.UID}}}, "spec": map[string]any{"color": "blue"}}).mustCode(t, http.StatusCreated)
-	c.do(http.MethodPost, v1beta1, map[string]any{"metadata": map[string]any{"name": "other"}, "spec": map[string]any{"color": "blue", "port": 80}}).mustCode(t, http.StatusCreated)
+		"ownerReferences": []any{map[string]any{"apiVersion": "example.com/v1beta1", "kind": "Widget", "name": "owner", "uid": owner.Metadata.UID}}}, "spec": map[string]any{"color": "Blue"}}).mustCode(t, http.StatusCreated)
+	c.do(http.MethodPost, v1beta1, map[string]any{"metadata": map[string]any{"name": "other"}, "spec": map[string]any{"color": "Blue", "port": 80}}).mustCode(t, http.StatusCreated)
 	c.do(http.MethodDelete, v1+"/owner?propagationPolicy=Foreground", nil).mustCode(t, http.StatusOK)
 	wait := func(what string, gone func() bool) {
 		t.Helper()

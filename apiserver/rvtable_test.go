@@ -64,30 +64,30 @@ func TestResourceVersionTables(t *testing.T) {
 
 	add("get/rv unset/most recent", func(t *testing.T, c *apiClient) {
 		w := c.create(newWidget(rvNS, "a"))
-		w.Spec.Color = "blue"
+		w.Spec.Color = "Blue"
 		want := c.update(w)
 		got := c.get(widgetPath(rvNS, "a")).mustCode(t, http.StatusOK).widget(t) // at once: no wait, no retry
-		if got.Spec.Color != "blue" || got.ResourceVersion != want.ResourceVersion {
-			t.Errorf("GET right after an update: color %q at %s, want blue at %s", got.Spec.Color, got.ResourceVersion, want.ResourceVersion)
+		if got.Spec.Color != "Blue" || got.ResourceVersion != want.ResourceVersion {
+			t.Errorf("GET right after an update: color %q at %s, want Blue at %s", got.Spec.Color, got.ResourceVersion, want.ResourceVersion)
 		}
 	})
 	add("get/rv 0/any", func(t *testing.T, c *apiClient) {
 		w := c.create(newWidget(rvNS, "a"))
 		c.read(rvNS, "a") // consistent: the cache now has the create
 		got := c.get(widgetPath(rvNS, "a")+"?resourceVersion=0").mustCode(t, http.StatusOK).widget(t)
-		if got.UID != w.UID || got.ResourceVersion != w.ResourceVersion || got.Spec.Color != "red" {
-			t.Errorf("GET at 0: uid %s rv %s color %q, want %s %s red", got.UID, got.ResourceVersion, got.Spec.Color, w.UID, w.ResourceVersion)
+		if got.UID != w.UID || got.ResourceVersion != w.ResourceVersion || got.Spec.Color != "Red" {
+			t.Errorf("GET at 0: uid %s rv %s color %q, want %s %s Red", got.UID, got.ResourceVersion, got.Spec.Color, w.UID, w.ResourceVersion)
 		}
 	})
 	add("get/rv N older than current/not older than", func(t *testing.T, c *apiClient) {
 		w := c.create(newWidget(rvNS, "a"))
 		n := w.ResourceVersion
-		w.Spec.Color = "blue"
+		w.Spec.Color = "Blue"
 		want := c.update(w)
 		c.read(rvNS, "a")
 		got := c.get(widgetPath(rvNS, "a")+"?resourceVersion="+n).mustCode(t, http.StatusOK).widget(t)
-		if got.Spec.Color != "blue" || got.ResourceVersion != want.ResourceVersion {
-			t.Errorf("GET not older than %s: color %q at %s, want the current state, blue at %s", n, got.Spec.Color, got.ResourceVersion, want.ResourceVersion)
+		if got.Spec.Color != "Blue" || got.ResourceVersion != want.ResourceVersion {
+			t.Errorf("GET not older than %s: color %q at %s, want the current state, Blue at %s", n, got.Spec.Color, got.ResourceVersion, want.ResourceVersion)
 		}
 	})
 	add("get/rv N ahead of the store/504 too large", func(t *testing.T, c *apiClient) {
@@ -99,13 +99,13 @@ func TestResourceVersionTables(t *testing.T) {
 		n := rvPlus(t, w.ResourceVersion, 1)
 		pending := rvGetAsync(c, widgetPath(rvNS, "a")+"?resourceVersion="+n)
 		time.Sleep(100 * time.Millisecond) // let the GET start waiting; it passes either way
-		w.Spec.Color = "blue"
+		w.Spec.Color = "Blue"
 		if upd := c.update(w); upd.ResourceVersion != n {
 			t.Fatalf("the update is at %s, want %s (one revision per write)", upd.ResourceVersion, n)
 		}
 		got := (<-pending).get(t).mustCode(t, http.StatusOK).widget(t)
-		if got.Spec.Color != "blue" || got.ResourceVersion != n {
-			t.Errorf("GET at %s: color %q at %s, want blue at %s", n, got.Spec.Color, got.ResourceVersion, n)
+		if got.Spec.Color != "Blue" || got.ResourceVersion != n {
+			t.Errorf("GET at %s: color %q at %s, want Blue at %s", n, got.Spec.Color, got.ResourceVersion, n)
 		}
 	})
 
@@ -291,7 +291,7 @@ func TestResourceVersionTables(t *testing.T) {
 		b := c.create(newWidget(rvNS, "b")) // just before the watch: it must be in the state
 		ws := c.watch(widgetsIn(rvNS) + "?watch=true")
 		rvWantEvents(t, ws.expect("ADDED a", "ADDED b"), a.ResourceVersion, b.ResourceVersion)
-		a.Spec.Color = "blue"
+		a.Spec.Color = "Blue"
 		mod := c.update(a)
 		cc := c.create(newWidget(rvNS, "c"))
 		rvWantEvents(t, ws.expect("MODIFIED a", "ADDED c"), mod.ResourceVersion, cc.ResourceVersion)
@@ -309,7 +309,7 @@ func TestResourceVersionTables(t *testing.T) {
 		a := c.create(newWidget(rvNS, "a"))
 		n := a.ResourceVersion
 		b := c.create(newWidget(rvNS, "b")) // the first write after N
-		a.Spec.Color = "blue"
+		a.Spec.Color = "Blue"
 		mod := c.update(a)
 		ws := c.watch(widgetsIn(rvNS) + "?watch=true&resourceVersion=" + n)
 		rvWantEvents(t, ws.expect("ADDED b", "MODIFIED a"), b.ResourceVersion, mod.ResourceVersion)
@@ -407,7 +407,7 @@ func TestResourceVersionTables(t *testing.T) {
 // rvHistory is the state a list row reads, written by writeRVHistory:
 //
 //	create kept, modified, deleted                             ← n: deleted's create
-//	update modified (red → blue), delete deleted, create added ← current
+//	update modified (Red → Blue), delete deleted, create added ← current
 type rvHistory struct {
 	c                             *apiClient
 	n, current                    string
@@ -423,7 +423,7 @@ func writeRVHistory(t *testing.T, c *apiClient) rvHistory {
 	h.modifiedRV = m.ResourceVersion
 	h.deletedRV = c.create(newWidget(rvNS, "deleted")).ResourceVersion
 	h.n = h.deletedRV
-	m.Spec.Color = "blue"
+	m.Spec.Color = "Blue"
 	h.modifiedBlueRV = c.update(m).ResourceVersion
 	c.do(http.MethodDelete, widgetPath(rvNS, "deleted"), nil).mustCode(t, http.StatusOK)
 	h.addedRV = c.create(newWidget(rvNS, "added")).ResourceVersion
@@ -446,7 +446,7 @@ func (h rvHistory) wantAtN(t *testing.T, l rvList) {
 	if rv != h.n {
 		t.Errorf("list resourceVersion %s, want exactly %s", rv, h.n)
 	}
-	want := []string{"deleted red@" + h.deletedRV, "kept red@" + h.keptRV, "modified red@" + h.modifiedRV}
+	want := []string{"deleted Red@" + h.deletedRV, "kept Red@" + h.keptRV, "modified Red@" + h.modifiedRV}
 	if got := rvSummary(items); !slices.Equal(got, want) {
 		t.Errorf("list at %s: %q,\nwant %q (added absent, modified as it was, deleted still there)", h.n, got, want)
 	}
@@ -459,7 +459,7 @@ func (h rvHistory) wantCurrent(t *testing.T, l rvList) {
 	if rv != h.current {
 		t.Errorf("list resourceVersion %s, want the latest, %s", rv, h.current)
 	}
-	want := []string{"added red@" + h.addedRV, "kept red@" + h.keptRV, "modified blue@" + h.modifiedBlueRV}
+	want := []string{"added Red@" + h.addedRV, "kept Red@" + h.keptRV, "modified Blue@" + h.modifiedBlueRV}
 	if got := rvSummary(items); !slices.Equal(got, want) {
 		t.Errorf("list at the latest revision: %q,\nwant %q", got, want)
 	}

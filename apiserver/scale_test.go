@@ -40,7 +40,7 @@ func TestScaleSubresource(t *testing.T) {
 			t.Errorf("after patch: %+v", s)
 		}
 		got := c.read("default", "a")
-		if *got.Spec.Replicas != 3 || got.Generation != created.Generation+1 || got.Status.Replicas != 2 || got.Spec.Color != "red" {
+		if *got.Spec.Replicas != 3 || got.Generation != created.Generation+1 || got.Status.Replicas != 2 || got.Spec.Color != "Red" {
 			t.Errorf("the widget after scaling: replicas %d generation %d (was %d) status %+v color %q", *got.Spec.Replicas, got.Generation, created.Generation, got.Status, got.Spec.Color)
 		}
 		if s.ResourceVersion != got.ResourceVersion {

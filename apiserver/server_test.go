@@ -208,12 +208,12 @@ func mustRevision(t testing.TB, what, rv string) int64 {
 	return n
 }
 
-// newWidget is a valid red widget.
+// newWidget is a valid Red widget.
 func newWidget(ns, name string) *widgetapi.Widget {
 	return &widgetapi.Widget{
 		TypeMeta:   kapi.TypeMeta{Kind: "Widget", APIVersion: "example.com/v1"},
 		ObjectMeta: kapi.ObjectMeta{Name: name, Namespace: ns},
-		Spec:       widgetapi.WidgetSpec{Color: "red"},
+		Spec:       widgetapi.WidgetSpec{Color: "Red"},
 	}
 }
 

@@ -14,7 +14,7 @@ func BenchmarkRemarshalManaged(b *testing.B) {
 		ObjectMeta: kapi.ObjectMeta{Name: "w", Namespace: "default", UID: "0b9d2a4c-1111-2222-3333-444455556666", Generation: 3, CreationTimestamp: now,
 			Labels:        map[string]string{"app": "web", "tier": "frontend"},
 			ManagedFields: []kapi.ManagedFieldsEntry{{Manager: "kubectl", Operation: "Update", APIVersion: "example.dev/v1", Time: &now, FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: fields}}}},
-		Spec: map[string]any{"color": "blue", "size": 12, "selector": map[string]any{"app": "web"},
+		Spec: map[string]any{"color": "Blue", "size": 12, "selector": map[string]any{"app": "web"},
 			"ports": []any{map[string]any{"name": "http", "port": 80}, map[string]any{"name": "https", "port": 443}}}}
 	stored, _ := marshalStored(&obj)
 	b.Logf("%d bytes", len(stored))

@@ -138,6 +138,10 @@ func (rq *request) write(ctx context.Context, desired desired, rec managedRecord
 		}
 		if rec == recordAnUpdate {
 			next.GetObjectMeta().ManagedFields = baseManagedFields(cur, want)
+		} else {
+			// An apply's merge recorded them on want; a subresource's
+			// write takes the rest from cur.
+			next.GetObjectMeta().ManagedFields = want.GetObjectMeta().ManagedFields
 		}
 		nextStored, err := rq.convertMutate(ctx, OperationUpdate, next, curStored, dryRun)
 		if err != nil {

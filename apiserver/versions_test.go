@@ -28,7 +28,7 @@ func newBeta(ns, name string, port int32) *widgetapi.WidgetV1beta1 {
 	return &widgetapi.WidgetV1beta1{
 		TypeMeta:   kapi.TypeMeta{Kind: "Widget", APIVersion: "example.com/v1beta1"},
 		ObjectMeta: kapi.ObjectMeta{Name: name, Namespace: ns},
-		Spec:       widgetapi.WidgetSpecV1beta1{Color: "red", Port: &port},
+		Spec:       widgetapi.WidgetSpecV1beta1{Color: "Red", Port: &port},
 	}
 }
 
@@ -139,7 +139,7 @@ func TestVersionMatrix(t *testing.T) {
 			})
 
 			t.Run("list", func(t *testing.T) {
-				for _, q := range []string{"", "?limit=1", "?fieldSelector=spec.color%3Dred", "?resourceVersion=0"} {
+				for _, q := range []string{"", "?limit=1", "?fieldSelector=spec.color%3DRed", "?resourceVersion=0"} {
 					r := c.do(http.MethodGet, betaIn(ns)+q, nil, "Accept", f.MediaType).mustCode(t, http.StatusOK)
 					mustWarn(t, r)
 					got := formats.JSON(t, f.MediaType, r.Body)
@@ -161,14 +161,14 @@ func TestVersionMatrix(t *testing.T) {
 			t.Run("update", func(t *testing.T) {
 				var cur widgetapi.WidgetV1beta1
 				c.get(betaPath(ns, "a")).mustCode(t, http.StatusOK).into(t, &cur)
-				cur.Spec.Color, cur.Spec.Port = "blue", ptr(int32(81))
+				cur.Spec.Color, cur.Spec.Port = "Blue", ptr(int32(81))
 				r := c.do(http.MethodPut, betaPath(ns, "a"), betaBody(t, f, &cur), inF...).mustCode(t, http.StatusOK)
 				mustWarn(t, r)
 				w := betaOf(t, formats.JSON(t, f.MediaType, r.Body))
-				if w.Spec.Color != "blue" || *w.Spec.Port != 81 || w.Generation != 2 {
+				if w.Spec.Color != "Blue" || *w.Spec.Port != 81 || w.Generation != 2 {
 					t.Errorf("PUT answered %+v generation %d", w.Spec, w.Generation)
 				}
-				if v1 := c.read(ns, "a"); portsOf(v1) != "default:81/TCP" || v1.Spec.Color != "blue" {
+				if v1 := c.read(ns, "a"); portsOf(v1) != "default:81/TCP" || v1.Spec.Color != "Blue" {
 					t.Errorf("in v1: %q %s", portsOf(v1), v1.Spec.Color)
 				}
 			})
@@ -176,10 +176,10 @@ func TestVersionMatrix(t *testing.T) {
 			t.Run("update status", func(t *testing.T) {
 				var cur widgetapi.WidgetV1beta1
 				c.get(betaPath(ns, "a")).mustCode(t, http.StatusOK).into(t, &cur)
-				cur.Status.Replicas, cur.Spec.Color = 4, "green" // the spec is ignored
+				cur.Status.Replicas, cur.Spec.Color = 4, "Green" // the spec is ignored
 				r := c.do(http.MethodPut, betaPath(ns, "a")+"/status", betaBody(t, f, &cur), inF...).mustCode(t, http.StatusOK)
 				w := betaOf(t, formats.JSON(t, f.MediaType, r.Body))
-				if w.Status.Replicas != 4 || w.Spec.Color != "blue" {
+				if w.Status.Replicas != 4 || w.Spec.Color != "Blue" {
 					t.Errorf("PUT /status answered %+v %+v", w.Spec, w.Status)
 				}
 				if v1 := c.read(ns, "a"); v1.Status.Replicas != 4 {
@@ -191,24 +191,24 @@ func TestVersionMatrix(t *testing.T) {
 				for _, p := range []struct{ typ, body, check string }{
 					{"application/json-patch+json", `[{"op":"replace","path":"/spec/port","value":82}]`, "port 82"},
 					{"application/merge-patch+json", `{"spec":{"size":3}}`, "size 3"},
-					{"application/strategic-merge-patch+json", `{"spec":{"color":"green"}}`, "color green"},
+					{"application/strategic-merge-patch+json", `{"spec":{"color":"Green"}}`, "color Green"},
 				} {
 					r := c.do(http.MethodPatch, betaPath(ns, "a"), p.body, "Content-Type", p.typ, "Accept", f.MediaType).mustCode(t, http.StatusOK)
 					mustWarn(t, r)
 					w := betaOf(t, formats.JSON(t, f.MediaType, r.Body))
 					if got := map[string]string{
-						"port 82": fmt.Sprint("port ", *w.Spec.Port), "size 3": fmt.Sprint("size ", w.Spec.Size), "color green": "color " + w.Spec.Color,
+						"port 82": fmt.Sprint("port ", *w.Spec.Port), "size 3": fmt.Sprint("size ", w.Spec.Size), "color Green": "color " + w.Spec.Color,
 					}[p.check]; got != p.check {
 						t.Errorf("%s answered %s, want %s", p.typ, got, p.check)
 					}
 				}
-				if v1 := c.read(ns, "a"); portsOf(v1) != "default:82/TCP" || v1.Spec.Size != 3 || v1.Spec.Color != "green" {
+				if v1 := c.read(ns, "a"); portsOf(v1) != "default:82/TCP" || v1.Spec.Size != 3 || v1.Spec.Color != "Green" {
 					t.Errorf("in v1: %q size %d color %s", portsOf(v1), v1.Spec.Size, v1.Spec.Color)
 				}
 			})
 
 			t.Run("apply", func(t *testing.T) {
-				cfg := `{"apiVersion":"example.com/v1beta1","kind":"Widget","metadata":{"name":"applied","namespace":"` + ns + `"},"spec":{"color":"red","port":90}}`
+				cfg := `{"apiVersion":"example.com/v1beta1","kind":"Widget","metadata":{"name":"applied","namespace":"` + ns + `"},"spec":{"color":"Red","port":90}}`
 				types := map[string]string{mtJSON: "application/apply-patch+yaml", mtYAML: "application/apply-patch+yaml", mtCBOR: "application/apply-patch+cbor", mtProtobuf: "application/apply-patch+yaml"}
 				body := []byte(cfg)
 				if f.MediaType == mtCBOR {
@@ -252,7 +252,7 @@ func TestVersionMatrix(t *testing.T) {
 				w.Spec.Ports = []widgetapi.WidgetPort{{Name: "default", Port: 70}}
 				c.create(w) // in v1
 				x := c.read(ns, "w")
-				x.Spec.Color = "green"
+				x.Spec.Color = "Green"
 				c.update(x)
 				c.do(http.MethodDelete, betaPath(ns, "w"), nil).mustCode(t, http.StatusOK)
 				je, fe := jw.NextN(3, true), fw.NextN(3, true)
@@ -345,8 +345,8 @@ func TestVersionViews(t *testing.T) {
 		for _, col := range tbl.ColumnDefinitions {
 			cols = append(cols, col.Name)
 		}
-		if !slices.Equal(cols, []string{"Name", "Color", "Port", "Age"}) || len(tbl.Rows) != 1 || fmt.Sprint(tbl.Rows[0].Cells[:3]) != "[a red 80]" {
-			t.Errorf("%s Table: columns %q rows %+v, want v1beta1's columns and a red 80", mt, cols, tbl.Rows)
+		if !slices.Equal(cols, []string{"Name", "Color", "Port", "Age"}) || len(tbl.Rows) != 1 || fmt.Sprint(tbl.Rows[0].Cells[:3]) != "[a Red 80]" {
+			t.Errorf("%s Table: columns %q rows %+v, want v1beta1's columns and a Red 80", mt, cols, tbl.Rows)
 		}
 	}
 	for _, mt := range []string{mtJSON, mtProtobuf} {

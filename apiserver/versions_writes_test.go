@@ -89,10 +89,10 @@ func TestVersionWrites(t *testing.T) {
 			t.Fatalf("v1beta1: port %v annotations %v, want 80 and the other ports kept", b.Spec.Port, b.Annotations)
 		}
 		// A v1beta1 client changes what it knows and writes back the rest.
-		b.Spec.Color, b.Spec.Port = "blue", ptr(int32(81))
+		b.Spec.Color, b.Spec.Port = "Blue", ptr(int32(81))
 		c.do(http.MethodPut, betaPath(ns, "ports"), b).mustCode(t, http.StatusOK)
 		v1 := c.read(ns, "ports")
-		if got := portsOf(v1); got != "metrics:9090/TCP,default:81/TCP,dns:53/UDP" || v1.Spec.Color != "blue" {
+		if got := portsOf(v1); got != "metrics:9090/TCP,default:81/TCP,dns:53/UDP" || v1.Spec.Color != "Blue" {
 			t.Errorf("v1 after a v1beta1 PUT: ports %q color %s, want the others kept in place", got, v1.Spec.Color)
 		}
 		if _, ok := v1.Annotations[widgetapi.PortsAnnotation]; ok {
@@ -125,12 +125,12 @@ func TestVersionWrites(t *testing.T) {
 		if !strings.Contains(st.Message, "the object has been modified") {
 			t.Errorf("409 %q", st.Message)
 		}
-		stale.Spec.Color = "green"
+		stale.Spec.Color = "Green"
 		c.do(http.MethodPut, betaPath(ns, "occ"), stale).failure(t, http.StatusConflict, kapi.StatusReasonConflict)
 		cur := readBeta(t, c, ns, "occ")
 		v1 = c.read(ns, "occ")
 		v1.ResourceVersion = cur.ResourceVersion // a v1beta1 GET's resourceVersion is good in v1
-		v1.Spec.Color = "green"
+		v1.Spec.Color = "Green"
 		c.do(http.MethodPut, widgetPath(ns, "occ"), v1).mustCode(t, http.StatusOK)
 	})
 
@@ -156,7 +156,7 @@ func TestVersionWrites(t *testing.T) {
 			if force {
 				q += "&force=true"
 			}
-			cfg := fmt.Sprintf(`{"apiVersion":"example.com/%s","kind":"Widget","metadata":{"name":%q},"spec":{"color":"red","replicas":%d}}`, version, name, replicas)
+			cfg := fmt.Sprintf(`{"apiVersion":"example.com/%s","kind":"Widget","metadata":{"name":%q},"spec":{"color":"Red","replicas":%d}}`, version, name, replicas)
 			return c.do(http.MethodPatch, path+q, cfg, "Content-Type", "application/apply-patch+yaml")
 		}
 		for _, order := range [][2]string{{"v1beta1", "v1"}, {"v1", "v1beta1"}} {
@@ -183,7 +183,7 @@ func TestVersionWrites(t *testing.T) {
 		// v1's manager owns .spec.ports[name="default"].port; v1beta1 calls
 		// it .spec.port. The field sets are compared in the owner's version.
 		c.do(http.MethodPatch, widgetPath(ns, "ssa-ports")+"?fieldManager=ports-v1",
-			`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"ssa-ports"},"spec":{"color":"red","ports":[{"name":"default","port":80}]}}`,
+			`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"ssa-ports"},"spec":{"color":"Red","ports":[{"name":"default","port":80}]}}`,
 			"Content-Type", "application/apply-patch+yaml").mustCode(t, http.StatusCreated)
 		st := c.do(http.MethodPatch, betaPath(ns, "ssa-ports")+"?fieldManager=port-v1beta1",
 			`{"apiVersion":"example.com/v1beta1","kind":"Widget","metadata":{"name":"ssa-ports"},"spec":{"port":81}}`,

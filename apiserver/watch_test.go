@@ -93,13 +93,13 @@ func TestWatchInitialEventsThenChanges(t *testing.T) {
 	}
 
 	c.create(newWidget("default", "c"))
-	a.Spec.Color = "green"
+	a.Spec.Color = "Green"
 	updated := c.update(a)
 	c.do(http.MethodDelete, widgetPath("default", "b"), nil).mustCode(t, http.StatusOK)
 	c.create(newWidget("other", "ignored")) // another namespace
 	evs := ws.expect("ADDED c", "MODIFIED a", "DELETED b")
-	if w := evs[1].widget(t); w.Spec.Color != "green" || w.ResourceVersion != updated.ResourceVersion {
-		t.Errorf("MODIFIED a: color %q rv %s, want green %s", w.Spec.Color, w.ResourceVersion, updated.ResourceVersion)
+	if w := evs[1].widget(t); w.Spec.Color != "Green" || w.ResourceVersion != updated.ResourceVersion {
+		t.Errorf("MODIFIED a: color %q rv %s, want Green %s", w.Spec.Color, w.ResourceVersion, updated.ResourceVersion)
 	}
 }
 
@@ -144,7 +144,7 @@ func TestWatchFromResourceVersion(t *testing.T) {
 	rv0 := c.list(widgetsIn("default")).Metadata.ResourceVersion
 
 	x := c.create(newWidget("default", "x"))
-	x.Spec.Color = "blue"
+	x.Spec.Color = "Blue"
 	x.Labels = map[string]string{"v": "2"}
 	mod := c.update(x)
 	c.do(http.MethodDelete, widgetPath("default", "x"), nil).mustCode(t, http.StatusOK)
@@ -154,13 +154,13 @@ func TestWatchFromResourceVersion(t *testing.T) {
 	ws := c.watch(widgetsIn("default") + "?watch=true&resourceVersion=" + rv0)
 	evs := ws.expect("ADDED x", "MODIFIED x", "DELETED x", "ADDED zz")
 	added, modified, deleted := evs[0].widget(t), evs[1].widget(t), evs[2].widget(t)
-	if added.Spec.Color != "red" || added.ResourceVersion != x.ResourceVersion {
-		t.Errorf("ADDED x: color %q rv %s, want red %s", added.Spec.Color, added.ResourceVersion, x.ResourceVersion)
+	if added.Spec.Color != "Red" || added.ResourceVersion != x.ResourceVersion {
+		t.Errorf("ADDED x: color %q rv %s, want Red %s", added.Spec.Color, added.ResourceVersion, x.ResourceVersion)
 	}
-	if modified.Spec.Color != "blue" || modified.ResourceVersion != mod.ResourceVersion {
-		t.Errorf("MODIFIED x: color %q rv %s, want blue %s", modified.Spec.Color, modified.ResourceVersion, mod.ResourceVersion)
+	if modified.Spec.Color != "Blue" || modified.ResourceVersion != mod.ResourceVersion {
+		t.Errorf("MODIFIED x: color %q rv %s, want Blue %s", modified.Spec.Color, modified.ResourceVersion, mod.ResourceVersion)
 	}
-	if deleted.Spec.Color != "blue" || deleted.Labels["v"] != "2" || deleted.UID != x.UID {
+	if deleted.Spec.Color != "Blue" || deleted.Labels["v"] != "2" || deleted.UID != x.UID {
 		t.Errorf("DELETED x carries %+v, want the object's last state", deleted)
 	}
 	if deleted.ResourceVersion != deleteRV {

@@ -94,7 +94,7 @@ func fullWidget() *testWidget {
 			},
 		},
 		Spec: testWidgetSpec{
-			Color:    "red",
+			Color:    "Red",
 			Replicas: ptr(int32(0)), // a pointer to zero is written
 			Size:     -5,            // a ten-byte varint
 			Ports: []testWidgetPort{
@@ -157,12 +157,12 @@ func TestProtoRoundTripWidget(t *testing.T) {
 }
 
 func TestProtoDecodeResets(t *testing.T) {
-	data := mustMarshalProto(t, &testWidget{Spec: testWidgetSpec{Color: "blue"}})
+	data := mustMarshalProto(t, &testWidget{Spec: testWidgetSpec{Color: "Blue"}})
 	out := fullWidget()
 	if err := unmarshalProto(data, out); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(out, &testWidget{Spec: testWidgetSpec{Color: "blue"}}) {
+	if !reflect.DeepEqual(out, &testWidget{Spec: testWidgetSpec{Color: "Blue"}}) {
 		t.Errorf("decoding into a used value kept its fields: %+v", out)
 	}
 }
@@ -391,7 +391,7 @@ func TestProtoMergeSemantics(t *testing.T) {
 	// fields append; a map's last entry for a key wins.
 	first := mustMarshalProto(t, &testWidget{
 		ObjectMeta: kapi.ObjectMeta{Name: "a", Labels: map[string]string{"k": "1", "x": "x"}},
-		Spec:       testWidgetSpec{Color: "red", Ports: []testWidgetPort{{Name: "p1"}}},
+		Spec:       testWidgetSpec{Color: "Red", Ports: []testWidgetPort{{Name: "p1"}}},
 	})
 	second := mustMarshalProto(t, &testWidget{
 		ObjectMeta: kapi.ObjectMeta{Namespace: "ns", Labels: map[string]string{"k": "2"}},
@@ -403,7 +403,7 @@ func TestProtoMergeSemantics(t *testing.T) {
 	}
 	want := testWidget{
 		ObjectMeta: kapi.ObjectMeta{Name: "a", Namespace: "ns", Labels: map[string]string{"k": "2", "x": "x"}},
-		Spec:       testWidgetSpec{Color: "red", Size: 3, Ports: []testWidgetPort{{Name: "p1"}, {Name: "p2"}}},
+		Spec:       testWidgetSpec{Color: "Red", Size: 3, Ports: []testWidgetPort{{Name: "p1"}, {Name: "p2"}}},
 	}
 	if !reflect.DeepEqual(w, want) {
 		t.Errorf("got %+v\nwant %+v", w, want)

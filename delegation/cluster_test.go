@@ -188,7 +188,7 @@ func TestAggregated(t *testing.T) {
 			t.Fatal(err)
 		}
 		req := httptest.NewRequest(http.MethodPost, "/apis/example.com/v1/namespaces/default/widgets",
-			strings.NewReader(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"red"}}`))
+			strings.NewReader(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"Red"}}`))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer sa-token")
 		rec := httptest.NewRecorder()

@@ -187,7 +187,7 @@ func TestSubjectAccessReview(t *testing.T) {
 	alice := apiserver.User{Name: "alice", UID: "1", Groups: []string{"devs", apiserver.GroupAuthenticated}, Extra: map[string][]string{"scopes": {"a"}}}
 	list := apiserver.Attributes{User: alice, Verb: "list", ResourceRequest: true, APIGroup: "example.com", APIVersion: "v1", Namespace: "team-a", Resource: "widgets",
 		LabelSelector: []apiserver.SelectorRequirement{{Key: "app", Operator: "=", Values: []string{"x"}}, {Key: "n", Operator: "gt", Values: []string{"1"}}, {Key: "t", Operator: "!"}},
-		FieldSelector: []apiserver.SelectorRequirement{{Key: "spec.color", Operator: "!=", Values: []string{"red"}}}}
+		FieldSelector: []apiserver.SelectorRequirement{{Key: "spec.color", Operator: "!=", Values: []string{"Red"}}}}
 	for range 2 {
 		if d, reason, err := az.Authorize(ctx, list); d != apiserver.DecisionAllow || err != nil || reason == "" {
 			t.Fatalf("alice lists: %v %q %v", d, reason, err)
@@ -202,7 +202,7 @@ func TestSubjectAccessReview(t *testing.T) {
 			"labelSelector": map[string]any{"requirements": []any{
 				map[string]any{"key": "app", "operator": "In", "values": []any{"x"}},
 				map[string]any{"key": "t", "operator": "DoesNotExist"}}},
-			"fieldSelector": map[string]any{"requirements": []any{map[string]any{"key": "spec.color", "operator": "NotIn", "values": []any{"red"}}}}}}
+			"fieldSelector": map[string]any{"requirements": []any{map[string]any{"key": "spec.color", "operator": "NotIn", "values": []any{"Red"}}}}}}
 	if r := reviews[0]; r["kind"] != "SubjectAccessReview" || r["apiVersion"] != "authorization.k8s.io/v1" || !reflect.DeepEqual(r["spec"], wantSpec) {
 		t.Errorf("review spec\n got %v\nwant %v", r["spec"], wantSpec)
 	}

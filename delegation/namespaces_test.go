@@ -45,7 +45,7 @@ func TestNamespaceLifecycle(t *testing.T) {
 	}
 	create := func(ns, name string) (int, kapi.Status) {
 		req := httptest.NewRequest(http.MethodPost, "/apis/example.com/v1/namespaces/"+ns+"/widgets",
-			strings.NewReader(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"`+name+`"},"spec":{"color":"red"}}`))
+			strings.NewReader(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"`+name+`"},"spec":{"color":"Red"}}`))
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		api.ServeHTTP(rec, req)

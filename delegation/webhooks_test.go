@@ -140,7 +140,7 @@ func TestWebhooks(t *testing.T) {
 	create := func(name, labels, query string) (int, map[string]any) {
 		t.Helper()
 		req := httptest.NewRequest(http.MethodPost, "/apis/example.com/v1/namespaces/team-a/widgets"+query,
-			strings.NewReader(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"`+name+`","labels":{`+labels+`}},"spec":{"color":"red"}}`))
+			strings.NewReader(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"`+name+`","labels":{`+labels+`}},"spec":{"color":"Red"}}`))
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		api.ServeHTTP(rec, req)

@@ -40,8 +40,10 @@
 //     the server's rule engine compiles them (apiserver.WithRuleEngine
 //     with package validation/cel's engine) or Register is given
 //     WithRules, with kube's messages, transition rules and ratcheting;
-//   - strategic merge patch and server-side apply merge lists by their
-//     x-kubernetes-list-type and keys and maps by x-kubernetes-map-type;
+//   - server-side apply merges lists by their x-kubernetes-list-type and
+//     keys and maps by x-kubernetes-map-type; a strategic merge patch is
+//     refused (415 UnsupportedMediaType), as kube-apiserver refuses it for
+//     custom resources;
 //   - with the status subresource, writes to the object leave status and
 //     writes to status leave the rest; the scale subresource reads and
 //     writes the fields its paths name.

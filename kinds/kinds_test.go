@@ -175,8 +175,9 @@ func TestRegisterWhileServing(t *testing.T) {
 
 	// Patches of every type, and apply, merge list-map items by key.
 	c.want("PATCH", "/apis/example.com/v1/namespaces/default/widgets/a", "application/merge-patch+json", `{"spec":{"ports":[{"name":"http","port":80}]}}`, 200)
-	out = c.want("PATCH", "/apis/example.com/v1/namespaces/default/widgets/a", "application/strategic-merge-patch+json", `{"spec":{"ports":[{"name":"https","port":443}]}}`, 200)
-	if !strings.Contains(out, `"ports":[{"name":"https","port":443},{"name":"http","port":80}]`) {
+	// No strategic merge patch of a custom resource, as in kube-apiserver.
+	out = c.want("PATCH", "/apis/example.com/v1/namespaces/default/widgets/a", "application/strategic-merge-patch+json", `{"spec":{"ports":[{"name":"https","port":443}]}}`, 415)
+	if !strings.Contains(out, `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml`) {
 		t.Errorf("strategic merge: %s", out)
 	}
 	c.want("PATCH", "/apis/example.com/v1/namespaces/default/widgets/a", "application/json-patch+json", `[{"op":"replace","path":"/spec/color","value":"blue"}]`, 200)
@@ -440,4 +441,64 @@ func TestProgramKindsStay(t *testing.T) {
 	}
 	c.want("POST", "/apis/coordination.k8s.io/v1/namespaces/default/leases", "application/json",
 		`{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"l"},"spec":{"holderIdentity":"a"}}`, http.StatusCreated)
+}
+
+// TestSchemaSeesWholeObject: a schema validates the whole object, as
+// kube-apiserver's does, so a root that requires metadata (Argo CD's
+// Application and AppProject do) accepts every object, and a pattern on
+// metadata.name refuses a name with kube's words.
+func TestSchemaSeesWholeObject(t *testing.T) {
+	s, err := schema.Parse([]byte(`{"type": "object", "required": ["apiVersion", "kind", "metadata", "spec"],
+	  "properties": {"metadata": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 5}}},
+	    "spec": {"type": "object", "properties": {"color": {"type": "string"}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, c := newServer(t)
+	def := kinds.Definition{Group: "example.com", Kind: "Widget", Plural: "widgets", Namespaced: true,
+		Versions: []kinds.Version{{Name: "v1", Served: true, Storage: true, Schema: s}}}
+	if err := kinds.Register(srv, def); err != nil {
+		t.Fatal(err)
+	}
+	const path = "/apis/example.com/v1/namespaces/default/widgets"
+	c.want("POST", path, "application/json", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"},"spec":{"color":"red"}}`, 201)
+	c.want("PATCH", path+"/a", "application/merge-patch+json", `{"spec":{"color":"blue"}}`, 200)
+	out := c.want("POST", path, "application/json", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"toolong"},"spec":{}}`, 422)
+	if !strings.Contains(out, `metadata.name: Too long: may not be more than 5 bytes`) {
+		t.Errorf("a name its schema refuses: %s", out)
+	}
+	out = c.want("POST", path, "application/json", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"b"}}`, 422)
+	if !strings.Contains(out, `spec: Required value`) {
+		t.Errorf("no spec: %s", out)
+	}
+}
+
+// TestStatusApply: server-side apply to the status subresource records
+// its manager (subresource status) and so conflicts with another's, as
+// kube-apiserver's does; before, the status write kept the stored
+// managedFields and every manager's apply to /status went unrecorded.
+func TestStatusApply(t *testing.T) {
+	srv, c := newServer(t)
+	if err := kinds.Register(srv, widgetDefinition(t)); err != nil {
+		t.Fatal(err)
+	}
+	const path = "/apis/example.com/v1/namespaces/default/widgets/a"
+	c.want("POST", "/apis/example.com/v1/namespaces/default/widgets", "application/json",
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"},"spec":{"color":"red"}}`, 201)
+	apply := func(manager string, replicas int, code int) string {
+		return c.want("PATCH", path+"/status?fieldManager="+manager, "application/apply-patch+yaml",
+			fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"},"status":{"replicas":%d}}`, replicas), code)
+	}
+	out := apply("a", 1, 200)
+	if !strings.Contains(out, `"manager":"a","operation":"Apply","apiVersion":"example.com/v1"`) || !strings.Contains(out, `"subresource":"status"`) {
+		t.Errorf("a's apply is not recorded: %s", out)
+	}
+	if out := apply("b", 2, 409); !strings.Contains(out, `Apply failed with 1 conflict: conflict with \"a\" with subresource \"status\": .status.replicas`) {
+		t.Errorf("b's apply: %s", out)
+	}
+	c.want("PATCH", path+"/status?fieldManager=b&force=true", "application/apply-patch+yaml",
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"},"status":{"replicas":2}}`, 200)
+	if out := apply("a", 3, 409); !strings.Contains(out, `conflict with \"b\" with subresource \"status\": .status.replicas`) {
+		t.Errorf("a's apply after b forced it: %s", out)
+	}
 }

@@ -18,7 +18,7 @@ import (
 
 // widgetLikeSchema is the typed example widget's spec as a schema.
 const widgetLikeSchema = `{"type":"object","properties":{"spec":{"type":"object","required":["color"],"properties":{
-  "color":{"type":"string","enum":["red","green","blue"]},"replicas":{"type":"integer","minimum":0,"default":1},
+  "color":{"type":"string","enum":["Red","Green","Blue"]},"replicas":{"type":"integer","minimum":0,"default":1},
   "size":{"type":"integer","minimum":0},"selector":{"type":"object","additionalProperties":{"type":"string"}},
   "ports":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"],
     "items":{"type":"object","required":["name"],"properties":{"name":{"type":"string"},"port":{"type":"integer"}}}}}},
@@ -73,7 +73,7 @@ func TestMemoryPerObject(t *testing.T) {
 		pad := strings.Repeat("x", 620)
 		var jsonBytes int
 		for i := range n {
-			body := fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"widget-%06d","labels":{"app":"load","tier":"web","shard":"s%d"},"annotations":{"example.com/padding":"%s"}},"spec":{"color":"blue","size":%d}}`,
+			body := fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"widget-%06d","labels":{"app":"load","tier":"web","shard":"s%d"},"annotations":{"example.com/padding":"%s"}},"spec":{"color":"Blue","size":%d}}`,
 				i, i%16, pad, i)
 			jsonBytes += len(do(http.MethodPost, path, body, http.StatusCreated))
 		}

@@ -195,6 +195,30 @@ func (o *Object) body() map[string]any {
 	return m
 }
 
+// schemaView is the object as its schema validates it: its body with
+// apiVersion, kind and the names of its metadata, the only members of
+// metadata a schema may restrict. kube-apiserver validates the whole
+// object, so a root's required: [metadata] (Argo CD's Application has it)
+// holds and a pattern on metadata.name applies.
+func (o *Object) schemaView() map[string]any {
+	m := o.body()
+	if o.APIVersion != "" {
+		m["apiVersion"] = o.APIVersion
+	}
+	if o.Kind != "" {
+		m["kind"] = o.Kind
+	}
+	meta := map[string]any{}
+	if o.Name != "" {
+		meta["name"] = o.Name
+	}
+	if o.GenerateName != "" {
+		meta["generateName"] = o.GenerateName
+	}
+	m["metadata"] = meta
+	return m
+}
+
 // ruleView is the object as x-kubernetes-validations rules see it: its
 // body with apiVersion, kind and metadata, as a decoded JSON document.
 func (o *Object) ruleView() map[string]any {

@@ -157,7 +157,7 @@ func validator(sh *shape, o *options) (func(ctx context.Context, obj, old *Objec
 		return nil, nil
 	}
 	return func(_ context.Context, obj, old *Object) apiserver.FieldErrors {
-		body := obj.body()
+		body := obj.schemaView()
 		var oldBody any
 		var errs []*validation.Error
 		switch {
@@ -165,7 +165,7 @@ func validator(sh *shape, o *options) (func(ctx context.Context, obj, old *Objec
 		case old == nil:
 			errs = sh.schema.Validate(body)
 		default:
-			oldBody = old.body()
+			oldBody = old.schemaView()
 			errs = sh.schema.ValidateUpdate(body, oldBody)
 		}
 		if rules != nil {

@@ -45,7 +45,7 @@ func do(t *testing.T, srv *apiservertest.Server, method, path string, body []byt
 func TestDecoder(t *testing.T) {
 	srv := apiservertest.New(t, widgetapi.Register)
 	d := &apiservertest.Decoder{Types: map[string]func() any{"Widget": func() any { return new(widgetapi.Widget) }}}
-	body := []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a","labels":{"app":"web"}},"spec":{"color":"red"}}`)
+	body := []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a","labels":{"app":"web"}},"spec":{"color":"Red"}}`)
 	if code, _, data := do(t, srv, http.MethodPost, widgets, body, "Content-Type", apiservertest.MediaJSON); code != http.StatusCreated {
 		t.Fatalf("create: HTTP %d: %s", code, data)
 	}
@@ -104,11 +104,11 @@ func TestBody(t *testing.T) {
 			var body []byte
 			if f.MediaType == apiservertest.MediaProtobuf {
 				meta := apiservertest.ProtoObjectMetaBody(&kapi.ObjectMeta{Name: name, Labels: map[string]string{"app": "web"}})
-				spec := apiservertest.AppendProtoString(nil, 1, "red") // Widget.spec.color
+				spec := apiservertest.AppendProtoString(nil, 1, "Red") // Widget.spec.color
 				raw := apiservertest.AppendProtoMessage(apiservertest.AppendProtoMessage(nil, 1, meta), 2, spec)
 				body = apiservertest.ProtoWrap(kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}, raw)
 			} else {
-				doc := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"` + name + `","labels":{"app":"web"}},"spec":{"color":"red","size":3}}`
+				doc := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"` + name + `","labels":{"app":"web"}},"spec":{"color":"Red","size":3}}`
 				body = apiservertest.Body(t, f.MediaType, []byte(doc), apiservertest.CBOROptions{ByteStrings: true})
 			}
 			code, h, data := do(t, srv, http.MethodPost, widgets, body, "Content-Type", f.MediaType, "Accept", f.MediaType)
@@ -117,7 +117,7 @@ func TestBody(t *testing.T) {
 			}
 			var w widgetapi.Widget
 			apiservertest.DecodeJSON(t, d.ResponseJSON(t, h, data), &w)
-			if w.Name != name || w.Labels["app"] != "web" || w.Spec.Color != "red" {
+			if w.Name != name || w.Labels["app"] != "web" || w.Spec.Color != "Red" {
 				t.Errorf("created %+v", w)
 			}
 			if f.MediaType == apiservertest.MediaProtobuf {
@@ -144,7 +144,7 @@ func TestWatch(t *testing.T) {
 		streams = append(streams, d.Watch(t, srv.Client(), req, f.StreamType))
 	}
 	for _, name := range []string{"a", "b"} {
-		body := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"` + name + `"},"spec":{"color":"red"}}`
+		body := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"` + name + `"},"spec":{"color":"Red"}}`
 		if code, _, data := do(t, srv, http.MethodPost, widgets, []byte(body), "Content-Type", apiservertest.MediaJSON); code != http.StatusCreated {
 			t.Fatalf("create: HTTP %d: %s", code, data)
 		}

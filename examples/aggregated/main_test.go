@@ -68,7 +68,7 @@ func TestMetricsAndTraces(t *testing.T) {
 		return string(out), err
 	}
 	widget := filepath.Join(home, "w.yaml")
-	if err := os.WriteFile(widget, []byte("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: a, namespace: default}\nspec: {color: red}\n"), 0o600); err != nil {
+	if err := os.WriteFile(widget, []byte("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: a, namespace: default}\nspec: {color: Red}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := kubectl("admin-token", "create", "-f", widget); err != nil {

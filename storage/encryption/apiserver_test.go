@@ -21,7 +21,7 @@ var secrets = []string{"zebra-confidential-7731", "sekret-port"}
 
 const widgetJSON = `{"apiVersion":"example.com/v1","kind":"Widget",
 	"metadata":{"name":"w1","namespace":"default"},
-	"spec":{"color":"red","selector":{"app":"zebra-confidential-7731"},"ports":[{"name":"sekret-port","port":8443}]}}`
+	"spec":{"color":"Red","selector":{"app":"zebra-confidential-7731"},"ports":[{"name":"sekret-port","port":8443}]}}`
 
 // TestBoltFileHasNoPlaintext drives the example server over HTTP on an
 // encrypted bolt file: the widget reads back whole through the API, and

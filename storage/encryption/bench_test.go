@@ -75,7 +75,7 @@ func BenchmarkStore(b *testing.B) {
 // widgetOfSize is a widget's JSON padded to size bytes with labels.
 func widgetOfSize(size int) []byte {
 	head := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"default","labels":{"pad":"`
-	tail := `"}},"spec":{"color":"red","size":3}}`
+	tail := `"}},"spec":{"color":"Red","size":3}}`
 	return []byte(head + strings.Repeat("x", size-len(head)-len(tail)) + tail)
 }
 

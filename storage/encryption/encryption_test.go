@@ -127,7 +127,7 @@ func TestStoredFormat(t *testing.T) {
 	m := memory.New()
 	defer m.Close()
 	s := mustNew(t, m, everything)
-	const k, plaintext = "/widgets.example.com/default/a", `{"spec":{"color":"red"}}`
+	const k, plaintext = "/widgets.example.com/default/a", `{"spec":{"color":"Red"}}`
 	if _, err := s.Create(ctx, k, []byte(plaintext)); err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +346,7 @@ func TestUnreadable(t *testing.T) {
 	m := memory.New()
 	defer m.Close()
 	s := mustNew(t, m, config([]string{"*.*"}, aesgcm(key("k1", secret1))))
-	value := []byte(`{"spec":{"color":"red"}}`)
+	value := []byte(`{"spec":{"color":"Red"}}`)
 	for _, k := range []string{"/w/a", "/w/b"} {
 		if _, err := s.Create(ctx, k, value); err != nil {
 			t.Fatal(err)

@@ -41,8 +41,8 @@ func ExampleNew() {
 	}
 	// store goes to apiserver.New(apiserver.WithStorage(store)).
 
-	store.Create(ctx, "/widgets.example.com/default/w", []byte(`{"spec":{"color":"red"}}`))
-	store.Create(ctx, "/gadgets.example.com/default/g", []byte(`{"spec":{"color":"red"}}`))
+	store.Create(ctx, "/widgets.example.com/default/w", []byte(`{"spec":{"color":"Red"}}`))
+	store.Create(ctx, "/gadgets.example.com/default/g", []byte(`{"spec":{"color":"Red"}}`))
 
 	w, _ := store.Get(ctx, "/widgets.example.com/default/w", 0)
 	fmt.Printf("read:   %s\n", w.Value)
@@ -51,9 +51,9 @@ func ExampleNew() {
 	g, _ := backend.Get(ctx, "/gadgets.example.com/default/g", 0)
 	fmt.Printf("gadget: %s\n", g.Value)
 	// Output:
-	// read:   {"spec":{"color":"red"}}
+	// read:   {"spec":{"color":"Red"}}
 	// stored: k8s:enc:aesgcm:v1:key1: + nonce, ciphertext, tag (75 bytes)
-	// gadget: {"spec":{"color":"red"}}
+	// gadget: {"spec":{"color":"Red"}}
 }
 
 func ExampleRewrite() {

@@ -40,7 +40,7 @@ func BenchmarkBackends(b *testing.B) {
 		}},
 		{"etcd", func(b *testing.B) storage.Interface { return mustStore(b, freshPrefix()) }},
 	}
-	value := []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"default"},"spec":{"color":"red","replicas":1}}`)
+	value := []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"default"},"spec":{"color":"Red","replicas":1}}`)
 	for _, backend := range backends {
 		b.Run(backend.name, func(b *testing.B) {
 			b.Run("Create", func(b *testing.B) {

@@ -165,7 +165,7 @@ func TestEtcdRefusesTooLarge(t *testing.T) {
 	m := newMember(t, func(c *embed.Config) { c.MaxRequestBytes = 64 << 10 })
 	url := replicaOn(t, m)
 	waitReadyz(t, url, http.StatusOK)
-	a := send(t, http.MethodPost, url+widgetsPath, widgetJSON("big", "red", 100<<10))
+	a := send(t, http.MethodPost, url+widgetsPath, widgetJSON("big", "Red", 100<<10))
 	if a.code != http.StatusRequestEntityTooLarge || a.status.Reason != kapi.StatusReasonRequestEntityTooLarge || !strings.Contains(a.status.Message, "request is too large") {
 		t.Errorf("a write etcd refuses for its size: %d %s: %s", a.code, a.status.Reason, a.body)
 	}
@@ -185,7 +185,7 @@ func TestEtcdOutOfSpace(t *testing.T) {
 	waitReadyz(t, url, http.StatusOK)
 	var a answer
 	for i := 0; i < 100; i++ {
-		a = send(t, http.MethodPost, url+widgetsPath, widgetJSON(fmt.Sprintf("w%d", i), "red", 100<<10))
+		a = send(t, http.MethodPost, url+widgetsPath, widgetJSON(fmt.Sprintf("w%d", i), "Red", 100<<10))
 		if a.code != http.StatusCreated {
 			break
 		}
@@ -205,7 +205,7 @@ func TestEtcdStopped(t *testing.T) {
 	m := newMember(t, nil)
 	url := replicaOn(t, m)
 	waitReadyz(t, url, http.StatusOK)
-	if a := send(t, http.MethodPost, url+widgetsPath, widgetJSON("before", "red", 0)); a.code != http.StatusCreated {
+	if a := send(t, http.MethodPost, url+widgetsPath, widgetJSON("before", "Red", 0)); a.code != http.StatusCreated {
 		t.Fatalf("create: %d %s", a.code, a.body)
 	}
 	m.stop()
@@ -215,7 +215,7 @@ func TestEtcdStopped(t *testing.T) {
 	}
 	// The store is known down (readyz said so): the write is refused at
 	// once, before it is sent, so its outcome is known.
-	a := send(t, http.MethodPost, url+widgetsPath+"?timeout=1s", widgetJSON("during", "red", 0))
+	a := send(t, http.MethodPost, url+widgetsPath+"?timeout=1s", widgetJSON("during", "Red", 0))
 	if a.code != http.StatusServiceUnavailable || a.retryAfter != "1" || strings.Contains(a.status.Message, "may or may not") {
 		t.Errorf("a write with etcd known down: %d Retry-After %q: %s, want 503 with Retry-After 1, not applied", a.code, a.retryAfter, a.body)
 	}
@@ -224,7 +224,7 @@ func TestEtcdStopped(t *testing.T) {
 	m.start()
 	waitReadyz(t, url, http.StatusOK)
 	t.Logf("ready %v after etcd restarted", time.Since(began))
-	if a := send(t, http.MethodPost, url+widgetsPath, widgetJSON("after", "red", 0)); a.code != http.StatusCreated {
+	if a := send(t, http.MethodPost, url+widgetsPath, widgetJSON("after", "Red", 0)); a.code != http.StatusCreated {
 		t.Fatalf("create after etcd is back: %d %s", a.code, a.body)
 	}
 	// The watch cache followed: a consistent list has the new widget.

@@ -139,7 +139,7 @@ func testInformerAcrossReplicas(t *testing.T, a, b *httptest.Server) {
 	const writers, writes = 4, 60
 	onA := widgetsOn(t, a)
 	for i := range 5 { // some state before the informer starts
-		if _, err := onA.Create(ctx, newWidget(fmt.Sprintf("pre-%d", i), "red"), metav1.CreateOptions{}); err != nil {
+		if _, err := onA.Create(ctx, newWidget(fmt.Sprintf("pre-%d", i), "Red"), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -192,7 +192,7 @@ func testInformerAcrossReplicas(t *testing.T, a, b *httptest.Server) {
 			rng := rand.New(rand.NewPCG(uint64(w), 7))
 			for i := range writes {
 				name := fmt.Sprintf("w%d-%d", w, rng.IntN(6))
-				color := []string{"red", "green", "blue"}[i%3]
+				color := []string{"Red", "Green", "Blue"}[i%3]
 				cur, err := onA.Get(ctx, name, metav1.GetOptions{})
 				switch {
 				case apierrors.IsNotFound(err):
@@ -288,7 +288,7 @@ func testWatchMoves(t *testing.T, a, b *httptest.Server) {
 		via := []dynamic.ResourceInterface{onA, onB}[i%2]
 		name := fmt.Sprintf("move-%d", i%5)
 		var ev string
-		switch obj, err := via.Create(ctx, newWidget(name, "red"), metav1.CreateOptions{}); {
+		switch obj, err := via.Create(ctx, newWidget(name, "Red"), metav1.CreateOptions{}); {
 		case err == nil:
 			ev = "ADDED " + name + " " + obj.GetResourceVersion()
 		case apierrors.IsAlreadyExists(err):
@@ -306,7 +306,7 @@ func testWatchMoves(t *testing.T, a, b *httptest.Server) {
 					t.Errorf("get %s: %v", name, err)
 					return
 				}
-				_ = unstructured.SetNestedField(cur.Object, []string{"green", "blue"}[i%2], "spec", "color")
+				_ = unstructured.SetNestedField(cur.Object, []string{"Green", "Blue"}[i%2], "spec", "color")
 				obj, err := via.Update(ctx, cur, metav1.UpdateOptions{})
 				if err != nil {
 					t.Errorf("update %s: %v", name, err)
@@ -419,7 +419,7 @@ func testConcurrencyAcrossReplicas(t *testing.T, a, b *httptest.Server) {
 	onA, onB := widgetsOn(t, a), widgetsOn(t, b)
 	for i := range 10 {
 		name := fmt.Sprintf("occ-%d", i)
-		if _, err := onA.Create(ctx, newWidget(name, "red"), metav1.CreateOptions{}); err != nil {
+		if _, err := onA.Create(ctx, newWidget(name, "Red"), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		stale, err := onB.Get(ctx, name, metav1.GetOptions{})
@@ -427,16 +427,16 @@ func testConcurrencyAcrossReplicas(t *testing.T, a, b *httptest.Server) {
 			t.Fatalf("B does not read the object A just created: %v", err)
 		}
 		fresh := stale.DeepCopy()
-		_ = unstructured.SetNestedField(fresh.Object, "green", "spec", "color")
+		_ = unstructured.SetNestedField(fresh.Object, "Green", "spec", "color")
 		updated, err := onA.Update(ctx, fresh, metav1.UpdateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		got, err := onB.Get(ctx, name, metav1.GetOptions{})
-		if err != nil || got.GetResourceVersion() != updated.GetResourceVersion() || colorOf(got) != "green" {
+		if err != nil || got.GetResourceVersion() != updated.GetResourceVersion() || colorOf(got) != "Green" {
 			t.Fatalf("B reads %v (rv %s), %v right after A's update to rv %s", got.Object["spec"], got.GetResourceVersion(), err, updated.GetResourceVersion())
 		}
-		_ = unstructured.SetNestedField(stale.Object, "blue", "spec", "color")
+		_ = unstructured.SetNestedField(stale.Object, "Blue", "spec", "color")
 		if _, err := onB.Update(ctx, stale, metav1.UpdateOptions{}); !apierrors.IsConflict(err) {
 			t.Fatalf("a stale update through B after A's: %v, want 409 Conflict", err)
 		}

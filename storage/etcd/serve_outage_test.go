@@ -63,7 +63,7 @@ func TestServeWhileEtcdIsDown(t *testing.T) {
 	}
 	const widgets = "/apis/example.com/v1/namespaces/default/widgets"
 	widget := func(name string) string {
-		return fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":%q},"spec":{"color":"red"}}`, name)
+		return fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":%q},"spec":{"color":"Red"}}`, name)
 	}
 	if code, _, err := do(http.MethodPost, widgets, widget("before")); code != http.StatusCreated {
 		t.Fatalf("create before the outage: %d %v", code, err)

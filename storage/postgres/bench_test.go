@@ -10,7 +10,7 @@ import (
 	"github.com/kapi-dev/kapi/storage"
 )
 
-var benchValue = []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"default"},"spec":{"color":"red","replicas":1}}`)
+var benchValue = []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"default"},"spec":{"color":"Red","replicas":1}}`)
 
 // BenchmarkStore measures the store's calls one at a time, and writes from
 // 8 concurrent writers, which share transactions, on the tests' PostgreSQL

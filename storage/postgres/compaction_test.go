@@ -48,7 +48,7 @@ func TestCompactionBoundsTheLog(t *testing.T) {
 		pruned.Add(deleted)
 	}))
 	ctx := t.Context()
-	value := []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"default"},"spec":{"color":"red","replicas":1}}`)
+	value := []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"default"},"spec":{"color":"Red","replicas":1}}`)
 	for k := range keys {
 		if _, err := s.Create(ctx, fmt.Sprintf("/w/%04d", k), value); err != nil {
 			t.Fatal(err)

@@ -108,7 +108,7 @@ func testRestarted(t *testing.T, how string) {
 	s := mustStore(t, freshSchema(t), postgres.WithTimeout(2*time.Second))
 	url := serveWidgets(t, s)
 	waitReadyz(t, url, http.StatusOK)
-	if a := send(t, http.MethodPost, url+widgetsPath, widgetJSON("before", "red", "")); a.code != http.StatusCreated {
+	if a := send(t, http.MethodPost, url+widgetsPath, widgetJSON("before", "Red", "")); a.code != http.StatusCreated {
 		t.Fatalf("create: %d %s", a.code, a.body)
 	}
 	rev, err := s.Revision(ctx)
@@ -125,7 +125,7 @@ func testRestarted(t *testing.T, how string) {
 	if !strings.Contains(body, "[-]storage failed") {
 		t.Errorf("/readyz with PostgreSQL down: %q", body)
 	}
-	a := send(t, http.MethodPost, url+widgetsPath+"?timeout=5s", widgetJSON("during", "red", ""))
+	a := send(t, http.MethodPost, url+widgetsPath+"?timeout=5s", widgetJSON("during", "Red", ""))
 	if (a.code != http.StatusServiceUnavailable && a.code != http.StatusGatewayTimeout) || a.retryAfter != "1" {
 		t.Errorf("a write with PostgreSQL down: %d Retry-After %q: %s", a.code, a.retryAfter, a.body)
 	}
@@ -141,7 +141,7 @@ func testRestarted(t *testing.T, how string) {
 	restart()
 	waitReadyz(t, url, http.StatusOK)
 	t.Logf("ready %v after PostgreSQL restarted", time.Since(began).Round(time.Millisecond))
-	if a := send(t, http.MethodPost, url+widgetsPath, widgetJSON("after", "red", "")); a.code != http.StatusCreated {
+	if a := send(t, http.MethodPost, url+widgetsPath, widgetJSON("after", "Red", "")); a.code != http.StatusCreated {
 		t.Fatalf("create after PostgreSQL is back: %d %s", a.code, a.body)
 	}
 	a = send(t, http.MethodGet, url+widgetsPath, "")

@@ -142,7 +142,7 @@ func watchEvents(t *testing.T, url, rv string) <-chan string {
 }
 
 func nextColor(color string, n int) string {
-	colors := []string{"red", "green", "blue"}
+	colors := []string{"Red", "Green", "Blue"}
 	for i, c := range colors {
 		if c == color {
 			return colors[(i+n)%len(colors)]
@@ -169,7 +169,7 @@ func TestReplicas(t *testing.T) {
 		cur := send(t, http.MethodGet, other+widgetsPath+"/"+name, "")
 		switch cur.code {
 		case http.StatusNotFound:
-			created := decode(t, send(t, http.MethodPost, via+widgetsPath, widgetJSON(name, "red", "")), http.StatusCreated)
+			created := decode(t, send(t, http.MethodPost, via+widgetsPath, widgetJSON(name, "Red", "")), http.StatusCreated)
 			want = append(want, "ADDED "+name+" "+created.Metadata.ResourceVersion)
 		case http.StatusOK:
 			// Each update changes the color (one that changes

@@ -38,7 +38,7 @@ func BenchmarkBackends(b *testing.B) {
 			return mustOpen(b, filepath.Join(b.TempDir(), "kapi.db"), sqlite.WithSynchronous("NORMAL"))
 		}},
 	}
-	value := []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"default"},"spec":{"color":"red","replicas":1}}`)
+	value := []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"default"},"spec":{"color":"Red","replicas":1}}`)
 	for _, backend := range backends {
 		b.Run(backend.name, func(b *testing.B) {
 			for _, w := range []struct {

@@ -14,8 +14,8 @@ type Widget struct {
 
 // WidgetSpec is what a user asks of a widget.
 type WidgetSpec struct {
-	// Color is one of red, green and blue.
-	Color string `json:"color" protobuf:"bytes,1,opt,name=color" validate:"required,enum=red;green;blue" description:"Color of the widget: red, green or blue."`
+	// Color is one of Red, Green and Blue.
+	Color string `json:"color" protobuf:"bytes,1,opt,name=color" validate:"required,enum=Red;Green;Blue" description:"Color of the widget: Red, Green or Blue."`
 	// Replicas defaults to 1.
 	Replicas *int32 `json:"replicas,omitempty" protobuf:"varint,2,opt,name=replicas" validate:"minimum=0" default:"1" description:"Desired number of replicas; defaults to 1."`
 	Size     int32  `json:"size,omitempty" protobuf:"varint,3,opt,name=size" validate:"minimum=0" description:"Size of the widget."`

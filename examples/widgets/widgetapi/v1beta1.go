@@ -23,7 +23,7 @@ type WidgetV1beta1 struct {
 
 // WidgetSpecV1beta1 is the v1beta1 spec: v1's, with Port for Ports.
 type WidgetSpecV1beta1 struct {
-	Color    string `json:"color" protobuf:"bytes,1,opt,name=color" validate:"required,enum=red;green;blue" description:"Color of the widget: red, green or blue."`
+	Color    string `json:"color" protobuf:"bytes,1,opt,name=color" validate:"required,enum=Red;Green;Blue" description:"Color of the widget: Red, Green or Blue."`
 	Replicas *int32 `json:"replicas,omitempty" protobuf:"varint,2,opt,name=replicas" validate:"minimum=0" default:"1" description:"Desired number of replicas; defaults to 1."`
 	Size     int32  `json:"size,omitempty" protobuf:"varint,3,opt,name=size" validate:"minimum=0" description:"Size of the widget."`
 	// Port is v1's port named "default" (TCP).

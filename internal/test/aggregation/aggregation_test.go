@@ -21,7 +21,7 @@ metadata:
   name: %s
   namespace: default
 spec:
-  color: red
+  color: Red
 `
 
 // TestAggregatedByKubeAPIServer runs kapi as an APIService of a real
@@ -70,10 +70,10 @@ func TestAggregatedByKubeAPIServer(t *testing.T) {
 			t.Fatalf("get widgets: %s", out)
 		}
 		c.kubectl(c.admin, "label", "widget", "w1", "-n", "default", "tier=gold")
-		c.kubectl(c.admin, "patch", "widget", "w1", "-n", "default", "--type=merge", "-p", `{"spec":{"color":"blue"}}`)
+		c.kubectl(c.admin, "patch", "widget", "w1", "-n", "default", "--type=merge", "-p", `{"spec":{"color":"Blue"}}`)
 		out = c.kubectl(c.admin, "get", "widget", "w1", "-n", "default", "-o", "jsonpath={.metadata.labels.tier} {.spec.color}")
-		if out != "gold blue" {
-			t.Errorf("after label and patch: %q, want %q", out, "gold blue")
+		if out != "gold Blue" {
+			t.Errorf("after label and patch: %q, want %q", out, "gold Blue")
 		}
 		out = c.kubectl(c.admin, "get", "widgets", "-n", "default", "-l", "tier=gold", "-o", "name")
 		if strings.TrimSpace(out) != "widget.example.com/w1" {

@@ -114,7 +114,7 @@ func TestManager(t *testing.T) {
 	w := widget()
 	w.SetNamespace("default")
 	w.SetName("a")
-	if err := unstructured.SetNestedField(w.Object, map[string]any{"color": "red", "replicas": int64(3)}, "spec"); err != nil {
+	if err := unstructured.SetNestedField(w.Object, map[string]any{"color": "Red", "replicas": int64(3)}, "spec"); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Create(ctx, w); err != nil {

@@ -58,10 +58,10 @@ func TestKubectlApplySet(t *testing.T) {
 	widget := func(name, color string) string {
 		return fmt.Sprintf("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: %s, namespace: default}\nspec: {color: %s}\n", name, color)
 	}
-	k.must(t, "create", "-f", writeFile(t, "parent.yaml", applySetParent("example.com", "v1", "Widget", "widgets-set", "{color: green}")))
-	k.must(t, "create", "-f", writeFile(t, "outsider.yaml", widget("outsider", "red")))
+	k.must(t, "create", "-f", writeFile(t, "parent.yaml", applySetParent("example.com", "v1", "Widget", "widgets-set", "{color: Green}")))
+	k.must(t, "create", "-f", writeFile(t, "outsider.yaml", widget("outsider", "Red")))
 
-	both := writeFile(t, "both.yaml", widget("a", "red")+"---\n"+widget("b", "blue"))
+	both := writeFile(t, "both.yaml", widget("a", "Red")+"---\n"+widget("b", "Blue"))
 	out := k.mustEnv(t, env, "apply", "-n", "default", "--prune", "--applyset=widgets.example.com/widgets-set", "-f", both)
 	if !strings.Contains(out, "widget.example.com/a created") || !strings.Contains(out, "widget.example.com/b created") {
 		t.Fatalf("apply: %s", out)
@@ -73,7 +73,7 @@ func TestKubectlApplySet(t *testing.T) {
 		t.Fatalf("widgets %v after the first apply", got)
 	}
 
-	out = k.mustEnv(t, env, "apply", "-n", "default", "--prune", "--applyset=widgets.example.com/widgets-set", "-f", writeFile(t, "a.yaml", widget("a", "red")))
+	out = k.mustEnv(t, env, "apply", "-n", "default", "--prune", "--applyset=widgets.example.com/widgets-set", "-f", writeFile(t, "a.yaml", widget("a", "Red")))
 	if !strings.Contains(out, "widget.example.com/b pruned") {
 		t.Fatalf("apply of a only: %s", out)
 	}
@@ -82,7 +82,7 @@ func TestKubectlApplySet(t *testing.T) {
 	}
 
 	// A kind that is no parent type is refused, with kubectl's words.
-	r := k.runEnv(t, env, "apply", "-n", "default", "--prune", "--applyset=widgetclasses.example.com/x", "-f", writeFile(t, "a2.yaml", widget("a", "red")))
+	r := k.runEnv(t, env, "apply", "-n", "default", "--prune", "--applyset=widgetclasses.example.com/x", "-f", writeFile(t, "a2.yaml", widget("a", "Red")))
 	if r.err == nil || !strings.Contains(r.stderr, `is not permitted as an ApplySet parent`) {
 		t.Errorf("a WidgetClass parent: %s", r)
 	}
@@ -95,7 +95,7 @@ func TestKubectlPruneAllowlist(t *testing.T) {
 	srv := startServer(t)
 	k := newKubectl(t, "/usr/lib/google-cloud-sdk/bin/kubectl.1.33", srv)
 	widget := func(name string) string {
-		return fmt.Sprintf("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: %s, namespace: default, labels: {app: x}}\nspec: {color: red}\n", name)
+		return fmt.Sprintf("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: %s, namespace: default, labels: {app: x}}\nspec: {color: Red}\n", name)
 	}
 	k.must(t, "apply", "-n", "default", "--prune", "-l", "app=x", "--prune-allowlist=example.com/v1/Widget", "-f", writeFile(t, "both.yaml", widget("a")+"---\n"+widget("b")))
 	out := k.must(t, "apply", "-n", "default", "--prune", "-l", "app=x", "--prune-allowlist=example.com/v1/Widget", "-f", writeFile(t, "a.yaml", widget("a")))
@@ -151,7 +151,7 @@ spec:
 
 	k.must(t, "create", "-f", writeFile(t, "parent.yaml", applySetParent("example.org", "v1", "Bundle", "set", "{}")))
 	widget := func(name string) string {
-		return fmt.Sprintf("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: %s, namespace: default}\nspec: {color: red}\n", name)
+		return fmt.Sprintf("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: %s, namespace: default}\nspec: {color: Red}\n", name)
 	}
 	out := k.mustEnv(t, env, "apply", "-n", "default", "--prune", "--applyset=bundles.example.org/set", "-f", writeFile(t, "both.yaml", widget("a")+"---\n"+widget("b")))
 	if !strings.Contains(out, "widget.example.com/a created") || !strings.Contains(out, "widget.example.com/b created") {
@@ -169,7 +169,7 @@ spec:
 	}
 
 	// The typed kind registered as a parent type is one still.
-	k.must(t, "create", "-f", writeFile(t, "wparent.yaml", applySetParent("example.com", "v1", "Widget", "wset", "{color: green}")))
+	k.must(t, "create", "-f", writeFile(t, "wparent.yaml", applySetParent("example.com", "v1", "Widget", "wset", "{color: Green}")))
 	if r := k.runEnv(t, env, "apply", "-n", "default", "--prune", "--applyset=widgets.example.com/wset", "-f", writeFile(t, "c.yaml", widget("c"))); r.err != nil {
 		t.Errorf("a Widget parent beside CRDs: %s", r)
 	}

@@ -85,7 +85,7 @@ func startSecured(t *testing.T) *securedServer {
 	admin := s.dynamic(t, adminToken)
 	ctx := ctxFor(t, 30*time.Second)
 	for ns, name := range map[string]string{viewerNS: "a", otherNS: "b"} {
-		if _, err := admin.Resource(widgetsGVR).Namespace(ns).Create(ctx, newWidget(name, map[string]any{"color": "red"}), metav1.CreateOptions{}); err != nil {
+		if _, err := admin.Resource(widgetsGVR).Namespace(ns).Create(ctx, newWidget(name, map[string]any{"color": "Red"}), metav1.CreateOptions{}); err != nil {
 			t.Fatalf("admin creates widget %s/%s: %v", ns, name, err)
 		}
 	}
@@ -187,13 +187,13 @@ func TestAuthClientGo(t *testing.T) {
 
 	_, err = widgets.Namespace(viewerNS).Watch(ctx, metav1.ListOptions{})
 	wantForbidden(t, err, "viewer", "watch", "widgets", viewerNS, "")
-	_, err = widgets.Namespace(viewerNS).Create(ctx, newWidget("new", map[string]any{"color": "red"}), metav1.CreateOptions{})
+	_, err = widgets.Namespace(viewerNS).Create(ctx, newWidget("new", map[string]any{"color": "Red"}), metav1.CreateOptions{})
 	wantForbidden(t, err, "viewer", "create", "widgets", viewerNS, "")
 	err = widgets.Namespace(viewerNS).Delete(ctx, "a", metav1.DeleteOptions{})
 	wantForbidden(t, err, "viewer", "delete", "widgets", viewerNS, "a")
 	err = widgets.Namespace(viewerNS).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 	wantForbidden(t, err, "viewer", "deletecollection", "widgets", viewerNS, "")
-	_, err = widgets.Namespace(viewerNS).Patch(ctx, "a", "application/merge-patch+json", []byte(`{"spec":{"color":"blue"}}`), metav1.PatchOptions{})
+	_, err = widgets.Namespace(viewerNS).Patch(ctx, "a", "application/merge-patch+json", []byte(`{"spec":{"color":"Blue"}}`), metav1.PatchOptions{})
 	wantForbidden(t, err, "viewer", "patch", "widgets", viewerNS, "a")
 	_, err = widgets.Namespace(viewerNS).Get(ctx, "a", metav1.GetOptions{}, "status")
 	wantForbidden(t, err, "viewer", "get", "widgets/status", viewerNS, "a")
@@ -213,7 +213,7 @@ func TestAuthClientGo(t *testing.T) {
 	}
 	if a, err := admin.Resource(widgetsGVR).Namespace(viewerNS).Get(ctx, "a", metav1.GetOptions{}); err != nil {
 		t.Errorf("admin gets a: %v", err)
-	} else if color, _, _ := unstructured.NestedString(a.Object, "spec", "color"); color != "red" || a.GetGeneration() != 1 {
+	} else if color, _, _ := unstructured.NestedString(a.Object, "spec", "color"); color != "Red" || a.GetGeneration() != 1 {
 		t.Errorf("widget a was changed: %v", a.Object)
 	}
 
@@ -246,7 +246,7 @@ func TestAuthClientGo(t *testing.T) {
 		if _, err := carol.Resource(widgetsGVR).Namespace(viewerNS).Get(ctx, "a", metav1.GetOptions{}); err != nil {
 			t.Fatalf("carol gets a: %v", err)
 		}
-		_, err = carol.Resource(widgetsGVR).Namespace(viewerNS).Create(ctx, newWidget("new", map[string]any{"color": "red"}), metav1.CreateOptions{})
+		_, err = carol.Resource(widgetsGVR).Namespace(viewerNS).Create(ctx, newWidget("new", map[string]any{"color": "Red"}), metav1.CreateOptions{})
 		wantForbidden(t, err, "carol", "create", "widgets", viewerNS, "")
 	})
 
@@ -395,7 +395,7 @@ func kubectlAuth(t *testing.T, s *securedServer, bin string) {
 	}
 	dir := t.TempDir()
 	manifest := filepath.Join(dir, "new.yaml")
-	putFile(t, dir, "new.yaml", []byte("apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: new\n  namespace: "+viewerNS+"\nspec:\n  color: red\n"))
+	putFile(t, dir, "new.yaml", []byte("apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: new\n  namespace: "+viewerNS+"\nspec:\n  color: Red\n"))
 	denied := []struct {
 		args []string
 		want string

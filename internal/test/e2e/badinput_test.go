@@ -20,7 +20,7 @@ func TestBadInput(t *testing.T) {
 	client := &http.Client{Timeout: 30 * time.Second}
 
 	for _, name := range []string{"keep-1", "keep-2"} {
-		body := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"` + name + `"},"spec":{"color":"red"}}`
+		body := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"` + name + `"},"spec":{"color":"Red"}}`
 		resp := do(t, client, "POST", srv.URL+widgetsPath, "application/json", strings.NewReader(body))
 		if resp.code != http.StatusCreated {
 			t.Fatalf("creating %s: %d %s", name, resp.code, resp.body)
@@ -45,15 +45,15 @@ func TestBadInput(t *testing.T) {
 			body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"x"`,
 			code: 400, reason: "BadRequest"},
 		{name: "wrong-field-type", method: "POST", path: widgetsPath,
-			body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"x"},"spec":{"color":"red","replicas":"three"}}`,
+			body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"x"},"spec":{"color":"Red","replicas":"three"}}`,
 			code: 400, reason: "BadRequest"},
 		{name: "wrong-field-type-put", method: "PUT", path: widgetsPath + "/keep-1",
-			body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"keep-1"},"spec":{"color":"red","replicas":"three"}}`,
+			body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"keep-1"},"spec":{"color":"Red","replicas":"three"}}`,
 			code: 400, reason: "BadRequest"},
 		{name: "body-over-3MiB", method: "POST", path: widgetsPath, body: tooBig,
 			code: 413, reason: "RequestEntityTooLarge", wantMessage: "limit is 3145728"},
 		{name: "invalid-name", method: "POST", path: widgetsPath,
-			body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"Bad_Name"},"spec":{"color":"red"}}`,
+			body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"Bad_Name"},"spec":{"color":"Red"}}`,
 			code: 422, reason: "Invalid", wantCause: "metadata.name"},
 		{name: "unknown-resource", method: "GET", path: "/apis/example.com/v1/namespaces/default/gizmos",
 			code: 404, reason: "NotFound"},

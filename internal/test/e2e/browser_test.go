@@ -173,7 +173,7 @@ func openConsole(t *testing.T, allowed func(origin string) string) *console {
 	c.srv = startProgram(t, program{name: "examples/widgets", bin: widgetsBin, buildErr: widgetsBuildErr,
 		args: []string{"-cors-allowed-origins", allowed(site.URL)}})
 	c.kubectl = newKubectl(t, "/usr/bin/kubectl", c.srv)
-	c.kubectl.must(t, "create", "-f", writeFile(t, "listed.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: listed, namespace: default}\nspec: {color: red}\n"))
+	c.kubectl.must(t, "create", "-f", writeFile(t, "listed.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: listed, namespace: default}\nspec: {color: Red}\n"))
 	c.browser = startBrowser(t, site.URL+"/console.html?api="+url.QueryEscape(c.srv.URL))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a guard against a hung browser, not a measurement
 	t.Cleanup(cancel)
@@ -208,14 +208,14 @@ func TestBrowserConsole(t *testing.T) {
 	if !slices.Equal(rep.Listed, []string{"listed"}) {
 		c.browser.fail(c.ctx, t, fmt.Sprintf("the page listed %v, want [listed]", rep.Listed))
 	}
-	c.kubectl.must(t, "create", "-f", writeFile(t, "from-go.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: from-go, namespace: default}\nspec: {color: green}\n"))
+	c.kubectl.must(t, "create", "-f", writeFile(t, "from-go.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: from-go, namespace: default}\nspec: {color: Green}\n"))
 	rep = c.next(t, "done")
 	if want := []string{"ADDED from-browser", "ADDED from-go"}; !slices.Equal(rep.Events, want) {
 		c.browser.fail(c.ctx, t, fmt.Sprintf("the page watched %v, want %v", rep.Events, want))
 	}
 	// The widget the browser created is stored.
-	if got := c.kubectl.must(t, "get", "widget", "from-browser", "-o", "jsonpath={.spec.color}"); got != "blue" {
-		t.Errorf("the browser's widget has color %q, want blue", got)
+	if got := c.kubectl.must(t, "get", "widget", "from-browser", "-o", "jsonpath={.spec.color}"); got != "Blue" {
+		t.Errorf("the browser's widget has color %q, want Blue", got)
 	}
 }
 

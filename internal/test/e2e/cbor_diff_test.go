@@ -44,7 +44,7 @@ var kapiCBOR = codec.ByMediaType(codec.MediaTypeCBOR)
 // cborDiffSeeds are objects with every kind of JSON value a Kubernetes
 // object holds.
 var cborDiffSeeds = []string{
-	`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a","namespace":"default","labels":{"app":"shop"},"creationTimestamp":"2026-01-02T03:04:05Z","generation":2},"spec":{"color":"red","size":3,"ratio":0.25,"on":true,"off":false,"none":null,"tags":["a","b"],"data":"aGVsbG8="}}`,
+	`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a","namespace":"default","labels":{"app":"shop"},"creationTimestamp":"2026-01-02T03:04:05Z","generation":2},"spec":{"color":"Red","size":3,"ratio":0.25,"on":true,"off":false,"none":null,"tags":["a","b"],"data":"aGVsbG8="}}`,
 	`{"apiVersion":"v1","kind":"Thing","n":[-1,0,1,23,24,255,256,65535,65536,4294967296,-9223372036854775808,9223372036854775807],"f":[1.5,-0.5,1e-7,3.4028234663852886e38,1.7976931348623157e308,5e-324,0.1]}`,
 	`{"apiVersion":"v1","kind":"Thing","s":"\u003chtml\u003e \u0026 \"quotes\" \\ \n\t\u0000 \u2028 é 日本 😀","":"empty key","nested":{"a":{"b":{"c":[[],{},[{}]]}}}}`,
 	`{"apiVersion":"v1","kind":"Thing","big":18446744073709551615,"neg":-18446744073709551616,"float":1.0,"exp":1e21}`,

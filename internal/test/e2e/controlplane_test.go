@@ -46,14 +46,7 @@ func TestControlPlaneKubectl(t *testing.T) {
 		t.Errorf("acceptedNames: %v", names)
 	}
 
-	cert := `apiVersion: cert-manager.io/v1
-kind: Certificate
-metadata: {name: example, namespace: default}
-spec:
-  secretName: example-tls
-  dnsNames: [example.com]
-  issuerRef: {name: ca-issuer, kind: Issuer}
-`
+	cert := certManagerSample
 	k.mustStdin(t, cert, "apply", "--server-side", "-f", "-")
 	if out := k.must(t, "get", "certs"); !strings.Contains(out, "SECRET") || !strings.Contains(out, "example-tls") {
 		t.Errorf("get certs (short name, printer columns): %s", out)

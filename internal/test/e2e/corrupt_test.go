@@ -29,7 +29,7 @@ func TestCorruptObject(t *testing.T) {
 	ctx := ctxFor(t, 60*time.Second)
 	widgets := dynamicClient(t, srv, nil).Resource(widgetsGVR).Namespace("default")
 	for _, name := range []string{"bad", "good"} {
-		if _, err := widgets.Create(ctx, newWidget(name, map[string]any{"color": "red"}), metav1.CreateOptions{}); err != nil {
+		if _, err := widgets.Create(ctx, newWidget(name, map[string]any{"color": "Red"}), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -40,7 +40,7 @@ type Gadget struct {
 }
 
 type GadgetSpec struct {
-	Color    string   `json:"color" validate:"required,enum=red;green;blue" description:"Color of the gadget."`
+	Color    string   `json:"color" validate:"required,enum=Red;Green;Blue" description:"Color of the gadget."`
 	Replicas *int32   `json:"replicas,omitempty" validate:"minimum=0" default:"1"`
 	Port     int32    `json:"port,omitempty" validate:"minimum=1,maximum=65535"`
 	Load     float64  `json:"load,omitempty" validate:"minimum=0,exclusiveMinimum,maximum=1,exclusiveMaximum"`
@@ -94,7 +94,7 @@ var declaredCases = []struct {
 		cause{"spec.color", "FieldValueRequired"}, "FieldValueNotSupported: a CRD sees a present empty string, not in the enum"},
 	{"required list", `steps: null`, `spec.steps: Required value`,
 		cause{"spec.steps", "FieldValueRequired"}, ""},
-	{"enum", `color: purple`, `spec.color: Unsupported value: "purple": supported values: "red", "green", "blue"`,
+	{"enum", `color: purple`, `spec.color: Unsupported value: "purple": supported values: "Red", "Green", "Blue"`,
 		cause{"spec.color", "FieldValueNotSupported"}, ""},
 	{"minimum", `replicas: -1`, `spec.replicas: Invalid value: -1: must be greater than or equal to 0`,
 		cause{"spec.replicas", "FieldValueInvalid"}, ""},
@@ -133,7 +133,7 @@ var declaredCases = []struct {
 // gadgetSpec is a valid spec with the case's fields over it.
 func gadgetSpec(t *testing.T, change string) map[string]any {
 	t.Helper()
-	spec := map[string]any{"color": "red", "steps": []any{"a", "b"}}
+	spec := map[string]any{"color": "Red", "steps": []any{"a", "b"}}
 	var over map[string]any
 	if err := yamlToJSONInto("{"+change+"}", &over); err != nil {
 		t.Fatalf("case spec %q: %v", change, err)
@@ -225,7 +225,7 @@ func TestKubectlExplainShowsDeclared(t *testing.T) {
 		t.Run(filepath.Base(bin), func(t *testing.T) {
 			k := newKubectl(t, bin, srv)
 			out := k.must(t, "explain", "widgets.spec.color")
-			if !strings.Contains(out, "ENUM:\n    red\n    green\n    blue\n") {
+			if !strings.Contains(out, "ENUM:\n    Red\n    Green\n    Blue\n") {
 				t.Errorf("kubectl explain widgets.spec.color shows no enum:\n%s", out)
 			}
 			if !strings.Contains(out, "Color of the widget") {
@@ -342,7 +342,7 @@ func FuzzDeclaredMatchesCRD(f *testing.F) {
 		if yamlToJSONInto(change, &over) != nil {
 			return
 		}
-		base := map[string]any{"color": "red", "steps": []any{"a", "b"}}
+		base := map[string]any{"color": "Red", "steps": []any{"a", "b"}}
 		for k, v := range over {
 			base[k] = v
 		}

@@ -19,7 +19,7 @@ func TestDynamicCRUD(t *testing.T) {
 	ctx := ctxFor(t, 60*time.Second)
 	widgets := dynamicClient(t, srv, nil).Resource(widgetsGVR).Namespace(testNamespace)
 
-	created, err := widgets.Create(ctx, newWidget("crud", map[string]any{"color": "red"}), metav1.CreateOptions{})
+	created, err := widgets.Create(ctx, newWidget("crud", map[string]any{"color": "Red"}), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create: %v", err)
 	}
@@ -52,7 +52,7 @@ func TestDynamicCRUD(t *testing.T) {
 
 	t.Run("update", func(t *testing.T) {
 		obj := got.DeepCopy()
-		_ = unstructured.SetNestedField(obj.Object, "green", "spec", "color")
+		_ = unstructured.SetNestedField(obj.Object, "Green", "spec", "color")
 		updated, err := widgets.Update(ctx, obj, metav1.UpdateOptions{})
 		if err != nil {
 			t.Fatalf("update with the current resourceVersion: %v", err)
@@ -63,13 +63,13 @@ func TestDynamicCRUD(t *testing.T) {
 		if updated.GetGeneration() != 2 {
 			t.Errorf("generation after a spec change = %d, want 2", updated.GetGeneration())
 		}
-		if c, _, _ := unstructured.NestedString(updated.Object, "spec", "color"); c != "green" {
-			t.Errorf("spec.color = %q, want green", c)
+		if c, _, _ := unstructured.NestedString(updated.Object, "spec", "color"); c != "Green" {
+			t.Errorf("spec.color = %q, want Green", c)
 		}
 
 		// got still carries the old resourceVersion.
 		stale := got.DeepCopy()
-		_ = unstructured.SetNestedField(stale.Object, "blue", "spec", "color")
+		_ = unstructured.SetNestedField(stale.Object, "Blue", "spec", "color")
 		_, err = widgets.Update(ctx, stale, metav1.UpdateOptions{})
 		if !apierrors.IsConflict(err) {
 			t.Fatalf("update with a stale resourceVersion: err = %v, want Conflict", err)
@@ -89,7 +89,7 @@ func TestDynamicCRUD(t *testing.T) {
 	})
 
 	t.Run("create-duplicate", func(t *testing.T) {
-		_, err := widgets.Create(ctx, newWidget("crud", map[string]any{"color": "blue"}), metav1.CreateOptions{})
+		_, err := widgets.Create(ctx, newWidget("crud", map[string]any{"color": "Blue"}), metav1.CreateOptions{})
 		if !apierrors.IsAlreadyExists(err) {
 			t.Fatalf("duplicate create: err = %v, want AlreadyExists", err)
 		}
@@ -105,7 +105,7 @@ func TestDynamicCRUD(t *testing.T) {
 	})
 
 	t.Run("generate-name", func(t *testing.T) {
-		obj := newWidget("", map[string]any{"color": "blue"})
+		obj := newWidget("", map[string]any{"color": "Blue"})
 		obj.SetGenerateName("gen-")
 		made, err := widgets.Create(ctx, obj, metav1.CreateOptions{})
 		if err != nil {
@@ -141,7 +141,7 @@ func TestDynamicStatusSubresource(t *testing.T) {
 	ctx := ctxFor(t, 60*time.Second)
 	widgets := dynamicClient(t, srv, nil).Resource(widgetsGVR).Namespace(testNamespace)
 
-	obj := newWidget("st", map[string]any{"color": "red"})
+	obj := newWidget("st", map[string]any{"color": "Red"})
 	obj.Object["status"] = map[string]any{"replicas": int64(9)}
 	created, err := widgets.Create(ctx, obj, metav1.CreateOptions{})
 	if err != nil {
@@ -155,7 +155,7 @@ func TestDynamicStatusSubresource(t *testing.T) {
 	withStatus := created.DeepCopy()
 	_ = unstructured.SetNestedField(withStatus.Object, int64(3), "status", "replicas")
 	_ = unstructured.SetNestedField(withStatus.Object, int64(1), "status", "observedGeneration")
-	_ = unstructured.SetNestedField(withStatus.Object, "blue", "spec", "color")
+	_ = unstructured.SetNestedField(withStatus.Object, "Blue", "spec", "color")
 	afterStatus, err := widgets.UpdateStatus(ctx, withStatus, metav1.UpdateOptions{})
 	if err != nil {
 		t.Fatalf("update status: %v", err)
@@ -163,8 +163,8 @@ func TestDynamicStatusSubresource(t *testing.T) {
 	if r, _, _ := unstructured.NestedInt64(afterStatus.Object, "status", "replicas"); r != 3 {
 		t.Errorf("status.replicas after UpdateStatus = %d, want 3", r)
 	}
-	if c, _, _ := unstructured.NestedString(afterStatus.Object, "spec", "color"); c != "red" {
-		t.Errorf("spec.color after UpdateStatus = %q, want red (status updates ignore spec)", c)
+	if c, _, _ := unstructured.NestedString(afterStatus.Object, "spec", "color"); c != "Red" {
+		t.Errorf("spec.color after UpdateStatus = %q, want Red (status updates ignore spec)", c)
 	}
 	if afterStatus.GetGeneration() != created.GetGeneration() {
 		t.Errorf("generation after UpdateStatus = %d, want %d", afterStatus.GetGeneration(), created.GetGeneration())
@@ -201,8 +201,8 @@ func TestDynamicStatusSubresource(t *testing.T) {
 	if s, _, _ := unstructured.NestedInt64(stored.Object, "spec", "size"); s != 5 {
 		t.Errorf("stored spec.size = %d, want 5", s)
 	}
-	if c, _, _ := unstructured.NestedString(stored.Object, "spec", "color"); c != "red" {
-		t.Errorf("stored spec.color = %q, want red", c)
+	if c, _, _ := unstructured.NestedString(stored.Object, "spec", "color"); c != "Red" {
+		t.Errorf("stored spec.color = %q, want Red", c)
 	}
 
 	// GET on the status subresource returns the whole object.

@@ -38,7 +38,7 @@ resources:
 	if err := os.WriteFile(widget, []byte(`apiVersion: example.com/v1
 kind: Widget
 metadata: {name: secret-widget, namespace: default}
-spec: {color: red, selector: {app: zebra-confidential-7731}}
+spec: {color: Red, selector: {app: zebra-confidential-7731}}
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ spec: {color: red, selector: {app: zebra-confidential-7731}}
 	t.Run("key lost", func(t *testing.T) {
 		k := start(t, config("lost.yaml", key2))
 		other := filepath.Join(dir, "other.yaml")
-		if err := os.WriteFile(other, []byte("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: other, namespace: default}\nspec: {color: blue}\n"), 0o600); err != nil {
+		if err := os.WriteFile(other, []byte("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: other, namespace: default}\nspec: {color: Blue}\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		k.must(t, "apply", "-f", other)

@@ -22,7 +22,7 @@ import (
 func TestKubectlEvents(t *testing.T) {
 	srv := startServer(t)
 	ctx := ctxFor(t, 60*time.Second)
-	w, err := dynamicClient(t, srv, nil).Resource(widgetsGVR).Namespace(testNamespace).Create(ctx, newWidget("a", map[string]any{"color": "red"}), metav1.CreateOptions{})
+	w, err := dynamicClient(t, srv, nil).Resource(widgetsGVR).Namespace(testNamespace).Create(ctx, newWidget("a", map[string]any{"color": "Red"}), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestCreateOnUpdateClientGo(t *testing.T) {
 	if err != nil || core.UID != ev.UID || core.Message != "elector-1 became leader" {
 		t.Errorf("the event an update created, read as a core event: %+v, %v", core, err)
 	}
-	_, err = dynamicClient(t, srv, nil).Resource(widgetsGVR).Namespace(testNamespace).Update(ctx, newWidget("missing", map[string]any{"color": "red"}), metav1.UpdateOptions{})
+	_, err = dynamicClient(t, srv, nil).Resource(widgetsGVR).Namespace(testNamespace).Update(ctx, newWidget("missing", map[string]any{"color": "Red"}), metav1.UpdateOptions{})
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("update of a missing widget: %v; want NotFound", err)
 	}

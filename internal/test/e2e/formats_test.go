@@ -47,7 +47,7 @@ func TestFormatsMetadataClient(t *testing.T) {
 	rvs := map[string]string{}
 	uids := map[string]types.UID{}
 	for i, name := range []string{"m-a", "m-b", "m-c"} {
-		w := labeledWidget(name, "red", map[string]string{"tier": "meta", "idx": strconv.Itoa(i)})
+		w := labeledWidget(name, "Red", map[string]string{"tier": "meta", "idx": strconv.Itoa(i)})
 		w.SetAnnotations(map[string]string{"note": name})
 		made, err := widgets.Create(ctx, w, metav1.CreateOptions{})
 		if err != nil {
@@ -167,7 +167,7 @@ func TestFormatsMetadataClient(t *testing.T) {
 			return obj
 		}
 
-		made, err := widgets.Create(ctx, labeledWidget("m-new", "blue", map[string]string{"tier": "meta", "fresh": "yes"}), metav1.CreateOptions{})
+		made, err := widgets.Create(ctx, labeledWidget("m-new", "Blue", map[string]string{"tier": "meta", "fresh": "yes"}), metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -267,7 +267,7 @@ func TestFormatsMetadataClient(t *testing.T) {
 		}
 		converge("after sync")
 
-		if _, err := widgets.Create(ctx, labeledWidget("m-late", "green", map[string]string{"step": "made"}), metav1.CreateOptions{}); err != nil {
+		if _, err := widgets.Create(ctx, labeledWidget("m-late", "Green", map[string]string{"step": "made"}), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		modify(t, ctx, widgets, "m-c", func(u *unstructured.Unstructured) { setLabel(u, "step", "changed") })
@@ -299,7 +299,7 @@ func TestFormatsProtobuf(t *testing.T) {
 	// pb-full: every ObjectMeta field a client can set, a spec with every
 	// field, and a status with a condition.
 	full := newWidget("pb-full", map[string]any{
-		"color": "green", "replicas": int64(4), "size": int64(9),
+		"color": "Green", "replicas": int64(4), "size": int64(9),
 		"ports":    []any{map[string]any{"name": "http", "port": int64(80)}, map[string]any{"name": "dns", "port": int64(53), "protocol": "UDP"}},
 		"selector": map[string]any{"app": "pb", "tier": "web"},
 	})
@@ -332,7 +332,7 @@ func TestFormatsProtobuf(t *testing.T) {
 	}
 	// pb-managed: with managedFields set by the client, so that
 	// ManagedFieldsEntry travels too.
-	managed := newWidget("pb-managed", map[string]any{"color": "blue"})
+	managed := newWidget("pb-managed", map[string]any{"color": "Blue"})
 	managed.SetLabels(map[string]string{"app": "pb"})
 	managed.SetManagedFields([]metav1.ManagedFieldsEntry{{
 		Manager: "e2e-formats", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "example.com/v1",
@@ -347,7 +347,7 @@ func TestFormatsProtobuf(t *testing.T) {
 		t.Fatalf("create pb-managed: %v", err)
 	}
 	for _, name := range []string{"pb-x1", "pb-x2"} {
-		if _, err := widgets.Create(ctx, newWidget(name, map[string]any{"color": "red"}), metav1.CreateOptions{}); err != nil {
+		if _, err := widgets.Create(ctx, newWidget(name, map[string]any{"color": "Red"}), metav1.CreateOptions{}); err != nil {
 			t.Fatalf("create %s: %v", name, err)
 		}
 	}
@@ -544,7 +544,7 @@ func TestFormatsProtobuf(t *testing.T) {
 		if !equality.Semantic.DeepEqual(got, want) {
 			t.Errorf("the protobuf Widget differs from JSON's:\nprotobuf: %s\njson:     %s", mustJSON(got), mustJSON(want))
 		}
-		if got.Spec.Color != "green" || got.Spec.Replicas == nil || *got.Spec.Replicas != 4 || got.Spec.Size != 9 ||
+		if got.Spec.Color != "Green" || got.Spec.Replicas == nil || *got.Spec.Replicas != 4 || got.Spec.Size != 9 ||
 			len(got.Spec.Ports) != 2 || got.Spec.Ports[0].Protocol != "TCP" || got.Spec.Ports[1].Protocol != "UDP" || got.Spec.Selector["tier"] != "web" {
 			t.Errorf("spec = %s", mustJSON(got.Spec))
 		}
@@ -615,7 +615,7 @@ func TestFormatsProtobuf(t *testing.T) {
 		if ct := resp.Header.Get("Content-Type"); ct != mediaProtobuf+";stream=watch" {
 			t.Errorf("watch Content-Type = %q, want %s;stream=watch", ct, mediaProtobuf)
 		}
-		made, err := widgets.Create(ctx, newWidget("pb-watched", map[string]any{"color": "blue", "size": int64(2)}), metav1.CreateOptions{})
+		made, err := widgets.Create(ctx, newWidget("pb-watched", map[string]any{"color": "Blue", "size": int64(2)}), metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -634,7 +634,7 @@ func TestFormatsProtobuf(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the event's Widget: %v", err)
 		}
-		if w.Metadata.Name != "pb-watched" || w.Metadata.ResourceVersion != made.GetResourceVersion() || w.Spec.Color != "blue" || w.Spec.Size != 2 {
+		if w.Metadata.Name != "pb-watched" || w.Metadata.ResourceVersion != made.GetResourceVersion() || w.Spec.Color != "Blue" || w.Spec.Size != 2 {
 			t.Errorf("ADDED %s", mustJSON(w))
 		}
 	})
@@ -665,7 +665,7 @@ func TestFormatsProtobuf(t *testing.T) {
 
 	t.Run("create-and-update", func(t *testing.T) {
 		spec := pbWidgetSpec{
-			Color: "blue", Replicas: ptr.To[int32](3), Size: 7,
+			Color: "Blue", Replicas: ptr.To[int32](3), Size: 7,
 			Ports:    []pbWidgetPort{{Name: "grpc", Port: 9090}},
 			Selector: map[string]string{"app": "pb-made"},
 		}
@@ -703,7 +703,7 @@ func TestFormatsProtobuf(t *testing.T) {
 		}
 
 		// PUT in protobuf: the new color, at the current resourceVersion.
-		spec.Color = "red"
+		spec.Color = "Red"
 		raw = encodeWidgetProto(t, created.Metadata, spec)
 		r = rawDo(t, "PUT", base+"/pb-made", envelope(t, "example.com/v1", "Widget", raw), "Content-Type", mediaProtobuf, "Accept", mediaProtobuf)
 		if r.code != http.StatusOK {
@@ -714,7 +714,7 @@ func TestFormatsProtobuf(t *testing.T) {
 			t.Fatalf("the updated Widget: %v", err)
 		}
 		stored = jsonWidget(t, "pb-made")
-		if stored.Spec.Color != "red" || stored.Metadata.Generation != 2 || updated.Metadata.ResourceVersion != stored.Metadata.ResourceVersion ||
+		if stored.Spec.Color != "Red" || stored.Metadata.Generation != 2 || updated.Metadata.ResourceVersion != stored.Metadata.ResourceVersion ||
 			stored.Metadata.ResourceVersion == created.Metadata.ResourceVersion {
 			t.Errorf("after the PUT: response rv %s; stored %s", updated.Metadata.ResourceVersion, mustJSON(stored))
 		}
@@ -798,7 +798,7 @@ func TestFormatsCBORDynamicClient(t *testing.T) {
 
 	log.reset()
 	a := newWidget("cbor-a", map[string]any{
-		"color": "red", "size": int64(2),
+		"color": "Red", "size": int64(2),
 		"ports":    []any{map[string]any{"name": "http", "port": int64(80)}},
 		"selector": map[string]any{"app": "a"},
 	})
@@ -845,15 +845,15 @@ func TestFormatsCBORDynamicClient(t *testing.T) {
 	}
 
 	upd := got.DeepCopy()
-	_ = unstructured.SetNestedField(upd.Object, "green", "spec", "color")
+	_ = unstructured.SetNestedField(upd.Object, "Green", "spec", "color")
 	updated, err := widgets.Update(ctx, upd, metav1.UpdateOptions{})
 	if err != nil {
 		t.Fatalf("update: %v", err)
 	}
 	wantCBOR(t, "update", http.StatusOK, mediaCBOR)
 	sameAsJSON(t, "update", updated)
-	if c, _, _ := unstructured.NestedString(updated.Object, "spec", "color"); c != "green" || updated.GetGeneration() != 2 {
-		t.Errorf("updated color %q generation %d, want green and 2", c, updated.GetGeneration())
+	if c, _, _ := unstructured.NestedString(updated.Object, "spec", "color"); c != "Green" || updated.GetGeneration() != 2 {
+		t.Errorf("updated color %q generation %d, want Green and 2", c, updated.GetGeneration())
 	}
 	expect(watch.Modified, updated)
 
@@ -865,14 +865,14 @@ func TestFormatsCBORDynamicClient(t *testing.T) {
 	sameAsJSON(t, "merge patch", patched)
 	expect(watch.Modified, patched)
 
-	b, err := widgets.Create(ctx, newWidget("cbor-b", map[string]any{"color": "blue"}), metav1.CreateOptions{})
+	b, err := widgets.Create(ctx, newWidget("cbor-b", map[string]any{"color": "Blue"}), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create cbor-b: %v", err)
 	}
 	wantCBOR(t, "create cbor-b", http.StatusCreated, mediaCBOR)
 	expect(watch.Added, b)
 
-	c, err := widgets.Create(ctx, newWidget("cbor-c", map[string]any{"color": "red", "replicas": int64(2)}), metav1.CreateOptions{})
+	c, err := widgets.Create(ctx, newWidget("cbor-c", map[string]any{"color": "Red", "replicas": int64(2)}), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create cbor-c: %v", err)
 	}
@@ -965,7 +965,7 @@ func TestFormatsCBORDynamicClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	applied, err := applyClient.Resource(widgetsGVR).Namespace(testNamespace).Apply(ctx, "cbor-d",
-		newWidget("cbor-d", map[string]any{"color": "blue", "size": int64(4)}), metav1.ApplyOptions{FieldManager: "e2e-cbor"})
+		newWidget("cbor-d", map[string]any{"color": "Blue", "size": int64(4)}), metav1.ApplyOptions{FieldManager: "e2e-cbor"})
 	if err != nil {
 		t.Fatalf("server-side apply in CBOR: %v; requests:\n%s", err, applyLog)
 	}
@@ -1026,8 +1026,8 @@ func kubectlTables(t *testing.T, bin string) {
 	dyn := dynamicClient(t, srv, nil)
 	widgets := dyn.Resource(widgetsGVR).Namespace(testNamespace)
 	for _, w := range []*unstructured.Unstructured{
-		newWidget("alpha", map[string]any{"color": "red"}),
-		newWidget("beta", map[string]any{"color": "green", "replicas": int64(3)}),
+		newWidget("alpha", map[string]any{"color": "Red"}),
+		newWidget("beta", map[string]any{"color": "Green", "replicas": int64(3)}),
 	} {
 		if _, err := widgets.Create(ctx, w, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -1043,7 +1043,7 @@ func kubectlTables(t *testing.T, bin string) {
 		if len(rows) == 0 || strings.Join(rows[0], " ") != "NAME COLOR REPLICAS AGE" {
 			t.Fatalf("header is not NAME COLOR REPLICAS AGE:\n%s", out)
 		}
-		want := map[string][]string{"alpha": {"alpha", "red", "1"}, "beta": {"beta", "green", "3"}}
+		want := map[string][]string{"alpha": {"alpha", "Red", "1"}, "beta": {"beta", "Green", "3"}}
 		if len(rows)-1 != len(names) {
 			t.Errorf("%d rows, want %v:\n%s", len(rows)-1, names, out)
 		}
@@ -1090,14 +1090,14 @@ func kubectlTables(t *testing.T, bin string) {
 		w.waitLine(t, "the row for beta", 30*time.Second, rowNamed("beta"))
 		modify(t, ctx, widgets, "beta", func(u *unstructured.Unstructured) {
 			_ = unstructured.SetNestedField(u.Object, int64(5), "spec", "replicas")
-			_ = unstructured.SetNestedField(u.Object, "blue", "spec", "color")
+			_ = unstructured.SetNestedField(u.Object, "Blue", "spec", "color")
 		})
 		line := w.waitLine(t, "a new row for beta with 5 replicas", 30*time.Second, func(l string) bool {
 			f := strings.Fields(l)
 			return len(f) == 4 && f[0] == "beta" && f[2] == "5"
 		})
-		if f := strings.Fields(line); f[1] != "blue" || !ageCell.MatchString(f[3]) {
-			t.Errorf("updated row = %q, want beta blue 5 <age>", line)
+		if f := strings.Fields(line); f[1] != "Blue" || !ageCell.MatchString(f[3]) {
+			t.Errorf("updated row = %q, want beta Blue 5 <age>", line)
 		}
 		w.stop()
 	})
@@ -1116,7 +1116,7 @@ func TestFormatsNegotiation(t *testing.T) {
 	if _, err := classes.Create(ctx, newWidgetClass("silver", map[string]any{"description": "shiny", "maxReplicas": int64(7)}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	keep, err := dyn.Resource(widgetsGVR).Namespace(testNamespace).Create(ctx, newWidget("keep", map[string]any{"color": "red"}), metav1.CreateOptions{})
+	keep, err := dyn.Resource(widgetsGVR).Namespace(testNamespace).Create(ctx, newWidget("keep", map[string]any{"color": "Red"}), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1217,8 +1217,8 @@ func TestFormatsNegotiation(t *testing.T) {
 			if table.Kind != "Table" || table.APIVersion != "meta.k8s.io/"+tc.version || strings.Join(cols, ",") != "Name,Color,Replicas,Age" || table.ResourceVersion == "" {
 				t.Errorf("Table %s %s, columns %v, rv %q", table.APIVersion, table.Kind, cols, table.ResourceVersion)
 			}
-			if len(table.Rows) != 1 || len(table.Rows[0].Cells) != 4 || table.Rows[0].Cells[0] != "keep" || table.Rows[0].Cells[1] != "red" || table.Rows[0].Cells[2] != float64(1) {
-				t.Errorf("rows = %s, want keep red 1 <age>", mustJSON(table.Rows))
+			if len(table.Rows) != 1 || len(table.Rows[0].Cells) != 4 || table.Rows[0].Cells[0] != "keep" || table.Rows[0].Cells[1] != "Red" || table.Rows[0].Cells[2] != float64(1) {
+				t.Errorf("rows = %s, want keep Red 1 <age>", mustJSON(table.Rows))
 				continue
 			}
 			var obj struct {
@@ -1241,7 +1241,7 @@ func TestFormatsNegotiation(t *testing.T) {
 	before := rawDo(t, "GET", base, nil, "Accept", "application/json").body
 
 	t.Run("unsupported-media-type", func(t *testing.T) {
-		body := []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"x"},"spec":{"color":"red"}}`)
+		body := []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"x"},"spec":{"color":"Red"}}`)
 		for _, ct := range []string{"text/plain", "application/xml", "application/x-www-form-urlencoded"} {
 			r := rawDo(t, "POST", base, body, "Content-Type", ct, "Accept", "application/json")
 			wantStatusBody(t, "POST with Content-Type "+ct, r, http.StatusUnsupportedMediaType, "UnsupportedMediaType")
@@ -1263,13 +1263,13 @@ func TestFormatsNegotiation(t *testing.T) {
 	}
 	t.Run("cbor-control", func(t *testing.T) {
 		// The hand-made CBOR is valid: a dry run creates it.
-		r := rawDo(t, "POST", base+"?dryRun=All", widgetCBOR("color", "red"), "Content-Type", mediaCBOR, "Accept", "application/json")
+		r := rawDo(t, "POST", base+"?dryRun=All", widgetCBOR("color", "Red"), "Content-Type", mediaCBOR, "Accept", "application/json")
 		if r.code != http.StatusCreated || !bytes.Contains(r.body, []byte(`"name":"cbor-x"`)) {
 			t.Errorf("dry-run POST of a valid CBOR widget: %s", r)
 		}
 	})
 
-	validRaw := encodeWidgetProto(t, metav1.ObjectMeta{Name: "pb-x"}, pbWidgetSpec{Color: "red"})
+	validRaw := encodeWidgetProto(t, metav1.ObjectMeta{Name: "pb-x"}, pbWidgetSpec{Color: "Red"})
 	garbage := []struct {
 		name, method, path, contentType string
 		body                            []byte
@@ -1287,14 +1287,14 @@ func TestFormatsNegotiation(t *testing.T) {
 		{name: "protobuf-garbage-put", method: "PUT", path: base + "/keep", contentType: mediaProtobuf, body: []byte("k8s\x00\x12\x03abc")},
 		{name: "protobuf-garbage-accept-protobuf", method: "POST", path: base, contentType: mediaProtobuf, body: []byte("k8s\x00\xff"), accept: mediaProtobuf},
 		{name: "cbor-garbage", method: "POST", path: base, contentType: mediaCBOR, body: []byte{0xff, 0xfe, 0xfd}},
-		{name: "cbor-truncated", method: "POST", path: base, contentType: mediaCBOR, body: widgetCBOR("color", "red")[:30]},
+		{name: "cbor-truncated", method: "POST", path: base, contentType: mediaCBOR, body: widgetCBOR("color", "Red")[:30]},
 		{name: "cbor-not-a-map", method: "POST", path: base, contentType: mediaCBOR, body: []byte{0xd9, 0xd9, 0xf7, 0x83, 0x01, 0x02, 0x03}},
-		{name: "cbor-trailing-data", method: "POST", path: base, contentType: mediaCBOR, body: append(widgetCBOR("color", "red"), 0x01)},
+		{name: "cbor-trailing-data", method: "POST", path: base, contentType: mediaCBOR, body: append(widgetCBOR("color", "Red"), 0x01)},
 		{name: "cbor-deep-nesting", method: "POST", path: base, contentType: mediaCBOR, body: append(bytes.Repeat([]byte{0x81}, 10000), 0x01)},
 		{name: "cbor-huge-length", method: "POST", path: base, contentType: mediaCBOR, body: []byte{0xbb, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}},
 		{name: "cbor-garbage-put", method: "PUT", path: base + "/keep", contentType: mediaCBOR, body: []byte{0xa1, 0x61}},
 		{name: "cbor-duplicate-strict", method: "POST", path: base + "?fieldValidation=Strict", contentType: mediaCBOR,
-			body: widgetCBOR("color", "red", "color", "blue"), mention: `duplicate field "spec.color"`},
+			body: widgetCBOR("color", "Red", "color", "Blue"), mention: `duplicate field "spec.color"`},
 	}
 	t.Run("garbage", func(t *testing.T) {
 		for _, tc := range garbage {
@@ -1384,7 +1384,7 @@ func TestFormatsGzip(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := newWidget(fmt.Sprintf("gz-%02d", i), map[string]any{"color": "red"})
+			w := newWidget(fmt.Sprintf("gz-%02d", i), map[string]any{"color": "Red"})
 			w.SetAnnotations(map[string]string{"filler": filler})
 			w.SetLabels(map[string]string{"idx": strconv.Itoa(i)})
 			if _, err := widgets.Create(ctx, w, metav1.CreateOptions{}); err != nil {

@@ -56,7 +56,7 @@ metadata:
     uid: %s
     blockOwnerDeletion: true
 spec:
-  color: red
+  color: Red
 `, name, class, uid))
 					names = append(names, name)
 				}
@@ -148,7 +148,7 @@ func TestClientGoForegroundThreeLevels(t *testing.T) {
 	owners := map[string]string{} // widget name → its owner's name
 	var create func(owner *unstructured.Unstructured, name string, depth int)
 	create = func(owner *unstructured.Unstructured, name string, depth int) {
-		w := newWidget(name, map[string]any{"color": "red"})
+		w := newWidget(name, map[string]any{"color": "Red"})
 		_ = unstructured.SetNestedSlice(w.Object, []any{ref(owner)}, "metadata", "ownerReferences")
 		got, err := widgets.Create(ctx, w, metav1.CreateOptions{})
 		if err != nil {

@@ -124,7 +124,7 @@ func informerSyncAndFollow(t *testing.T, streaming bool) {
 	ctx := ctxFor(t, 90*time.Second)
 	widgets := dynamicClient(t, srv, nil).Resource(widgetsGVR).Namespace(testNamespace)
 	for i := range 3 {
-		if _, err := widgets.Create(ctx, newWidget(fmt.Sprintf("pre-%d", i), map[string]any{"color": "red"}), metav1.CreateOptions{}); err != nil {
+		if _, err := widgets.Create(ctx, newWidget(fmt.Sprintf("pre-%d", i), map[string]any{"color": "Red"}), metav1.CreateOptions{}); err != nil {
 			t.Fatalf("create: %v", err)
 		}
 	}
@@ -160,19 +160,19 @@ func informerSyncAndFollow(t *testing.T, streaming bool) {
 		}
 	}
 
-	created, err := widgets.Create(ctx, newWidget("live", map[string]any{"color": "red"}), metav1.CreateOptions{})
+	created, err := widgets.Create(ctx, newWidget("live", map[string]any{"color": "Red"}), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create: %v", err)
 	}
 	if got := nextEvent(t, events); got != "add live" {
 		t.Errorf("after create: event %q, want %q", got, "add live")
 	}
-	_ = unstructured.SetNestedField(created.Object, "green", "spec", "color")
+	_ = unstructured.SetNestedField(created.Object, "Green", "spec", "color")
 	if _, err := widgets.Update(ctx, created, metav1.UpdateOptions{}); err != nil {
 		t.Fatalf("update: %v", err)
 	}
-	if got := nextEvent(t, events); got != "update live green" {
-		t.Errorf("after update: event %q, want %q", got, "update live green")
+	if got := nextEvent(t, events); got != "update live Green" {
+		t.Errorf("after update: event %q, want %q", got, "update live Green")
 	}
 	if err := widgets.Delete(ctx, "live", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete: %v", err)
@@ -217,7 +217,7 @@ func informerConcurrentWriters(t *testing.T, streaming bool) {
 	client := dynamicClient(t, srv, nil)
 	widgets := client.Resource(widgetsGVR).Namespace(testNamespace)
 	for i := range nameSpace / 2 {
-		if _, err := widgets.Create(ctx, newWidget(fmt.Sprintf("w-%d", i), map[string]any{"color": "red"}), metav1.CreateOptions{}); err != nil {
+		if _, err := widgets.Create(ctx, newWidget(fmt.Sprintf("w-%d", i), map[string]any{"color": "Red"}), metav1.CreateOptions{}); err != nil {
 			t.Fatalf("create: %v", err)
 		}
 	}
@@ -236,7 +236,7 @@ func informerConcurrentWriters(t *testing.T, streaming bool) {
 		go func() {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(w), 42))
-			colors := []string{"red", "green", "blue"}
+			colors := []string{"Red", "Green", "Blue"}
 			for attempts := 0; done.Load() < totalWrites; attempts++ {
 				if attempts > 20*totalWrites {
 					errs <- fmt.Errorf("writer %d: too many failed attempts", w)

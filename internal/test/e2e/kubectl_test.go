@@ -30,7 +30,7 @@ kind: Widget
 metadata:
   name: w1
 spec:
-  color: red
+  color: Red
   size: 3
   ports:
   - name: http
@@ -42,7 +42,7 @@ kind: Widget
 metadata:
   name: w2
 spec:
-  color: green
+  color: Green
 `
 
 const widgetApplied = `apiVersion: example.com/v1
@@ -50,7 +50,7 @@ kind: Widget
 metadata:
   name: applied
 spec:
-  color: green
+  color: Green
   replicas: REPLICAS
 `
 
@@ -170,7 +170,7 @@ func kubectlSession(t *testing.T, bin string) {
 			if _, err := time.Parse(time.RFC3339, str(obj, "metadata", "creationTimestamp")); err != nil {
 				t.Errorf("metadata.creationTimestamp: %v; object:\n%s", err, out)
 			}
-			wantField(t, obj, "red", "spec", "color")
+			wantField(t, obj, "Red", "spec", "color")
 			wantField(t, obj, 3, "spec", "size")
 			wantField(t, obj, 1, "spec", "replicas") // defaulted
 			ports, _ := field(obj, "spec", "ports")
@@ -192,13 +192,13 @@ func kubectlSession(t *testing.T, bin string) {
 			w.stop()
 		}},
 		{"edit", func(t *testing.T) {
-			editor := writeFile(t, "editor.sh", "#!/bin/sh\nsed -i 's/color: red/color: blue/' \"$1\"\n")
+			editor := writeFile(t, "editor.sh", "#!/bin/sh\nsed -i 's/color: Red/color: Blue/' \"$1\"\n")
 			out := k.mustEnv(t, []string{"KUBE_EDITOR=" + editor, "EDITOR=" + editor}, "edit", "wd", "w1")
 			if !strings.Contains(out, "widget.example.com/w1 edited") {
 				t.Errorf("edit printed %q, want %q", out, "widget.example.com/w1 edited")
 			}
 			obj := k.getJSON(t, "wd", "w1")
-			wantField(t, obj, "blue", "spec", "color")
+			wantField(t, obj, "Blue", "spec", "color")
 			wantField(t, obj, 2, "metadata", "generation")
 		}},
 		{"apply-server-side", func(t *testing.T) {
@@ -207,7 +207,7 @@ func kubectlSession(t *testing.T, bin string) {
 				t.Errorf("apply printed %q, want %q", out, "widget.example.com/applied serverside-applied")
 			}
 			obj := k.getJSON(t, "wd", "applied")
-			wantField(t, obj, "green", "spec", "color")
+			wantField(t, obj, "Green", "spec", "color")
 			wantField(t, obj, 2, "spec", "replicas")
 			wantField(t, obj, 1, "metadata", "generation")
 			uid := str(obj, "metadata", "uid")
@@ -228,7 +228,7 @@ func kubectlSession(t *testing.T, bin string) {
 			}
 			obj := k.getJSON(t, "wd", "w1")
 			wantField(t, obj, "prod", "metadata", "labels", "env")
-			wantField(t, obj, "blue", "spec", "color")
+			wantField(t, obj, "Blue", "spec", "color")
 		}},
 		{"delete", func(t *testing.T) {
 			out := k.must(t, "delete", "wd", "w1")

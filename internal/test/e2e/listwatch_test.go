@@ -29,14 +29,14 @@ import (
 	"github.com/kapi-dev/kapi/storage/memory"
 )
 
-// seedWidgets creates w-00 … w-(n-1), all red, and returns name ->
+// seedWidgets creates w-00 … w-(n-1), all Red, and returns name ->
 // resourceVersion.
 func seedWidgets(t *testing.T, ctx context.Context, widgets dynamic.ResourceInterface, n int) (names []string, rvs map[string]string) {
 	t.Helper()
 	rvs = map[string]string{}
 	for i := range n {
 		name := fmt.Sprintf("w-%02d", i)
-		obj, err := widgets.Create(ctx, newWidget(name, map[string]any{"color": "red"}), metav1.CreateOptions{})
+		obj, err := widgets.Create(ctx, newWidget(name, map[string]any{"color": "Red"}), metav1.CreateOptions{})
 		if err != nil {
 			t.Fatalf("create %s: %v", name, err)
 		}
@@ -97,17 +97,17 @@ func TestPager(t *testing.T) {
 		pages := []pageWant{
 			{names: all[0:3], remaining: "7", between: func() {
 				// Not yet listed: a new object among them, one updated, one deleted.
-				if _, err := widgets.Create(ctx, newWidget("w-04a", map[string]any{"color": "blue"}), metav1.CreateOptions{}); err != nil {
+				if _, err := widgets.Create(ctx, newWidget("w-04a", map[string]any{"color": "Blue"}), metav1.CreateOptions{}); err != nil {
 					t.Fatalf("create w-04a: %v", err)
 				}
-				setColor(t, ctx, widgets, "w-07", "green")
+				setColor(t, ctx, widgets, "w-07", "Green")
 				if err := widgets.Delete(ctx, "w-08", metav1.DeleteOptions{}); err != nil {
 					t.Fatalf("delete w-08: %v", err)
 				}
-				setColor(t, ctx, widgets, "w-01", "blue") // already listed
+				setColor(t, ctx, widgets, "w-01", "Blue") // already listed
 			}},
 			{names: all[3:6], remaining: "4", between: func() {
-				if _, err := widgets.Create(ctx, newWidget("w-06a", map[string]any{"color": "blue"}), metav1.CreateOptions{}); err != nil {
+				if _, err := widgets.Create(ctx, newWidget("w-06a", map[string]any{"color": "Blue"}), metav1.CreateOptions{}); err != nil {
 					t.Fatalf("create w-06a: %v", err)
 				}
 				if err := widgets.Delete(ctx, "w-09", metav1.DeleteOptions{}); err != nil {
@@ -132,8 +132,8 @@ func TestPager(t *testing.T) {
 				if it.GetResourceVersion() != rvs[it.GetName()] {
 					t.Errorf("page %d: %s at resourceVersion %s, want %s (its state when the list began)", i+1, it.GetName(), it.GetResourceVersion(), rvs[it.GetName()])
 				}
-				if c, _, _ := unstructured.NestedString(it.Object, "spec", "color"); c != "red" {
-					t.Errorf("page %d: %s has color %q, want red (its state when the list began)", i+1, it.GetName(), c)
+				if c, _, _ := unstructured.NestedString(it.Object, "spec", "color"); c != "Red" {
+					t.Errorf("page %d: %s has color %q, want Red (its state when the list began)", i+1, it.GetName(), c)
 				}
 			}
 			if !slices.Equal(got, w.names) {
@@ -192,7 +192,7 @@ func TestPager(t *testing.T) {
 			pages = append(pages, page{len(l.Items), l.GetResourceVersion(), remaining(l)})
 			// A write between pages, among the objects not yet listed.
 			name := fmt.Sprintf("w-0%da", len(pages)+4)
-			if _, err := writer.Create(ctx, newWidget(name, map[string]any{"color": "blue"}), metav1.CreateOptions{}); err != nil {
+			if _, err := writer.Create(ctx, newWidget(name, map[string]any{"color": "Blue"}), metav1.CreateOptions{}); err != nil {
 				t.Errorf("create %s: %v", name, err)
 			}
 			return l, nil
@@ -252,7 +252,7 @@ func TestKubectlChunkSize(t *testing.T) {
 	widgets := dynamicClient(t, srv, nil).Resource(widgetsGVR).Namespace(testNamespace)
 	want := []string{"chunk-1", "chunk-2", "chunk-3", "chunk-4", "chunk-5"}
 	for _, name := range want {
-		if _, err := widgets.Create(ctx, newWidget(name, map[string]any{"color": "green"}), metav1.CreateOptions{}); err != nil {
+		if _, err := widgets.Create(ctx, newWidget(name, map[string]any{"color": "Green"}), metav1.CreateOptions{}); err != nil {
 			t.Fatalf("create %s: %v", name, err)
 		}
 	}
@@ -347,13 +347,13 @@ var (
 		labelSelector: "tier=gold",
 		match:         func(u *unstructured.Unstructured) { setLabel(u, "tier", "gold") },
 		unmatch:       func(u *unstructured.Unstructured) { setLabel(u, "tier", "silver") },
-		touch:         func(u *unstructured.Unstructured) { _ = unstructured.SetNestedField(u.Object, "blue", "spec", "color") },
+		touch:         func(u *unstructured.Unstructured) { _ = unstructured.SetNestedField(u.Object, "Blue", "spec", "color") },
 	}
 	fieldCase = selectorCase{
-		fieldSelector: "spec.color=red",
-		match:         func(u *unstructured.Unstructured) { _ = unstructured.SetNestedField(u.Object, "red", "spec", "color") },
+		fieldSelector: "spec.color=Red",
+		match:         func(u *unstructured.Unstructured) { _ = unstructured.SetNestedField(u.Object, "Red", "spec", "color") },
 		unmatch: func(u *unstructured.Unstructured) {
-			_ = unstructured.SetNestedField(u.Object, "green", "spec", "color")
+			_ = unstructured.SetNestedField(u.Object, "Green", "spec", "color")
 		},
 		touch: func(u *unstructured.Unstructured) { setLabel(u, "touched", "yes") },
 	}
@@ -369,7 +369,7 @@ func setLabel(u *unstructured.Unstructured, k, v string) {
 }
 
 func (c selectorCase) widget(name string, matching bool) *unstructured.Unstructured {
-	w := newWidget(name, map[string]any{"color": "green"})
+	w := newWidget(name, map[string]any{"color": "Green"})
 	if matching {
 		c.match(w)
 	} else {
@@ -401,7 +401,7 @@ func informerWithSelector(t *testing.T, streaming bool, c selectorCase) {
 	create("b", false)
 	create("c", false)
 	create("d", true)
-	if _, err := widgets.Create(ctx, newWidget("plain", map[string]any{"color": "blue"}), metav1.CreateOptions{}); err != nil {
+	if _, err := widgets.Create(ctx, newWidget("plain", map[string]any{"color": "Blue"}), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create plain: %v", err)
 	}
 
@@ -484,7 +484,7 @@ func reflectorRelistsAfterGone(t *testing.T, streaming bool) {
 	w1 := direct(s1.URL)
 	for i := range 5 {
 		name := fmt.Sprintf("old-%d", i)
-		if _, err := w1.Create(ctx, newWidget(name, map[string]any{"color": "red"}), metav1.CreateOptions{}); err != nil {
+		if _, err := w1.Create(ctx, newWidget(name, map[string]any{"color": "Red"}), metav1.CreateOptions{}); err != nil {
 			t.Fatalf("create %s: %v", name, err)
 		}
 	}
@@ -494,7 +494,7 @@ func reflectorRelistsAfterGone(t *testing.T, streaming bool) {
 	waitConverged(t, informer, w1)
 	// One event on the established watch, so that client-go does not take its
 	// end for a failed ("very short") watch and relist on its own.
-	if _, err := w1.Create(ctx, newWidget("old-5", map[string]any{"color": "red"}), metav1.CreateOptions{}); err != nil {
+	if _, err := w1.Create(ctx, newWidget("old-5", map[string]any{"color": "Red"}), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create old-5: %v", err)
 	}
 	waitConverged(t, informer, w1)
@@ -528,12 +528,12 @@ func reflectorRelistsAfterGone(t *testing.T, streaming bool) {
 	ww := direct(writer.URL)
 	for i := range 3 {
 		name := fmt.Sprintf("new-%d", i)
-		if _, err := ww.Create(ctx, newWidget(name, map[string]any{"color": "blue"}), metav1.CreateOptions{}); err != nil {
+		if _, err := ww.Create(ctx, newWidget(name, map[string]any{"color": "Blue"}), metav1.CreateOptions{}); err != nil {
 			t.Fatalf("create %s: %v", name, err)
 		}
 	}
-	setColor(t, ctx, ww, "old-1", "green")
-	setColor(t, ctx, ww, "old-2", "green")
+	setColor(t, ctx, ww, "old-1", "Green")
+	setColor(t, ctx, ww, "old-2", "Green")
 	for _, name := range []string{"old-3", "old-4"} {
 		if err := ww.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 			t.Fatalf("delete %s: %v", name, err)
@@ -658,19 +658,19 @@ func TestSelectorListsAndWatches(t *testing.T) {
 		others := client.Resource(widgetsGVR).Namespace("other")
 		createNamespace(t, ctx, client, "other")
 		for _, w := range []*unstructured.Unstructured{
-			labeledWidget("a", "red", map[string]string{"tier": "gold", "env": "prod"}),
-			labeledWidget("b", "green", map[string]string{"tier": "silver", "env": "prod"}),
-			labeledWidget("c", "blue", map[string]string{"tier": "bronze"}),
-			labeledWidget("d", "red", map[string]string{"env": "dev"}),
-			labeledWidget("e", "green", nil),
+			labeledWidget("a", "Red", map[string]string{"tier": "gold", "env": "prod"}),
+			labeledWidget("b", "Green", map[string]string{"tier": "silver", "env": "prod"}),
+			labeledWidget("c", "Blue", map[string]string{"tier": "bronze"}),
+			labeledWidget("d", "Red", map[string]string{"env": "dev"}),
+			labeledWidget("e", "Green", nil),
 		} {
 			if _, err := widgets.Create(ctx, w, metav1.CreateOptions{}); err != nil {
 				t.Fatalf("create %s: %v", w.GetName(), err)
 			}
 		}
 		for _, w := range []*unstructured.Unstructured{
-			labeledWidget("a", "red", map[string]string{"tier": "gold"}),
-			labeledWidget("z", "blue", nil),
+			labeledWidget("a", "Red", map[string]string{"tier": "gold"}),
+			labeledWidget("z", "Blue", nil),
 		} {
 			if _, err := others.Create(ctx, w, metav1.CreateOptions{}); err != nil {
 				t.Fatalf("create other/%s: %v", w.GetName(), err)
@@ -698,13 +698,13 @@ func TestSelectorListsAndWatches(t *testing.T) {
 			{field: "metadata.name!=b", want: []string{"a", "c", "d", "e"}},
 			{field: "metadata.namespace=default", want: []string{"a", "b", "c", "d", "e"}},
 			{field: "metadata.namespace=other", want: []string{}},
-			{field: "spec.color=red", want: []string{"a", "d"}},
-			{field: "spec.color==green", want: []string{"b", "e"}},
-			{field: "spec.color!=red", want: []string{"b", "c", "e"}},
-			{field: "spec.color=red,metadata.name!=a", want: []string{"d"}},
+			{field: "spec.color=Red", want: []string{"a", "d"}},
+			{field: "spec.color==Green", want: []string{"b", "e"}},
+			{field: "spec.color!=Red", want: []string{"b", "c", "e"}},
+			{field: "spec.color=Red,metadata.name!=a", want: []string{"d"}},
 			{field: "spec.color=purple", want: []string{}},
-			{label: "tier", field: "spec.color=red", want: []string{"a"}},
-			{label: "env", field: "spec.color!=red", want: []string{"b"}},
+			{label: "tier", field: "spec.color=Red", want: []string{"a"}},
+			{label: "env", field: "spec.color!=Red", want: []string{"b"}},
 		}
 		for _, tc := range cases {
 			l, err := widgets.List(ctx, metav1.ListOptions{LabelSelector: tc.label, FieldSelector: tc.field})
@@ -728,9 +728,9 @@ func TestSelectorListsAndWatches(t *testing.T) {
 		}{
 			{label: "tier=gold", want: []string{"default/a", "other/a"}},
 			{field: "metadata.namespace=other", want: []string{"other/a", "other/z"}},
-			{field: "metadata.namespace!=default,spec.color=blue", want: []string{"other/z"}},
+			{field: "metadata.namespace!=default,spec.color=Blue", want: []string{"other/z"}},
 			{field: "metadata.name=a", want: []string{"default/a", "other/a"}},
-			{field: "spec.color=blue", want: []string{"default/c", "other/z"}},
+			{field: "spec.color=Blue", want: []string{"default/c", "other/z"}},
 		} {
 			l, err := all.List(ctx, metav1.ListOptions{LabelSelector: tc.label, FieldSelector: tc.field})
 			if err != nil {
@@ -774,7 +774,7 @@ func TestSelectorListsAndWatches(t *testing.T) {
 		}{
 			{field: "spec.size=1", mention: "spec.size"},
 			{field: "status.replicas=1", mention: "status.replicas"},
-			{field: "spec.color=red,spec.bogus=x", mention: "spec.bogus"},
+			{field: "spec.color=Red,spec.bogus=x", mention: "spec.bogus"},
 			{field: "metadata.labels=x", mention: "metadata.labels"},
 			{field: "spec.color", mention: "spec.color"},
 			{label: "tier in (gold", mention: ""},
@@ -803,11 +803,11 @@ func TestSelectorListsAndWatches(t *testing.T) {
 		ctx := ctxFor(t, 60*time.Second)
 		widgets := dynamicClient(t, srv, nil).Resource(widgetsGVR).Namespace(testNamespace)
 		for _, w := range []*unstructured.Unstructured{
-			labeledWidget("r1", "red", map[string]string{"tier": "gold"}),
-			labeledWidget("r2", "red", nil),
-			labeledWidget("g1", "green", map[string]string{"tier": "gold"}),
-			labeledWidget("g2", "green", nil),
-			labeledWidget("b1", "blue", nil),
+			labeledWidget("r1", "Red", map[string]string{"tier": "gold"}),
+			labeledWidget("r2", "Red", nil),
+			labeledWidget("g1", "Green", map[string]string{"tier": "gold"}),
+			labeledWidget("g2", "Green", nil),
+			labeledWidget("b1", "Blue", nil),
 		} {
 			if _, err := widgets.Create(ctx, w, metav1.CreateOptions{}); err != nil {
 				t.Fatalf("create %s: %v", w.GetName(), err)
@@ -817,9 +817,9 @@ func TestSelectorListsAndWatches(t *testing.T) {
 			label, field string
 			left         []string
 		}{
-			{field: "spec.color=red,metadata.name!=r2", left: []string{"b1", "g1", "g2", "r2"}},
-			{label: "tier=gold", field: "spec.color==green", left: []string{"b1", "g2", "r2"}},
-			{field: "spec.color!=blue", left: []string{"b1"}},
+			{field: "spec.color=Red,metadata.name!=r2", left: []string{"b1", "g1", "g2", "r2"}},
+			{label: "tier=gold", field: "spec.color==Green", left: []string{"b1", "g2", "r2"}},
+			{field: "spec.color!=Blue", left: []string{"b1"}},
 			{field: "spec.color=purple", left: []string{"b1"}},
 		}
 		for _, s := range steps {
@@ -936,7 +936,7 @@ func selectorWatch(t *testing.T, c selectorCase) {
 }
 
 // checkMatches checks whether an object carried by a watch event matches the
-// selector case (tier=gold or spec.color=red), from the object itself: a
+// selector case (tier=gold or spec.color=Red), from the object itself: a
 // DELETED event's object is a past state the server can no longer be asked
 // about.
 func checkMatches(t *testing.T, c selectorCase, obj *unstructured.Unstructured, want bool) {
@@ -947,7 +947,7 @@ func checkMatches(t *testing.T, c selectorCase, obj *unstructured.Unstructured, 
 		got = obj.GetLabels()["tier"] == "gold"
 	default:
 		color, _, _ := unstructured.NestedString(obj.Object, "spec", "color")
-		got = color == "red"
+		got = color == "Red"
 	}
 	if got != want {
 		t.Errorf("object %s in the event: matches %q/%q = %v, want %v; object: %s", obj.GetName(), c.labelSelector, c.fieldSelector, got, want, mustJSON(obj.Object))
@@ -1202,7 +1202,7 @@ func TestInvalidListOptions(t *testing.T) {
 			t.Fatalf("no continue token: %s", mustJSON(page.Object["metadata"]))
 		}
 		for i := range 10 {
-			setColor(t, ctx, w, "w-03", []string{"green", "blue"}[i%2])
+			setColor(t, ctx, w, "w-03", []string{"Green", "Blue"}[i%2])
 		}
 		_, err = w.List(ctx, metav1.ListOptions{Limit: 2, Continue: page.GetContinue()})
 		if err == nil {
@@ -1246,7 +1246,7 @@ func TestWatchBookmarkBeforeTimeout(t *testing.T) {
 	}{
 		{"with-bookmarks", metav1.ListOptions{AllowWatchBookmarks: true}, true, true},
 		{"with-bookmarks-idle", metav1.ListOptions{AllowWatchBookmarks: true}, true, false},
-		{"with-bookmarks-and-selector", metav1.ListOptions{AllowWatchBookmarks: true, FieldSelector: "spec.color=blue"}, true, true},
+		{"with-bookmarks-and-selector", metav1.ListOptions{AllowWatchBookmarks: true, FieldSelector: "spec.color=Blue"}, true, true},
 		{"without-bookmarks", metav1.ListOptions{}, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1262,7 +1262,7 @@ func TestWatchBookmarkBeforeTimeout(t *testing.T) {
 			// run out before it.
 			lastRV := l.GetResourceVersion()
 			if tc.write {
-				lastRV = setColor(t, ctx, widgets, "w-00", "blue")
+				lastRV = setColor(t, ctx, widgets, "w-00", "Blue")
 			}
 			w, err := widgets.Watch(ctx, opts)
 			if err != nil {
@@ -1284,7 +1284,7 @@ func TestWatchBookmarkBeforeTimeout(t *testing.T) {
 				}
 			}
 			if tc.write {
-				setColor(t, ctx, widgets, "w-00", "red") // back, for the next case
+				setColor(t, ctx, widgets, "w-00", "Red") // back, for the next case
 			}
 			var changes []string
 			for _, ev := range events {
@@ -1296,7 +1296,7 @@ func TestWatchBookmarkBeforeTimeout(t *testing.T) {
 			switch {
 			case !tc.write:
 			case tc.opts.FieldSelector != "":
-				want = []string{"ADDED w-00@" + lastRV} // it starts matching spec.color=blue
+				want = []string{"ADDED w-00@" + lastRV} // it starts matching spec.color=Blue
 			default:
 				want = []string{"MODIFIED w-00@" + lastRV}
 			}

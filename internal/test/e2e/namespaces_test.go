@@ -24,8 +24,8 @@ func TestKubectlNamespaces(t *testing.T) {
 		t.Run(version, func(t *testing.T) {
 			srv := startServer(t)
 			k := newKubectl(t, "/usr/lib/google-cloud-sdk/bin/kubectl."+version, srv)
-			widget := writeFile(t, "w.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: a\nspec:\n  color: red\n")
-			held := writeFile(t, "held.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: held\n  finalizers: [example.com/hold]\nspec:\n  color: red\n")
+			widget := writeFile(t, "w.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: a\nspec:\n  color: Red\n")
+			held := writeFile(t, "held.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: held\n  finalizers: [example.com/hold]\nspec:\n  color: Red\n")
 
 			wantErr := func(want string, args ...string) {
 				t.Helper()
@@ -82,7 +82,7 @@ func TestKubectlNamespaces(t *testing.T) {
 
 			k.must(t, "create", "ns", "x")
 			for _, name := range []string{"w1", "w2", "w3"} {
-				file := writeFile(t, name+".yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: "+name+"\nspec:\n  color: blue\n")
+				file := writeFile(t, name+".yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: "+name+"\nspec:\n  color: Blue\n")
 				k.must(t, "create", "-n", "x", "-f", file)
 			}
 			k.must(t, "delete", "ns", "x") // waits until it is gone
@@ -126,7 +126,7 @@ func TestNamespacesClientGo(t *testing.T) {
 	defer w.Stop()
 	widgets := dynamicClient(t, srv, nil).Resource(widgetsGVR).Namespace(ns.Name)
 	for _, name := range []string{"a", "b"} {
-		if _, err := widgets.Create(ctx, newWidget(name, map[string]any{"color": "red"}), metav1.CreateOptions{}); err != nil {
+		if _, err := widgets.Create(ctx, newWidget(name, map[string]any{"color": "Red"}), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

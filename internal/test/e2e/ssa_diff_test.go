@@ -565,17 +565,17 @@ func TestSSADifferentialTable(t *testing.T) {
 		steps []diffStep
 	}{
 		{"create by apply", []diffStep{
-			{apply: "alice", config: `,"labels":{"a":"1"}},"spec":{"replicas":1,"color":"red","ports":[{"name":"http","port":80}],"tags":["x"],"args":["a"],"selector":{"k":"v"}}`},
+			{apply: "alice", config: `,"labels":{"a":"1"}},"spec":{"replicas":1,"color":"Red","ports":[{"name":"http","port":80}],"tags":["x"],"args":["a"],"selector":{"k":"v"}}`},
 		}},
 		{"conflict then force", []diffStep{
-			{apply: "alice", config: `},"spec":{"replicas":1,"color":"red"}`},
-			{apply: "bob", config: `},"spec":{"replicas":2,"color":"blue"}`},
-			{apply: "bob", config: `},"spec":{"replicas":2,"color":"blue"}`, force: true},
+			{apply: "alice", config: `},"spec":{"replicas":1,"color":"Red"}`},
+			{apply: "bob", config: `},"spec":{"replicas":2,"color":"Blue"}`},
+			{apply: "bob", config: `},"spec":{"replicas":2,"color":"Blue"}`, force: true},
 			{apply: "alice", config: `},"spec":{"replicas":1}`},
 		}},
 		{"shared ownership and removal", []diffStep{
-			{apply: "alice", config: `},"spec":{"replicas":1,"color":"red"}`},
-			{apply: "bob", config: `},"spec":{"color":"red"}`},
+			{apply: "alice", config: `},"spec":{"replicas":1,"color":"Red"}`},
+			{apply: "bob", config: `},"spec":{"color":"Red"}`},
 			{apply: "alice", config: `},"spec":{"replicas":1}`},
 			{apply: "bob", config: `}`},
 		}},
@@ -586,15 +586,15 @@ func TestSSADifferentialTable(t *testing.T) {
 			{apply: "alice", config: `},"spec":{"ports":[{"name":"grpc","port":9000}]}`},
 		}},
 		{"update then apply", []diffStep{
-			{update: "creator", object: `,"uid":"u1"},"spec":{"replicas":1,"color":"red","tags":["x","y"]}`},
+			{update: "creator", object: `,"uid":"u1"},"spec":{"replicas":1,"color":"Red","tags":["x","y"]}`},
 			{apply: "alice", config: `},"spec":{"replicas":3,"tags":["y","z"]}`},
 			{apply: "alice", config: `},"spec":{"replicas":3,"tags":["y","z"]}`, force: true},
-			{update: "editor", object: `,"uid":"u1"},"spec":{"replicas":4,"color":"red","tags":["x","y","z"]}`},
+			{update: "editor", object: `,"uid":"u1"},"spec":{"replicas":4,"color":"Red","tags":["x","y","z"]}`},
 			{apply: "alice", config: `},"spec":{"tags":["z"]}`},
 		}},
 		{"status subresource", []diffStep{
-			{apply: "alice", config: `},"spec":{"color":"red"}`},
-			{update: "controller", subresource: "status", object: `,"uid":"u1"},"spec":{"color":"red"},"status":{"phase":"Ready","conditions":[{"type":"Ready","status":"True","lastTransitionTime":null,"reason":"","message":""}]}`},
+			{apply: "alice", config: `},"spec":{"color":"Red"}`},
+			{update: "controller", subresource: "status", object: `,"uid":"u1"},"spec":{"color":"Red"},"status":{"phase":"Ready","conditions":[{"type":"Ready","status":"True","lastTransitionTime":null,"reason":"","message":""}]}`},
 			{apply: "ctl", subresource: "status", config: `},"status":{"phase":"Done"}`},
 		}},
 		{"atomic and untyped", []diffStep{
@@ -610,9 +610,9 @@ func TestSSADifferentialTable(t *testing.T) {
 			{apply: "alice", config: `},"spec":{"ports":[{"name":"a"},{"name":"a"}]}`},
 		}},
 		{"many updaters capped", func() []diffStep {
-			s := []diffStep{{apply: "alice", config: `},"spec":{"color":"red"}`}}
+			s := []diffStep{{apply: "alice", config: `},"spec":{"color":"Red"}`}}
 			for i := 0; i < 13; i++ {
-				s = append(s, diffStep{update: fmt.Sprintf("u%02d", i), object: fmt.Sprintf(`,"uid":"u1","labels":{"l%d":"x"}},"spec":{"color":"red","replicas":%d}`, i, i+1)})
+				s = append(s, diffStep{update: fmt.Sprintf("u%02d", i), object: fmt.Sprintf(`,"uid":"u1","labels":{"l%d":"x"}},"spec":{"color":"Red","replicas":%d}`, i, i+1)})
 			}
 			return s
 		}()},
@@ -714,7 +714,7 @@ func randomConfig(r *rand.Rand, status, ignore bool) string {
 		}
 		obj["status"] = st
 		if ignore && r.Intn(3) == 0 {
-			obj["spec"] = map[string]any{"color": pick(r, "red", "blue")}
+			obj["spec"] = map[string]any{"color": pick(r, "Red", "Blue")}
 		}
 		return diffJSON(obj)
 	}
@@ -726,7 +726,7 @@ func randomConfig(r *rand.Rand, status, ignore bool) string {
 		spec["replicas"] = 1 + r.Intn(3)
 	}
 	if r.Intn(2) == 0 {
-		spec["color"] = pick(r, "red", "blue")
+		spec["color"] = pick(r, "Red", "Blue")
 	}
 	if r.Intn(2) == 0 {
 		var ports []any
@@ -877,7 +877,7 @@ func randomUpdate(t *testing.T, r *rand.Rand, live []byte, status bool) []byte {
 				w.Spec.Ports = append(w.Spec.Ports, diffPort{Name: w.Spec.Ports[0].Name, Port: 7})
 			}
 		case 0:
-			w.Spec.Color = pick(r, "", "red", "green")
+			w.Spec.Color = pick(r, "", "Red", "Green")
 		case 1:
 			v := int32(r.Intn(5))
 			w.Spec.Replicas = pick(r, nil, &v)

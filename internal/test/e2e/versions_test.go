@@ -80,7 +80,7 @@ func TestVersionsClientGo(t *testing.T) {
 	t.Run("stale PUT across versions", func(t *testing.T) {
 		ctx := ctxFor(t, 30*time.Second)
 		v1, beta := client.Resource(widgetsGVR).Namespace(testNamespace), client.Resource(widgetsV1beta1GVR).Namespace(testNamespace)
-		if _, err := beta.Create(ctx, betaWidget("occ", map[string]any{"color": "red", "port": int64(80)}), metav1.CreateOptions{}); err != nil {
+		if _, err := beta.Create(ctx, betaWidget("occ", map[string]any{"color": "Red", "port": int64(80)}), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		for _, order := range [][2]dynamic.ResourceInterface{{beta, v1}, {v1, beta}} {
@@ -101,7 +101,7 @@ func TestVersionsClientGo(t *testing.T) {
 				t.Fatal(err)
 			}
 			cur.SetResourceVersion(stale.GetResourceVersion()) // what the other version's GET said
-			_ = unstructured.SetNestedField(cur.Object, "blue", "spec", "color")
+			_ = unstructured.SetNestedField(cur.Object, "Blue", "spec", "color")
 			if _, err := write.Update(ctx, cur, metav1.UpdateOptions{}); !apierrors.IsConflict(err) {
 				t.Errorf("PUT in %s with the resourceVersion of a GET in %s before a change: %v, want 409 Conflict", cur.GetAPIVersion(), stale.GetAPIVersion(), err)
 			}
@@ -111,7 +111,7 @@ func TestVersionsClientGo(t *testing.T) {
 	t.Run("apply conflicts between versions", func(t *testing.T) {
 		ctx := ctxFor(t, 30*time.Second)
 		apply := func(gvr schema.GroupVersionResource, manager string, replicas int64) error {
-			w := newWidget("ssa", map[string]any{"color": "red", "replicas": replicas})
+			w := newWidget("ssa", map[string]any{"color": "Red", "replicas": replicas})
 			w.SetAPIVersion(gvr.Group + "/" + gvr.Version)
 			_, err := client.Resource(gvr).Namespace(testNamespace).Apply(ctx, "ssa", w, metav1.ApplyOptions{FieldManager: manager})
 			return err
@@ -127,7 +127,7 @@ func TestVersionsClientGo(t *testing.T) {
 			t.Errorf("causes %+v", st.Details.Causes)
 		}
 		w, err := client.Resource(widgetsGVR).Namespace(testNamespace).Apply(ctx, "ssa",
-			newWidget("ssa", map[string]any{"color": "red", "replicas": int64(3)}), metav1.ApplyOptions{FieldManager: "manager-v1", Force: true})
+			newWidget("ssa", map[string]any{"color": "Red", "replicas": int64(3)}), metav1.ApplyOptions{FieldManager: "manager-v1", Force: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,9 +188,9 @@ func followWhileWriting(t *testing.T, client *dynamic.DynamicClient, write, foll
 	writer := client.Resource(write).Namespace(ns)
 	spec := func(i int) map[string]any {
 		if write.Version == "v1beta1" {
-			return map[string]any{"color": "red", "port": int64(8000 + i)}
+			return map[string]any{"color": "Red", "port": int64(8000 + i)}
 		}
-		return map[string]any{"color": "red", "ports": []any{map[string]any{"name": "default", "port": int64(8000 + i)}}}
+		return map[string]any{"color": "Red", "ports": []any{map[string]any{"name": "default", "port": int64(8000 + i)}}}
 	}
 	const n = 30
 	for i := range n {
@@ -205,7 +205,7 @@ func followWhileWriting(t *testing.T, client *dynamic.DynamicClient, write, foll
 		if err != nil {
 			t.Fatal(err)
 		}
-		_ = unstructured.SetNestedField(cur.Object, "blue", "spec", "color")
+		_ = unstructured.SetNestedField(cur.Object, "Blue", "spec", "color")
 		if _, err := writer.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -267,7 +267,7 @@ kind: Widget
 metadata:
   name: beta
 spec:
-  color: green
+  color: Green
   port: 8443
 `
 
@@ -294,7 +294,7 @@ func TestVersionsKubectl(t *testing.T) {
 			}
 			out := k.must(t, "get", "widgets.v1beta1.example.com")
 			if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 2 || strings.Join(strings.Fields(lines[0]), " ") != "NAME COLOR PORT AGE" ||
-				!strings.HasPrefix(strings.Join(strings.Fields(lines[1]), " "), "beta green 8443 ") {
+				!strings.HasPrefix(strings.Join(strings.Fields(lines[1]), " "), "beta Green 8443 ") {
 				t.Errorf("get widgets.v1beta1.example.com (v1beta1's columns):\n%s", out)
 			}
 			obj := k.getJSON(t, "widget", "beta") // the preferred version, v1

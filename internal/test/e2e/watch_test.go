@@ -57,8 +57,8 @@ func TestWatchResume(t *testing.T) {
 		}
 	}
 
-	write(watch.Added, "a", "red")
-	write(watch.Added, "b", "red")
+	write(watch.Added, "a", "Red")
+	write(watch.Added, "b", "Red")
 	list, err := widgets.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatalf("list: %v", err)
@@ -69,14 +69,14 @@ func TestWatchResume(t *testing.T) {
 	if err != nil {
 		t.Fatalf("watch from list rv %s: %v", list.GetResourceVersion(), err)
 	}
-	write(watch.Added, "c", "red")
-	write(watch.Modified, "a", "green")
+	write(watch.Added, "c", "Red")
+	write(watch.Modified, "a", "Green")
 	write(watch.Deleted, "b", "")
-	write(watch.Added, "d", "blue")
-	write(watch.Modified, "c", "blue")
-	write(watch.Modified, "d", "green")
+	write(watch.Added, "d", "Blue")
+	write(watch.Modified, "c", "Blue")
+	write(watch.Modified, "d", "Green")
 	write(watch.Deleted, "a", "")
-	write(watch.Added, "e", "red")
+	write(watch.Added, "e", "Red")
 
 	const readFirst = 5
 	prevRV := list.GetResourceVersion()
@@ -85,12 +85,12 @@ func TestWatchResume(t *testing.T) {
 	}
 	first.Stop()
 
-	write(watch.Modified, "e", "blue")
+	write(watch.Modified, "e", "Blue")
 	write(watch.Deleted, "c", "")
-	write(watch.Added, "b", "green") // the same name again: a new object
-	write(watch.Modified, "b", "red")
+	write(watch.Added, "b", "Green") // the same name again: a new object
+	write(watch.Modified, "b", "Red")
 	write(watch.Deleted, "d", "")
-	write(watch.Added, "f", "red")
+	write(watch.Added, "f", "Red")
 
 	second, err := widgets.Watch(ctx, metav1.ListOptions{ResourceVersion: prevRV})
 	if err != nil {
@@ -102,7 +102,7 @@ func TestWatchResume(t *testing.T) {
 	}
 	// Nothing else may be pending: the next event is a fresh write.
 	changes = nil
-	write(watch.Added, "sentinel", "red")
+	write(watch.Added, "sentinel", "Red")
 	expectEvent(t, second, changes[0], prevRV)
 }
 

@@ -70,7 +70,7 @@ func widgetYAML(name, rest string) string {
 }
 
 const twoPorts = `spec:
-  color: red
+  color: Red
   replicas: 2
   ports:
   - name: http
@@ -90,13 +90,13 @@ func writesPatchJSON(t *testing.T, k *kubectl) {
 	k.must(t, "create", "-f", writeFile(t, "w.yaml", widgetYAML("pjson", twoPorts)))
 
 	out := k.must(t, "patch", "widget", "pjson", "--type=json", "-p",
-		`[{"op":"test","path":"/spec/color","value":"red"},`+
-			`{"op":"replace","path":"/spec/color","value":"blue"},`+
+		`[{"op":"test","path":"/spec/color","value":"Red"},`+
+			`{"op":"replace","path":"/spec/color","value":"Blue"},`+
 			`{"op":"remove","path":"/spec/ports/0"},`+
 			`{"op":"add","path":"/spec/ports/-","value":{"name":"metrics","port":9090}}]`)
 	wantOutput(t, out, "widget.example.com/pjson patched")
 	obj := k.getJSON(t, "widget", "pjson")
-	wantField(t, obj, "blue", "spec", "color")
+	wantField(t, obj, "Blue", "spec", "color")
 	wantField(t, obj, 2, "spec", "replicas")
 	wantField(t, obj, 2, "metadata", "generation")
 	ports, order := portsOf(t, obj)
@@ -110,12 +110,12 @@ func writesPatchJSON(t *testing.T, k *kubectl) {
 	// A failing test operation rejects the whole patch and changes nothing.
 	rv := str(obj, "metadata", "resourceVersion")
 	r := k.run(t, "patch", "widget", "pjson", "--type=json", "-p",
-		`[{"op":"test","path":"/spec/color","value":"red"},{"op":"replace","path":"/spec/color","value":"green"}]`)
+		`[{"op":"test","path":"/spec/color","value":"Red"},{"op":"replace","path":"/spec/color","value":"Green"}]`)
 	if r.err == nil {
 		t.Errorf("a JSON patch whose test operation fails succeeded; %s", r)
 	}
 	after := k.getJSON(t, "widget", "pjson")
-	wantField(t, after, "blue", "spec", "color")
+	wantField(t, after, "Blue", "spec", "color")
 	wantField(t, after, rv, "metadata", "resourceVersion")
 
 	// A path that does not exist is a client error, not a success or a 500.
@@ -135,7 +135,7 @@ func writesPatchMerge(t *testing.T, k *kubectl) {
 	wantField(t, obj, "gold", "metadata", "labels", "tier")
 	wantField(t, obj, 7, "spec", "size")
 	wantField(t, obj, "pmerge", "spec", "selector", "app")
-	wantField(t, obj, "red", "spec", "color")
+	wantField(t, obj, "Red", "spec", "color")
 	wantField(t, obj, 2, "metadata", "generation")
 
 	// null removes a field; a list is replaced whole (merge patch knows no
@@ -153,7 +153,7 @@ func writesPatchMerge(t *testing.T, k *kubectl) {
 
 	// A patch that changes nothing writes nothing.
 	rv := str(obj, "metadata", "resourceVersion")
-	k.must(t, "patch", "widget", "pmerge", "--type=merge", "-p", `{"spec":{"color":"red"}}`)
+	k.must(t, "patch", "widget", "pmerge", "--type=merge", "-p", `{"spec":{"color":"Red"}}`)
 	obj = k.getJSON(t, "widget", "pmerge")
 	wantField(t, obj, rv, "metadata", "resourceVersion")
 	wantField(t, obj, 3, "metadata", "generation")
@@ -185,7 +185,7 @@ func writesPatchStrategic(t *testing.T, k *kubectl) {
 	if p := ports["https"]; fmt.Sprint(p["port"]) != "443" {
 		t.Errorf("spec.ports https = %v, want it untouched (port 443)", p)
 	}
-	wantField(t, obj, "red", "spec", "color")
+	wantField(t, obj, "Red", "spec", "color")
 
 	// A new item goes before the ones the patch did not mention.
 	k.must(t, "patch", "widget", "psmp", "--type=strategic", "-p",
@@ -220,12 +220,12 @@ func writesPatchStrategic(t *testing.T, k *kubectl) {
 		t.Errorf("spec.ports http = %v, want port 8080 kept", p)
 	}
 	wantField(t, obj, 2, "spec", "replicas")
-	wantField(t, obj, "red", "spec", "color")
+	wantField(t, obj, "Red", "spec", "color")
 }
 
 func writesApplyServerSide(t *testing.T, k *kubectl) {
 	requireServerSideApply(t)
-	alice := writeFile(t, "alice.yaml", widgetYAML("ssa", "spec:\n  color: red\n  replicas: 2\n"))
+	alice := writeFile(t, "alice.yaml", widgetYAML("ssa", "spec:\n  color: Red\n  replicas: 2\n"))
 	bob := writeFile(t, "bob.yaml", widgetYAML("ssa", "spec:\n  replicas: 4\n"))
 
 	out := k.must(t, "apply", "--server-side", "--field-manager=alice", "-f", alice)
@@ -249,7 +249,7 @@ func writesApplyServerSide(t *testing.T, k *kubectl) {
 	// kubectl hides managedFields unless asked.
 	obj = k.getJSON(t, "widget", "ssa", "--show-managed-fields")
 	wantField(t, obj, 4, "spec", "replicas")
-	wantField(t, obj, "red", "spec", "color")
+	wantField(t, obj, "Red", "spec", "color")
 	entries := managedFieldsOf(t, obj)
 	a, okA := entries["alice/Apply"]
 	b, okB := entries["bob/Apply"]
@@ -278,7 +278,7 @@ func writesApplyClientSide(t *testing.T, k *kubectl) {
 	// The ports spell out their protocol: kubectl sends a custom resource's
 	// apply as a JSON merge patch, which replaces a list whole, so a list the
 	// server defaulted into would never compare unchanged.
-	full := writeFile(t, "full.yaml", widgetYAML("csa", "  labels:\n    team: x\nspec:\n  color: red\n  size: 5\n"+
+	full := writeFile(t, "full.yaml", widgetYAML("csa", "  labels:\n    team: x\nspec:\n  color: Red\n  size: 5\n"+
 		"  ports:\n  - name: http\n    port: 80\n    protocol: TCP\n  - name: https\n    port: 443\n    protocol: TCP\n"))
 	out := k.must(t, "apply", "-f", full)
 	wantOutput(t, out, "widget.example.com/csa created")
@@ -290,7 +290,7 @@ func writesApplyClientSide(t *testing.T, k *kubectl) {
 		t.Fatalf("annotation %s is not JSON: %v; object: %s", lastApplied, err, mustJSON(obj))
 	}
 	wantField(t, applied, 5, "spec", "size")
-	wantField(t, applied, "red", "spec", "color")
+	wantField(t, applied, "Red", "spec", "color")
 	wantField(t, applied, "csa", "metadata", "name")
 	if _, ok := field(applied, "spec", "replicas"); ok {
 		t.Errorf("the last-applied configuration holds the defaulted spec.replicas, which the file does not: %v", applied)
@@ -306,7 +306,7 @@ func writesApplyClientSide(t *testing.T, k *kubectl) {
 
 	// Fields removed from the file are removed from the object; a field the
 	// file never set (the defaulted replicas) stays.
-	out = k.must(t, "apply", "-f", writeFile(t, "less.yaml", widgetYAML("csa", "spec:\n  color: red\n"+
+	out = k.must(t, "apply", "-f", writeFile(t, "less.yaml", widgetYAML("csa", "spec:\n  color: Red\n"+
 		"  ports:\n  - name: http\n    port: 80\n    protocol: TCP\n")))
 	wantOutput(t, out, "widget.example.com/csa configured")
 	obj = k.getJSON(t, "widget", "csa")
@@ -319,7 +319,7 @@ func writesApplyClientSide(t *testing.T, k *kubectl) {
 	if ports, order := portsOf(t, obj); !slices.Equal(order, []string{"http"}) || ports["http"]["protocol"] != "TCP" {
 		t.Errorf("spec.ports = %v, want just http (https removed with its lines in the file, protocol still defaulted)", ports)
 	}
-	wantField(t, obj, "red", "spec", "color")
+	wantField(t, obj, "Red", "spec", "color")
 	wantField(t, obj, 1, "spec", "replicas")
 	wantField(t, obj, 2, "metadata", "generation")
 	applied = nil
@@ -332,14 +332,14 @@ func writesApplyClientSide(t *testing.T, k *kubectl) {
 }
 
 func writesScale(t *testing.T, k *kubectl) {
-	k.must(t, "create", "-f", writeFile(t, "w.yaml", widgetYAML("scaled", "spec:\n  color: green\n  replicas: 2\n")))
+	k.must(t, "create", "-f", writeFile(t, "w.yaml", widgetYAML("scaled", "spec:\n  color: Green\n  replicas: 2\n")))
 
 	out := k.must(t, "scale", "--replicas=3", "widget/scaled")
 	wantOutput(t, out, "widget.example.com/scaled scaled")
 	obj := k.getJSON(t, "widget", "scaled")
 	wantField(t, obj, 3, "spec", "replicas")
 	wantField(t, obj, 2, "metadata", "generation")
-	wantField(t, obj, "green", "spec", "color")
+	wantField(t, obj, "Green", "spec", "color")
 
 	// A precondition on the current count that does not hold changes nothing.
 	r := k.run(t, "scale", "--current-replicas=2", "--replicas=5", "widget/scaled")
@@ -361,7 +361,7 @@ func writesScale(t *testing.T, k *kubectl) {
 }
 
 func writesDryRun(t *testing.T, k *kubectl) {
-	file := writeFile(t, "w.yaml", widgetYAML("dry", "spec:\n  color: blue\n"))
+	file := writeFile(t, "w.yaml", widgetYAML("dry", "spec:\n  color: Blue\n"))
 	out := k.must(t, "create", "--dry-run=server", "-f", file)
 	wantOutput(t, out, "widget.example.com/dry created (server dry run)")
 
@@ -372,7 +372,7 @@ func writesDryRun(t *testing.T, k *kubectl) {
 		t.Fatalf("create --dry-run=server -o json printed something that is not JSON: %v\n%s", err, out)
 	}
 	wantField(t, obj, "dry", "metadata", "name")
-	wantField(t, obj, "blue", "spec", "color")
+	wantField(t, obj, "Blue", "spec", "color")
 	wantField(t, obj, 1, "spec", "replicas")
 
 	if r := k.run(t, "get", "widget", "dry"); r.err == nil || !strings.Contains(r.stderr, "NotFound") {
@@ -384,17 +384,17 @@ func writesDryRun(t *testing.T, k *kubectl) {
 	stored := k.getJSON(t, "widget", "dry")
 
 	// A dry-run patch or delete answers and leaves the object as it was.
-	out = k.must(t, "patch", "widget", "dry", "--dry-run=server", "--type=merge", "-p", `{"spec":{"color":"red"}}`)
+	out = k.must(t, "patch", "widget", "dry", "--dry-run=server", "--type=merge", "-p", `{"spec":{"color":"Red"}}`)
 	wantOutput(t, out, "widget.example.com/dry patched") // kubectl patch prints no dry-run suffix
 	out = k.must(t, "delete", "widget", "dry", "--dry-run=server")
 	wantOutput(t, out, `widget.example.com "dry" deleted (server dry run)`)
 	obj = k.getJSON(t, "widget", "dry")
-	wantField(t, obj, "blue", "spec", "color")
+	wantField(t, obj, "Blue", "spec", "color")
 	wantField(t, obj, str(stored, "metadata", "resourceVersion"), "metadata", "resourceVersion")
 }
 
 func writesUnknownField(t *testing.T, k *kubectl) {
-	file := writeFile(t, "w.yaml", widgetYAML("bogus", "spec:\n  color: blue\n  bogus: 1\n"))
+	file := writeFile(t, "w.yaml", widgetYAML("bogus", "spec:\n  color: Blue\n  bogus: 1\n"))
 	r := k.run(t, "create", "-f", file)
 	if r.err == nil {
 		t.Fatalf("create with spec.bogus succeeded under kubectl's default (strict) validation; %s", r)
@@ -411,12 +411,12 @@ func writesUnknownField(t *testing.T, k *kubectl) {
 	if v, ok := field(obj, "spec", "bogus"); ok {
 		t.Errorf("spec.bogus = %v was stored", v)
 	}
-	wantField(t, obj, "blue", "spec", "color")
+	wantField(t, obj, "Blue", "spec", "color")
 }
 
 func writesFinalizer(t *testing.T, k *kubectl) {
 	k.must(t, "create", "-f", writeFile(t, "w.yaml",
-		widgetYAML("held", "  finalizers:\n  - example.com/hold\nspec:\n  color: red\n")))
+		widgetYAML("held", "  finalizers:\n  - example.com/hold\nspec:\n  color: Red\n")))
 
 	out := k.must(t, "delete", "widget", "held", "--wait=false")
 	wantOutput(t, out, `widget.example.com "held" deleted`)
@@ -453,7 +453,7 @@ func writesFinalizer(t *testing.T, k *kubectl) {
 }
 
 func writesWaitReady(t *testing.T, k *kubectl) {
-	k.must(t, "create", "-f", writeFile(t, "w.yaml", widgetYAML("ready", "spec:\n  color: green\n")))
+	k.must(t, "create", "-f", writeFile(t, "w.yaml", widgetYAML("ready", "spec:\n  color: Green\n")))
 
 	// Not ready yet: a short wait times out.
 	if r := k.run(t, "wait", "--for=condition=Ready", "widget/ready", "--timeout=1s"); r.err == nil {
@@ -466,14 +466,14 @@ func writesWaitReady(t *testing.T, k *kubectl) {
 
 	// The status subresource takes status and ignores the spec.
 	out := k.must(t, "patch", "widget", "ready", "--subresource=status", "--type=merge", "-p",
-		`{"spec":{"color":"blue"},"status":{"replicas":1,"conditions":[{"type":"Ready","status":"True",`+
+		`{"spec":{"color":"Blue"},"status":{"replicas":1,"conditions":[{"type":"Ready","status":"True",`+
 			`"reason":"Up","message":"serving","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`)
 	wantOutput(t, out, "widget.example.com/ready patched")
 	out = w.finish(t, "the Ready condition was set", 60*time.Second)
 	wantOutput(t, out, "widget.example.com/ready condition met")
 
 	obj := k.getJSON(t, "widget", "ready")
-	wantField(t, obj, "green", "spec", "color")
+	wantField(t, obj, "Green", "spec", "color")
 	wantField(t, obj, 1, "metadata", "generation")
 	wantField(t, obj, 1, "status", "replicas")
 	conds, _ := field(obj, "status", "conditions")
@@ -497,7 +497,7 @@ func TestDynamicApply(t *testing.T) {
 	t.Run("creates-then-changes", func(t *testing.T) {
 		t.Parallel()
 		ctx := ctxFor(t, 60*time.Second)
-		obj, err := widgets.Apply(ctx, "applied", newWidget("applied", map[string]any{"color": "blue", "size": int64(2)}),
+		obj, err := widgets.Apply(ctx, "applied", newWidget("applied", map[string]any{"color": "Blue", "size": int64(2)}),
 			metav1.ApplyOptions{FieldManager: "alice"})
 		if err != nil {
 			t.Fatalf("apply of a missing widget: %v", err)
@@ -505,10 +505,10 @@ func TestDynamicApply(t *testing.T) {
 		if obj.GetUID() == "" || obj.GetGeneration() != 1 {
 			t.Errorf("apply created uid %q generation %d, want a uid and generation 1", obj.GetUID(), obj.GetGeneration())
 		}
-		wantField(t, obj.Object, "blue", "spec", "color")
+		wantField(t, obj.Object, "Blue", "spec", "color")
 		wantField(t, obj.Object, 1, "spec", "replicas") // defaulted
 
-		obj, err = widgets.Apply(ctx, "applied", newWidget("applied", map[string]any{"color": "blue", "size": int64(3)}),
+		obj, err = widgets.Apply(ctx, "applied", newWidget("applied", map[string]any{"color": "Blue", "size": int64(3)}),
 			metav1.ApplyOptions{FieldManager: "alice"})
 		if err != nil {
 			t.Fatalf("second apply: %v", err)
@@ -527,7 +527,7 @@ func TestDynamicApply(t *testing.T) {
 	t.Run("needs-field-manager", func(t *testing.T) {
 		t.Parallel()
 		ctx := ctxFor(t, 60*time.Second)
-		_, err := widgets.Apply(ctx, "unmanaged", newWidget("unmanaged", map[string]any{"color": "red"}), metav1.ApplyOptions{})
+		_, err := widgets.Apply(ctx, "unmanaged", newWidget("unmanaged", map[string]any{"color": "Red"}), metav1.ApplyOptions{})
 		// kube-apiserver's ValidatePatchOptions: 422, one Required cause.
 		const want = `PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch`
 		if st := statusOfErr(t, err); st.Code != 422 || st.Reason != metav1.StatusReasonInvalid || st.Message != want {
@@ -542,7 +542,7 @@ func TestDynamicApply(t *testing.T) {
 		requireServerSideApply(t)
 		t.Parallel()
 		ctx := ctxFor(t, 60*time.Second)
-		_, err := widgets.Apply(ctx, "contested", newWidget("contested", map[string]any{"color": "red", "replicas": int64(2)}),
+		_, err := widgets.Apply(ctx, "contested", newWidget("contested", map[string]any{"color": "Red", "replicas": int64(2)}),
 			metav1.ApplyOptions{FieldManager: "alice"})
 		if err != nil {
 			t.Fatalf("alice's apply: %v", err)
@@ -564,7 +564,7 @@ func TestDynamicApply(t *testing.T) {
 			t.Fatalf("bob's forced apply: %v", err)
 		}
 		wantField(t, forced.Object, 4, "spec", "replicas")
-		wantField(t, forced.Object, "red", "spec", "color")
+		wantField(t, forced.Object, "Red", "spec", "color")
 		owners := map[string]metav1.ManagedFieldsEntry{}
 		for _, e := range forced.GetManagedFields() {
 			owners[e.Manager+"/"+string(e.Operation)] = e
@@ -589,7 +589,7 @@ func TestDynamicApply(t *testing.T) {
 		}
 
 		// Now alice is the one who conflicts.
-		_, err = widgets.Apply(ctx, "contested", newWidget("contested", map[string]any{"color": "red", "replicas": int64(2)}),
+		_, err = widgets.Apply(ctx, "contested", newWidget("contested", map[string]any{"color": "Red", "replicas": int64(2)}),
 			metav1.ApplyOptions{FieldManager: "alice"})
 		wantApplyConflict(t, err, ".spec.replicas", `"bob"`)
 

@@ -150,7 +150,7 @@ func (s *Server) widget(t *testing.T, name string, finalizers []string, owners .
 	t.Helper()
 	fin, _ := json.Marshal(finalizers)
 	return s.must(t, http.StatusCreated, http.MethodPost, widgets,
-		fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":%q,"finalizers":%s,"ownerReferences":%s},"spec":{"color":"red"}}`, name, fin, refs(owners)))
+		fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":%q,"finalizers":%s,"ownerReferences":%s},"spec":{"color":"Red"}}`, name, fin, refs(owners)))
 }
 
 func (s *Server) exists(t *testing.T, path string) bool {
@@ -323,7 +323,7 @@ func testDanglingAndSolid(t *testing.T, store, _ storage.Interface) {
 	// A namespaced owner is looked for in its dependent's namespace: one
 	// in another namespace is absent.
 	elsewhere := ownerOf(s.must(t, http.StatusCreated, http.MethodPost, "/apis/example.com/v1/namespaces/other/widgets",
-		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"ds-elsewhere"},"spec":{"color":"red"}}`), false)
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"ds-elsewhere"},"spec":{"color":"Red"}}`), false)
 	s.widget(t, "ds-cross-namespace", nil, elsewhere)
 	s.waitGone(t, widgets+"/ds-stale", widgets+"/ds-missing", widgets+"/ds-cross-namespace")
 	waitFor(t, "the dangling references to be removed", func() bool {

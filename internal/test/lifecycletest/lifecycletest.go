@@ -133,7 +133,7 @@ func eventually(t *testing.T, check func() string) {
 
 func widget(name string, finalizers ...string) string {
 	f, _ := json.Marshal(finalizers)
-	return fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":%q,"finalizers":%s},"spec":{"color":"red"}}`, name, f)
+	return fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":%q,"finalizers":%s},"spec":{"color":"Red"}}`, name, f)
 }
 
 func namespace(name string) string {

@@ -232,7 +232,7 @@ const widgetCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourc
  "schema":{"openAPIV3Schema":{"type":"object","properties":{
   "apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},
   "spec":{"type":"object","required":["color"],"properties":{
-   "color":{"type":"string","enum":["red","green","blue"],"description":"Color of the widget: red, green or blue."},
+   "color":{"type":"string","enum":["Red","Green","Blue"],"description":"Color of the widget: Red, Green or Blue."},
    "replicas":{"type":"integer","format":"int32","minimum":0,"default":1,"description":"Desired number of replicas; defaults to 1."},
    "size":{"type":"integer","format":"int32","minimum":0,"description":"Size of the widget."},
    "ports":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"],"items":{"type":"object","required":["name"],"properties":{

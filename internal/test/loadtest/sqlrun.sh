@@ -82,7 +82,7 @@ if [[ -n ${SCALE:-} ]]; then
 	curl -fsS -o /dev/null -X POST -H 'Content-Type: application/json' http://127.0.0.1:$KP/api/v1/namespaces \
 		-d '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"scale"}}'
 	curl -fsS -o /dev/null -X POST -H 'Content-Type: application/json' http://127.0.0.1:$KP/apis/example.com/v1/namespaces/scale/widgets \
-		-d '{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"template","labels":{"app":"scale"}},"spec":{"color":"red","replicas":1}}'
+		-d '{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"template","labels":{"app":"scale"}},"spec":{"color":"Red","replicas":1}}'
 	kill $kpid; wait $kpid 2>/dev/null || true
 	"$BIN/loadtest" -fill-postgres "$PGURL" -fill-objects "$SCALE" 2>&1 | tee "$OUT/fill.log"
 	start=$(date +%s.%N)
@@ -109,7 +109,7 @@ if [[ -n ${SCALE:-} ]]; then
 			curl -fsS -o /dev/null -w "LIST labelSelector=app=none: %{time_total} s\n" "http://127.0.0.1:$KP/apis/example.com/v1/namespaces/scale/widgets?labelSelector=app%3Dnone"
 		done
 		curl -fsS -o /dev/null -w "CREATE after: %{time_total} s\n" -X POST -H 'Content-Type: application/json' http://127.0.0.1:$KP/apis/example.com/v1/namespaces/scale/widgets \
-			-d '{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"after"},"spec":{"color":"red","replicas":1}}'
+			-d '{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"after"},"spec":{"color":"Red","replicas":1}}'
 		echo "RSS after: $(($(awk '/VmRSS/ {print $2}' /proc/$kpid/status)/1024)) MiB"
 	} | tee "$OUT/scale.txt"
 	exit 0

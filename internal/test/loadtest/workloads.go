@@ -104,7 +104,7 @@ func paddedWidgetBody(ns, name string, size int, rv string, padding int) []byte 
 	}
 	b = append(b, `,"labels":{"app":"loadtest","tier":"backend","team":"platform","shard":"`...)
 	b = strconv.AppendInt(b, int64(len(name)%16), 10)
-	b = append(b, `"}},"spec":{"color":"red","replicas":3,"size":`...)
+	b = append(b, `"}},"spec":{"color":"Red","replicas":3,"size":`...)
 	b = strconv.AppendInt(b, int64(size), 10)
 	b = append(b, `,"ports":[{"name":"http","port":8080,"protocol":"TCP"},{"name":"metrics","port":9090,"protocol":"TCP"}],"selector":{"app":"loadtest","tier":"backend"}}}`...)
 	return b

@@ -101,7 +101,7 @@ func TestStalledWatchers(t *testing.T) {
 
 	pad := strings.Repeat("x", 700)
 	body := func(name string, i int) string {
-		return fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":%q,"annotations":{"pad":%q,"i":"%d"}},"spec":{"color":"red"}}`, name, pad, i)
+		return fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":%q,"annotations":{"pad":%q,"i":"%d"}},"spec":{"color":"Red"}}`, name, pad, i)
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: writers + 1}}
 	var lastRV string
@@ -232,7 +232,7 @@ func TestOverload(t *testing.T) {
 		wg.Go(func() {
 			for i := 0; time.Now().Before(stop); i++ {
 				resp, err := client.Post(url+widgetsPath, "application/json",
-					strings.NewReader(fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"o-%d-%d"},"spec":{"color":"red"}}`, g, i)))
+					strings.NewReader(fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"o-%d-%d"},"spec":{"color":"Red"}}`, g, i)))
 				if err != nil {
 					bad.Add(1)
 					firstBad.CompareAndSwap(nil, err.Error())

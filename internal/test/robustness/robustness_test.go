@@ -437,7 +437,7 @@ func widgetBody(name, value, rv string) string {
 	if rv != "" {
 		rvField = fmt.Sprintf(`,"resourceVersion":%q`, rv)
 	}
-	return fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":%q%s,"annotations":{"v":%q}},"spec":{"color":"red"}}`, name, rvField, value)
+	return fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":%q%s,"annotations":{"v":%q}},"spec":{"color":"Red"}}`, name, rvField, value)
 }
 
 // send sends one operation and reads its outcome; record is false for an
