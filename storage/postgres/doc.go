@@ -171,7 +171,9 @@
 // etcd's (CREATE 582/s against 1,009/s, PUT 584 against 821, merge PATCH
 // 524 against 579, apply 463 against 455), bounded by one commit at a time
 // on the revision lock: the same writes issued straight to this store
-// reach 832 creates/s. Two and three replicas stay linearizable, and their
+// reached 832 creates/s. (Those figures predate one-round-trip commits,
+// which halved the round trips of a commit; see BENCHMARKS.md for
+// later ones.) Two and three replicas stay linearizable, and their
 // watchers exact, through a replica's restart and PostgreSQL killed and
 // restarted (internal/test/robustness).
 package postgres
