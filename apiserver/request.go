@@ -34,7 +34,8 @@ const (
 type request struct {
 	s           *Server
 	res         *resource
-	namespace   string // "" for cluster-scoped resources and all-namespace lists
+	endpoint    *endpoint // a custom subresource or an answered kind (endpoints.go)
+	namespace   string    // "" for cluster-scoped resources and all-namespace lists
 	name        string
 	subresource string
 	objType     *objectType // the type of the objects read and written
@@ -107,7 +108,8 @@ var (
 	namespacedCollectionVerbs = map[string]verb{http.MethodGet: verbList, http.MethodPost: verbCreate, http.MethodDelete: verbDeleteCollection,
 		http.MethodPut: verbUpdate, http.MethodPatch: verbPatch}
 	itemVerbs        = map[string]verb{http.MethodGet: verbGet, http.MethodPut: verbUpdate, http.MethodPatch: verbPatch, http.MethodDelete: verbDelete}
-	subresourceVerbs = map[string]verb{http.MethodGet: verbGet, http.MethodPut: verbUpdate, http.MethodPatch: verbPatch}
+	subresourceVerbs = map[string]verb{http.MethodGet: verbGet, http.MethodPut: verbUpdate, http.MethodPatch: verbPatch,
+		http.MethodPost: verbCreate, http.MethodDelete: verbDelete} // the last two: endpoints only
 )
 
 // resourcePathOf reads the path of r, with or without a trailing slash:
@@ -184,6 +186,9 @@ func newRequest(s *Server, w http.ResponseWriter, r *http.Request) (*request, ve
 			return rq, verbNone
 		}
 	}
+	if rq.res == nil || rq.subresource != "" && !rq.res.isSubresource(rq.subresource) {
+		rq.endpoint = s.reg.Load().endpoints[endpointKey{p.gv, p.resource, rq.subresource}]
+	}
 	if r.URL.RawQuery != "" { // else nil, which reads as empty without a map made
 		rq.query = r.URL.Query()
 	}
@@ -201,13 +206,16 @@ func (rq *request) run(v verb) {
 }
 
 func (rq *request) serve(v verb) error {
+	if rq.endpoint != nil {
+		return rq.serveEndpoint(v)
+	}
 	res := rq.res
 	if res == nil || rq.namespace != "" && !res.Namespaced || res.Namespaced && rq.namespace == "" && rq.name != "" ||
 		rq.subresource == "status" && res.statusField == nil || rq.subresource == "scale" && res.scale == nil ||
 		rq.subresource != "" && rq.subresource != "status" && rq.subresource != "scale" && res.hooks.subresources[rq.subresource] == nil {
 		return NewStatusError(http.StatusNotFound, kapi.StatusReasonNotFound, "the server could not find the requested resource")
 	}
-	if res.hooks.subresources[rq.subresource] != nil && v != verbUpdate { // written only, as kube's namespaces/finalize
+	if res.hooks.subresources[rq.subresource] != nil && v != verbUpdate || rq.subresource != "" && (v == verbCreate || v == verbDelete) { // finalize: written only, as kube's namespaces/finalize
 		return NewStatusError(http.StatusMethodNotAllowed, kapi.StatusReasonMethodNotAllowed, "the server does not allow this method on the requested resource")
 	}
 	rq.objType = &res.objType
@@ -221,15 +229,8 @@ func (rq *request) serve(v verb) error {
 		v == verbDeleteCollection && res.hooks.noDeleteCollection {
 		return NewStatusError(http.StatusMethodNotAllowed, kapi.StatusReasonMethodNotAllowed, "the server does not allow this method on the requested resource")
 	}
-	if rq.name != "" {
-		if msgs := isValidPathSegment(rq.name); len(msgs) > 0 {
-			return badRequest("Name parameter invalid: %q: %s", rq.name, strings.Join(msgs, ";"))
-		}
-	}
-	if rq.namespace != "" {
-		if msgs := isValidPathSegment(rq.namespace); len(msgs) > 0 {
-			return badRequest("Namespace parameter invalid: %q: %s", rq.namespace, strings.Join(msgs, ";"))
-		}
+	if err := rq.checkPathNames(); err != nil {
+		return err
 	}
 	if v == verbList || v == verbDeleteCollection {
 		if err := rq.checkListNumbers(); err != nil {
@@ -285,6 +286,18 @@ func (rq *request) serve(v verb) error {
 		return rq.deleteCollection(ctx)
 	}
 	return fmt.Errorf("unknown verb %d", v)
+}
+
+// checkPathNames refuses a name or namespace in the path that no object
+// can have.
+func (rq *request) checkPathNames() error {
+	if msgs := isValidPathSegment(rq.name); rq.name != "" && len(msgs) > 0 {
+		return badRequest("Name parameter invalid: %q: %s", rq.name, strings.Join(msgs, ";"))
+	}
+	if msgs := isValidPathSegment(rq.namespace); rq.namespace != "" && len(msgs) > 0 {
+		return badRequest("Namespace parameter invalid: %q: %s", rq.namespace, strings.Join(msgs, ";"))
+	}
+	return nil
 }
 
 // checkListNumbers refuses list options that are not numbers where numbers

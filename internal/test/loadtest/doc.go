@@ -107,6 +107,15 @@
 // stores them (-fill-postgres), then kapi's start-up time and RSS on them,
 // and GET and LIST latency after.
 //
+// Its last pass is kube-apiserver on kine v0.17.5 on the same cluster
+// (internal/test/kinebench, a module of its own outside go.work: build.sh
+// builds both from the Go module proxy once, kube-on-kine.sh starts them
+// and registers examples/widgets' Widget as a CRD), driven over TLS with a
+// client certificate (-ca, -cert, -key) against a ceiling replaying its own
+// answers; -store-pid counts kine and PostgreSQL. sqlsummary.py then puts
+// the passes side by side with the targets (summary.md). PASSES
+// picks passes and their order.
+//
 // # Memory
 //
 // The memory workload loads a fresh kapi and reads its RSS (from /proc)

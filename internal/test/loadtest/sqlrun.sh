@@ -17,18 +17,34 @@
 #                        the etcd pass's rounds beside kapi (-store-only)
 #   kapi on memory       examples/widgets, for the reads (READS, default GET
 #                        and LIST 10,000), which the watch cache serves alike
+#   kube on kine         kube-apiserver v1.37.2 on kine v0.17.5 on a database
+#                        of its own ("kine") in the same PostgreSQL cluster,
+#                        examples/widgets' Widget registered as a CRD
+#                        (internal/test/kinebench: build.sh builds both from
+#                        the Go module proxy, once, into ~/.cache;
+#                        kube-on-kine.sh starts them, for its pass alone)
 #
-# Server CPU is kapi's; the store's processes (etcd; PostgreSQL's postmaster
-# and its backends) are reported apart (-store-pid). Results: one JSON file
-# per pass and one table each, in $OUT (default a new temporary directory).
+# GET is a GET without resourceVersion: a consistent read (kapi asks the
+# store for its revision and waits for its cache to reach it; kube-apiserver
+# reads etcd, here kine).
+#
+# Server CPU is kapi's (kube-apiserver's); the store's processes (etcd;
+# PostgreSQL's postmaster and its backends; kine) are reported apart
+# (-store-pid). Results: one JSON file per pass and one table each, in $OUT
+# (default a new temporary directory), then summary.md: the rows side by
+# side, each against its own ceiling, with the issue's targets.
+#
 # ETCD_BIN=BIN uses an etcd already built. ETCD_BEFORE=BIN, a widgets-etcd
-# built from another commit, adds a pass etcd-before on the same etcd,
-# ceiling and etcd-only server (its objects under a prefix of their own):
-# before and after in one run.
+# built from another commit, adds a pass etcd-before, just before etcd, on
+# the same etcd, ceiling and etcd-only server (its objects under a prefix
+# of their own): before and after in one run.
 #
-#   internal/test/loadtest/sqlrun.sh                  # from the repository root
+# One command, from the repository root, under the machine's lock for heavy
+# runs (the first run builds kine and kube-apiserver: about ten minutes):
+#
+#   flock /tmp/kapi-heavy.lock internal/test/loadtest/sqlrun.sh
+#   PASSES=postgres,kine internal/test/loadtest/sqlrun.sh   # some rows only
 #   DURATION=3s ROUNDS=2 internal/test/loadtest/sqlrun.sh
-#   PASSES=etcd internal/test/loadtest/sqlrun.sh      # PostgreSQL is started only for its passes
 #   SCALE=1000000 internal/test/loadtest/sqlrun.sh    # only the scale run
 #
 # SCALE=N skips the load passes and runs the scale run instead: N widgets
@@ -46,21 +62,24 @@ BIN=$OUT/bin
 mkdir -p "$BIN"
 pids=()
 cleanup() {
+	if declare -F kube_on_kine_stop >/dev/null; then kube_on_kine_stop; fi
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 }
 trap cleanup EXIT
 
 echo "building into $BIN"
-PASSES=${PASSES:-postgres,postgres-only,memory,etcd}
-wants() { [[ ,$PASSES, == *,$1,* ]]; }
-[[ -n ${SCALE:-} ]] && PASSES=postgres
 go build -o "$BIN/loadtest" ./internal/test/loadtest
 go build -o "$BIN/widgets-postgres" ./storage/postgres/cmd/widgets-postgres
 if [[ -z ${SCALE:-} ]]; then
 	go build -o "$BIN/widgets-etcd" ./storage/etcd/cmd/widgets-etcd
 	go build -o "$BIN/widgets" ./examples/widgets
 	if [[ -x ${ETCD_BIN:-} ]]; then cp "$ETCD_BIN" "$BIN/etcd"; else (cd internal/test/robustness && go build -o "$BIN/etcd" go.etcd.io/etcd/server/v3); fi
+fi
+PASSES=${PASSES:-postgres,postgres-only,memory,etcd,kine}
+if [[ -z ${SCALE:-} && ,$PASSES, == *,kine,* ]]; then
+	internal/test/kinebench/build.sh
+	source internal/test/kinebench/kube-on-kine.sh
 fi
 
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -80,14 +99,12 @@ up() { # URL: wait until anything answers
 	return 1
 }
 
-if wants postgres || wants postgres-only; then
-	"$BIN/loadtest" -serve-postgres "$OUT/pg.info" 2>"$OUT/pg.log" &
-	pids+=($!)
-	for _ in $(seq 600); do [[ -s $OUT/pg.info ]] && break; sleep 0.1; done
-	PGURL=$(sed -n 1p "$OUT/pg.info")
-	PGPID=$(sed -n 2p "$OUT/pg.info")
-	echo "PostgreSQL $PGURL (postmaster $PGPID)"
-fi
+"$BIN/loadtest" -serve-postgres "$OUT/pg.info" 2>"$OUT/pg.log" &
+pids+=($!)
+for _ in $(seq 600); do [[ -s $OUT/pg.info ]] && break; sleep 0.1; done
+PGURL=$(sed -n 1p "$OUT/pg.info")
+PGPID=$(sed -n 2p "$OUT/pg.info")
+echo "PostgreSQL $PGURL (postmaster $PGPID)"
 
 if [[ -n ${SCALE:-} ]]; then
 	KP=$(port)
@@ -141,26 +158,20 @@ CP=$(port)
 "$BIN/loadtest" -serve-ceiling 127.0.0.1:$CP 2>"$OUT/ceiling.log" &
 cpid=$!
 pids+=($cpid)
-up http://127.0.0.1:$CP
-if wants postgres || wants postgres-only; then
-	OP=$(port)
-	"$BIN/loadtest" -serve-ceiling 127.0.0.1:$OP -ceiling-postgres "$PGURL" 2>"$OUT/pg-only.log" &
-	opid=$!
-	pids+=($opid)
-	KP=$(port)
-	"$BIN/widgets-postgres" -postgres "$PGURL" -addr 127.0.0.1:$KP 2>"$OUT/kapi-pg.log" &
-	kpgpid=$!
-	pids+=($kpgpid)
-	# The PostgreSQL-only pass seeds its own widgets: a kapi of its own, on a
-	# schema of its own in the same database.
-	KP2=$(port)
-	"$BIN/widgets-postgres" -postgres "$PGURL" -schema kapi2 -addr 127.0.0.1:$KP2 2>"$OUT/kapi-pg2.log" &
-	kpg2pid=$!
-	pids+=($kpg2pid)
-	ready http://127.0.0.1:$KP
-	ready http://127.0.0.1:$KP2
-	up http://127.0.0.1:$OP
-fi
+OP=$(port)
+"$BIN/loadtest" -serve-ceiling 127.0.0.1:$OP -ceiling-postgres "$PGURL" 2>"$OUT/pg-only.log" &
+opid=$!
+pids+=($opid)
+KP=$(port)
+"$BIN/widgets-postgres" -postgres "$PGURL" -addr 127.0.0.1:$KP 2>"$OUT/kapi-pg.log" &
+kpgpid=$!
+pids+=($kpgpid)
+# The PostgreSQL-only pass seeds its own widgets: a kapi of its own, on a
+# schema of its own in the same database.
+KP2=$(port)
+"$BIN/widgets-postgres" -postgres "$PGURL" -schema kapi2 -addr 127.0.0.1:$KP2 2>"$OUT/kapi-pg2.log" &
+kpg2pid=$!
+pids+=($kpg2pid)
 KE=$(port)
 "$BIN/widgets-etcd" -etcd http://127.0.0.1:$EP -addr 127.0.0.1:$KE 2>"$OUT/kapi-etcd.log" &
 ketcdpid=$!
@@ -175,29 +186,53 @@ if [[ -n ${ETCD_BEFORE:-} ]]; then
 	kbpid=$!
 	pids+=($kbpid)
 	ready http://127.0.0.1:$KB
-	PASSES=$PASSES,etcd-before
+	PASSES=${PASSES/etcd/etcd-before,etcd}
 fi
 KM=$(port)
 "$BIN/widgets" -addr 127.0.0.1:$KM 2>"$OUT/kapi-memory.log" &
 kmpid=$!
 pids+=($kmpid)
+ready http://127.0.0.1:$KP
+ready http://127.0.0.1:$KP2
 ready http://127.0.0.1:$KE
 ready http://127.0.0.1:$KM
 up http://127.0.0.1:$EO
+up http://127.0.0.1:$CP
+up http://127.0.0.1:$OP
 
+uptime | tee "$OUT/uptime.txt"
 common=(-duration "$DURATION" -rounds "$ROUNDS" -watchers 300 -watch-rate 50)
 pass() { # name, then the harness's arguments; a pass that fails is logged
 	local name=$1
 	shift
-	wants "$name" || return 0
-	echo "== $name ($(uptime))"
+	echo "== $name"
 	"$BIN/loadtest" "${common[@]}" "$@" -json "$OUT/$name.json" 2>"$OUT/$name.log" | tee "$OUT/$name.txt" ||
 		echo "pass $name failed: see $OUT/$name.log"
 }
-pass postgres -server http://127.0.0.1:${KP:-} -server-pid ${kpgpid:-0} -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid ${PGPID:-0} -workloads "$WORKLOADS"
-pass postgres-only -server http://127.0.0.1:${KP2:-} -server-pid ${kpg2pid:-0} -ceiling http://127.0.0.1:${OP:-} -ceiling-pid ${opid:-0} -store-pid ${PGPID:-0} -workloads "$WRITES"
-pass memory -server http://127.0.0.1:$KM -server-pid $kmpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -workloads "${READS:-get,list-large-json}"
+kine_pass() {
+	# Started for its pass alone, so that kube-apiserver's own background
+	# work (leases, compaction, kine's polling) does not run beside the others.
+	if kube_on_kine_start "$OUT/kine" "$PGURL"; then
+		pass kine -server "$KK_URL" -ca "$KK_CA" -cert "$KK_CERT" -key "$KK_KEY" -server-pid $KK_PID \
+			-ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $KINE_PID,$PGPID -workloads "$WORKLOADS"
+	else
+		echo "pass kine failed: see $OUT/kine"
+	fi
+	kube_on_kine_stop
+}
 etcdonly=(-store-only http://127.0.0.1:$EO -store-only-pid $eopid)
-pass etcd-before -server http://127.0.0.1:${KB:-} -server-pid ${kbpid:-0} -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $etcdpid "${etcdonly[@]}" -workloads "$WORKLOADS"
-pass etcd -server http://127.0.0.1:$KE -server-pid $ketcdpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $etcdpid "${etcdonly[@]}" -workloads "$WORKLOADS"
+# In the order PASSES names them.
+for p in ${PASSES//,/ }; do
+	case $p in
+	postgres) pass postgres -server http://127.0.0.1:$KP -server-pid $kpgpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $PGPID -workloads "$WORKLOADS" ;;
+	postgres-only) pass postgres-only -server http://127.0.0.1:$KP2 -server-pid $kpg2pid -ceiling http://127.0.0.1:$OP -ceiling-pid $opid -store-pid $PGPID -workloads "$WRITES" ;;
+	memory) pass memory -server http://127.0.0.1:$KM -server-pid $kmpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -workloads "${READS:-get,list-large-json}" ;;
+	etcd) pass etcd -server http://127.0.0.1:$KE -server-pid $ketcdpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $etcdpid "${etcdonly[@]}" -workloads "$WORKLOADS" ;;
+	etcd-before) pass etcd-before -server http://127.0.0.1:$KB -server-pid $kbpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $etcdpid "${etcdonly[@]}" -workloads "$WORKLOADS" ;;
+	kine) kine_pass ;;
+	*) echo "no pass $p" >&2 ;;
+	esac
+done
+uptime | tee -a "$OUT/uptime.txt"
+python3 internal/test/loadtest/sqlsummary.py "$OUT" | tee "$OUT/summary.md"
 echo "results in $OUT"
