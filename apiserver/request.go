@@ -15,6 +15,8 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/internal/names"
+	"github.com/kapi-dev/kapi/internal/requestinfo"
 	"github.com/kapi-dev/kapi/patch"
 )
 
@@ -116,8 +118,8 @@ var (
 // /api/{version}/... or /apis/{group}/{version}/..., then
 // [/namespaces/{namespace}]/{resource}[/{name}[/{subresource}]].
 func resourcePathOf(r *http.Request) resourcePath {
-	var segments [routedSegments]string
-	_, parts := routedPath(r, &segments)
+	var segments [requestinfo.Segments]string
+	_, parts := requestinfo.RoutedPath(r, &segments)
 	var p resourcePath
 	switch {
 	case len(parts) >= 2 && parts[0] == "api":
@@ -291,10 +293,10 @@ func (rq *request) serve(v verb) error {
 // checkPathNames refuses a name or namespace in the path that no object
 // can have.
 func (rq *request) checkPathNames() error {
-	if msgs := isValidPathSegment(rq.name); rq.name != "" && len(msgs) > 0 {
+	if msgs := names.IsPathSegmentName(rq.name); rq.name != "" && len(msgs) > 0 {
 		return badRequest("Name parameter invalid: %q: %s", rq.name, strings.Join(msgs, ";"))
 	}
-	if msgs := isValidPathSegment(rq.namespace); rq.namespace != "" && len(msgs) > 0 {
+	if msgs := names.IsPathSegmentName(rq.namespace); rq.namespace != "" && len(msgs) > 0 {
 		return badRequest("Namespace parameter invalid: %q: %s", rq.namespace, strings.Join(msgs, ";"))
 	}
 	return nil
@@ -366,25 +368,17 @@ func optionsInvalid(kind string, errs FieldErrors) error {
 	return e
 }
 
-func isValidPathSegment(name string) []string {
-	switch {
-	case name == "." || name == "..":
-		return []string{fmt.Sprintf("may not be '%s'", name)}
-	case strings.ContainsAny(name, "/%"):
-		return []string{"may not contain '/' or '%'"}
-	}
-	return nil
-}
-
 // fail answers with the Status of err, in the negotiated format if there
 // is one. Handlers that begin a response (a watch) do not fail after that.
 func (rq *request) fail(err error) {
 	writeStatus(rq.w, rq.r, rq.out.Format, statusOf(err, target{rq.res, rq.name}))
 }
 
-// boolParam reads a boolean query parameter (see boolQuery), as the
-// authorizer read watch.
-func (rq *request) boolParam(name string) (value, set bool) { return boolQuery(rq.query, name) }
+// boolParam reads a boolean query parameter (see requestinfo.BoolQuery), as
+// the authorizer read watch.
+func (rq *request) boolParam(name string) (value, set bool) {
+	return requestinfo.BoolQuery(rq.query, name)
+}
 
 // dryRun reads the dryRun parameter: only All is known.
 func (rq *request) dryRun(fromBody []string) (bool, error) {
