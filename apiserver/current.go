@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/kapi-dev/kapi"
@@ -23,16 +24,17 @@ import (
 // a guess: that the client's resourceVersion differs, or that nothing
 // changes, is only believed of the store's version.
 func (rq *request) latest(ctx context.Context, key string, fromCache bool) (kv storage.KeyValue, cached bool, err error) {
-	if fromCache && rq.res.cache != nil {
-		// This server's own last write is a moment from its cache, and
-		// as a rule the object's (a client writing one object in a loop):
+	if fromCache && rq.res.cache != nil && rq.s.hub.Reached(0) { // not before the cache has synced
+		it, _ := rq.res.cache.Get(key)
+		// This server's own last write to the object may be a moment
+		// from its cache (a client writing one object in a loop):
 		// waiting for it, briefly, spares a write that would fail.
-		if w := rq.s.written.Load(); !rq.s.hub.Reached(w) {
-			wait, cancel := context.WithTimeout(ctx, currentWait)
-			_ = rq.s.hub.WaitFor(wait, w) // if not, the write fails and starts again
-			cancel()
+		if w := rq.s.wrote.at(key); it == nil || it.Revision < w {
+			if rq.waitCache(ctx, w) {
+				it, _ = rq.res.cache.Get(key)
+			}
 		}
-		if it, _ := rq.res.cache.Get(key); it != nil && it.Value != nil {
+		if it != nil && it.Value != nil {
 			return storage.KeyValue{Key: key, Value: it.Value, ModRevision: it.Revision}, true, nil
 		}
 	}
@@ -59,11 +61,7 @@ func (rq *request) latest(ctx context.Context, key string, fromCache bool) (kv s
 // is made without encoding it again (objectJSON).
 func (rq *request) current(ctx context.Context, kv storage.KeyValue) (obj kapi.Object, value []byte, err error) {
 	if rq.subresource == "" && len(rq.s.config.mutating) == 0 && rq.res.cache != nil {
-		if !rq.s.hub.Reached(kv.ModRevision) {
-			wait, cancel := context.WithTimeout(ctx, currentWait)
-			_ = rq.s.hub.WaitFor(wait, kv.ModRevision) // if not, decoded below
-			cancel()
-		}
+		rq.waitCache(ctx, kv.ModRevision) // if not reached, decoded below
 		if it, _ := rq.res.cache.Get(kv.Key); it != nil && it.Revision == kv.ModRevision {
 			if obj, err := cachedObject(it); err == nil && isObjectOf(obj, rq.res.storageVersion().objType.typ) {
 				return shallowCopy(obj), it.Value, nil // no Value if converted
@@ -105,6 +103,62 @@ func isObjectOf(obj kapi.Object, t reflect.Type) bool {
 // currentWait bounds how long a write waits for the watch cache to reach
 // the object it changes.
 const currentWait = 100 * time.Millisecond
+
+// waitCache waits, up to currentWait, for the watch cache to reach rev,
+// and says whether it did. A request waits once at most: a cache that did
+// not catch up then (its watch broken or behind) is not waited for again,
+// and the request goes on with the store.
+func (rq *request) waitCache(ctx context.Context, rev int64) bool {
+	if rq.s.hub.Reached(rev) {
+		return true
+	}
+	if rq.cacheSlow {
+		return false
+	}
+	rq.s.cacheWaits.Add(1)
+	wait, cancel := context.WithTimeout(ctx, currentWait)
+	defer cancel()
+	rq.cacheSlow = rq.s.hub.WaitFor(wait, rev) != nil
+	return !rq.cacheSlow
+}
+
+// writes is the revision of this server's last write of each key, for
+// latest: the keys whose write its watch cache has not shown yet, at the
+// least. It is bounded: when full, the keys the cache has reached go, and
+// if none has, all do (a key forgotten costs a failed compare, no more).
+type writes struct {
+	mu  sync.Mutex
+	rev map[string]int64
+}
+
+const maxWrites = 4096
+
+func (w *writes) record(hub *watch.Hub, key string, rev int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.rev) >= maxWrites {
+		for k, r := range w.rev {
+			if hub.Reached(r) {
+				delete(w.rev, k)
+			}
+		}
+		if len(w.rev) >= maxWrites {
+			clear(w.rev)
+		}
+	}
+	if w.rev == nil {
+		w.rev = make(map[string]int64)
+	}
+	if rev > w.rev[key] {
+		w.rev[key] = rev
+	}
+}
+
+func (w *writes) at(key string) int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.rev[key]
+}
 
 // deepCopyObject is a copy of obj that shares nothing changeable with it
 // (deepcopy.Set).

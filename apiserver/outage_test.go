@@ -156,11 +156,10 @@ func TestStoreOutage(t *testing.T) {
 			body: func(c, n int) string { return widget(fmt.Sprintf("new-%d-%d", c, n)) }},
 		{name: "update", method: http.MethodPatch, want: http.StatusServiceUnavailable,
 			path: func(c, _ int) string { return fmt.Sprintf("%s/w%d", widgets, c%10) },
-			// A valid change: an update starts from the watch cache's
-			// object, and is validated before it reaches the store.
-			body: func(c, n int) string {
-				return fmt.Sprintf(`{"spec":{"color":%q}}`, []string{"Red", "Green", "Blue"}[(c+n)%3])
-			}},
+			// An invalid color: the refusal of the watch cache's object
+			// stands only once the store shows that object current, and
+			// the store cannot be read (503), as kube-apiserver's.
+			body: func(c, n int) string { return fmt.Sprintf(`{"spec":{"color":"c%d-%d"}}`, c, n) }},
 		{name: "consistent list", method: http.MethodGet, want: http.StatusServiceUnavailable,
 			path: func(int, int) string { return widgets }},
 		{name: "consistent get", method: http.MethodGet, want: http.StatusServiceUnavailable,

@@ -52,6 +52,7 @@ type request struct {
 	warned           map[string]bool
 	warnedRunes      int
 	rec              *recording // what observers see, or nil (observe.go)
+	cacheSlow        bool       // the watch cache was waited for in vain (waitCache)
 	w                http.ResponseWriter
 	r                *http.Request
 }

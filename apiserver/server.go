@@ -33,9 +33,10 @@ type Server struct {
 	health *storehealth.Health
 	flow   *guard.Flow      // what is in flight (internal/guard)
 	lists  listcache.Budget // the whole-collection lists kept (internal/listcache)
-	// written is the revision of the latest write this server made
+	// wrote is the revision of this server's last write of each key
 	// (storeObject), which its cache shows soon after (latest).
-	written atomic.Int64
+	wrote      writes
+	cacheWaits atomic.Int64 // how often a write waited for the watch cache (waitCache), for tests
 
 	handler atomic.Pointer[http.Handler] // set when serving starts
 

@@ -100,100 +100,125 @@ func (rq *request) write(ctx context.Context, desired desired, rec managedRecord
 		return nil, nil, err
 	}
 	key := rq.res.key(rq.namespace, rq.name)
-	trustCache := !dryRun // the first attempt, if it will write
-	for {
-		kv, cached, err := rq.latest(ctx, key, trustCache)
-		trustCache = false
-		if err != nil {
-			return nil, nil, err
-		}
-		// The write is made in the request's version (cur, want, next),
-		// and admitted, validated and stored in the storage version
-		// (curStored, nextStored).
-		curStored, curValue, err := rq.current(ctx, kv)
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(rq.s.config.mutating) > 0 {
-			curValue = nil // a mutating hook sees, and may change, curStored
-		}
-		cur, err := rq.res.fromStorage(curStored)
-		if err != nil {
-			return nil, nil, err
-		}
-		want, err := desired(shallowCopy(cur), curValue)
-		if err != nil {
-			return nil, nil, err
-		}
-		if rv := want.GetObjectMeta().ResourceVersion; rv != "" {
-			rev, err := parseRevision(rv)
-			if err != nil {
+	kv, cached, err := rq.latest(ctx, key, !dryRun) // the first attempt, if it will write
+	for err == nil {
+		var next kapi.Object
+		var value []byte
+		next, value, err = rq.attempt(ctx, key, kv, cached, desired, rec, dryRun)
+		switch {
+		case errors.Is(err, errAgain):
+			kv, cached, err = rq.latest(ctx, key, false)
+		case err != nil && cached:
+			// What the cache holds may be behind, and err only its
+			// consequence (a JSON Patch test, a UID precondition, an
+			// apply's conflict, validation, admission, a compare on a
+			// key since deleted): it stands if the store still holds
+			// that version, as kube-apiserver's GuaranteedUpdate answers
+			// an error from the cached object only once the store shows
+			// it current. Otherwise the next attempt starts from the
+			// store's version; a store that cannot be read (or no longer
+			// has the key) answers with its own error.
+			fresh, ferr := rq.s.config.store.Get(ctx, key, 0)
+			if ferr == nil && fresh.ModRevision == kv.ModRevision {
 				return nil, nil, err
 			}
-			if rev != kv.ModRevision {
-				if cached {
-					continue // the cache may be behind: ask the store
-				}
-				return nil, nil, storage.ErrConflict
-			}
+			kv, cached, err = fresh, false, ferr
+		default:
+			return next, value, err
 		}
-		next, err := rq.prepareUpdate(cur, want)
+	}
+	return nil, nil, err
+}
+
+// errAgain says that an attempt of write must start again from the store.
+var errAgain = errors.New("start again from the store")
+
+// attempt is one of write's attempts, from kv, the current object (from
+// the watch cache if cached).
+func (rq *request) attempt(ctx context.Context, key string, kv storage.KeyValue, cached bool, desired desired, rec managedRecord, dryRun bool) (kapi.Object, []byte, error) {
+	// The write is made in the request's version (cur, want, next),
+	// and admitted, validated and stored in the storage version
+	// (curStored, nextStored).
+	curStored, curValue, err := rq.current(ctx, kv)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(rq.s.config.mutating) > 0 {
+		curValue = nil // a mutating hook sees, and may change, curStored
+	}
+	cur, err := rq.res.fromStorage(curStored)
+	if err != nil {
+		return nil, nil, err
+	}
+	want, err := desired(shallowCopy(cur), curValue)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rv := want.GetObjectMeta().ResourceVersion; rv != "" {
+		rev, err := parseRevision(rv)
 		if err != nil {
 			return nil, nil, err
 		}
-		if rec == recordAnUpdate {
-			next.GetObjectMeta().ManagedFields = baseManagedFields(cur, want)
-		} else {
-			// An apply's merge recorded them on want; a subresource's
-			// write takes the rest from cur.
-			next.GetObjectMeta().ManagedFields = want.GetObjectMeta().ManagedFields
+		if rev != kv.ModRevision {
+			return nil, nil, storage.ErrConflict // if cached, checked against the store (write)
 		}
-		nextStored, err := rq.convertMutate(ctx, OperationUpdate, next, curStored, dryRun)
-		if err != nil {
-			return nil, nil, err
+	}
+	next, err := rq.prepareUpdate(cur, want)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rec == recordAnUpdate {
+		next.GetObjectMeta().ManagedFields = baseManagedFields(cur, want)
+	} else {
+		// An apply's merge recorded them on want; a subresource's
+		// write takes the rest from cur.
+		next.GetObjectMeta().ManagedFields = want.GetObjectMeta().ManagedFields
+	}
+	nextStored, err := rq.convertMutate(ctx, OperationUpdate, next, curStored, dryRun)
+	if err != nil {
+		return nil, nil, err
+	}
+	if m := nextStored.GetObjectMeta(); m.Name != rq.name || m.Namespace != rq.namespace {
+		return nil, nil, badRequest("an admission hook must not change the name or namespace of the object")
+	}
+	if err := rq.checkWrite(ctx, OperationUpdate, nextStored, curStored, dryRun); err != nil {
+		return nil, nil, err
+	}
+	bare, err := rq.res.storageVersion().encodeUnmanaged(nextStored)
+	if err != nil {
+		return nil, nil, err
+	}
+	// What is answered, in the request's version, with what hooks did.
+	if next, err = rq.res.fromStorage(nextStored); err != nil {
+		return nil, nil, err
+	}
+	meta := next.GetObjectMeta()
+	if unchanged, err := bare.unchanged(nextStored, curStored, kv.Value); err != nil {
+		return nil, nil, err
+	} else if unchanged {
+		if cached {
+			return nil, nil, errAgain // unchanged from what the cache holds, which may be behind
 		}
-		if m := nextStored.GetObjectMeta(); m.Name != rq.name || m.Namespace != rq.namespace {
-			return nil, nil, badRequest("an admission hook must not change the name or namespace of the object")
-		}
-		if err := rq.checkWrite(ctx, OperationUpdate, nextStored, curStored, dryRun); err != nil {
-			return nil, nil, err
-		}
-		bare, err := rq.res.storageVersion().encodeUnmanaged(nextStored)
-		if err != nil {
-			return nil, nil, err
-		}
-		// What is answered, in the request's version, with what hooks did.
-		if next, err = rq.res.fromStorage(nextStored); err != nil {
-			return nil, nil, err
-		}
-		meta := next.GetObjectMeta()
-		if unchanged, err := bare.unchanged(nextStored, curStored, kv.Value); err != nil {
-			return nil, nil, err
-		} else if unchanged {
-			if cached {
-				continue // unchanged from what the cache holds, which may be behind
-			}
-			meta.ResourceVersion = cur.GetObjectMeta().ResourceVersion
-			return next, kv.Value, nil // nothing changed: nothing is written
-		}
-		value, err := rq.recordedValue(cur, curValue, next, nextStored, bare, rec)
-		if err != nil {
-			return nil, nil, err
-		}
-		if dryRun {
-			meta.ResourceVersion = cur.GetObjectMeta().ResourceVersion
-			return next, value, nil
-		}
-		rev, err := rq.storeObject(ctx, key, value, nextStored, kv.ModRevision)
-		if errors.Is(err, storage.ErrConflict) || cached && errors.Is(err, storage.ErrNotFound) {
-			continue // another write got in first, or the cache was behind
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		meta.ResourceVersion = formatRevision(rev)
+		meta.ResourceVersion = cur.GetObjectMeta().ResourceVersion
+		return next, kv.Value, nil // nothing changed: nothing is written
+	}
+	value, err := rq.recordedValue(cur, curValue, next, nextStored, bare, rec)
+	if err != nil {
+		return nil, nil, err
+	}
+	if dryRun {
+		meta.ResourceVersion = cur.GetObjectMeta().ResourceVersion
 		return next, value, nil
 	}
+	rev, err := rq.storeObject(ctx, key, value, nextStored, kv.ModRevision)
+	if errors.Is(err, storage.ErrConflict) {
+		return nil, nil, errAgain // another write got in first
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	meta.ResourceVersion = formatRevision(rev)
+	return next, value, nil
 }
 
 // prepareUpdate applies the rules of an update to what the client wants:

@@ -276,8 +276,7 @@ func (rq *request) storeObject(ctx context.Context, key string, value []byte, ob
 	}
 	withdraw(rev, err)
 	if err == nil {
-		for w := rq.s.written.Load(); w < rev && !rq.s.written.CompareAndSwap(w, rev); w = rq.s.written.Load() {
-		}
+		rq.s.wrote.record(rq.s.hub, key, rev)
 	}
 	return rev, err
 }
