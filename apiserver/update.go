@@ -105,7 +105,10 @@ func (rq *request) write(ctx context.Context, desired desired, rec managedRecord
 		var next kapi.Object
 		var value []byte
 		next, value, err = rq.attempt(ctx, key, kv, cached, desired, rec, dryRun)
+		var failed storeFailed
 		switch {
+		case errors.As(err, &failed):
+			return nil, nil, failed.error
 		case errors.Is(err, errAgain):
 			kv, cached, err = rq.latest(ctx, key, false)
 		case err != nil && cached:
@@ -132,6 +135,11 @@ func (rq *request) write(ctx context.Context, desired desired, rec managedRecord
 
 // errAgain says that an attempt of write must start again from the store.
 var errAgain = errors.New("start again from the store")
+
+// storeFailed is the error of an attempt's write to the store: write's
+// answer as it is (a write that failed, or may have happened, is not
+// looked at again).
+type storeFailed struct{ error }
 
 // attempt is one of write's attempts, from kv, the current object (from
 // the watch cache if cached).
@@ -213,6 +221,9 @@ func (rq *request) attempt(ctx context.Context, key string, kv storage.KeyValue,
 	rev, err := rq.storeObject(ctx, key, value, nextStored, kv.ModRevision)
 	if errors.Is(err, storage.ErrConflict) {
 		return nil, nil, errAgain // another write got in first
+	}
+	if err != nil && !(cached && errors.Is(err, storage.ErrNotFound)) {
+		return nil, nil, storeFailed{err} // the write's outcome, which no read changes
 	}
 	if err != nil {
 		return nil, nil, err
