@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -27,6 +28,9 @@ func (s *Store) Events(ctx context.Context, events ...*clientv3.Event) ([]storag
 // WithoutReconnect leaves the client's connect backoff as gRPC makes it,
 // as the store did before it reset it: for the outage test's "before".
 func WithoutReconnect() Option { return func(c *config) { c.noReconnect = true } }
+
+// WithRevisionTimeout bounds a read of the revision by d, not a minute.
+func WithRevisionTimeout(d time.Duration) Option { return func(c *config) { c.revisionTimeout = d } }
 
 // RevisionWaiters is how many Revision calls wait for the next read of
 // the revision, not yet started.

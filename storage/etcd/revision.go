@@ -4,7 +4,17 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
+
+	"github.com/kapi-dev/kapi/storage"
 )
+
+// revisionTimeout bounds a shared read of the revision: it outlives the
+// callers that give up only while one waits, and a caller with no deadline
+// (context.Background) must not hold every later consistent read behind a
+// read that hangs, as on an etcd that does not answer. A minute:
+// kube-apiserver's default --request-timeout.
+const revisionTimeout = time.Minute
 
 // revisionReads joins the reads of the store's revision: a consistent
 // read (a GET or LIST with no resourceVersion) needs it, from etcd, and
@@ -19,6 +29,10 @@ type revisionReads struct {
 	mu       sync.Mutex
 	inFlight bool
 	next     *revisionRead // the read the next callers join; nil: none yet
+	// closed is set by Close, which waits for idle, made when a reader
+	// goroutine starts and closed when it ends, to be closed.
+	closed bool
+	idle   chan struct{}
 }
 
 // revisionRead is one read of the revision marker and those waiting for it.
@@ -37,16 +51,20 @@ type revisionRead struct {
 func (s *Store) revision(ctx context.Context) (int64, error) {
 	r := &s.revisions
 	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return 0, storage.ErrClosed
+	}
 	b := r.next
 	if b == nil {
 		b = &revisionRead{done: make(chan struct{})}
-		b.ctx, b.cancel = context.WithCancel(context.WithoutCancel(ctx))
+		b.ctx, b.cancel = context.WithTimeout(context.WithoutCancel(ctx), s.revisionTimeout)
 		r.next = b
 	}
 	b.waiting++
 	if !r.inFlight {
-		r.inFlight, r.next = true, nil
-		go s.readRevisions(b)
+		r.inFlight, r.next, r.idle = true, nil, make(chan struct{})
+		go s.readRevisions(b, r.idle)
 	}
 	r.mu.Unlock()
 	select {
@@ -66,11 +84,15 @@ func (s *Store) revision(ctx context.Context) (int64, error) {
 }
 
 // readRevisions reads the revision for b, then for each read joined while
-// the last was in flight, until none was.
-func (s *Store) readRevisions(b *revisionRead) {
+// the last was in flight, until none was; then it closes idle. Close ends
+// the read in flight.
+func (s *Store) readRevisions(b *revisionRead, idle chan struct{}) {
+	defer close(idle)
 	r := &s.revisions
 	for b != nil {
+		stop := context.AfterFunc(s.closed, b.cancel)
 		b.rev, b.err = s.readRevision(b.ctx)
+		stop()
 		b.cancel()
 		close(b.done)
 		r.mu.Lock()
@@ -101,4 +123,20 @@ func (s *Store) revisionWaiters() int {
 		return 0
 	}
 	return s.revisions.next.waiting
+}
+
+// closeRevisions ends the read of the revision in flight, if any, and
+// waits for its goroutine to end; later calls get storage.ErrClosed.
+func (s *Store) closeRevisions() {
+	r := &s.revisions
+	r.mu.Lock()
+	r.closed = true
+	idle := r.idle
+	if r.next != nil {
+		r.next.cancel() // never to start
+	}
+	r.mu.Unlock()
+	if idle != nil {
+		<-idle
+	}
 }

@@ -13,6 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
 
+	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/storage/etcd"
 )
 
@@ -48,11 +49,11 @@ func (m *markerReads) client(t *testing.T) *clientv3.Client {
 // heldStore is a store under a fresh prefix whose reads of its revision
 // marker m counts, with one Revision call in flight, its read held until
 // release is closed; first says how that call ended.
-func heldStore(t *testing.T) (s *etcd.Store, m *markerReads, release chan struct{}, first <-chan error) {
+func heldStore(t *testing.T, opts ...etcd.Option) (s *etcd.Store, m *markerReads, release chan struct{}, first <-chan error) {
 	t.Helper()
 	prefix := freshPrefix()
 	m = &markerReads{marker: prefix + "revision", held: make(chan struct{}, 1)}
-	s, err := etcd.New(t.Context(), m.client(t), etcd.WithPrefix(prefix))
+	s, err := etcd.New(t.Context(), m.client(t), append(opts, etcd.WithPrefix(prefix))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func heldStore(t *testing.T) (s *etcd.Store, m *markerReads, release chan struct
 	m.hold.Store(&release)
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.Revision(t.Context())
+		_, err := s.Revision(context.Background()) // no deadline of its own
 		done <- err
 	}()
 	<-m.held
@@ -155,5 +156,63 @@ func TestRevisionReadAbandoned(t *testing.T) {
 	}
 	if got := m.n.Load(); got != 2 {
 		t.Errorf("%d reads of the marker, want 2 (the first and the later caller's)", got)
+	}
+}
+
+// answerOf is what c says, or a failure if it says nothing for long: a
+// bound on a hang, not a measure of time.
+func answerOf(t *testing.T, what string, c <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-c:
+		return err
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: no answer", what)
+		return nil
+	}
+}
+
+// TestRevisionReadBounded: a read of the revision that etcd does not
+// answer ends at the store's bound, though its caller has no deadline, and
+// the callers after it are answered by a read of their own.
+func TestRevisionReadBounded(t *testing.T) {
+	s, m, _, first := heldStore(t, etcd.WithRevisionTimeout(100*time.Millisecond)) // never released
+	if err := answerOf(t, "a Revision with no deadline while etcd hangs", first); err == nil {
+		t.Fatal("a Revision whose read etcd never answered: no error")
+	}
+	rev, err := s.Revision(t.Context())
+	if err != nil || rev == 0 {
+		t.Fatalf("a Revision once etcd answers: %d, %v", rev, err)
+	}
+	if got := m.n.Load(); got != 2 {
+		t.Errorf("%d reads of the marker, want 2", got)
+	}
+}
+
+// TestCloseEndsRevisionRead: Close ends a read of the revision in flight,
+// and those waiting for the next, and waits for its goroutine; a later
+// call gets ErrClosed.
+func TestCloseEndsRevisionRead(t *testing.T) {
+	s, _, _, first := heldStore(t) // never released
+	next := make(chan error, 1)
+	go func() {
+		_, err := s.Revision(context.Background())
+		next <- err
+	}()
+	for s.RevisionWaiters() < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	if err := answerOf(t, "Close with a read of the revision in flight", closed); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []<-chan error{first, next} {
+		if err := answerOf(t, "a Revision when the store closed", c); err == nil {
+			t.Error("a Revision whose read the store's Close ended: no error")
+		}
+	}
+	if _, err := s.Revision(t.Context()); !errors.Is(err, storage.ErrClosed) {
+		t.Errorf("a Revision after Close: %v, want ErrClosed", err)
 	}
 }

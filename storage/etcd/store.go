@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -27,6 +28,8 @@ type config struct {
 	// noReconnect leaves the client's connect backoff alone, for the
 	// outage test to measure what it costs.
 	noReconnect bool
+	// revisionTimeout bounds a read of the revision (revisionTimeout).
+	revisionTimeout time.Duration
 }
 
 // WithPrefix sets where in etcd's key space the store lives: its keys are
@@ -57,7 +60,11 @@ type Store struct {
 	stopReconnect context.CancelFunc
 	reconnectDone chan struct{}
 
-	revisions revisionReads
+	revisions       revisionReads
+	revisionTimeout time.Duration // bounds a read of it (revisionTimeout)
+	// closed ends when Close is called.
+	closed      context.Context
+	closeCancel context.CancelFunc
 }
 
 var _ storage.Interface = (*Store)(nil)
@@ -72,7 +79,7 @@ func New(ctx context.Context, client *clientv3.Client, opts ...Option) (*Store, 
 	if client == nil {
 		return nil, errors.New("etcd: nil client")
 	}
-	c := config{prefix: defaultPrefix}
+	c := config{prefix: defaultPrefix, revisionTimeout: revisionTimeout}
 	for _, opt := range opts {
 		opt(&c)
 	}
@@ -81,7 +88,10 @@ func New(ctx context.Context, client *clientv3.Client, opts ...Option) (*Store, 
 		data:    c.prefix + "data",
 		marker:  c.prefix + "revision",
 		closing: make(chan struct{}),
+
+		revisionTimeout: c.revisionTimeout,
 	}
+	s.closed, s.closeCancel = context.WithCancel(context.Background())
 	resp, err := client.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(s.marker), "=", 0)).
 		Then(clientv3.OpPut(s.marker, "")).
@@ -256,6 +266,8 @@ func (s *Store) Close() error {
 	err := storage.ErrClosed
 	s.closeOnce.Do(func() {
 		close(s.closing)
+		s.closeCancel()
+		s.closeRevisions()
 		s.stopReconnect()
 		<-s.reconnectDone
 		err = nil
