@@ -196,3 +196,28 @@ func TestClashes(t *testing.T) {
 		t.Errorf("namespaces/restart: %v", err)
 	}
 }
+
+// TestJournal: the example's log keeps a widget's last 100 lines, refuses
+// a reason too long to keep, and starts anew for a widget created again
+// under its name (it is keyed by UID).
+func TestJournal(t *testing.T) {
+	c := newClient(t)
+	for i := range 101 {
+		c.want(c.do("POST", widget+"/restart", "application/json", fmt.Sprintf(`{"reason":"r%d"}`, i)), 201, "", "")
+	}
+	r := c.do("GET", widget+"/log", "", "")
+	if lines := strings.Split(strings.TrimSuffix(r.body, "\n"), "\n"); len(lines) != 100 || !strings.HasSuffix(lines[0], ": r1") || !strings.HasSuffix(lines[99], ": r100") {
+		t.Errorf("%d lines, from %q to %q", len(lines), lines[0], lines[len(lines)-1])
+	}
+	c.want(c.do("POST", widget+"/restart", "application/json", `{"reason":"`+strings.Repeat("x", 257)+`"}`), 422, "Invalid",
+		"reason: Too long: may not be more than 256 bytes")
+	c.want(c.do("DELETE", widget, "", ""), 200, "", "")
+	c.want(c.do("POST", ns+"/widgets", "application/json", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1"},"spec":{"color":"Red"}}`), 201, "", "")
+	if r := c.do("GET", widget+"/log", "", ""); r.code != 200 || r.body != "" {
+		t.Errorf("the new w1's log: %d %q", r.code, r.body)
+	}
+	r = c.do("POST", widget+"/restart", "application/json", `{"reason":"new"}`)
+	if c.want(r, 201, "", ""); !strings.Contains(r.body, `"restarts":1`) {
+		t.Errorf("the new w1's first restart: %s", r.body)
+	}
+}
