@@ -68,13 +68,13 @@ func (s *Server) AddEndpoint(e actions.Endpoint) error {
 		// finalize are told apart from those.
 		return fmt.Errorf("apiserver: endpoint namespaces/%s: a subresource of namespaces cannot be added", e.Subresource)
 	case e.Subresource == "":
+		for _, r := range s.resources {
+			if r.Group == e.Group && (r.Kind == e.Kind || r.Plural == e.Resource) {
+				return fmt.Errorf("apiserver: endpoint %s: clashes with the registered %s (resource %q)", ep.path(), r.gvk(), r.Plural)
+			}
+		}
 		if err := clashes(s.resources, ep.res); err != nil {
 			return err
-		}
-		for _, r := range s.resources {
-			if err := clashesWithAnswered([]*endpoint{ep}, r); err != nil {
-				return err
-			}
 		}
 	default:
 		i := slices.IndexFunc(s.resources, func(r *resource) bool { return r.Group == e.Group && r.Version == e.Version && r.Plural == e.Resource })
