@@ -23,17 +23,23 @@ import (
 // the first error.
 //
 // The first statement takes the revision counter's row lock (SELECT ...
-// FOR UPDATE), which every writer of the database takes first. Each next
-// statement, begun after the lock is held and so with a snapshot no other
-// writer can change, applies a round of the requests: it reads the
-// current versions of their keys, checks each request's precondition
-// against them (a failed one is that request's answer, and uses no
-// revision), writes the log rows and the current rows of the others,
-// numbers them from the counter in the requests' order, moves the counter
-// to the last, and returns each request's outcome. A round holds each key
-// once; a key written twice in a batch is in as many rounds, so that its
-// second write sees its first, as if the requests had come one at a time.
-// The last statement notifies the store's channel. The lock is held until
+// FOR UPDATE), which every writer of the database takes first, and keeps
+// the counter in a transaction-local setting. Each next statement, begun
+// after the lock is held and so with a snapshot no other writer can
+// change, applies a round of the requests: it reads the current versions
+// of their keys, checks each request's precondition against them (a
+// failed one is that request's answer, and uses no revision), writes the
+// log rows and the current rows of the others, numbers them from the
+// setting in the requests' order, moves the setting to the last, and
+// returns each request's outcome. A round holds each key once; a key
+// written twice in a batch is in as many rounds, so that its second write
+// sees its first, as if the requests had come one at a time. The last
+// statement sets the counter's row to the setting and notifies the
+// store's channel: the row is read twice per commit, as when the
+// statements went one round trip at a time, not once more per round
+// (each read of a row updated by every commit walks its dead versions,
+// which made one-round-trip commits slower than two round trips). The
+// lock is held until
 // the commit, so transactions commit in the order of their revisions, on
 // every replica (see doc.go); and since nothing in the transaction waits
 // for the client, a client that stalls never holds it.

@@ -70,11 +70,14 @@
 // a transaction in that one transaction (at most 256), in one round trip
 // and one WAL flush for all of them. The transaction is a pipeline of
 // statements with a single Sync, which PostgreSQL runs as one implicit
-// transaction: the lock; then, per round of the batch (each key once in a
-// round, so that a key written twice sees its first write), one statement
-// that reads the current versions, checks each write's precondition,
-// writes the log and current rows of those that hold, numbers them from
-// the counter and moves it; then the notification. A failed precondition
+// transaction: the lock, which keeps the counter in a transaction-local
+// setting; then, per round of the batch (each key once in a round, so that
+// a key written twice sees its first write), one statement that reads the
+// current versions, checks each write's precondition, writes the log and
+// current rows of those that hold, numbers them from the setting and
+// moves it; then one that sets the counter's row and notifies. The
+// counter's row, updated by every commit, is read twice per commit, to
+// lock and to update it. A failed precondition
 // fails only its own write and uses no revision. Revisions are store-wide
 // and consecutive, and a new store is at revision 1, as etcd's. Nothing in
 // the transaction waits for the client, so the lock is held for the time
