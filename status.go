@@ -89,4 +89,7 @@ const (
 	CauseTypeUnexpectedServerError   CauseType = "UnexpectedServerResponse"
 	CauseTypeFieldManagerConflict    CauseType = "FieldManagerConflict"
 	CauseTypeResourceVersionTooLarge CauseType = "ResourceVersionTooLarge"
+	// CauseTypeInternal is field.ErrorTypeInternal's: an error of the
+	// server's own at a field ("Internal error: ...").
+	CauseTypeInternal CauseType = "InternalError"
 )

@@ -3,146 +3,66 @@ package apiserver
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"time"
 
 	"github.com/kapi-dev/kapi"
-	"github.com/kapi-dev/kapi/codec"
-	"github.com/kapi-dev/kapi/internal/discovery"
+	"github.com/kapi-dev/kapi/actions"
 	"github.com/kapi-dev/kapi/internal/reviews"
 )
 
 // The access reviews kube-apiserver serves to every user about itself:
 // kubectl auth whoami, auth can-i and auth can-i --list. kapi serves them
 // when it authenticates (WithAuthentication or WithAnonymous), answered
-// by the configured authorizers; who may create them is for those
-// authorizers to say (Kubernetes' default RBAC lets every authenticated
-// user, role system:basic-user).
-var accessReviews = []struct {
-	group, version, plural, singular, kind string
-	serve                                  func(s *Server, w http.ResponseWriter, r *http.Request)
-}{
-	{"authentication.k8s.io", "v1", "selfsubjectreviews", "selfsubjectreview", "SelfSubjectReview", (*Server).serveSelfSubjectReview},
-	{"authorization.k8s.io", "v1", "selfsubjectaccessreviews", "selfsubjectaccessreview", "SelfSubjectAccessReview", (*Server).serveSelfSubjectAccessReview},
-	{"authorization.k8s.io", "v1", "selfsubjectrulesreviews", "selfsubjectrulesreview", "SelfSubjectRulesReview", (*Server).serveSelfSubjectRulesReview},
-}
-
-// servesAccessReviews says whether the server has users to review.
-func (s *Server) servesAccessReviews() bool {
-	return len(s.config.auth.authenticators) > 0 || s.config.auth.anonymous
-}
-
-// accessReviewGroupVersions are the group versions of the reviews, for
-// discovery, in the order kube-apiserver lists them.
-func (s *Server) accessReviewGroupVersions() []groupVersion {
-	if !s.servesAccessReviews() {
+// by the configured authorizers, as kinds answered and never stored
+// (endpoints.go); who may create them is for those authorizers to say
+// (Kubernetes' default RBAC lets every authenticated user, role
+// system:basic-user).
+func (s *Server) addAccessReviews() error {
+	if len(s.config.auth.authenticators) == 0 && !s.config.auth.anonymous {
 		return nil
 	}
-	return []groupVersion{{"authentication.k8s.io", "v1"}, {"authorization.k8s.io", "v1"}}
-}
-
-// accessReviewResources are the reviews of gv in discovery: cluster-scoped,
-// create only.
-func (s *Server) accessReviewResources(gv groupVersion) []discovery.Resource {
-	var out []discovery.Resource
-	for _, ar := range accessReviews {
-		if s.servesAccessReviews() && ar.group == gv.group && ar.version == gv.version {
-			out = append(out, discovery.Resource{Kind: ar.kind, Plural: ar.plural, Singular: ar.singular, Verbs: []string{"create"}})
-		}
-	}
-	return out
-}
-
-// accessReviewRoutes adds the reviews' endpoints; their discovery documents
-// are the registry's.
-func (s *Server) accessReviewRoutes(r interface {
-	Get(string, http.HandlerFunc)
-	Post(string, http.HandlerFunc)
-	Method(string, string, http.Handler)
-}, notAllowed http.HandlerFunc) {
-	for _, ar := range accessReviews {
-		if s.servesAccessReviews() {
-			serve := ar.serve
-			path := "/apis/" + ar.group + "/" + ar.version + "/" + ar.plural
-			r.Post(path, func(w http.ResponseWriter, r *http.Request) { serve(s, w, r) })
-			for _, m := range []string{http.MethodGet, http.MethodPut, http.MethodPatch, http.MethodDelete} {
-				r.Method(m, path, notAllowed) // not the resource paths' handler
-			}
-		}
-	}
-}
-
-// readReview decodes a review's body into v, checking its kind.
-func (s *Server) readReview(w http.ResponseWriter, r *http.Request, apiVersion, kind string, v interface{ GetTypeMeta() *kapi.TypeMeta }) error {
-	ct := r.Header.Get("Content-Type")
-	if ct == "" {
-		ct = "application/json"
-	}
-	f, err := codec.ForContentType(ct, true)
-	if err != nil {
+	review := func(group, plural, kind string, in, out kapi.Object, answer func(ctx context.Context, in kapi.Object) (kapi.Object, error)) error {
+		*in.GetTypeMeta() = kapi.TypeMeta{Kind: kind, APIVersion: group + "/v1"}
+		*out.GetTypeMeta() = *in.GetTypeMeta()
+		ep, err := newEndpoint(actions.Endpoint{Group: group, Version: "v1", Resource: plural, Kind: kind, Verbs: map[string]actions.Verb{
+			"create": {In: in, Out: out, Answer: func(ctx context.Context, _ actions.Request, in kapi.Object) (kapi.Object, error) {
+				return answer(ctx, in)
+			}},
+		}})
+		s.endpoints = append(s.endpoints, ep)
 		return err
 	}
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.config.maxBodyBytes))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return err
-		}
-		return badRequest("the request body could not be read: %v", err)
-	}
-	jsonData, ok, err := f.ToJSON(data)
-	switch {
-	case err != nil:
-	case ok:
-		err = codec.UnmarshalJSON(jsonData, v)
-	default:
-		err = f.Unmarshal(data, v)
-	}
-	if err != nil {
-		return badRequest("the body is not a %s: %v", kind, err)
-	}
-	if tm := v.GetTypeMeta(); tm.Kind != "" && tm.Kind != kind || tm.APIVersion != "" && tm.APIVersion != apiVersion {
-		return badRequest("the body is a %s %s, not a %s %s", tm.APIVersion, tm.Kind, apiVersion, kind)
-	}
-	return nil
+	return errors.Join(
+		review("authentication.k8s.io", "selfsubjectreviews", "SelfSubjectReview", &reviews.Request[struct{}]{}, &reviews.SelfSubjectReview{}, whoAmI),
+		review("authorization.k8s.io", "selfsubjectaccessreviews", "SelfSubjectAccessReview", &reviews.Request[reviews.AccessSpec]{}, &reviews.SelfSubjectAccessReview{}, s.canI),
+		review("authorization.k8s.io", "selfsubjectrulesreviews", "SelfSubjectRulesReview", &reviews.Request[reviews.RulesSpec]{}, &reviews.SelfSubjectRulesReview{}, s.rules),
+	)
 }
 
-// writeReview answers 201 Created with the review, as kube-apiserver does.
-func writeReview(w http.ResponseWriter, r *http.Request, review any) {
-	writeJSONCode(w, r, http.StatusCreated, review)
+// whoAmI answers kubectl auth whoami: the user the request runs as,
+// impersonation applied.
+func whoAmI(ctx context.Context, _ kapi.Object) (kapi.Object, error) {
+	u, _ := UserFrom(ctx)
+	review := reviews.WhoAmI(u, time.Now())
+	return &review, nil
 }
 
-// serveSelfSubjectReview answers kubectl auth whoami: the user the request
-// runs as, impersonation applied.
-func (s *Server) serveSelfSubjectReview(w http.ResponseWriter, r *http.Request) {
-	if err := s.readReview(w, r, "authentication.k8s.io/v1", "SelfSubjectReview", &reviews.Request[struct{}]{}); err != nil {
-		writeStatus(w, r, nil, statusOf(err, target{}))
-		return
-	}
-	u, _ := UserFrom(r.Context())
-	writeReview(w, r, reviews.WhoAmI(u, time.Now()))
-}
-
-// serveSelfSubjectAccessReview answers kubectl auth can-i: what the
-// authorizers decide for the request's user on the attributes asked.
-func (s *Server) serveSelfSubjectAccessReview(w http.ResponseWriter, r *http.Request) {
-	var req reviews.Request[reviews.AccessSpec]
-	if err := s.readReview(w, r, "authorization.k8s.io/v1", "SelfSubjectAccessReview", &req); err != nil {
-		writeStatus(w, r, nil, statusOf(err, target{}))
-		return
-	}
-	if detail := req.Spec.Invalid(); detail != "" {
+// canI answers kubectl auth can-i: what the authorizers decide for the
+// request's user on the attributes asked.
+func (s *Server) canI(ctx context.Context, in kapi.Object) (kapi.Object, error) {
+	spec := in.(*reviews.Request[reviews.AccessSpec]).Spec
+	if detail := spec.Invalid(); detail != "" {
 		e := NewStatusError(http.StatusUnprocessableEntity, kapi.StatusReasonInvalid,
 			`SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec: `+detail)
 		e.Status.Details = &kapi.StatusDetails{Group: "authorization.k8s.io", Kind: "SelfSubjectAccessReview",
 			Causes: []kapi.StatusCause{{Type: kapi.CauseTypeFieldValueInvalid, Field: "spec", Message: detail}}}
-		writeStatus(w, r, nil, e.Status)
-		return
+		return nil, e
 	}
-	u, _ := UserFrom(r.Context())
-	d, reason, err := s.decide(r.Context(), req.Spec.Attributes(u))
-	writeReview(w, r, reviews.AccessAnswer(req.Spec, d, reason, err))
+	u, _ := UserFrom(ctx)
+	d, reason, err := s.decide(ctx, spec.Attributes(u))
+	review := reviews.AccessAnswer(spec, d, reason, err)
+	return &review, nil
 }
 
 // decide asks the server's authorizers, or allows everything when it has
@@ -154,23 +74,19 @@ func (s *Server) decide(ctx context.Context, a Attributes) (Decision, string, er
 	return authorize(ctx, s.config.auth.authorizers, a)
 }
 
-// serveSelfSubjectRulesReview answers kubectl auth can-i --list: the rules
-// of every authorizer that can list them, incomplete when one cannot; with
-// no authorizer, everyone may do everything.
-func (s *Server) serveSelfSubjectRulesReview(w http.ResponseWriter, r *http.Request) {
-	var req reviews.Request[reviews.RulesSpec]
-	if err := s.readReview(w, r, "authorization.k8s.io/v1", "SelfSubjectRulesReview", &req); err != nil {
-		writeStatus(w, r, nil, statusOf(err, target{}))
-		return
-	}
-	if req.Spec.Namespace == "" {
-		writeStatus(w, r, nil, badRequest("no namespace on request").Status)
-		return
+// rules answers kubectl auth can-i --list: the rules of every authorizer
+// that can list them, incomplete when one cannot; with no authorizer,
+// everyone may do everything.
+func (s *Server) rules(ctx context.Context, in kapi.Object) (kapi.Object, error) {
+	spec := in.(*reviews.Request[reviews.RulesSpec]).Spec
+	if spec.Namespace == "" {
+		return nil, badRequest("no namespace on request")
 	}
 	rules, incomplete, err := reviews.AllowAll(), false, error(nil)
 	if len(s.config.auth.authorizers) > 0 {
-		u, _ := UserFrom(r.Context())
-		rules, incomplete, err = reviews.RulesFor(r.Context(), s.config.auth.authorizers, u, req.Spec.Namespace)
+		u, _ := UserFrom(ctx)
+		rules, incomplete, err = reviews.RulesFor(ctx, s.config.auth.authorizers, u, spec.Namespace)
 	}
-	writeReview(w, r, reviews.RulesAnswer(req.Spec, rules, incomplete, err))
+	review := reviews.RulesAnswer(spec, rules, incomplete, err)
+	return &review, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/auth"
 	"github.com/kapi-dev/kapi/internal/pathpattern"
+	"github.com/kapi-dev/kapi/internal/requestinfo"
 	"github.com/kapi-dev/kapi/internal/websocket"
 )
 
@@ -62,7 +63,7 @@ func (s *Server) withAuth(next http.Handler) http.Handler {
 	authenticator := UnionAuthenticator(c.authenticators...)
 	authenticate := len(c.authenticators) > 0 || c.anonymous
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		attrs := requestAttributes(r)
+		attrs := requestinfo.Of(r)
 		for _, p := range c.alwaysAllow {
 			if pathpattern.Match(p, attrs.Path) {
 				next.ServeHTTP(w, r)
@@ -147,7 +148,7 @@ func (rq *request) authorizeAlso(ctx context.Context, verb string) error {
 	if len(authorizers) == 0 {
 		return nil
 	}
-	attrs := requestAttributes(rq.r)
+	attrs := requestinfo.Of(rq.r)
 	attrs.User, _ = UserFrom(ctx)
 	attrs.Verb = verb
 	d, reason, err := authorize(ctx, authorizers, attrs)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/crd"
-	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
 )
 
 // The CustomResourceDefinitions the corpus server serves (package crd),
@@ -18,7 +17,7 @@ const corpusCRDs = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 // corpusRegister registers what the corpus server serves.
 func corpusRegister(s *apiserver.Server) error {
-	if err := widgetapi.Register(s); err != nil {
+	if err := withActions(s); err != nil {
 		return err
 	}
 	return crd.Serve(s)

@@ -626,8 +626,8 @@ func badInputCorpus() []corpusCase {
 	} {
 		add("missing/get "+p, http.MethodGet, p, nil, 404)
 	}
-	// Unknown subresources, with every method.
-	for _, sub := range []string{"bogus", "log", "exec", "proxy", "eviction", "binding", "finalize", "Status", "status%2F..", "%2E%2E"} {
+	// Unknown subresources, with every method (log is the example's: corpus_actions_test.go).
+	for _, sub := range []string{"bogus", "attach", "exec", "proxy", "eviction", "binding", "finalize", "Status", "status%2F..", "%2E%2E"} {
 		for _, m := range []string{http.MethodGet, http.MethodPut, http.MethodPatch, http.MethodPost, http.MethodDelete} {
 			var body []byte
 			var h []string
@@ -1131,6 +1131,7 @@ func badInputCorpus() []corpusCase {
 	add("applyset/parent types with a bad limit", http.MethodGet, parents+"&limit=x", nil, 400)
 	add("applyset/parent types in protobuf", http.MethodGet, parents, nil, 406, "Accept", mtProtobuf)
 	add("applyset/parent types and a bad selector", http.MethodGet, parents+",a+in+(b", nil, 400)
+	cases = append(cases, actionsCorpus()...)
 	return append(cases, builtinCorpus()...)
 }
 

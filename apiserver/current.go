@@ -12,6 +12,34 @@ import (
 	"github.com/kapi-dev/kapi/watch"
 )
 
+// latest is the object a read-modify-write starts from: if fromCache, the
+// watch cache's version of it where the cache has one with its stored
+// value (cached is then true), else the store's. Starting from the cache
+// saves the read of every write on a remote store (etcd: one round trip in
+// two): the write's compare on kv.ModRevision fails if the cache was
+// behind, and write then starts again from the store, as kube-apiserver's
+// GuaranteedUpdate starts from the watch cache's object and reads the
+// store only once that proves stale. Whatever the cache says is taken as
+// a guess: that the client's resourceVersion differs, or that nothing
+// changes, is only believed of the store's version.
+func (rq *request) latest(ctx context.Context, key string, fromCache bool) (kv storage.KeyValue, cached bool, err error) {
+	if fromCache && rq.res.cache != nil {
+		// This server's own last write is a moment from its cache, and
+		// as a rule the object's (a client writing one object in a loop):
+		// waiting for it, briefly, spares a write that would fail.
+		if w := rq.s.written.Load(); !rq.s.hub.Reached(w) {
+			wait, cancel := context.WithTimeout(ctx, currentWait)
+			_ = rq.s.hub.WaitFor(wait, w) // if not, the write fails and starts again
+			cancel()
+		}
+		if it, _ := rq.res.cache.Get(key); it != nil && it.Value != nil {
+			return storage.KeyValue{Key: key, Value: it.Value, ModRevision: it.Revision}, true, nil
+		}
+	}
+	kv, err = rq.s.config.store.Get(ctx, key, 0)
+	return kv, false, err
+}
+
 // current is the object a read-modify-write starts from: kv, the value just
 // read from the store, as the watch cache decodes it anyway (a PUT or PATCH
 // otherwise decodes the whole stored object again, managedFields included:

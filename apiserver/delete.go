@@ -11,6 +11,7 @@ import (
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/gc"
+	"github.com/kapi-dev/kapi/internal/requestinfo"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/watch"
 )
@@ -301,7 +302,7 @@ const unsafeVerb = "unsafe-delete-ignore-read-errors"
 func (rq *request) unsafeDelete(ctx context.Context, dryRun bool) error {
 	res, name := rq.res, rq.name
 	if authorizers := rq.s.config.auth.authorizers; len(authorizers) > 0 {
-		attrs := requestAttributes(rq.r)
+		attrs := requestinfo.Of(rq.r)
 		attrs.User, _ = UserFrom(ctx)
 		attrs.Verb = unsafeVerb
 		d, reason, err := authorize(ctx, authorizers, attrs)

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"sync"
 
 	"github.com/kapi-dev/kapi/codec"
@@ -80,10 +79,13 @@ type documents struct {
 func (reg *registry) documents(s *Server) *documents {
 	reg.once.Do(func() {
 		var gvs []discovery.GroupVersion
-		for _, gv := range append(slices.Clip(reg.groupVersions()), s.accessReviewGroupVersions()...) {
-			d := discovery.GroupVersion{Group: gv.group, Version: gv.version, Resources: s.accessReviewResources(gv)}
+		for _, gv := range reg.groupVersions() {
+			d := discovery.GroupVersion{Group: gv.group, Version: gv.version}
 			for _, res := range reg.resourcesOf(gv) {
 				d.Resources = append(d.Resources, res.discovery())
+			}
+			for _, ep := range reg.endpointsOf(gv) {
+				d.Endpoints = append(d.Endpoints, ep.Endpoint)
 			}
 			gvs = append(gvs, d)
 		}

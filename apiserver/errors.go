@@ -279,6 +279,7 @@ var causeWords = map[kapi.CauseType]string{
 	kapi.CauseTypeFieldValueNotFound:     "Not found",
 	kapi.CauseTypeFieldValueTooLong:      "Too long",
 	kapi.CauseTypeTooMany:                "Too many",
+	kapi.CauseTypeInternal:               "Internal error",
 }
 
 // body is the message of the cause, without the field.
@@ -288,7 +289,7 @@ func (e *FieldError) body() string {
 		s = string(e.Type)
 	}
 	switch e.Type {
-	case kapi.CauseTypeFieldValueRequired, kapi.CauseTypeFieldValueForbidden, kapi.CauseTypeFieldValueTooLong:
+	case kapi.CauseTypeFieldValueRequired, kapi.CauseTypeFieldValueForbidden, kapi.CauseTypeFieldValueTooLong, kapi.CauseTypeInternal:
 	default:
 		if _, omitted := e.BadValue.(validation.OmittedValue); !omitted {
 			s += ": " + formatValue(e.BadValue)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/builtin"
+	"github.com/kapi-dev/kapi/internal/tables"
 	"github.com/kapi-dev/kapi/lifecycle"
 )
 
@@ -21,7 +22,7 @@ func (s *Server) registerLeases() error {
 				}
 				return *l.Spec.HolderIdentity
 			}},
-			{Name: "Age", Type: "date", Description: creationTimestampDescription, Value: func(l *builtin.Lease) any { return l.CreationTimestamp }},
+			{Name: "Age", Type: "date", Description: tables.CreationTimestampDescription, Value: func(l *builtin.Lease) any { return l.CreationTimestamp }},
 		},
 	})
 }

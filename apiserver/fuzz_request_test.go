@@ -12,7 +12,6 @@ import (
 
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/apiserver/apiservertest"
-	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/storage/memory"
 )
@@ -36,7 +35,7 @@ func newFuzzServer(f *testing.F) *fuzzServer {
 	f.Helper()
 	store := memory.New()
 	f.Cleanup(func() { store.Close() })
-	srv := apiservertest.New(f, widgetapi.Register, append(corpusBuiltins, apiserver.WithStorage(store), apiserver.WithMaxRequestBodyBytes(bodyLimit))...)
+	srv := apiservertest.New(f, withActions, append(corpusBuiltins, apiserver.WithStorage(store), apiserver.WithMaxRequestBodyBytes(bodyLimit))...)
 	corpusSeed(&apiClient{t: f, base: srv.URL, hc: srv.Client()})
 	items, rev := storeSnapshot(f, store)
 	return &fuzzServer{base: srv.URL, hc: srv.Client(), store: store, items: items, rev: rev}

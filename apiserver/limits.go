@@ -8,6 +8,7 @@ import (
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/fairness"
 	"github.com/kapi-dev/kapi/internal/guard"
+	"github.com/kapi-dev/kapi/internal/requestinfo"
 )
 
 // Every request passes the server's guard before it is routed. The guard
@@ -91,7 +92,7 @@ func (s *Server) withFairness(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		attrs := requestAttributes(r)
+		attrs := requestinfo.Of(r)
 		user, ok := UserFrom(r.Context())
 		if !ok {
 			user = User{Name: UserAnonymous, Groups: []string{GroupUnauthenticated}}

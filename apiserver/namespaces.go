@@ -12,6 +12,7 @@ import (
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/builtin"
 	"github.com/kapi-dev/kapi/internal/names"
+	"github.com/kapi-dev/kapi/internal/tables"
 	"github.com/kapi-dev/kapi/lifecycle"
 	"github.com/kapi-dev/kapi/storage"
 )
@@ -38,7 +39,7 @@ func (s *Server) registerNamespaces() error {
 		SelectableFields: []string{"status.phase"},
 		Columns: []Column[builtin.Namespace]{
 			{Name: "Status", Type: "string", Description: "The status of the namespace", Value: func(ns *builtin.Namespace) any { return ns.Status.Phase }},
-			{Name: "Age", Type: "date", Description: creationTimestampDescription, Value: func(ns *builtin.Namespace) any { return ns.CreationTimestamp }},
+			{Name: "Age", Type: "date", Description: tables.CreationTimestampDescription, Value: func(ns *builtin.Namespace) any { return ns.CreationTimestamp }},
 		},
 		Default: func(ns *builtin.Namespace) {
 			if ns.Status.Phase == "" {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/kapi-dev/kapi/internal/recorder"
+	"github.com/kapi-dev/kapi/internal/requestinfo"
 )
 
 // The observers of package observe see each request through its
@@ -29,7 +30,7 @@ func requestLog(l *slog.Logger) Observer { return recorder.RequestLog(l) }
 // observed wraps the whole server in its observers; without any it is
 // next itself.
 func (s *Server) observed(next http.Handler) http.Handler {
-	return recorder.Handler(s.config.observers, requestAttributes, newUID, next)
+	return recorder.Handler(s.config.observers, requestinfo.Of, newUID, next)
 }
 
 // ObjectCounts is the number of objects stored, by resource as

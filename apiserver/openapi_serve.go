@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/kapi-dev/kapi/actions"
 	"github.com/kapi-dev/kapi/internal/openapi"
 )
 
@@ -14,6 +15,7 @@ import (
 type openAPIDoc struct {
 	gv        groupVersion
 	resources []*resource
+	endpoints []*endpoint
 	once      sync.Once
 	data      []byte
 	hash      string
@@ -26,7 +28,11 @@ func (d *openAPIDoc) build() *openAPIDoc {
 		for _, r := range d.resources {
 			resources = append(resources, r.openAPI())
 		}
-		d.data, d.err = openapi.GroupVersion(d.gv.group, d.gv.version, resources)
+		var endpoints []actions.Endpoint
+		for _, ep := range d.endpoints {
+			endpoints = append(endpoints, ep.Endpoint)
+		}
+		d.data, d.err = openapi.GroupVersion(d.gv.group, d.gv.version, resources, endpoints...)
 		d.hash = fmt.Sprintf("%X", sha512.Sum512(d.data))
 	})
 	return d

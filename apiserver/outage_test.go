@@ -156,7 +156,11 @@ func TestStoreOutage(t *testing.T) {
 			body: func(c, n int) string { return widget(fmt.Sprintf("new-%d-%d", c, n)) }},
 		{name: "update", method: http.MethodPatch, want: http.StatusServiceUnavailable,
 			path: func(c, _ int) string { return fmt.Sprintf("%s/w%d", widgets, c%10) },
-			body: func(c, n int) string { return fmt.Sprintf(`{"spec":{"color":"c%d-%d"}}`, c, n) }},
+			// A valid change: an update starts from the watch cache's
+			// object, and is validated before it reaches the store.
+			body: func(c, n int) string {
+				return fmt.Sprintf(`{"spec":{"color":%q}}`, []string{"Red", "Green", "Blue"}[(c+n)%3])
+			}},
 		{name: "consistent list", method: http.MethodGet, want: http.StatusServiceUnavailable,
 			path: func(int, int) string { return widgets }},
 		{name: "consistent get", method: http.MethodGet, want: http.StatusServiceUnavailable,

@@ -15,6 +15,8 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/internal/names"
+	"github.com/kapi-dev/kapi/internal/requestinfo"
 	"github.com/kapi-dev/kapi/patch"
 )
 
@@ -34,7 +36,8 @@ const (
 type request struct {
 	s           *Server
 	res         *resource
-	namespace   string // "" for cluster-scoped resources and all-namespace lists
+	endpoint    *endpoint // a custom subresource or an answered kind (endpoints.go)
+	namespace   string    // "" for cluster-scoped resources and all-namespace lists
 	name        string
 	subresource string
 	objType     *objectType // the type of the objects read and written
@@ -107,15 +110,16 @@ var (
 	namespacedCollectionVerbs = map[string]verb{http.MethodGet: verbList, http.MethodPost: verbCreate, http.MethodDelete: verbDeleteCollection,
 		http.MethodPut: verbUpdate, http.MethodPatch: verbPatch}
 	itemVerbs        = map[string]verb{http.MethodGet: verbGet, http.MethodPut: verbUpdate, http.MethodPatch: verbPatch, http.MethodDelete: verbDelete}
-	subresourceVerbs = map[string]verb{http.MethodGet: verbGet, http.MethodPut: verbUpdate, http.MethodPatch: verbPatch}
+	subresourceVerbs = map[string]verb{http.MethodGet: verbGet, http.MethodPut: verbUpdate, http.MethodPatch: verbPatch,
+		http.MethodPost: verbCreate, http.MethodDelete: verbDelete} // the last two: endpoints only
 )
 
 // resourcePathOf reads the path of r, with or without a trailing slash:
 // /api/{version}/... or /apis/{group}/{version}/..., then
 // [/namespaces/{namespace}]/{resource}[/{name}[/{subresource}]].
 func resourcePathOf(r *http.Request) resourcePath {
-	var segments [routedSegments]string
-	_, parts := routedPath(r, &segments)
+	var segments [requestinfo.Segments]string
+	_, parts := requestinfo.RoutedPath(r, &segments)
 	var p resourcePath
 	switch {
 	case len(parts) >= 2 && parts[0] == "api":
@@ -184,6 +188,9 @@ func newRequest(s *Server, w http.ResponseWriter, r *http.Request) (*request, ve
 			return rq, verbNone
 		}
 	}
+	if rq.res == nil || rq.subresource != "" && !rq.res.isSubresource(rq.subresource) {
+		rq.endpoint = s.reg.Load().endpoints[endpointKey{p.gv, p.resource, rq.subresource}]
+	}
 	if r.URL.RawQuery != "" { // else nil, which reads as empty without a map made
 		rq.query = r.URL.Query()
 	}
@@ -201,13 +208,16 @@ func (rq *request) run(v verb) {
 }
 
 func (rq *request) serve(v verb) error {
+	if rq.endpoint != nil {
+		return rq.serveEndpoint(v)
+	}
 	res := rq.res
 	if res == nil || rq.namespace != "" && !res.Namespaced || res.Namespaced && rq.namespace == "" && rq.name != "" ||
 		rq.subresource == "status" && res.statusField == nil || rq.subresource == "scale" && res.scale == nil ||
 		rq.subresource != "" && rq.subresource != "status" && rq.subresource != "scale" && res.hooks.subresources[rq.subresource] == nil {
 		return NewStatusError(http.StatusNotFound, kapi.StatusReasonNotFound, "the server could not find the requested resource")
 	}
-	if res.hooks.subresources[rq.subresource] != nil && v != verbUpdate { // written only, as kube's namespaces/finalize
+	if res.hooks.subresources[rq.subresource] != nil && v != verbUpdate || rq.subresource != "" && (v == verbCreate || v == verbDelete) { // finalize: written only, as kube's namespaces/finalize
 		return NewStatusError(http.StatusMethodNotAllowed, kapi.StatusReasonMethodNotAllowed, "the server does not allow this method on the requested resource")
 	}
 	rq.objType = &res.objType
@@ -221,15 +231,8 @@ func (rq *request) serve(v verb) error {
 		v == verbDeleteCollection && res.hooks.noDeleteCollection {
 		return NewStatusError(http.StatusMethodNotAllowed, kapi.StatusReasonMethodNotAllowed, "the server does not allow this method on the requested resource")
 	}
-	if rq.name != "" {
-		if msgs := isValidPathSegment(rq.name); len(msgs) > 0 {
-			return badRequest("Name parameter invalid: %q: %s", rq.name, strings.Join(msgs, ";"))
-		}
-	}
-	if rq.namespace != "" {
-		if msgs := isValidPathSegment(rq.namespace); len(msgs) > 0 {
-			return badRequest("Namespace parameter invalid: %q: %s", rq.namespace, strings.Join(msgs, ";"))
-		}
+	if err := rq.checkPathNames(); err != nil {
+		return err
 	}
 	if v == verbList || v == verbDeleteCollection {
 		if err := rq.checkListNumbers(); err != nil {
@@ -285,6 +288,18 @@ func (rq *request) serve(v verb) error {
 		return rq.deleteCollection(ctx)
 	}
 	return fmt.Errorf("unknown verb %d", v)
+}
+
+// checkPathNames refuses a name or namespace in the path that no object
+// can have.
+func (rq *request) checkPathNames() error {
+	if msgs := names.IsPathSegmentName(rq.name); rq.name != "" && len(msgs) > 0 {
+		return badRequest("Name parameter invalid: %q: %s", rq.name, strings.Join(msgs, ";"))
+	}
+	if msgs := names.IsPathSegmentName(rq.namespace); rq.namespace != "" && len(msgs) > 0 {
+		return badRequest("Namespace parameter invalid: %q: %s", rq.namespace, strings.Join(msgs, ";"))
+	}
+	return nil
 }
 
 // checkListNumbers refuses list options that are not numbers where numbers
@@ -353,25 +368,17 @@ func optionsInvalid(kind string, errs FieldErrors) error {
 	return e
 }
 
-func isValidPathSegment(name string) []string {
-	switch {
-	case name == "." || name == "..":
-		return []string{fmt.Sprintf("may not be '%s'", name)}
-	case strings.ContainsAny(name, "/%"):
-		return []string{"may not contain '/' or '%'"}
-	}
-	return nil
-}
-
 // fail answers with the Status of err, in the negotiated format if there
 // is one. Handlers that begin a response (a watch) do not fail after that.
 func (rq *request) fail(err error) {
 	writeStatus(rq.w, rq.r, rq.out.Format, statusOf(err, target{rq.res, rq.name}))
 }
 
-// boolParam reads a boolean query parameter (see boolQuery), as the
-// authorizer read watch.
-func (rq *request) boolParam(name string) (value, set bool) { return boolQuery(rq.query, name) }
+// boolParam reads a boolean query parameter (see requestinfo.BoolQuery), as
+// the authorizer read watch.
+func (rq *request) boolParam(name string) (value, set bool) {
+	return requestinfo.BoolQuery(rq.query, name)
+}
 
 // dryRun reads the dryRun parameter: only All is known.
 func (rq *request) dryRun(fromBody []string) (bool, error) {

@@ -33,6 +33,9 @@ type Server struct {
 	health *storehealth.Health
 	flow   *guard.Flow      // what is in flight (internal/guard)
 	lists  listcache.Budget // the whole-collection lists kept (internal/listcache)
+	// written is the revision of the latest write this server made
+	// (storeObject), which its cache shows soon after (latest).
+	written atomic.Int64
 
 	handler atomic.Pointer[http.Handler] // set when serving starts
 
@@ -58,6 +61,7 @@ type Server struct {
 	collector         *gc.Collector  // told of the kinds RegisterKind and Remove change
 	background        sync.WaitGroup // the in-process controllers
 	controllers       []*controller  // those of other packages (controllers.go)
+	endpoints         []*endpoint    // custom subresources and answered kinds (endpoints.go)
 }
 
 // New makes a server. Its storage is in memory unless WithStorage says
@@ -88,7 +92,7 @@ func New(opts ...Option) (*Server, error) {
 	for _, builtin := range []struct {
 		on       bool
 		register func() error
-	}{{c.namespaces, s.registerNamespaces}, {c.leases, s.registerLeases}, {c.events, s.registerEvents}} {
+	}{{c.namespaces, s.registerNamespaces}, {c.leases, s.registerLeases}, {c.events, s.registerEvents}, {true, s.addAccessReviews}} {
 		if !builtin.on {
 			continue
 		}
@@ -333,7 +337,6 @@ func (s *Server) routes() (http.Handler, *chi.Mux) {
 	api := s.handle(doc, notAllowed)
 	r.HandleFunc("/api/*", api)
 	r.HandleFunc("/apis/*", api)
-	s.accessReviewRoutes(r, notAllowed)
 	r.HandleFunc(applyset.Path, s.applySetParentTypes(api))
 	if s.config.cors != nil { // outside authentication: preflights carry no credentials
 		return s.config.cors.Handler(s.withAuth(r)), r
@@ -359,13 +362,16 @@ type registry struct {
 	// the next registry for the group versions a change leaves as they
 	// were.
 	openAPI map[groupVersion]*openAPIDoc
+	// endpoints are the custom subresources and answered kinds (their
+	// subresource ""), by where they are served.
+	endpoints map[endpointKey]*endpoint
 }
 
 // publish makes s.resources the registry served; prev is the registry it
 // replaces, or nil.
 func (s *Server) publish(prev *registry) {
 	reg := &registry{resources: slices.Clip(s.resources), byGV: map[groupVersion]map[string]*resource{},
-		ofGV: map[groupVersion][]*resource{}, openAPI: map[groupVersion]*openAPIDoc{}}
+		ofGV: map[groupVersion][]*resource{}, openAPI: map[groupVersion]*openAPIDoc{}, endpoints: map[endpointKey]*endpoint{}}
 	for _, r := range reg.resources {
 		gv := groupVersion{r.Group, r.Version}
 		if !r.version.served {
@@ -377,6 +383,13 @@ func (s *Server) publish(prev *registry) {
 		}
 		reg.byGV[gv][r.Plural] = r
 		reg.ofGV[gv] = append(reg.ofGV[gv], r)
+	}
+	for _, ep := range s.endpoints {
+		gv := groupVersion{ep.Group, ep.Version}
+		reg.endpoints[endpointKey{gv, ep.Resource, ep.Subresource}] = ep
+		if ep.Subresource == "" && reg.byGV[gv] == nil && !slices.Contains(reg.gvs, gv) {
+			reg.gvs = append(reg.gvs, gv) // a group version of answered kinds alone
+		}
 	}
 	first := map[string]int{"": -1}
 	for i, gv := range reg.gvs {
@@ -394,7 +407,7 @@ func (s *Server) publish(prev *registry) {
 		if prev != nil && prev.openAPI[gv] != nil && slices.Equal(prev.resourcesOf(gv), reg.resourcesOf(gv)) {
 			reg.openAPI[gv] = prev.openAPI[gv]
 		} else {
-			reg.openAPI[gv] = &openAPIDoc{gv: gv, resources: reg.resourcesOf(gv)}
+			reg.openAPI[gv] = &openAPIDoc{gv: gv, resources: reg.resourcesOf(gv), endpoints: reg.endpointsOf(gv)}
 		}
 	}
 	s.reg.Store(reg)

@@ -99,9 +99,11 @@ func (rq *request) write(ctx context.Context, desired desired, rec managedRecord
 	if err != nil {
 		return nil, nil, err
 	}
-	store, key := rq.s.config.store, rq.res.key(rq.namespace, rq.name)
+	key := rq.res.key(rq.namespace, rq.name)
+	trustCache := !dryRun // the first attempt, if it will write
 	for {
-		kv, err := store.Get(ctx, key, 0)
+		kv, cached, err := rq.latest(ctx, key, trustCache)
+		trustCache = false
 		if err != nil {
 			return nil, nil, err
 		}
@@ -129,6 +131,9 @@ func (rq *request) write(ctx context.Context, desired desired, rec managedRecord
 				return nil, nil, err
 			}
 			if rev != kv.ModRevision {
+				if cached {
+					continue // the cache may be behind: ask the store
+				}
 				return nil, nil, storage.ErrConflict
 			}
 		}
@@ -165,6 +170,9 @@ func (rq *request) write(ctx context.Context, desired desired, rec managedRecord
 		if unchanged, err := bare.unchanged(nextStored, curStored, kv.Value); err != nil {
 			return nil, nil, err
 		} else if unchanged {
+			if cached {
+				continue // unchanged from what the cache holds, which may be behind
+			}
 			meta.ResourceVersion = cur.GetObjectMeta().ResourceVersion
 			return next, kv.Value, nil // nothing changed: nothing is written
 		}
@@ -177,8 +185,8 @@ func (rq *request) write(ctx context.Context, desired desired, rec managedRecord
 			return next, value, nil
 		}
 		rev, err := rq.storeObject(ctx, key, value, nextStored, kv.ModRevision)
-		if errors.Is(err, storage.ErrConflict) {
-			continue
+		if errors.Is(err, storage.ErrConflict) || cached && errors.Is(err, storage.ErrNotFound) {
+			continue // another write got in first, or the cache was behind
 		}
 		if err != nil {
 			return nil, nil, err

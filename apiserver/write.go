@@ -275,6 +275,10 @@ func (rq *request) storeObject(ctx context.Context, key string, value []byte, ob
 		rev, err = store.Update(ctx, key, value, prev)
 	}
 	withdraw(rev, err)
+	if err == nil {
+		for w := rq.s.written.Load(); w < rev && !rq.s.written.CompareAndSwap(w, rev); w = rq.s.written.Load() {
+		}
+	}
 	return rev, err
 }
 

@@ -255,8 +255,16 @@ func (c *controller) sync(ctx context.Context, name string) (time.Duration, erro
 	changed := acceptNames(crd, others)
 	if cond := condition(crd, NamesAccepted); cond != nil && cond.Status == kapi.ConditionTrue {
 		if err := c.start(crd); err != nil {
-			changed = setCondition(crd, Condition{Type: Established, Status: kapi.ConditionFalse, Reason: "InstallationFailed", Message: err.Error()}) || changed
+			// Reported as kube-apiserver's nonstructuralschema controller
+			// reports a schema it cannot use. Established, once true,
+			// stays true, as in kube-apiserver, and the kind served before
+			// is served still.
+			changed = setCondition(crd, Condition{Type: NonStructuralSchema, Status: kapi.ConditionTrue, Reason: "Violations", Message: err.Error()}) || changed
+			if !conditionTrue(crd, Established) {
+				changed = setCondition(crd, Condition{Type: Established, Status: kapi.ConditionFalse, Reason: "InstallationFailed", Message: err.Error()}) || changed
+			}
 		} else {
+			changed = removeCondition(crd, NonStructuralSchema) || changed
 			changed = setCondition(crd, Condition{Type: Established, Status: kapi.ConditionTrue, Reason: "InitialNamesAccepted", Message: "the initial names have been accepted"}) || changed
 		}
 	}

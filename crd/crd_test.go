@@ -3,6 +3,7 @@ package crd_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -457,5 +458,55 @@ func TestServeWith(t *testing.T) {
 	code, st := do(t, srv, "POST", "/apis/example.com/v1/namespaces/default/widgets", `{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": 13}}`)
 	if code != http.StatusUnprocessableEntity || !strings.Contains(fmt.Sprint(st["message"]), "spec.size: Invalid value: 13: unlucky") {
 		t.Errorf("the rules are not applied: %d %v", code, st)
+	}
+}
+
+// A definition changed into one its kind cannot be served from stays
+// Established, as in kube-apiserver, whose Established never goes back;
+// the kind goes on as it was, and the problem is reported in the
+// NonStructuralSchema condition until the definition is mended.
+func TestFailedReserveKeepsServing(t *testing.T) {
+	rules := kinds.WithRules(func(s *schema.Schema) (kinds.Rules, error) {
+		if s.At("spec", "broken") != nil {
+			return nil, errors.New("the rules of spec.broken do not compile")
+		}
+		return refuseSize{}, nil
+	})
+	srv := apiservertest.New(t, crd.ServeWith(rules), apiserver.WithNamespaces())
+	if code, c := do(t, srv, "POST", crds, widgets); code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, c)
+	}
+	conditionOf(t, srv, "widgets.example.com", crd.Established, func(cond map[string]any) bool { return cond["status"] == "True" })
+	const coll = "/apis/example.com/v1/namespaces/default/widgets"
+	if code, w := do(t, srv, "POST", coll, `{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": 1}}`); code != http.StatusCreated {
+		t.Fatalf("create a widget: %d %v", code, w)
+	}
+	const path = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/broken"
+	if code, c := do(t, srv, "PATCH", crds+"/widgets.example.com", `[{"op": "add", "path": "`+path+`", "value": {"type": "string"}}]`); code != http.StatusOK {
+		t.Fatalf("patch: %d %v", code, c)
+	}
+	c := conditionOf(t, srv, "widgets.example.com", crd.NonStructuralSchema, func(cond map[string]any) bool {
+		return cond["status"] == "True" && cond["reason"] == "Violations" && strings.Contains(fmt.Sprint(cond["message"]), "do not compile")
+	})
+	for _, x := range c["status"].(map[string]any)["conditions"].([]any) {
+		if cond := x.(map[string]any); cond["type"] == crd.Established && cond["status"] != "True" {
+			t.Errorf("Established after a failed re-serve: %v", cond)
+		}
+	}
+	if code, w := do(t, srv, "GET", coll+"/w", ""); code != http.StatusOK {
+		t.Errorf("the kind is not served after a failed re-serve: %d %v", code, w)
+	}
+	if code, w := do(t, srv, "PATCH", coll+"/w", `[{"op": "replace", "path": "/spec/size", "value": 13}]`); code != http.StatusUnprocessableEntity {
+		t.Errorf("the kind served is not the one served before: %d %v", code, w)
+	}
+	if code, c := do(t, srv, "PATCH", crds+"/widgets.example.com", `[{"op": "remove", "path": "`+path+`"}]`); code != http.StatusOK {
+		t.Fatalf("patch: %d %v", code, c)
+	}
+	for { // mended: the condition goes
+		_, c := do(t, srv, "GET", crds+"/widgets.example.com", "")
+		if !strings.Contains(fmt.Sprint(c["status"]), crd.NonStructuralSchema) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

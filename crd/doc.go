@@ -45,7 +45,13 @@
 //     names accepted before.
 //   - Established: once its names are accepted the kind is served, with the
 //     Definition made from the definition (package kinds), and served anew
-//     whenever the definition changes.
+//     whenever the definition changes. Established, once true, stays true:
+//     a change the kind cannot be served from leaves the kind as it was,
+//     and is reported in the condition NonStructuralSchema (reason
+//     Violations), removed once the definition is mended.
+//   - While a DELETE's Terminating condition is true, creates of the kind
+//     are refused (405, "create not allowed while custom resource
+//     definition is terminating"); the rest goes on.
 //   - status.storedVersions gains the storage version on every write of the
 //     spec.
 //   - A DELETE marks the definition (finalizer

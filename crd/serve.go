@@ -60,6 +60,12 @@ func serve(s *apiserver.Server, opts []kinds.Option) error {
 	if err != nil {
 		return err
 	}
+	if rules != nil {
+		// Checked already, as each definition was validated: compiled
+		// only (a later WithRules in opts wins).
+		compiled := kinds.WithRules(func(sc *schema.Schema) (kinds.Rules, error) { return rules.CompileRules(sc), nil })
+		opts = append([]kinds.Option{compiled}, opts...)
+	}
 	return s.RunController("apiextensions-controller", controllerUser, newController(s, opts).run)
 }
 
@@ -97,6 +103,13 @@ func setCondition(c *CustomResourceDefinition, cond Condition) bool {
 	cond.LastTransitionTime = kapi.Now()
 	c.Status.Conditions = append(c.Status.Conditions, cond)
 	return true
+}
+
+// removeCondition removes a condition, and says whether there was one.
+func removeCondition(c *CustomResourceDefinition, typ string) bool {
+	n := len(c.Status.Conditions)
+	c.Status.Conditions = slices.DeleteFunc(c.Status.Conditions, func(cond Condition) bool { return cond.Type == typ })
+	return len(c.Status.Conditions) != n
 }
 
 func condition(c *CustomResourceDefinition, typ string) *Condition {

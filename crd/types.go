@@ -152,6 +152,9 @@ const (
 	Established   = "Established"
 	NamesAccepted = "NamesAccepted"
 	Terminating   = "Terminating"
+	// NonStructuralSchema reports a schema the server cannot serve
+	// (reason Violations, with what is wrong); absent when there is none.
+	NonStructuralSchema = "NonStructuralSchema"
 )
 
 // Scopes and conversion strategies.

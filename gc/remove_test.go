@@ -55,13 +55,9 @@ func (w *watchRecorder) UpdateMetadata(context.Context, gc.Resource, string, str
 	return nil
 }
 
-// Remove stops following a kind whether its follow began with Run or
-// with Add: its watch ends, the others go on.
-func TestRemoveStopsFollows(t *testing.T) {
-	widgets := gc.Resource{Group: "example.com", Version: "v1", Kind: "Widget", Plural: "widgets"}
-	gadgets := gc.Resource{Group: "example.com", Version: "v1", Kind: "Gadget", Plural: "gadgets"}
-	things := gc.Resource{Group: "example.com", Version: "v1", Kind: "Thing", Plural: "things"}
-	objects := newRecorder(widgets, gadgets)
+// running is a collector running on objects until the test ends.
+func running(t *testing.T, objects gc.Objects) *gc.Collector {
+	t.Helper()
 	c, err := gc.New(objects)
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +65,18 @@ func TestRemoveStopsFollows(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); c.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	t.Cleanup(func() { cancel(); <-done })
+	return c
+}
+
+// Remove stops following a kind whether its follow began with Run or
+// with Add: its watch ends, the others go on.
+func TestRemoveStopsFollows(t *testing.T) {
+	widgets := gc.Resource{Group: "example.com", Version: "v1", Kind: "Widget", Plural: "widgets"}
+	gadgets := gc.Resource{Group: "example.com", Version: "v1", Kind: "Gadget", Plural: "gadgets"}
+	things := gc.Resource{Group: "example.com", Version: "v1", Kind: "Thing", Plural: "things"}
+	objects := newRecorder(widgets, gadgets)
+	c := running(t, objects)
 	expect := func(ch chan string, what, want string) {
 		t.Helper()
 		select {
@@ -108,14 +115,7 @@ func TestRemoveBeforeSync(t *testing.T) {
 	objects.unsynced["widgets"] = true
 	objects.objects["orphan"] = &kapi.ObjectMeta{Name: "orphan", UID: "u1", OwnerReferences: []kapi.OwnerReference{
 		{APIVersion: "example.com/v1", Kind: "Gadget", Name: "gone", UID: "u0"}}}
-	c, err := gc.New(objects)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); c.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	c := running(t, objects)
 	<-objects.started
 	<-objects.started
 	c.Remove("example.com", "Widget")

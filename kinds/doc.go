@@ -34,12 +34,17 @@
 //     (Warn, the default), or 400 "strict decoding error: unknown field
 //     \"spec.bogus\"" (Strict);
 //   - defaults are set, on writes and on objects read from storage;
-//   - the object is validated against the storage version's schema, with
-//     ratcheting on update: 422 `Widget.example.com "x" is invalid: ...`,
+//   - the object is validated against the schema (and rules) of the
+//     version the request was sent in, as kube-apiserver validates a
+//     custom resource, with ratcheting on update against the old object
+//     in that version: 422 `Widget.example.com "x" is invalid: ...`,
 //     one cause per field; x-kubernetes-validations rules join them when
 //     the server's rule engine compiles them (apiserver.WithRuleEngine
-//     with package validation/cel's engine) or Register is given
+//     with package validation/cel's engine; Register then refuses a rule
+//     kube-apiserver would refuse the CRD for) or Register is given
 //     WithRules, with kube's messages, transition rules and ratcheting;
+//   - while Definition.Terminating says so, creates are refused (405, as
+//     for a CustomResourceDefinition being deleted);
 //   - server-side apply merges lists by their x-kubernetes-list-type and
 //     keys and maps by x-kubernetes-map-type; a strategic merge patch is
 //     refused (415 UnsupportedMediaType), as kube-apiserver refuses it for
@@ -49,8 +54,11 @@
 //     writes the fields its paths name.
 //
 // Printer columns (additionalPrinterColumns) and selectable fields take
-// the JSON paths CustomResourceDefinitions allow: member names,
-// indexes, [*] and filters such as [?(@.type=="Ready")]. Versions share
+// the JSON paths CustomResourceDefinitions allow, read as client-go's
+// jsonpath reads them: member names (a backslash escapes a dot),
+// ['key'], indexes, [*] and filters such as [?(@.type=="Ready")]; a
+// column's cell is the first value its path finds, of the column's type,
+// as kube-apiserver's table convertor makes it. Versions share
 // one document (conversion strategy None): only apiVersion changes, and
 // deprecated versions warn on every request.
 //

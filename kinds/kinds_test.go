@@ -100,6 +100,20 @@ func (c client) want(method, path, contentType, body string, code int) string {
 	return out
 }
 
+// table lists path as a Table, as kubectl get does.
+func (c client) table(path string) []byte {
+	c.t.Helper()
+	req, _ := http.NewRequest("GET", c.url+path, nil)
+	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return data
+}
+
 func newServer(t *testing.T) (*apiserver.Server, client) {
 	srv, err := apiserver.New()
 	if err != nil {
@@ -209,14 +223,7 @@ func TestRegisterWhileServing(t *testing.T) {
 	}
 
 	// Table with the printer columns; field selector.
-	req, _ := http.NewRequest("GET", c.url+"/apis/example.com/v1/namespaces/default/widgets", nil)
-	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	data := c.table("/apis/example.com/v1/namespaces/default/widgets")
 	if !strings.Contains(string(data), `"name":"Color"`) || !strings.Contains(string(data), `"cells":["a","blue",1,`) {
 		t.Errorf("table: %s", data)
 	}
@@ -234,7 +241,7 @@ func TestRegisterWhileServing(t *testing.T) {
 	}
 
 	// A watch, then removal: the watch ends, the resource is gone.
-	resp, err = http.Get(c.url + "/apis/example.com/v1/namespaces/default/widgets?watch=true")
+	resp, err := http.Get(c.url + "/apis/example.com/v1/namespaces/default/widgets?watch=true")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,11 +34,11 @@ type options struct {
 // compile when the kind is registered (an error fails Register), and
 // checked on every write after the schema's own validation, their errors
 // joining the same 422 Invalid. Without it, the server's rule engine
-// (apiserver.WithRuleEngine) compiles them if it is a
-// schema.RuleCompiler, as validation/cel's engine is; a rule that does
-// not compile then fails each write, as in kube-apiserver, where the
-// CustomResourceDefinition was refused for it first. With neither, the
-// rules are not evaluated.
+// (apiserver.WithRuleEngine) checks and compiles them if it is a
+// schema.RuleCompiler, as validation/cel's engine is: a rule
+// kube-apiserver would refuse a CustomResourceDefinition for (one that
+// does not compile, or cannot be typed) fails Register with its
+// messages. With neither, the rules are not evaluated.
 func WithRules(compile func(s *schema.Schema) (Rules, error)) Option {
 	return func(o *options) { o.rules = compile }
 }
@@ -57,13 +57,30 @@ func Register(srv *apiserver.Server, def Definition, opts ...Option) error {
 		opt(&o)
 	}
 	if rc, ok := srv.RuleEngine().(schema.RuleCompiler); ok && o.rules == nil {
-		o.rules = func(s *schema.Schema) (Rules, error) { return rc.CompileRules(s), nil }
+		o.rules = func(s *schema.Schema) (Rules, error) { return checkedRules(rc, s) }
 	}
 	rs, err := resources(def, &o)
 	if err != nil {
 		return err
 	}
 	return apiserver.RegisterKind(srv, rs...)
+}
+
+// checkedRules are the compiled rules of s, a schema of a kind
+// registered from Go, which nothing has checked as a
+// CustomResourceDefinition's are: a rule kube-apiserver would refuse the
+// definition for (one that does not compile, or that cannot be typed)
+// refuses the kind, with kube-apiserver's messages, rather than fail each
+// write or be left out.
+func checkedRules(rc schema.RuleCompiler, s *schema.Schema) (Rules, error) {
+	if errs := rc.CheckRules(s, "openAPIV3Schema"); len(errs) > 0 {
+		msgs := make([]string, len(errs))
+		for i, e := range errs {
+			msgs[i] = e.Error()
+		}
+		return nil, errors.New(strings.Join(msgs, "; "))
+	}
+	return rc.CompileRules(s), nil
 }
 
 // Remove stops serving a kind: its resources answer 404, discovery and
@@ -207,37 +224,49 @@ func columns(pcs []PrinterColumn) ([]apiserver.Column[Object], error) {
 	return cols, nil
 }
 
-// cell is the value of a column of type typ from what its path found:
-// nil (kubectl prints <none>) when nothing; several values are joined
-// with commas.
+// cell is the value of a column of type typ from what its path found, as
+// kube-apiserver's table convertor makes it: the first value only; nil
+// (kubectl prints <none>) when nothing, or when the value is not of the
+// column's type; a string column shows any value as text.
 func cell(found []any, typ string) any {
-	if len(found) == 0 {
+	if len(found) == 0 || found[0] == nil {
 		return nil
 	}
-	if len(found) > 1 {
-		parts := make([]string, len(found))
-		for i, v := range found {
-			parts[i] = text(v)
+	switch v := found[0].(type) {
+	case string:
+		switch typ {
+		case "string":
+			return v
+		case "date":
+			t, err := time.Parse(time.RFC3339, v)
+			if err != nil {
+				return "<invalid>"
+			}
+			return t
 		}
-		return strings.Join(parts, ",")
-	}
-	v := found[0]
-	switch typ {
-	case "date":
-		s, _ := v.(string)
-		t, err := time.Parse(time.RFC3339, s)
-		if err != nil {
-			return nil
+	case int64:
+		switch typ {
+		case "integer":
+			return v
+		case "number":
+			return float64(v)
 		}
-		return t
-	case "string":
-		return text(v)
+	case float64:
+		switch typ {
+		case "integer":
+			return int64(v)
+		case "number":
+			return v
+		}
+	case bool:
+		if typ == "boolean" {
+			return v
+		}
 	}
-	switch v.(type) {
-	case map[string]any, []any:
-		return text(v)
+	if typ == "string" {
+		return text(found[0])
 	}
-	return v
+	return nil
 }
 
 // text is a value as a string column shows it: a string as it is, anything

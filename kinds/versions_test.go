@@ -1,8 +1,6 @@
 package kinds_test
 
 import (
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -91,16 +89,35 @@ func TestEachVersionItsSchema(t *testing.T) {
 
 	// Each version's printer columns.
 	for path, col := range map[string]string{v1: `"name":"Size"`, beta: `"name":"Colour"`} {
-		req, _ := http.NewRequest("GET", c.url+path, nil)
-		req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if !strings.Contains(string(data), col) {
+		if data := c.table(path); !strings.Contains(string(data), col) {
 			t.Errorf("%s: columns: %s", path, data)
 		}
+	}
+}
+
+// Printer columns make their cells as kube-apiserver's table convertor
+// does: the first value a path finds, nil where the value is not of the
+// column's type, "<invalid>" for a date that does not parse, any value as
+// text in a string column.
+func TestColumnCellsAsKube(t *testing.T) {
+	srv, c := newServer(t)
+	def := kinds.Definition{Group: "example.com", Kind: "Gadget", Plural: "gadgets", Versions: []kinds.Version{{
+		Name: "v1", Served: true, Storage: true,
+		PrinterColumns: []kinds.PrinterColumn{
+			{Name: "Port", Type: "integer", JSONPath: ".spec.ports[*].port"},
+			{Name: "Size", Type: "integer", JSONPath: ".spec.name"},
+			{Name: "Ratio", Type: "number", JSONPath: ".spec.size"},
+			{Name: "When", Type: "date", JSONPath: ".spec.name"},
+			{Name: "Ports", Type: "string", JSONPath: ".spec.ports[0]"},
+		},
+	}}}
+	if err := kinds.Register(srv, def); err != nil {
+		t.Fatal(err)
+	}
+	c.want("POST", "/apis/example.com/v1/gadgets", "application/json",
+		`{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g"},"spec":{"name":"x","size":2,"ports":[{"port":80},{"port":443}]}}`, 201)
+	data := c.table("/apis/example.com/v1/gadgets")
+	if want := `"cells":["g",80,null,2,"\u003cinvalid\u003e","{\"port\":80}"]`; !strings.Contains(string(data), want) {
+		t.Errorf("cells: %s, want %s", data, want)
 	}
 }

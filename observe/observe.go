@@ -65,7 +65,8 @@ type RequestRecord struct {
 	Scope string
 	// DryRun is the dryRun query parameter's values joined ("All" or "").
 	DryRun string
-	// LongRunning says the request is a watch.
+	// LongRunning says the request is a watch, or a subresource kube-apiserver
+	// holds long-running (a log followed: log, exec, attach, portforward, proxy).
 	LongRunning bool
 	// Mutating says the request may write: kube-apiserver's request_kind
 	// mutating (else readOnly).

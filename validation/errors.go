@@ -30,7 +30,7 @@ type OmittedValue struct{}
 func (e *Error) Error() string {
 	body := causeWords[e.Type]
 	switch e.Type {
-	case kapi.CauseTypeFieldValueRequired, kapi.CauseTypeFieldValueTooLong, kapi.CauseTypeFieldValueForbidden:
+	case kapi.CauseTypeFieldValueRequired, kapi.CauseTypeFieldValueTooLong, kapi.CauseTypeFieldValueForbidden, kapi.CauseTypeInternal:
 	default:
 		if e.BadValue == (OmittedValue{}) {
 			break
@@ -53,6 +53,7 @@ var causeWords = map[kapi.CauseType]string{
 	kapi.CauseTypeFieldValueForbidden:    "Forbidden",
 	kapi.CauseTypeFieldValueDuplicate:    "Duplicate value",
 	kapi.CauseTypeFieldValueNotFound:     "Not found",
+	kapi.CauseTypeInternal:               "Internal error",
 }
 
 // formatValue writes a refused value as field.Error does.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/kapi-dev/kapi/storage"
@@ -144,5 +145,114 @@ func TestAddDoesNotStallOthers(t *testing.T) {
 	mustWaitFor(t, hub, mustCreate(t, mem, things+"d", "d1"))
 	if ev := next(t, h); ev.Type != watch.Added || ev.Item.Key != things+"d" || c.Len() != 3 {
 		t.Errorf("after the fill: %v %s, %d objects", ev.Type, ev.Item.Key, c.Len())
+	}
+}
+
+// relistStore holds the first List of Add's prefix after it reads (until
+// addRelease) and the first relist of the hub's root before it reads
+// (until rootRelease); it breaks the hub's first watch when expire is
+// closed, and refuses the next as expired: a relist while Add fills.
+type relistStore struct {
+	storage.Interface
+	prefix                  string
+	addListed, rootListing  chan struct{}
+	addRelease, rootRelease chan struct{}
+	expire                  chan struct{}
+	addOnce, rootOnce       sync.Once
+	watches                 atomic.Int32
+}
+
+func (s *relistStore) List(ctx context.Context, prefix string, opts storage.ListOptions) (storage.ListResult, error) {
+	if prefix == root && s.watches.Load() > 0 { // a relist, not Run's first list
+		s.rootOnce.Do(func() {
+			s.rootListing <- struct{}{}
+			<-s.rootRelease
+		})
+	}
+	page, err := s.Interface.List(ctx, prefix, opts)
+	if prefix == s.prefix {
+		s.addOnce.Do(func() {
+			s.addListed <- struct{}{}
+			<-s.addRelease
+		})
+	}
+	return page, err
+}
+
+func (s *relistStore) Watch(ctx context.Context, prefix string, rev int64) (<-chan storage.Event, error) {
+	switch s.watches.Add(1) {
+	case 1:
+	case 2: // the hub watches again from where it was: too old now
+		return nil, storage.ErrExpired
+	default:
+		return s.Interface.Watch(ctx, prefix, rev)
+	}
+	in, err := s.Interface.Watch(ctx, prefix, rev)
+	if err != nil {
+		return in, err
+	}
+	out := make(chan storage.Event)
+	go func() {
+		defer close(out)
+		for {
+			select {
+			case ev, ok := <-in:
+				if !ok {
+					return
+				}
+				select {
+				case out <- ev:
+				case <-ctx.Done():
+					return
+				}
+			case <-s.expire:
+				select {
+				case out <- storage.Event{Err: storage.ErrExpired}:
+				case <-ctx.Done():
+				}
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+// TestAddDuringRelist: the hub relists while Add's list is held, and a
+// change made while its watch was down reaches the store before the
+// relist reads it, so no event carries it: Add lists again rather than
+// fill the cache from its older list and the events after it.
+func TestAddDuringRelist(t *testing.T) {
+	const things = "/registry/things/"
+	mem := memory.New()
+	t.Cleanup(func() { mem.Close() })
+	s := &relistStore{Interface: mem, prefix: things,
+		addListed: make(chan struct{}), rootListing: make(chan struct{}),
+		addRelease: make(chan struct{}), rootRelease: make(chan struct{}), expire: make(chan struct{})}
+	hub := watch.New(s, root)
+	hub.Register(widgets, decode)
+	startRun(t, hub)
+	mustWaitFor(t, hub, mustCreate(t, mem, things+"a", "a1"))
+
+	done := make(chan *watch.Cache, 1)
+	go func() {
+		c, err := hub.Add(context.Background(), things, decode)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- c
+	}()
+	<-s.addListed
+	close(s.expire)
+	<-s.rootListing // the relist, before it reads
+	rev := mustCreate(t, mem, things+"c", "c1")
+	close(s.rootRelease)
+	mustWaitFor(t, hub, rev)
+	close(s.addRelease)
+	c := <-done
+	if c == nil {
+		t.FailNow()
+	}
+	if it, _ := c.Get(things + "c"); it == nil || c.Len() != 2 {
+		t.Errorf("after a relist during the fill: c %v, %d objects, want a and c", it, c.Len())
 	}
 }

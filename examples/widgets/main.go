@@ -108,6 +108,10 @@ func run(o options) error {
 	if err := widgetapi.RegisterStoringIn(api, o.storageVersion); err != nil {
 		return err
 	}
+	// Actions beside the objects: widgets/restart, widgets/log, widgetreviews.
+	if err := widgetapi.RegisterActions(api); err != nil {
+		return err
+	}
 	if o.migrate {
 		// Objects written while another version was the storage version
 		// are read correctly as they are; this stores them in the current

@@ -15,9 +15,12 @@ package discovery
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
+	"github.com/kapi-dev/kapi/actions"
 	"github.com/kapi-dev/kapi/internal/httpbody"
 )
 
@@ -26,6 +29,9 @@ import (
 type GroupVersion struct {
 	Group, Version string
 	Resources      []Resource
+	// Endpoints are the custom subresources of those resources and the
+	// kinds answered there (package actions), listed after them.
+	Endpoints []actions.Endpoint
 }
 
 // Resource is one resource of a group version.
@@ -126,7 +132,7 @@ func New(gvs []GroupVersion) *Documents {
 	for _, gv := range gvs {
 		legacy := []apiResource{}
 		vd := versionDiscovery{Version: gv.Version, Freshness: "Current", Resources: []resourceDiscovery{}}
-		for _, r := range gv.Resources {
+		for _, r := range withEndpoints(gv) {
 			legacy = append(legacy, apiResource{Name: r.Plural, SingularName: r.Singular, Namespaced: r.Namespaced, Kind: r.Kind,
 				Verbs: r.Verbs, ShortNames: r.ShortNames, Categories: r.Categories, StorageVersionHash: r.StorageVersionHash})
 			scope := "Cluster"
@@ -140,7 +146,10 @@ func New(gvs []GroupVersion) *Documents {
 				sd, sr := subresourceDiscovery{sub.Name, kind, sub.Verbs}, apiResource{Name: r.Plural + "/" + sub.Name, Namespaced: r.Namespaced, Kind: r.Kind, Verbs: sub.Verbs}
 				if sub.Kind != "" {
 					sd.ResponseKind = groupVersionKind{sub.Group, sub.Version, sub.Kind}
-					sr.Group, sr.Version, sr.Kind = sub.Group, sub.Version, sub.Kind
+					sr.Kind = sub.Kind
+					if sub.Group != gv.Group || sub.Version != gv.Version { // as pods/eviction; pods/binding names no group version
+						sr.Group, sr.Version = sub.Group, sub.Version
+					}
 				}
 				rd.Subresources = append(rd.Subresources, sd)
 				legacy = append(legacy, sr)
@@ -226,4 +235,41 @@ func wantsAggregated(r *http.Request) string {
 		}
 	}
 	return ""
+}
+
+// withEndpoints are the resources of gv with its endpoints: an answered
+// kind is a resource with the verb create alone (as tokenreviews); a
+// subresource lists its verbs and the kind it reads, else the kind get
+// answers (as pods/eviction and pods/binding), else its resource's (a
+// stream, as pods/log).
+func withEndpoints(gv GroupVersion) []Resource {
+	rs := slices.Clone(gv.Resources)
+	for _, e := range gv.Endpoints {
+		verbs := slices.Sorted(maps.Keys(e.Verbs))
+		if e.Subresource == "" {
+			singular := e.Singular
+			if singular == "" {
+				singular = strings.ToLower(e.Kind)
+			}
+			rs = append(rs, Resource{Kind: e.Kind, Plural: e.Resource, Singular: singular, Namespaced: e.Namespaced,
+				Verbs: verbs, ShortNames: e.ShortNames, Categories: e.Categories})
+			continue
+		}
+		sub := Subresource{Name: e.Subresource, Verbs: verbs}
+		for _, name := range []string{"create", "update", "get"} {
+			if v, ok := e.Verbs[name]; ok && sub.Kind == "" && (v.In != nil || v.Out != nil) {
+				t := v.In
+				if t == nil {
+					t = v.Out
+				}
+				sub.Group, sub.Version, sub.Kind = actions.KindOf(t, gv.Group, gv.Version)
+			}
+		}
+		for i := range rs {
+			if rs[i].Plural == e.Resource {
+				rs[i].Subresources = append(slices.Clip(rs[i].Subresources), sub)
+			}
+		}
+	}
+	return rs
 }

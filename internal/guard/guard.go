@@ -160,10 +160,43 @@ func Classify(r *http.Request) Class {
 		// server restarted, which makes the load worse.
 		return Probe
 	}
-	if strings.Contains(r.URL.RawQuery, "watch") && isWatch(r.URL) {
+	if strings.Contains(r.URL.RawQuery, "watch") && isWatch(r.URL) || longRunningSubresource(r.URL.Path) {
 		return Watch
 	}
 	return ReadOnly
+}
+
+// longRunningSubresource says whether a path names a subresource that
+// kube-apiserver serves as long-running, whatever its resource (its
+// BasicLongRunningRequestCheck's list): a log followed may last for ever.
+func longRunningSubresource(path string) bool {
+	for _, sub := range [...]string{"/log", "/exec", "/attach", "/portforward", "/proxy"} {
+		if strings.HasSuffix(path, sub) {
+			rest := resourceSegments(path)
+			n := len(rest)
+			return n == 3 || n == 5 && rest[0] == "namespaces"
+		}
+	}
+	return false
+}
+
+// resourceSegments are the segments of a path after its group version,
+// nil if it has none.
+func resourceSegments(p string) []string {
+	var rest string
+	switch {
+	case strings.HasPrefix(p, "/api/"):
+		_, rest, _ = strings.Cut(p[len("/api/"):], "/") // after the version
+	case strings.HasPrefix(p, "/apis/"):
+		parts := strings.SplitN(p[len("/apis/"):], "/", 3) // group, version, rest
+		if len(parts) < 3 {
+			return nil
+		}
+		rest = parts[2]
+	default:
+		return nil
+	}
+	return strings.Split(strings.Trim(rest, "/"), "/")
 }
 
 // isWatch says whether the request is a watch as the handlers will serve it:
@@ -177,20 +210,7 @@ func isWatch(u *url.URL) bool {
 	if v := strings.ToLower(values[0]); v == "false" || v == "0" {
 		return false
 	}
-	var rest string
-	switch p := u.Path; {
-	case strings.HasPrefix(p, "/api/"):
-		_, rest, _ = strings.Cut(p[len("/api/"):], "/") // after the version
-	case strings.HasPrefix(p, "/apis/"):
-		parts := strings.SplitN(p[len("/apis/"):], "/", 3) // group, version, rest
-		if len(parts) < 3 {
-			return false
-		}
-		rest = parts[2]
-	default:
-		return false
-	}
-	segments := strings.Split(strings.Trim(rest, "/"), "/")
+	segments := resourceSegments(u.Path)
 	switch len(segments) {
 	case 1:
 		return segments[0] != ""

@@ -123,3 +123,28 @@ func Release(bw *bufio.Writer) error {
 	streamBuffers.Put(bw)
 	return err
 }
+
+// Streamed is a response written as it comes (a log followed): the
+// header, 200 and contentType, goes with the first write or Flush
+// (Started says whether it went), and each write is sent at once.
+type Streamed struct {
+	W           http.ResponseWriter
+	ContentType string
+	Started     bool
+}
+
+func (s *Streamed) Write(p []byte) (int, error) {
+	if !s.Started {
+		s.Started = true
+		s.W.Header().Set("Content-Type", s.ContentType)
+		s.W.WriteHeader(http.StatusOK)
+	}
+	n, err := s.W.Write(p)
+	if err == nil {
+		err = http.NewResponseController(s.W).Flush()
+	}
+	return n, err
+}
+
+// Flush sends the header if it has not gone: a client waits for it.
+func (s *Streamed) Flush() { _, _ = s.Write(nil) }

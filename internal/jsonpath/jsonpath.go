@@ -1,10 +1,16 @@
 // Package jsonpath evaluates the JSON paths a CustomResourceDefinition's
-// additionalPrinterColumns, selectableFields and scale subresource name:
-// members after dots (.spec.replicas) or quoted in brackets
-// (['a.b']), list indexes ([0]), the wildcard [*], and the filter
+// additionalPrinterColumns, selectableFields and scale subresource name,
+// as client-go's jsonpath (which kube-apiserver's table convertor uses)
+// reads them: members after dots (.spec.replicas), a backslash escaping
+// the character after it (.metadata.labels.app\.kubernetes\.io/name);
+// in brackets, list indexes ([0], [-1] from the end), the wildcard [*], a
+// single-quoted key (['a'], read as the path .a: ['a.b'] is a then b, as
+// in client-go; ['a\.b'] is the key a.b), and the filter
 // [?(@.type=="Ready")] that compares a member with a literal, which is
-// what real CustomResourceDefinitions' columns use. kubectl's JSONPath
-// templates ({range}, functions) are not paths and are refused.
+// what real CustomResourceDefinitions' columns use. A bracket ends at the
+// first ], as in client-go. kubectl's JSONPath templates ({range},
+// functions), slices and unions are not paths this package reads and are
+// refused.
 package jsonpath
 
 import (
@@ -19,7 +25,8 @@ type Path struct{ steps []step }
 
 type step struct {
 	member string
-	index  int // for an index step; -1 for the wildcard
+	index  int  // for an index step, from the end if negative
+	all    bool // the wildcard [*]
 	kind   stepKind
 	filter *filter
 }
@@ -63,15 +70,15 @@ func parse(s string, inFilter bool) (Path, string, error) {
 		switch s[0] {
 		case '.':
 			s = s[1:]
-			n := 0
-			for n < len(s) && s[n] != '.' && s[n] != '[' && !(inFilter && strings.ContainsRune(" =!)", rune(s[n]))) {
-				n++
-			}
+			n := memberEnd(s, inFilter)
 			if n == 0 {
 				return p, s, fmt.Errorf("%w %q: an empty member name", ErrSyntax, orig)
 			}
-			p.steps = append(p.steps, step{kind: memberStep, member: s[:n]})
+			p.steps = append(p.steps, step{kind: memberStep, member: strings.ReplaceAll(s[:n], `\`, "")})
 			s = s[n:]
+			if s != "" && s[0] != '.' && s[0] != '[' && !inFilter {
+				return p, s, fmt.Errorf("%w %q: unexpected %q", ErrSyntax, orig, s)
+			}
 		case '[':
 			end := strings.IndexByte(s, ']')
 			if end < 0 {
@@ -88,12 +95,20 @@ func parse(s string, inFilter bool) (Path, string, error) {
 				s = rest
 				continue
 			case inner == "*":
-				p.steps = append(p.steps, step{kind: indexStep, index: -1})
-			case len(inner) >= 2 && (inner[0] == '\'' || inner[0] == '"') && inner[len(inner)-1] == inner[0]:
-				p.steps = append(p.steps, step{kind: memberStep, member: inner[1 : len(inner)-1]})
+				p.steps = append(p.steps, step{kind: indexStep, all: true})
+			case len(inner) >= 2 && inner[0] == '\'' && inner[len(inner)-1] == '\'' && !strings.Contains(inner[1:len(inner)-1], "'"):
+				// client-go reads ['key'] as the path .key.
+				key, err := Parse("." + inner[1:len(inner)-1])
+				if err != nil {
+					return p, s, err
+				}
+				if _, ok := key.Members(); !ok {
+					return p, s, fmt.Errorf("%w %q: %q is not a key", ErrSyntax, orig, inner)
+				}
+				p.steps = append(p.steps, key.steps...)
 			default:
 				i, err := strconv.Atoi(inner)
-				if err != nil || i < 0 {
+				if err != nil || inner[0] == '+' {
 					return p, s, fmt.Errorf("%w %q: %q is not an index", ErrSyntax, orig, inner)
 				}
 				p.steps = append(p.steps, step{kind: indexStep, index: i})
@@ -107,6 +122,25 @@ func parse(s string, inFilter bool) (Path, string, error) {
 		}
 	}
 	return p, s, nil
+}
+
+// memberEnd is where the member name at the start of s ends: at a
+// character client-go's jsonpath ends an identifier at, unless a
+// backslash escapes it; within a filter, also at what follows its path.
+func memberEnd(s string, inFilter bool) int {
+	n := 0
+	for n < len(s) {
+		c := s[n]
+		switch {
+		case c == '\\':
+			n = min(n+2, len(s))
+			continue
+		case strings.IndexByte(".,[]$@{} \t\r\n", c) >= 0, inFilter && strings.IndexByte("=!)", c) >= 0:
+			return n
+		}
+		n++
+	}
+	return n
 }
 
 // parseFilter reads @.path op literal)] after "[?(".
@@ -178,11 +212,15 @@ func (p Path) Find(v any) []any {
 				}
 			case indexStep:
 				l, _ := v.([]any)
+				i := st.index
+				if i < 0 {
+					i += len(l)
+				}
 				switch {
-				case st.index < 0:
+				case st.all:
 					next = append(next, l...)
-				case st.index < len(l):
-					next = append(next, l[st.index])
+				case i >= 0 && i < len(l):
+					next = append(next, l[i])
 				}
 			case filterStep:
 				l, _ := v.([]any)

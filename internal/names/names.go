@@ -204,3 +204,16 @@ func IsDNS1035Label(name string) []string {
 	}
 	return msgs
 }
+
+// IsPathSegmentName says why name cannot be a segment of a resource's path
+// (a name or a namespace), as kube's IsValidPathSegmentName: not "." or
+// "..", and no "/" or "%"; nil if it can.
+func IsPathSegmentName(name string) []string {
+	switch {
+	case name == "." || name == "..":
+		return []string{fmt.Sprintf("may not be '%s'", name)}
+	case strings.ContainsAny(name, "/%"):
+		return []string{"may not contain '/' or '%'"}
+	}
+	return nil
+}

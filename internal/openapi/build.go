@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/actions"
 )
 
 // Resource is what the generator needs to know of one registered resource.
@@ -27,7 +28,9 @@ type Resource struct {
 
 // GroupVersion returns the JSON document served at /openapi/v3/apis/{group}/{version}
 // (or /openapi/v3/api/v1 for the core group) for the given resources, all of that group/version.
-func GroupVersion(group, version string, resources []Resource) ([]byte, error) {
+// endpoints are the custom subresources of those resources and the kinds
+// answered there and never stored.
+func GroupVersion(group, version string, resources []Resource, endpoints ...actions.Endpoint) ([]byte, error) {
 	if version == "" {
 		return nil, fmt.Errorf("openapi: empty version")
 	}
@@ -65,6 +68,11 @@ func GroupVersion(group, version string, resources []Resource) ([]byte, error) {
 	}
 	for _, r := range rs {
 		if err := b.addResource(r); err != nil {
+			return nil, err
+		}
+	}
+	for _, e := range endpoints {
+		if err := b.addEndpoint(e, rs); err != nil {
 			return nil, err
 		}
 	}
@@ -249,56 +257,30 @@ type openAPIBuilder struct {
 // modelName names a schema the way kube-apiserver names a custom resource's:
 // the reversed group, the version, the kind (com.example.v1.Widget). The core
 // group has no name to reverse; its types are named like Kubernetes' own.
-func (b *openAPIBuilder) modelName(kind string) string {
-	if b.group == "" {
-		return "io.k8s.api.core." + b.version + "." + kind
+func (b *openAPIBuilder) modelName(kind string) string { return modelNameOf(b.group, b.version, kind) }
+
+func modelNameOf(group, version, kind string) string {
+	if group == "" {
+		return "io.k8s.api.core." + version + "." + kind
 	}
-	parts := strings.Split(b.group, ".")
+	parts := strings.Split(group, ".")
 	slices.Reverse(parts)
-	return strings.Join(parts, ".") + "." + b.version + "." + kind
+	return strings.Join(parts, ".") + "." + version + "." + kind
 }
 
 func (b *openAPIBuilder) addResource(r Resource) error {
 	name, listName := b.modelName(r.Kind), b.modelName(r.Kind+"List")
 	gvk := oapiGVK{Group: r.Group, Version: r.Version, Kind: r.Kind}
-
-	s, err := &oapiSchema{Type: "object"}, error(nil)
-	if r.Schema == nil {
-		s, err = b.structSchema(r.Type, "")
-	}
-	if err != nil {
-		return fmt.Errorf("openapi: resource %s: %w", r.Kind, err)
-	}
-	if s.Properties == nil {
-		s.Properties = map[string]*oapiSchema{}
-	}
-	objectMeta, err := b.metaRef(reflect.TypeFor[kapi.ObjectMeta]())
+	s, err := b.objectSchema(r.Type, r.Schema, gvk)
 	if err != nil {
 		return err
 	}
+	b.schemas[name] = s
 	listMeta, err := b.metaRef(reflect.TypeFor[kapi.ListMeta]())
 	if err != nil {
 		return err
 	}
 	typeMeta := oapiMetaDescriptions[reflect.TypeFor[kapi.TypeMeta]()]
-	s.Properties["apiVersion"] = &oapiSchema{Description: typeMeta["apiVersion"], Type: "string"}
-	s.Properties["kind"] = &oapiSchema{Description: typeMeta["kind"], Type: "string"}
-	s.Properties["metadata"] = &oapiSchema{
-		Description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-		AllOf:       []*oapiSchema{objectMeta},
-	}
-	s.Required = slices.DeleteFunc(s.Required, func(n string) bool {
-		return n == "apiVersion" || n == "kind" || n == "metadata"
-	})
-	if len(s.Required) == 0 {
-		s.Required = nil
-	}
-	s.GVK = []oapiGVK{gvk}
-	if r.Schema != nil {
-		s.raw = r.Schema
-	}
-	b.schemas[name] = s
-
 	b.schemas[listName] = &oapiSchema{
 		Description: r.Kind + "List is a list of " + r.Kind,
 		Type:        "object",
@@ -320,4 +302,39 @@ func (b *openAPIBuilder) addResource(r Resource) error {
 	}
 
 	return b.addPaths(r, name, listName, gvk)
+}
+
+// objectSchema is the schema of objects of type t (or whose schema is
+// raw, given whole), with apiVersion, kind and metadata as every kind's.
+func (b *openAPIBuilder) objectSchema(t reflect.Type, raw map[string]any, gvk oapiGVK) (*oapiSchema, error) {
+	s, err := &oapiSchema{Type: "object"}, error(nil)
+	if raw == nil {
+		s, err = b.structSchema(t, "")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("openapi: resource %s: %w", gvk.Kind, err)
+	}
+	if s.Properties == nil {
+		s.Properties = map[string]*oapiSchema{}
+	}
+	objectMeta, err := b.metaRef(reflect.TypeFor[kapi.ObjectMeta]())
+	if err != nil {
+		return nil, err
+	}
+	typeMeta := oapiMetaDescriptions[reflect.TypeFor[kapi.TypeMeta]()]
+	s.Properties["apiVersion"] = &oapiSchema{Description: typeMeta["apiVersion"], Type: "string"}
+	s.Properties["kind"] = &oapiSchema{Description: typeMeta["kind"], Type: "string"}
+	s.Properties["metadata"] = &oapiSchema{
+		Description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+		AllOf:       []*oapiSchema{objectMeta},
+	}
+	s.Required = slices.DeleteFunc(s.Required, func(n string) bool {
+		return n == "apiVersion" || n == "kind" || n == "metadata"
+	})
+	if len(s.Required) == 0 {
+		s.Required = nil
+	}
+	s.GVK = []oapiGVK{gvk}
+	s.raw = raw
+	return s, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/auth"
+	"github.com/kapi-dev/kapi/internal/guard"
 	"github.com/kapi-dev/kapi/observe"
 )
 
@@ -157,7 +158,7 @@ func newRecord(r *http.Request, a auth.Attributes, newID func() string, observer
 	rec := &Recording{RequestRecord: observe.RequestRecord{
 		Attributes: a, Method: r.Method, RequestURI: r.URL.RequestURI(), UserAgent: r.UserAgent(),
 		SourceIPs: sourceIPs(r), Received: time.Now(), AuditID: r.Header.Get("Audit-Id"), Header: r.Header,
-		Mutating: r.Method != http.MethodGet && r.Method != http.MethodHead, LongRunning: a.Verb == "watch",
+		Mutating: r.Method != http.MethodGet && r.Method != http.MethodHead, LongRunning: a.Verb == "watch" || guard.Classify(r) == guard.Watch, // a log followed too
 	}, observers: observers}
 	if rec.AuditID == "" || len(rec.AuditID) > 128 {
 		rec.AuditID = newID() // a random UUID, as kube-apiserver's audit IDs

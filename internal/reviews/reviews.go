@@ -15,15 +15,9 @@ import (
 // Request is what is read of a review's body: its spec, in any format the
 // server reads (kubectl sends the built-in kinds in protobuf).
 type Request[Spec any] struct {
-	kapi.TypeMeta `json:",inline"`
-	Spec          Spec `json:"spec" protobuf:"bytes,2,opt,name=spec"`
-}
-
-// Meta is a review's metadata: kube-apiserver answers with the request's,
-// and a creation time.
-type Meta struct {
-	Name              string `json:"name,omitempty"`
-	CreationTimestamp any    `json:"creationTimestamp"`
+	kapi.TypeMeta   `json:",inline"`
+	kapi.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
+	Spec            Spec `json:"spec" protobuf:"bytes,2,opt,name=spec"`
 }
 
 // UserInfo is a user as authentication.k8s.io writes it.
@@ -37,9 +31,9 @@ type UserInfo struct {
 // SelfSubjectReview is authentication.k8s.io/v1's answer to kubectl auth
 // whoami.
 type SelfSubjectReview struct {
-	kapi.TypeMeta `json:",inline"`
-	Metadata      Meta `json:"metadata"`
-	Status        struct {
+	kapi.TypeMeta   `json:",inline"`
+	kapi.ObjectMeta `json:"metadata"`
+	Status          struct {
 		UserInfo UserInfo `json:"userInfo"`
 	} `json:"status"`
 }
@@ -48,7 +42,7 @@ type SelfSubjectReview struct {
 func WhoAmI(u auth.User, now time.Time) SelfSubjectReview {
 	var review SelfSubjectReview
 	review.TypeMeta = kapi.TypeMeta{Kind: "SelfSubjectReview", APIVersion: "authentication.k8s.io/v1"}
-	review.Metadata.CreationTimestamp = now.UTC().Format(time.RFC3339)
+	review.CreationTimestamp = kapi.NewTime(now)
 	review.Status.UserInfo = UserInfo{Username: u.Name, UID: u.UID, Groups: u.Groups, Extra: u.Extra}
 	return review
 }
@@ -96,10 +90,10 @@ type AccessSpec struct {
 // SelfSubjectAccessReview is authorization.k8s.io/v1's answer to kubectl
 // auth can-i.
 type SelfSubjectAccessReview struct {
-	kapi.TypeMeta `json:",inline"`
-	Metadata      Meta       `json:"metadata"`
-	Spec          AccessSpec `json:"spec"`
-	Status        struct {
+	kapi.TypeMeta   `json:",inline"`
+	kapi.ObjectMeta `json:"metadata"`
+	Spec            AccessSpec `json:"spec"`
+	Status          struct {
 		Allowed         bool   `json:"allowed"`
 		Denied          bool   `json:"denied,omitempty"`
 		Reason          string `json:"reason,omitempty"`
@@ -194,10 +188,10 @@ type RulesSpec struct {
 // SelfSubjectRulesReview is authorization.k8s.io/v1's answer to kubectl
 // auth can-i --list.
 type SelfSubjectRulesReview struct {
-	kapi.TypeMeta `json:",inline"`
-	Metadata      Meta      `json:"metadata"`
-	Spec          RulesSpec `json:"spec"`
-	Status        struct {
+	kapi.TypeMeta   `json:",inline"`
+	kapi.ObjectMeta `json:"metadata"`
+	Spec            RulesSpec `json:"spec"`
+	Status          struct {
 		ResourceRules    []ResourceRule    `json:"resourceRules"`
 		NonResourceRules []NonResourceRule `json:"nonResourceRules"`
 		Incomplete       bool              `json:"incomplete"`

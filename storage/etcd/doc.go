@@ -44,6 +44,22 @@
 // revision is that of the marker's creation, 2 or more, never 0; reads and
 // watches before it read the empty store there.
 //
+// # Round trips
+//
+// A create, and an update, a patch or an apply of kapi's, is one etcd
+// transaction: an update's compare is its precondition, the ModRevision
+// of the object kapi's watch cache holds (and the client's
+// resourceVersion must match), so it reads nothing first; only if the
+// cache was behind does the compare fail, and the update reads the key
+// and tries again. A consistent read (resourceVersion unset) reads the
+// store's revision, then answers from the watch cache: [Store.Revision]
+// makes one read at a time, and every call made while one is in flight
+// waits for the next, one read for all of them, which starts after each
+// of them was called (so none misses a write acknowledged before it
+// asked). N concurrent consistent reads cost two reads of etcd, not N, as
+// kube-apiserver's consistent reads from its cache share their progress
+// requests.
+//
 // # History and compaction
 //
 // The history window is etcd's: everything since the cluster's last

@@ -27,3 +27,7 @@ func (s *Store) Events(ctx context.Context, events ...*clientv3.Event) ([]storag
 // WithoutReconnect leaves the client's connect backoff as gRPC makes it,
 // as the store did before it reset it: for the outage test's "before".
 func WithoutReconnect() Option { return func(c *config) { c.noReconnect = true } }
+
+// RevisionWaiters is how many Revision calls wait for the next read of
+// the revision, not yet started.
+func (s *Store) RevisionWaiters() int { return s.revisionWaiters() }

@@ -56,6 +56,8 @@ type Store struct {
 	// reconnectDone when it has.
 	stopReconnect context.CancelFunc
 	reconnectDone chan struct{}
+
+	revisions revisionReads
 }
 
 var _ storage.Interface = (*Store)(nil)
@@ -161,19 +163,13 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 
 // Revision returns the revision of the store's last write: the revision of
 // the last write under its prefix, not the cluster's, which writes
-// elsewhere move too.
+// elsewhere move too. It is read from etcd after the call, by one read
+// that every call waiting at that moment shares (see revisionReads).
 func (s *Store) Revision(ctx context.Context) (int64, error) {
 	if err := s.check(ctx, 0); err != nil {
 		return 0, err
 	}
-	resp, err := s.client.Get(ctx, s.marker)
-	if err != nil {
-		return 0, mapError(err)
-	}
-	if len(resp.Kvs) == 0 {
-		return 0, fmt.Errorf("etcd: the revision marker %q is missing", s.marker)
-	}
-	return resp.Kvs[0].ModRevision, nil
+	return s.revision(ctx)
 }
 
 // Create stores value under key if the key is absent.

@@ -179,4 +179,22 @@
 // 1,182 and 1,725 with one-round-trip commits. Two and three replicas stay linearizable, and their
 // watchers exact, through a replica's restart and PostgreSQL killed and
 // restarted (internal/test/robustness).
+//
+// Beside kube-apiserver v1.37.2 on kine v0.17.5 on the same PostgreSQL
+// cluster (the widget as a CRD; one run of sqlrun.sh, all five rows, load
+// average 5 to 14), kapi on PostgreSQL wrote 9.1x as many creates (1,332/s
+// against 147/s), 8.1x the PUTs (683 against 84), 7.8x the merge PATCHes
+// and 10x the applies, at 1.1 to 1.4 ms of CPU per write for kapi and
+// PostgreSQL together against 6.3 to 17.2 ms for kube-apiserver, kine and
+// PostgreSQL (kapi on etcd: 642 creates/s, 1.2 to 2.8 ms). Its consistent
+// GET (no resourceVersion: one revision read from PostgreSQL, batched)
+// served 3,953/s against kube on kine's 490/s and kapi on etcd's 2,803/s;
+// its LIST of 10,000 ran 177 times a second, where each of kube's waited
+// about 8 s for its watch cache to reach kine's revision. kine's advantage
+// is that kube-apiserver runs unchanged on it; kapi's is that it has no
+// etcd to emulate, and reads concurrent consistent reads' revision in one
+// query. Every row again, side by side, from the repository root (the
+// first run builds kine and kube-apiserver):
+//
+//	internal/test/loadtest/sqlrun.sh
 package postgres

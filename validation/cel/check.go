@@ -114,8 +114,17 @@ func (ck *ruleChecker) walk(s *schema.Schema, path string, root bool, cardinalit
 }
 
 func (ck *ruleChecker) checkNode(s *schema.Schema, path string, root bool, cardinality *uint64, uncorrelatable string) {
-	rules, err := ck.c.compileRules(ck.base, s, root, ck.c.declTypeOf(s, root, "object", map[string]*declType{}))
+	d := ck.c.declTypeOf(s, root, "object", map[string]*declType{})
 	at := path + ".x-kubernetes-validations"
+	if d == nil {
+		// A value rules cannot see (no type): refused as kube-apiserver's
+		// CRD validation refuses it, when converting the node's schema
+		// to CEL declarations fails.
+		ck.errs = append(ck.errs, &validation.Error{Type: kapi.CauseTypeInternal, Field: at,
+			Detail: "internal error: failed to construct type information for x-kubernetes-validations rules: unable to convert structural schema to CEL declarations"})
+		return
+	}
+	rules, err := ck.c.compileRules(ck.base, s, root, d)
 	if err != nil {
 		ck.errs = append(ck.errs, &validation.Error{Type: kapi.CauseTypeFieldValueInvalid, Field: at, BadValue: "", Detail: "internal error: " + err.Error()})
 		return

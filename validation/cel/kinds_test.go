@@ -2,6 +2,7 @@ package cel_test
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -38,6 +39,22 @@ const poolSchema = `{
   },
   "x-kubernetes-validations": [{"rule": "self.metadata.name.startsWith('pool-')", "message": "names start with pool-"}]
 }`
+
+// celServer is a server whose rule engine is CEL, closed when the test
+// ends.
+func celServer(t *testing.T) *apiserver.Server {
+	t.Helper()
+	engine, err := cel.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := apiserver.New(apiserver.WithRuleEngine(engine))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
 
 func poolDefinition(t *testing.T, schemaJSON string) kinds.Definition {
 	t.Helper()
@@ -86,16 +103,9 @@ func pool(name, spec string) string {
 // A kind defined at run time on a server whose rule engine is CEL has its
 // rules checked on every write through HTTP, with kube-apiserver's 422.
 func TestKindRulesOverHTTP(t *testing.T) {
-	engine, err := cel.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := apiserver.New(apiserver.WithRuleEngine(engine))
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := celServer(t)
 	hs := httptest.NewServer(srv)
-	t.Cleanup(func() { hs.Close(); srv.Close() })
+	t.Cleanup(hs.Close)
 	if err := kinds.Register(srv, poolDefinition(t, poolSchema)); err != nil {
 		t.Fatal(err)
 	}
@@ -166,5 +176,29 @@ func TestKindRulesRegistration(t *testing.T) {
 	}
 	if err := kinds.Register(srv, poolDefinition(t, poolSchema), kinds.WithRules(func(s *schema.Schema) (kinds.Rules, error) { return engine.RulesFor(s) })); err != nil {
 		t.Errorf("registering good rules: %v", err)
+	}
+}
+
+// With the server's rule engine, a kind registered from Go is refused for
+// a rule kube-apiserver would refuse its CustomResourceDefinition for,
+// with kube-apiserver's message, not served with a rule that fails every
+// write or is left out.
+func TestServerEngineChecksKindRules(t *testing.T) {
+	srv := celServer(t)
+	for _, tc := range []struct{ name, schema, want string }{
+		{"misspelt", strings.Replace(poolSchema, "self.min <= self.max", "self.min <= self.maxx", 1),
+			`openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: {"Rule":"self.min \u003c= self.maxx",` +
+				`"Message":"min must not exceed max","MessageExpression":"","Reason":null,"FieldPath":"","OptionalOldSelf":null}: compilation failed: ERROR: <input>:1:17: undefined field 'maxx'`},
+		{"untyped", strings.Replace(poolSchema, `"class": {"type": "string", "maxLength": 20}`,
+			`"class": {"x-kubernetes-preserve-unknown-fields": true, "x-kubernetes-validations": [{"rule": "self == 'gold'"}]}`, 1),
+			`openAPIV3Schema.properties[spec].properties[class].x-kubernetes-validations: Internal error: internal error: failed to construct type information for x-kubernetes-validations rules: unable to convert structural schema to CEL declarations`},
+	} {
+		err := kinds.Register(srv, poolDefinition(t, tc.schema))
+		if !errors.Is(err, kinds.ErrDefinition) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %s", tc.name, err, tc.want)
+		}
+	}
+	if err := kinds.Register(srv, poolDefinition(t, poolSchema)); err != nil {
+		t.Errorf("good rules: %v", err)
 	}
 }

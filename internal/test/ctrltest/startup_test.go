@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kapi-dev/kapi/crd/crdtest"
 )
@@ -26,6 +28,7 @@ func TestStartupSideBySide(t *testing.T) {
 	if assets == "" {
 		t.Skip("set KAPI_ENVTEST_ASSETS to a directory holding kube-apiserver, etcd and kubectl")
 	}
+	ctrllog.SetLogger(logr.Discard()) // envtest logs through it, and warns with a stack trace if it was never set
 	crds := []string{filepath.Join("project", "config", "crd", "bases")}
 	var kapi, kube []time.Duration
 	for range 3 {

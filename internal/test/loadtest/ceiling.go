@@ -69,6 +69,10 @@ type ceiling struct {
 	// kapi's own handling cost nothing.
 	store  storage.Interface
 	stored atomic.Int64
+	// etcd, if not nil, makes the ceiling the etcd-only server: each
+	// request (a GET too) first makes the etcd requests kapi on etcd makes
+	// for it (see etcdOnly).
+	etcd *etcdOnly
 
 	// The watch fan-out: every watcher's own handler goroutine writes the
 	// frame, once per write, as soon as it is told; so the ceiling fans
@@ -157,6 +161,12 @@ func (c *ceiling) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, _ = io.Copy(io.Discard, r.Body)
+	if c.etcd != nil {
+		if err := c.etcd.do(r, cfg.Response.Body); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+	}
 	if c.store != nil && r.Method != http.MethodGet {
 		if err := c.storeWrite(r, cfg.Response.Body); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)

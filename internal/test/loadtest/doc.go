@@ -94,11 +94,27 @@
 // against the PostgreSQL-only server (-serve-ceiling -ceiling-postgres URL):
 // the ceiling, but each write first stored through kapi's PostgreSQL store,
 // the same statements and group commit with none of kapi's handling, as
-// the bolt-only server is for bolt. -store-pid reports the store's
+// the bolt-only server is for bolt. The etcd pass runs the etcd-only
+// server (-serve-ceiling -ceiling-etcd ENDPOINTS) in the same rounds as
+// kapi and the ceiling (-store-only URL), for GET and the writes: the
+// ceiling, but each request first makes the etcd requests kapi's store
+// makes for it (a POST's create-if-absent transaction, a PUT's or PATCH's
+// compare-and-swap on the revision it last wrote, a GET's linearizable
+// read of the store's revision) from a bare etcd client, and the report
+// sets kapi on etcd's writes against it. -store-pid reports the store's
 // processes' CPU (etcd; the postmaster and its backends) beside the
 // server's. SCALE=N runs the scale run instead: N widgets stored as kapi
 // stores them (-fill-postgres), then kapi's start-up time and RSS on them,
 // and GET and LIST latency after.
+//
+// Its last pass is kube-apiserver on kine v0.17.5 on the same cluster
+// (internal/test/kinebench, a module of its own outside go.work: build.sh
+// builds both from the Go module proxy once, kube-on-kine.sh starts them
+// and registers examples/widgets' Widget as a CRD), driven over TLS with a
+// client certificate (-ca, -cert, -key) against a ceiling replaying its own
+// answers; -store-pid counts kine and PostgreSQL. sqlsummary.py then puts
+// the passes side by side with the targets (summary.md). PASSES
+// picks passes and their order.
 //
 // # Memory
 //

@@ -33,6 +33,7 @@ func mainErr() error {
 		serveCeiling = flag.String("serve-ceiling", "", "serve the ceiling on `ADDR` and do nothing else")
 		ceilingStore = flag.String("ceiling-store", "", "with -serve-ceiling: serve as the bolt-only server, storing each write's answer in a bolt file in `DIR` first")
 		ceilingPG    = flag.String("ceiling-postgres", "", "with -serve-ceiling: serve as the PostgreSQL-only server, storing each write's answer through kapi's PostgreSQL store at `URL` first")
+		ceilingEtcd  = flag.String("ceiling-etcd", "", "with -serve-ceiling: serve as the etcd-only server, making each request's etcd requests (as kapi on etcd makes them) on the cluster at `ENDPOINTS` first")
 		servePG      = flag.String("serve-postgres", "", "start a throwaway PostgreSQL cluster, write its URL and its postmaster's PID to `FILE`, and wait for a signal to remove it")
 		fillPG       = flag.String("fill-postgres", "", "store -fill-objects widgets in the PostgreSQL database at `URL` (kapi's schema), as examples/widgets stores them, and exit")
 		fillObjs     = flag.Int("fill-objects", 1000000, "widgets -fill-postgres stores")
@@ -43,6 +44,9 @@ func mainErr() error {
 		serverPID = flag.Int("server-pid", 0, "`PID` of the -server process, for its CPU and RSS (local servers only)")
 		ceilURL   = flag.String("ceiling", "", "base `URL` of a ceiling (-serve-ceiling) to measure -server against")
 		ceilPID   = flag.Int("ceiling-pid", 0, "`PID` of the -ceiling process, for its CPU and RSS")
+		onlyURL   = flag.String("store-only", "", "base `URL` of a server making only the store's requests (-serve-ceiling -ceiling-etcd), measured beside -server in GET and the writes")
+		onlyName  = flag.String("store-only-name", etcdOnlyName, "what the -store-only server's rows are called")
+		onlyPID   = flag.Int("store-only-pid", 0, "`PID` of the -store-only process, for its CPU and RSS")
 		caFile    = flag.String("ca", "", "PEM `file` of the CA that signed the server's certificate (https)")
 		certFile  = flag.String("cert", "", "PEM `file` of the client certificate")
 		keyFile   = flag.String("key", "", "PEM `file` of the client certificate's key")
@@ -84,6 +88,13 @@ func mainErr() error {
 		return fillPostgres(ctx, *fillPG, *fillObjs)
 	case *serveCeiling != "" && *ceilingPG != "":
 		h, stopCeiling, err := newPostgresCeiling(ctx, *ceilingPG)
+		if err != nil {
+			return err
+		}
+		defer stopCeiling()
+		return serve(ctx, *serveCeiling, h)
+	case *serveCeiling != "" && *ceilingEtcd != "":
+		h, stopCeiling, err := newEtcdCeiling(*ceilingEtcd)
 		if err != nil {
 			return err
 		}
@@ -153,6 +164,12 @@ func mainErr() error {
 		e.Kapi = &target{Name: "kapi", URL: strings.TrimSuffix(*server, "/"), PID: *serverPID, TLS: tlsc}
 		if *ceilURL != "" {
 			e.Ceiling = &target{Name: "ceiling", URL: strings.TrimSuffix(*ceilURL, "/"), PID: *ceilPID}
+		}
+		if *onlyURL != "" {
+			if !isStoreOnly(*onlyName) {
+				return fmt.Errorf("-store-only-name %q: it must end in -only", *onlyName)
+			}
+			e.StoreOnly = &target{Name: *onlyName, URL: strings.TrimSuffix(*onlyURL, "/"), PID: *onlyPID}
 		}
 	}
 

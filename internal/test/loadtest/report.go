@@ -18,7 +18,7 @@ func pair(results []*Result, workload string) (kapi, ceiling *Result) {
 		switch {
 		case r.Server == "ceiling":
 			ceiling = r
-		case r.Server == boltOnlyName:
+		case isStoreOnly(r.Server):
 		case kapi == nil:
 			kapi = r // the first kapi row; a counting server's comes later
 		}
@@ -29,21 +29,26 @@ func pair(results []*Result, workload string) (kapi, ceiling *Result) {
 // boltOnlyName is the bolt-only server's (see ceiling.store).
 const boltOnlyName = "bolt-only"
 
-// boltOnlyOf finds the bolt-only server's result of a workload.
-func boltOnlyOf(results []*Result, workload string) *Result {
+// isStoreOnly says whether a server of that name makes only its store's
+// requests (bolt-only, etcd-only): the ceiling storing first.
+func isStoreOnly(server string) bool { return strings.HasSuffix(server, "-only") }
+
+// storeOnlyOf finds the bolt-only or etcd-only server's result of a
+// workload.
+func storeOnlyOf(results []*Result, workload string) *Result {
 	for _, r := range results {
-		if r.Workload == workload && r.Server == boltOnlyName {
+		if r.Workload == workload && isStoreOnly(r.Server) {
 			return r
 		}
 	}
 	return nil
 }
 
-// boltOnlyNote says where the bolt-only server stands between the
-// ceiling and kapi.
-func boltOnlyNote(only, kapi, ceiling *Result) string {
-	return fmt.Sprintf("the bolt-only server %.0f req/s, %.0f%% of the ceiling's; kapi %.0f%% of the bolt-only server's",
-		only.RequestsPerSec, 100*ratio(only.RequestsPerSec, ceiling.RequestsPerSec), 100*ratio(kapi.RequestsPerSec, only.RequestsPerSec))
+// storeOnlyNote says where the bolt-only or etcd-only server stands
+// between the ceiling and kapi.
+func storeOnlyNote(only, kapi, ceiling *Result) string {
+	return fmt.Sprintf("the %s server %.0f req/s, %.0f%% of the ceiling's; kapi %.0f%% of the %s server's",
+		only.Server, only.RequestsPerSec, 100*ratio(only.RequestsPerSec, ceiling.RequestsPerSec), 100*ratio(kapi.RequestsPerSec, only.RequestsPerSec), only.Server)
 }
 
 // table is the results as a plain-text table: one row per workload, kapi
@@ -58,8 +63,8 @@ func table(results []*Result) string {
 		if r == kapi && ceil != nil && ceil.RequestsPerSec > 0 {
 			note = fmt.Sprintf("%.0f%% req/s, %.0f%% bytes/s", 100*ratio(r.RequestsPerSec, ceil.RequestsPerSec), 100*ratio(r.BytesPerSec, ceil.BytesPerSec))
 		}
-		if r.Server == boltOnlyName && kapi != nil && ceil != nil {
-			note = boltOnlyNote(r, kapi, ceil)
+		if isStoreOnly(r.Server) && kapi != nil && ceil != nil {
+			note = storeOnlyNote(r, kapi, ceil)
 		}
 		if r.Watchers > 0 && r.Events >= 0 && r.Workload == "watch" {
 			note = fmt.Sprintf("%d watchers × %d events, delivered %d, lost %d", r.Watchers, r.Events, r.Delivered, r.Lost)
@@ -190,11 +195,25 @@ func judge(results []*Result, sz sizes) []verdict {
 		if c.CPUSecPer1k > 0 {
 			cpu = fmt.Sprintf("; server CPU per request %.1f× the ceiling's", ratio(k.CPUSecPer1k, c.CPUSecPer1k))
 		}
-		if only := boltOnlyOf(results, t.workload); only != nil {
-			cpu += "; " + boltOnlyNote(only, k, c)
+		only := storeOnlyOf(results, t.workload)
+		if only != nil {
+			cpu += "; " + storeOnlyNote(only, k, c)
 		}
 		atLeast(fmt.Sprintf("%s ≥ %.0f%% of its ceiling's requests/s", t.name, 100*t.limit), t.workload, q, t.limit,
 			fmt.Sprintf("%.0f%% (%.0f vs %.0f req/s%s)", 100*q, k.RequestsPerSec, c.RequestsPerSec, cpu))
+		if only != nil && only.Server == etcdOnlyName {
+			// kapi on etcd: its writes against the etcd-only server's, its
+			// consistent GET against the ceiling.
+			name := strings.TrimSuffix(t.name, " (memory)")
+			if t.workload == "get" {
+				atLeast(name+" on etcd ≥ 60% of its ceiling's requests/s", t.workload, q, 0.60,
+					fmt.Sprintf("%.0f%% (%.0f vs %.0f req/s)", 100*q, k.RequestsPerSec, c.RequestsPerSec))
+				continue
+			}
+			q := ratio(k.RequestsPerSec, only.RequestsPerSec)
+			atLeast(name+" on etcd ≥ 75% of the etcd-only server's requests/s", t.workload, q, 0.75,
+				fmt.Sprintf("%.0f%% (%.0f vs %.0f req/s)", 100*q, k.RequestsPerSec, only.RequestsPerSec))
+		}
 	}
 	// Informers starting: the time until every client is at its
 	// initial-events-end bookmark, against the ceiling replaying kapi's

@@ -29,6 +29,10 @@ type env struct {
 	// BoltOnly starts the bolt-only server (see ceiling.store), its file in
 	// a directory of its own, measured beside kapi on bolt; may be nil.
 	BoltOnly func() (*target, func(), error)
+	// StoreOnly is a server making only the store's requests, with none of
+	// kapi's handling (the etcd-only server), measured beside Kapi in GET
+	// and the writes (storeOnlyWorkloads); may be nil.
+	StoreOnly *target
 	// FreshCeiling starts a ceiling that has served nothing yet, for the
 	// idle watchers' floor; may be nil.
 	FreshCeiling func() (*target, func(), error)
@@ -48,6 +52,9 @@ var allWorkloads = []string{
 	"informers-small", "informers", "informers-client-go", "memory",
 	"get-cr", "list-large-json-cr", "create-cr", "apply-cr", "memory-cr", "kinds",
 }
+
+// storeOnlyWorkloads are those measured on the StoreOnly server too.
+var storeOnlyWorkloads = []string{"get", "create", "update", "patch", "apply"}
 
 func (e *env) wants(name string) bool {
 	return len(e.Workloads) == 0 || slices.Contains(e.Workloads, name)
@@ -163,8 +170,11 @@ func run(ctx context.Context, e *env) ([]*Result, error) {
 			t = bolt
 		}
 		var only *target
-		if w.Bolt {
+		switch {
+		case w.Bolt:
 			only = boltOnly
+		case slices.Contains(storeOnlyWorkloads, w.Name):
+			only = e.StoreOnly
 		}
 		rs, err := runRequestWorkload(ctx, e, t, only, w)
 		if err != nil {
@@ -363,7 +373,7 @@ func runRequestWorkload(ctx context.Context, e *env, t, only *target, w requestW
 		}
 		if only != nil {
 			if err := configureCeiling(ctx, only.URL, ceilingConfig{Response: rec}); err != nil {
-				e.logf("%s: leaving the bolt-only server out: %v", w.Name, err)
+				e.logf("%s: leaving the %s server out: %v", w.Name, only.Name, err)
 				only = nil
 			}
 		}

@@ -10,14 +10,40 @@
 #   kapi on etcd         storage/etcd/cmd/widgets-etcd on one etcd member
 #                        built from the module cache (go.etcd.io/etcd/server/v3,
 #                        the version internal/test/robustness requires)
+#   etcd-only            the ceiling making each request's etcd requests
+#                        first (-ceiling-etcd), from a bare etcd client: a
+#                        write's transaction as kapi's store makes it, a
+#                        GET's read of the store's revision; measured in
+#                        the etcd pass's rounds beside kapi (-store-only)
 #   kapi on memory       examples/widgets, for the reads (READS, default GET
 #                        and LIST 10,000), which the watch cache serves alike
+#   kube on kine         kube-apiserver v1.37.2 on kine v0.17.5 on a database
+#                        of its own ("kine") in the same PostgreSQL cluster,
+#                        examples/widgets' Widget registered as a CRD
+#                        (internal/test/kinebench: build.sh builds both from
+#                        the Go module proxy, once, into ~/.cache;
+#                        kube-on-kine.sh starts them, for its pass alone)
 #
-# Server CPU is kapi's; the store's processes (etcd; PostgreSQL's postmaster
-# and its backends) are reported apart (-store-pid). Results: one JSON file
-# per pass and one table each, in $OUT (default a new temporary directory).
+# GET is a GET without resourceVersion: a consistent read (kapi asks the
+# store for its revision and waits for its cache to reach it; kube-apiserver
+# reads etcd, here kine).
 #
-#   internal/test/loadtest/sqlrun.sh                  # from the repository root
+# Server CPU is kapi's (kube-apiserver's); the store's processes (etcd;
+# PostgreSQL's postmaster and its backends; kine) are reported apart
+# (-store-pid). Results: one JSON file per pass and one table each, in $OUT
+# (default a new temporary directory), then summary.md: the rows side by
+# side, each against its own ceiling, with the issue's targets.
+#
+# ETCD_BIN=BIN uses an etcd already built. ETCD_BEFORE=BIN, a widgets-etcd
+# built from another commit, adds a pass etcd-before, just before etcd, on
+# the same etcd, ceiling and etcd-only server (its objects under a prefix
+# of their own): before and after in one run.
+#
+# One command, from the repository root, under the machine's lock for heavy
+# runs (the first run builds kine and kube-apiserver: about ten minutes):
+#
+#   flock /tmp/kapi-heavy.lock internal/test/loadtest/sqlrun.sh
+#   PASSES=postgres,kine internal/test/loadtest/sqlrun.sh   # some rows only
 #   DURATION=3s ROUNDS=2 internal/test/loadtest/sqlrun.sh
 #   SCALE=1000000 internal/test/loadtest/sqlrun.sh    # only the scale run
 #
@@ -36,6 +62,7 @@ BIN=$OUT/bin
 mkdir -p "$BIN"
 pids=()
 cleanup() {
+	if declare -F kube_on_kine_stop >/dev/null; then kube_on_kine_stop; fi
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 }
@@ -47,7 +74,12 @@ go build -o "$BIN/widgets-postgres" ./storage/postgres/cmd/widgets-postgres
 if [[ -z ${SCALE:-} ]]; then
 	go build -o "$BIN/widgets-etcd" ./storage/etcd/cmd/widgets-etcd
 	go build -o "$BIN/widgets" ./examples/widgets
-	(cd internal/test/robustness && go build -o "$BIN/etcd" go.etcd.io/etcd/server/v3)
+	if [[ -x ${ETCD_BIN:-} ]]; then cp "$ETCD_BIN" "$BIN/etcd"; else (cd internal/test/robustness && go build -o "$BIN/etcd" go.etcd.io/etcd/server/v3); fi
+fi
+PASSES=${PASSES:-postgres,postgres-only,memory,etcd,kine}
+if [[ -z ${SCALE:-} && ,$PASSES, == *,kine,* ]]; then
+	internal/test/kinebench/build.sh
+	source internal/test/kinebench/kube-on-kine.sh
 fi
 
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -144,6 +176,18 @@ KE=$(port)
 "$BIN/widgets-etcd" -etcd http://127.0.0.1:$EP -addr 127.0.0.1:$KE 2>"$OUT/kapi-etcd.log" &
 ketcdpid=$!
 pids+=($ketcdpid)
+EO=$(port)
+"$BIN/loadtest" -serve-ceiling 127.0.0.1:$EO -ceiling-etcd http://127.0.0.1:$EP 2>"$OUT/etcd-only.log" &
+eopid=$!
+pids+=($eopid)
+if [[ -n ${ETCD_BEFORE:-} ]]; then
+	KB=$(port)
+	"$ETCD_BEFORE" -etcd http://127.0.0.1:$EP -prefix /before/ -addr 127.0.0.1:$KB 2>"$OUT/kapi-etcd-before.log" &
+	kbpid=$!
+	pids+=($kbpid)
+	ready http://127.0.0.1:$KB
+	PASSES=${PASSES/etcd/etcd-before,etcd}
+fi
 KM=$(port)
 "$BIN/widgets" -addr 127.0.0.1:$KM 2>"$OUT/kapi-memory.log" &
 kmpid=$!
@@ -152,21 +196,43 @@ ready http://127.0.0.1:$KP
 ready http://127.0.0.1:$KP2
 ready http://127.0.0.1:$KE
 ready http://127.0.0.1:$KM
+up http://127.0.0.1:$EO
 up http://127.0.0.1:$CP
 up http://127.0.0.1:$OP
 
+uptime | tee "$OUT/uptime.txt"
 common=(-duration "$DURATION" -rounds "$ROUNDS" -watchers 300 -watch-rate 50)
-PASSES=${PASSES:-postgres,postgres-only,memory,etcd}
 pass() { # name, then the harness's arguments; a pass that fails is logged
 	local name=$1
 	shift
-	[[ ,$PASSES, == *,$name,* ]] || return 0
 	echo "== $name"
 	"$BIN/loadtest" "${common[@]}" "$@" -json "$OUT/$name.json" 2>"$OUT/$name.log" | tee "$OUT/$name.txt" ||
 		echo "pass $name failed: see $OUT/$name.log"
 }
-pass postgres -server http://127.0.0.1:$KP -server-pid $kpgpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $PGPID -workloads "$WORKLOADS"
-pass postgres-only -server http://127.0.0.1:$KP2 -server-pid $kpg2pid -ceiling http://127.0.0.1:$OP -ceiling-pid $opid -store-pid $PGPID -workloads "$WRITES"
-pass memory -server http://127.0.0.1:$KM -server-pid $kmpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -workloads "${READS:-get,list-large-json}"
-pass etcd -server http://127.0.0.1:$KE -server-pid $ketcdpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $etcdpid -workloads "$WORKLOADS"
+kine_pass() {
+	# Started for its pass alone, so that kube-apiserver's own background
+	# work (leases, compaction, kine's polling) does not run beside the others.
+	if kube_on_kine_start "$OUT/kine" "$PGURL"; then
+		pass kine -server "$KK_URL" -ca "$KK_CA" -cert "$KK_CERT" -key "$KK_KEY" -server-pid $KK_PID \
+			-ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $KINE_PID,$PGPID -workloads "$WORKLOADS"
+	else
+		echo "pass kine failed: see $OUT/kine"
+	fi
+	kube_on_kine_stop
+}
+etcdonly=(-store-only http://127.0.0.1:$EO -store-only-pid $eopid)
+# In the order PASSES names them.
+for p in ${PASSES//,/ }; do
+	case $p in
+	postgres) pass postgres -server http://127.0.0.1:$KP -server-pid $kpgpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $PGPID -workloads "$WORKLOADS" ;;
+	postgres-only) pass postgres-only -server http://127.0.0.1:$KP2 -server-pid $kpg2pid -ceiling http://127.0.0.1:$OP -ceiling-pid $opid -store-pid $PGPID -workloads "$WRITES" ;;
+	memory) pass memory -server http://127.0.0.1:$KM -server-pid $kmpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -workloads "${READS:-get,list-large-json}" ;;
+	etcd) pass etcd -server http://127.0.0.1:$KE -server-pid $ketcdpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $etcdpid "${etcdonly[@]}" -workloads "$WORKLOADS" ;;
+	etcd-before) pass etcd-before -server http://127.0.0.1:$KB -server-pid $kbpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $etcdpid "${etcdonly[@]}" -workloads "$WORKLOADS" ;;
+	kine) kine_pass ;;
+	*) echo "no pass $p" >&2 ;;
+	esac
+done
+uptime | tee -a "$OUT/uptime.txt"
+python3 internal/test/loadtest/sqlsummary.py "$OUT" | tee "$OUT/summary.md"
 echo "results in $OUT"

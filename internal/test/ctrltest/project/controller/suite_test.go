@@ -24,7 +24,8 @@ import (
 )
 
 // The suite as kubebuilder scaffolds it (with testing instead of Ginkgo),
-// its environment's start changed from envtest's
+// its environment's start changed from envtest's (and the client limits of
+// the configuration envtest returns written out)
 //
 //	testEnv = &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
 //	cfg, err = testEnv.Start()
@@ -55,7 +56,10 @@ func TestMain(m *testing.M) {
 		if err != nil {
 			panic(err)
 		}
-		cfg = &rest.Config{Host: host}
+		// The client limits envtest's configuration carries
+		// (controller-runtime's envtest/server.go): client-go's default,
+		// 5 requests/s, would make this suite wait on its own client.
+		cfg = &rest.Config{Host: host, QPS: 1000, Burst: 2000}
 	}
 	fmt.Fprintf(os.Stderr, "the suite's environment (%s) started in %v\n", name, time.Since(started).Round(time.Millisecond))
 

@@ -1,4 +1,4 @@
-package apiserver
+package requestinfo
 
 import (
 	"errors"
@@ -8,18 +8,20 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/kapi-dev/kapi/auth"
+	"github.com/kapi-dev/kapi/internal/names"
 	ksel "github.com/kapi-dev/kapi/internal/selector"
 )
 
-// requestAttributes reads what a request asks for from its method, path and
+// Of reads what a request asks for from its method, path and
 // query, as kube-apiserver's RequestInfo does (without the deprecated
 // /watch/ and /proxy/ path prefixes, which kapi does not serve). It runs
 // before routing, so it must split the path where the router will: a
 // request is authorized for exactly what the handler then does.
-func requestAttributes(r *http.Request) Attributes {
-	var segments [routedSegments]string
-	path, parts := routedPath(r, &segments)
-	a := Attributes{Verb: lowerMethod(r.Method), Path: path}
+func Of(r *http.Request) auth.Attributes {
+	var segments [Segments]string
+	path, parts := RoutedPath(r, &segments)
+	a := auth.Attributes{Verb: lowerMethod(r.Method), Path: path}
 	if len(parts) < 3 {
 		return a
 	}
@@ -70,7 +72,7 @@ func requestAttributes(r *http.Request) Attributes {
 	if a.Name == "" && a.Verb == "get" {
 		query := r.URL.Query()
 		a.Verb = "list"
-		if watch, _ := boolQuery(query, "watch"); watch {
+		if watch, _ := BoolQuery(query, "watch"); watch {
 			a.Verb = "watch"
 		}
 		a.Name = selectedName(query.Get("fieldSelector"))
@@ -86,7 +88,7 @@ func requestAttributes(r *http.Request) Attributes {
 
 // selectorRequirements parses the selectors of a request for its
 // authorization, as kube-apiserver does for the verbs that take them.
-func selectorRequirements(query url.Values) (labels, fields []SelectorRequirement, err error) {
+func selectorRequirements(query url.Values) (labels, fields []auth.SelectorRequirement, err error) {
 	var errs []error
 	if s := query.Get("labelSelector"); s != "" {
 		reqs, err := ksel.ParseLabels(s)
@@ -123,17 +125,17 @@ func lowerMethod(m string) string {
 	return strings.ToLower(m)
 }
 
-// routedSegments is how many segments of a path requestAttributes reads:
+// Segments is how many segments of a path Of reads:
 // /apis/{group}/{version}/namespaces/{namespace}/{resource}/{name}/{subresource}
 // and one for whatever follows.
-const routedSegments = 9
+const Segments = 9
 
-// routedPath returns the path the server's router will match and its
+// RoutedPath returns the path the server's router will match and its
 // segments, unescaped, in segments: the last holds the rest of a longer
 // path, as strings.SplitN. Like chi, it takes the path a parent chi router
 // left to route, else the escaped path when the request has one (so an
 // escaped "/" stays inside its segment), else the path.
-func routedPath(r *http.Request, segments *[routedSegments]string) (string, []string) {
+func RoutedPath(r *http.Request, segments *[Segments]string) (string, []string) {
 	routed := r.URL.Path
 	escaped := false
 	if r.URL.RawPath != "" {
@@ -144,10 +146,10 @@ func routedPath(r *http.Request, segments *[routedSegments]string) (string, []st
 	}
 	var parts []string
 	if rest := strings.Trim(routed, "/"); rest != "" {
-		// strings.SplitN(rest, "/", routedSegments), into segments
+		// strings.SplitN(rest, "/", Segments), into segments
 		// rather than a new slice.
 		parts = segments[:0]
-		for len(parts) < routedSegments-1 {
+		for len(parts) < Segments-1 {
 			segment, after, found := strings.Cut(rest, "/")
 			if !found {
 				break
@@ -180,17 +182,17 @@ func selectedName(fieldSelector string) string {
 		return ""
 	}
 	for _, r := range reqs {
-		if r.Key == "metadata.name" && r.Op == "=" && len(isValidPathSegment(r.Values[0])) == 0 {
+		if r.Key == "metadata.name" && r.Op == "=" && len(names.IsPathSegmentName(r.Values[0])) == 0 {
 			return r.Values[0]
 		}
 	}
 	return ""
 }
 
-// boolQuery reads a boolean query parameter as kube-apiserver converts
+// BoolQuery reads a boolean query parameter as kube-apiserver converts
 // them: absent is false, "false" and "0" (in any case) are false, any other
 // value is true. set says whether it was given.
-func boolQuery(query url.Values, name string) (value, set bool) {
+func BoolQuery(query url.Values, name string) (value, set bool) {
 	values, set := query[name]
 	if !set || len(values) == 0 {
 		return false, false

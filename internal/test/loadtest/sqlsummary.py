@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Side-by-side summary of sqlrun.sh's passes (issue 25): DIR holds one JSON
+file per pass (loadtest -json); prints Markdown tables with every row
+against its own ceiling, and the issue's targets.
+
+    python3 internal/test/loadtest/sqlsummary.py DIR
+"""
+import json
+import os
+import sys
+
+ROWS = [  # pass file, row name
+    ("postgres", "kapi on PostgreSQL"),
+    ("postgres-only", "PostgreSQL-only"),
+    ("etcd", "kapi on etcd"),
+    ("memory", "kapi on memory"),
+    ("kine", "kube-apiserver on kine"),
+]
+REQUESTS = ["get", "list-large-json", "create", "update", "patch", "apply"]
+WRITES = ["create", "update", "patch", "apply"]
+
+
+def load(d):
+    out = {}
+    for name, _ in ROWS:
+        p = os.path.join(d, name + ".json")
+        if os.path.exists(p):
+            with open(p) as f:
+                out[name] = json.load(f)["results"] or []
+    return out
+
+
+def find(results, workload, server):
+    for r in results:
+        if r["workload"] == workload and r["server"] == server:
+            return r
+    return None
+
+
+def cpu_us(r):
+    """Server and store CPU per request (per write for the watch), µs."""
+    n = r.get("requests") or 0
+    if not n:
+        return None
+    return 1e6 * r.get("serverCPUSeconds", 0) / n, 1e6 * r.get("storeCPUSeconds", 0) / n
+
+
+def main(d):
+    res = load(d)
+    pr = print
+    up = os.path.join(d, "uptime.txt")
+    if os.path.exists(up):
+        pr("Load (uptime) before and after the run:\n")
+        for line in open(up):
+            pr("    " + line.rstrip())
+        pr()
+    pr("## Requests\n")
+    pr("Each row against its own ceiling (the same bytes replayed by a no-op server, "
+       "plain HTTP); CPU per request in µs: server + store (PostgreSQL's processes; etcd; kine + PostgreSQL).\n")
+    pr("| workload | server | req/s | ÷ its ceiling | p50 ms | p99 ms | CPU µs/req: server + store = all |")
+    pr("|---|---|--:|--:|--:|--:|--:|")
+    rate = {}
+    cpu = {}
+    for w in REQUESTS:
+        for name, row in ROWS:
+            rs = res.get(name)
+            if rs is None:
+                continue
+            if name == "postgres-only":
+                r, ceil = find(rs, w, "ceiling"), None
+            else:
+                r, ceil = find(rs, w, "kapi"), find(rs, w, "ceiling")
+            if r is None:
+                continue
+            rate[(w, name)] = r.get("requestsPerSecond", 0)
+            rel = ""
+            if ceil and ceil.get("requestsPerSecond"):
+                rel = "%.0f%% (%.0f)" % (100 * r["requestsPerSecond"] / ceil["requestsPerSecond"], ceil["requestsPerSecond"])
+            c = cpu_us(r)
+            cs = ""
+            if c:
+                cpu[(w, name)] = c
+                cs = "%.0f + %.0f = %.0f" % (c[0], c[1], c[0] + c[1])
+            err = " (%d errors: %s)" % (r["errors"], r.get("firstError", "")[:80]) if r.get("errors") else ""
+            pr("| %s | %s | %.0f%s | %s | %.2f | %.2f | %s |" % (w, row, r.get("requestsPerSecond", 0), err, rel,
+                                                               r.get("p50ms", 0), r.get("p99ms", 0), cs))
+    pr("\n## Watch and informers\n")
+    pr("| workload | server | result | CPU per write, µs: server + store |")
+    pr("|---|---|---|--:|")
+    for w in ["watch", "informers-small"]:
+        for name, row in ROWS:
+            rs = res.get(name)
+            if not rs:
+                continue
+            r = find(rs, w, "kapi")
+            if r is None:
+                continue
+            ceil = find(rs, w, "ceiling")
+            if w == "watch":
+                note = "%d watchers × %d writes: delivered %d, lost %d, delivery p50 %.1f ms p99 %.1f ms" % (
+                    r.get("watchers", 0), r.get("events", 0), r.get("delivered", 0), r.get("lost", 0), r.get("p50ms", 0), r.get("p99ms", 0))
+                if ceil:
+                    note += " (ceiling p99 %.1f ms)" % ceil.get("p99ms", 0)
+            else:
+                note = "%d streaming lists × %d widgets at the bookmark in %.1f ms" % (r.get("informers", 0), r.get("objects", 0), 1e3 * r.get("syncSeconds", 0))
+                if ceil and ceil.get("syncSeconds"):
+                    note += " (%.2f× the ceiling's)" % (r["syncSeconds"] / ceil["syncSeconds"])
+            c = cpu_us(r) if w == "watch" else None
+            pr("| %s | %s | %s | %s |" % (w, row, note, "%.0f + %.0f" % c if c else ""))
+    pr("\n## Targets\n")
+    pr("| target | measured | |")
+    pr("|---|---|---|")
+
+    def target(label, num, den, want):
+        a, b = rate.get(num), rate.get(den)
+        if not a or not b:
+            pr("| %s | not measured | |" % label)
+            return
+        x = a / b
+        pr("| %s | %.2f× (%.0f vs %.0f req/s) | %s |" % (label, x, a, b, "met" if x >= want else "**missed**"))
+
+    for w in WRITES:
+        target("%s: kapi on PostgreSQL ≥ 5× kube-apiserver on kine" % w, (w, "postgres"), (w, "kine"), 5)
+    for w in WRITES:
+        target("%s: kapi on PostgreSQL ≥ 0.8× kapi on etcd" % w, (w, "postgres"), (w, "etcd"), 0.8)
+    for w in WRITES:
+        target("%s: kapi on PostgreSQL ≥ 0.7× PostgreSQL-only" % w, (w, "postgres"), (w, "postgres-only"), 0.7)
+    for w in ["get", "list-large-json"]:
+        target("%s: kapi on PostgreSQL ≈ kapi on memory (the watch cache serves it)" % w, (w, "postgres"), (w, "memory"), 0.8)
+    pr("\nCPU per write, µs (server + store), create and update:\n")
+    for w in ["create", "update"]:
+        parts = []
+        for name, row in ROWS:
+            c = cpu.get((w, name))
+            if c:
+                parts.append("%s %.0f" % (row, c[0] + c[1]))
+        pr("- %s: %s" % (w, "; ".join(parts)))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
