@@ -233,7 +233,12 @@ func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error 
 			return rq.respondStored(http.StatusOK, out, value)
 		}
 		// Absent: apply creates it, unless another request did meanwhile;
-		// then the configuration is applied to that.
+		// then the configuration is applied to that. A resource that
+		// refuses creates refuses this one too, as kube-apiserver refuses
+		// an apply while a custom resource's definition terminates.
+		if err := rq.refusesCreate(); err != nil {
+			return err
+		}
 		obj, err := merge(nil, nil)
 		if err != nil {
 			return err
