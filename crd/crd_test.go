@@ -525,3 +525,25 @@ func TestFailedReserveKeepsServing(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// A short name released by a change of another definition (not its
+// deletion) is taken by the definition waiting for it, as kube-apiserver's
+// naming controller requeues the group's other definitions after each
+// sync.
+func TestNameReleasedByChange(t *testing.T) {
+	srv := server(t)
+	if code, c := do(t, srv, "POST", crds, widgets); code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, c)
+	}
+	conditionOf(t, srv, "widgets.example.com", crd.NamesAccepted, func(cond map[string]any) bool { return cond["status"] == "True" })
+	other := strings.NewReplacer(`"widgets.example.com"`, `"gadgets.example.com"`, `"plural": "widgets"`, `"plural": "gadgets"`, `"kind": "Widget"`, `"kind": "Gadget", "singular": "gadget"`).Replace(widgets)
+	if code, c := do(t, srv, "POST", crds, other); code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, c)
+	}
+	conditionOf(t, srv, "gadgets.example.com", crd.NamesAccepted, func(cond map[string]any) bool { return cond["status"] == "False" })
+	// widgets gives up "wd"; a test that never sees gadgets take it times out.
+	if code, c := do(t, srv, "PATCH", crds+"/widgets.example.com", `[{"op":"replace","path":"/spec/names/shortNames","value":["wdg"]}]`); code != http.StatusOK {
+		t.Fatalf("patch: %d %v", code, c)
+	}
+	conditionOf(t, srv, "gadgets.example.com", crd.NamesAccepted, func(cond map[string]any) bool { return cond["status"] == "True" })
+}
