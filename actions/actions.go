@@ -59,8 +59,14 @@ func answer[Out any, PO interface {
 // the first write, or when fn flushes w (an http.Flusher) to have it go
 // before it waits for something to write: a client waits for it. An
 // error returned before the header went is answered as a Status; after
-// it, the stream ends. fn returns when ctx ends: when the client goes, or
-// the server closes.
+// it, the error is logged and the response broken off, so that the client
+// sees a failed stream, not a complete one; a nil return ends it whole.
+//
+// A Stream is long-running whatever its name: it counts against the
+// server's cap on watches, not against its requests in flight, and the
+// request timeout does not end it. ctx ends when the client goes, and
+// when the server shuts down or closes (as watches end): fn must return
+// then, or Shutdown waits for it until its own deadline.
 func Stream(contentType string, fn func(ctx context.Context, req Request, w io.Writer) error) Handler {
 	return Handler{&Verb{Stream: fn, ContentType: contentType}}
 }

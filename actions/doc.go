@@ -23,17 +23,22 @@
 // AddReview serves a kind whose objects are created and answered, never
 // stored: POST to its collection runs Answer on the object (which fills
 // in its status) and answers it, 201 Created; GET, LIST, WATCH and every
-// other method are 405 MethodNotAllowed, an object's path 404, and
+// other method are 405 MethodNotAllowed, an object's path 404 whatever
+// the method, and
 // discovery lists the verb create alone, as kube-apiserver does for its
-// reviews. kubectl create -f review.yaml works on it.
+// reviews. kubectl create -f review.yaml works on it. Its kind and plural
+// are its own in its group: a registered resource cannot share them.
 //
 // # The path of a request
 //
 // Both take the path every request takes: authentication, then
 // authorization on the attributes of the path (verb create on
 // widgets/restart, get on widgets/log, create on widgetreviews), the
-// request's limits and deadline (a subresource named log, exec, attach,
-// portforward or proxy is long-running, as in kube-apiserver), admission
+// request's limits and deadline (a Stream is long-running, whatever its
+// name: held by the watches' cap, never cut at the request timeout, ended
+// by Shutdown and Close as watches are; kube-apiserver decides by name,
+// log, exec, attach, portforward or proxy, which are long-running here
+// too), admission
 // of a body (a CREATE or UPDATE of the subresource, with the body as its
 // object), audit, metrics and traces; errors are Status objects with
 // kube-apiserver's codes: an unknown subresource is 404, a verb it does
@@ -43,7 +48,6 @@
 //
 // # The seam
 //
-// apiserver.Server.AddEndpoint is the seam: it serves an
-// apiserver.Endpoint through the request path, whose handlers this
-// package makes typed.
+// apiserver.Server.AddEndpoint is the seam: it serves an Endpoint
+// through the request path, whose handlers this package makes typed.
 package actions

@@ -44,9 +44,11 @@ type Verb struct {
 	// their TypeMeta's, else the Go type's name and the endpoint's (see
 	// KindOf).
 	In, Out kapi.Object
-	// Answer answers with an Out; in is nil without In.
+	// Answer answers with an Out; in is nil without In. Answering
+	// neither an object nor an error is a 500 InternalError.
 	Answer func(ctx context.Context, req Request, in kapi.Object) (kapi.Object, error)
-	// Stream answers with a stream of ContentType instead.
+	// Stream answers with a stream of ContentType instead (see package
+	// actions' Stream).
 	Stream      func(ctx context.Context, req Request, w io.Writer) error
 	ContentType string
 }
@@ -56,9 +58,10 @@ type Verb struct {
 type Request struct {
 	Namespace, Name string // of the path: the object's, for a subresource
 	Query           url.Values
-	DryRun          bool // dryRun=All: nothing is to change
+	DryRun          bool // dryRun=All on a create or update: nothing is to change
 	// Object is a subresource's object as stored when the request came,
-	// in the resource's version, the handler's to change.
+	// in the resource's version: a private copy, decoded for this request,
+	// which the handler may change; nothing changed in it is stored.
 	Object kapi.Object
 }
 

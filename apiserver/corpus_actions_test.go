@@ -80,7 +80,8 @@ func actionsCorpus() []corpusCase {
 	add("restart/cluster-wide", http.MethodPost, groupVersionPath+"/widgets/a/restart", []byte(`{}`), 404, ct(mtJSON)...)
 	add("restart/in v1beta1", http.MethodPost, "/apis/example.com/v1beta1/namespaces/"+corpusNS+"/widgets/a/restart", []byte(`{}`), 404, ct(mtJSON)...)
 	add("log/a missing widget", http.MethodGet, widgetPath(corpusNS, "missing")+"/log", nil, 404)
-	add("log/bad dryRun", http.MethodGet, log+"?dryRun=x", nil, 400)
+	// kube-apiserver reads dryRun on writes alone: a GET's is ignored.
+	add("log/a missing widget, dryRun ignored", http.MethodGet, widgetPath(corpusNS, "missing")+"/log?dryRun=x", nil, 404)
 	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 		add("log/"+m, m, log, []byte(`{}`), 405, ct(mtJSON)...)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/actions"
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/internal/guard"
 	"github.com/kapi-dev/kapi/internal/httpbody"
 	"github.com/kapi-dev/kapi/internal/openapi"
 )
@@ -60,13 +61,26 @@ func (s *Server) AddEndpoint(e actions.Endpoint) error {
 	}):
 		return fmt.Errorf("apiserver: endpoint %s/%s added twice", e.Resource, e.Subresource)
 	}
-	if e.Subresource == "" {
+	switch {
+	case e.Subresource != "" && e.Group == "" && e.Resource == "namespaces":
+		// Its path, /api/v1/namespaces/{name}/{subresource}, reads as a
+		// collection in a namespace; only the namespace's own status and
+		// finalize are told apart from those.
+		return fmt.Errorf("apiserver: endpoint namespaces/%s: a subresource of namespaces cannot be added", e.Subresource)
+	case e.Subresource == "":
+		for _, r := range s.resources {
+			if r.Group == e.Group && (r.Kind == e.Kind || r.Plural == e.Resource) {
+				return fmt.Errorf("apiserver: endpoint %s: clashes with the registered %s (resource %q)", ep.path(), r.gvk(), r.Plural)
+			}
+		}
 		if err := clashes(s.resources, ep.res); err != nil {
 			return err
 		}
-	} else if i := slices.IndexFunc(s.resources, func(r *resource) bool { return r.Group == e.Group && r.Version == e.Version && r.Plural == e.Resource }); i < 0 || s.resources[i].isSubresource(e.Subresource) {
-		return fmt.Errorf("apiserver: endpoint %s/%s: no such resource in %s/%s, or it has that subresource", e.Resource, e.Subresource, e.Group, e.Version)
-	} else {
+	default:
+		i := slices.IndexFunc(s.resources, func(r *resource) bool { return r.Group == e.Group && r.Version == e.Version && r.Plural == e.Resource })
+		if i < 0 || s.resources[i].isSubresource(e.Subresource) {
+			return fmt.Errorf("apiserver: endpoint %s/%s: no such resource in %s/%s, or it has that subresource", e.Resource, e.Subresource, e.Group, e.Version)
+		}
 		ep.res = s.resources[i]
 	}
 	s.endpoints = append(s.endpoints, ep)
@@ -132,9 +146,12 @@ func (rq *request) serveEndpoint(v verb) error {
 	if err := rq.checkWriteOptions(v); err != nil {
 		return err
 	}
-	dryRun, err := rq.dryRun(nil)
-	if err != nil {
-		return err
+	var dryRun bool
+	if v != verbGet { // kube-apiserver reads dryRun on writes alone
+		var err error
+		if dryRun, err = rq.dryRun(nil); err != nil {
+			return err
+		}
 	}
 	ctx, req := rq.r.Context(), actions.Request{Namespace: rq.namespace, Name: rq.name, Query: rq.query, DryRun: dryRun}
 	if ep.Subresource != "" {
@@ -147,12 +164,7 @@ func (rq *request) serveEndpoint(v verb) error {
 		}
 	}
 	if h.Stream != nil {
-		w := &httpbody.Streamed{W: rq.w, ContentType: h.ContentType}
-		if err := h.Stream(ctx, req, w); err != nil && !w.Started {
-			return err
-		}
-		_, _ = w.Write(nil) // the header, if nothing was written; an error after the first byte ends the stream
-		return nil
+		return rq.serveStream(ctx, h, req)
 	}
 	rq.objType = h.out
 	if err := rq.negotiate(false, codec.ViewObject); err != nil {
@@ -161,6 +173,7 @@ func (rq *request) serveEndpoint(v verb) error {
 	var in kapi.Object
 	if h.in != nil {
 		rq.objType = h.in
+		var err error
 		if in, err = rq.decodeBody(); err != nil {
 			return err
 		}
@@ -172,11 +185,87 @@ func (rq *request) serveEndpoint(v verb) error {
 	if err != nil {
 		return err
 	}
+	if out == nil || reflect.ValueOf(out).IsNil() { // a handler's bug, answered without a panic
+		return NewStatusError(http.StatusInternalServerError, kapi.StatusReasonInternalError,
+			fmt.Sprintf("endpoint %s answered neither an object nor an error", ep.path()))
+	}
 	rq.objType = h.out
 	if tm := out.GetTypeMeta(); tm.Kind == "" {
 		tm.Kind, tm.APIVersion = h.out.kind, h.out.apiVersion()
 	}
 	return rq.respond(map[bool]int{true: http.StatusCreated, false: http.StatusOK}[v == verbCreate], out)
+}
+
+// serveStream answers with what a Stream writes. Shutdown and Close end
+// it, as they end watches: a followed log would otherwise hold Shutdown
+// until its deadline. An error before the first byte is answered as a
+// Status; after it, it is logged and the response aborted, so that the
+// client sees a broken stream rather than a complete one.
+func (rq *request) serveStream(ctx context.Context, h *endpointVerb, req actions.Request) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(rq.s.flow.WatchesEnd(), cancel)()
+	rq.w.Header().Set("X-Content-Type-Options", "nosniff")
+	w := &httpbody.Streamed{W: rq.w, ContentType: h.ContentType}
+	err := h.Stream(ctx, req, w)
+	switch {
+	case err != nil && !w.Started:
+		return err
+	case err != nil && ctx.Err() == nil: // not the client gone nor the server closing
+		rq.s.config.logger.Error("kapi: a stream failed after its first byte; the response is aborted",
+			"endpoint", rq.endpoint.path(), "path", rq.r.URL.Path, "err", err)
+		panic(http.ErrAbortHandler) // net/http breaks the connection: no last chunk
+	}
+	_, _ = w.Write(nil) // the header, if nothing was written
+	return nil
+}
+
+// path names e in errors: group/version resource[/subresource].
+func (e *endpoint) path() string {
+	return e.Group + "/" + e.Version + " " + strings.TrimSuffix(e.Resource+"/"+e.Subresource, "/")
+}
+
+// streams says whether e answers GET with a Stream.
+func (e *endpoint) streams() bool {
+	v := e.verbs[verbGet]
+	return v != nil && v.Stream != nil
+}
+
+// markStreams marks a GET of a Stream endpoint long-running
+// (guard.LongRunning), whatever its name. kube-apiserver holds
+// long-running only the subresources named log, exec, attach, portforward
+// and proxy (which are long-running here too); a stream of the program's
+// own named otherwise must not be cut at the request timeout either.
+func (s *Server) markStreams(next http.Handler) http.Handler {
+	if !slices.ContainsFunc(s.endpoints, (*endpoint).streams) {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			if p := resourcePathOf(r); p.subresource != "" {
+				if ep := s.reg.Load().endpoints[endpointKey{p.gv, p.resource, p.subresource}]; ep != nil && ep.streams() {
+					r = guard.LongRunning(r)
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// clashesWithAnswered says why r cannot be registered beside the answered
+// kinds among eps, which take a resource's names and path.
+func clashesWithAnswered(eps []*endpoint, r *resource) error {
+	var answered []*resource
+	for _, ep := range eps {
+		if ep.Subresource != "" {
+			continue
+		}
+		if ep.res.Group == r.Group && (ep.res.Kind == r.Kind || ep.res.Plural == r.Plural) {
+			return fmt.Errorf("apiserver: register %s: clashes with the answered kind %s (resource %q)", r.gvk(), ep.res.gvk(), ep.res.Plural)
+		}
+		answered = append(answered, ep.res)
+	}
+	return clashes(answered, r)
 }
 
 // admitEndpoint admits the body of a write to an endpoint as

@@ -1,12 +1,15 @@
 package apiserver
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
@@ -45,8 +48,12 @@ func (rq *request) fieldManager() string {
 
 // ignoredFields are the top-level fields a write to the resource or its
 // subresource neither changes nor owns: status on the resource when it has
-// the status subresource, and everything but status on /status.
-func (rq *request) ignoredFields() []string {
+// the status subresource, and everything but status on /status, as
+// kube-apiserver's status strategies reset them. A kind with a Shape has
+// its members in its schema, not its Go type; where the schema keeps
+// unknown members at the root, docs (the JSON the write compares) name
+// the others.
+func (rq *request) ignoredFields(docs ...[]byte) []string {
 	res := rq.res
 	switch {
 	case rq.subresource == "status":
@@ -56,11 +63,44 @@ func (rq *request) ignoredFields() []string {
 				ignore = append(ignore, f.Name)
 			}
 		}
-		return ignore
+		if res.shape == nil {
+			return ignore
+		}
+		root := res.objType.schema
+		for name := range root.Fields {
+			ignore = append(ignore, name)
+		}
+		if root.Elem != nil {
+			for _, doc := range docs {
+				ignore = appendMembers(ignore, doc)
+			}
+		}
+		slices.Sort(ignore) // one list for one shape: patch caches by it
+		return slices.DeleteFunc(slices.Compact(ignore), func(name string) bool { return name == "status" })
 	case res.statusField != nil:
 		return []string{"status"}
 	}
 	return nil
+}
+
+// appendMembers appends the names of the members of doc, a JSON object,
+// to names; nothing of a document that is not one.
+func appendMembers(names []string, doc []byte) []string {
+	d := jsontext.NewDecoder(bytes.NewReader(doc))
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return names
+	}
+	for d.PeekKind() == '"' {
+		tok, err := d.ReadToken()
+		if err != nil {
+			return names
+		}
+		names = append(names, tok.String())
+		if d.SkipValue() != nil {
+			return names
+		}
+	}
+	return names
 }
 
 // baseManagedFields are the entries a write starts from: the stored ones,
@@ -98,7 +138,7 @@ func (rq *request) recordManaged(cur kapi.Object, curValue []byte, next kapi.Obj
 	meta := next.GetObjectMeta()
 	managed, err := rq.res.objType.schema.Update(old, now, meta.ManagedFields, patch.UpdateOptions{
 		Manager: manager, APIVersion: rq.res.apiVersion(), Subresource: rq.subresource,
-		Now: kapi.Now(), Ignore: rq.ignoredFields(), Convert: rq.res.fieldsConverter(),
+		Now: kapi.Now(), Ignore: rq.ignoredFields(old, now), Convert: rq.res.fieldsConverter(),
 	})
 	if err != nil {
 		// Entries that do not fit the object (sent by a client, or from an
@@ -150,7 +190,7 @@ func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error 
 	}
 	opts := patch.ApplyOptions{
 		Manager: manager, APIVersion: rq.res.apiVersion(), Subresource: rq.subresource,
-		Force: force, Now: kapi.Now(), Ignore: rq.ignoredFields(), Convert: rq.res.fieldsConverter(),
+		Force: force, Now: kapi.Now(), Convert: rq.res.fieldsConverter(),
 	}
 	merge := func(cur kapi.Object, value []byte) (kapi.Object, error) {
 		var live []byte
@@ -162,6 +202,8 @@ func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error 
 			}
 			managed = cur.GetObjectMeta().ManagedFields
 		}
+		opts := opts
+		opts.Ignore = rq.ignoredFields(live, config)
 		merged, managed, err := rq.res.objType.schema.Apply(live, config, managed, opts)
 		if err != nil {
 			return nil, conflictStatus(err)
@@ -191,7 +233,12 @@ func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error 
 			return rq.respondStored(http.StatusOK, out, value)
 		}
 		// Absent: apply creates it, unless another request did meanwhile;
-		// then the configuration is applied to that.
+		// then the configuration is applied to that. A resource that
+		// refuses creates refuses this one too, as kube-apiserver refuses
+		// an apply while a custom resource's definition terminates.
+		if err := rq.refusesCreate(); err != nil {
+			return err
+		}
 		obj, err := merge(nil, nil)
 		if err != nil {
 			return err

@@ -174,6 +174,9 @@ func newRequest(s *Server, w http.ResponseWriter, r *http.Request) (*request, ve
 	v, ok := p.verbs[r.Method]
 	if !ok {
 		rq.subresource = r.Method
+		if p.name != "" && p.subresource == "" && s.reg.Load().endpoints[endpointKey{p.gv, p.resource, ""}] != nil {
+			rq.subresource = "" // an answered kind has no object's path: 404, as kube-apiserver routes none
+		}
 		return rq, verbNone
 	}
 	byPlural := s.reg.Load().byGV[p.gv]

@@ -113,6 +113,9 @@ func (s *Server) add(r *resource) error {
 	if err := clashes(s.resources, r); err != nil {
 		return err
 	}
+	if err := clashesWithAnswered(s.endpoints, r); err != nil {
+		return err
+	}
 	s.resources = append(s.resources, r) // its cache is made by complete
 	return nil
 }
@@ -173,6 +176,9 @@ func (s *Server) change(group, kind string, rs []*resource) error {
 	next := slices.Clip(kept)
 	for _, r := range rs {
 		if err := clashes(next, r); err != nil {
+			return err
+		}
+		if err := clashesWithAnswered(s.endpoints, r); err != nil {
 			return err
 		}
 		next = append(next, r)
@@ -242,7 +248,7 @@ func (s *Server) start() *http.Handler {
 		return &h
 	}
 	s.publish(nil)
-	h := s.observed(s.flow.Handler(s.routes()))
+	h := s.markStreams(s.observed(s.flow.Handler(s.routes())))
 	s.handler.Store(&h)
 	s.running = true
 	collector, err := gc.New(&objects{s: s, user: garbageCollector, manager: "generic-garbage-collector"}, gc.WithLogger(s.config.logger))

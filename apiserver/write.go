@@ -52,16 +52,23 @@ const (
 )
 
 func (rq *request) create(ctx context.Context) error {
-	if rq.res.refuseCreate != nil {
-		if err := rq.res.refuseCreate(); err != nil {
-			return err
-		}
+	if err := rq.refusesCreate(); err != nil {
+		return err
 	}
 	obj, err := rq.decodeBody()
 	if err != nil {
 		return err
 	}
 	return rq.createObject(ctx, obj, recordAnUpdate)
+}
+
+// refusesCreate is the resource's refusal of creates, if it refuses them
+// now (Resource.RefuseCreate), for a create or an apply that would create.
+func (rq *request) refusesCreate() error {
+	if rq.res.refuseCreate == nil {
+		return nil
+	}
+	return rq.res.refuseCreate()
 }
 
 // createObject stores a new object decoded from a request.

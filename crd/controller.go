@@ -49,6 +49,9 @@ type controller struct {
 	// there are none (nil before the watch's first sync, and after).
 	initial map[string]bool
 	ready   func()
+	// failures count the syncs of a definition that failed in a row, for
+	// the backoff of its retries; the worker's own.
+	failures map[string]int
 }
 
 // groupNames are a definition's group and accepted names.
@@ -63,6 +66,7 @@ type servedKind struct {
 	group, kind string
 	made        string
 	resource    lifecycle.Resource // where its objects are stored
+	def         kinds.Definition   // what it was served from
 }
 
 func newController(s *apiserver.Server, opts []kinds.Option) *controller {
@@ -72,11 +76,13 @@ func newController(s *apiserver.Server, opts []kinds.Option) *controller {
 		terminating: map[string]bool{}}
 }
 
-// How soon a definition is looked at again: after a failure, and while
-// objects of a deleted definition's kind wait for their finalizers.
+// How soon a definition is looked at again: after a failure (doubling
+// while it keeps failing, up to maxRetryAfter), and while objects of a
+// deleted definition's kind wait for their finalizers.
 const (
-	retryAfter   = 200 * time.Millisecond
-	recheckAfter = time.Second
+	retryAfter    = 200 * time.Millisecond
+	maxRetryAfter = 30 * time.Second
+	recheckAfter  = time.Second
 )
 
 func (c *controller) run(ctx context.Context, objects lifecycle.Objects, ready func()) {
@@ -129,10 +135,9 @@ func (c *controller) run(ctx context.Context, objects lifecycle.Objects, ready f
 			}
 			again, err := c.sync(ctx, name)
 			if err != nil && ctx.Err() == nil {
-				if !errors.Is(err, storage.ErrConflict) {
-					c.logger.Warn("kapi: crd", "name", name, "err", err)
-				}
-				again = retryAfter
+				again = c.retryDelay(name, err)
+			} else {
+				delete(c.failures, name)
 			}
 			if again > 0 {
 				c.addAfter(ctx, name, again)
@@ -140,6 +145,23 @@ func (c *controller) run(ctx context.Context, objects lifecycle.Objects, ready f
 			c.looked(name)
 		}
 	}
+}
+
+// retryDelay is how soon a definition whose sync failed with err is looked
+// at again: soon after a conflict (another writer won; the next read sees
+// its write), else at a delay doubling with each failure in a row, as
+// kube-apiserver's controllers' work queues back off.
+func (c *controller) retryDelay(name string, err error) time.Duration {
+	if errors.Is(err, storage.ErrConflict) {
+		return retryAfter
+	}
+	c.logger.Warn("kapi: crd", "name", name, "err", err)
+	if c.failures == nil {
+		c.failures = map[string]int{}
+	}
+	n := c.failures[name]
+	c.failures[name] = n + 1
+	return min(retryAfter<<min(n, 16), maxRetryAfter)
 }
 
 // synced is told of the definitions that existed when the watch began, on
@@ -252,13 +274,18 @@ func (c *controller) sync(ctx context.Context, name string) (time.Duration, erro
 	if err != nil {
 		return 0, err
 	}
+	accepted := crd.Status.AcceptedNames
 	changed := acceptNames(crd, others)
 	if cond := condition(crd, NamesAccepted); cond != nil && cond.Status == kapi.ConditionTrue {
 		if err := c.start(crd); err != nil {
-			// Reported as kube-apiserver's nonstructuralschema controller
-			// reports a schema it cannot use. Established, once true,
-			// stays true, as in kube-apiserver, and the kind served before
-			// is served still.
+			if !isDefinitionError(err) {
+				return 0, err // retried: the definition may be served yet
+			}
+			// A definition the kind cannot be served from is reported as
+			// kube-apiserver's nonstructuralschema controller reports a
+			// schema it cannot use. Established, once true, stays true, as
+			// in kube-apiserver, and the kind served before is served
+			// still.
 			changed = setCondition(crd, Condition{Type: NonStructuralSchema, Status: kapi.ConditionTrue, Reason: "Violations", Message: err.Error()}) || changed
 			if !conditionTrue(crd, Established) {
 				changed = setCondition(crd, Condition{Type: Established, Status: kapi.ConditionFalse, Reason: "InstallationFailed", Message: err.Error()}) || changed
@@ -271,9 +298,44 @@ func (c *controller) sync(ctx context.Context, name string) (time.Duration, erro
 	if changed {
 		if _, err = c.objects.Update(ctx, c.crds, crd, "status"); err == nil {
 			c.noteNames(crd)
+			if !sameNames(accepted, crd.Status.AcceptedNames) {
+				// Names it gave up may be what another definition of
+				// the group waits for: kube-apiserver's naming
+				// controller requeues the group after each sync.
+				c.lookAtGroup(crd.Spec.Group, crd.Name)
+			}
 		}
 	}
 	return 0, err
+}
+
+// definitionError is the error of a definition its kind cannot be served
+// from, as opposed to one of serving it.
+type definitionError struct{ error }
+
+func (e definitionError) Unwrap() error { return e.error }
+
+// isDefinitionError says whether err, of start, is the definition's fault:
+// retrying cannot mend it, a change of the definition can.
+func isDefinitionError(err error) bool {
+	var de definitionError
+	return errors.As(err, &de) || errors.Is(err, kinds.ErrDefinition)
+}
+
+// lookAtGroup has the definitions of group but name looked at again: they
+// may take names name has given up.
+func (c *controller) lookAtGroup(group, name string) {
+	c.mu.Lock()
+	var again []string
+	for other, n := range c.names {
+		if n.group == group && other != name {
+			again = append(again, other)
+		}
+	}
+	c.mu.Unlock()
+	for _, other := range again {
+		c.add(other)
+	}
 }
 
 // namesBesides are the accepted names of the other definitions of crd's
@@ -317,89 +379,6 @@ func (c *controller) noteNames(crd *CustomResourceDefinition) {
 	}
 }
 
-// acceptNames sets a definition's accepted names and its NamesAccepted
-// condition as kube-apiserver's naming controller does: a name another
-// definition of the group has accepted already stays unaccepted, and the
-// one accepted before is kept. others are the accepted names of the other
-// definitions of the group. It says whether the status changed.
-func acceptNames(crd *CustomResourceDefinition, others []Names) bool {
-	resources, kinds := map[string]bool{}, map[string]bool{}
-	for _, n := range others {
-		resources[n.Plural], resources[n.Singular] = true, true
-		for _, s := range n.ShortNames {
-			resources[s] = true
-		}
-		kinds[n.Kind], kinds[n.ListKind] = true, true
-	}
-	delete(resources, "")
-	delete(kinds, "")
-	want, have := crd.Spec.Names, crd.Status.AcceptedNames
-	next := have
-	cond := Condition{Type: NamesAccepted, Status: kapi.ConditionTrue, Reason: "NoConflicts", Message: "no conflicts found"}
-	conflict := func(reason, name string) {
-		cond.Status, cond.Reason, cond.Message = kapi.ConditionFalse, reason, fmt.Sprintf("%q is already in use", name)
-	}
-	free := func(name, accepted string, used map[string]bool) bool { return name == accepted || !used[name] }
-	if free(want.Plural, have.Plural, resources) {
-		next.Plural = want.Plural
-	} else {
-		conflict("PluralConflict", want.Plural)
-	}
-	if free(want.Singular, have.Singular, resources) {
-		next.Singular = want.Singular
-	} else {
-		conflict("SingularConflict", want.Singular)
-	}
-	if !slices.Equal(want.ShortNames, have.ShortNames) {
-		var taken []string
-		for _, s := range want.ShortNames {
-			if !slices.Contains(have.ShortNames, s) && resources[s] {
-				taken = append(taken, fmt.Sprintf("%q is already in use", s))
-			}
-		}
-		if len(taken) == 0 {
-			next.ShortNames = want.ShortNames
-		} else {
-			cond.Status, cond.Reason, cond.Message = kapi.ConditionFalse, "ShortNamesConflict", aggregate(taken)
-		}
-	}
-	if free(want.Kind, have.Kind, kinds) {
-		next.Kind = want.Kind
-	} else {
-		conflict("KindConflict", want.Kind)
-	}
-	if free(want.ListKind, have.ListKind, kinds) {
-		next.ListKind = want.ListKind
-	} else {
-		conflict("ListKindConflict", want.ListKind)
-	}
-	next.Categories = want.Categories
-	changed := !sameNames(next, have)
-	crd.Status.AcceptedNames = next
-	changed = setCondition(crd, cond) || changed
-	if est := condition(crd, Established); est == nil || est.Status != kapi.ConditionTrue {
-		e := Condition{Type: Established, Status: kapi.ConditionFalse, Reason: "NotAccepted", Message: "not all names are accepted"}
-		if cond.Status == kapi.ConditionTrue {
-			e.Reason, e.Message = "Installing", "the initial names have been accepted"
-		}
-		changed = setCondition(crd, e) || changed
-	}
-	return changed
-}
-
-// aggregate words several errors as apimachinery's aggregate does.
-func aggregate(msgs []string) string {
-	if len(msgs) == 1 {
-		return msgs[0]
-	}
-	return "[" + strings.Join(msgs, ", ") + "]"
-}
-
-func sameNames(a, b Names) bool {
-	return a.Plural == b.Plural && a.Singular == b.Singular && a.Kind == b.Kind && a.ListKind == b.ListKind &&
-		slices.Equal(a.ShortNames, b.ShortNames) && slices.Equal(a.Categories, b.Categories)
-}
-
 // start serves the kind of an accepted definition, or serves it anew if
 // the definition changed since.
 func (c *controller) start(crd *CustomResourceDefinition) error {
@@ -413,7 +392,7 @@ func (c *controller) start(crd *CustomResourceDefinition) error {
 	}
 	def, err := Definition(crd)
 	if err != nil {
-		return err
+		return definitionError{err}
 	}
 	name := crd.Name
 	def.Terminating = func() bool {
@@ -422,14 +401,26 @@ func (c *controller) start(crd *CustomResourceDefinition) error {
 		return c.terminating[name]
 	}
 	if ok && (cur.group != def.Group || cur.kind != def.Kind) {
+		// A new kind of the same plural: the old one goes first, as the
+		// two cannot be served at once; if the new one cannot be served,
+		// the old one is served again, so that what Established says
+		// stays true.
 		if err := c.remove(cur.group, cur.kind); err != nil {
 			return err
 		}
-	}
-	if err := c.serve(def); err != nil {
+		if err := c.serve(def); err != nil {
+			if rerr := c.serve(cur.def); rerr != nil {
+				c.mu.Lock()
+				delete(c.served, crd.Name) // nothing is served: tried again
+				c.mu.Unlock()
+				return errors.Join(err, fmt.Errorf("serving %s again: %w", cur.kind, rerr))
+			}
+			return err
+		}
+	} else if err := c.serve(def); err != nil {
 		return err
 	}
-	sk := servedKind{group: def.Group, kind: def.Kind, made: made}
+	sk := servedKind{group: def.Group, kind: def.Kind, made: made, def: def}
 	for _, v := range def.Versions {
 		if v.Storage {
 			sk.resource = lifecycle.Resource{Group: def.Group, Version: v.Name, Kind: def.Kind, Plural: def.Plural, Namespaced: def.Namespaced}
@@ -449,22 +440,14 @@ func (c *controller) stop(name string) {
 	delete(c.served, name)
 	delete(c.terminating, name)
 	delete(c.names, name)
-	_, group, _ := strings.Cut(name, ".") // a definition is named <plural>.<group>
-	var again []string
-	for other, n := range c.names {
-		if n.group == group {
-			again = append(again, other)
-		}
-	}
 	c.mu.Unlock()
 	if ok {
 		if err := c.remove(cur.group, cur.kind); err != nil {
 			c.logger.Warn("kapi: crd: stop serving", "name", name, "err", err)
 		}
 	}
-	for _, other := range again {
-		c.add(other)
-	}
+	_, group, _ := strings.Cut(name, ".") // a definition is named <plural>.<group>
+	c.lookAtGroup(group, name)
 }
 
 // finalize deletes the objects of a deleted definition's kind, then

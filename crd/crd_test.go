@@ -117,14 +117,18 @@ const crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 func do(t testing.TB, srv *apiservertest.Server, method, path, body string) (int, map[string]any) {
 	t.Helper()
+	contentType := "application/json"
+	switch method {
+	case "PATCH":
+		contentType = "application/json-patch+json"
+	case "APPLY": // server-side apply
+		method, contentType = "PATCH", "application/apply-patch+yaml"
+	}
 	req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	if method == "PATCH" {
-		req.Header.Set("Content-Type", "application/json-patch+json")
-	}
+	req.Header.Set("Content-Type", contentType)
 	resp, err := srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -341,6 +345,17 @@ func TestLifecycle(t *testing.T) {
 	if code != http.StatusMethodNotAllowed || w["reason"] != "MethodNotAllowed" || w["message"] != "create not allowed while custom resource definition is terminating" {
 		t.Errorf("a create while the definition terminates: %d %v", code, w)
 	}
+	// An apply that would create is refused too, as kube's
+	// TestApplyCRDuringCRDFinalization expects; one to an object that
+	// exists goes on.
+	code, w = do(t, srv, "APPLY", coll+"/w3?fieldManager=m", `{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w3"}}`)
+	if code != http.StatusMethodNotAllowed || w["message"] != "create not allowed while custom resource definition is terminating" {
+		t.Errorf("an apply that creates while the definition terminates: %d %v", code, w)
+	}
+	code, w = do(t, srv, "APPLY", coll+"/w2?fieldManager=m", `{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w2", "labels": {"a": "b"}}}`)
+	if code != http.StatusOK {
+		t.Errorf("an apply to an object while the definition terminates: %d %v", code, w)
+	}
 	if code, w = do(t, srv, "GET", coll, ""); code != http.StatusOK {
 		t.Errorf("a list while the definition terminates: %d %v", code, w)
 	}
@@ -509,4 +524,26 @@ func TestFailedReserveKeepsServing(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// A short name released by a change of another definition (not its
+// deletion) is taken by the definition waiting for it, as kube-apiserver's
+// naming controller requeues the group's other definitions after each
+// sync.
+func TestNameReleasedByChange(t *testing.T) {
+	srv := server(t)
+	if code, c := do(t, srv, "POST", crds, widgets); code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, c)
+	}
+	conditionOf(t, srv, "widgets.example.com", crd.NamesAccepted, func(cond map[string]any) bool { return cond["status"] == "True" })
+	other := strings.NewReplacer(`"widgets.example.com"`, `"gadgets.example.com"`, `"plural": "widgets"`, `"plural": "gadgets"`, `"kind": "Widget"`, `"kind": "Gadget", "singular": "gadget"`).Replace(widgets)
+	if code, c := do(t, srv, "POST", crds, other); code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, c)
+	}
+	conditionOf(t, srv, "gadgets.example.com", crd.NamesAccepted, func(cond map[string]any) bool { return cond["status"] == "False" })
+	// widgets gives up "wd"; a test that never sees gadgets take it times out.
+	if code, c := do(t, srv, "PATCH", crds+"/widgets.example.com", `[{"op":"replace","path":"/spec/names/shortNames","value":["wdg"]}]`); code != http.StatusOK {
+		t.Fatalf("patch: %d %v", code, c)
+	}
+	conditionOf(t, srv, "gadgets.example.com", crd.NamesAccepted, func(cond map[string]any) bool { return cond["status"] == "True" })
 }

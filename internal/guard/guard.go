@@ -160,10 +160,20 @@ func Classify(r *http.Request) Class {
 		// server restarted, which makes the load worse.
 		return Probe
 	}
-	if strings.Contains(r.URL.RawQuery, "watch") && isWatch(r.URL) || longRunningSubresource(r.URL.Path) {
+	if strings.Contains(r.URL.RawQuery, "watch") && isWatch(r.URL) || longRunningSubresource(r.URL.Path) || r.Context().Value(longRunningKey{}) != nil {
 		return Watch
 	}
 	return ReadOnly
+}
+
+type longRunningKey struct{}
+
+// LongRunning marks r long-running whatever its path, for Classify: a
+// stream the server knows of that kube-apiserver's list of names does not
+// hold (a Stream of package actions). Mark a request before the guard and
+// observers see it.
+func LongRunning(r *http.Request) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), longRunningKey{}, true))
 }
 
 // longRunningSubresource says whether a path names a subresource that

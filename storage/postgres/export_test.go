@@ -26,8 +26,8 @@ func WithBeforeCommit(f func(revs []int64)) Option {
 	return func(c *config) { c.beforeCommit = f }
 }
 
-// WithAfterSend calls f once each commit's statements are sent, before
-// their answer is read: with the one-round-trip commit, the server may be
+// WithAfterSend calls f once each commit's writes and COMMIT are sent
+// (its second round trip), before their answer is read: the server may be
 // committing them meanwhile.
 func WithAfterSend(f func()) Option {
 	return func(c *config) { c.afterSend = f }

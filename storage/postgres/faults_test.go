@@ -161,9 +161,10 @@ func testRestarted(t *testing.T, how string) {
 // TestCommitLost: a write whose connection is lost after its statements
 // were sent is ErrOutcomeUnknown (as well as a fault to retry): the server
 // may have been committing it, and only a read can tell. Here another
-// session holds the revision lock, so the write waits for it on the
-// server when the server stops: the read, once it is back, finds it was
-// not applied, and the store writes on from there.
+// session holds the lock of the key's current row, so the write's
+// statements wait for it on the server when the server stops: the read,
+// once it is back, finds it was not applied, and the store writes on from
+// there.
 func TestCommitLost(t *testing.T) {
 	needCluster(t)
 	var armed atomic.Bool
@@ -183,7 +184,7 @@ func TestCommitLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer holder.Close(context.Background())
-	if _, err := holder.Exec(ctx, "BEGIN; SELECT rev FROM "+pgx.Identifier{schema, "revision"}.Sanitize()+" FOR UPDATE"); err != nil {
+	if _, err := holder.Exec(ctx, "BEGIN; SELECT FROM "+pgx.Identifier{schema, "current"}.Sanitize()+" WHERE key = '/k'::bytea FOR UPDATE"); err != nil {
 		t.Fatal(err)
 	}
 	armed.Store(true)
@@ -203,7 +204,7 @@ func TestCommitLost(t *testing.T) {
 		}
 	}
 	if err != nil || string(kv.Value) != "1" {
-		t.Errorf("after the restart /k is %q, %v; want the value before the update, which never got the lock", kv.Value, err)
+		t.Errorf("after the restart /k is %q, %v; want the value before the update, which never got the row's lock", kv.Value, err)
 	}
 	if _, err := s.Update(ctx, "/k", []byte("3"), kv.ModRevision); err != nil {
 		t.Errorf("an update after the restart: %v", err)

@@ -74,10 +74,12 @@ func (r *roundTrips) take(marks ...string) []string {
 // precondition may stop at the lock.
 var commitMarks = []string{`INSERT INTO "`, `FOR UPDATE`, "BEGIN", "COMMIT", "ROLLBACK"}
 
-// TestOneRoundTripPerCommit counts the round trips of writes made one at a
-// time, so that each is a commit of its own: each costs one round trip to
-// PostgreSQL, however it ends (applied, or refused by its precondition).
-func TestOneRoundTripPerCommit(t *testing.T) {
+// TestTwoRoundTripsPerCommit counts the round trips of writes made one at
+// a time, so that each is a commit of its own: each costs two round trips
+// to PostgreSQL, however it ends (applied: the lock and reads, then the
+// writes and COMMIT; refused by its precondition: the lock and reads,
+// then ROLLBACK).
+func TestTwoRoundTripsPerCommit(t *testing.T) {
 	tr := &roundTrips{}
 	s := mustStore(t, freshSchema(t), postgres.WithTracer(tr))
 	ctx := t.Context()
@@ -120,8 +122,8 @@ func TestOneRoundTripPerCommit(t *testing.T) {
 	}
 	trips := tr.take(commitMarks...)
 	t.Logf("%d writes, %d round trips to commit them; the first: %q", 4*n, len(trips), trips[0])
-	if len(trips) != 4*n {
-		t.Errorf("%d writes made one at a time took %d round trips to commit, want one each", 4*n, len(trips))
+	if len(trips) != 2*4*n {
+		t.Errorf("%d writes made one at a time took %d round trips to commit, want two each", 4*n, len(trips))
 	}
 }
 

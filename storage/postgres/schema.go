@@ -20,9 +20,14 @@ type statements struct {
 	listLatest string
 	listAt     string
 
-	lockRevision string
-	commitRound  string
-	notify       string
+	lockRevision  string
+	readCurrent   string
+	insertLog     string
+	upsertCurrent string
+	deleteCurrent string
+	setRevision   string
+	notify        string
+	nextRevisions string
 	// The test switch's sequence, its revisions.
 	createSequence string
 
@@ -123,49 +128,27 @@ FROM %[1]s r CROSS JOIN %[2]s c LEFT JOIN LATERAL (
   (SELECT * FROM old ORDER BY key LIMIT $3) UNION ALL (SELECT * FROM now ORDER BY key LIMIT $3)) i ON true`,
 		revision, compaction, log, current, inRange, countLimit)
 
+	// A commit (see commit.go): the lock and the current versions of the
+	// batch's keys, then the writes. The test switch locks the current
+	// rows instead, and takes its revisions from a sequence.
 	st.lockRevision = fmt.Sprintf(`SELECT rev FROM %s FOR UPDATE`, revision)
-	// A round of a commit (see commit.go): the requests, each key once,
-	// as arrays of their place in the round, op, key, value and expected
-	// mod_rev. It answers a row per request: its place, its failure (0 if
-	// none; see commit.go), and if applied its revision, and the value and
-	// create_rev it replaced. The data-modifying parts all run, on the
-	// statement's one snapshot: they touch distinct keys.
-	nextRev := fmt.Sprintf(`(SELECT rev FROM %s) + row_number() OVER (ORDER BY at)`, revision)
-	bump := fmt.Sprintf(`,
-bump AS (UPDATE %s SET rev = rev + (SELECT count(*) FROM ok) WHERE EXISTS (SELECT FROM ok))`, revision)
+	st.readCurrent = fmt.Sprintf(`SELECT key, value, create_rev, mod_rev FROM %s WHERE key = ANY($1)`, current)
+	st.insertLog = fmt.Sprintf(`INSERT INTO %s (rev, key, value, create_rev, prev_rev, deleted)
+SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bigint[], $5::bigint[], $6::boolean[])`, log)
+	st.upsertCurrent = fmt.Sprintf(`INSERT INTO %s (key, value, create_rev, mod_rev)
+SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bigint[], $4::bigint[])
+ON CONFLICT (key) DO UPDATE SET value = excluded.value, create_rev = excluded.create_rev, mod_rev = excluded.mod_rev`, current)
+	st.deleteCurrent = fmt.Sprintf(`DELETE FROM %s WHERE key = ANY($1)`, current)
+	st.setRevision = fmt.Sprintf(`UPDATE %s SET rev = $1`, revision)
+	// The notification carries the store's revision after the commit, so
+	// that a poller that has read that far already does not read again
+	// (the test switch's, nothing: the counter stays where it began).
+	st.notify = `SELECT pg_notify($1, $2)`
 	sequence := q("unordered_revision")
 	if unordered {
-		// The test switch: revisions from a sequence, the counter left
-		// alone.
-		nextRev, bump = fmt.Sprintf(`nextval('%s')`, strings.ReplaceAll(sequence, "'", "''")), ""
+		st.readCurrent += " FOR UPDATE"
 	}
-	st.commitRound = fmt.Sprintf(`WITH req AS (
-  SELECT * FROM unnest($1::int[], $2::smallint[], $3::bytea[], $4::bytea[], $5::bigint[]) AS r(at, op, key, value, expect)),
-chk AS (
-  SELECT r.at, r.op, r.key, r.value, c.value AS old, c.create_rev, c.mod_rev,
-    (CASE WHEN r.op = %[4]d THEN CASE WHEN c.key IS NULL THEN 0 ELSE %[7]d END
-      WHEN c.key IS NULL THEN %[8]d
-      WHEN r.expect <> 0 AND r.expect <> c.mod_rev THEN %[9]d
-      ELSE 0 END)::smallint AS fail
-  FROM req r LEFT JOIN %[2]s c ON c.key = r.key),
-ok AS (SELECT chk.*, %[10]s AS rev FROM chk WHERE fail = 0),
-ins AS (
-  INSERT INTO %[3]s (rev, key, value, create_rev, prev_rev, deleted)
-  SELECT rev, key, CASE WHEN op = %[6]d THEN NULL ELSE value END, CASE WHEN op = %[4]d THEN rev ELSE create_rev END,
-    CASE WHEN op = %[4]d THEN 0 ELSE mod_rev END, op = %[6]d FROM ok),
-up AS (
-  INSERT INTO %[2]s (key, value, create_rev, mod_rev)
-  SELECT key, value, CASE WHEN op = %[4]d THEN rev ELSE create_rev END, rev FROM ok WHERE op <> %[6]d
-  ON CONFLICT (key) DO UPDATE SET value = excluded.value, create_rev = excluded.create_rev, mod_rev = excluded.mod_rev),
-del AS (DELETE FROM %[2]s c USING ok WHERE ok.op = %[6]d AND c.key = ok.key)%[11]s
-SELECT chk.at, chk.fail, ok.rev, chk.old, chk.create_rev FROM chk LEFT JOIN ok ON ok.at = chk.at`,
-		revision, current, log, opCreate, opUpdate, opDelete, failExists, failNotFound, failConflict, nextRev, bump)
-	// The notification carries the store's revision after the commit, so
-	// that a poller that has read that far already does not read again.
-	st.notify = fmt.Sprintf(`SELECT pg_notify($1, rev::text) FROM %s`, revision)
-	if unordered { // the counter stays where it began
-		st.notify = `SELECT pg_notify($1, '')`
-	}
+	st.nextRevisions = fmt.Sprintf(`SELECT nextval('%s') FROM generate_series(1, $1)`, strings.ReplaceAll(sequence, "'", "''"))
 	st.createSequence = fmt.Sprintf(`CREATE SEQUENCE IF NOT EXISTS %s START %d`, sequence, initialRevision+1)
 
 	// The poller's read: the log after a revision, each row with the value

@@ -183,6 +183,11 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	// up on after sending may have been.
 	params["lock_timeout"] = fmt.Sprint((c.timeout * 3 / 4).Milliseconds())
 	params["application_name"] = cmp.Or(params["application_name"], "kapi")
+	// Commits take the revision lock and then update the row it guards;
+	// under REPEATABLE READ or SERIALIZABLE (a database's or role's
+	// default) every contended commit would fail with a serialization
+	// error, so the sessions ask for READ COMMITTED whatever the default.
+	params["default_transaction_isolation"] = "read committed"
 	// The store's statements are short; JIT compiling them, which the
 	// planner's estimates for its one-row tables can trigger, takes far
 	// longer than running them.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -60,28 +61,56 @@ func RegisterActions(srv *apiserver.Server) error {
 		}})
 }
 
-// journal is what widgets' restarts wrote, in memory: the lines of each
-// widget's log, and a channel closed at each new line.
+// journal is what widgets' restarts wrote, in this process's memory
+// alone: replicas of the server each keep their own, and a restart of
+// the process forgets it (a real service writes it where the widget's
+// work runs, or in storage). Each widget's log is keyed by its UID, so a
+// widget deleted and created again under its name starts a new one, and
+// keeps its last maxLogLines lines; written is closed at each new line.
 type journal struct {
 	mu      sync.Mutex
-	lines   map[string][]string
+	logs    map[string]*widgetLog // by UID
 	written chan struct{}
 }
 
+// widgetLog is one widget's log: its last lines, and how many were ever
+// written (its restarts).
+type widgetLog struct {
+	lines    []string
+	restarts int
+}
+
+const (
+	maxLogLines  = 100
+	maxReasonLen = 256 // bytes
+)
+
 func (j *journal) restart(_ context.Context, req actions.Request, in *WidgetRestart) (*WidgetRestart, error) {
+	if len(in.Reason) > maxReasonLen {
+		return nil, apiserver.NewStatusError(http.StatusUnprocessableEntity, kapi.StatusReasonInvalid,
+			fmt.Sprintf("reason: Too long: may not be more than %d bytes", maxReasonLen))
+	}
+	meta := req.Object.GetObjectMeta()
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	key := req.Namespace + "/" + req.Name
-	if j.lines == nil {
-		j.lines = map[string][]string{}
+	l := j.logs[string(meta.UID)]
+	if l == nil {
+		l = &widgetLog{}
 	}
+	in.Restarts = int32(l.restarts + 1)
 	if req.DryRun {
-		in.Restarts = int32(len(j.lines[key]) + 1)
 		return in, nil
 	}
-	j.lines[key] = append(j.lines[key], fmt.Sprintf("%s restarted (generation %d): %s\n",
-		time.Now().UTC().Format(time.RFC3339), req.Object.GetObjectMeta().Generation, in.Reason))
-	in.Restarts = int32(len(j.lines[key]))
+	if j.logs == nil {
+		j.logs = map[string]*widgetLog{}
+	}
+	j.logs[string(meta.UID)] = l
+	l.restarts++
+	l.lines = append(l.lines, fmt.Sprintf("%s restarted (generation %d): %s\n",
+		time.Now().UTC().Format(time.RFC3339), meta.Generation, in.Reason))
+	if len(l.lines) > maxLogLines {
+		l.lines = slices.Delete(l.lines, 0, len(l.lines)-maxLogLines)
+	}
 	if j.written != nil {
 		close(j.written)
 		j.written = nil
@@ -90,12 +119,17 @@ func (j *journal) restart(_ context.Context, req actions.Request, in *WidgetRest
 }
 
 // log writes the widget's log; with follow=true it goes on writing each
-// new line until the client leaves.
+// new line until the client leaves or the server shuts down.
 func (j *journal) log(ctx context.Context, req actions.Request, w io.Writer) error {
-	key, sent := req.Namespace+"/"+req.Name, 0
+	uid, sent := string(req.Object.GetObjectMeta().UID), 0 // lines sent, counted as restarts
 	for {
 		j.mu.Lock()
-		lines := j.lines[key][sent:]
+		var lines []string
+		if l := j.logs[uid]; l != nil {
+			// The lines written since the last sent, those still kept.
+			lines = l.lines[max(0, len(l.lines)-(l.restarts-sent)):]
+			sent = l.restarts
+		}
 		if j.written == nil {
 			j.written = make(chan struct{})
 		}
@@ -106,7 +140,6 @@ func (j *journal) log(ctx context.Context, req actions.Request, w io.Writer) err
 				return err
 			}
 		}
-		sent += len(lines)
 		if req.Query.Get("follow") != "true" {
 			return nil
 		}
