@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"sync"
 	"time"
 
 	"github.com/kapi-dev/kapi"
@@ -29,7 +28,7 @@ func (rq *request) latest(ctx context.Context, key string, fromCache bool) (kv s
 		// This server's own last write to the object may be a moment
 		// from its cache (a client writing one object in a loop):
 		// waiting for it, briefly, spares a write that would fail.
-		if w := rq.s.wrote.at(key); it == nil || it.Revision < w {
+		if w := rq.s.wrote.At(key); it == nil || it.Revision < w {
 			if rq.waitCache(ctx, w) {
 				it, _ = rq.res.cache.Get(key)
 			}
@@ -120,44 +119,6 @@ func (rq *request) waitCache(ctx context.Context, rev int64) bool {
 	defer cancel()
 	rq.cacheSlow = rq.s.hub.WaitFor(wait, rev) != nil
 	return !rq.cacheSlow
-}
-
-// writes is the revision of this server's last write of each key, for
-// latest: the keys whose write its watch cache has not shown yet, at the
-// least. It is bounded: when full, the keys the cache has reached go, and
-// if none has, all do (a key forgotten costs a failed compare, no more).
-type writes struct {
-	mu  sync.Mutex
-	rev map[string]int64
-}
-
-const maxWrites = 4096
-
-func (w *writes) record(hub *watch.Hub, key string, rev int64) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if len(w.rev) >= maxWrites {
-		for k, r := range w.rev {
-			if hub.Reached(r) {
-				delete(w.rev, k)
-			}
-		}
-		if len(w.rev) >= maxWrites {
-			clear(w.rev)
-		}
-	}
-	if w.rev == nil {
-		w.rev = make(map[string]int64)
-	}
-	if rev > w.rev[key] {
-		w.rev[key] = rev
-	}
-}
-
-func (w *writes) at(key string) int64 {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.rev[key]
 }
 
 // deepCopyObject is a copy of obj that shares nothing changeable with it

@@ -15,6 +15,7 @@ import (
 	"github.com/kapi-dev/kapi/gc"
 	"github.com/kapi-dev/kapi/internal/applyset"
 	"github.com/kapi-dev/kapi/internal/guard"
+	"github.com/kapi-dev/kapi/internal/lastwrite"
 	"github.com/kapi-dev/kapi/internal/listcache"
 	"github.com/kapi-dev/kapi/internal/openapi"
 	"github.com/kapi-dev/kapi/internal/storehealth"
@@ -35,7 +36,7 @@ type Server struct {
 	lists  listcache.Budget // the whole-collection lists kept (internal/listcache)
 	// wrote is the revision of this server's last write of each key
 	// (storeObject), which its cache shows soon after (latest).
-	wrote      writes
+	wrote      lastwrite.Record
 	cacheWaits atomic.Int64 // how often a write waited for the watch cache (waitCache), for tests
 
 	handler atomic.Pointer[http.Handler] // set when serving starts

@@ -283,7 +283,7 @@ func (rq *request) storeObject(ctx context.Context, key string, value []byte, ob
 	}
 	withdraw(rev, err)
 	if err == nil {
-		rq.s.wrote.record(rq.s.hub, key, rev)
+		rq.s.wrote.Wrote(key, rev, rq.s.hub.Reached)
 	}
 	return rev, err
 }
