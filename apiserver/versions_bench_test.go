@@ -108,12 +108,20 @@ func TestVersionEncodeOnce(t *testing.T) {
 	}
 	t.Logf("conversions, MarshalJSON, ProtoReflect: %v before, %v after every read", before, counts())
 
-	// A new version of the object is converted once more, once.
+	// A new version of the object is converted once more, at most once:
+	// by the reads, or not at all when the watch cache took the PATCH
+	// answer's conversion (offered to it when the write's event had not
+	// been applied yet: a matter of timing).
 	c.do(http.MethodPatch, item, `{"metadata":{"labels":{"a":"b"}}}`, "Content-Type", "application/merge-patch+json").mustCode(t, http.StatusOK)
 	mark := counts()
+	var read tally
+	c.get(item).mustCode(t, http.StatusOK).into(t, &read)
+	if read.Labels["a"] != "b" {
+		t.Fatalf("the GET after the PATCH read %v, want the patched object", read.Labels)
+	}
 	readAll(t, mtJSON, mtJSON)
-	if n := counts()[0] - mark[0]; n != 1 {
-		t.Errorf("the new object version was converted %d times by the reads, want 1", n)
+	if n := counts()[0] - mark[0]; n > 1 {
+		t.Errorf("the new object version was converted %d times by the reads, want at most 1", n)
 	}
 }
 
