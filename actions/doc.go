@@ -24,9 +24,8 @@
 // stored: POST to its collection runs Answer on the object (which fills
 // in its status) and answers it, 201 Created; GET, LIST, WATCH and every
 // other method are 405 MethodNotAllowed, an object's path 404 whatever
-// the method, and
-// discovery lists the verb create alone, as kube-apiserver does for its
-// reviews. kubectl create -f review.yaml works on it. Its kind and plural
+// the method, and discovery lists the verb create alone, as
+// kube-apiserver does for its reviews. kubectl create -f review.yaml works on it. Its kind and plural
 // are its own in its group: a registered resource cannot share them.
 //
 // # The path of a request
@@ -38,9 +37,8 @@
 // name: held by the watches' cap, never cut at the request timeout, ended
 // by Shutdown and Close as watches are; kube-apiserver decides by name,
 // log, exec, attach, portforward or proxy, which are long-running here
-// too), admission
-// of a body (a CREATE or UPDATE of the subresource, with the body as its
-// object), audit, metrics and traces; errors are Status objects with
+// too), admission of a body (a CREATE or UPDATE of the subresource, with
+// the body as its object), audit, metrics and traces; errors are Status objects with
 // kube-apiserver's codes: an unknown subresource is 404, a verb it does
 // not serve 405, a body that is not its kind 400. They appear in
 // discovery (widgets/restart with its verbs, in both forms) and in
