@@ -38,9 +38,9 @@
 // by Shutdown and Close as watches are; kube-apiserver decides by name,
 // log, exec, attach, portforward or proxy, which are long-running here
 // too), admission of a body (a CREATE or UPDATE of the subresource, with
-// the body as its object), audit, metrics and traces; errors are Status objects with
-// kube-apiserver's codes: an unknown subresource is 404, a verb it does
-// not serve 405, a body that is not its kind 400. They appear in
+// the body as its object), audit, metrics and traces; errors are Status
+// objects with kube-apiserver's codes: an unknown subresource is 404, a
+// verb it does not serve 405, a body that is not its kind 400. They appear in
 // discovery (widgets/restart with its verbs, in both forms) and in
 // OpenAPI v3, where kubectl and client generators find them.
 //
