@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/apiserver"
@@ -332,8 +333,13 @@ func TestWatchOverWebSocketObserved(t *testing.T) {
 	if _, _, err := ws.Read(); err == nil {
 		t.Fatal("no close")
 	}
-	srv.API.Close() // the request has ended once Close returns
-	if !strings.Contains(log.String(), "resp=101") {
-		t.Errorf("request log:\n%s", log.String())
+	// The server sends its close reply before the handler returns, and the
+	// request is logged once it has returned: wait for the line, not for
+	// Close, which does not wait for hijacked connections.
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(log.String(), "resp=101"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("request log:\n%s", log.String())
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
