@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -291,28 +292,45 @@ const listCacheLimit = 16 << 20
 func objectsMarkdown(b *strings.Builder, points []*ObjectsPoint, sz sizes, figures string) {
 	names, by := byStore(points)
 	fmt.Fprintf(b, "\n## How cost grows: objects in one collection\n\n")
-	fmt.Fprintf(b, "One collection of widgets (each ~1 KiB of JSON with its managedFields) grown in a store, kapi stopped: one widget created through kapi, then renamed copies of its stored key and value written directly (bolt: through kapi's `storage/bolt`, 512 writes at once, group-committed; etcd: transactions of %d puts, 4 at once), then kapi (`examples/widgets -data DIR`; `storage/etcd/cmd/widgets-etcd` on one etcd member on 127.0.0.1, `--quota-backend-bytes` 16 GiB) started on it. *Start-up*: from the process's start to its first `/readyz` 200, which waits for the watch cache to hold every object (*healthz*: to its first `/healthz` answer, the process up and listening). RSS once ready, settled; etcd's beside. LIST: the whole collection in JSON, one at a time, at least %d and as many more as fit in %s; *LIST CPU*: the server's CPU per LIST; *GCs/LIST*: the server's count of completed GC cycles (`NumGC`) per LIST. GET (a different widget each time) and CREATE (into a namespace of its own, so that the collection keeps its size): closed loop over %d connections for %s.\n\n", etcdFillBatch, sz.Curves.ObjectsLists, sz.Duration, sz.Conns, sz.Duration)
-	fmt.Fprintf(b, "| store | widgets | fill s | store MiB | healthz ms | ready ms | RSS MiB | heap MiB | etcd RSS MiB | LIST MiB | LISTs | LIST p50 ms | LIST p99 ms | LIST CPU ms | GCs/LIST | GET/s | GET p99 ms | CREATE/s | CREATE p99 ms |\n")
-	fmt.Fprintf(b, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(b, "One collection of widgets (each ~1 KiB of JSON with its managedFields) grown in a store, kapi stopped: one widget created through kapi, then renamed copies of its stored key and value written directly (bolt: through kapi's `storage/bolt`, 512 writes at once, group-committed; etcd: transactions of %d puts, 4 at once), then kapi (`examples/widgets -data DIR`; `storage/etcd/cmd/widgets-etcd` on one etcd member on 127.0.0.1, `--quota-backend-bytes` 16 GiB) started on it. ", etcdFillBatch)
+	fmt.Fprintf(b, "*Ready*: from the process's start to its first `/readyz` 200, which waits for the watch cache to hold every object (*healthz*: to its first `/healthz` answer, the process up and listening), and the server's CPU seconds until then. *Idle*: from the start until no thread of the server was running or runnable in 9 of 10 samples over a second: once ready, kapi's garbage collector takes its first look at every object, which decodes each; *after-ready CPU* is what that took. The rest is measured once idle. RSS and live heap (after a forced GC), and etcd's RSS beside. ")
+	fmt.Fprintf(b, "LIST: the whole collection in JSON, one at a time, at least %d and more while they fit in %s, with the server's CPU and its GC cycles (`NumGC`) per LIST. GET (a different widget each time) and CREATE (into a namespace of its own, so that the collection keeps its size): closed loop over %d connections for %s each, with the server's CPU per request and its GC cycles per 1,000 CREATEs.\n\n", sz.Curves.ObjectsLists, sz.Duration, sz.Conns, sz.Duration)
+	fmt.Fprintf(b, "| store | widgets | fill s | store MiB | healthz ms | ready ms | ready CPU s | idle ms | after-ready CPU s | RSS MiB | heap MiB | etcd RSS MiB |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, p := range points {
-		fmt.Fprintf(b, "| %s | %d | %.1f | %s | %s | %s | %.0f | %s | %s | %.1f | %d | %s | %s | %s | %.2f | %.0f | %s | %.0f | %s |\n",
-			p.Store, p.Objects, p.FillSeconds, num(p.StoreMiB, "%.0f"), msText(p.HealthzMs), msText(p.ReadyMs), p.RSSMiB, num(p.HeapMiB, "%.0f"), num(p.StoreRSSMiB, "%.0f"),
-			mib(p.ListBytes), p.Lists, msText(p.ListP50Ms), msText(p.ListP99Ms), msText(p.ListCPUMs), p.GCsPerList, p.GetPerSec, msText(p.GetP99Ms), p.CreatePerSec, msText(p.CreateP99Ms))
+		fmt.Fprintf(b, "| %s | %d | %.1f | %s | %s | %s | %s | %s | %s | %.0f | %s | %s |\n", p.Store, p.Objects, p.FillSeconds, num(p.StoreMiB, "%.0f"), msText(p.HealthzMs), msText(p.ReadyMs),
+			num(p.ReadyCPUSec, "%.2f"), num(p.IdleMs, "%.0f"), num(p.AfterReadyCPUSec, "%.2f"), p.RSSMiB, num(p.HeapMiB, "%.0f"), num(p.StoreRSSMiB, "%.0f"))
+	}
+	fmt.Fprintf(b, "\n| store | widgets | LIST MiB | LISTs | LIST p50 ms | LIST p99 ms | LIST CPU ms | GCs/LIST | GET/s | GET p99 ms | GET CPU µs | CREATE/s | CREATE p99 ms | CREATE CPU µs | GCs/1k CREATEs |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, p := range points {
+		fmt.Fprintf(b, "| %s | %d | %.1f | %d | %s | %s | %s | %.2f | %.0f | %s | %.0f | %.0f | %s | %.0f | %.1f |\n", p.Store, p.Objects, mib(p.ListBytes), p.Lists, msText(p.ListP50Ms), msText(p.ListP99Ms), msText(p.ListCPUMs), p.GCsPerList,
+			p.GetPerSec, msText(p.GetP99Ms), p.GetCPUUs, p.CreatePerSec, msText(p.CreateP99Ms), p.CreateCPUUs, p.GCsPer1kCreates)
 	}
 	b.WriteString("\n")
 	for _, s := range names {
 		ps := by[s]
-		var xs, rss, ready, list, cpu, get, create []float64
+		var xs, rss, heap, ready, readyCPU, after, list, cpu, get, getCPU, create, createCPU []float64
 		for _, p := range ps {
 			xs = append(xs, float64(p.Objects))
-			rss, ready = append(rss, p.RSSMiB), append(ready, p.ReadyMs/1000)
+			rss, heap = append(rss, p.RSSMiB), append(heap, p.HeapMiB)
+			ready, readyCPU, after = append(ready, p.ReadyMs/1000), append(readyCPU, p.ReadyCPUSec), append(after, p.AfterReadyCPUSec)
 			list, cpu = append(list, p.ListP50Ms), append(cpu, p.ListCPUMs)
-			get, create = append(get, p.GetP99Ms), append(create, p.CreatePerSec)
+			get, getCPU = append(get, p.GetP99Ms), append(getCPU, p.GetCPUUs)
+			create, createCPU = append(create, p.CreatePerSec), append(createCPU, p.CreateCPUUs)
 		}
-		last := ps[len(ps)-1]
-		fmt.Fprintf(b, "**%s.** RSS: %s. Start-up: %s; ", s, growth(xs, rss, 1024*1024/1000, "KiB per 1,000 widgets"), growth(xs, ready, 1000, "s per 1,000 widgets"))
+		first, last := ps[0], ps[len(ps)-1]
+		fmt.Fprintf(b, "**%s, %s to %s widgets.** *RSS*: %s", s, count(xs[0]), count(xs[len(xs)-1]), growth(xs, rss, 1024*1024/1000, "KiB per 1,000 widgets"))
+		if last.HeapMiB > 0 {
+			fmt.Fprintf(b, "; the live heap: %s", growth(xs, heap, 1024*1024/1000, "KiB per 1,000 widgets"))
+		}
+		fmt.Fprintf(b, ". *Start-up to ready*: %s; ", growth(xs, ready, 1000, "s per 1,000 widgets"))
+		if last.ReadyCPUSec > 0 {
+			fmt.Fprintf(b, "it is the server's CPU: %s (%.0f%% of the wall time at %s on %d cores, the rest waiting on the store and the machine); ", growth(xs, readyCPU, 1000, "CPU s per 1,000 widgets"), 100*last.ReadyCPUSec/(last.ReadyMs/1000), count(xs[len(xs)-1]), cores())
+		}
 		fmt.Fprintf(b, "at %s, %.0f%% of it before the first `/healthz` answer (the store opened, the process serving) and %.0f%% filling the watch cache. ", count(xs[len(xs)-1]), 100*last.HealthzMs/last.ReadyMs, 100-100*last.HealthzMs/last.ReadyMs)
-		fmt.Fprintf(b, "LIST p50: %s; the server's CPU per LIST: %s", growth(xs, list, 1000, "ms per 1,000 widgets"), growth(xs, cpu, 1000, "ms per 1,000 widgets"))
+		if last.AfterReadyCPUSec > 0 {
+			fmt.Fprintf(b, "*After ready*, the garbage collector's first look: %s, idle %.1f s after ready at %s. ", growth(xs, after, 1000, "CPU s per 1,000 widgets"), (last.IdleMs-last.ReadyMs)/1000, count(xs[len(xs)-1]))
+		}
+		fmt.Fprintf(b, "*LIST p50*: %s; the server's CPU per LIST: %s", growth(xs, list, 1000, "ms per 1,000 widgets"), growth(xs, cpu, 1000, "ms per 1,000 widgets"))
 		var cached, assembled []string
 		for _, p := range ps {
 			if p.ListBytes <= listCacheLimit {
@@ -322,22 +340,34 @@ func objectsMarkdown(b *strings.Builder, points []*ObjectsPoint, sz sizes, figur
 			}
 		}
 		if len(cached) > 0 && len(assembled) > 0 {
-			fmt.Fprintf(b, "; the LIST is at most 16 MiB at %s, so the whole-collection body cache serves it as it is, and over 16 MiB at %s, assembled item by item each time", strings.Join(cached, ", "), strings.Join(assembled, ", "))
+			fmt.Fprintf(b, ". The LIST is at most 16 MiB at %s, where kapi's whole-collection body cache serves it as it is, and over 16 MiB at %s, where it is assembled item by item each time", strings.Join(cached, ", "), strings.Join(assembled, ", "))
 		}
 		if last.GCsPerList > 0 {
-			fmt.Fprintf(b, "; %.2f GC cycles per LIST at %s against %.2f at %s", last.GCsPerList, count(xs[len(xs)-1]), ps[0].GCsPerList, count(xs[0]))
+			fmt.Fprintf(b, "; %.2f GC cycles per LIST at %s against %.2f at %s", last.GCsPerList, count(xs[len(xs)-1]), first.GCsPerList, count(xs[0]))
 		}
-		fmt.Fprintf(b, ". GET p99 (flat if a GET does not depend on the collection's size): %s. CREATE/s: %s.\n\n", flatness(xs, get, "ms"), flatness(xs, create, "creates/s"))
+		fmt.Fprintf(b, ". *GET p99* (flat if a GET does not depend on the collection's size): %s; its CPU: %s. ", flatness(xs, get, "ms"), flatness(xs, getCPU, "µs"))
+		fmt.Fprintf(b, "*CREATE/s*: %s; its CPU: %s", flatness(xs, create, "creates/s"), flatness(xs, createCPU, "µs"))
+		if last.GCsPer1kCreates > 0 || first.GCsPer1kCreates > 0 {
+			fmt.Fprintf(b, "; GC cycles per 1,000 CREATEs %.1f at %s, %.1f at %s", first.GCsPer1kCreates, count(xs[0]), last.GCsPer1kCreates, count(xs[len(xs)-1]))
+		}
+		b.WriteString(".\n\n")
+		if last.CreateProfile != "" {
+			fmt.Fprintf(b, "<details><summary>%s: kapi's CPU profile during the CREATEs at %s widgets (by cumulative share)</summary>\n\n```\n%s```\n\n</details>\n\n", s, count(xs[len(xs)-1]), last.CreateProfile)
+		}
 	}
 	if figures != "" {
 		fmt.Fprintf(b, "![kapi's RSS and start-up against the widgets stored](%[1]s/objects-memory.svg)\n\n![Cost per widget](%[1]s/objects-per-widget.svg)\n\n![Requests against the widgets in the collection](%[1]s/objects-requests.svg)\n\n![CREATE rate](%[1]s/objects-create.svg)\n", figures)
 	}
 }
 
+// cores is the machine's number of CPUs.
+func cores() int { return runtime.NumCPU() }
+
 func watchersMarkdown(b *strings.Builder, points []*WatchersPoint, figures string) {
 	p0 := points[0]
 	fmt.Fprintf(b, "\n## How cost grows: watchers of one collection\n\n")
-	fmt.Fprintf(b, "The WATCH fan-out at each number of watchers, on a fresh kapi (memory backend) each time, then on the ceiling (one pre-encoded frame, written by each watcher's own goroutine): all the watchers (JSON) open on one collection, then one writer merge-patches its widgets at %.0f/s for %s (%d writes); every watcher must see every write in order (*lost* counts the misses). Server CPU per delivered event = the server's CPU during the writes and their delivery ÷ the events delivered. Latency: from a write's acknowledgement to each watcher's receipt. Counted beside: kapi's write system calls and bytes written per delivered event (`/proc/PID/io`), the harness's own CPU per event (its watchers read every event on the same two cores), and where kapi's CPU went (a CPU profile over the writes: the cumulative share of socket writes `internal/poll.(*FD).Write`, the scheduler `runtime.schedule`, the GC's workers and `runtime.mallocgc`).\n\n", p0.Kapi.Rate, time.Duration(float64(time.Second)*p0.Kapi.DurationSec).Round(time.Second), p0.Writes)
+	fmt.Fprintf(b, "The WATCH fan-out at each number of watchers, on a fresh kapi (memory backend, no cap on the watches open: `-max-watches 0`) each time, then on the ceiling (one pre-encoded frame, written by each watcher's own goroutine): all the watchers (JSON) open on one collection, then one writer merge-patches its widgets at %.0f/s for %d writes; every watcher must see every write in order (*lost* counts the misses). Server CPU per delivered event = the server's CPU during the writes and their delivery ÷ the events delivered. Latency: from a write's acknowledgement to each watcher's receipt. ", p0.Kapi.Rate, p0.Writes)
+	fmt.Fprintf(b, "Counted beside: kapi's write system calls and bytes written per delivered event (`/proc/PID/io`), the harness's own CPU per event (its watchers read every event on the same %d cores), and where kapi's CPU went (a CPU profile over the writes: the cumulative share of socket writes `internal/poll.(*FD).Write`, the scheduler `runtime.schedule`, the GC's workers `runtime.gcBgMarkWorker` and allocation `runtime.mallocgc`).\n\n", cores())
 	fmt.Fprintf(b, "| watchers | kapi µs CPU/event | ceiling µs CPU/event | kapi ÷ ceiling | kapi p50 ms | kapi p99 ms | ceiling p99 ms | lost | RSS before MiB | RSS peak MiB | KiB/watcher | writes/event | ceiling writes/event | bytes/event | harness µs/event |")
 	for _, part := range profileParts {
 		fmt.Fprintf(b, " %s %% |", part.Name)
@@ -365,12 +395,21 @@ func watchersMarkdown(b *strings.Builder, points []*WatchersPoint, figures strin
 		p99, rss = append(p99, p.Kapi.P99ms), append(rss, p.Kapi.RSSPeakMiB)
 	}
 	last := points[len(points)-1]
-	fmt.Fprintf(b, "\nServer CPU per delivered event (flat: the total grows linearly with the watchers): %s", flatness(xs, cpu, "µs"))
+	fmt.Fprintf(b, "\n*Server CPU per delivered event* (flat: the total grows linearly with the watchers): %s", flatness(xs, cpu, "µs"))
 	if last.Ceiling != nil {
 		fmt.Fprintf(b, "; kapi ÷ ceiling: %s", flatness(xs, ratios, "×"))
 	}
-	fmt.Fprintf(b, ". RSS peak: %s. Delivery p99: %s. ", growth(xs, rss, 1024, "KiB per watcher"), growth(xs, p99, 1000, "ms per 1,000 watchers"))
-	fmt.Fprintf(b, "What changes with the watchers, counted: kapi's write system calls per delivered event %.2f at %s and %.2f at %s (below 1: a watcher's writes were coalesced, several events to a write, when its connection fell behind), %.0f and %.0f bytes written per event, the harness's own CPU %.1f and %.1f µs per event", p0.WritesPerEvent, count(xs[0]), last.WritesPerEvent, count(xs[len(xs)-1]), p0.BytesPerEvent, last.BytesPerEvent, p0.HarnessCPUPerEventUs, last.HarnessCPUPerEventUs)
+	fmt.Fprintf(b, ". *RSS peak*: %s. *Delivery p99*: %s. ", growth(xs, rss, 1024, "KiB per watcher"), growth(xs, p99, 1000, "ms per 1,000 watchers"))
+	// The latency's measured reason: one write's fan-out is watchers ×
+	// (kapi's + the harness's CPU per event), on the machine's cores.
+	var fan []string
+	for _, p := range points {
+		perWrite := float64(p.Watchers) * (cpuPerEventUs(p.Kapi) + p.HarnessCPUPerEventUs) / 1000 / float64(cores())
+		demand := p.Kapi.Rate * float64(p.Watchers) * (cpuPerEventUs(p.Kapi) + p.HarnessCPUPerEventUs) / 1e6
+		fan = append(fan, fmt.Sprintf("%s: %s ms a write, %.2f cores of %d (p50 %s ms, p99 %s ms)", count(float64(p.Watchers)), sig(perWrite), demand, cores(), msText(p.Kapi.P50ms), msText(p.Kapi.P99ms)))
+	}
+	fmt.Fprintf(b, "Why the latency grows: a write reaches its last watcher once every watcher's copy is written and read, and each costs kapi's CPU per event plus the harness's (measured above), shared by %d cores; the time that takes per write, and the cores the whole run asks for (writes/s × watchers × CPU per event): %s. Where that demand passes the cores, events queue behind one another and the latency grows with the run, not only with the watchers. ", cores(), strings.Join(fan, "; "))
+	fmt.Fprintf(b, "Counted with the watchers: kapi's write system calls per delivered event %.2f at %s and %.2f at %s (below 1: several events to one write, a watcher's connection behind), %.0f and %.0f bytes written per event, the harness's own CPU %.1f and %.1f µs per event", p0.WritesPerEvent, count(xs[0]), last.WritesPerEvent, count(xs[len(xs)-1]), p0.BytesPerEvent, last.BytesPerEvent, p0.HarnessCPUPerEventUs, last.HarnessCPUPerEventUs)
 	if len(p0.Profile) > 0 && len(last.Profile) > 0 {
 		var parts []string
 		for _, part := range profileParts {

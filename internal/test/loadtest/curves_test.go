@@ -107,7 +107,7 @@ func TestObjectsCurve(t *testing.T) {
 		}
 	}
 	md := curvesMarkdown(results, sz, "docs/figures")
-	for _, want := range []string{"## How cost grows: objects in one collection", "| bolt | 200 |", "**bolt.** RSS: ", "](docs/figures/objects-requests.svg)"} {
+	for _, want := range []string{"## How cost grows: objects in one collection", "| bolt | 200 |", "**bolt, 10 to 200 widgets.** *RSS*: ", "](docs/figures/objects-requests.svg)"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the section lacks %q:\n%s", want, md)
 		}
