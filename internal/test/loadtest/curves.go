@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -351,6 +352,17 @@ func objectsMarkdown(b *strings.Builder, points []*ObjectsPoint, sz sizes, figur
 			fmt.Fprintf(b, "; GC cycles per 1,000 CREATEs %.1f at %s, %.1f at %s", first.GCsPer1kCreates, count(xs[0]), last.GCsPer1kCreates, count(xs[len(xs)-1]))
 		}
 		b.WriteString(".\n\n")
+		if most := slices.MaxFunc(points, func(a, b *ObjectsPoint) int { return a.Objects - b.Objects }); last.Objects < most.Objects && len(ps) > 1 {
+			// Why this store stops short, from its own figures: the fill
+			// rate and the start-up per widget of its largest size.
+			prev := ps[len(ps)-2]
+			rate := float64(last.Objects-prev.Objects) / max(last.FillSeconds, 0.001)
+			fill := float64(most.Objects-last.Objects) / rate
+			start := last.IdleMs / 1000 * float64(most.Objects) / float64(last.Objects)
+			list := last.ListP50Ms / 1000 * float64(most.Objects) / float64(last.Objects)
+			fmt.Fprintf(b, "%s stops at %s (`-objects-etcd-max`): at its measured rates, %s would take about %.0f s more of filling (%.0f widgets/s from %s to %s), %.0f s from start to idle and %.0f s a LIST, %.0f s with %d LISTs, beyond the curve's budget of a few minutes.\n\n",
+				s, count(float64(last.Objects)), count(float64(most.Objects)), fill, rate, count(float64(prev.Objects)), count(float64(last.Objects)), start, list, fill+start+float64(sz.Curves.ObjectsLists)*list, sz.Curves.ObjectsLists)
+		}
 		if last.CreateProfile != "" {
 			fmt.Fprintf(b, "<details><summary>%s: kapi's CPU profile during the CREATEs at %s widgets (by cumulative share)</summary>\n\n```\n%s```\n\n</details>\n\n", s, count(xs[len(xs)-1]), last.CreateProfile)
 		}

@@ -240,3 +240,35 @@ func TestGrowth(t *testing.T) {
 		t.Errorf("cumShares: %v", shares)
 	}
 }
+
+// TestCurvesFromJSON redraws the curves' figures and section from a
+// run's -json output: CURVES_JSON=a.json,b.json CURVES_OUT=DIR (the
+// section goes to DIR/curves.md, the figures beside it). Skipped without
+// CURVES_JSON.
+func TestCurvesFromJSON(t *testing.T) {
+	files, out := os.Getenv("CURVES_JSON"), os.Getenv("CURVES_OUT")
+	if files == "" || out == "" {
+		t.Skip("CURVES_JSON and CURVES_OUT unset")
+	}
+	var results []*Result
+	for f := range strings.SplitSeq(files, ",") {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var run struct {
+			Results []*Result `json:"results"`
+		}
+		if err := json.Unmarshal(data, &run); err != nil {
+			t.Fatal(err)
+		}
+		results = append(results, run.Results...)
+	}
+	sz := sizes{Conns: 8, Duration: 2 * time.Second, Curves: curveSizes{ObjectsLists: 3}}
+	if err := curvesFigures(out, results); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "curves.md"), []byte(curvesMarkdown(results, sz, "docs/figures")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
