@@ -28,7 +28,7 @@ func inProcessBoltObjects(t *testing.T) *objectStore {
 		Fill: func(ctx context.Context, key string, value []byte, from, to int) error {
 			return fillBolt(ctx, file, key, value, from, to)
 		},
-		Start: func(ctx context.Context) (*target, time.Duration, time.Duration, func(), error) {
+		Start: func(ctx context.Context, listening func(*target)) (*target, time.Duration, time.Duration, func(), error) {
 			start := time.Now()
 			db, err := bolt.Open(file)
 			if err != nil {
@@ -65,6 +65,9 @@ func inProcessBoltObjects(t *testing.T) *objectStore {
 				resp.Body.Close()
 				if healthz == 0 {
 					healthz = time.Since(start)
+					if listening != nil {
+						listening(tg)
+					}
 				} else if resp.StatusCode == http.StatusOK {
 					return tg, healthz, time.Since(start), stop, nil
 				}
@@ -131,7 +134,7 @@ func TestObjectsCurve(t *testing.T) {
 func TestObjectsFillServed(t *testing.T) {
 	ctx := t.Context()
 	s := inProcessBoltObjects(t)
-	tg, _, _, stop, err := s.Start(ctx)
+	tg, _, _, stop, err := s.Start(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +153,7 @@ func TestObjectsFillServed(t *testing.T) {
 	if err := s.Fill(ctx, key, value, 1, 40); err != nil {
 		t.Fatal(err)
 	}
-	tg, _, _, stop, err = s.Start(ctx)
+	tg, _, _, stop, err = s.Start(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

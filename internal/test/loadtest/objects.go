@@ -45,7 +45,14 @@ type ObjectsPoint struct {
 	// waitIdle: the work it goes on doing once ready, such as the garbage
 	// collector's first look at every object, done), and the server's CPU
 	// seconds from ready to idle. The requests are measured after it.
-	IdleMs           float64 `json:"idleMs,omitempty"`
+	IdleMs float64 `json:"idleMs,omitempty"`
+	// At ready, counted: the server's GC cycles so far and the share of
+	// its CPU they took (MemStats' NumGC and GCCPUFraction); and the top
+	// of its CPU profile over most of the start-up, where that lasts
+	// seconds.
+	StartGCs         int64   `json:"startGCs,omitempty"`
+	StartGCCPU       float64 `json:"startGCCPUFraction,omitempty"`
+	StartProfile     string  `json:"startProfile,omitempty"`
 	ReadyCPUSec      float64 `json:"readyCPUSeconds,omitempty"` // the server's CPU from its start to ready
 	AfterReadyCPUSec float64 `json:"afterReadyCPUSeconds,omitempty"`
 	// The server's RSS and live heap (after a forced GC) once ready and
@@ -92,8 +99,8 @@ type objectStore struct {
 	Fill func(ctx context.Context, key string, value []byte, from, to int) error
 	// Start starts kapi on the store and returns once /readyz answers
 	// 200, with the times from its start to /healthz's and /readyz's
-	// first answers.
-	Start func(ctx context.Context) (t *target, healthz, ready time.Duration, stop func(), err error)
+	// first answers; listening, if not nil, is called at the first.
+	Start func(ctx context.Context, listening func(*target)) (t *target, healthz, ready time.Duration, stop func(), err error)
 	// Size is the store's size on disk (0: unknown); StorePID its
 	// process's (0: in kapi's).
 	Size     func() int64
@@ -179,7 +186,7 @@ var createdObjects atomic.Int64
 // kapi at each size.
 func runObjects(ctx context.Context, s *objectStore, sz sizes, logf func(string, ...any)) ([]*ObjectsPoint, error) {
 	// The template, created through kapi.
-	t, _, _, stop, err := s.Start(ctx)
+	t, _, _, stop, err := s.Start(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -214,11 +221,29 @@ func runObjects(ctx context.Context, s *objectStore, sz sizes, logf func(string,
 		}
 		p.FillSeconds = time.Since(start).Seconds()
 		p.StoreMiB = mib(s.Size())
-		t, healthz, ready, stop, err := s.Start(ctx)
+		// A CPU profile of the start-up where it lasts seconds, as the
+		// previous size's says it will (scaled to this one's).
+		var profile chan []byte
+		listening := func(t *target) {
+			if len(points) == 0 {
+				return
+			}
+			prev := points[len(points)-1]
+			secs := int(min(0.8*prev.ReadyMs/1000*float64(n)/float64(prev.Objects), 60))
+			if secs < 2 {
+				return
+			}
+			profile = make(chan []byte, 1)
+			go func() { profile <- fetchProfile(ctx, t, secs) }()
+		}
+		t, healthz, ready, stop, err := s.Start(ctx, listening)
 		if err != nil {
 			return points, fmt.Errorf("%s: starting on %d widgets: %w", s.Name, n, err)
 		}
 		p.HealthzMs, p.ReadyMs = ms(healthz), ms(ready)
+		if gcs, frac, ok := gcStats(ctx, t); ok {
+			p.StartGCs, p.StartGCCPU = gcs, frac
+		}
 		if t.PID > 0 && t.PID != os.Getpid() {
 			cpu0, _ := cpuSeconds(t.PID)
 			p.ReadyCPUSec = cpu0
@@ -227,6 +252,11 @@ func runObjects(ctx context.Context, s *objectStore, sz sizes, logf func(string,
 			p.AfterReadyCPUSec = cpu1 - cpu0
 		}
 		err = measureObjects(ctx, t, s, p, sz)
+		if profile != nil {
+			if prof := <-profile; len(prof) > 0 {
+				p.StartProfile = profileTop(ctx, prof, 25)
+			}
+		}
 		stop()
 		if err != nil {
 			return points, fmt.Errorf("%s, %d widgets: %w", s.Name, n, err)
@@ -304,15 +334,7 @@ func measureObjects(ctx context.Context, t *target, s *objectStore, p *ObjectsPo
 	}
 	gc0, hasGC = numGC(ctx, t)
 	profile := make(chan []byte, 1)
-	go func() {
-		c := t.client(1)
-		defer c.CloseIdleConnections()
-		_, body, _, err := send(ctx, c, "GET", fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", t.URL, max(1, int(sz.Duration.Seconds()))), nil, nil, true)
-		if err != nil {
-			body = nil
-		}
-		profile <- body
-	}()
+	go func() { profile <- fetchProfile(ctx, t, max(1, int(sz.Duration.Seconds()))) }()
 	create := runLoad(ctx, t, spec, func(ctx context.Context, c *http.Client, _ int, _ int64) (int64, error) {
 		name := "c-" + strconv.FormatInt(createdObjects.Add(1), 10)
 		n, _, _, err := send(ctx, c, "POST", widgetsURL(t.URL, nsObjectsCreate), jsonHeader, widgetBody(nsObjectsCreate, name, 1, ""), false)
@@ -386,6 +408,41 @@ func runnable(pid int) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// fetchProfile is the server's CPU profile over secs seconds; nil if it
+// serves none.
+func fetchProfile(ctx context.Context, t *target, secs int) []byte {
+	c := t.client(1)
+	defer c.CloseIdleConnections()
+	_, body, _, err := send(ctx, c, "GET", fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", t.URL, secs), nil, nil, true)
+	if err != nil {
+		return nil
+	}
+	return body
+}
+
+// gcStats is the server's count of GC cycles and the share of its CPU
+// they took since it started, from its heap profile's text form.
+func gcStats(ctx context.Context, t *target) (n int64, fraction float64, ok bool) {
+	c := t.client(1)
+	defer c.CloseIdleConnections()
+	_, body, _, err := send(ctx, c, "GET", t.URL+"/debug/pprof/heap?debug=1", nil, nil, true)
+	if err != nil {
+		return 0, 0, false
+	}
+	var okN, okF bool
+	for line := range bytes.Lines(body) {
+		if rest, found := bytes.CutPrefix(line, []byte("# NumGC = ")); found {
+			n, err = strconv.ParseInt(string(bytes.TrimSpace(rest)), 10, 64)
+			okN = err == nil
+		}
+		if rest, found := bytes.CutPrefix(line, []byte("# GCCPUFraction = ")); found {
+			fraction, err = strconv.ParseFloat(string(bytes.TrimSpace(rest)), 64)
+			okF = err == nil
+		}
+	}
+	return n, fraction, okN && okF
 }
 
 // numGC is the server's count of completed GC cycles, from its heap

@@ -67,8 +67,8 @@ func (l *localServers) boltObjects() (*objectStore, error) {
 		Fill: func(ctx context.Context, key string, value []byte, from, to int) error {
 			return fillBolt(ctx, file, key, value, from, to)
 		},
-		Start: func(ctx context.Context) (*target, time.Duration, time.Duration, func(), error) {
-			return l.startReady(ctx, l.widgetsBin, "-pprof", "-data", dir, "-addr")
+		Start: func(ctx context.Context, listening func(*target)) (*target, time.Duration, time.Duration, func(), error) {
+			return l.startReady(ctx, listening, l.widgetsBin, "-pprof", "-data", dir, "-addr")
 		},
 		Size:     func() int64 { return dirSize(dir) },
 		StorePID: func() int { return 0 },
@@ -154,8 +154,8 @@ func (l *localServers) etcdObjects(ctx context.Context, etcdBin string) (*object
 		Fill: func(ctx context.Context, key string, value []byte, from, to int) error {
 			return fillEtcd(ctx, c, prefix+"revision", key, value, from, to)
 		},
-		Start: func(ctx context.Context) (*target, time.Duration, time.Duration, func(), error) {
-			return l.startReady(ctx, kapiBin, "-etcd", endpoint, "-addr")
+		Start: func(ctx context.Context, listening func(*target)) (*target, time.Duration, time.Duration, func(), error) {
+			return l.startReady(ctx, listening, kapiBin, "-etcd", endpoint, "-addr")
 		},
 		Size:     func() int64 { return dirSize(dir) },
 		StorePID: func() int { return cmd.Process.Pid },
@@ -183,9 +183,10 @@ func fillEtcd(ctx context.Context, c *clientv3.Client, marker, key string, value
 }
 
 // startReady starts bin with args and a free loopback address last, and
-// waits for its /readyz to answer 200: it returns the time from the
+// waits for its /readyz to answer 200, calling listening (if not nil) at
+// its first /healthz answer: it returns the time from the
 // process's start to its first /healthz answer and to that 200.
-func (l *localServers) startReady(ctx context.Context, bin string, args ...string) (*target, time.Duration, time.Duration, func(), error) {
+func (l *localServers) startReady(ctx context.Context, listening func(*target), bin string, args ...string) (*target, time.Duration, time.Duration, func(), error) {
 	addr := freeAddr()
 	cmd := exec.Command(bin, append(args, addr)...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
@@ -209,6 +210,9 @@ func (l *localServers) startReady(ctx context.Context, bin string, args ...strin
 			switch {
 			case healthz == 0:
 				healthz = at
+				if listening != nil {
+					listening(t)
+				}
 				continue // and /readyz at once
 			case resp.StatusCode == http.StatusOK:
 				return t, healthz, at, stop, nil
