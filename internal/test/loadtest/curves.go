@@ -298,17 +298,32 @@ func objectsMarkdown(b *strings.Builder, points []*ObjectsPoint, sz sizes, figur
 	fmt.Fprintf(b, "LIST: the whole collection in JSON, one at a time, at least %d and more while they fit in %s, with the server's CPU and its GC cycles (`NumGC`) per LIST. GET (a different widget each time) and CREATE (into a namespace of its own, so that the collection keeps its size): closed loop over %d connections for %s each, with the server's CPU per request and its GC cycles per 1,000 CREATEs.\n\n", sz.Curves.ObjectsLists, sz.Duration, sz.Conns, sz.Duration)
 	fmt.Fprintf(b, "| store | widgets | fill s | store MiB | healthz ms | ready ms | ready CPU s | idle ms | after-ready CPU s | RSS MiB | heap MiB | etcd RSS MiB |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, p := range points {
+		if p.NotReady != "" {
+			fmt.Fprintf(b, "| %s | %d | %.1f | %s | %s |||||||\n", p.Store, p.Objects, p.FillSeconds, num(p.StoreMiB, "%.0f"), p.NotReady)
+			continue
+		}
 		fmt.Fprintf(b, "| %s | %d | %.1f | %s | %s | %s | %s | %s | %s | %.0f | %s | %s |\n", p.Store, p.Objects, p.FillSeconds, num(p.StoreMiB, "%.0f"), msText(p.HealthzMs), msText(p.ReadyMs),
 			num(p.ReadyCPUSec, "%.2f"), num(p.IdleMs, "%.0f"), num(p.AfterReadyCPUSec, "%.2f"), p.RSSMiB, num(p.HeapMiB, "%.0f"), num(p.StoreRSSMiB, "%.0f"))
 	}
 	fmt.Fprintf(b, "\n| store | widgets | LIST MiB | LISTs | LIST p50 ms | LIST p99 ms | LIST CPU ms | GCs/LIST | GET/s | GET p99 ms | GET CPU µs | CREATE/s | CREATE p99 ms | CREATE CPU µs | GCs/1k CREATEs |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, p := range points {
+		if p.NotReady != "" {
+			continue
+		}
 		fmt.Fprintf(b, "| %s | %d | %.1f | %d | %s | %s | %s | %.2f | %.0f | %s | %.0f | %.0f | %s | %.0f | %.1f |\n", p.Store, p.Objects, mib(p.ListBytes), p.Lists, msText(p.ListP50Ms), msText(p.ListP99Ms), msText(p.ListCPUMs), p.GCsPerList,
 			p.GetPerSec, msText(p.GetP99Ms), p.GetCPUUs, p.CreatePerSec, msText(p.CreateP99Ms), p.CreateCPUUs, p.GCsPer1kCreates)
 	}
 	b.WriteString("\n")
 	for _, s := range names {
 		ps := by[s]
+		var notReady []string
+		for len(ps) > 0 && ps[len(ps)-1].NotReady != "" {
+			notReady = append(notReady, fmt.Sprintf("at %s widgets kapi was %s of its start", count(float64(ps[len(ps)-1].Objects)), ps[len(ps)-1].NotReady))
+			ps = ps[:len(ps)-1]
+		}
+		if len(ps) == 0 {
+			continue
+		}
 		var xs, rss, heap, ready, readyCPU, after, list, cpu, get, getCPU, create, createCPU []float64
 		for _, p := range ps {
 			xs = append(xs, float64(p.Objects))
@@ -326,6 +341,9 @@ func objectsMarkdown(b *strings.Builder, points []*ObjectsPoint, sz sizes, figur
 		fmt.Fprintf(b, ". *Start-up to ready*: %s; ", growth(xs, ready, 1000, "s per 1,000 widgets"))
 		if last.ReadyCPUSec > 0 {
 			fmt.Fprintf(b, "it is the server's CPU: %s (%.0f%% of the wall time at %s on %d cores, the rest waiting on the store and the machine); ", growth(xs, readyCPU, 1000, "CPU s per 1,000 widgets"), 100*last.ReadyCPUSec/(last.ReadyMs/1000), count(xs[len(xs)-1]), cores())
+		}
+		if len(notReady) > 0 {
+			fmt.Fprintf(b, "%s; ", strings.Join(notReady, "; "))
 		}
 		fmt.Fprintf(b, "at %s, %.0f%% of it before the first `/healthz` answer (the store opened, the process serving) and %.0f%% filling the watch cache. ", count(xs[len(xs)-1]), 100*last.HealthzMs/last.ReadyMs, 100-100*last.HealthzMs/last.ReadyMs)
 		if last.AfterReadyCPUSec > 0 {
@@ -362,6 +380,16 @@ func objectsMarkdown(b *strings.Builder, points []*ObjectsPoint, sz sizes, figur
 			list := last.ListP50Ms / 1000 * float64(most.Objects) / float64(last.Objects)
 			fmt.Fprintf(b, "%s stops at %s (`-objects-etcd-max`): at its measured rates, %s would take about %.0f s more of filling (%.0f widgets/s from %s to %s), %.0f s from start to idle and %.0f s a LIST, %.0f s with %d LISTs, beyond the curve's budget of a few minutes.\n\n",
 				s, count(float64(last.Objects)), count(float64(most.Objects)), fill, rate, count(float64(prev.Objects)), count(float64(last.Objects)), start, list, fill+start+float64(sz.Curves.ObjectsLists)*list, sz.Curves.ObjectsLists)
+		}
+		// The largest size's start-up profile.
+		var prof *ObjectsPoint
+		for _, p := range ps {
+			if p.StartProfile != "" {
+				prof = p
+			}
+		}
+		if prof != nil {
+			fmt.Fprintf(b, "<details><summary>%s: kapi's CPU profile over its start-up at %s widgets (by cumulative share)</summary>\n\n```\n%s```\n\n</details>\n\n", s, count(float64(prof.Objects)), prof.StartProfile)
 		}
 		if last.CreateProfile != "" {
 			fmt.Fprintf(b, "<details><summary>%s: kapi's CPU profile during the CREATEs at %s widgets (by cumulative share)</summary>\n\n```\n%s```\n\n</details>\n\n", s, count(xs[len(xs)-1]), last.CreateProfile)

@@ -199,7 +199,7 @@ func (l *localServers) startReady(ctx context.Context, listening func(*target), 
 	t := &target{Name: "kapi", URL: "http://" + addr, PID: cmd.Process.Pid}
 	c := &http.Client{Timeout: 5 * time.Second}
 	var healthz time.Duration
-	for deadline := start.Add(5 * time.Minute); ; {
+	for deadline := start.Add(readyWithin); ; {
 		probe := "/readyz"
 		if healthz == 0 {
 			probe = "/healthz"
@@ -218,9 +218,13 @@ func (l *localServers) startReady(ctx context.Context, listening func(*target), 
 				return t, healthz, at, stop, nil
 			}
 		}
-		if cmd.ProcessState != nil || time.Now().After(deadline) || ctx.Err() != nil {
+		if time.Now().After(deadline) {
 			stop()
-			return nil, 0, 0, nil, fmt.Errorf("%s was not ready on %s", bin, addr)
+			return nil, 0, 0, nil, fmt.Errorf("%s: %w", filepath.Base(bin), errNotReady)
+		}
+		if ctx.Err() != nil {
+			stop()
+			return nil, 0, 0, nil, ctx.Err()
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
