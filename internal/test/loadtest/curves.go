@@ -225,7 +225,11 @@ func growth(xs, ys []float64, scale float64, unit string) string {
 	if bend < 0 {
 		return fmt.Sprintf("linear: %s %s between successive sizes", strings.Join(slopes, ", "), unit)
 	}
-	return fmt.Sprintf("linear up to %s, not after: %s %s between successive sizes", count(xs[bend-1]), strings.Join(slopes, ", "), unit)
+	way := "faster than linearly"
+	if (ys[bend]-ys[bend-1])/(xs[bend]-xs[bend-1]) < (ys[bend-1]-ys[bend-2])/(xs[bend-1]-xs[bend-2]) {
+		way = "slower than linearly (a fixed part spread over more)"
+	}
+	return fmt.Sprintf("linear up to %s, %s after: %s %s between successive sizes", count(xs[bend-1]), way, strings.Join(slopes, ", "), unit)
 }
 
 // flatness says whether ys stay flat over xs: the largest against the

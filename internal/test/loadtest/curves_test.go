@@ -232,7 +232,7 @@ func TestGrowth(t *testing.T) {
 	if got := growth(xs, []float64{2, 20, 200, 2000}, 1000, "u"); !strings.HasPrefix(got, "linear: 2.00 (1k → 10k)") {
 		t.Errorf("linear: %s", got)
 	}
-	if got := growth(xs, []float64{2, 20, 200, 8000}, 1000, "u"); !strings.HasPrefix(got, "linear up to 100k, not after") {
+	if got := growth(xs, []float64{2, 20, 200, 8000}, 1000, "u"); !strings.HasPrefix(got, "linear up to 100k, faster than linearly after") {
 		t.Errorf("bent: %s", got)
 	}
 	if got := flatness(xs, []float64{1, 1, 2, 1}, "ms"); !strings.Contains(got, "2.00× the least (2.00 at 100k") {
