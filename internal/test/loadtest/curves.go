@@ -104,6 +104,9 @@ func curvesFigures(dir string, results []*Result) error {
 		return err
 	}
 	for file, c := range charts {
+		if len(c.Series) == 0 {
+			continue // nothing measured to draw (an in-process server's RSS growth)
+		}
 		svg, err := c.SVG()
 		if err != nil {
 			return fmt.Errorf("%s: %w", file, err)
