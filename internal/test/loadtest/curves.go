@@ -446,6 +446,17 @@ func watchersMarkdown(b *strings.Builder, points []*WatchersPoint, figures strin
 	if last.Ceiling != nil {
 		fmt.Fprintf(b, "; kapi ÷ ceiling: %s", flatness(xs, ratios, "×"))
 	}
+	if len(points) > 1 && points[1].Kapi.Delivered > p0.Kapi.Delivered && p0.Writes > 0 {
+		// kapi's CPU = a per write + b per delivered event, from the two
+		// smallest sizes: the part no watcher shares.
+		p1 := points[1]
+		perEvent := (p1.Kapi.ServerCPUSeconds - p0.Kapi.ServerCPUSeconds) / float64(p1.Kapi.Delivered-p0.Kapi.Delivered)
+		perWrite := (p0.Kapi.ServerCPUSeconds - perEvent*float64(p0.Kapi.Delivered)) / float64(p0.Writes)
+		fmt.Fprintf(b, ". Fitted to the two smallest sizes (kapi's CPU = a per write + b per delivered event): a = %.2f ms of CPU per write whatever the watchers (the PATCH itself, which the ceiling answers from a recording), b = %.1f µs per delivered event: the per-write part, spread over few watchers, is what lifts the smallest size", perWrite*1000, perEvent*1e6)
+	}
+	if last.WritesPerEvent < 0.9*p0.WritesPerEvent {
+		fmt.Fprintf(b, "; at %s the CPU per event falls because a write system call carries %.2f events there against %.2f at %s: the connections fall behind and each write takes several queued events", count(xs[len(xs)-1]), 1/last.WritesPerEvent, 1/p0.WritesPerEvent, count(xs[0]))
+	}
 	fmt.Fprintf(b, ". *RSS peak*: %s. *Delivery p99*: %s. ", growth(xs, rss, 1024, "KiB per watcher"), growth(xs, p99, 1000, "ms per 1,000 watchers"))
 	// The latency's measured reason: one write's fan-out is watchers ×
 	// (kapi's + the harness's CPU per event), on the machine's cores.
