@@ -230,7 +230,7 @@ func growth(xs, ys []float64, scale float64, unit string) string {
 	}
 	way := "faster than linearly"
 	if (ys[bend]-ys[bend-1])/(xs[bend]-xs[bend-1]) < (ys[bend-1]-ys[bend-2])/(xs[bend-1]-xs[bend-2]) {
-		way = "slower than linearly (a fixed part spread over more)"
+		way = "slower than linearly"
 	}
 	return fmt.Sprintf("linear up to %s, %s after: %s %s between successive sizes", count(xs[bend-1]), way, strings.Join(slopes, ", "), unit)
 }
