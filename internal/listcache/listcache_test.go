@@ -63,9 +63,11 @@ func TestShareWaitsForTheMaker(t *testing.T) {
 	var budget Budget
 	var l Bodies
 	budget.Add(&l, func() int64 { return 1 })
-	made, release := 0, make(chan struct{})
+	made, started, release := 0, make(chan struct{}), make(chan struct{})
 	makePieces := func() ([][]byte, error) {
-		made++
+		if made++; made == 1 {
+			close(started)
+		}
 		<-release
 		return [][]byte{[]byte("a"), []byte("b")}, nil
 	}
@@ -77,6 +79,7 @@ func TestShareWaitsForTheMaker(t *testing.T) {
 		}
 		first <- data
 	}()
+	<-started // the first list makes the bytes
 	waiting := func() bool {
 		l.mu.Lock()
 		defer l.mu.Unlock()
