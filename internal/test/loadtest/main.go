@@ -63,6 +63,7 @@ func mainErr() error {
 		watchDur  = flag.Duration("watch-duration", 10*time.Second, "how long the fan-out's writer writes")
 		informers = flag.Int("informers", 100, "streaming lists started at once, as informers start them (the wire only: no client-go)")
 		fewInf    = flag.Int("small-informers", 8, "streaming lists started at once in the small informer start")
+		infFresh  = flag.Bool("informers-fresh", false, "write a widget of the informers' namespace before each of kapi's informer-start rounds, so that none starts at a state a round before it saw")
 		fewInfObj = flag.Int("small-informer-objects", 1000, "widgets of the small informer start, in a namespace of their own")
 		clientGo  = flag.Int("client-go-informers", 10, "client-go dynamic informers started at once (their decoding makes the client the bottleneck: ~80µs of CPU per widget)")
 		memObjs   = flag.Int("memory-objects", 100000, "widgets the memory workload loads")
@@ -146,7 +147,7 @@ func mainErr() error {
 	sz := sizes{
 		Small: *small, Large: *large, Watchers: *watchers, WatchRate: *watchRate, WatchDuration: *watchDur,
 		Informers: *informers, SmallInformers: *fewInf, SmallInformerObjects: *fewInfObj, ClientGoInformers: *clientGo, MemoryObjects: *memObjs, IdleWatchers: *idle,
-		Duration: *duration, Conns: *conns, Rate: *rate, InformerExpiry: 3 * time.Minute, Settle: time.Second, Rounds: *rounds,
+		Duration: *duration, Conns: *conns, Rate: *rate, InformerExpiry: 3 * time.Minute, InformersFresh: *infFresh, Settle: time.Second, Rounds: *rounds,
 		KindsCurve: curve, Curves: curves,
 	}
 	e := &env{Sizes: sz}

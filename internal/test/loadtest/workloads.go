@@ -457,8 +457,13 @@ type sizes struct {
 	Conns                                int
 	Rate                                 float64 // offered requests/s for request workloads; 0 for closed loop
 	InformerExpiry                       time.Duration
-	Settle                               time.Duration // before an RSS reading
-	Rounds                               int           // of each request workload, per server: the best counts
+	// InformersFresh has a widget of the informers' namespace written
+	// before each of kapi's rounds: each starts at a state no streaming
+	// list saw yet (as after a controller's write), not at the one the
+	// rounds before left kept.
+	InformersFresh bool
+	Settle         time.Duration // before an RSS reading
+	Rounds         int           // of each request workload, per server: the best counts
 	// KindsCurve: the numbers of kinds the kinds workload registers, each
 	// on a fresh control plane.
 	KindsCurve []int
