@@ -24,7 +24,9 @@
 // # Workloads
 //
 // GET one widget; LIST the small and the large namespace in JSON and
-// protobuf, and the large one in JSON again over 2 connections
+// protobuf; GET and the large LIST in JSON at resourceVersion=0 (get-rv0,
+// list-large-json-rv0: the watch cache answers without a consistent read
+// of the store), and the large one in JSON again over 2 connections
 // (list-large-json-2); LIST where the list kept from the last one cannot
 // serve as it is: the large namespace while a writer patches one of its
 // widgets at 10/s (list-writes-json, list-writes-json-2), and a namespace

@@ -53,7 +53,7 @@ type env struct {
 }
 
 var allWorkloads = []string{
-	"get", "list-small-json", "list-small-proto", "list-large-json", "list-large-proto",
+	"get", "get-rv0", "list-large-json-rv0", "list-small-json", "list-small-proto", "list-large-json", "list-large-proto",
 	"list-large-json-2", "list-huge-json", "list-huge-json-2", "list-writes-json", "list-writes-json-2", "create", "create-bolt", "update", "patch", "apply", "watch", "idle-watchers",
 	"informers-small", "informers", "informers-client-go", "memory",
 	"get-cr", "list-large-json-cr", "create-cr", "apply-cr", "memory-cr", "kinds",

@@ -265,12 +265,18 @@ func requestWorkloads(conns int) []requestWorkload {
 	}
 	mk, rec := get(group+"/namespaces/"+nsGet+"/widgets/w-00000", "application/json")
 	add("get", mk, rec)
+	// The same reads at resourceVersion=0: any revision will do, the watch
+	// cache answers without asking the store, whatever the backend.
+	mk, rec = get(group+"/namespaces/"+nsGet+"/widgets/w-00000?resourceVersion=0", "application/json")
+	add("get-rv0", mk, rec)
 	mk, rec = get(group+"/namespaces/"+nsSmall+"/widgets", "application/json")
 	add("list-small-json", mk, rec)
 	mk, rec = get(group+"/namespaces/"+nsSmall+"/widgets", protobuf)
 	add("list-small-proto", mk, rec)
 	mk, rec = get(group+"/namespaces/"+nsLarge+"/widgets", "application/json")
 	add("list-large-json", mk, rec)
+	mk, rec = get(group+"/namespaces/"+nsLarge+"/widgets?resourceVersion=0", "application/json")
+	add("list-large-json-rv0", mk, rec)
 	mk, rec = get(group+"/namespaces/"+nsLarge+"/widgets", "application/json")
 	add("list-large-json-2", mk, rec)
 	ws[len(ws)-1].Conns = listFewConns
