@@ -51,7 +51,17 @@
 // its Established condition and to a first object created, and the first
 // and warm response times of discovery (aggregated, and /apis with every
 // group version) and OpenAPI (v2; the v3 index and one group version's
-// document); -figures DIR draws them as SVG (package plot). Every request workload runs
+// document); -figures DIR draws them as SVG (package plot). Two more
+// curves (curves.go): objects, one collection grown through -objects
+// (1,000 to 1,000,000) in a bolt file and in one etcd member
+// (-objects-stores; -objects-etcd-max caps etcd's sizes; -etcd-bin, or
+// etcd is built as sqlrun.sh builds it), filled directly with renamed
+// copies of a widget kapi stored, kapi started on it at each size: time
+// to /readyz, the work after ready, RSS, LIST, GET and CREATE; and
+// watchers, the watch fan-out at each of -watchers-curve (100 to 10,000)
+// on a fresh kapi with no cap on watches, and on the ceiling: CPU per
+// delivered event, delivery latency, RSS, with write syscalls per event
+// and a CPU profile to say why. Every request workload runs
 // closed-loop over -conns connections (unless it has its own number) for
 // -duration, or at an offered -rate, in -rounds rounds against kapi and
 // the ceiling in turn, the best round of each counting.
@@ -65,6 +75,8 @@
 //	go run ./internal/test/loadtest -workloads memory
 //	go run ./internal/test/loadtest -workloads memory,memory-cr,get,get-cr
 //	go run ./internal/test/loadtest -workloads kinds -figures docs/figures
+//	go run ./internal/test/loadtest -workloads objects -objects-etcd-max 300000 -objects-lists 3 -duration 2s -figures docs/figures
+//	go run ./internal/test/loadtest -workloads watchers -figures docs/figures
 //
 // # The ceiling
 //

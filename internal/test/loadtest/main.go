@@ -68,7 +68,15 @@ func mainErr() error {
 		memObjs   = flag.Int("memory-objects", 100000, "widgets the memory workload loads")
 		idle      = flag.Int("idle-watchers", 1000, "watchers of the idle-watcher workload")
 		kindsList = flag.String("kinds", "10,30,100,300,1000", "comma-separated numbers of kinds the kinds workload registers, each on a fresh control plane")
-		figures   = flag.String("figures", "", "draw the figures of the curves measured (the kinds workload's) as SVG files in `DIR` (e.g. docs/figures)")
+		figures   = flag.String("figures", "", "draw the figures of the curves measured (the kinds, objects and watchers workloads') as SVG files in `DIR` (e.g. docs/figures)")
+		objsList  = flag.String("objects", "1000,10000,100000,1000000", "comma-separated sizes the objects workload grows one collection to, in turn")
+		objStores = flag.String("objects-stores", "bolt,etcd", "comma-separated stores of the objects workload: bolt, etcd")
+		objLists  = flag.Int("objects-lists", 5, "LISTs of the whole collection at least, at each size of the objects workload")
+		etcdMax   = flag.Int("objects-etcd-max", 0, "the largest size of the objects workload measured on etcd; 0: all")
+		etcdBin   = flag.String("etcd-bin", "", "etcd `binary` for the objects workload; empty: build go.etcd.io/etcd/server/v3 as sqlrun.sh does")
+		wCurve    = flag.String("watchers-curve", "100,300,1000,3000,10000", "comma-separated numbers of watchers of the watchers workload, each on a fresh kapi")
+		wCurveRt  = flag.Float64("watchers-curve-rate", 5, "writes/s during each point of the watchers workload")
+		wCurveDur = flag.Duration("watchers-curve-duration", 10*time.Second, "how long the writer writes at each point of the watchers workload")
 
 		jsonOut    = flag.String("json", "", "write the results as JSON to `file` (- for stdout)")
 		cpuProfile = flag.String("cpuprofile", "", "write the harness's own CPU profile to `file` (is the client the bottleneck?)")
@@ -131,18 +139,22 @@ func mainErr() error {
 	if err != nil {
 		return fmt.Errorf("-kinds: %w", err)
 	}
+	curves, err := parseCurves(*objsList, *wCurve, *objLists, *wCurveRt, *wCurveDur)
+	if err != nil {
+		return err
+	}
 	sz := sizes{
 		Small: *small, Large: *large, Watchers: *watchers, WatchRate: *watchRate, WatchDuration: *watchDur,
 		Informers: *informers, SmallInformers: *fewInf, SmallInformerObjects: *fewInfObj, ClientGoInformers: *clientGo, MemoryObjects: *memObjs, IdleWatchers: *idle,
 		Duration: *duration, Conns: *conns, Rate: *rate, InformerExpiry: 3 * time.Minute, Settle: time.Second, Rounds: *rounds,
-		KindsCurve: curve,
+		KindsCurve: curve, Curves: curves,
 	}
 	e := &env{Sizes: sz}
 	if *workloads != "" {
 		e.Workloads = strings.Split(*workloads, ",")
 		for _, w := range e.Workloads {
-			if !contains(allWorkloads, w) {
-				return fmt.Errorf("no workload %q; there are %s", w, strings.Join(allWorkloads, ", "))
+			if !contains(allWorkloads, w) && !contains(curveWorkloads, w) {
+				return fmt.Errorf("no workload %q; there are %s", w, strings.Join(append(allWorkloads, curveWorkloads...), ", "))
 			}
 		}
 	}
@@ -156,6 +168,8 @@ func mainErr() error {
 		e.Kapi, e.Ceiling, e.Counting, e.Fresh, e.FreshCeiling = local.kapi, local.ceiling, local.counting, local.fresh, local.freshCeiling
 		e.Bolt, e.BoltOnly = local.freshBolt, local.freshBoltOnly
 		e.ControlPlane = local.freshControlPlane
+		e.FreshUncapped = local.freshUncapped
+		e.ObjectStores = local.objectStores(strings.Split(*objStores, ","), *etcdBin, *etcdMax)
 	} else {
 		tlsc, err := tlsConfig(*caFile, *certFile, *keyFile)
 		if err != nil {
@@ -185,6 +199,9 @@ func mainErr() error {
 
 	if *figures != "" {
 		if err := kindsFigures(*figures, kindsPoints(results)); err != nil {
+			return err
+		}
+		if err := curvesFigures(*figures, results); err != nil {
 			return err
 		}
 	}

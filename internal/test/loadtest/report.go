@@ -87,6 +87,9 @@ func table(results []*Result) string {
 		if r.Kinds != nil {
 			note = r.Kinds.note()
 		}
+		if n := curveNote(r); n != "" {
+			note = n
+		}
 		if typed := pairOf(results, strings.TrimSuffix(r.Workload, customSuffix)); r == kapi && typed != nil && typed != r && typed.RequestsPerSec > 0 {
 			note += fmt.Sprintf("; %.0f%% of the typed widget's req/s", 100*ratio(r.RequestsPerSec, typed.RequestsPerSec))
 		}
@@ -373,6 +376,7 @@ func markdown(in reportInput) string {
 	}
 
 	b.WriteString(kindsMarkdown(kindsPoints(in.Results), in.Figures))
+	b.WriteString(curvesMarkdown(in.Results, in.Sizes, in.Figures))
 	if len(in.Profiles) > 0 {
 		fmt.Fprintf(&b, "\n## Profiles of the missed targets\n\nTaken by the same command: kapi (`-pprof`) profiled while the workload ran again for 10 s (informers: streaming lists started again and again; memory: the heap after loading; a bolt workload: a fresh kapi on bolt).\n")
 		for _, p := range in.Profiles {

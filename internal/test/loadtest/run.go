@@ -22,6 +22,9 @@ type env struct {
 	// Fresh starts a kapi server that holds nothing yet, for the memory
 	// workload; nil: that workload is not run.
 	Fresh func() (*target, func(), error)
+	// FreshUncapped is Fresh with no cap on the watches open at once, for
+	// the watchers curve; nil: Fresh.
+	FreshUncapped func() (*target, func(), error)
 	// Bolt starts a kapi server on the bolt backend that holds nothing
 	// yet, its file in a directory of its own, for the bolt workloads;
 	// nil: they are not run.
@@ -41,6 +44,9 @@ type env struct {
 	// for the kinds and the custom-resource workloads; nil: they are not
 	// run.
 	ControlPlane func() (*target, func(), error)
+	// ObjectStores makes the stores of the objects curve; nil: it is not
+	// run.
+	ObjectStores func(context.Context) ([]*objectStore, error)
 	Sizes        sizes
 	Workloads    []string // names to run; empty: all
 	Logf         func(format string, args ...any)
@@ -301,6 +307,7 @@ func run(ctx context.Context, e *env) ([]*Result, error) {
 			add("kinds", &Result{Server: t.Name, Objects: n, Kinds: p})
 		}
 	}
+	runCurves(ctx, e, add, fail)
 	if len(failed) > 0 {
 		return results, fmt.Errorf("%d workloads failed:\n%s", len(failed), strings.Join(failed, "\n"))
 	}

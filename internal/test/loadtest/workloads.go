@@ -70,6 +70,9 @@ type Result struct {
 
 	// Kinds is what the kinds workload measured at one number of kinds.
 	Kinds *KindsPoint `json:"kinds,omitempty"`
+	// ObjectsCurve and WatchersCurve are a point of those curves.
+	ObjectsCurve  *ObjectsPoint  `json:"objectsCurve,omitempty"`
+	WatchersCurve *WatchersPoint `json:"watchersCurve,omitempty"`
 }
 
 // The objects: widgets of about 1 KiB of JSON as the server returns them,
@@ -442,7 +445,8 @@ type sizes struct {
 	Watchers      int
 	WatchRate     float64 // writes/s during the fan-out
 	WatchDuration time.Duration
-	Informers     int // wire-level streaming lists at once, of the large LIST's widgets
+	WatchDrain    time.Duration // the longest wait for deliveries after the last write; 0: 10s
+	Informers     int           // wire-level streaming lists at once, of the large LIST's widgets
 	// SmallInformers streaming lists at once of SmallInformerObjects
 	// widgets in a namespace of their own.
 	SmallInformers, SmallInformerObjects int
@@ -458,6 +462,7 @@ type sizes struct {
 	// KindsCurve: the numbers of kinds the kinds workload registers, each
 	// on a fresh control plane.
 	KindsCurve []int
+	Curves     curveSizes // the objects and watchers curves'
 }
 
 // setup seeds the namespaces of the request workloads and the watch.
