@@ -9,11 +9,13 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/internal/httpbody"
 	"github.com/kapi-dev/kapi/internal/splice"
+	"github.com/kapi-dev/kapi/internal/tables"
 	"github.com/kapi-dev/kapi/watch"
 )
 
@@ -328,38 +330,38 @@ func (rq *request) joinedList(tm kapi.TypeMeta, items []*watch.Item) ([][]byte, 
 // column definitions are sent once per request: a watch sends them with its
 // first event only, as kube-apiserver.
 func (rq *request) table(meta kapi.ListMeta, items []*watch.Item) ([]byte, error) {
-	t := kapi.Table{
-		TypeMeta: kapi.TypeMeta{Kind: "Table", APIVersion: rq.out.APIVersion()},
-		ListMeta: meta,
-		Rows:     make([]kapi.TableRow, 0, len(items)),
-	}
+	t := kapi.Table{TypeMeta: kapi.TypeMeta{Kind: "Table", APIVersion: rq.out.APIVersion()}, ListMeta: meta}
 	if !rq.tableHeadersSent {
 		t.ColumnDefinitions = rq.res.columns
 		rq.tableHeadersSent = true
 	}
-	for _, it := range items {
-		var object []byte
-		var err error
-		switch rq.includeObject {
-		case "Object":
-			object, err = rq.element(it, codec.JSON(), false)
-		case "", "Metadata":
-			object, err = rq.element(it, codec.JSON(), true)
-		}
-		if err != nil {
-			return nil, err
-		}
-		obj, err := cachedObject(it)
-		if err != nil {
-			return nil, err
-		}
-		t.Rows = append(t.Rows, rq.res.tableRow(obj, object))
-	}
-	data, err := json.Marshal(t)
+	w, err := tables.NewWriter(t, len(items), 1024)
 	if err != nil {
 		return nil, err
 	}
-	return rq.out.Transcode(data)
+	now, key := time.Now(), "table "+rq.res.apiVersion()+" "+rq.res.Kind // cells differ by resource
+	for _, it := range items {
+		var object []byte
+		if rq.includeObject != "None" {
+			if object, err = rq.element(it, codec.JSON(), rq.includeObject != "Object"); err != nil {
+				return nil, err
+			}
+		}
+		cells, err := it.Encoded(key, func() ([]byte, error) { // once per version: no decoding
+			obj, err := cachedObject(it)
+			if err != nil {
+				return nil, err
+			}
+			return rq.res.tableCells(obj)
+		})
+		if err == nil {
+			err = w.AppendRow(cells, object, now)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return rq.out.Transcode(w.Bytes())
 }
 
 // writeEncoded writes a response body in the negotiated format.

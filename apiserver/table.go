@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -62,7 +61,7 @@ func tableColumns[T any, P interface {
 		cells = append(cells, func(o kapi.Object) any {
 			v := value(o.(P))
 			if date {
-				return tables.Age(v)
+				return tables.DateCell(v)
 			}
 			return v
 		})
@@ -70,13 +69,12 @@ func tableColumns[T any, P interface {
 	return defs, cells, nil
 }
 
-// tableRow is one row of a Table response: its cells, and the object as
-// includeObject asks (already encoded as JSON, or nil).
-func (r *resource) tableRow(obj kapi.Object, object []byte) kapi.TableRow {
+// tableCells is the JSON of obj's cells in a Table (tables.AppendCells).
+func (r *resource) tableCells(obj kapi.Object) ([]byte, error) {
 	cells := make([]any, 0, 1+len(r.cells))
 	cells = append(cells, obj.GetObjectMeta().Name)
 	for _, cell := range r.cells {
 		cells = append(cells, cell(obj))
 	}
-	return kapi.TableRow{Cells: cells, Object: json.RawMessage(object)}
+	return tables.AppendCells(nil, cells)
 }

@@ -3,8 +3,6 @@ package tables
 import (
 	"fmt"
 	"time"
-
-	"github.com/kapi-dev/kapi"
 )
 
 // ColumnTypes are the types a column may have: OpenAPI's, and date.
@@ -13,25 +11,11 @@ var ColumnTypes = map[string]bool{"string": true, "integer": true, "number": tru
 // Age shows a date cell as kube-apiserver shows the date columns of custom
 // resources: the time since, or <unknown>.
 func Age(v any) any {
-	var t time.Time
-	switch v := v.(type) {
-	case kapi.Time:
-		t = v.Time
-	case *kapi.Time:
-		if v != nil {
-			t = v.Time
-		}
-	case time.Time:
-		t = v
-	case nil:
-		return nil
-	default:
-		return v
+	c := DateCell(v)
+	if d, ok := c.(Date); ok {
+		return humanDuration(time.Since(d.Time))
 	}
-	if t.IsZero() {
-		return "<unknown>"
-	}
-	return humanDuration(time.Since(t))
+	return c
 }
 
 // humanDuration is the short approximate form kubectl shows ages in.
