@@ -29,6 +29,7 @@ func main() {
 }
 
 func mainErr() error {
+	began := time.Now()
 	var (
 		serveCeiling = flag.String("serve-ceiling", "", "serve the ceiling on `ADDR` and do nothing else")
 		ceilingStore = flag.String("ceiling-store", "", "with -serve-ceiling: serve as the bolt-only server, storing each write's answer in a bolt file in `DIR` first")
@@ -59,8 +60,11 @@ func mainErr() error {
 		small     = flag.Int("small", 500, "widgets in the small LIST")
 		large     = flag.Int("large", 10000, "widgets in the large LIST and the informers' namespace")
 		watchers  = flag.Int("watchers", 1000, "watchers of the fan-out")
+		fewWatch  = flag.Int("small-watchers", 300, "watchers of the smaller fan-out (watch-small)")
+		etcdBin   = flag.String("etcd-bin", os.Getenv("ETCD_BIN"), "the etcd `binary` the default run starts for kapi on etcd (default $ETCD_BIN; empty: built from internal/test/robustness's version)")
+		noEtcd    = flag.Bool("no-etcd", false, "start no etcd in the default run: the workloads on etcd are left out")
 		watchRate = flag.Float64("watch-rate", 50, "writes/s during the fan-out")
-		watchDur  = flag.Duration("watch-duration", 10*time.Second, "how long the fan-out's writer writes")
+		watchDur  = flag.Duration("watch-duration", 6*time.Second, "how long the fan-out's writer writes")
 		informers = flag.Int("informers", 100, "streaming lists started at once, as informers start them (the wire only: no client-go)")
 		fewInf    = flag.Int("small-informers", 8, "streaming lists started at once in the small informer start")
 		fewInfObj = flag.Int("small-informer-objects", 1000, "widgets of the small informer start, in a namespace of their own")
@@ -132,7 +136,7 @@ func mainErr() error {
 		return fmt.Errorf("-kinds: %w", err)
 	}
 	sz := sizes{
-		Small: *small, Large: *large, Watchers: *watchers, WatchRate: *watchRate, WatchDuration: *watchDur,
+		Small: *small, Large: *large, Watchers: *watchers, SmallWatchers: *fewWatch, WatchRate: *watchRate, WatchDuration: *watchDur,
 		Informers: *informers, SmallInformers: *fewInf, SmallInformerObjects: *fewInfObj, ClientGoInformers: *clientGo, MemoryObjects: *memObjs, IdleWatchers: *idle,
 		Duration: *duration, Conns: *conns, Rate: *rate, InformerExpiry: 3 * time.Minute, Settle: time.Second, Rounds: *rounds,
 		KindsCurve: curve,
@@ -156,6 +160,12 @@ func mainErr() error {
 		e.Kapi, e.Ceiling, e.Counting, e.Fresh, e.FreshCeiling = local.kapi, local.ceiling, local.counting, local.fresh, local.freshCeiling
 		e.Bolt, e.BoltOnly = local.freshBolt, local.freshBoltOnly
 		e.ControlPlane = local.freshControlPlane
+		if !*noEtcd && e.wantsEtcd() {
+			if err := local.startEtcd(ctx, *etcdBin); err != nil {
+				return fmt.Errorf("kapi on etcd (-no-etcd leaves it out): %w", err)
+			}
+			e.Etcd, e.EtcdOnly = local.etcd, local.etcdOnly
+		}
 	} else {
 		tlsc, err := tlsConfig(*caFile, *certFile, *keyFile)
 		if err != nil {
@@ -177,6 +187,7 @@ func mainErr() error {
 	started := time.Now()
 	results, runErr := run(ctx, e)
 	elapsed := time.Since(started)
+	setupTime := started.Sub(began)
 	fmt.Println()
 	fmt.Print(table(results))
 	verdicts := judge(results, sz)
@@ -208,10 +219,13 @@ func mainErr() error {
 		if local != nil {
 			profiles = local.profileMissed(ctx, e, verdicts)
 		}
+		// The whole run: the builds and start-ups, the workloads and the
+		// profiles.
+		total := time.Since(began)
 		md := markdown(reportInput{
 			Command:    "go run ./internal/test/loadtest " + strings.Join(os.Args[1:], " "),
 			LoadBefore: loadBefore, LoadAfter: loadAverage(),
-			Results: results, Verdicts: verdicts, Sizes: sz, Elapsed: elapsed, Profiles: profiles, RunErr: runErr,
+			Results: results, Verdicts: verdicts, Sizes: sz, Elapsed: elapsed, Setup: setupTime, Total: total, Profiles: profiles, RunErr: runErr,
 			Figures: figuresFromReport(*figures, *report),
 		})
 		if err := os.WriteFile(*report, []byte(keepHandWritten(md, *report)), 0o644); err != nil {
