@@ -12,6 +12,7 @@ import (
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/gc"
+	"github.com/kapi-dev/kapi/internal/storedmeta"
 	"github.com/kapi-dev/kapi/lifecycle"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/watch"
@@ -105,11 +106,12 @@ func (o *objects) Watch(ctx context.Context, res gc.Resource, changed func(gc.Ch
 		case ev.Type == watch.Bookmark && ev.InitialEventsEnd:
 			changed(gc.Change{Synced: true, Revision: ev.Revision})
 		case ev.Item != nil:
-			// An object that no longer decodes (a user's decoding that is
-			// not deterministic) is left out, as the cache leaves out one
-			// that never did.
-			if obj, err := cachedObject(ev.Item); err == nil {
-				changed(gc.Change{Meta: obj.GetObjectMeta(), Deleted: ev.Type == watch.Deleted, Revision: ev.Revision})
+			// Read without decoding the object if the collector has nothing
+			// to act on in it. One that no longer decodes (a user's decoding
+			// that is not deterministic) is left out, as the cache leaves
+			// out one that never did.
+			if meta, err := storedmeta.Meta(ev.Item, r.storageVersion().objType.plainMetadata, cachedObject); err == nil {
+				changed(gc.Change{Meta: meta, Deleted: ev.Type == watch.Deleted, Revision: ev.Revision})
 			}
 		}
 	}
@@ -145,11 +147,7 @@ func (o *objects) Get(res gc.Resource, namespace, name string) (*kapi.ObjectMeta
 		}
 		return nil, nil
 	}
-	obj, err := cachedObject(it)
-	if err != nil {
-		return nil, err
-	}
-	return obj.GetObjectMeta(), nil
+	return storedmeta.Meta(it, r.storageVersion().objType.plainMetadata, cachedObject)
 }
 
 func (o *objects) Read(ctx context.Context, res gc.Resource, namespace, name string) (kapi.Object, error) {

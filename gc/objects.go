@@ -17,7 +17,9 @@ type Resource struct {
 // initial ones.
 type Change struct {
 	// Meta is the object's metadata after the change; for a deletion, its
-	// last. It is shared: read-only.
+	// last. It is shared: read-only. Of an object with no ownerReferences,
+	// finalizers or deletionTimestamp it may hold only the name,
+	// namespace, uid and resourceVersion: the collector reads no more.
 	Meta    *kapi.ObjectMeta
 	Deleted bool
 	// Revision is the change's; for Synced, that of the state sent. The
@@ -53,8 +55,8 @@ type Objects interface {
 	// that Get reflects: once a watch has sent the changes up to it, it
 	// has sent every change Get reflects.
 	LastChange(res Resource) int64
-	// Get returns the current metadata of an object (shared: read-only),
-	// nil if there is none. An object that is stored but cannot be read is
+	// Get returns the current metadata of an object (shared: read-only;
+	// as much of it as a Change's Meta), nil if there is none. An object that is stored but cannot be read is
 	// an error.
 	Get(res Resource, namespace, name string) (*kapi.ObjectMeta, error)
 	// Delete deletes an object as a DELETE with these options does.

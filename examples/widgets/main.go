@@ -125,7 +125,11 @@ func run(o options) error {
 		p, err := api.MigrateStorage(context.Background(), "widgets", "example.com", versions.MigrateOptions{
 			After: o.migrateAfter,
 			Progress: func(p versions.Progress) {
-				log.Printf("migrated %d widgets of %d read, %d left; last key %s", p.Rewritten, p.Seen, p.Remaining, p.Key)
+				left := fmt.Sprint(p.Remaining)
+				if p.Remaining < 0 { // the store did not count a long rest
+					left = "more"
+				}
+				log.Printf("migrated %d widgets of %d read, %s left; last key %s", p.Rewritten, p.Seen, left, p.Key)
 			},
 		})
 		if err != nil {

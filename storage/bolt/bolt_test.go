@@ -718,3 +718,60 @@ func TestWriteAfterCompactionInOneCommit(t *testing.T) {
 		t.Errorf("/b: %+v, %v; want the update, created at %d", kv, err, b)
 	}
 }
+
+// A page's Remaining counts at most bolt.CountCap keys after it: one more
+// makes it -1 (some, not counted), so that paging through a long list costs
+// each page its own keys and not the whole rest of the range.
+func TestRemainingIsBounded(t *testing.T) {
+	s := mustOpen(t, filepath.Join(t.TempDir(), "kapi.db"))
+	ctx := t.Context()
+	var wg sync.WaitGroup
+	errs := make(chan error, bolt.CountCap+2)
+	for i := range bolt.CountCap + 2 { // concurrent, for few commits
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := s.Create(ctx, fmt.Sprintf("/k/%05d", i), []byte("v"))
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		start string
+		want  int64
+	}{
+		{"", -1},                    // CountCap+1 after the page
+		{"/k/00001", bolt.CountCap}, // exactly CountCap after it
+		{fmt.Sprintf("/k/%05d", bolt.CountCap), 1},
+	} {
+		res, err := s.List(ctx, "/k/", storage.ListOptions{Start: tc.start, Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Items) != 1 || res.Remaining != tc.want {
+			t.Errorf("from %q: %s, want 1 item and %d more", tc.start, fmtList(res), tc.want)
+		}
+	}
+	// Paging through to the end still ends with 0, and every key is read.
+	n, opts := 0, storage.ListOptions{Limit: 100}
+	for {
+		res, err := s.List(ctx, "/k/", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(res.Items)
+		if res.Remaining == 0 {
+			break
+		}
+		opts.Revision, opts.Start = res.Revision, res.Items[len(res.Items)-1].Key+"\x00"
+	}
+	if n != bolt.CountCap+2 {
+		t.Errorf("paged through %d keys, want %d", n, bolt.CountCap+2)
+	}
+}

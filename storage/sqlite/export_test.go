@@ -96,3 +96,6 @@ func Check(s *Store) error {
 
 // CommitError is how a failed commit is classified.
 var CommitError = commitError
+
+// CountCap bounds the count of the keys after a page of a list.
+const CountCap = countCap

@@ -190,7 +190,10 @@ func qCurrentRange(cond string) string {
 	return `SELECT key, create_rev, mod_rev, value FROM current WHERE ` + cond + ` ORDER BY key`
 }
 
-func qCount(cond string) string { return `SELECT count(*) FROM current WHERE ` + cond }
+// qCount counts the keys in range up to a limit, its last argument.
+func qCount(cond string) string {
+	return `SELECT count(*) FROM (SELECT 1 FROM current WHERE ` + cond + ` LIMIT ?)`
+}
 
 func qKeys(cond string) string { return `SELECT key FROM current WHERE ` + cond }
 

@@ -250,3 +250,56 @@ func fmtEvents(evs []storage.Event) string {
 	}
 	return b.String()
 }
+
+// TestRemainingIsBounded: a page counts at most CountCap keys after it (-1
+// beyond: some remain, not counted), whether or not keys were written
+// since the revision read; a list paged through still ends with 0 and
+// reads every key.
+func TestRemainingIsBounded(t *testing.T) {
+	s := mustOpen(t, filepath.Join(t.TempDir(), "kapi.sqlite"))
+	ctx := t.Context()
+	var rev int64
+	for i := range sqlite.CountCap + 2 {
+		r, err := s.Create(ctx, fmt.Sprintf("/k/%05d", i), []byte("v"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rev = r
+	}
+	if _, err := s.Update(ctx, "/k/01000", []byte("w"), 0); err != nil { // a key changed since rev
+		t.Fatal(err)
+	}
+	for _, at := range []int64{0, rev} {
+		for _, tc := range []struct {
+			start string
+			want  int64
+		}{
+			{"", -1},                      // CountCap+1 after the page
+			{"/k/00001", sqlite.CountCap}, // exactly CountCap after it
+			{fmt.Sprintf("/k/%05d", sqlite.CountCap), 1},
+		} {
+			res, err := s.List(ctx, "/k/", storage.ListOptions{Start: tc.start, Limit: 1, Revision: at})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Items) != 1 || res.Remaining != tc.want {
+				t.Errorf("at %d from %q: %s, want 1 item and %d more", at, tc.start, fmtList(res), tc.want)
+			}
+		}
+	}
+	n, opts := 0, storage.ListOptions{Limit: 100}
+	for {
+		res, err := s.List(ctx, "/k/", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(res.Items)
+		if res.Remaining == 0 {
+			break
+		}
+		opts.Start = res.Items[len(res.Items)-1].Key + "\x00"
+	}
+	if n != sqlite.CountCap+2 {
+		t.Errorf("paged through %d keys, want %d", n, sqlite.CountCap+2)
+	}
+}

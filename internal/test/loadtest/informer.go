@@ -65,7 +65,7 @@ func runInformers(ctx context.Context, t *target, sz sizes, objects int) (*Resul
 			f.Shutdown()
 		}
 	}()
-	p := watchProc(t.PID)
+	p := watchTarget(t)
 	start := time.Now()
 	for _, f := range factories {
 		f.Start(ictx.Done())
@@ -119,7 +119,7 @@ type streaming struct {
 // clients on the 10,000 widgets of the large LIST, or 8 on 1,000 widgets
 // in a namespace of their own (by default).
 func streamingWorkload(name string, sz sizes) (streaming, bool) {
-	switch name {
+	switch baseName(name) {
 	case "informers":
 		return streaming{name, nsLarge, sz.Informers, sz.Large, sz.InformerExpiry, max(sz.Rounds, 1)}, true
 	case "informers-small":
@@ -134,14 +134,14 @@ func streamingWorkload(name string, sz sizes) (streaming, bool) {
 // a watch that first sends every object, then a bookmark.
 const streamingListQuery = "?allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&watch=true"
 
-// runInformerStart runs s against kapi and, where there is one, the
+// runInformerStart runs s against kapi (t) and, where there is one, the
 // ceiling, configured with kapi's answer to one streaming list (recorded
 // once): rounds of each in turn, the quickest round of each.
-func runInformerStart(ctx context.Context, e *env, s streaming) (kapi, ceiling *Result, err error) {
+func runInformerStart(ctx context.Context, e *env, t *target, s streaming) (kapi, ceiling *Result, err error) {
 	if e.Ceiling != nil {
-		c := watchClient(e.Kapi, 1)
+		c := watchClient(t, 1)
 		rec := &recordedStream{}
-		_, _, err := streamingList(ctx, c, widgetsURL(e.Kapi.URL, s.NS)+streamingListQuery, rec)
+		_, _, err := streamingList(ctx, c, widgetsURL(t.URL, s.NS)+streamingListQuery, rec)
 		c.CloseIdleConnections()
 		if err != nil {
 			return nil, nil, fmt.Errorf("recording kapi's streaming list for the ceiling: %w", err)
@@ -155,11 +155,11 @@ func runInformerStart(ctx context.Context, e *env, s streaming) (kapi, ceiling *
 	var kapiCPU, ceilingCPU float64
 	for i := range max(s.Rounds, 1) {
 		if e.Sizes.InformersFresh {
-			if err := touch(ctx, e.Kapi, s.NS, i); err != nil {
+			if err := touch(ctx, t, s.NS, i); err != nil {
 				return nil, nil, err
 			}
 		}
-		r, err := runStreamingLists(ctx, e.Kapi, s)
+		r, err := runStreamingLists(ctx, t, s)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -213,7 +213,7 @@ func runStreamingLists(ctx context.Context, t *target, s streaming) (*Result, er
 	wc := watchClient(t, s.Clients)
 	defer wc.CloseIdleConnections()
 	url := widgetsURL(t.URL, s.NS) + streamingListQuery
-	p := watchProc(t.PID)
+	p := watchTarget(t)
 	start := time.Now()
 	var wg sync.WaitGroup
 	var firstErr atomic.Value

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"log"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -92,46 +90,21 @@ func (l *localServers) freshUncapped() (*target, func(), error) {
 // transactions of etcdFillBatch puts; its log goes to a file in the
 // harness's temporary directory.
 func (l *localServers) etcdObjects(ctx context.Context, etcdBin string) (*objectStore, error) {
-	if etcdBin == "" {
-		etcdBin = filepath.Join(l.dir, "etcd")
-		log.Printf("building etcd (go.etcd.io/etcd/server/v3)")
-		build := exec.CommandContext(ctx, "go", "build", "-o", etcdBin, "go.etcd.io/etcd/server/v3")
-		build.Dir = filepath.Join(l.root, "internal", "test", "robustness")
-		if out, err := build.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("building etcd: %v\n%s", err, out)
-		}
-	}
-	kapiBin := filepath.Join(l.dir, "widgets-etcd")
-	build := exec.CommandContext(ctx, "go", "build", "-o", kapiBin, "./storage/etcd/cmd/widgets-etcd")
-	build.Dir = l.root
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building widgets-etcd: %v\n%s", err, out)
-	}
-	dir, err := os.MkdirTemp(l.dir, "objects-etcd-")
+	kapiBin, err := l.widgetsEtcd(ctx)
 	if err != nil {
 		return nil, err
 	}
-	client, peer := freeAddr(), freeAddr()
-	endpoint := "http://" + client
-	cmd := exec.Command(etcdBin, "--data-dir", dir, "--listen-client-urls", endpoint, "--advertise-client-urls", endpoint,
-		"--listen-peer-urls", "http://"+peer, "--initial-advertise-peer-urls", "http://"+peer, "--initial-cluster", "default=http://"+peer,
-		"--quota-backend-bytes", fmt.Sprint(int64(16)<<30), "--max-txn-ops", fmt.Sprint(etcdFillBatch+8), "--max-request-bytes", fmt.Sprint(32<<20), "--log-level", "error")
 	logFile, err := os.Create(filepath.Join(l.dir, "objects-etcd.log"))
 	if err != nil {
 		return nil, err
 	}
 	defer logFile.Close() // the child has its own descriptor
-	cmd.Stderr = logFile
-	if err := cmd.Start(); err != nil {
-		_ = os.RemoveAll(dir)
+	cmd, endpoint, dir, err := l.runEtcd(ctx, etcdBin, "objects-etcd-", logFile,
+		"--quota-backend-bytes", fmt.Sprint(int64(16)<<30), "--max-txn-ops", fmt.Sprint(etcdFillBatch+8), "--max-request-bytes", fmt.Sprint(32<<20))
+	if err != nil {
 		return nil, err
 	}
-	l.procs = append(l.procs, cmd)
 	remove := func() { stopProc(cmd); _ = os.RemoveAll(dir) }
-	if err := waitHTTP(ctx, endpoint+"/health", 30*time.Second); err != nil {
-		remove()
-		return nil, fmt.Errorf("etcd: %w", err)
-	}
 	c, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second, MaxCallSendMsgSize: 64 << 20})
 	if err != nil {
 		remove()
@@ -228,16 +201,6 @@ func (l *localServers) startReady(ctx context.Context, listening func(*target), 
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-}
-
-// freeAddr is a loopback address nothing listens on (for a moment).
-func freeAddr() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "127.0.0.1:0"
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 func waitHTTP(ctx context.Context, url string, within time.Duration) error {

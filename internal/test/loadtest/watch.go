@@ -158,7 +158,7 @@ func runWatch(ctx context.Context, t *target, sz sizes) (*Result, error) {
 	header := http.Header{"Content-Type": {"application/merge-patch+json"}, "Accept": {"application/json"}}
 	var acks []time.Time
 	var rvs []int64
-	p := watchProc(t.PID)
+	p := watchTarget(t)
 	interval := time.Duration(float64(time.Second) / sz.WatchRate)
 	start := time.Now()
 	n := int(sz.WatchDuration.Seconds() * sz.WatchRate)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -210,6 +211,9 @@ type requestWorkload struct {
 	// Custom: the workload runs against a control plane serving widgets
 	// as a custom resource (widgetCRD) instead of the typed example.
 	Custom bool
+	// Etcd: the workload runs against kapi on etcd (widgets-etcd) instead
+	// of the memory one.
+	Etcd bool
 }
 
 // conns is the number of connections w runs over.
@@ -282,6 +286,9 @@ func requestWorkloads(conns int) []requestWorkload {
 	ws[len(ws)-1].Conns = listFewConns
 	mk, rec = get(group+"/namespaces/"+nsLarge+"/widgets", protobuf)
 	add("list-large-proto", mk, rec)
+	// kubectl get's LIST: a Table of the large namespace.
+	mk, rec = get(group+"/namespaces/"+nsLarge+"/widgets", tableAccept)
+	add("list-large-table", mk, rec)
 	// The large LIST in JSON where the whole-collection body cache does
 	// not serve it: a collection over its 16 MiB (the huge one), or one a
 	// writer changes while it is listed, as a controller writing status
@@ -317,12 +324,15 @@ func requestWorkloads(conns int) []requestWorkload {
 	// server's answer.
 	add("create-bolt", createOp, createRecord)
 	ws[len(ws)-1].Conns, ws[len(ws)-1].Bolt = boltWriters, true
+	// Each writer updates a widget of its own: as many as the most
+	// connections any write workload uses.
+	writers := max(conns, boltWriters)
 
 	writeName := func(w int) string { return fmt.Sprintf("w-%05d", w) }
 	// PUT as client-go's Update does: with the resourceVersion last read,
 	// which each connection keeps for its own widget.
 	add("update", func(base string) op {
-		rvs := make([]string, conns)
+		rvs := make([]string, writers)
 		return func(ctx context.Context, c *http.Client, w int, seq int64) (int64, error) {
 			if rvs[w] == "" {
 				_, body, _, err := send(ctx, c, "GET", widgetsURL(base, nsWrite)+"/"+writeName(w), jsonHeader, nil, true)
@@ -370,15 +380,55 @@ func requestWorkloads(conns int) []requestWorkload {
 	})
 
 	// The same requests for widgets defined by a CustomResourceDefinition
-	// (issue 28's): the custom resource beside the typed kind.
+	// (issue 28's): the custom resource beside the typed kind. PUT and
+	// PATCH on bolt, 8 writers as CREATE's. GET, LIST and the writes on
+	// etcd.
 	for _, w := range ws {
 		if slices.Contains(customWorkloads, w.Name) {
-			w.Name += customSuffix
-			w.Custom = true
+			c := w
+			c.Name += customSuffix
+			c.Custom = true
+			ws = append(ws, c)
+		}
+		if slices.Contains(boltWorkloads, w.Name) {
+			b := w
+			b.Name += boltSuffix
+			b.Bolt, b.Conns = true, boltWriters
+			ws = append(ws, b)
+		}
+	}
+	for _, w := range ws {
+		if slices.Contains(etcdWorkloads, w.Name) {
+			w.Name += etcdSuffix
+			w.Etcd = true
 			ws = append(ws, w)
 		}
 	}
 	return ws
+}
+
+// tableAccept is what kubectl get asks for: a Table of the objects.
+const tableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io"
+
+// boltWorkloads run again, named with boltSuffix, against kapi on bolt
+// with boltWriters connections (CREATE is create-bolt of its own).
+var boltWorkloads = []string{"update", "patch"}
+
+const boltSuffix = "-bolt"
+
+// etcdWorkloads are the request workloads that run again, named with
+// etcdSuffix, against kapi on etcd (the watch and informer starts too: see
+// run).
+var etcdWorkloads = []string{"get", "list-large-json", "create", "update", "patch", "apply"}
+
+const etcdSuffix = "-etcd"
+
+// baseName is the workload a workload on another backend or kind repeats.
+func baseName(name string) string {
+	for _, suffix := range []string{etcdSuffix, boltSuffix, customSuffix} {
+		name = strings.TrimSuffix(name, suffix)
+	}
+	return name
 }
 
 // customWorkloads are the request workloads that run again, named with
@@ -447,8 +497,10 @@ func resourceVersionOf(obj []byte) string {
 
 // sizes are the numbers of objects the workloads use.
 type sizes struct {
-	Small, Large  int // widgets in the small and large LIST
-	Watchers      int
+	Small, Large int // widgets in the small and large LIST
+	Watchers     int
+	// SmallWatchers: the watchers of the smaller fan-out (watch-small).
+	SmallWatchers int
 	WatchRate     float64 // writes/s during the fan-out
 	WatchDuration time.Duration
 	WatchDrain    time.Duration // the longest wait for deliveries after the last write; 0: 10s
@@ -483,7 +535,7 @@ func setup(ctx context.Context, t *target, sz sizes) error {
 		n          int
 	}{
 		{nsGet, "w", 1}, {nsSmall, "w", sz.Small}, {nsLarge, "w", sz.Large},
-		{nsWrite, "w", sz.Conns}, {nsWatch, "w", 10},
+		{nsWrite, "w", max(sz.Conns, boltWriters)}, {nsWatch, "w", 10},
 	}
 	for _, s := range steps {
 		if _, err := seed(ctx, t, s.ns, s.prefix, s.n, 8); err != nil {
