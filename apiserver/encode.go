@@ -335,7 +335,7 @@ func (rq *request) table(meta kapi.ListMeta, items []*watch.Item) ([]byte, error
 		t.ColumnDefinitions = rq.res.columns
 		rq.tableHeadersSent = true
 	}
-	w, err := tables.NewWriter(t, len(items), 1024)
+	w, err := tables.NewWriter(t, len(items))
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package tables
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/kapi-dev/kapi"
@@ -70,21 +71,20 @@ func AppendCells(dst []byte, cells []any) ([]byte, error) {
 
 // Writer writes a Table's JSON: its header, then its rows.
 type Writer struct {
-	buf  []byte
-	rows int
+	buf        []byte
+	rows, want int
 }
 
-// NewWriter starts the JSON of t (whose Rows are ignored), with room for
-// rows of about rowSize bytes each.
-func NewWriter(t kapi.Table, rows, rowSize int) (*Writer, error) {
+// NewWriter starts the JSON of t (whose Rows are ignored) for a number of
+// rows: the buffer is sized once for them all, from the first row's size.
+func NewWriter(t kapi.Table, rows int) (*Writer, error) {
 	t.Rows = []kapi.TableRow{}
 	head, err := json.Marshal(t)
 	if err != nil {
 		return nil, err
 	}
 	head = bytes.TrimSuffix(head, []byte("]}")) // the empty rows' end
-	w := &Writer{buf: make([]byte, 0, len(head)+rows*rowSize+2)}
-	w.buf = append(w.buf, head...)
+	w := &Writer{buf: head, want: rows}
 	return w, nil
 }
 
@@ -93,6 +93,8 @@ func NewWriter(t kapi.Table, rows, rowSize int) (*Writer, error) {
 func (w *Writer) AppendRow(cells, object []byte, now time.Time) error {
 	if w.rows > 0 {
 		w.buf = append(w.buf, ',')
+	} else if w.want > 1 { // the rest are about as long: grow once
+		w.buf = slices.Grow(w.buf, (w.want+1)*(len(cells)+len(object)+32))
 	}
 	w.rows++
 	w.buf = append(w.buf, `{"cells":`...)

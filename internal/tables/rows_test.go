@@ -28,7 +28,7 @@ func TestWriterAsMarshal(t *testing.T) {
 		{[]any{"a<b", int32(3), true, 1.5, nil, DateCell(created), DateCell(kapi.Time{}), DateCell((*kapi.Time)(nil)), DateCell("x")}, object},
 		{[]any{"c", DateCell(&created)}, nil},
 	}
-	w, err := NewWriter(head, len(rows), 10)
+	w, err := NewWriter(head, len(rows))
 	if err != nil {
 		t.Fatal(err)
 	}
