@@ -62,6 +62,15 @@ func New[R any](cfg Config[R], closing <-chan struct{}) *Queue[R] {
 func (q *Queue[R]) Submit(ctx context.Context, r R) (<-chan struct{}, error) {
 	it := item[R]{r, make(chan struct{})}
 	q.queued.Add(1) // until the committer takes it
+	// A committer waiting for requests, as it is while it gathers a
+	// batch, takes r at once; only a request that has to wait asks ctx for
+	// its Done channel, which a wrapped context may make at a cost: kapi's
+	// store guard arms a timer and a derived context for it.
+	select {
+	case q.requests <- it:
+		return it.done, nil
+	default:
+	}
 	select {
 	case q.requests <- it:
 		return it.done, nil

@@ -129,3 +129,39 @@ func TestIdleWorkBetweenWrites(t *testing.T) {
 		t.Errorf("%d requests committed, want 10", n)
 	}
 }
+
+// doneCounter is a context that counts the calls to Done.
+type doneCounter struct {
+	context.Context
+	calls atomic.Int32
+}
+
+func (c *doneCounter) Done() <-chan struct{} {
+	c.calls.Add(1)
+	return c.Context.Done()
+}
+
+// TestSubmitToWaitingCommitter checks that a request handed to a committer
+// waiting for one does not ask its context for Done: kapi's store guard
+// makes a timer and a derived context for that, which a write that never
+// waits need not pay for. The committer is waiting once it has answered a
+// first request and gone back for more, which Submit cannot observe, so
+// the test tries until one request goes through without Done.
+func TestSubmitToWaitingCommitter(t *testing.T) {
+	closing := make(chan struct{})
+	q := groupcommit.New(groupcommit.Config[*req]{MaxBatch: 1, Commit: func([]*req) {}}, closing)
+	done := make(chan struct{})
+	go func() { defer close(done); q.Run() }()
+	defer func() { close(closing); <-done }()
+	for i := range 1000 {
+		ctx := &doneCounter{Context: context.Background()}
+		if err := q.Do(ctx, &req{n: i}); err != nil {
+			t.Fatal(err)
+		}
+		if ctx.calls.Load() == 0 {
+			return
+		}
+		time.Sleep(time.Millisecond) // for the committer to wait again
+	}
+	t.Fatal("every request asked its context for Done, even those handed to a waiting committer")
+}
