@@ -10,8 +10,8 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/actions"
+	"github.com/kapi-dev/kapi/auth"
 	"github.com/kapi-dev/kapi/codec"
-	"github.com/kapi-dev/kapi/internal/guard"
 	"github.com/kapi-dev/kapi/internal/httpbody"
 	"github.com/kapi-dev/kapi/internal/openapi"
 )
@@ -225,31 +225,16 @@ func (e *endpoint) path() string {
 	return e.Group + "/" + e.Version + " " + strings.TrimSuffix(e.Resource+"/"+e.Subresource, "/")
 }
 
-// streams says whether e answers GET with a Stream.
-func (e *endpoint) streams() bool {
-	v := e.verbs[verbGet]
-	return v != nil && v.Stream != nil
-}
-
-// markStreams marks a GET of a Stream endpoint long-running
-// (guard.LongRunning), whatever its name. kube-apiserver holds
-// long-running only the subresources named log, exec, attach, portforward
-// and proxy (which are long-running here too); a stream of the program's
-// own named otherwise must not be cut at the request timeout either.
-func (s *Server) markStreams(next http.Handler) http.Handler {
-	if !slices.ContainsFunc(s.endpoints, (*endpoint).streams) {
-		return next
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet || r.Method == http.MethodHead {
-			if p := resourcePathOf(r); p.subresource != "" {
-				if ep := s.reg.Load().endpoints[endpointKey{p.gv, p.resource, p.subresource}]; ep != nil && ep.streams() {
-					r = guard.LongRunning(r)
-				}
-			}
+// holdStreams has the guard hold GETs of the Stream endpoints
+// long-running, whatever their names (kube-apiserver holds log, exec,
+// attach, portforward and proxy, which the guard holds anyway): a stream of
+// the program's own must not be cut at the request timeout either.
+func (s *Server) holdStreams() {
+	for _, e := range s.endpoints {
+		if v := e.verbs[verbGet]; v != nil && v.Stream != nil {
+			s.flow.HoldStreams(auth.Attributes{APIGroup: e.Group, APIVersion: e.Version, Resource: e.Resource, Subresource: e.Subresource})
 		}
-		next.ServeHTTP(w, r)
-	})
+	}
 }
 
 // clashesWithAnswered says why r cannot be registered beside the answered

@@ -88,7 +88,7 @@ func (s *Server) withFairness(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if guard.Classify(r) == guard.Watch { // long-running: the watch cap holds them
+		if s.flow.Classify(r) == guard.Watch { // long-running: the watch cap holds them
 			next.ServeHTTP(w, r)
 			return
 		}

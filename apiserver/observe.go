@@ -30,7 +30,7 @@ func requestLog(l *slog.Logger) Observer { return recorder.RequestLog(l) }
 // observed wraps the whole server in its observers; without any it is
 // next itself.
 func (s *Server) observed(next http.Handler) http.Handler {
-	return recorder.Handler(s.config.observers, requestinfo.Of, newUID, next)
+	return recorder.Handler(s.config.observers, requestinfo.Of, s.flow.Classify, newUID, next)
 }
 
 // ObjectCounts is the number of objects stored, by resource as

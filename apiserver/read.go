@@ -180,10 +180,10 @@ func (rq *request) list(ctx context.Context) error {
 	}
 
 	meta := kapi.ListMeta{ResourceVersion: formatRevision(rev)}
-	if remaining > 0 && lastKey != "" {
+	if remaining != 0 && lastKey != "" { // < 0: some, not counted
 		meta.Continue = encodeContinue(rev, strings.TrimPrefix(lastKey, prefix)+"\x00")
 		rq.s.hub.Listed(rev)
-		if sel.empty() {
+		if sel.empty() && remaining > 0 {
 			meta.RemainingItemCount = &remaining
 		}
 	}

@@ -249,7 +249,8 @@ func (s *Server) start() *http.Handler {
 		return &h
 	}
 	s.publish(nil)
-	h := s.markStreams(s.observed(s.flow.Handler(s.routes())))
+	s.holdStreams()
+	h := s.observed(s.flow.Handler(s.routes()))
 	s.handler.Store(&h)
 	s.running = true
 	collector, err := gc.New(&objects{s: s, user: garbageCollector, manager: "generic-garbage-collector"}, gc.WithLogger(s.config.logger))

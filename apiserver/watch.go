@@ -14,7 +14,6 @@ import (
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/internal/httpbody"
-	"github.com/kapi-dev/kapi/internal/listcache"
 	"github.com/kapi-dev/kapi/internal/splice"
 	"github.com/kapi-dev/kapi/internal/websocket"
 	"github.com/kapi-dev/kapi/storage"
@@ -155,7 +154,7 @@ func (rq *request) streamWatch(ctx context.Context, spec *watchSpec) error {
 	w.WriteHeader(http.StatusOK)
 	rq.flush()
 	if err == nil && spec.opts.InitialEvents && spec.opts.Filter == nil {
-		if err = rq.writeInitial(watcher); err == nil && !watcher.Buffered() {
+		if err = rq.writeInitial(ctx, watcher); err == nil && !watcher.Buffered() {
 			rq.flush()
 		}
 	}
@@ -181,52 +180,49 @@ func (rq *request) streamWatch(ctx context.Context, spec *watchSpec) error {
 // writeInitial writes the initial events of a watch without a selector
 // itself when they are JSON frames of the storage version, as a LIST
 // writes its items (see storedListPieces): from the stored values, or
-// from the frames of the whole collection kept joined by the last watch
-// that started at the same state (listcache.Bodies), as the informers of a
-// fleet restarting start at once.
-func (rq *request) writeInitial(watcher *watch.Watcher) error {
+// from the frames of the whole collection kept joined by the watches that
+// started at the same state (listcache.Bodies.Share), as the informers of
+// a fleet restarting start at once: one of them makes them, the others
+// wait for it.
+func (rq *request) writeInitial(ctx context.Context, watcher *watch.Watcher) error {
 	if rq.messages() || rq.out.MediaType() != codec.MediaTypeJSON || rq.out.View != codec.ViewObject || !rq.res.objType.plainMetadata || rq.res.converts() {
 		return nil // Next delivers them
 	}
 	open, close := string(codec.AppendJSONEventOpen(nil, string(watch.Added))), codec.JSONEventClose
 	items, whole := watcher.TakeInitial()
-	frames := &rq.res.storageVersion().frames
+	makePieces := func() ([][]byte, error) { return rq.storedListPieces(items, nil) }
 	var data []byte
-	keep := false
+	var pieces [][]byte
+	var err error
 	if whole > 0 {
-		data, keep = frames.Get(rq.res.cache.Prefix()+watcher.Prefix(), whole, len(items))
+		data, pieces, err = rq.res.storageVersion().frames.Share(ctx, rq.res.cache.Prefix()+watcher.Prefix(), whole, len(items), makePieces, 3, open, close)
+	} else {
+		pieces, err = makePieces()
+	}
+	if err != nil {
+		return err
 	}
 	if data == nil {
-		pieces, err := rq.storedListPieces(items, nil)
-		if err != nil {
-			return err
-		}
-		if keep {
-			data = listcache.Join(pieces, 3, open, "", close)
-			frames.Keep(rq.res.cache.Prefix()+watcher.Prefix(), whole, len(items), data)
-		}
-		if data == nil {
-			rq.startBurst()
-			defer rq.endBurst()
-			for i := 0; i+2 < len(pieces); i += 3 {
-				_, _ = rq.buf.burst.WriteString(open)
-				_, _ = rq.buf.burst.Write(pieces[i])
-				_, _ = rq.buf.burst.Write(pieces[i+1])
-				_, _ = rq.buf.burst.Write(pieces[i+2])
-				if _, err := rq.buf.burst.WriteString(close); err != nil {
-					return err
-				}
-				if rq.rec != nil {
-					rq.rec.WatchEvent(string(watch.Added), len(open)+len(pieces[i])+len(pieces[i+1])+len(pieces[i+2])+len(close))
-				}
+		rq.startBurst()
+		defer rq.endBurst()
+		for i := 0; i+2 < len(pieces); i += 3 {
+			_, _ = rq.buf.burst.WriteString(open)
+			_, _ = rq.buf.burst.Write(pieces[i])
+			_, _ = rq.buf.burst.Write(pieces[i+1])
+			_, _ = rq.buf.burst.Write(pieces[i+2])
+			if _, err := rq.buf.burst.WriteString(close); err != nil {
+				return err
 			}
-			return nil
+			if rq.rec != nil {
+				rq.rec.WatchEvent(string(watch.Added), len(open)+len(pieces[i])+len(pieces[i+1])+len(pieces[i+2])+len(close))
+			}
 		}
+		return nil
 	}
 	if rq.rec != nil {
 		rq.recordFrames(data)
 	}
-	_, err := rq.w.Write(data)
+	_, err = rq.w.Write(data)
 	return err
 }
 

@@ -87,9 +87,10 @@ type ListResult struct {
 	Revision int64
 	// Remaining counts the keys after this page: 0 on the last page, and
 	// only there. A backend may bound the count of a long rest (postgres
-	// counts at most 1,000 keys past the page), reporting the bound, a
-	// lower bound: Kubernetes' remainingItemCount, which it feeds, is an
-	// estimate clients must not rely on.
+	// counts at most 1,000 keys past the page) and report a longer one as
+	// -1: some keys remain, how many is not known. Kubernetes'
+	// remainingItemCount, which it feeds, is then left unset, as
+	// kube-apiserver leaves it when it cannot give the exact count.
 	Remaining int64
 }
 

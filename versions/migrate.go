@@ -29,7 +29,8 @@ type Progress struct {
 	Key string
 	// Seen counts the keys read, Rewritten those written anew.
 	Seen, Rewritten int64
-	// Remaining counts the keys after Key when the page was read.
+	// Remaining counts the keys after Key when the page was read (-1:
+	// some, which the store did not count; see storage.ListResult).
 	Remaining int64
 }
 

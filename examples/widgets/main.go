@@ -36,6 +36,7 @@ func main() {
 	flag.StringVar(&o.corsAllowedOrigins, "cors-allowed-origins", "", "let web pages of these origins call the API: regular expressions, comma-separated, as kube-apiserver's flag")
 	flag.BoolVar(&o.migrate, "migrate", false, "rewrite every stored widget in the storage version, report the progress and exit")
 	flag.StringVar(&o.migrateAfter, "migrate-after", "", "resume a migration after this key (the last one an interrupted -migrate reported)")
+	flag.IntVar(&o.maxWatches, "max-watches", -1, "cap the watches open at once (0: no cap; -1: apiserver's default, 1000)")
 	flag.Parse()
 	if *proto {
 		// For clients in other languages: the messages kapi's protobuf
@@ -58,6 +59,7 @@ type options struct {
 	storageVersion, migrateAfter string
 	corsAllowedOrigins           string
 	profiling, migrate           bool
+	maxWatches                   int
 }
 
 func run(o options) error {
@@ -96,6 +98,10 @@ func run(o options) error {
 	// and controllers find the leases they elect a leader on and the
 	// events they record.
 	opts := []apiserver.Option{apiserver.WithStorage(store), apiserver.WithNamespaces(), apiserver.WithLeases(), apiserver.WithEvents()}
+	if o.maxWatches >= 0 {
+		// The load harness's watchers curve opens up to 10,000.
+		opts = append(opts, apiserver.WithMaxWatches(o.maxWatches))
+	}
 	if o.corsAllowedOrigins != "" {
 		// A web console served from another origin lists with fetch and
 		// watches over a WebSocket.

@@ -8,7 +8,7 @@
 //     refused with 503 and Retry-After, watches are ended (Flow.WatchesEnd),
 //     and Drain returns once the requests in flight have.
 //   - In-flight caps: read-only requests, mutating ones and watches each
-//     count against a limit of their own (Limits), sorted by Classify from
+//     count against a limit of their own (Limits), sorted by Flow.Classify from
 //     the method and path alone; the excess is refused at once with 429 and
 //     Retry-After rather than queued until clients time out. With Limits.Fair
 //     a fairness controller after the guard takes the place of the first two.

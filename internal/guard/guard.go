@@ -17,6 +17,8 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/auth"
+	"github.com/kapi-dev/kapi/internal/requestinfo"
 	"github.com/kapi-dev/kapi/storage"
 )
 
@@ -88,6 +90,10 @@ type Flow struct {
 	// the server's context by Close.
 	endWatches  context.Context
 	stopWatches context.CancelFunc
+
+	// streams are the server's own long-running GETs (HoldStreams), by
+	// subresource name.
+	streams map[string][]auth.Attributes
 }
 
 // New is the guard of a server whose context is ctx: its runners end with
@@ -148,7 +154,7 @@ const (
 
 // Classify sorts a request as kube-apiserver's request info does, from its
 // method and path alone (it runs before routing).
-func Classify(r *http.Request) Class {
+func (f *Flow) Classify(r *http.Request) Class {
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 	default:
@@ -160,20 +166,43 @@ func Classify(r *http.Request) Class {
 		// server restarted, which makes the load worse.
 		return Probe
 	}
-	if strings.Contains(r.URL.RawQuery, "watch") && isWatch(r.URL) || longRunningSubresource(r.URL.Path) || r.Context().Value(longRunningKey{}) != nil {
+	if strings.Contains(r.URL.RawQuery, "watch") && isWatch(r.URL) || longRunningSubresource(r.URL.Path) || f.isStream(r) {
 		return Watch
 	}
 	return ReadOnly
 }
 
-type longRunningKey struct{}
+// HoldStreams holds GETs of the subresources named by attrs (group,
+// version, resource, subresource) long-running whatever their names: the
+// streams the server answers (package actions' Stream), which
+// kube-apiserver's list of names does not hold. Call it before serving.
+func (f *Flow) HoldStreams(attrs ...auth.Attributes) {
+	if f.streams == nil {
+		f.streams = map[string][]auth.Attributes{}
+	}
+	for _, a := range attrs {
+		f.streams[a.Subresource] = append(f.streams[a.Subresource], a)
+	}
+}
 
-// LongRunning marks r long-running whatever its path, for Classify: a
-// stream the server knows of that kube-apiserver's list of names does not
-// hold (a Stream of package actions). Mark a request before the guard and
-// observers see it.
-func LongRunning(r *http.Request) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), longRunningKey{}, true))
+// isStream says whether r is a GET of one of the streams held
+// long-running; a path whose last segment names none costs a map look-up.
+func (f *Flow) isStream(r *http.Request) bool {
+	if len(f.streams) == 0 {
+		return false
+	}
+	p := strings.TrimRight(r.URL.Path, "/")
+	held := f.streams[p[strings.LastIndexByte(p, '/')+1:]]
+	if len(held) == 0 {
+		return false
+	}
+	a := requestinfo.Of(r)
+	for _, h := range held {
+		if a.APIGroup == h.APIGroup && a.APIVersion == h.APIVersion && a.Resource == h.Resource && a.Subresource == h.Subresource {
+			return true
+		}
+	}
+	return false
 }
 
 // longRunningSubresource says whether a path names a subresource that
@@ -286,7 +315,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.ShuttingDown(w, r)
 		return
 	}
-	c := Classify(r)
+	c := f.Classify(r)
 	var timeout time.Duration
 	if c == ReadOnly || c == Mutating {
 		var err error
@@ -392,7 +421,7 @@ func (g *guard) serveWithin(w http.ResponseWriter, r *http.Request, timeout time
 	default:
 	}
 	err := error(context.DeadlineExceeded)
-	if Classify(r) == Mutating {
+	if g.flow.Classify(r) == Mutating {
 		// The handler may be writing as the deadline passes.
 		err = fmt.Errorf("%w (%w)", err, storage.ErrOutcomeUnknown)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/auth"
 	"github.com/kapi-dev/kapi/internal/guard"
 	"github.com/kapi-dev/kapi/internal/leakcheck"
 )
@@ -28,9 +29,19 @@ func TestClassify(t *testing.T) {
 		{"create", http.MethodPost, "/api/v1/namespaces/a/pods", guard.Mutating},
 		{"delete", http.MethodDelete, "/api/v1/namespaces/a/pods/p", guard.Mutating},
 		{"probe", http.MethodGet, "/readyz", guard.Probe},
+		{"log", http.MethodGet, "/api/v1/namespaces/a/pods/p/log", guard.Watch},
+		{"stream held", http.MethodGet, "/apis/g/v1/namespaces/a/widgets/w/output", guard.Watch},
+		{"stream held, cluster-scoped", http.MethodHead, "/apis/g/v1/gadgets/w/output/", guard.Watch},
+		{"stream of another resource", http.MethodGet, "/apis/g/v1/namespaces/a/sprockets/w/output", guard.ReadOnly},
+		{"stream of another version", http.MethodGet, "/apis/g/v2/namespaces/a/widgets/w/output", guard.ReadOnly},
+		{"stream written", http.MethodPost, "/apis/g/v1/namespaces/a/widgets/w/output", guard.Mutating},
+		{"item named as a stream", http.MethodGet, "/apis/g/v1/namespaces/a/widgets/output", guard.ReadOnly},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := guard.Classify(httptest.NewRequest(tc.method, tc.target, nil)); got != tc.want {
+			f := newFlow(t, guard.DefaultLimits(), new(any))
+			f.HoldStreams(auth.Attributes{APIGroup: "g", APIVersion: "v1", Resource: "widgets", Subresource: "output"},
+				auth.Attributes{APIGroup: "g", APIVersion: "v1", Resource: "gadgets", Subresource: "output"})
+			if got := f.Classify(httptest.NewRequest(tc.method, tc.target, nil)); got != tc.want {
 				t.Errorf("Classify(%s %s) = %v, want %v", tc.method, tc.target, got, tc.want)
 			}
 		})

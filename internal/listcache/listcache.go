@@ -1,6 +1,7 @@
 package listcache
 
 import (
+	"context"
 	"slices"
 	"sync"
 )
@@ -21,6 +22,12 @@ type body struct {
 	change int64
 	count  int
 	data   []byte // nil until a second list at change
+	// making is closed when the list making the items' bytes (see
+	// Share) is done; nil when none is. waited says a list waits for
+	// it; sighted that one made them before; noKeep that they are too
+	// large to keep.
+	making                  chan struct{}
+	waited, sighted, noKeep bool
 }
 
 const (
@@ -132,56 +139,115 @@ func (l *Bodies) dropStale() {
 	}
 }
 
-// Get returns the joined items of the collection at prefix if they were
-// kept at change, for count items; else it records the sighting, and
-// keep says whether the caller should join the items and keep them (the
-// second list at one change).
-func (l *Bodies) Get(prefix string, change int64, count int) (data []byte, keep bool) {
+// Share returns the joined items of the collection at prefix at change,
+// count of them, if they are kept; else the pieces make returns (per
+// pieces an item, each item between open and close once joined), and
+// data joined from them when it keeps them: from the second list at one
+// change on, or at the first if another asked for them while it made
+// them. A list that comes while another makes them waits for it (until
+// ctx ends), so that the informers of a fleet starting at once make them
+// once between them, not once each.
+func (l *Bodies) Share(ctx context.Context, prefix string, change int64, count int, makePieces func() ([][]byte, error), per int, open, close string) (data []byte, pieces [][]byte, err error) {
+	var b *body
+	for {
+		var wait <-chan struct{}
+		if data, b, wait = l.get(prefix, change, count); wait == nil {
+			break
+		}
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	}
+	if data != nil {
+		return data, nil, nil
+	}
+	join := false
+	defer func() { l.done(prefix, b, data, join) }()
+	if pieces, err = makePieces(); err != nil || b == nil {
+		return nil, pieces, err
+	}
+	l.mu.Lock()
+	join = b.sighted || b.waited
+	l.mu.Unlock()
+	if join {
+		data = Join(pieces, per, open, "", close)
+	}
+	return data, pieces, nil
+}
+
+// get returns the kept bytes of the collection at prefix at change, or
+// the body the caller is to make them for (nil: make them, keep nothing)
+// and must end with done, or a channel to wait on while another makes
+// them. A first sighting is recorded, with the caller making the bytes:
+// its making is open (b.making), which says done not to keep them unless
+// another list came meanwhile.
+func (l *Bodies) get(prefix string, change int64, count int) (data []byte, mk *body, wait <-chan struct{}) {
+	if l.budget == nil {
+		return nil, nil, nil
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.lists[prefix]
 	if b != nil && b.change == change && b.count == count {
-		return b.data, b.data == nil && count > 0 && l.budget != nil
+		switch {
+		case b.data != nil || b.noKeep:
+			return b.data, nil, nil
+		case b.making != nil:
+			b.waited = true
+			return nil, nil, b.making
+		}
+		b.making = make(chan struct{}) // the second list: it keeps them
+		return nil, b, nil
 	}
 	if b != nil {
 		l.budget.release(len(b.data))
 		delete(l.lists, prefix)
 	}
 	if count == 0 || l.left {
-		return nil, false // nothing to keep: no sighting either (a namespace that is not there)
+		return nil, nil, nil // nothing to keep: no sighting either (a namespace that is not there)
 	}
 	if len(l.lists) >= listsMax {
 		// Sightings of many collections (namespaces, each listed once):
 		// those that keep nothing go.
 		for p, other := range l.lists {
-			if other.data == nil {
+			if other.data == nil && other.making == nil {
 				delete(l.lists, p)
 			}
 		}
 		if len(l.lists) >= listsMax {
-			return nil, false
+			return nil, nil, nil
 		}
 	}
 	if l.lists == nil {
-		l.lists = make(map[string]*body)
+		l.lists = map[string]*body{}
 	}
-	l.lists[prefix] = &body{change: change, count: count}
-	return nil, false
+	b = &body{change: change, count: count, making: make(chan struct{})}
+	l.lists[prefix] = b
+	return nil, b, nil
 }
 
-// Keep keeps data, the joined items of the collection at prefix at change,
-// if the budget has room.
-func (l *Bodies) Keep(prefix string, change int64, count int, data []byte) {
-	if data == nil || len(data) > BodyMax || !l.budget.reserve(len(data)) {
+// done ends the making of b's bytes, keeping data if it is not nil and
+// the budget has room, and wakes the lists waiting for them; joined says
+// the maker was to keep them.
+func (l *Bodies) done(prefix string, b *body, data []byte, joined bool) {
+	if b == nil {
 		return
 	}
+	kept := data != nil && len(data) <= BodyMax && l.budget.reserve(len(data))
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if b := l.lists[prefix]; b != nil && b.change == change && b.count == count && b.data == nil {
+	switch {
+	case kept && l.lists[prefix] == b:
 		b.data = data
-		return
+	case kept:
+		l.budget.release(len(data)) // the collection changed meanwhile
+	case joined && data == nil:
+		b.noKeep = true // too large to keep: the others make their own
 	}
-	l.budget.release(len(data)) // another list came first
+	close(b.making)
+	b.making, b.waited, b.sighted = nil, false, true
 }
 
 // Join joins elements given as pieces, per pieces each (apiserver's

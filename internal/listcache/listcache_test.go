@@ -1,6 +1,10 @@
 package listcache
 
-import "testing"
+import (
+	"context"
+	"runtime"
+	"testing"
+)
 
 // Kept lists share one budget per server: a list that does not fit is not
 // kept, and lists whose collection has changed give their bytes back when
@@ -14,15 +18,14 @@ func TestListBudget(t *testing.T) {
 	big := make([]byte, BodyMax)
 	fill := func(l *Bodies, prefix string, change int64) bool {
 		t.Helper()
-		_, keep := l.Get(prefix, change, 1) // a first sighting, or the second of one not kept
-		if !keep {
-			if _, keep = l.Get(prefix, change, 1); !keep {
-				t.Fatalf("%s: the second sighting says not to keep", prefix)
+		for range 2 { // a first sighting, and the second, which keeps
+			if _, _, err := l.Share(context.Background(), prefix, change, 1, func() ([][]byte, error) { return [][]byte{big[:BodyMax-1]}, nil }, 1, "", "x"); err != nil {
+				t.Fatal(err)
 			}
 		}
-		l.Keep(prefix, change, 1, big)
-		data, _ := l.Get(prefix, change, 1)
-		return data != nil
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.lists[prefix] != nil && l.lists[prefix].data != nil
 	}
 	for i, p := range []string{"/a/1", "/a/2", "/a/3", "/a/4"} {
 		if !fill(&a, p, changeA) {
@@ -40,7 +43,7 @@ func TestListBudget(t *testing.T) {
 		t.Errorf("budget holds %d bytes, want %d", budget.bytes, BodyMax)
 	}
 	// A list of another state replaces the one kept, bytes and all.
-	b.Get("/b/1", 2, 1)
+	b.get("/b/1", 2, 1)
 	if budget.bytes != 0 {
 		t.Errorf("budget holds %d bytes after the list changed, want 0", budget.bytes)
 	}
@@ -49,5 +52,75 @@ func TestListBudget(t *testing.T) {
 	}
 	if got := string(Join([][]byte{[]byte("a"), nil, []byte("b"), []byte("c"), []byte("d"), nil}, 3, "<", ",", ">")); got != "<ab>,<cd>" {
 		t.Errorf("Join = %q", got)
+	}
+}
+
+// A list that comes while another makes the same collection's bytes at the
+// same change waits for it and writes what it joined: the informers of a
+// fleet starting at once make them once, not once each. One that gives up
+// waiting (its client left) ends with its context's error.
+func TestShareWaitsForTheMaker(t *testing.T) {
+	var budget Budget
+	var l Bodies
+	budget.Add(&l, func() int64 { return 1 })
+	made, started, release := 0, make(chan struct{}), make(chan struct{})
+	makePieces := func() ([][]byte, error) {
+		if made++; made == 1 {
+			close(started)
+		}
+		<-release
+		return [][]byte{[]byte("a"), []byte("b")}, nil
+	}
+	first := make(chan []byte)
+	go func() {
+		data, _, err := l.Share(context.Background(), "/a", 1, 2, makePieces, 1, "<", ">")
+		if err != nil {
+			t.Error(err)
+		}
+		first <- data
+	}()
+	<-started // the first list makes the bytes
+	waiting := func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		b := l.lists["/a"]
+		return b != nil && b.waited
+	}
+	gaveUp := make(chan error)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		_, _, err := l.Share(ctx, "/a", 1, 2, makePieces, 1, "<", ">")
+		gaveUp <- err
+	}()
+	for !waiting() {
+		runtime.Gosched()
+	}
+	cancel()
+	if err := <-gaveUp; err != context.Canceled {
+		t.Fatalf("a list that gave up waiting: %v", err)
+	}
+	second := make(chan []byte)
+	go func() {
+		data, pieces, err := l.Share(context.Background(), "/a", 1, 2, makePieces, 1, "<", ">")
+		if err != nil || pieces != nil {
+			t.Errorf("the waiting list: pieces %q, %v", pieces, err)
+		}
+		second <- data
+	}()
+	for !waiting() {
+		runtime.Gosched()
+	}
+	close(release)
+	if data := <-first; string(data) != "<a><b>" {
+		t.Errorf("the maker, waited for, joined %q", data)
+	}
+	if data := <-second; string(data) != "<a><b>" {
+		t.Errorf("the waiting list got %q", data)
+	}
+	if made != 1 {
+		t.Errorf("the bytes were made %d times, want 1", made)
+	}
+	if data, _, _ := l.Share(context.Background(), "/a", 1, 2, makePieces, 1, "<", ">"); string(data) != "<a><b>" || made != 1 {
+		t.Errorf("a later list got %q, the bytes made %d times", data, made)
 	}
 }

@@ -2,6 +2,7 @@ package listcache
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -207,9 +208,15 @@ func TestLeave(t *testing.T) {
 	items := newItems(8, 64<<10)
 	joinCounting(t, &c, "a", 1, items)
 	joinCounting(t, &c, "a", 2, items)
-	l.Get("/a", 1, 1)
-	l.Get("/a", 1, 1)
-	l.Keep("/a", 1, 1, make([]byte, 1000))
+	share := func(change int64) []byte {
+		data, _, err := l.Share(context.Background(), "/a", change, 1, func() ([][]byte, error) { return [][]byte{make([]byte, 1000)}, nil }, 1, "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	share(1)
+	share(1)
 	if budget.bytes <= 1000 || len(budget.members) != 2 {
 		t.Fatalf("budget holds %d bytes of %d members, want both's", budget.bytes, len(budget.members))
 	}
@@ -220,8 +227,8 @@ func TestLeave(t *testing.T) {
 	}
 	joinCounting(t, &c, "a", 3, items)
 	joinCounting(t, &c, "a", 4, items)
-	l.Get("/a", 2, 1)
-	if _, keep := l.Get("/a", 2, 1); keep {
+	share(2)
+	if share(2) != nil {
 		t.Error("bodies that left would keep a list")
 	}
 	if budget.bytes != 0 {

@@ -1,6 +1,11 @@
 package names
 
-import "testing"
+import (
+	"regexp"
+	"testing"
+)
+
+var dns1123Label = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
 // The matchers that skip the regexps for valid names say what the regexps
 // say.
@@ -15,6 +20,9 @@ func FuzzQualifiedNameMatchers(f *testing.F) {
 		}
 		if got, want := matchesSubdomain(s), dns1123Subdomain.MatchString(s); got != want {
 			t.Errorf("matchesSubdomain(%q) = %v, the regexp %v", s, got, want)
+		}
+		if got, want := MatchesDNS1123Label(s), dns1123Label.MatchString(s); got != want {
+			t.Errorf("MatchesDNS1123Label(%q) = %v, the regexp %v", s, got, want)
 		}
 		if got, want := ValidQualifiedName(s), len(IsQualifiedName(s)) == 0; got != want {
 			t.Errorf("ValidQualifiedName(%q) = %v, IsQualifiedName says %v", s, got, IsQualifiedName(s))

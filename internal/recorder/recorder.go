@@ -110,13 +110,14 @@ func (rec *Recording) Step(ctx context.Context, name string) func() {
 
 // Handler wraps a whole server in its observers; without any it is next
 // itself. attributes reads what a request asks for, as the authorizers
-// see it; newID makes an audit ID for a request without one.
-func Handler(observers []observe.Observer, attributes func(*http.Request) auth.Attributes, newID func() string, next http.Handler) http.Handler {
+// see it; classify is the guard's (a log followed is long-running too);
+// newID makes an audit ID for a request without one.
+func Handler(observers []observe.Observer, attributes func(*http.Request) auth.Attributes, classify func(*http.Request) guard.Class, newID func() string, next http.Handler) http.Handler {
 	if len(observers) == 0 {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := newRecord(r, attributes(r), newID, observers)
+		rec := newRecord(r, attributes(r), classify, newID, observers)
 		ctx := context.WithValue(r.Context(), recordKey{}, rec)
 		for _, o := range observers {
 			ctx = o.RequestStarted(ctx, &rec.RequestRecord)
@@ -154,11 +155,11 @@ func Handler(observers []observe.Observer, attributes func(*http.Request) auth.A
 	})
 }
 
-func newRecord(r *http.Request, a auth.Attributes, newID func() string, observers []observe.Observer) *Recording {
+func newRecord(r *http.Request, a auth.Attributes, classify func(*http.Request) guard.Class, newID func() string, observers []observe.Observer) *Recording {
 	rec := &Recording{RequestRecord: observe.RequestRecord{
 		Attributes: a, Method: r.Method, RequestURI: r.URL.RequestURI(), UserAgent: r.UserAgent(),
 		SourceIPs: sourceIPs(r), Received: time.Now(), AuditID: r.Header.Get("Audit-Id"), Header: r.Header,
-		Mutating: r.Method != http.MethodGet && r.Method != http.MethodHead, LongRunning: a.Verb == "watch" || guard.Classify(r) == guard.Watch, // a log followed too
+		Mutating: r.Method != http.MethodGet && r.Method != http.MethodHead, LongRunning: a.Verb == "watch" || classify(r) == guard.Watch,
 	}, observers: observers}
 	if rec.AuditID == "" || len(rec.AuditID) > 128 {
 		rec.AuditID = newID() // a random UUID, as kube-apiserver's audit IDs

@@ -124,7 +124,9 @@ func (g *guardedStore) begin(ctx context.Context) (*callCtx, error) {
 
 // end ends a call that returned err. write says whether it may have
 // changed the store: released while in flight, its outcome is unknown.
-// A fault or a timeout makes the store suspect.
+// A fault or a timeout makes the store suspect, but not a call its caller
+// cancelled (a client that disconnected), even if the store wraps the
+// cancellation in a fault: that says nothing of the store.
 func (g *guardedStore) end(c *callCtx, write bool, err error) error {
 	released := err != nil && c.wasReleased()
 	c.finish()
@@ -136,6 +138,9 @@ func (g *guardedStore) end(c *callCtx, write bool, err error) error {
 			return fmt.Errorf("%w: %w: %w", storage.ErrUnavailable, storage.ErrOutcomeUnknown, ErrStoreDown)
 		}
 		return fmt.Errorf("%w: %w", storage.ErrUnavailable, ErrStoreDown)
+	}
+	if errors.Is(err, context.Canceled) && errors.Is(c.Context.Err(), context.Canceled) {
+		return err
 	}
 	if errors.Is(err, storage.ErrUnavailable) || errors.Is(err, storage.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
 		g.health.Suspect()

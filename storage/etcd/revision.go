@@ -3,6 +3,7 @@ package etcd
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -90,6 +91,7 @@ func (s *Store) readRevisions(b *revisionRead, idle chan struct{}) {
 	defer close(idle)
 	r := &s.revisions
 	for b != nil {
+		s.gather(b)
 		stop := context.AfterFunc(s.closed, b.cancel)
 		b.rev, b.err = s.readRevision(b.ctx)
 		stop()
@@ -100,6 +102,41 @@ func (s *Store) readRevisions(b *revisionRead, idle chan struct{}) {
 		r.inFlight = b != nil
 		r.mu.Unlock()
 	}
+}
+
+// gatherRounds bounds how often gather lets others run.
+const gatherRounds = 4
+
+// gather lets the goroutines ready to run (requests just arrived, about to
+// ask for the revision) run before b's read starts, b open to them, for as
+// long as some of them join it, gatherRounds times at most: one read then
+// serves more of them. They asked before the read starts, so it is theirs
+// to take. It costs no time when nothing else is ready to run.
+func (s *Store) gather(b *revisionRead) {
+	r := &s.revisions
+	r.mu.Lock()
+	if r.next != nil { // others have asked already, for the next read
+		r.mu.Unlock()
+		return
+	}
+	r.next = b
+	n := b.waiting
+	r.mu.Unlock()
+	for range gatherRounds {
+		runtime.Gosched()
+		r.mu.Lock()
+		m := b.waiting
+		r.mu.Unlock()
+		if m == n {
+			break
+		}
+		n = m
+	}
+	r.mu.Lock()
+	if r.next == b {
+		r.next = nil
+	}
+	r.mu.Unlock()
 }
 
 // readRevision is one read of the revision marker's ModRevision.

@@ -7,7 +7,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/kapi-dev/kapi/storage"
+	"github.com/kapi-dev/kapi/storage/postgres"
 )
 
 var benchValue = []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"default"},"spec":{"color":"Red","replicas":1}}`)
@@ -108,4 +111,49 @@ func BenchmarkStore(b *testing.B) {
 			return err
 		})
 	})
+}
+
+// queryCounter counts the statements a store's pool sends.
+type queryCounter struct{ n atomic.Int64 }
+
+func (q *queryCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	q.n.Add(1)
+	return ctx
+}
+
+func (q *queryCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// BenchmarkRevision measures the revision read every consistent GET and
+// LIST makes: one caller at a time (its round trip), and 8 concurrent
+// callers, as the load harness's 8 connections of GET, which share
+// queries (calls/query).
+//
+//	go test -run '^$' -bench Revision ./storage/postgres/
+func BenchmarkRevision(b *testing.B) {
+	ctx := context.Background()
+	for _, callers := range []int{1, 8} {
+		b.Run(fmt.Sprint(callers), func(b *testing.B) {
+			var q queryCounter
+			s := mustStore(b, freshSchema(b), postgres.WithTracer(&q))
+			if _, err := s.Create(ctx, "/a", benchValue); err != nil {
+				b.Fatal(err)
+			}
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			before := q.n.Load()
+			b.ResetTimer()
+			for range callers {
+				wg.Go(func() {
+					for next.Add(1) <= int64(b.N) {
+						if _, err := s.Revision(ctx); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/float64(max(1, q.n.Load()-before)), "calls/query")
+		})
+	}
 }

@@ -124,13 +124,19 @@ func (s *Store) write(ctx context.Context, r *request) (int64, storage.KeyValue,
 
 // notSent is the error of a write its caller gave up on before the
 // committer sent it: while the committer was busy with earlier writes, or
-// PostgreSQL slow to take them. It was not applied; the store was too
-// slow, which is ErrUnavailable (a 503 with Retry-After at the HTTP
-// layer), not the caller's own timeout, and certainly not a write that
-// may have been applied.
+// PostgreSQL slow to take them. It was not applied, and certainly is not a
+// write that may have been applied. If the caller's deadline passed, the
+// store was too slow, which is ErrUnavailable (a 503 with Retry-After at
+// the HTTP layer), not the caller's own timeout. If the caller cancelled
+// (a client that disconnected), the store is not to blame: the error is
+// the cancellation, recognisable with errors.Is(err, context.Canceled),
+// and no fault, so that storehealth does not suspect the store for it.
 func notSent(ctx context.Context, err error) error {
-	if ctx.Err() == nil { // refused for another reason: the store closed
+	switch {
+	case ctx.Err() == nil: // refused for another reason: the store closed
 		return err
+	case errors.Is(ctx.Err(), context.Canceled):
+		return fmt.Errorf("postgres: the write was not sent, its caller cancelled it first: %w", ctx.Err())
 	}
 	return fmt.Errorf("%w: postgres: the write was not sent, the store had not taken it when its caller stopped waiting (%v)", storage.ErrUnavailable, err)
 }

@@ -44,8 +44,10 @@
 // of a latest List that scans only live rows.
 //
 // A page of a List counts at most 1,000 keys past itself for its
-// Remaining (reporting 1,000, a lower bound, when more follow), so that a
-// page costs about its own rows however long the list.
+// Remaining (reporting -1, "some, not counted", when more follow, which
+// the server answers without remainingItemCount, as kube-apiserver does
+// when it cannot count exactly), so that a page costs about its own rows
+// however long the list.
 //
 // # Revisions, and why a watch never skips one
 //

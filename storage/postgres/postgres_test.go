@@ -107,6 +107,18 @@ func TestWriteNotSentIsRetryable(t *testing.T) {
 		t.Errorf("a write refused before the committer took it: %v; want ErrUnavailable only", err)
 	}
 	t.Logf("the write not sent: %v", err)
+	// A caller that cancels (a client that disconnected) is told its own
+	// cancellation, no fault of the store's: storehealth must not count
+	// it as the store unavailable.
+	cancelled, cancelNow := context.WithCancel(t.Context())
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		cancelNow()
+	}()
+	_, err = s.Create(cancelled, "/cancelled", []byte("v"))
+	if !errors.Is(err, context.Canceled) || errors.Is(err, storage.ErrUnavailable) || errors.Is(err, storage.ErrOutcomeUnknown) {
+		t.Errorf("a write cancelled before the committer took it: %v; want context.Canceled only", err)
+	}
 	giveUp()
 	wg.Wait()
 	if !errors.Is(sentErr, storage.ErrOutcomeUnknown) {
@@ -118,6 +130,9 @@ func TestWriteNotSentIsRetryable(t *testing.T) {
 	}
 	if _, err := s.Get(t.Context(), "/not-sent", 0); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("the write not sent: Get says %v, want ErrNotFound", err)
+	}
+	if _, err := s.Get(t.Context(), "/cancelled", 0); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("the write cancelled before it was sent: Get says %v, want ErrNotFound", err)
 	}
 	if _, err := s.Get(t.Context(), "/sent", 0); err != nil {
 		t.Errorf("the write whose commit hung, then went on: Get says %v", err)

@@ -171,9 +171,10 @@ func TestListAtRevisionRoundTrips(t *testing.T) {
 
 // TestRemainingIsBounded: a page counts at most 1,000 keys past itself
 // for Remaining, so that each page of a long list costs about its own
-// rows: past that, Remaining is 1,000, a lower bound (Kubernetes'
-// remainingItemCount is an estimate); near the end it is exact, and 0
-// only on the last page. At the store's revision and at an older one.
+// rows: past that, Remaining is -1, not counted (kube-apiserver gives the
+// exact remainingItemCount or none, never a lower bound); up to 1,000 it
+// is exact, and 0 only on the last page. At the store's revision and at
+// an older one.
 func TestRemainingIsBounded(t *testing.T) {
 	s := mustStore(t, freshSchema(t))
 	ctx := t.Context()
@@ -204,8 +205,10 @@ func TestRemainingIsBounded(t *testing.T) {
 		start     string
 		remaining int64
 	}{
-		{"", 1000},        // 1200 after the page
-		{"/k/0150", 1000}, // 1050
+		{"", -1},          // 1200 after the page
+		{"/k/0150", -1},   // 1050
+		{"/k/0199", -1},   // 1001
+		{"/k/0200", 1000}, // exactly as many as it counts
 		{"/k/0500", 700},
 		{"/k/1200", 0},
 	}

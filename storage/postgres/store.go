@@ -311,9 +311,9 @@ func expired(rev, compacted int64) error {
 // opts.Revision (0: the latest), in key order, in one statement. The
 // latest revision, or the one the store is still at, is a scan of the
 // current table; an older one reads the log. Remaining counts at most
-// 1,000 keys past the page: more are reported as 1,000, a lower bound,
-// as Kubernetes' remainingItemCount allows (an estimate, which clients
-// must not rely on).
+// 1,000 keys past the page: when more remain it is -1 (some remain, how
+// many is not counted), and the server leaves remainingItemCount unset,
+// as kube-apiserver does when it cannot give the exact count.
 func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOptions) (storage.ListResult, error) {
 	if err := s.check(ctx, opts.Revision); err != nil {
 		return storage.ListResult{}, err
@@ -376,7 +376,9 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 		res.Revision = opts.Revision
 	}
 	if limit != nil {
-		res.Remaining = total - int64(len(res.Items))
+		if res.Remaining = total - int64(len(res.Items)); res.Remaining > countCap {
+			res.Remaining = -1
+		}
 	}
 	return res, nil
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -64,11 +65,13 @@ type ceiling struct {
 	// each write (a request that is not a GET) first stores the answer it
 	// replays, an object as kapi stores one, and is answered once that is
 	// committed. A POST creates a key of its own; any other write updates
-	// the key its path names (creating it the first time), as kapi's PUT
-	// and PATCH do. It is what kapi's writes on that store would do if
+	// the key where kapi keeps the object its path names (creating it the
+	// first time), comparing the revision it last wrote there, as kapi's
+	// PUT and PATCH do. It is what kapi's writes on that store would do if
 	// kapi's own handling cost nothing.
 	store  storage.Interface
 	stored atomic.Int64
+	revs   sync.Map // an updated key → the revision of its last write here
 	// etcd, if not nil, makes the ceiling the etcd-only server: each
 	// request (a GET too) first makes the etcd requests kapi on etcd makes
 	// for it (see etcdOnly).
@@ -108,18 +111,51 @@ func newPostgresCeiling(ctx context.Context, url string) (*ceiling, func(), erro
 	return &ceiling{changed: make(chan struct{}), store: s}, func() { _ = s.Close() }, nil
 }
 
-// storeWrite stores value as the write r would: see ceiling.store.
+// storeWrite stores value as the write r would: see ceiling.store. An
+// update compares the revision this server last wrote to the key, as
+// kapi's compares the one its watch cache holds.
 func (c *ceiling) storeWrite(r *http.Request, value []byte) error {
+	ctx := r.Context()
 	if r.Method == http.MethodPost {
-		_, err := c.store.Create(r.Context(), fmt.Sprintf("/example.com/widgets/store-only/c-%d", c.stored.Add(1)), value)
+		_, err := c.store.Create(ctx, fmt.Sprintf("/example.com/widgets/store-only/c-%d", c.stored.Add(1)), value)
 		return err
 	}
-	key := "/example.com/widgets/store-only" + r.URL.Path
-	_, err := c.store.Update(r.Context(), key, value, 0)
-	if errors.Is(err, storage.ErrNotFound) {
-		_, err = c.store.Create(r.Context(), key, value)
+	key := storeOnlyKey(r.URL.Path)
+	for {
+		var expect int64
+		if v, ok := c.revs.Load(key); ok {
+			expect = v.(int64)
+		}
+		rev, err := c.store.Update(ctx, key, value, expect)
+		if errors.Is(err, storage.ErrNotFound) {
+			rev, err = c.store.Create(ctx, key, value)
+		}
+		if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrExists) {
+			// Written meanwhile by another request: from the store's
+			// revision, as kapi starts again from it.
+			kv, gerr := c.store.Get(ctx, key, 0)
+			if gerr != nil {
+				return gerr
+			}
+			c.revs.Store(key, kv.ModRevision)
+			continue
+		}
+		if err == nil {
+			c.revs.Store(key, rev)
+		}
+		return err
 	}
-	return err
+}
+
+// storeOnlyKey is where kapi keeps the object a path names
+// (/apis/GROUP/VERSION/namespaces/NS/RESOURCE/NAME is under
+// /RESOURCE.GROUP/NS/NAME); any other path is under /store-only.
+func storeOnlyKey(path string) string {
+	f := strings.Split(strings.Trim(path, "/"), "/")
+	if len(f) == 7 && f[0] == "apis" && f[3] == "namespaces" {
+		return "/" + f[5] + "." + f[1] + "/" + f[4] + "/" + f[6]
+	}
+	return "/store-only" + path
 }
 
 // wrote tells the watchers of one more write.

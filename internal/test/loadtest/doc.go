@@ -10,11 +10,17 @@
 //
 // builds examples/widgets, starts it (memory backend, -pprof), the ceiling
 // (-serve-ceiling) and a kapi that counts its encodes (-serve-kapi), each
-// its own process (and, for create-bolt, the idle watchers and memory,
-// fresh example servers of their own; for create-bolt, the bolt-only
-// server too), runs every workload against kapi
-// and then the ceiling, prints a table, writes the report and profiles
-// kapi on every missed target. -json FILE writes the results as JSON.
+// its own process (and, for the bolt workloads, the idle watchers and
+// memory, fresh example servers of their own; for the bolt workloads, the
+// bolt-only server too); for the workloads named -etcd, one etcd member
+// (built from the version internal/test/robustness requires, or
+// -etcd-bin / $ETCD_BIN; -no-etcd leaves them out),
+// storage/etcd/cmd/widgets-etcd -pprof on it and the etcd-only server on
+// the same member, etcd's CPU counted apart from each server's. It runs
+// every workload against kapi and then the ceiling (and the store-only
+// server where there is one), prints a table, judges issue 29's targets,
+// writes the report and profiles kapi on every missed target. -json FILE
+// writes the results as JSON.
 //
 // Against another server: -server URL (with -ca, -cert, -key for TLS and a
 // client certificate; -server-pid for its CPU and RSS when it is local),
@@ -24,16 +30,21 @@
 // # Workloads
 //
 // GET one widget; LIST the small and the large namespace in JSON and
-// protobuf, and the large one in JSON again over 2 connections
-// (list-large-json-2); LIST where the list kept from the last one cannot
+// protobuf; GET and the large LIST in JSON at resourceVersion=0 (get-rv0,
+// list-large-json-rv0: the watch cache answers without a consistent read
+// of the store), and the large one in JSON again over 2 connections
+// (list-large-json-2) and as a Table, as kubectl get asks for it
+// (list-large-table); LIST where the list kept from the last one cannot
 // serve as it is: the large namespace while a writer patches one of its
 // widgets at 10/s (list-writes-json, list-writes-json-2), and a namespace
 // of as many widgets padded to ~1.9 KB, over 16 MiB in all (list-huge-json,
 // list-huge-json-2); CREATE; CREATE on bolt (create-bolt: a kapi of its
 // own, examples/widgets -data DIR in a temporary directory on disk, 8
-// writers at once); UPDATE (PUT); merge PATCH; server-side apply; the
-// watch fan-out (watchers × a writer at a fixed rate: delivery latency,
-// events lost, encodes per event); idle watchers (RSS per watcher);
+// writers at once); UPDATE (PUT); merge PATCH; server-side apply; PUT and
+// merge PATCH on bolt (update-bolt, patch-bolt: 8 writers, beside the
+// bolt-only server); the watch fan-out (watchers × a writer at a fixed
+// rate: delivery latency, events lost, encodes per event; watch-small
+// with 300 watchers, watch with 1,000); idle watchers (RSS per watcher);
 // informers starting at once (streaming lists read to their
 // initial-events-end bookmark: 8 × 1,000 widgets in a namespace of their
 // own, informers-small, and 100 × the large namespace, informers; then
@@ -51,10 +62,23 @@
 // its Established condition and to a first object created, and the first
 // and warm response times of discovery (aggregated, and /apis with every
 // group version) and OpenAPI (v2; the v3 index and one group version's
-// document); -figures DIR draws them as SVG (package plot). Every request workload runs
+// document); -figures DIR draws them as SVG (package plot). Two more
+// curves (curves.go): objects, one collection grown through -objects
+// (1,000 to 1,000,000) in a bolt file and in one etcd member
+// (-objects-stores; -objects-etcd-max caps etcd's sizes; -etcd-bin, or
+// etcd is built as sqlrun.sh builds it), filled directly with renamed
+// copies of a widget kapi stored, kapi started on it at each size: time
+// to /readyz, the work after ready, RSS, LIST, GET and CREATE; and
+// watchers, the watch fan-out at each of -watchers-curve (100 to 10,000)
+// on a fresh kapi with no cap on watches, and on the ceiling: CPU per
+// delivered event, delivery latency, RSS, with write syscalls per event
+// and a CPU profile to say why. Every request workload runs
 // closed-loop over -conns connections (unless it has its own number) for
 // -duration, or at an offered -rate, in -rounds rounds against kapi and
-// the ceiling in turn, the best round of each counting.
+// the ceiling in turn, the best round of each counting. On kapi on etcd:
+// get-etcd, list-large-json-etcd, create-etcd, update-etcd, patch-etcd,
+// apply-etcd (GET and the writes beside the etcd-only server),
+// watch-small-etcd, watch-etcd, informers-small-etcd, informers-etcd.
 //
 // Run one workload alone with -workloads, e.g.
 //
@@ -65,6 +89,8 @@
 //	go run ./internal/test/loadtest -workloads memory
 //	go run ./internal/test/loadtest -workloads memory,memory-cr,get,get-cr
 //	go run ./internal/test/loadtest -workloads kinds -figures docs/figures
+//	go run ./internal/test/loadtest -workloads objects -objects-etcd-max 300000 -objects-lists 3 -duration 2s -figures docs/figures
+//	go run ./internal/test/loadtest -workloads watchers -figures docs/figures
 //
 // # The ceiling
 //

@@ -65,7 +65,7 @@ func runInformers(ctx context.Context, t *target, sz sizes, objects int) (*Resul
 			f.Shutdown()
 		}
 	}()
-	p := watchProc(t.PID)
+	p := watchTarget(t)
 	start := time.Now()
 	for _, f := range factories {
 		f.Start(ictx.Done())
@@ -119,7 +119,7 @@ type streaming struct {
 // clients on the 10,000 widgets of the large LIST, or 8 on 1,000 widgets
 // in a namespace of their own (by default).
 func streamingWorkload(name string, sz sizes) (streaming, bool) {
-	switch name {
+	switch baseName(name) {
 	case "informers":
 		return streaming{name, nsLarge, sz.Informers, sz.Large, sz.InformerExpiry, max(sz.Rounds, 1)}, true
 	case "informers-small":
@@ -134,14 +134,14 @@ func streamingWorkload(name string, sz sizes) (streaming, bool) {
 // a watch that first sends every object, then a bookmark.
 const streamingListQuery = "?allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&watch=true"
 
-// runInformerStart runs s against kapi and, where there is one, the
+// runInformerStart runs s against kapi (t) and, where there is one, the
 // ceiling, configured with kapi's answer to one streaming list (recorded
 // once): rounds of each in turn, the quickest round of each.
-func runInformerStart(ctx context.Context, e *env, s streaming) (kapi, ceiling *Result, err error) {
+func runInformerStart(ctx context.Context, e *env, t *target, s streaming) (kapi, ceiling *Result, err error) {
 	if e.Ceiling != nil {
-		c := watchClient(e.Kapi, 1)
+		c := watchClient(t, 1)
 		rec := &recordedStream{}
-		_, _, err := streamingList(ctx, c, widgetsURL(e.Kapi.URL, s.NS)+streamingListQuery, rec)
+		_, _, err := streamingList(ctx, c, widgetsURL(t.URL, s.NS)+streamingListQuery, rec)
 		c.CloseIdleConnections()
 		if err != nil {
 			return nil, nil, fmt.Errorf("recording kapi's streaming list for the ceiling: %w", err)
@@ -153,8 +153,13 @@ func runInformerStart(ctx context.Context, e *env, s streaming) (kapi, ceiling *
 	// The server's CPU, in clock ticks, over all rounds: one round of the
 	// small start is a few ticks.
 	var kapiCPU, ceilingCPU float64
-	for range max(s.Rounds, 1) {
-		r, err := runStreamingLists(ctx, e.Kapi, s)
+	for i := range max(s.Rounds, 1) {
+		if e.Sizes.InformersFresh {
+			if err := touch(ctx, t, s.NS, i); err != nil {
+				return nil, nil, err
+			}
+		}
+		r, err := runStreamingLists(ctx, t, s)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -179,6 +184,17 @@ func runInformerStart(ctx context.Context, e *env, s streaming) (kapi, ceiling *
 	return kapi, ceiling, nil
 }
 
+// touch merge-patches the first widget of ns (each workload's widgets are
+// named from 00000), so that the collection is at a state no list saw.
+func touch(ctx context.Context, t *target, ns string, i int) error {
+	c := t.client(1)
+	defer c.CloseIdleConnections()
+	url := widgetsURL(t.URL, ns) + "/w-00000"
+	header := http.Header{"Content-Type": {"application/merge-patch+json"}}
+	_, _, _, err := send(ctx, c, "PATCH", url, header, fmt.Appendf(nil, `{"metadata":{"annotations":{"loadtest/round":"%d"}}}`, i), false)
+	return err
+}
+
 // quicker is the round whose informers synced sooner.
 func quicker(a, b *Result) *Result {
 	return keepBest(a, b, a != nil && b.SyncSeconds < a.SyncSeconds)
@@ -197,7 +213,7 @@ func runStreamingLists(ctx context.Context, t *target, s streaming) (*Result, er
 	wc := watchClient(t, s.Clients)
 	defer wc.CloseIdleConnections()
 	url := widgetsURL(t.URL, s.NS) + streamingListQuery
-	p := watchProc(t.PID)
+	p := watchTarget(t)
 	start := time.Now()
 	var wg sync.WaitGroup
 	var firstErr atomic.Value

@@ -22,6 +22,9 @@ type target struct {
 	PID  int    // the server's process, when it is local; 0 if unknown
 	// TLS is the client's TLS configuration for an https URL.
 	TLS *tls.Config
+	// StorePIDs are the processes of the store the server uses (etcd),
+	// whose CPU is reported apart from the server's; nil: -store-pid's.
+	StorePIDs []int
 }
 
 // tlsConfig builds the client's TLS configuration from PEM files: the CA
@@ -110,7 +113,7 @@ func runLoad(ctx context.Context, t *target, spec loadSpec, do op) *Result {
 			}
 		}()
 	}
-	p := watchProc(t.PID)
+	p := watchTarget(t)
 	start := time.Now()
 	var wg sync.WaitGroup
 	for w := range spec.Conns {

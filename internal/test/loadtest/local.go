@@ -31,8 +31,12 @@ type localServers struct {
 	kapi            *target
 	ceiling         *target
 	counting        *target
-	procs           []*exec.Cmd
-	profileSecs     int
+	// etcd is kapi on etcd and etcdOnly the etcd-only server (startEtcd);
+	// nil if not started.
+	etcd, etcdOnly *target
+	widgetsEtcdBin string
+	procs          []*exec.Cmd
+	profileSecs    int
 }
 
 // repoRoot is the directory of kapi's root module, found upwards from the
@@ -63,7 +67,7 @@ func startLocal(ctx context.Context) (*localServers, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &localServers{root: root, dir: dir, widgetsBin: filepath.Join(dir, "widgets"), controlPlaneBin: filepath.Join(dir, "controlplane"), profileSecs: 10}
+	l := &localServers{root: root, dir: dir, widgetsBin: filepath.Join(dir, "widgets"), controlPlaneBin: filepath.Join(dir, "controlplane"), profileSecs: profileSeconds}
 	for _, bin := range []string{l.widgetsBin, l.controlPlaneBin} {
 		pkg := "./examples/" + filepath.Base(bin)
 		log.Printf("building %s", pkg)
@@ -209,6 +213,11 @@ func (l *localServers) startOnDisk(name, bin string, args func(dir string) []str
 	return t, dir, func() { stopProc(cmd); _ = os.RemoveAll(dir) }, nil
 }
 
+// profileSeconds is how long a missed target's CPU profile runs: long
+// enough for some thousand samples on two cores, short enough for a dozen
+// of them in a run.
+const profileSeconds = 6
+
 // tmpfsMagic is tmpfs's f_type in statfs(2).
 const tmpfsMagic = 0x01021994
 
@@ -228,7 +237,9 @@ func stopProc(cmd *exec.Cmd) {
 }
 
 func (l *localServers) stop() {
-	for _, p := range l.procs {
+	// The last started first: kapi on etcd and the etcd-only server before
+	// their etcd.
+	for _, p := range slices.Backward(l.procs) {
 		stopProc(p)
 	}
 	_ = os.RemoveAll(l.dir)
@@ -283,10 +294,16 @@ func (l *localServers) profileMissed(ctx context.Context, e *env, verdicts []ver
 }
 
 // cpuProfile runs workload against kapi while kapi profiles itself (a
-// fresh kapi on bolt for a bolt workload).
+// fresh kapi on bolt for a bolt workload, kapi on etcd for an etcd one).
 func (l *localServers) cpuProfile(ctx context.Context, e *env, workload string) (string, string, error) {
 	sz := e.Sizes
-	t := e.Kapi
+	t, bin := e.on(workload), l.widgetsBin
+	if t == nil {
+		return "", "", errors.New("no kapi on etcd")
+	}
+	if t == e.Etcd {
+		bin = l.widgetsEtcdBin
+	}
 	var w *requestWorkload
 	for _, rw := range requestWorkloads(sz.Conns) {
 		if rw.Name == workload {
@@ -309,8 +326,11 @@ func (l *localServers) cpuProfile(ctx context.Context, e *env, workload string) 
 	time.Sleep(200 * time.Millisecond)
 	profiled := time.Duration(l.profileSecs) * time.Second
 	switch {
-	case workload == "watch":
+	case slices.Contains(watchWorkloads, workload):
 		sz.WatchDuration = profiled
+		if baseName(workload) == "watch-small" {
+			sz.Watchers = sz.SmallWatchers
+		}
 		if _, err := runWatch(ctx, t, sz); err != nil {
 			return "", "", err
 		}
@@ -330,7 +350,7 @@ func (l *localServers) cpuProfile(ctx context.Context, e *env, workload string) 
 	if err := <-got; err != nil {
 		return "", "", err
 	}
-	return l.top(ctx, file)
+	return l.topOf(ctx, bin, file)
 }
 
 // heapProfile loads a fresh server as the memory workload does and takes

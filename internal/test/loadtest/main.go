@@ -29,6 +29,7 @@ func main() {
 }
 
 func mainErr() error {
+	began := time.Now()
 	var (
 		serveCeiling = flag.String("serve-ceiling", "", "serve the ceiling on `ADDR` and do nothing else")
 		ceilingStore = flag.String("ceiling-store", "", "with -serve-ceiling: serve as the bolt-only server, storing each write's answer in a bolt file in `DIR` first")
@@ -59,16 +60,27 @@ func mainErr() error {
 		small     = flag.Int("small", 500, "widgets in the small LIST")
 		large     = flag.Int("large", 10000, "widgets in the large LIST and the informers' namespace")
 		watchers  = flag.Int("watchers", 1000, "watchers of the fan-out")
+		fewWatch  = flag.Int("small-watchers", 300, "watchers of the smaller fan-out (watch-small)")
+		etcdBin   = flag.String("etcd-bin", os.Getenv("ETCD_BIN"), "the etcd `binary` the default run and the objects curve start (default $ETCD_BIN; empty: built from internal/test/robustness's version)")
+		noEtcd    = flag.Bool("no-etcd", false, "start no etcd in the default run: the workloads on etcd are left out")
 		watchRate = flag.Float64("watch-rate", 50, "writes/s during the fan-out")
-		watchDur  = flag.Duration("watch-duration", 10*time.Second, "how long the fan-out's writer writes")
+		watchDur  = flag.Duration("watch-duration", 6*time.Second, "how long the fan-out's writer writes")
 		informers = flag.Int("informers", 100, "streaming lists started at once, as informers start them (the wire only: no client-go)")
 		fewInf    = flag.Int("small-informers", 8, "streaming lists started at once in the small informer start")
+		infFresh  = flag.Bool("informers-fresh", false, "write a widget of the informers' namespace before each of kapi's informer-start rounds, so that none starts at a state a round before it saw")
 		fewInfObj = flag.Int("small-informer-objects", 1000, "widgets of the small informer start, in a namespace of their own")
 		clientGo  = flag.Int("client-go-informers", 10, "client-go dynamic informers started at once (their decoding makes the client the bottleneck: ~80µs of CPU per widget)")
 		memObjs   = flag.Int("memory-objects", 100000, "widgets the memory workload loads")
 		idle      = flag.Int("idle-watchers", 1000, "watchers of the idle-watcher workload")
 		kindsList = flag.String("kinds", "10,30,100,300,1000", "comma-separated numbers of kinds the kinds workload registers, each on a fresh control plane")
-		figures   = flag.String("figures", "", "draw the figures of the curves measured (the kinds workload's) as SVG files in `DIR` (e.g. docs/figures)")
+		figures   = flag.String("figures", "", "draw the figures of the curves measured (the kinds, objects and watchers workloads') as SVG files in `DIR` (e.g. docs/figures)")
+		objsList  = flag.String("objects", "1000,10000,100000,1000000", "comma-separated sizes the objects workload grows one collection to, in turn")
+		objStores = flag.String("objects-stores", "bolt,etcd", "comma-separated stores of the objects workload: bolt, etcd")
+		objLists  = flag.Int("objects-lists", 5, "LISTs of the whole collection at least, at each size of the objects workload")
+		etcdMax   = flag.Int("objects-etcd-max", 0, "the largest size of the objects workload measured on etcd; 0: all")
+		wCurve    = flag.String("watchers-curve", "100,300,1000,3000,10000", "comma-separated numbers of watchers of the watchers workload, each on a fresh kapi")
+		wCurveRt  = flag.Float64("watchers-curve-rate", 5, "writes/s during each point of the watchers workload")
+		wCurveDur = flag.Duration("watchers-curve-duration", 10*time.Second, "how long the writer writes at each point of the watchers workload")
 
 		jsonOut    = flag.String("json", "", "write the results as JSON to `file` (- for stdout)")
 		cpuProfile = flag.String("cpuprofile", "", "write the harness's own CPU profile to `file` (is the client the bottleneck?)")
@@ -131,18 +143,22 @@ func mainErr() error {
 	if err != nil {
 		return fmt.Errorf("-kinds: %w", err)
 	}
+	curves, err := parseCurves(*objsList, *wCurve, *objLists, *wCurveRt, *wCurveDur)
+	if err != nil {
+		return err
+	}
 	sz := sizes{
-		Small: *small, Large: *large, Watchers: *watchers, WatchRate: *watchRate, WatchDuration: *watchDur,
+		Small: *small, Large: *large, Watchers: *watchers, SmallWatchers: *fewWatch, WatchRate: *watchRate, WatchDuration: *watchDur,
 		Informers: *informers, SmallInformers: *fewInf, SmallInformerObjects: *fewInfObj, ClientGoInformers: *clientGo, MemoryObjects: *memObjs, IdleWatchers: *idle,
-		Duration: *duration, Conns: *conns, Rate: *rate, InformerExpiry: 3 * time.Minute, Settle: time.Second, Rounds: *rounds,
-		KindsCurve: curve,
+		Duration: *duration, Conns: *conns, Rate: *rate, InformerExpiry: 3 * time.Minute, InformersFresh: *infFresh, Settle: time.Second, Rounds: *rounds,
+		KindsCurve: curve, Curves: curves,
 	}
 	e := &env{Sizes: sz}
 	if *workloads != "" {
 		e.Workloads = strings.Split(*workloads, ",")
 		for _, w := range e.Workloads {
-			if !contains(allWorkloads, w) {
-				return fmt.Errorf("no workload %q; there are %s", w, strings.Join(allWorkloads, ", "))
+			if !contains(allWorkloads, w) && !contains(curveWorkloads, w) {
+				return fmt.Errorf("no workload %q; there are %s", w, strings.Join(append(allWorkloads, curveWorkloads...), ", "))
 			}
 		}
 	}
@@ -156,6 +172,14 @@ func mainErr() error {
 		e.Kapi, e.Ceiling, e.Counting, e.Fresh, e.FreshCeiling = local.kapi, local.ceiling, local.counting, local.fresh, local.freshCeiling
 		e.Bolt, e.BoltOnly = local.freshBolt, local.freshBoltOnly
 		e.ControlPlane = local.freshControlPlane
+		e.FreshUncapped = local.freshUncapped
+		e.ObjectStores = local.objectStores(strings.Split(*objStores, ","), *etcdBin, *etcdMax)
+		if !*noEtcd && e.wantsEtcd() {
+			if err := local.startEtcd(ctx, *etcdBin); err != nil {
+				return fmt.Errorf("kapi on etcd (-no-etcd leaves it out): %w", err)
+			}
+			e.Etcd, e.EtcdOnly = local.etcd, local.etcdOnly
+		}
 	} else {
 		tlsc, err := tlsConfig(*caFile, *certFile, *keyFile)
 		if err != nil {
@@ -177,6 +201,7 @@ func mainErr() error {
 	started := time.Now()
 	results, runErr := run(ctx, e)
 	elapsed := time.Since(started)
+	setupTime := started.Sub(began)
 	fmt.Println()
 	fmt.Print(table(results))
 	verdicts := judge(results, sz)
@@ -185,6 +210,9 @@ func mainErr() error {
 
 	if *figures != "" {
 		if err := kindsFigures(*figures, kindsPoints(results)); err != nil {
+			return err
+		}
+		if err := curvesFigures(*figures, results); err != nil {
 			return err
 		}
 	}
@@ -208,10 +236,13 @@ func mainErr() error {
 		if local != nil {
 			profiles = local.profileMissed(ctx, e, verdicts)
 		}
+		// The whole run: the builds and start-ups, the workloads and the
+		// profiles.
+		total := time.Since(began)
 		md := markdown(reportInput{
 			Command:    "go run ./internal/test/loadtest " + strings.Join(os.Args[1:], " "),
 			LoadBefore: loadBefore, LoadAfter: loadAverage(),
-			Results: results, Verdicts: verdicts, Sizes: sz, Elapsed: elapsed, Profiles: profiles, RunErr: runErr,
+			Results: results, Verdicts: verdicts, Sizes: sz, Elapsed: elapsed, Setup: setupTime, Total: total, Profiles: profiles, RunErr: runErr,
 			Figures: figuresFromReport(*figures, *report),
 		})
 		if err := os.WriteFile(*report, []byte(keepHandWritten(md, *report)), 0o644); err != nil {

@@ -30,7 +30,7 @@ func runMemory(ctx context.Context, t *target, sz sizes) (*Result, error) {
 	if err != nil && !errors.Is(err, errNoHeap) {
 		return nil, err
 	}
-	p := watchProc(t.PID)
+	p := watchTarget(t)
 	start := time.Now()
 	total, err := seed(ctx, t, "memory", "m", sz.MemoryObjects, 8)
 	if err != nil {

@@ -67,7 +67,8 @@ func rssBytes(pid int) (int64, error) {
 type procWatch struct {
 	pid      int
 	cpu0     float64
-	store0   float64 // the store's processes' CPU (see storePIDs)
+	store    []int   // the store's processes (see storePIDs)
+	store0   float64 // their CPU at the start
 	mu       sync.Mutex
 	peak     int64
 	stopped  chan struct{}
@@ -78,6 +79,20 @@ type procWatch struct {
 // not a local process, or its pid is unknown), and every method of a nil
 // procWatch reports nothing.
 func watchProc(pid int) *procWatch {
+	return watchProcAndStore(pid, storePIDs)
+}
+
+// watchTarget is watchProc of t's process, t's store's processes
+// (t.StorePIDs) counted apart; without them, -store-pid's.
+func watchTarget(t *target) *procWatch {
+	store := t.StorePIDs
+	if store == nil {
+		store = storePIDs
+	}
+	return watchProcAndStore(t.PID, store)
+}
+
+func watchProcAndStore(pid int, store []int) *procWatch {
 	if pid <= 0 {
 		return nil
 	}
@@ -85,7 +100,7 @@ func watchProc(pid int) *procWatch {
 	if err != nil {
 		return nil
 	}
-	p := &procWatch{pid: pid, cpu0: cpu, store0: storeCPUSeconds(), stopped: make(chan struct{}), finished: make(chan struct{})}
+	p := &procWatch{pid: pid, cpu0: cpu, store: store, store0: storeCPUSeconds(store), stopped: make(chan struct{}), finished: make(chan struct{})}
 	p.sample()
 	go func() {
 		defer close(p.finished)
@@ -128,8 +143,8 @@ func (p *procWatch) stop(r *Result) {
 			r.CPUSecPer1k = r.ServerCPUSeconds / float64(r.Requests) * 1000
 		}
 	}
-	if len(storePIDs) > 0 {
-		r.StoreCPUSeconds = storeCPUSeconds() - p.store0
+	if len(p.store) > 0 {
+		r.StoreCPUSeconds = storeCPUSeconds(p.store) - p.store0
 	}
 	p.mu.Lock()
 	r.RSSPeakMiB = mib(p.peak)
@@ -159,14 +174,14 @@ func setStorePIDs(list string) error {
 }
 
 // storeCPUSeconds is the CPU time used so far by the store's processes
-// and their children that still run (PostgreSQL's backends live as long
-// as the server's connections, which a pool keeps).
-func storeCPUSeconds() float64 {
-	if len(storePIDs) == 0 {
+// pids and their children that still run (PostgreSQL's backends live as
+// long as the server's connections, which a pool keeps).
+func storeCPUSeconds(pids []int) float64 {
+	if len(pids) == 0 {
 		return 0
 	}
 	var sum float64
-	for _, pid := range storePIDs {
+	for _, pid := range pids {
 		if cpu, err := cpuSeconds(pid); err == nil {
 			sum += cpu
 		}
@@ -187,7 +202,7 @@ func storeCPUSeconds() float64 {
 			continue
 		}
 		ppid, _ := strconv.Atoi(string(fields[1]))
-		if slices.Contains(storePIDs, ppid) {
+		if slices.Contains(pids, ppid) {
 			if cpu, err := cpuSeconds(pid); err == nil {
 				sum += cpu
 			}

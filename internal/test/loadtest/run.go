@@ -22,6 +22,9 @@ type env struct {
 	// Fresh starts a kapi server that holds nothing yet, for the memory
 	// workload; nil: that workload is not run.
 	Fresh func() (*target, func(), error)
+	// FreshUncapped is Fresh with no cap on the watches open at once, for
+	// the watchers curve; nil: Fresh.
+	FreshUncapped func() (*target, func(), error)
 	// Bolt starts a kapi server on the bolt backend that holds nothing
 	// yet, its file in a directory of its own, for the bolt workloads;
 	// nil: they are not run.
@@ -29,6 +32,11 @@ type env struct {
 	// BoltOnly starts the bolt-only server (see ceiling.store), its file in
 	// a directory of its own, measured beside kapi on bolt; may be nil.
 	BoltOnly func() (*target, func(), error)
+	// Etcd is kapi on etcd (storage/etcd/cmd/widgets-etcd), for the
+	// workloads named with etcdSuffix, and EtcdOnly the etcd-only server
+	// on the same etcd, measured beside it in GET and the writes; nil:
+	// those workloads are left out (EtcdOnly: run without it).
+	Etcd, EtcdOnly *target
 	// StoreOnly is a server making only the store's requests, with none of
 	// kapi's handling (the etcd-only server), measured beside Kapi in GET
 	// and the writes (storeOnlyWorkloads); may be nil.
@@ -41,23 +49,52 @@ type env struct {
 	// for the kinds and the custom-resource workloads; nil: they are not
 	// run.
 	ControlPlane func() (*target, func(), error)
+	// ObjectStores makes the stores of the objects curve; nil: it is not
+	// run.
+	ObjectStores func(context.Context) ([]*objectStore, error)
 	Sizes        sizes
 	Workloads    []string // names to run; empty: all
 	Logf         func(format string, args ...any)
 }
 
 var allWorkloads = []string{
-	"get", "list-small-json", "list-small-proto", "list-large-json", "list-large-proto",
-	"list-large-json-2", "list-huge-json", "list-huge-json-2", "list-writes-json", "list-writes-json-2", "create", "create-bolt", "update", "patch", "apply", "watch", "idle-watchers",
+	"get", "get-rv0", "list-large-json-rv0", "list-small-json", "list-small-proto", "list-large-json", "list-large-proto", "list-large-table",
+	"list-large-json-2", "list-huge-json", "list-huge-json-2", "list-writes-json", "list-writes-json-2", "create", "create-bolt", "update", "patch", "apply",
+	"update-bolt", "patch-bolt", "watch-small", "watch", "idle-watchers",
 	"informers-small", "informers", "informers-client-go", "memory",
 	"get-cr", "list-large-json-cr", "create-cr", "apply-cr", "memory-cr", "kinds",
+	"get-etcd", "list-large-json-etcd", "create-etcd", "update-etcd", "patch-etcd", "apply-etcd",
+	"watch-small-etcd", "watch-etcd", "informers-small-etcd", "informers-etcd",
 }
+
+// watchWorkloads are the fan-outs: watch-small (-small-watchers) and
+// watch (-watchers), on memory and on etcd.
+var watchWorkloads = []string{"watch-small", "watch", "watch-small-etcd", "watch-etcd"}
 
 // storeOnlyWorkloads are those measured on the StoreOnly server too.
 var storeOnlyWorkloads = []string{"get", "create", "update", "patch", "apply"}
 
 func (e *env) wants(name string) bool {
 	return len(e.Workloads) == 0 || slices.Contains(e.Workloads, name)
+}
+
+// wantsEtcd says whether a workload on etcd is to run.
+func (e *env) wantsEtcd() bool {
+	for _, w := range allWorkloads {
+		if strings.HasSuffix(w, etcdSuffix) && e.wants(w) {
+			return true
+		}
+	}
+	return false
+}
+
+// on is the server a workload named name runs against: kapi on etcd for
+// a name with etcdSuffix, else kapi (nil: none to drive).
+func (e *env) on(name string) *target {
+	if strings.HasSuffix(name, etcdSuffix) {
+		return e.Etcd
+	}
+	return e.Kapi
 }
 
 func (e *env) logf(format string, args ...any) {
@@ -106,6 +143,17 @@ func run(ctx context.Context, e *env) ([]*Result, error) {
 			return nil, fmt.Errorf("seeding %s: %w", nsInformers, err)
 		}
 	}
+	if e.Etcd != nil && e.wantsEtcd() {
+		e.logf("seeding kapi on etcd at %s", e.Etcd.URL)
+		if err := setup(ctx, e.Etcd, sz); err != nil {
+			return nil, fmt.Errorf("kapi on etcd: %w", err)
+		}
+		if e.wants("informers-small-etcd") {
+			if _, err := seed(ctx, e.Etcd, nsInformers, "w", sz.SmallInformerObjects, 8); err != nil {
+				return nil, fmt.Errorf("seeding %s on etcd: %w", nsInformers, err)
+			}
+		}
+	}
 	for _, want := range []struct {
 		ns string
 		n  int
@@ -130,7 +178,11 @@ func run(ctx context.Context, e *env) ([]*Result, error) {
 		if !e.wants(w.Name) {
 			continue
 		}
-		t := e.Kapi
+		t := e.on(w.Name)
+		if t == nil {
+			e.logf("%s: no kapi on etcd to drive: left out", w.Name)
+			continue
+		}
 		if w.Custom {
 			if e.ControlPlane == nil {
 				e.logf("%s: no control plane to drive (-server): left out", w.Name)
@@ -173,6 +225,10 @@ func run(ctx context.Context, e *env) ([]*Result, error) {
 		switch {
 		case w.Bolt:
 			only = boltOnly
+		case w.Etcd:
+			if slices.Contains(storeOnlyWorkloads, baseName(w.Name)) {
+				only = e.EtcdOnly
+			}
 		case slices.Contains(storeOnlyWorkloads, w.Name):
 			only = e.StoreOnly
 		}
@@ -186,34 +242,20 @@ func run(ctx context.Context, e *env) ([]*Result, error) {
 		}
 	}
 
-	if e.wants("watch") {
-		if r, err := runWatch(ctx, e.Kapi, sz); err != nil {
-			fail("watch", err)
-		} else {
-			add("watch", r)
+	for _, name := range watchWorkloads {
+		if !e.wants(name) {
+			continue
 		}
-		if e.Counting != nil {
-			if _, ok := encodes(ctx, e.Kapi); !ok {
-				counting := sz
-				counting.WatchDuration = min(sz.WatchDuration, 2*time.Second)
-				if r, err := countEncodes(ctx, e.Counting, counting); err != nil {
-					fail("watch", fmt.Errorf("counting encodes: %w", err))
-				} else {
-					add("watch", r)
-				}
-			}
+		t := e.on(name)
+		if t == nil {
+			e.logf("%s: no kapi on etcd to drive: left out", name)
+			continue
 		}
-		if e.Ceiling != nil {
-			if cfg, err := recordWatch(ctx, e.Kapi); err != nil {
-				fail("watch", fmt.Errorf("recording kapi's watch frame: %w", err))
-			} else if err := configureCeiling(ctx, e.Ceiling.URL, cfg); err != nil {
-				fail("watch", err)
-			} else if r, err := runWatch(ctx, e.Ceiling, sz); err != nil {
-				fail("watch", err)
-			} else {
-				add("watch", r)
-			}
+		wsz := sz
+		if baseName(name) == "watch-small" {
+			wsz.Watchers = sz.SmallWatchers
 		}
+		runWatchWorkload(ctx, e, name, t, wsz, add, fail)
 	}
 	if e.wants("idle-watchers") {
 		// On a fresh server where one is at hand: a server that has served
@@ -241,12 +283,17 @@ func run(ctx context.Context, e *env) ([]*Result, error) {
 			}
 		}
 	}
-	for _, name := range []string{"informers-small", "informers"} {
+	for _, name := range []string{"informers-small", "informers", "informers-small-etcd", "informers-etcd"} {
 		if !e.wants(name) {
 			continue
 		}
+		t := e.on(name)
+		if t == nil {
+			e.logf("%s: no kapi on etcd to drive: left out", name)
+			continue
+		}
 		s, _ := streamingWorkload(name, sz)
-		if k, c, err := runInformerStart(ctx, e, s); err != nil {
+		if k, c, err := runInformerStart(ctx, e, t, s); err != nil {
 			fail(name, err)
 		} else {
 			add(name, k)
@@ -301,10 +348,43 @@ func run(ctx context.Context, e *env) ([]*Result, error) {
 			add("kinds", &Result{Server: t.Name, Objects: n, Kinds: p})
 		}
 	}
+	runCurves(ctx, e, add, fail)
 	if len(failed) > 0 {
 		return results, fmt.Errorf("%d workloads failed:\n%s", len(failed), strings.Join(failed, "\n"))
 	}
 	return results, nil
+}
+
+// runWatchWorkload is the fan-out name against kapi (t) and the ceiling
+// replaying t's frame; for watch, the counting kapi's encodes too.
+func runWatchWorkload(ctx context.Context, e *env, name string, t *target, sz sizes, add func(string, *Result), fail func(string, error)) {
+	if r, err := runWatch(ctx, t, sz); err != nil {
+		fail(name, err)
+	} else {
+		add(name, r)
+	}
+	if e.Counting != nil && name == "watch" {
+		if _, ok := encodes(ctx, t); !ok {
+			counting := sz
+			counting.WatchDuration = min(sz.WatchDuration, 2*time.Second)
+			if r, err := countEncodes(ctx, e.Counting, counting); err != nil {
+				fail(name, fmt.Errorf("counting encodes: %w", err))
+			} else {
+				add(name, r)
+			}
+		}
+	}
+	if e.Ceiling != nil {
+		if cfg, err := recordWatch(ctx, t); err != nil {
+			fail(name, fmt.Errorf("recording kapi's watch frame: %w", err))
+		} else if err := configureCeiling(ctx, e.Ceiling.URL, cfg); err != nil {
+			fail(name, err)
+		} else if r, err := runWatch(ctx, e.Ceiling, sz); err != nil {
+			fail(name, err)
+		} else {
+			add(name, r)
+		}
+	}
 }
 
 // startCustom starts a control plane serving widgets as a custom
@@ -340,13 +420,17 @@ func runCustomMemory(ctx context.Context, fresh func() (*target, func(), error),
 }
 
 // startBolt starts a kapi on bolt with fresh and makes the namespace its
-// CREATE writes into.
+// CREATE writes into and the widgets its PUT and PATCH update.
 func startBolt(ctx context.Context, fresh func() (*target, func(), error)) (*target, func(), error) {
 	t, stop, err := fresh()
 	if err != nil {
 		return nil, nil, fmt.Errorf("starting kapi on bolt: %w", err)
 	}
 	if err := ensureNamespace(ctx, t, nsCreate); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	if _, err := seed(ctx, t, nsWrite, "w", boltWriters, boltWriters); err != nil {
 		stop()
 		return nil, nil, err
 	}

@@ -16,7 +16,8 @@
 #                        GET's read of the store's revision; measured in
 #                        the etcd pass's rounds beside kapi (-store-only)
 #   kapi on memory       examples/widgets, for the reads (READS, default GET
-#                        and LIST 10,000), which the watch cache serves alike
+#                        and LIST 10,000, each also at resourceVersion=0),
+#                        which the watch cache serves alike
 #   kube on kine         kube-apiserver v1.37.2 on kine v0.17.5 on a database
 #                        of its own ("kine") in the same PostgreSQL cluster,
 #                        examples/widgets' Widget registered as a CRD
@@ -26,13 +27,16 @@
 #
 # GET is a GET without resourceVersion: a consistent read (kapi asks the
 # store for its revision and waits for its cache to reach it; kube-apiserver
-# reads etcd, here kine).
+# reads etcd, here kine). get-rv0 and list-large-json-rv0 are the same
+# reads at resourceVersion=0, which every server's watch cache answers
+# without asking the store.
 #
 # Server CPU is kapi's (kube-apiserver's); the store's processes (etcd;
 # PostgreSQL's postmaster and its backends; kine) are reported apart
 # (-store-pid). Results: one JSON file per pass and one table each, in $OUT
 # (default a new temporary directory), then summary.md: the rows side by
-# side, each against its own ceiling, with the issue's targets.
+# side, each against its own ceiling, with the issue's targets; the
+# medians and ranges of several runs: sqlsummary.py DIR1 DIR2 ...
 #
 # ETCD_BIN=BIN uses an etcd already built. ETCD_BEFORE=BIN, a widgets-etcd
 # built from another commit, adds a pass etcd-before, just before etcd, on
@@ -56,7 +60,7 @@ cd "$(dirname "$0")/../../.."
 OUT=${OUT:-$(mktemp -d /tmp/kapi-sqlrun-XXXXXX)}
 DURATION=${DURATION:-3s}
 ROUNDS=${ROUNDS:-2}
-WORKLOADS=${WORKLOADS:-get,list-large-json,create,update,patch,apply,watch,informers-small}
+WORKLOADS=${WORKLOADS:-get,get-rv0,list-large-json,list-large-json-rv0,create,update,patch,apply,watch,informers-small}
 WRITES=${WRITES:-create,update,patch,apply}
 BIN=$OUT/bin
 mkdir -p "$BIN"
@@ -226,7 +230,7 @@ for p in ${PASSES//,/ }; do
 	case $p in
 	postgres) pass postgres -server http://127.0.0.1:$KP -server-pid $kpgpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $PGPID -workloads "$WORKLOADS" ;;
 	postgres-only) pass postgres-only -server http://127.0.0.1:$KP2 -server-pid $kpg2pid -ceiling http://127.0.0.1:$OP -ceiling-pid $opid -store-pid $PGPID -workloads "$WRITES" ;;
-	memory) pass memory -server http://127.0.0.1:$KM -server-pid $kmpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -workloads "${READS:-get,list-large-json}" ;;
+	memory) pass memory -server http://127.0.0.1:$KM -server-pid $kmpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -workloads "${READS:-get,get-rv0,list-large-json,list-large-json-rv0}" ;;
 	etcd) pass etcd -server http://127.0.0.1:$KE -server-pid $ketcdpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $etcdpid "${etcdonly[@]}" -workloads "$WORKLOADS" ;;
 	etcd-before) pass etcd-before -server http://127.0.0.1:$KB -server-pid $kbpid -ceiling http://127.0.0.1:$CP -ceiling-pid $cpid -store-pid $etcdpid "${etcdonly[@]}" -workloads "$WORKLOADS" ;;
 	kine) kine_pass ;;

@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """Side-by-side summary of sqlrun.sh's passes (issue 25): DIR holds one JSON
 file per pass (loadtest -json); prints Markdown tables with every row
-against its own ceiling, and the issue's targets.
+against its own ceiling, and the issue's targets. Given several run
+directories, prints each figure's median and range over the runs instead,
+and how many runs met each target.
 
     python3 internal/test/loadtest/sqlsummary.py DIR
+    python3 internal/test/loadtest/sqlsummary.py DIR1 DIR2 DIR3
 """
 import json
 import os
+import statistics
 import sys
 
 ROWS = [  # pass file, row name
@@ -16,8 +20,19 @@ ROWS = [  # pass file, row name
     ("memory", "kapi on memory"),
     ("kine", "kube-apiserver on kine"),
 ]
-REQUESTS = ["get", "list-large-json", "create", "update", "patch", "apply"]
+REQUESTS = ["get", "get-rv0", "list-large-json", "list-large-json-rv0", "create", "update", "patch", "apply"]
+# Reads the watch cache serves on every backend: kapi on PostgreSQL should
+# match kapi on memory. GET and LIST without resourceVersion also ask the
+# store for its revision first (a consistent read).
+CACHED = ["get", "get-rv0", "list-large-json", "list-large-json-rv0"]
 WRITES = ["create", "update", "patch", "apply"]
+# The issue's targets: label, numerator and denominator (workload, pass),
+# the least ratio that meets it.
+TARGETS = ([("%s: kapi on PostgreSQL ≥ 5× kube-apiserver on kine" % w, (w, "postgres"), (w, "kine"), 5) for w in WRITES] +
+           [("%s: kapi on PostgreSQL ≥ 0.8× kapi on etcd" % w, (w, "postgres"), (w, "etcd"), 0.8) for w in WRITES] +
+           [("%s: kapi on PostgreSQL ≥ 0.7× PostgreSQL-only" % w, (w, "postgres"), (w, "postgres-only"), 0.7) for w in WRITES] +
+           [("%s: kapi on PostgreSQL ≈ kapi on memory (≥ 0.8×: the watch cache serves it)" % w, (w, "postgres"), (w, "memory"), 0.8)
+            for w in CACHED])
 
 
 def load(d):
@@ -119,14 +134,8 @@ def main(d):
         x = a / b
         pr("| %s | %.2f× (%.0f vs %.0f req/s) | %s |" % (label, x, a, b, "met" if x >= want else "**missed**"))
 
-    for w in WRITES:
-        target("%s: kapi on PostgreSQL ≥ 5× kube-apiserver on kine" % w, (w, "postgres"), (w, "kine"), 5)
-    for w in WRITES:
-        target("%s: kapi on PostgreSQL ≥ 0.8× kapi on etcd" % w, (w, "postgres"), (w, "etcd"), 0.8)
-    for w in WRITES:
-        target("%s: kapi on PostgreSQL ≥ 0.7× PostgreSQL-only" % w, (w, "postgres"), (w, "postgres-only"), 0.7)
-    for w in ["get", "list-large-json"]:
-        target("%s: kapi on PostgreSQL ≈ kapi on memory (the watch cache serves it)" % w, (w, "postgres"), (w, "memory"), 0.8)
+    for t in TARGETS:
+        target(*t)
     pr("\nCPU per write, µs (server + store), create and update:\n")
     for w in ["create", "update"]:
         parts = []
@@ -137,5 +146,96 @@ def main(d):
         pr("- %s: %s" % (w, "; ".join(parts)))
 
 
+def figures(d):
+    """One run's figures: {(workload, pass): (req/s, fraction of its ceiling
+    or None, CPU µs per request all told or None)}, and the watch's and
+    informers' {(workload, pass): (p99 ms or sync ms, lost)}."""
+    res = load(d)
+    req, other = {}, {}
+    for name, _ in ROWS:
+        rs = res.get(name) or []
+        for w in REQUESTS:
+            if name == "postgres-only":
+                r, ceil = find(rs, w, "ceiling"), None
+            else:
+                r, ceil = find(rs, w, "kapi"), find(rs, w, "ceiling")
+            if r is None or not r.get("requestsPerSecond"):
+                continue
+            frac = r["requestsPerSecond"] / ceil["requestsPerSecond"] if ceil and ceil.get("requestsPerSecond") else None
+            c = cpu_us(r)
+            req[(w, name)] = (r["requestsPerSecond"], frac, c[0] + c[1] if c else None)
+        r = find(rs, "watch", "kapi")
+        if r:
+            other[("watch", name)] = (r.get("p99ms", 0), r.get("lost", 0))
+        r = find(rs, "informers-small", "kapi")
+        if r and r.get("syncSeconds"):
+            other[("informers-small", name)] = (1e3 * r["syncSeconds"], 0)
+    return req, other
+
+
+def spread(xs, fmt):
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return ""
+    m = fmt % statistics.median(xs)
+    if len(xs) == 1:
+        return m
+    return "%s (%s–%s)" % (m, fmt % min(xs), fmt % max(xs))
+
+
+def many(dirs):
+    runs = [figures(d) for d in dirs]
+    pr = print
+    pr("%d runs: %s\n" % (len(dirs), ", ".join(dirs)))
+    for d in dirs:
+        up = os.path.join(d, "uptime.txt")
+        if os.path.exists(up):
+            loads = [line.split("load average:")[1].split(",")[0].strip() for line in open(up) if "load average:" in line]
+            pr("- %s: load average %s" % (d, " at the start, ".join(loads) + (" at the end" if len(loads) > 1 else "")))
+    pr("\nMedian (range) over the runs: req/s, its fraction of its own ceiling, CPU µs per request (server + store).\n")
+    pr("| workload | server | req/s | ÷ its ceiling | CPU µs/req |")
+    pr("|---|---|--:|--:|--:|")
+    for w in REQUESTS:
+        for name, row in ROWS:
+            vals = [r[0].get((w, name)) for r in runs]
+            vals = [v for v in vals if v]
+            if not vals:
+                continue
+            pr("| %s | %s | %s | %s | %s |" % (w, row, spread([v[0] for v in vals], "%.0f"),
+                                               spread([100 * v[1] if v[1] else None for v in vals], "%.0f%%"),
+                                               spread([v[2] for v in vals], "%.0f")))
+    pr("\n| workload | server | watch p99 ms, lost / informers' time ms |")
+    pr("|---|---|---|")
+    for w in ["watch", "informers-small"]:
+        for name, row in ROWS:
+            vals = [r[1].get((w, name)) for r in runs]
+            vals = [v for v in vals if v]
+            if not vals:
+                continue
+            note = spread([v[0] for v in vals], "%.1f")
+            if w == "watch":
+                note += ", lost %s" % "/".join(str(v[1]) for v in vals)
+            pr("| %s | %s | %s |" % (w, row, note))
+    pr("\n| target | ratio per run: median (range) | met in |")
+    pr("|---|---|---|")
+
+    def target(label, num, den, want):
+        xs = []
+        for r in runs:
+            a, b = r[0].get(num), r[0].get(den)
+            if a and b:
+                xs.append(a[0] / b[0])
+        if not xs:
+            pr("| %s | not measured | |" % label)
+            return
+        pr("| %s | %s× | %d of %d runs |" % (label, spread(xs, "%.2f"), sum(x >= want for x in xs), len(xs)))
+
+    for t in TARGETS:
+        target(*t)
+
+
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if len(sys.argv) > 2:
+        many(sys.argv[1:])
+    else:
+        main(sys.argv[1])

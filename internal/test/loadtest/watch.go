@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -157,7 +158,7 @@ func runWatch(ctx context.Context, t *target, sz sizes) (*Result, error) {
 	header := http.Header{"Content-Type": {"application/merge-patch+json"}, "Accept": {"application/json"}}
 	var acks []time.Time
 	var rvs []int64
-	p := watchProc(t.PID)
+	p := watchTarget(t)
 	interval := time.Duration(float64(time.Second) / sz.WatchRate)
 	start := time.Now()
 	n := int(sz.WatchDuration.Seconds() * sz.WatchRate)
@@ -179,9 +180,10 @@ func runWatch(ctx context.Context, t *target, sz sizes) (*Result, error) {
 	}
 	r.Events = n
 	r.Requests = int64(n)
-	// Wait for the last deliveries: at most 10s after the last write.
+	// Wait for the last deliveries: at most 10s after the last write
+	// (sz.WatchDrain if set).
 	want := int64(n) * int64(sz.Watchers)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(cmp.Or(sz.WatchDrain, 10*time.Second))
 	for count.Load() < want && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,6 +71,9 @@ type Result struct {
 
 	// Kinds is what the kinds workload measured at one number of kinds.
 	Kinds *KindsPoint `json:"kinds,omitempty"`
+	// ObjectsCurve and WatchersCurve are a point of those curves.
+	ObjectsCurve  *ObjectsPoint  `json:"objectsCurve,omitempty"`
+	WatchersCurve *WatchersPoint `json:"watchersCurve,omitempty"`
 }
 
 // The objects: widgets of about 1 KiB of JSON as the server returns them,
@@ -207,6 +211,9 @@ type requestWorkload struct {
 	// Custom: the workload runs against a control plane serving widgets
 	// as a custom resource (widgetCRD) instead of the typed example.
 	Custom bool
+	// Etcd: the workload runs against kapi on etcd (widgets-etcd) instead
+	// of the memory one.
+	Etcd bool
 }
 
 // conns is the number of connections w runs over.
@@ -262,17 +269,26 @@ func requestWorkloads(conns int) []requestWorkload {
 	}
 	mk, rec := get(group+"/namespaces/"+nsGet+"/widgets/w-00000", "application/json")
 	add("get", mk, rec)
+	// The same reads at resourceVersion=0: any revision will do, the watch
+	// cache answers without asking the store, whatever the backend.
+	mk, rec = get(group+"/namespaces/"+nsGet+"/widgets/w-00000?resourceVersion=0", "application/json")
+	add("get-rv0", mk, rec)
 	mk, rec = get(group+"/namespaces/"+nsSmall+"/widgets", "application/json")
 	add("list-small-json", mk, rec)
 	mk, rec = get(group+"/namespaces/"+nsSmall+"/widgets", protobuf)
 	add("list-small-proto", mk, rec)
 	mk, rec = get(group+"/namespaces/"+nsLarge+"/widgets", "application/json")
 	add("list-large-json", mk, rec)
+	mk, rec = get(group+"/namespaces/"+nsLarge+"/widgets?resourceVersion=0", "application/json")
+	add("list-large-json-rv0", mk, rec)
 	mk, rec = get(group+"/namespaces/"+nsLarge+"/widgets", "application/json")
 	add("list-large-json-2", mk, rec)
 	ws[len(ws)-1].Conns = listFewConns
 	mk, rec = get(group+"/namespaces/"+nsLarge+"/widgets", protobuf)
 	add("list-large-proto", mk, rec)
+	// kubectl get's LIST: a Table of the large namespace.
+	mk, rec = get(group+"/namespaces/"+nsLarge+"/widgets", tableAccept)
+	add("list-large-table", mk, rec)
 	// The large LIST in JSON where the whole-collection body cache does
 	// not serve it: a collection over its 16 MiB (the huge one), or one a
 	// writer changes while it is listed, as a controller writing status
@@ -308,12 +324,15 @@ func requestWorkloads(conns int) []requestWorkload {
 	// server's answer.
 	add("create-bolt", createOp, createRecord)
 	ws[len(ws)-1].Conns, ws[len(ws)-1].Bolt = boltWriters, true
+	// Each writer updates a widget of its own: as many as the most
+	// connections any write workload uses.
+	writers := max(conns, boltWriters)
 
 	writeName := func(w int) string { return fmt.Sprintf("w-%05d", w) }
 	// PUT as client-go's Update does: with the resourceVersion last read,
 	// which each connection keeps for its own widget.
 	add("update", func(base string) op {
-		rvs := make([]string, conns)
+		rvs := make([]string, writers)
 		return func(ctx context.Context, c *http.Client, w int, seq int64) (int64, error) {
 			if rvs[w] == "" {
 				_, body, _, err := send(ctx, c, "GET", widgetsURL(base, nsWrite)+"/"+writeName(w), jsonHeader, nil, true)
@@ -361,15 +380,55 @@ func requestWorkloads(conns int) []requestWorkload {
 	})
 
 	// The same requests for widgets defined by a CustomResourceDefinition
-	// (issue 28's): the custom resource beside the typed kind.
+	// (issue 28's): the custom resource beside the typed kind. PUT and
+	// PATCH on bolt, 8 writers as CREATE's. GET, LIST and the writes on
+	// etcd.
 	for _, w := range ws {
 		if slices.Contains(customWorkloads, w.Name) {
-			w.Name += customSuffix
-			w.Custom = true
+			c := w
+			c.Name += customSuffix
+			c.Custom = true
+			ws = append(ws, c)
+		}
+		if slices.Contains(boltWorkloads, w.Name) {
+			b := w
+			b.Name += boltSuffix
+			b.Bolt, b.Conns = true, boltWriters
+			ws = append(ws, b)
+		}
+	}
+	for _, w := range ws {
+		if slices.Contains(etcdWorkloads, w.Name) {
+			w.Name += etcdSuffix
+			w.Etcd = true
 			ws = append(ws, w)
 		}
 	}
 	return ws
+}
+
+// tableAccept is what kubectl get asks for: a Table of the objects.
+const tableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io"
+
+// boltWorkloads run again, named with boltSuffix, against kapi on bolt
+// with boltWriters connections (CREATE is create-bolt of its own).
+var boltWorkloads = []string{"update", "patch"}
+
+const boltSuffix = "-bolt"
+
+// etcdWorkloads are the request workloads that run again, named with
+// etcdSuffix, against kapi on etcd (the watch and informer starts too: see
+// run).
+var etcdWorkloads = []string{"get", "list-large-json", "create", "update", "patch", "apply"}
+
+const etcdSuffix = "-etcd"
+
+// baseName is the workload a workload on another backend or kind repeats.
+func baseName(name string) string {
+	for _, suffix := range []string{etcdSuffix, boltSuffix, customSuffix} {
+		name = strings.TrimSuffix(name, suffix)
+	}
+	return name
 }
 
 // customWorkloads are the request workloads that run again, named with
@@ -438,11 +497,14 @@ func resourceVersionOf(obj []byte) string {
 
 // sizes are the numbers of objects the workloads use.
 type sizes struct {
-	Small, Large  int // widgets in the small and large LIST
-	Watchers      int
+	Small, Large int // widgets in the small and large LIST
+	Watchers     int
+	// SmallWatchers: the watchers of the smaller fan-out (watch-small).
+	SmallWatchers int
 	WatchRate     float64 // writes/s during the fan-out
 	WatchDuration time.Duration
-	Informers     int // wire-level streaming lists at once, of the large LIST's widgets
+	WatchDrain    time.Duration // the longest wait for deliveries after the last write; 0: 10s
+	Informers     int           // wire-level streaming lists at once, of the large LIST's widgets
 	// SmallInformers streaming lists at once of SmallInformerObjects
 	// widgets in a namespace of their own.
 	SmallInformers, SmallInformerObjects int
@@ -453,11 +515,17 @@ type sizes struct {
 	Conns                                int
 	Rate                                 float64 // offered requests/s for request workloads; 0 for closed loop
 	InformerExpiry                       time.Duration
-	Settle                               time.Duration // before an RSS reading
-	Rounds                               int           // of each request workload, per server: the best counts
+	// InformersFresh has a widget of the informers' namespace written
+	// before each of kapi's rounds: each starts at a state no streaming
+	// list saw yet (as after a controller's write), not at the one the
+	// rounds before left kept.
+	InformersFresh bool
+	Settle         time.Duration // before an RSS reading
+	Rounds         int           // of each request workload, per server: the best counts
 	// KindsCurve: the numbers of kinds the kinds workload registers, each
 	// on a fresh control plane.
 	KindsCurve []int
+	Curves     curveSizes // the objects and watchers curves'
 }
 
 // setup seeds the namespaces of the request workloads and the watch.
@@ -467,7 +535,7 @@ func setup(ctx context.Context, t *target, sz sizes) error {
 		n          int
 	}{
 		{nsGet, "w", 1}, {nsSmall, "w", sz.Small}, {nsLarge, "w", sz.Large},
-		{nsWrite, "w", sz.Conns}, {nsWatch, "w", 10},
+		{nsWrite, "w", max(sz.Conns, boltWriters)}, {nsWatch, "w", 10},
 	}
 	for _, s := range steps {
 		if _, err := seed(ctx, t, s.ns, s.prefix, s.n, 8); err != nil {

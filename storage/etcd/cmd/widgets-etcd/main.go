@@ -5,6 +5,7 @@ import (
 	"flag"
 	"log"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strings"
@@ -22,13 +23,14 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to serve plain HTTP on")
 	endpoints := flag.String("etcd", "http://127.0.0.1:2379", "etcd client URLs, comma-separated")
 	prefix := flag.String("prefix", "/kapi/", "where in etcd's key space the objects live")
+	profiling := flag.Bool("pprof", false, "serve Go's profiles under /debug/pprof/ (for the load harness)")
 	flag.Parse()
-	if err := run(*addr, strings.Split(*endpoints, ","), *prefix); err != nil {
+	if err := run(*addr, strings.Split(*endpoints, ","), *prefix, *profiling); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(addr string, endpoints []string, prefix string) error {
+func run(addr string, endpoints []string, prefix string, profiling bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -56,6 +58,10 @@ func run(addr string, endpoints []string, prefix string) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", api)
+	if profiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	}
 	server := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 
 	log.Printf("serving widgets.example.com/v1 and v1beta1 on http://%s, stored in etcd at %s under %q", addr, strings.Join(endpoints, ","), prefix)

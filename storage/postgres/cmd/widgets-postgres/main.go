@@ -5,6 +5,7 @@ import (
 	"flag"
 	"log"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"syscall"
@@ -19,13 +20,14 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to serve plain HTTP on")
 	url := flag.String("postgres", "postgres://127.0.0.1:5432/postgres", "PostgreSQL connection URL (or libpq key=value string)")
 	schema := flag.String("schema", "kapi", "the PostgreSQL schema the objects live in")
+	profiling := flag.Bool("pprof", false, "serve Go's profiles under /debug/pprof/ (for the load harness)")
 	flag.Parse()
-	if err := run(*addr, *url, *schema); err != nil {
+	if err := run(*addr, *url, *schema, *profiling); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(addr, url, schema string) error {
+func run(addr, url, schema string, profiling bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -48,6 +50,10 @@ func run(addr, url, schema string) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", api)
+	if profiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	}
 	server := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 
 	log.Printf("serving widgets.example.com/v1 and v1beta1 on http://%s, stored in PostgreSQL, schema %q", addr, schema)
