@@ -22,12 +22,19 @@ type body struct {
 	change int64
 	count  int
 	data   []byte // nil until a second list at change
-	// making is closed when the list making the items' bytes (see
-	// Share) is done; nil when none is. waited says a list waits for
-	// it; sighted that one made them before; noKeep that they are too
-	// large to keep.
-	making                  chan struct{}
+	// making is the list making the items' bytes (see Share); nil when
+	// none is. waited says a list waits for it; sighted that one made
+	// them before; noKeep that they are too large to keep.
+	making                  *making
 	waited, sighted, noKeep bool
+}
+
+// making is one list's making of a collection's bytes: done is closed
+// when it ends, data then holds what it joined (kept or not), for the
+// lists that waited to write.
+type making struct {
+	done chan struct{}
+	data []byte
 }
 
 const (
@@ -150,14 +157,17 @@ func (l *Bodies) dropStale() {
 func (l *Bodies) Share(ctx context.Context, prefix string, change int64, count int, makePieces func() ([][]byte, error), per int, open, close string) (data []byte, pieces [][]byte, err error) {
 	var b *body
 	for {
-		var wait <-chan struct{}
+		var wait *making
 		if data, b, wait = l.get(prefix, change, count); wait == nil {
 			break
 		}
 		select {
-		case <-wait:
+		case <-wait.done:
 		case <-ctx.Done():
 			return nil, nil, ctx.Err()
+		}
+		if wait.data != nil { // what the maker joined, kept or not (a full budget)
+			return wait.data, nil, nil
 		}
 	}
 	if data != nil {
@@ -183,7 +193,7 @@ func (l *Bodies) Share(ctx context.Context, prefix string, change int64, count i
 // them. A first sighting is recorded, with the caller making the bytes:
 // its making is open (b.making), which says done not to keep them unless
 // another list came meanwhile.
-func (l *Bodies) get(prefix string, change int64, count int) (data []byte, mk *body, wait <-chan struct{}) {
+func (l *Bodies) get(prefix string, change int64, count int) (data []byte, mk *body, wait *making) {
 	if l.budget == nil {
 		return nil, nil, nil
 	}
@@ -198,7 +208,7 @@ func (l *Bodies) get(prefix string, change int64, count int) (data []byte, mk *b
 			b.waited = true
 			return nil, nil, b.making
 		}
-		b.making = make(chan struct{}) // the second list: it keeps them
+		b.making = &making{done: make(chan struct{})} // the second list: it keeps them
 		return nil, b, nil
 	}
 	if b != nil {
@@ -223,14 +233,15 @@ func (l *Bodies) get(prefix string, change int64, count int) (data []byte, mk *b
 	if l.lists == nil {
 		l.lists = map[string]*body{}
 	}
-	b = &body{change: change, count: count, making: make(chan struct{})}
+	b = &body{change: change, count: count, making: &making{done: make(chan struct{})}}
 	l.lists[prefix] = b
 	return nil, b, nil
 }
 
 // done ends the making of b's bytes, keeping data if it is not nil and
-// the budget has room, and wakes the lists waiting for them; joined says
-// the maker was to keep them.
+// the budget has room, and wakes the lists waiting for them, which write
+// data whether it was kept or not; joined says the maker was to keep
+// them.
 func (l *Bodies) done(prefix string, b *body, data []byte, joined bool) {
 	if b == nil {
 		return
@@ -246,7 +257,8 @@ func (l *Bodies) done(prefix string, b *body, data []byte, joined bool) {
 	case joined && data == nil:
 		b.noKeep = true // too large to keep: the others make their own
 	}
-	close(b.making)
+	b.making.data = data
+	close(b.making.done)
 	b.making, b.waited, b.sighted = nil, false, true
 }
 

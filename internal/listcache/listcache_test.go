@@ -124,3 +124,63 @@ func TestShareWaitsForTheMaker(t *testing.T) {
 		t.Errorf("a later list got %q, the bytes made %d times", data, made)
 	}
 }
+
+// Lists waiting for a maker whose bytes the full budget cannot keep
+// write those bytes, rather than making them again one after another,
+// each the next maker of bytes the budget cannot keep either.
+func TestShareWithTheBudgetFull(t *testing.T) {
+	var budget Budget
+	var full, l Bodies
+	budget.Add(&full, func() int64 { return 1 })
+	budget.Add(&l, func() int64 { return 1 })
+	big := make([]byte, BodyMax-1)
+	for _, p := range []string{"/f/1", "/f/2", "/f/3", "/f/4"} { // the whole budget, kept and current
+		for range 2 {
+			if _, _, err := full.Share(context.Background(), p, 1, 1, func() ([][]byte, error) { return [][]byte{big}, nil }, 1, "", "x"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	made, release := make(chan struct{}, 4), make(chan struct{})
+	makePieces := func() ([][]byte, error) { made <- struct{}{}; <-release; return [][]byte{[]byte("a")}, nil }
+	waiting := func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		b := l.lists["/a"]
+		return b != nil && b.waited
+	}
+	done := make(chan []byte, 3)
+	share := func() {
+		data, pieces, err := l.Share(context.Background(), "/a", 1, 1, makePieces, 1, "<", ">")
+		if err != nil {
+			t.Error(err)
+		}
+		if data == nil {
+			data = Join(pieces, 1, "<", "", ">")
+		}
+		done <- data
+	}
+	go share() // the first sighting
+	<-made
+	release <- struct{}{}
+	<-done
+	go share() // the second list makes them, to keep
+	<-made
+	go share() // and two wait for it
+	go share()
+	for !waiting() {
+		runtime.Gosched()
+	}
+	close(release) // the budget has no room for what it joined
+	for range 3 {
+		if data := <-done; string(data) != "<a>" {
+			t.Errorf("a list wrote %q", data)
+		}
+	}
+	if n := len(made); n != 0 {
+		t.Errorf("the waiting lists made the bytes %d more times, want none", n)
+	}
+	if held := budget.Held(); held != 4*(BodyMax-1+1) {
+		t.Errorf("the budget holds %d bytes, want %d", held, 4*BodyMax)
+	}
+}

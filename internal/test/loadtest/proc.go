@@ -75,14 +75,7 @@ type procWatch struct {
 	finished chan struct{}
 }
 
-// watchProc starts following pid; it returns nil for pid 0 (the server is
-// not a local process, or its pid is unknown), and every method of a nil
-// procWatch reports nothing.
-func watchProc(pid int) *procWatch {
-	return watchProcAndStore(pid, storePIDs)
-}
-
-// watchTarget is watchProc of t's process, t's store's processes
+// watchTarget starts following t's process, t's store's processes
 // (t.StorePIDs) counted apart; without them, -store-pid's.
 func watchTarget(t *target) *procWatch {
 	store := t.StorePIDs
@@ -92,6 +85,9 @@ func watchTarget(t *target) *procWatch {
 	return watchProcAndStore(t.PID, store)
 }
 
+// watchProcAndStore starts following pid and the store's processes; it
+// returns nil for pid 0 (the server is not a local process, or its pid is
+// unknown), and every method of a nil procWatch reports nothing.
 func watchProcAndStore(pid int, store []int) *procWatch {
 	if pid <= 0 {
 		return nil
