@@ -115,7 +115,7 @@ const gatherRounds = 4
 func (s *Store) gather(b *revisionRead) {
 	r := &s.revisions
 	r.mu.Lock()
-	if r.next != nil { // others have asked already, for the next read
+	if r.next != nil || b.waiting == 0 { // others have asked already, for the next read; or b's callers left, its read cancelled
 		r.mu.Unlock()
 		return
 	}

@@ -216,3 +216,40 @@ func TestCloseEndsRevisionRead(t *testing.T) {
 		t.Errorf("a Revision after Close: %v, want ErrClosed", err)
 	}
 }
+
+// A read whose only caller gave up before it started is not opened to
+// later callers: they would get its cancellation though their contexts
+// are live. Tried many times: the caller that gives up must do so between
+// asking and the read's start.
+func TestRevisionReadLeftIsNotJoined(t *testing.T) {
+	s := mustStore(t, freshPrefix())
+	ctx := t.Context()
+	for i := range 2000 {
+		var wg sync.WaitGroup
+		var err error
+		wg.Go(func() { _, _ = s.Revision(&goneAfterAsking{Context: ctx}) })
+		wg.Go(func() { _, err = s.Revision(ctx) })
+		wg.Wait()
+		if err != nil {
+			t.Fatalf("try %d: a Revision with a live context: %v", i, err)
+		}
+	}
+}
+
+// goneAfterAsking is a context its caller cancels just after the store
+// looked at it: its first Err is nil, its Done already closed.
+type goneAfterAsking struct {
+	context.Context
+	errs atomic.Int64
+}
+
+var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+func (c *goneAfterAsking) Done() <-chan struct{} { return closedDone }
+
+func (c *goneAfterAsking) Err() error {
+	if c.errs.Add(1) == 1 {
+		return nil
+	}
+	return context.Canceled
+}
