@@ -11,13 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kapi-dev/kapi/actions"
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/apiserver/apiservertest"
 	"github.com/kapi-dev/kapi/fairness"
 )
 
 // The server of the flood test serves floodSeats requests at once, each
-// taking floodWork (its Table column waits this long, as a request waits
+// taking floodWork (its subresource work waits this long, as a request waits
 // for its storage): its capacity is floodSeats/floodWork, 80 requests a
 // second. The work is waiting rather than computing so that the capacity is
 // the server's, not that of the machine the test shares with its clients.
@@ -29,14 +30,20 @@ const (
 	floodInFlight = 256
 )
 
-// registerWork registers probes whose Table column takes floodWork.
+// registerWork registers probes whose subresource work takes floodWork
+// on every GET.
 func registerWork(s *apiserver.Server) error {
-	return apiserver.Register(s, apiserver.Resource[probe]{
+	if err := apiserver.Register(s, apiserver.Resource[probe]{
 		Group: "faults.example.com", Version: "v1", Kind: "Probe", Plural: "probes",
-		Columns: []apiserver.Column[probe]{{Name: "Mode", Type: "string", Value: func(p *probe) any {
+	}); err != nil {
+		return err
+	}
+	return actions.AddSubresource(s, actions.Subresource{
+		Group: "faults.example.com", Version: "v1", Resource: "probes", Name: "work",
+		Get: actions.Read(func(_ context.Context, req actions.Request) (*probe, error) {
 			time.Sleep(floodWork)
-			return p.Spec.Mode
-		}}},
+			return req.Object.(*probe), nil
+		}),
 	})
 }
 
@@ -83,7 +90,7 @@ func flood(t *testing.T, samples int, opts ...apiserver.Option) floodFigures {
 	flooder := &http.Client{Transport: floodTransport}
 
 	get := func(ctx context.Context, user string) (int, error) {
-		req := c.request(ctx, http.MethodGet, probes+"/p", nil, append(as(user), "Accept", probeTableAccept)...)
+		req := c.request(ctx, http.MethodGet, probes+"/p/work", nil, as(user)...)
 		hc := c.hc
 		if user == "flooder" {
 			hc = flooder

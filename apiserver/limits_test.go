@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/actions"
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/apiserver/apiservertest"
 	"github.com/kapi-dev/kapi/fairness"
@@ -39,7 +40,7 @@ const probes = "/apis/faults.example.com/v1/probes"
 // Modes of a probe.
 const (
 	modeBlockValidate = "block-validate" // Validate blocks, ignoring its context
-	modeBlockColumn   = "block-column"   // the Table column blocks
+	modeBlockColumn   = "block-column"   // the Table column blocks, once per object version; so does a GET of probes/NAME/hold, every time
 	modePanicValidate = "panic-validate"
 	modePanicDefault  = "panic-default"
 	modePanicColumn   = "panic-column"
@@ -82,7 +83,7 @@ func (h *hooks) wait(t testing.TB, n int) {
 
 func registerProbes(h *hooks) func(*apiserver.Server) error {
 	return func(s *apiserver.Server) error {
-		return apiserver.Register(s, apiserver.Resource[probe]{
+		if err := apiserver.Register(s, apiserver.Resource[probe]{
 			Group: "faults.example.com", Version: "v1", Kind: "Probe", Plural: "probes",
 			Default: func(p *probe) {
 				if p.Spec.Mode == modePanicDefault {
@@ -109,6 +110,20 @@ func registerProbes(h *hooks) func(*apiserver.Server) error {
 				}
 				return p.Spec.Mode
 			}}},
+		}); err != nil {
+			return err
+		}
+		// A read that blocks every time, taking a read-only slot or a seat
+		// (Table cells are made once per object version).
+		return actions.AddSubresource(s, actions.Subresource{
+			Group: "faults.example.com", Version: "v1", Resource: "probes", Name: "hold",
+			Get: actions.Read(func(_ context.Context, req actions.Request) (*probe, error) {
+				p := req.Object.(*probe)
+				if p.Spec.Mode == modeBlockColumn {
+					h.block(p.Name)
+				}
+				return p, nil
+			}),
 		})
 	}
 }
@@ -183,11 +198,11 @@ func TestInFlightCaps(t *testing.T) {
 	_, c := newProbeServer(t, h, apiserver.WithMaxRequestsInFlight(2), apiserver.WithMaxMutatingRequestsInFlight(2))
 	c.do(http.MethodPost, probes, probeBody("slow-read", modeBlockColumn)).mustCode(t, http.StatusCreated)
 
-	// Two writes and two Table reads hold every slot.
+	// Two writes and two reads hold every slot.
 	w1 := c.async(http.MethodPost, probes, probeBody("w1", modeBlockValidate))
 	w2 := c.async(http.MethodPost, probes, probeBody("w2", modeBlockValidate))
-	r1 := c.async(http.MethodGet, probes+"/slow-read", nil, "Accept", probeTableAccept)
-	r2 := c.async(http.MethodGet, probes+"/slow-read", nil, "Accept", probeTableAccept)
+	r1 := c.async(http.MethodGet, probes+"/slow-read/hold", nil)
+	r2 := c.async(http.MethodGet, probes+"/slow-read/hold", nil)
 	h.wait(t, 4)
 
 	cases := []struct {
@@ -252,7 +267,7 @@ func TestWatchCap(t *testing.T) {
 	h := newHooks()
 	_, c := newProbeServer(t, h, apiserver.WithMaxRequestsInFlight(1), apiserver.WithMaxWatches(2))
 	c.do(http.MethodPost, probes, probeBody("slow-read", modeBlockColumn)).mustCode(t, http.StatusCreated)
-	held := c.async(http.MethodGet, probes+"/slow-read", nil, "Accept", probeTableAccept)
+	held := c.async(http.MethodGet, probes+"/slow-read/hold", nil)
 	h.wait(t, 1) // the only read-only slot is taken
 
 	ws1 := c.watch(probes + "?watch=true")

@@ -27,7 +27,9 @@ type Column[T any] struct {
 	Priority int32
 	// Value returns the cell of obj: a string, bool, integer, float, or for
 	// a date a kapi.Time, *kapi.Time or time.Time; nil leaves it empty
-	// (kubectl prints <none>).
+	// (kubectl prints <none>). It is called once per version of an object
+	// and its cell kept, so it must depend on obj alone: return times as
+	// dates, which each Table shows as the age they are at that moment.
 	Value func(obj *T) any
 }
 
