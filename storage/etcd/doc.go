@@ -56,12 +56,23 @@
 // makes one read at a time, and every call made while one is in flight
 // waits for the next, one read for all of them, which starts after each
 // of them was called (so none misses a write acknowledged before it
-// asked). N concurrent consistent reads cost two reads of etcd, not N, as
-// kube-apiserver's consistent reads from its cache share their progress
-// requests. Before a read starts, the goroutines ready to run (requests
-// that have just come in) run first and may join it: with 8 clients
-// reading in a closed loop, one read of etcd served 4.4 GETs rather than
-// 3.4.
+// asked). N concurrent consistent reads cost two reads of etcd, not N
+// (kube-apiserver's consistent reads from its cache make one each, with
+// GetCurrentResourceVersion; what its cache shares is the progress
+// requests it sends while they wait). Before a read starts, the goroutines
+// ready to run (requests that have just come in) run first and may join
+// it: with 8 clients reading in a closed loop, one read of etcd served 4.4
+// GETs rather than 3.4.
+//
+// That read bounds a consistent GET: a linearizable read of one key,
+// measured one at a time on a loaded 2-core machine, cost etcd about
+// 330 µs of CPU and kapi's gRPC client about 250 µs, against about 85 µs
+// of kapi's for the whole of a GET at resourceVersion=0. An etcd watch
+// progress request costs a third to a half of that read
+// (BenchmarkRevisionRead), but its answer is not linearizable: etcd
+// answers with the revision the member serving the watch has applied,
+// without confirming it is current, and on a follower that can be behind a
+// write another member acknowledged.
 //
 // # History and compaction
 //

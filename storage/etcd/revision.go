@@ -23,9 +23,8 @@ const revisionTimeout = time.Minute
 // a time; those who ask meanwhile join the next, which starts when it
 // ends. A caller never takes the answer of a read that started before it
 // asked (that could miss a write it saw acknowledged): only of the next.
-// So N concurrent consistent reads cost two etcd round trips, not N, as
-// kube-apiserver's consistent reads from its cache share their progress
-// requests.
+// So N concurrent consistent reads cost two etcd round trips, not N
+// (kube-apiserver's make one each).
 type revisionReads struct {
 	mu       sync.Mutex
 	inFlight bool
