@@ -7,6 +7,8 @@ import (
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
+
+	"github.com/kapi-dev/kapi/storage"
 )
 
 // Commits reports how many write transactions s has committed: with
@@ -135,4 +137,4 @@ func HighWater(s *Store) (int64, error) { return s.highWater() }
 const PreallocAhead = preallocAhead
 
 // CountCap is how many keys after a page List counts at most.
-const CountCap = countCap
+const CountCap = storage.RemainingCountCap

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/kapi-dev/kapi/storage"
 )
 
 // Commits reports how many write transactions s has committed: with
@@ -98,4 +100,4 @@ func Check(s *Store) error {
 var CommitError = commitError
 
 // CountCap bounds the count of the keys after a page of a list.
-const CountCap = countCap
+const CountCap = storage.RemainingCountCap
