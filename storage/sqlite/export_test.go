@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/kapi-dev/kapi/storage"
 )
 
 // Commits reports how many write transactions s has committed: with
@@ -98,6 +96,3 @@ func Check(s *Store) error {
 
 // CommitError is how a failed commit is classified.
 var CommitError = commitError
-
-// CountCap bounds the count of the keys after a page of a list.
-const CountCap = storage.RemainingCountCap
