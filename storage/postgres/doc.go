@@ -97,9 +97,19 @@
 // window ends with [storage.ErrExpired], after Close with
 // [storage.ErrClosed].
 //
+// A store's own commits need no read: their revisions follow every
+// revision before them, all committed (the lock), so when the poller has
+// read up to the first of a batch's, the committer appends the batch's
+// events itself (each with the version it replaced, which the batch read
+// under the lock), as the log would give them, before its writers are
+// answered. Only a batch that follows another replica's write not yet
+// read is left to the poller. A write then costs PostgreSQL its commit's
+// two round trips and no third to read it back (TestOwnWritesNotReadBack).
+//
 // Every write transaction also calls pg_notify on the schema's channel, and
 // each store keeps one connection LISTENing to it: a notification wakes the
-// poller at once, and so do the store's own commits. Nothing depends on a
+// poller at once, and so does a commit of the store's own that it could
+// not follow. Nothing depends on a
 // notification arriving: the poller also reads the log every poll
 // interval ([WithPollInterval], 1s by default), so a lost notification
 // (or a listener that is reconnecting) delays an event by at most that. An
