@@ -157,6 +157,9 @@ func (s *Store) commit(batch []*request) {
 				r.rev, r.removed, r.err = 0, storage.KeyValue{}, err
 			}
 		}
+		// For what the listener passed over while the batch was under way
+		// (see listenOnce), and the batch itself if it may have committed.
+		s.pollSoon()
 		return
 	}
 	s.suspect.Store(false)
@@ -370,6 +373,9 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (last int64, 
 	// The statements and the COMMIT go out together: once they are sent,
 	// only the server's refusal of one of them (an error, after which it
 	// skips the rest) says the transaction did not commit.
+	if revs == nil {
+		s.committing.Store(rev)
+	}
 	results := conn.SendBatch(ctx, &b)
 	if s.config.afterSend != nil {
 		s.config.afterSend()

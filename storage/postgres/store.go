@@ -146,6 +146,11 @@ type Store struct {
 	// cleared by the next commit: while it is set, the committer pings
 	// its connection before sending a write on it (see commitBatch).
 	suspect atomic.Bool
+
+	// committing is the last revision of the batch the committer has
+	// sent: a notification up to it is of this store's own commit, whose
+	// events the committer gives the watchers (see listenOnce).
+	committing atomic.Int64
 }
 
 var _ storage.Interface = (*Store)(nil)

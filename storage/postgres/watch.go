@@ -249,9 +249,12 @@ func (s *Store) listenOnce() {
 			return
 		}
 		// A commit's notification names the revision it took the store
-		// to: one the poller has read already (this store's own, which
-		// it polls for as it commits) needs no read.
-		if rev, err := strconv.ParseInt(n.Payload, 10, 64); err == nil && rev <= s.recent.last() {
+		// to: one the poller has read already, or one of this store's
+		// own commits, which the committer follows itself or else wakes
+		// the poller for (even if it failed: it may pass over another
+		// replica's notification here), needs no read. The notification
+		// may come before the committer has read its COMMIT's answer.
+		if rev, err := strconv.ParseInt(n.Payload, 10, 64); err == nil && rev <= max(s.recent.last(), s.committing.Load()) {
 			continue
 		}
 		s.pollSoon()
