@@ -150,18 +150,25 @@ func (s *Store) commit(batch []*request) {
 	// waiting is told the outcome is unknown.
 	ctx, cancel := context.WithTimeoutCause(context.Background(), s.config.timeout, errStoreTimeout)
 	defer cancel()
-	last, err := s.commitBatch(ctx, batch)
+	last, fed, err := s.commitBatch(ctx, batch)
 	if err != nil {
 		for _, r := range batch {
 			if r.state.Load() != withdrawn { // whose writer has its own error
 				r.rev, r.removed, r.err = 0, storage.KeyValue{}, err
 			}
 		}
+		// For what the listener passed over while the batch was under way
+		// (see listenOnce), and the batch itself if it may have committed.
+		s.pollSoon()
 		return
 	}
 	s.suspect.Store(false)
 	if last != 0 {
-		s.pollSoon()
+		if fed {
+			s.wake()
+		} else {
+			s.pollSoon()
+		}
 		if last-s.recent.compactedAt() > s.config.history+s.compactionSlack() {
 			s.compactSoon()
 		}
@@ -189,10 +196,10 @@ func (l *logRows) add(rev int64, key string, value []byte, create, prev int64, d
 
 // commitBatch runs commit's transaction and returns its last revision, 0
 // if it wrote nothing.
-func (s *Store) commitBatch(ctx context.Context, batch []*request) (int64, error) {
+func (s *Store) commitBatch(ctx context.Context, batch []*request) (last int64, fed bool, err error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return 0, s.fail(ctx, err)
+		return 0, false, s.fail(ctx, err)
 	}
 	// A connection left in a transaction by an error is not reused: the
 	// pool closes it, which rolls the transaction back.
@@ -204,7 +211,7 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (int64, error
 	// that a write made while it is down fails as not applied.
 	if s.suspect.Load() {
 		if err := conn.Ping(ctx); err != nil {
-			return 0, s.fail(ctx, err)
+			return 0, false, s.fail(ctx, err)
 		}
 	}
 
@@ -229,7 +236,7 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (int64, error
 		}
 	}
 	if len(reqs) == 0 {
-		return 0, nil
+		return 0, false, nil
 	}
 
 	var (
@@ -268,7 +275,7 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (int64, error
 		return rows.Err()
 	})
 	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
-		return 0, s.fail(ctx, err)
+		return 0, false, s.fail(ctx, err)
 	}
 
 	// The requests in their order, each against the versions the earlier
@@ -277,6 +284,9 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (int64, error
 	var (
 		log     logRows
 		written = make(map[string]bool, len(reqs))
+		// The batch's events, as the poller would read them back from
+		// the log (see recent.follow).
+		events = make([]storage.Event, 0, len(reqs))
 	)
 	for _, r := range reqs {
 		cur := state[r.key]
@@ -301,20 +311,23 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (int64, error
 		case opCreate:
 			log.add(rev, r.key, r.value, rev, 0, false)
 			state[r.key] = version{value: r.value, create: rev, mod: rev, live: true}
+			events = append(events, storage.Event{Type: storage.Put, KeyValue: storage.KeyValue{Key: r.key, Value: r.value, CreateRevision: rev, ModRevision: rev}})
 		case opUpdate:
 			log.add(rev, r.key, r.value, cur.create, cur.mod, false)
 			state[r.key] = version{value: r.value, create: cur.create, mod: rev, live: true}
+			events = append(events, storage.Event{Type: storage.Put, KeyValue: storage.KeyValue{Key: r.key, Value: r.value, CreateRevision: cur.create, ModRevision: rev}, Prev: cur.value})
 		case opDelete:
 			log.add(rev, r.key, nil, cur.create, cur.mod, true)
 			r.removed = storage.KeyValue{Key: r.key, Value: cur.value, CreateRevision: cur.create, ModRevision: rev}
 			state[r.key] = version{}
+			events = append(events, storage.Event{Type: storage.Delete, KeyValue: storage.KeyValue{Key: r.key, Value: cur.value, CreateRevision: cur.create, ModRevision: rev}, Prev: cur.value})
 		}
 	}
 	if len(log.revs) == 0 {
 		if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
-			return 0, s.fail(ctx, err)
+			return 0, false, s.fail(ctx, err)
 		}
-		return 0, nil
+		return 0, false, nil
 	}
 
 	var (
@@ -344,10 +357,7 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (int64, error
 	if len(liveKeys) > 0 {
 		b.Queue(s.sql.upsertCurrent, liveKeys, liveValues, liveCreates, liveMods)
 	}
-	var (
-		last   int64
-		notice string
-	)
+	var notice string
 	if revs == nil { // the test switch leaves the counter alone: its lock would order the commits
 		b.Queue(s.sql.setRevision, rev)
 		notice = fmt.Sprint(rev)
@@ -363,12 +373,20 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (int64, error
 	// The statements and the COMMIT go out together: once they are sent,
 	// only the server's refusal of one of them (an error, after which it
 	// skips the rest) says the transaction did not commit.
+	if revs == nil {
+		s.committing.Store(rev)
+	}
 	results := conn.SendBatch(ctx, &b)
 	if s.config.afterSend != nil {
 		s.config.afterSend()
 	}
 	if err := results.Close(); err != nil {
-		return 0, outcomeUnknown(s.fail(ctx, err))
+		return 0, false, outcomeUnknown(s.fail(ctx, err))
 	}
-	return last, nil
+	// The batch's revisions follow every revision before them, all
+	// committed (see doc.go): if the poller has read up to the first of
+	// them, they are what its next read would bring, and the watchers
+	// have them at once, without that read. (Not so for the test switch's
+	// revisions, which need not follow the last one read.)
+	return last, revs == nil && s.recent.follow(events), nil
 }

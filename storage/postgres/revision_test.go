@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/kapi-dev/kapi/internal/leakcheck"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/storage/postgres"
@@ -145,5 +147,67 @@ func TestCloseWaitsForRevisionReads(t *testing.T) {
 	callers.Wait()
 	if _, err := s.Revision(t.Context()); !errors.Is(err, storage.ErrClosed) {
 		t.Errorf("Revision after Close: %v, want ErrClosed", err)
+	}
+}
+
+// blockFirstRead is a tracer that holds the first revision query it sees,
+// before it is sent, until a second one starts.
+type blockFirstRead struct {
+	armed   atomic.Bool
+	started atomic.Int32
+	first   chan struct{} // closed when the first is held
+	second  chan struct{} // closed when a second starts
+}
+
+func (b *blockFirstRead) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	if !b.armed.Load() || !strings.Contains(data.SQL, "CROSS JOIN") {
+		return ctx
+	}
+	switch b.started.Add(1) {
+	case 1:
+		close(b.first)
+		select {
+		case <-b.second:
+		case <-ctx.Done():
+		}
+	case 2:
+		close(b.second)
+	}
+	return ctx
+}
+
+func (b *blockFirstRead) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// TestRevisionReadsOverlap: a call of Revision made while a query is under
+// way does not wait for it to end (it may not take its answer, which may
+// predate the call): a query of its own starts at once, up to a few at a
+// time. Before, a single reader made one query at a time, and a call made
+// during one waited for it and then for its own: twice the round trip. The
+// first query is held before it is sent until a second starts; with one
+// query at a time the second never would, and the first call would wait
+// until its context ended.
+func TestRevisionReadsOverlap(t *testing.T) {
+	tr := &blockFirstRead{first: make(chan struct{}), second: make(chan struct{})}
+	s := mustStore(t, freshSchema(t), postgres.WithTracer(tr))
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // a hang fails below
+	defer cancel()
+	tr.armed.Store(true)
+	firstDone := make(chan error, 1)
+	go func() {
+		_, err := s.Revision(ctx)
+		firstDone <- err
+	}()
+	select {
+	case <-tr.first:
+	case <-ctx.Done():
+		t.Fatal("no revision query started")
+	}
+	// The first call's query is under way (held); this call needs a query
+	// of its own.
+	if _, err := s.Revision(ctx); err != nil {
+		t.Fatalf("a call made while a query was under way: %v (it waited for that query)", err)
+	}
+	if err := <-firstDone; err != nil {
+		t.Fatalf("the first call: %v (its query was held until a second started: none did while it was under way)", err)
 	}
 }

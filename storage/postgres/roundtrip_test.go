@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -222,5 +223,83 @@ func TestRemainingIsBounded(t *testing.T) {
 				t.Errorf("at %d from %q: %d items, Remaining %d; want 100, %d", at, tc.start, len(res.Items), res.Remaining, tc.remaining)
 			}
 		}
+	}
+}
+
+// TestOwnWritesNotReadBack: the events of a store's own commits reach its
+// watchers from the committer, without a read of the log per commit
+// (before, the poller read each batch back: a query per commit, as much
+// PostgreSQL work as the write's own statements). A write of another
+// store on the schema, between two of this store's, is read from the log,
+// and its events and this store's reach the watcher in revision order,
+// each as the log holds it. The poll interval is an hour, so that no
+// timed poll counts.
+func TestOwnWritesNotReadBack(t *testing.T) {
+	schema := freshSchema(t)
+	tr := &roundTrips{}
+	s := mustStore(t, schema, postgres.WithTracer(tr), postgres.WithPollInterval(time.Hour))
+	other := mustStore(t, schema, postgres.WithPollInterval(time.Hour))
+	ctx := t.Context()
+	start, err := s.Revision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := s.Watch(ctx, "/k/", start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := func() storage.Event {
+		t.Helper()
+		select {
+		case ev := <-events:
+			if ev.Err != nil {
+				t.Fatal(ev.Err)
+			}
+			return ev
+		case <-ctx.Done():
+			t.Fatal("no event")
+		}
+		return storage.Event{}
+	}
+	check := func(ev storage.Event, typ storage.EventType, key, value, prev string, rev int64) {
+		t.Helper()
+		if ev.Type != typ || ev.Key != key || string(ev.Value) != value || string(ev.Prev) != prev || ev.ModRevision != rev {
+			t.Errorf("event %v %s=%q prev %q at %d, want %v %s=%q prev %q at %d", ev.Type, ev.Key, ev.Value, ev.Prev, ev.ModRevision, typ, key, value, prev, rev)
+		}
+	}
+	tr.take()
+	const n = 30
+	for i := range n {
+		key := fmt.Sprintf("/k/%d", i)
+		rev, err := s.Create(ctx, key, []byte("a"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(next(), storage.Put, key, "a", "", rev)
+		if i == n/2 { // another replica's write, which this store's committer does not know
+			orev, err := other.Update(ctx, key, []byte("o"), rev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(next(), storage.Put, key, "o", "a", orev)
+		}
+		prev := map[bool]string{false: "a", true: "o"}[i == n/2]
+		if rev, err = s.Update(ctx, key, []byte("b"), 0); err != nil {
+			t.Fatal(err)
+		}
+		check(next(), storage.Put, key, "b", prev, rev)
+		removed, err := s.Delete(ctx, key, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(next(), storage.Delete, key, "b", "b", removed.ModRevision)
+	}
+	polls := tr.take("WHERE rev > $1 ORDER BY rev LIMIT $2")
+	t.Logf("%d writes of this store's, one of another's: %d reads of the log", 3*n, len(polls))
+	// The other store's write needs one; its notification, and this
+	// store's own, may wake the poller now and then before the committer
+	// has passed it its batch.
+	if len(polls) > n/3 {
+		t.Errorf("%d writes made one at a time took %d reads of the log, want few: a commit's events come from the committer", 3*n, len(polls))
 	}
 }

@@ -146,6 +146,11 @@ type Store struct {
 	// cleared by the next commit: while it is set, the committer pings
 	// its connection before sending a write on it (see commitBatch).
 	suspect atomic.Bool
+
+	// committing is the last revision of the batch the committer has
+	// sent: a notification up to it is of this store's own commit, whose
+	// events the committer gives the watchers (see listenOnce).
+	committing atomic.Int64
 }
 
 var _ storage.Interface = (*Store)(nil)
@@ -154,7 +159,7 @@ var _ storage.Interface = (*Store)(nil)
 // string or URL, as pgx parses it), creates the store's schema and tables
 // there if this is the first store on them, and starts the store's
 // goroutines: the committer, the log's poller, its listener, the
-// compactor and the reader of the revision for Revision. Close the store to stop them and close its connections.
+// compactor and the readers of the revision for Revision. Close the store to stop them and close its connections.
 func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	c := config{schema: defaultSchema, history: defaultHistory, pollInterval: defaultPollInterval, timeout: defaultTimeout}
 	for _, opt := range opts {
@@ -217,8 +222,11 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	s.bg, s.stopBG = context.WithCancel(context.Background())
 	s.queue = groupcommit.New(groupcommit.Config[*request]{MaxBatch: maxBatch, Commit: s.commit, Linger: lingerFor}, s.closing)
 	s.revisions.wake = make(chan struct{}, 1)
-	for _, loop := range []func(){s.queue.Run, s.pollLoop, s.listenLoop, s.compactLoop, s.readRevisions} {
+	for _, loop := range []func(){s.queue.Run, s.pollLoop, s.listenLoop, s.compactLoop} {
 		s.goroutines.Go(loop)
+	}
+	for range revisionReaders {
+		s.goroutines.Go(s.readRevisions)
 	}
 	return s, nil
 }
@@ -399,10 +407,15 @@ func prefixEnd(prefix string) []byte {
 // Revision returns the revision of the store's last write.
 //
 // Every consistent read of a kapi server asks for it, so concurrent calls
-// share one query: a call joins the next query that starts after it was
-// made (never one already under way, whose answer may predate the call),
-// and every call waiting when a query starts gets its answer. Under load
-// that is one round trip for all the reads waiting at that moment, as
+// share queries: a call joins the next query that starts after it was made
+// (never one already under way, whose answer may predate the call: a
+// write acknowledged, by any replica, after that query's snapshot and
+// before the call would be missed), and every call waiting when a query
+// starts gets its answer. Up to revisionReaders queries are under way at
+// once, so that a call made during one starts its own at once instead of
+// waiting for it to end first; once that many are, the calls made
+// meanwhile wait for the first to end and share the next. Under load that
+// is one round trip for all the reads waiting at that moment, as
 // kube-apiserver's consistent reads from its cache share their progress
 // requests to etcd.
 func (s *Store) Revision(ctx context.Context) (int64, error) {
@@ -427,6 +440,14 @@ func (s *Store) Revision(ctx context.Context) (int64, error) {
 	}
 }
 
+// revisionReaders is how many revision queries may be under way at once:
+// each a goroutine of readRevisions. Measured in alternated rounds of
+// consistent GETs (8 connections; 1, 2 and 4 beside the memory backend,
+// load 10-12): 4 served 3,226-3,540 GETs/s at a median of 1.2-1.3 ms,
+// against 2,335-2,921/s at 1.9-2.2 ms for one at a time, for 66-71 µs
+// of PostgreSQL's CPU per GET against 28-32.
+const revisionReaders = 4
+
 // revisionReads are the calls of Revision waiting for the next query.
 type revisionReads struct {
 	mu      sync.Mutex
@@ -450,7 +471,7 @@ type revisionAnswer struct {
 }
 
 // readRevisions reads the revision for the calls waiting, whenever some
-// are. It runs from Open until Close, and answers the calls still waiting
+// are; revisionReaders of them run, each one query at a time. Each runs from Open until Close, and answers the calls still waiting
 // then with ErrClosed. Its queries are bounded by the store's timeout, not
 // by any one caller's context: a caller that stops waiting leaves the
 // others theirs.

@@ -249,9 +249,12 @@ func (s *Store) listenOnce() {
 			return
 		}
 		// A commit's notification names the revision it took the store
-		// to: one the poller has read already (this store's own, which
-		// it polls for as it commits) needs no read.
-		if rev, err := strconv.ParseInt(n.Payload, 10, 64); err == nil && rev <= s.recent.last() {
+		// to: one the poller has read already, or one of this store's
+		// own commits, which the committer follows itself or else wakes
+		// the poller for (even if it failed: it may pass over another
+		// replica's notification here), needs no read. The notification
+		// may come before the committer has read its COMMIT's answer.
+		if rev, err := strconv.ParseInt(n.Payload, 10, 64); err == nil && rev <= max(s.recent.last(), s.committing.Load()) {
 			continue
 		}
 		s.pollSoon()
@@ -325,11 +328,34 @@ func (r *recent) setCompacted(c int64) {
 	r.compacted = max(r.compacted, c)
 }
 
-// add appends the events the poller read, in revision order.
+// add appends the events the poller read, in revision order, but those
+// the committer added while the read was under way (see follow).
 func (r *recent) add(evs []storage.Event, compacted int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.compacted = max(r.compacted, compacted)
+	for len(evs) > 0 && evs[0].ModRevision <= r.rev {
+		evs = evs[1:]
+	}
+	r.appendLocked(evs)
+}
+
+// follow appends the events of a batch this store has just committed, in
+// revision order, if they follow the last revision read: the committer's
+// own writes need no read of the log. It says whether it did; if not (a
+// write of another replica between, not yet read), the poller reads them
+// all.
+func (r *recent) follow(evs []storage.Event) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(evs) == 0 || evs[0].ModRevision != r.rev+1 {
+		return false
+	}
+	r.appendLocked(evs)
+	return true
+}
+
+func (r *recent) appendLocked(evs []storage.Event) {
 	if len(evs) == 0 {
 		return
 	}

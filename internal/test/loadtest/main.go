@@ -83,7 +83,7 @@ func mainErr() error {
 		wCurveDur = flag.Duration("watchers-curve-duration", 10*time.Second, "how long the writer writes at each point of the watchers workload")
 
 		jsonOut    = flag.String("json", "", "write the results as JSON to `file` (- for stdout)")
-		cpuProfile = flag.String("cpuprofile", "", "write the harness's own CPU profile to `file` (is the client the bottleneck?)")
+		cpuProfile = flag.String("cpuprofile", "", "write this process's CPU profile to `file`: the harness's (is the client the bottleneck?) or a -serve-ceiling server's")
 		report     = flag.String("report", "", "write the report, in Markdown, to `file` (e.g. BENCHMARKS.md); profiles the server on every missed target")
 	)
 	flag.Parse()
@@ -93,6 +93,18 @@ func mainErr() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	// Before the servers too: the PostgreSQL-only server's profile is
+	// compared with kapi's.
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	switch {
 	case *servePG != "":
 		return servePostgres(ctx, *servePG)
@@ -126,17 +138,6 @@ func mainErr() error {
 		}
 		defer closeAPI()
 		return serve(ctx, *serveKapi, h)
-	}
-
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			return err
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
 	}
 
 	curve, err := parseInts(*kindsList)
