@@ -238,14 +238,6 @@ func (rq *request) storedListPieces(items []*watch.Item, pieces [][]byte) ([][]b
 	return pieces, nil
 }
 
-// elementSlices are reused for lists' elements: a LIST of 10,000 objects
-// then allocates nothing in proportion to its length but its items.
-var elementSlices = sync.Pool{New: func() any { return new([][]byte) }}
-
-// pooledElementsMax is the longest slice of elements the pool keeps: the
-// three pieces of each of 10,000 objects.
-const pooledElementsMax = 3 * 10_000
-
 // writeList writes a list response. A list that is a concatenation of its
 // items' cached elements (JSON, protobuf, CBOR) is streamed from them with
 // its length known up front: assembling it first cost a copy of the whole
@@ -268,15 +260,8 @@ func (rq *request) writeList(meta kapi.ListMeta, items []*watch.Item) error {
 		rq.writeEncoded(http.StatusOK, data)
 		return nil
 	}
-	pooled := elementSlices.Get().(*[][]byte)
-	defer func() {
-		if cap(*pooled) > pooledElementsMax {
-			return // nor the slice of a list of a hundred thousand objects
-		}
-		clear(*pooled) // the pool must not keep old versions' bytes alive
-		*pooled = (*pooled)[:0]
-		elementSlices.Put(pooled)
-	}()
+	pooled := splice.Pieces(3 * len(items))
+	defer splice.Release(pooled)
 	var body *codec.ListBody
 	var joined, pieces [][]byte
 	var err error

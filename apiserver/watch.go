@@ -190,7 +190,7 @@ func (rq *request) writeInitial(ctx context.Context, watcher *watch.Watcher) err
 	}
 	open, close := string(codec.AppendJSONEventOpen(nil, string(watch.Added))), codec.JSONEventClose
 	items, whole := watcher.TakeInitial()
-	makePieces := func() ([][]byte, error) { return rq.storedListPieces(items, nil) }
+	makePieces := func() ([][]byte, error) { return rq.storedListPieces(items, make([][]byte, 0, 3*len(items))) }
 	var data []byte
 	var pieces [][]byte
 	var err error

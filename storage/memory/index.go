@@ -8,35 +8,82 @@ import (
 	"github.com/kapi-dev/kapi/storage"
 )
 
-// version is one write of one key.
+// version is one write of one key. A tombstone (the key was deleted at
+// rev) has no create: revisions start above 0.
 type version struct {
-	rev     int64 // the write's revision: the version's ModRevision
-	create  int64 // CreateRevision of the key's current life
-	value   []byte
-	deleted bool // a tombstone: the key was deleted at rev
+	rev    int64 // the write's revision: the version's ModRevision
+	create int64 // CreateRevision of the key's current life; 0 for a tombstone
+	value  []byte
 }
+
+func (v version) deleted() bool { return v.create == 0 }
 
 func (v version) keyValue(key string) storage.KeyValue {
 	return storage.KeyValue{Key: key, Value: v.value, CreateRevision: v.create, ModRevision: v.rev}
 }
 
-// record is a key and the versions of it reads in the window may still see,
-// oldest first. A record in the index has at least one version.
+// record is a key and the versions of it reads in the window may still see:
+// the latest, and the older ones (oldest first) behind a pointer that is
+// nil for a key written once since the window's start, as most keys are.
+// So a record is 64 bytes, one allocation: with every version in a slice
+// it was two of 48, 10 MB of a hundred thousand widgets' 130 MB of live
+// heap.
 type record struct {
-	key      string
-	versions []version
+	key   string
+	last  version
+	older *[]version
 }
 
-func (r *record) latest() version { return r.versions[len(r.versions)-1] }
+func (r *record) latest() version { return r.last }
 
 // live reports whether the key exists at the latest revision.
-func (r *record) live() bool { return !r.latest().deleted }
+func (r *record) live() bool { return !r.last.deleted() }
+
+// count is how many versions the record holds, and version the i-th
+// oldest.
+func (r *record) count() int {
+	if r.older == nil {
+		return 1
+	}
+	return len(*r.older) + 1
+}
+
+func (r *record) version(i int) version {
+	if r.older != nil && i < len(*r.older) {
+		return (*r.older)[i]
+	}
+	return r.last
+}
+
+// add makes v the latest version.
+func (r *record) add(v version) {
+	if r.older == nil {
+		r.older = new([]version)
+	}
+	*r.older = append(*r.older, r.last)
+	r.last = v
+}
+
+// dropOldest drops the n oldest versions, fewer than count.
+//
+// Reslicing rather than shifting the rest down keeps this O(versions
+// dropped) for a key written at every revision; append reclaims the space
+// in front when it next grows the slice.
+func (r *record) dropOldest(n int) {
+	older := *r.older
+	clear(older[:n])
+	if older = older[n:]; len(older) == 0 {
+		r.older = nil
+		return
+	}
+	*r.older = older
+}
 
 // at returns the version of the key at revision rev, if it existed then.
 func (r *record) at(rev int64) (version, bool) {
-	for i := len(r.versions) - 1; i >= 0; i-- {
-		if v := r.versions[i]; v.rev <= rev {
-			return v, !v.deleted
+	for i := r.count() - 1; i >= 0; i-- {
+		if v := r.version(i); v.rev <= rev {
+			return v, !v.deleted()
 		}
 	}
 	return version{}, false

@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"slices"
 	"testing"
+	"unsafe"
 )
 
 // The index must list exactly its keys in order from any start, through
@@ -58,5 +59,13 @@ func TestKeyIndexAgainstSortedKeys(t *testing.T) {
 	}
 	if len(ix.blocks) != 0 {
 		t.Fatalf("%d blocks left", len(ix.blocks))
+	}
+}
+
+// A record is one allocation of 64 bytes: a key written once (most keys)
+// keeps its one version in it, and older versions only behind a pointer.
+func TestRecordSize(t *testing.T) {
+	if n := unsafe.Sizeof(record{}); n > 64 {
+		t.Fatalf("a record is %d bytes, want at most 64 (a size class up costs every key)", n)
 	}
 }

@@ -167,12 +167,12 @@ func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, er
 	if r != nil && r.live() {
 		return 0, storage.ErrExists
 	}
-	if r == nil {
-		r = &record{key: key}
-		s.keys.put(r)
-	}
 	rev := s.rev + 1
-	r.versions = append(r.versions, version{rev: rev, create: rev, value: value})
+	if v := (version{rev: rev, create: rev, value: value}); r == nil {
+		s.keys.put(&record{key: key, last: v})
+	} else {
+		r.add(v)
+	}
 	s.commit(storage.Event{
 		Type:     storage.Put,
 		KeyValue: storage.KeyValue{Key: key, Value: value, CreateRevision: rev, ModRevision: rev},
@@ -193,7 +193,7 @@ func (s *Store) Update(ctx context.Context, key string, value []byte, expect int
 		return 0, err
 	}
 	rev := s.rev + 1
-	r.versions = append(r.versions, version{rev: rev, create: cur.create, value: value})
+	r.add(version{rev: rev, create: cur.create, value: value})
 	s.heldBytes += int64(len(cur.value))
 	s.commit(storage.Event{
 		Type:     storage.Put,
@@ -217,7 +217,7 @@ func (s *Store) Delete(ctx context.Context, key string, expect int64) (storage.K
 		return storage.KeyValue{}, err
 	}
 	rev := s.rev + 1
-	r.versions = append(r.versions, version{rev: rev, create: cur.create, deleted: true})
+	r.add(version{rev: rev}) // a tombstone
 	s.heldBytes += int64(len(cur.value))
 	removed := storage.KeyValue{Key: key, Value: cur.value, CreateRevision: cur.create, ModRevision: rev}
 	s.commit(storage.Event{Type: storage.Delete, KeyValue: removed, Prev: prevValue(cur.value)})
@@ -364,30 +364,27 @@ func (s *Store) compact(c int64) {
 // A key left without versions leaves the index.
 func (s *Store) prune(key string, c int64) {
 	r := s.keys.get(key)
-	if r == nil || r.versions[0].rev > c {
+	if r == nil || r.version(0).rev > c {
 		return
 	}
-	i := 0
-	for i+1 < len(r.versions) && r.versions[i+1].rev <= c {
+	n, i := r.count(), 0
+	for i+1 < n && r.version(i+1).rev <= c {
 		i++
 	}
-	if r.versions[i].deleted {
+	if r.version(i).deleted() {
 		i++
 	}
 	if i == 0 {
 		return
 	}
-	for _, v := range r.versions[:i] {
-		s.heldBytes -= int64(len(v.value)) // none of them was the latest
+	for j := range i {
+		s.heldBytes -= int64(len(r.version(j).value)) // none was the latest but a tombstone's nil
 	}
-	// Reslicing rather than shifting the rest down keeps this O(versions
-	// dropped) for a key written at every revision; append reclaims the
-	// space in front when it next grows the slice.
-	clear(r.versions[:i])
-	r.versions = r.versions[i:]
-	if len(r.versions) == 0 {
+	if i == n {
 		s.keys.delete(key)
+		return
 	}
+	r.dropOldest(i)
 }
 
 // wake wakes the watchers waiting for a write. The caller holds the write
