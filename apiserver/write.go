@@ -235,11 +235,11 @@ func (v storedValue) unchanged(next, cur kapi.Object, stored []byte) (bool, erro
 	if !v.bare {
 		return bytes.Equal(v.bytes, stored), nil
 	}
-	managed := next.GetObjectMeta().ManagedFields
-	if deepequal.Values(reflect.ValueOf(managed), reflect.ValueOf(cur.GetObjectMeta().ManagedFields)) {
+	managed := &next.GetObjectMeta().ManagedFields // through pointers: a slice in an interface is an allocation
+	if deepequal.Values(reflect.ValueOf(managed).Elem(), reflect.ValueOf(&cur.GetObjectMeta().ManagedFields).Elem()) {
 		return splice.EqualUnmanaged(v.bytes, stored), nil
 	}
-	full, ok, err := splice.WithManagedFields(v.bytes, managed)
+	full, ok, err := splice.WithManagedFields(v.bytes, *managed)
 	if !ok || err != nil {
 		return false, err
 	}
