@@ -38,7 +38,6 @@ type sample struct {
 	Anys    []any
 	Tree    *node
 	Bytes   []byte
-	hidden  []string
 	Float   float64
 	Fn      func()
 	PtrPtr  **string
@@ -188,6 +187,23 @@ func TestCycle(t *testing.T) {
 		a, b := reflect.ValueOf(c.a).Elem(), reflect.ValueOf(c.b).Elem()
 		if got, want := deepequal.Values(a, b), reflect.DeepEqual(c.a, c.b); got != want {
 			t.Errorf("%s, %s: Values says %v, reflect.DeepEqual %v", c.a.Name, c.b.Name, got, want)
+		}
+	}
+}
+
+// Unexported fields are compared too, as reflect.DeepEqual compares them.
+func TestUnexported(t *testing.T) {
+	type withHidden struct {
+		N      int
+		hidden []string
+	}
+	for _, c := range []struct{ a, b withHidden }{
+		{withHidden{hidden: []string{"a"}}, withHidden{hidden: []string{"a"}}},
+		{withHidden{hidden: []string{"a"}}, withHidden{hidden: []string{"b"}}},
+		{withHidden{hidden: []string{}}, withHidden{}},
+	} {
+		if got, want := deepequal.Values(reflect.ValueOf(&c.a).Elem(), reflect.ValueOf(&c.b).Elem()), reflect.DeepEqual(c.a, c.b); got != want {
+			t.Errorf("%#v, %#v: Values says %v, reflect.DeepEqual %v", c.a, c.b, got, want)
 		}
 	}
 }
