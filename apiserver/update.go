@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/internal/deepcopy"
+	"github.com/kapi-dev/kapi/internal/deepequal"
 	"github.com/kapi-dev/kapi/internal/jsonimage"
 	"github.com/kapi-dev/kapi/storage"
 )
@@ -287,14 +289,11 @@ func (r *resource) specChanged(a, b kapi.Object) (bool, error) {
 	sa, sb := r.withoutMetaAndStatus(a), r.withoutMetaAndStatus(b)
 	if im := r.objType.image; im != nil && reflect.TypeOf(a).Elem() == r.objType.typ && reflect.TypeOf(b).Elem() == r.objType.typ &&
 		im.Is(reflect.ValueOf(sa).Elem()) && im.Is(reflect.ValueOf(sb).Elem()) {
-		return !reflect.DeepEqual(sa, sb), nil
+		return !deepequal.Values(reflect.ValueOf(sa).Elem(), reflect.ValueOf(sb).Elem()), nil
 	}
-	ja, err := json.Marshal(sa)
-	if err != nil {
-		return false, err
-	}
-	jb, err := json.Marshal(sb)
-	if err != nil {
+	ja, errA := json.Marshal(sa)
+	jb, errB := json.Marshal(sb)
+	if err := cmp.Or(errA, errB); err != nil {
 		return false, err
 	}
 	return !bytes.Equal(ja, jb), nil
@@ -353,7 +352,7 @@ func (r *resource) specFieldsChanged(a, b kapi.Object) (changed, told bool) {
 		}
 	}
 	for _, f := range r.specFields {
-		if !reflect.DeepEqual(va.Field(f.index).Addr().Interface(), vb.Field(f.index).Addr().Interface()) {
+		if !deepequal.Values(va.Field(f.index), vb.Field(f.index)) {
 			return true, true
 		}
 	}
@@ -364,8 +363,7 @@ func (r *resource) withoutMetaAndStatus(obj kapi.Object) kapi.Object {
 	c := shallowCopy(obj)
 	*c.GetObjectMeta() = kapi.ObjectMeta{}
 	if r.statusField != nil {
-		v := r.statusValue(c)
-		v.Set(reflect.Zero(v.Type()))
+		r.statusValue(c).SetZero()
 	}
 	return c
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/internal/deepequal"
 	"github.com/kapi-dev/kapi/internal/jsonwrite"
 	"github.com/kapi-dev/kapi/internal/names"
 	"github.com/kapi-dev/kapi/internal/splice"
@@ -94,8 +95,7 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object, rec manage
 	meta.ResourceVersion = ""
 	meta.DeletionTimestamp, meta.DeletionGracePeriodSeconds = nil, nil
 	if res.statusField != nil {
-		v := res.statusValue(obj)
-		v.Set(reflect.Zero(v.Type()))
+		res.statusValue(obj).SetZero()
 	}
 	if res.defaulter != nil {
 		res.defaulter(obj) // in the request's version
@@ -235,11 +235,11 @@ func (v storedValue) unchanged(next, cur kapi.Object, stored []byte) (bool, erro
 	if !v.bare {
 		return bytes.Equal(v.bytes, stored), nil
 	}
-	managed := next.GetObjectMeta().ManagedFields
-	if reflect.DeepEqual(managed, cur.GetObjectMeta().ManagedFields) {
+	managed := &next.GetObjectMeta().ManagedFields // through pointers: a slice in an interface is an allocation
+	if deepequal.Values(reflect.ValueOf(managed).Elem(), reflect.ValueOf(&cur.GetObjectMeta().ManagedFields).Elem()) {
 		return splice.EqualUnmanaged(v.bytes, stored), nil
 	}
-	full, ok, err := splice.WithManagedFields(v.bytes, managed)
+	full, ok, err := splice.WithManagedFields(v.bytes, *managed)
 	if !ok || err != nil {
 		return false, err
 	}

@@ -230,13 +230,9 @@ func (s *Schema) updateStored(old, new []byte, managed []kapi.ManagedFieldsEntry
 	if len(old) == 0 || len(managed) == 0 {
 		return nil, false
 	}
-	ms, err := decodeManagers(managed)
-	if err != nil || len(ms) == 0 {
-		return nil, false
-	}
 	if opts.Convert != nil {
-		for _, m := range ms {
-			if m.apiVersion != opts.APIVersion {
+		for _, e := range managed {
+			if e.APIVersion != opts.APIVersion {
 				return nil, false // compared in its version, which needs the objects
 			}
 		}
@@ -247,6 +243,13 @@ func (s *Schema) updateStored(old, new []byte, managed []kapi.ManagedFieldsEntry
 	}
 	if opts.Now.IsZero() {
 		opts.Now = kapi.Now()
+	}
+	if out, ok := updateKept(&c, managed, opts); ok {
+		return out, true
+	}
+	ms, err := decodeManagers(managed)
+	if err != nil || len(ms) == 0 {
+		return nil, false
 	}
 	s.record(&c, nil, nil, ms, opts)
 	return ms.encode(), true

@@ -128,6 +128,12 @@ func (ms managerSet) encode() []kapi.ManagedFieldsEntry {
 		}
 		out = append(out, e)
 	}
+	sortEntries(out)
+	return out
+}
+
+// sortEntries puts entries in kube-apiserver's order (see encode).
+func sortEntries(out []kapi.ManagedFieldsEntry) {
 	sort.Slice(out, func(i, j int) bool {
 		p, q := out[i], out[j]
 		if p.Operation != q.Operation {
@@ -144,7 +150,6 @@ func (ms managerSet) encode() []kapi.ManagedFieldsEntry {
 		}
 		return p.Subresource < q.Subresource
 	})
-	return out
 }
 
 func unixSeconds(t *kapi.Time) int64 {

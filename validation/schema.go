@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/kapi-dev/kapi/internal/deepequal"
 	"github.com/kapi-dev/kapi/internal/jsonfields"
 )
 
@@ -536,18 +537,17 @@ func numbers(v any) any {
 	return v
 }
 
-// equal compares a field's new and old values deeply, through pointers to
-// them where it can (no copy of a large struct).
+// equal compares a field's new and old values deeply, as reflect.DeepEqual
+// of pointers to them where it can (no copy of a large struct), by a
+// comparison compiled for their type: the ratcheting of every field of
+// every update asks it.
 func equal(a, b reflect.Value) bool {
 	switch a.Kind() {
 	case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
 		return a.Equal(b)
 	}
-	if a.CanAddr() && b.CanAddr() {
-		return reflect.DeepEqual(a.Addr().Interface(), b.Addr().Interface())
-	}
-	return reflect.DeepEqual(a.Interface(), b.Interface())
+	return deepequal.Values(a, b)
 }
 
 // fieldPath is the JSON path of the value a walk is at, spec.ports[1].name,

@@ -420,3 +420,27 @@ func TestRatcheting(t *testing.T) {
 		t.Errorf("got %q, want spec.color required", got)
 	}
 }
+
+// BenchmarkRatcheting is the checks of an update that changed one field of
+// a typical object: each field with a rule is compared with its old value
+// (ratcheting), the spec whole and then field by field.
+func BenchmarkRatcheting(b *testing.B) {
+	s, err := validation.For(reflect.TypeFor[Gizmo]())
+	if err != nil {
+		b.Fatal(err)
+	}
+	gizmo := func(port int32) *Gizmo {
+		g := valid()
+		g.Spec.Name, g.Spec.Address, g.Spec.Steps, g.Spec.Port = "abc", "10.0.0.1", []string{"a"}, port
+		g.Spec.Parts = []Part{{Name: "a"}, {Name: "b"}, {Name: "c"}}
+		g.Spec.Labels = map[string]string{"app": "shop", "tier": "web", "team": "storefront"}
+		return g
+	}
+	old, g := gizmo(80), gizmo(8080)
+	b.ReportAllocs()
+	for b.Loop() {
+		if errs := s.Validate(g, old); len(errs) > 0 {
+			b.Fatal(messages(errs))
+		}
+	}
+}

@@ -1,0 +1,78 @@
+package patch
+
+import (
+	"bytes"
+
+	"github.com/kapi-dev/kapi"
+)
+
+// updateKept is record's usual write, made without a managerSet: the
+// writer's Update entry owns every field the write changed already
+// (ownsAlready) and no other entry owns one it changed or removed, so that
+// every entry stays as it was read but for the writer's time. A client
+// writing its own object again does no more than that, and reading the
+// entries into a managerSet, recording and encoding them again was a
+// third of recording its write. ok false for anything else (an entry
+// record would change, drop or fold, or that decodeManagers refuses or
+// reads twice): the caller records it. The result is record's, entry for
+// entry (TestUpdateKeptIsRecord).
+func updateKept(c *comparison, managed []kapi.ManagedFieldsEntry, opts UpdateOptions) ([]kapi.ManagedFieldsEntry, bool) {
+	if opts.Manager == "" {
+		opts.Manager = "unknown"
+	}
+	c.filter(ignoreFilter(opts.Ignore)) // as record filters it (again: the same)
+	changed := c.added.union(c.modified)
+	writer, updaters := -1, 0
+	var buf [maxUpdateManagers + 2]*parsedSet
+	sets := buf[:0]
+	for i, e := range managed {
+		if e.Operation != OperationApply && e.Operation != OperationUpdate || e.APIVersion == "" ||
+			e.FieldsType != "FieldsV1" || e.FieldsV1 == nil || e.FieldsV1.Raw == nil {
+			return nil, false
+		}
+		for _, o := range managed[:i] {
+			if sameManagerEntry(e, o) {
+				return nil, false // decodeManagers keeps the last
+			}
+		}
+		p, err := parseFieldSetCached(e.FieldsV1.Raw)
+		if err != nil || len(p.set) == 0 {
+			return nil, false
+		}
+		sets = append(sets, p)
+		if e.Operation == OperationUpdate {
+			updaters++
+		}
+		if e.Operation == OperationUpdate && e.Manager == opts.Manager && e.APIVersion == opts.APIVersion && e.Subresource == opts.Subresource {
+			writer = i
+		} else if p.set.meets(changed) || p.set.meets(c.removed) {
+			return nil, false // it loses fields
+		}
+	}
+	if writer < 0 || updaters > maxUpdateManagers || !ownsAlready(sets[writer].set, changed, c.removed) {
+		return nil, false
+	}
+	out := make([]kapi.ManagedFieldsEntry, len(managed))
+	for i, e := range managed {
+		out[i] = kapi.ManagedFieldsEntry{
+			Manager: e.Manager, Operation: e.Operation, APIVersion: e.APIVersion, FieldsType: "FieldsV1",
+			FieldsV1: &kapi.FieldsV1{Raw: bytes.Clone(sets[i].encoded)}, Subresource: e.Subresource,
+		}
+		t := opts.Now
+		if i != writer && e.Time != nil {
+			t = *e.Time
+		}
+		if i == writer || e.Time != nil {
+			out[i].Time = &t
+		}
+	}
+	sortEntries(out)
+	return out, true
+}
+
+// sameManagerEntry says whether two entries are one manager's (have one
+// id: for Apply, apiVersion aside).
+func sameManagerEntry(a, b kapi.ManagedFieldsEntry) bool {
+	return a.Manager == b.Manager && a.Operation == b.Operation && a.Subresource == b.Subresource &&
+		(a.Operation == OperationApply || a.APIVersion == b.APIVersion)
+}

@@ -1,0 +1,125 @@
+package patch
+
+import (
+	"encoding/json"
+	"math/rand"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/kapi-dev/kapi"
+)
+
+// TestUpdateKeptIsRecord holds updateKept to record, entry for entry, on
+// random writes to random objects whose entries are the writer's own (as
+// it created them), another updater's, an applier's, entries it cannot
+// take (empty, unreadable, written twice) and the writer's in another
+// version.
+func TestUpdateKeptIsRecord(t *testing.T) {
+	s, err := SchemaOf(reflect.TypeFor[storedWidget]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewSource(3))
+	opts := UpdateOptions{Manager: "b", APIVersion: "example.com/v1", Now: kapi.NewTime(time.Unix(2e9, 0)), Ignore: []string{"status"}}
+	then := kapi.NewTime(time.Unix(1e9, 0))
+	entry := func(manager, operation, apiVersion, raw string) kapi.ManagedFieldsEntry {
+		e := kapi.ManagedFieldsEntry{Manager: manager, Operation: operation, APIVersion: apiVersion, FieldsType: "FieldsV1", Time: &then}
+		if raw != "" {
+			e.FieldsV1 = &kapi.FieldsV1{Raw: []byte(raw)}
+		}
+		return e
+	}
+	others := []kapi.ManagedFieldsEntry{
+		entry("a", OperationUpdate, "example.com/v1", `{"f:spec":{"f:color":{},"f:tags":{}}}`),
+		entry("a", OperationUpdate, "example.com/v1", `{"f:metadata":{"f:labels":{"f:x":{}}}}`),
+		entry("k", OperationApply, "example.com/v1beta1", `{"f:spec":{"f:args":{}}}`),
+		entry("k", OperationApply, "example.com/v1", `{"f:spec":{"f:replicas":{}}}`),
+		entry("b", OperationUpdate, "example.com/v1beta1", `{"f:spec":{"f:selector":{}}}`),
+		entry("e", OperationUpdate, "example.com/v1", `{}`),
+		entry("n", OperationUpdate, "example.com/v1", ""),
+		entry("u", OperationUpdate, "example.com/v1", `{"f:spec":`),
+		entry("o", "Other", "example.com/v1", `{"f:spec":{"f:args":{}}}`),
+	}
+	kept, keptWithOthers := 0, 0
+	for i := 0; i < 8000; i++ {
+		oldV := randomValue(r, s, 0)
+		newV := mutate(r, oldV, s, 0)
+		old, _ := json.Marshal(oldV)
+		new, _ := json.Marshal(newV)
+		oldObj, oerr := s.liveObject(old)
+		newObj, nerr := s.liveObject(new)
+		if oerr != nil || nerr != nil {
+			continue
+		}
+		owned := oldObj // the writer created it, or wrote some other fields of it
+		if r.Intn(2) == 0 {
+			if other, err := s.liveObject(mustJSON(mutate(r, oldV, s, 0))); err == nil {
+				owned = other
+			}
+		}
+		managed := createdGeneral(s, owned, opts)
+		if managed == nil {
+			continue
+		}
+		for range r.Intn(3) {
+			managed = append(managed, others[r.Intn(len(others))])
+		}
+		r.Shuffle(len(managed), func(i, j int) { managed[i], managed[j] = managed[j], managed[i] })
+		c := compareObjects(oldObj, newObj, s)
+		got, ok := updateKept(&c, managed, opts)
+		if !ok {
+			continue
+		}
+		kept++
+		if len(managed) > 1 {
+			keptWithOthers++
+		}
+		ms, err := decodeManagers(managed)
+		if err != nil {
+			t.Fatalf("%s\n%s\n%s\nkept entries decodeManagers refuses: %v", old, new, entriesJSON(managed), err)
+		}
+		c = compareObjects(oldObj, newObj, s)
+		s.record(&c, oldObj, newObj, ms, opts)
+		if want := ms.encode(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s\n%s\n%s\nupdateKept: %s\nrecord:     %s", old, new, entriesJSON(managed), entriesJSON(got), entriesJSON(want))
+		}
+	}
+	if kept < 40 || keptWithOthers < 10 {
+		t.Errorf("only %d of 8000 writes were kept, %d beside other entries", kept, keptWithOthers)
+	}
+	t.Logf("%d of 8000 writes were kept, %d beside other entries", kept, keptWithOthers)
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// A write that removes a field another manager owns takes it from that
+// manager: not kept, however much of it is the writer's.
+func TestUpdateKeptNotWhenAnotherLosesAField(t *testing.T) {
+	s, err := SchemaOf(reflect.TypeFor[storedWidget]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := UpdateOptions{Manager: "b", APIVersion: "example.com/v1", Now: kapi.NewTime(time.Unix(2e9, 0))}
+	managed := []kapi.ManagedFieldsEntry{
+		{Manager: "a", Operation: OperationUpdate, APIVersion: "example.com/v1", FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: []byte(`{"f:spec":{"f:color":{}}}`)}},
+		{Manager: "b", Operation: OperationUpdate, APIVersion: "example.com/v1", FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: []byte(`{"f:spec":{"f:replicas":{}}}`)}},
+	}
+	c, ok := compareStored([]byte(`{"spec":{"color":"red","replicas":1}}`), []byte(`{"spec":{"replicas":2}}`), s)
+	if !ok {
+		t.Fatal("not compared as written")
+	}
+	if got, ok := updateKept(&c, managed, opts); ok {
+		t.Fatalf("kept: %s", entriesJSON(got))
+	}
+	got, err := s.Update([]byte(`{"spec":{"color":"red","replicas":1}}`), []byte(`{"spec":{"replicas":2}}`), managed, opts)
+	if err != nil || len(got) != 1 || got[0].Manager != "b" {
+		t.Fatalf("Update: %s, %v; want b's entry alone", entriesJSON(got), err)
+	}
+}
