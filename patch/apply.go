@@ -184,11 +184,12 @@ func (s *Schema) ApplyMerged(live, config []byte, managed []kapi.ManagedFieldsEn
 	applier.set, applier.parsed = applied.final.set, applied.final // applier.set less serverOwned
 	ms.dropEmpty()
 
-	if touchesIgnored || !equalValues(liveObj, result) {
+	unchanged := equalValues(liveObj, result)
+	if touchesIgnored || !unchanged {
 		t := now
 		applier.time = &t
 	}
-	if equalValues(liveObj, result) {
+	if unchanged {
 		result = liveObj
 	}
 	return &Merged{obj: result, live: liveObj, config: cfg}, ms.encode(), nil
