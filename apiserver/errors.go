@@ -70,6 +70,7 @@ func statusOf(err error, t target) kapi.Status {
 	}
 	var tooLarge *http.MaxBytesError
 	var corrupt *corruptObject
+	var conflict *patch.ConflictError
 	switch {
 	case errors.As(err, &corrupt):
 		return internalError(corrupt).Status
@@ -111,6 +112,10 @@ func statusOf(err error, t target) kapi.Status {
 		return NewStatusError(http.StatusNotAcceptable, kapi.StatusReasonNotAcceptable, strings.TrimPrefix(err.Error(), codec.ErrNotAcceptable.Error()+": ")).Status
 	case errors.Is(err, codec.ErrUnsupportedMediaType):
 		return NewStatusError(http.StatusUnsupportedMediaType, kapi.StatusReasonUnsupportedMediaType, strings.TrimPrefix(err.Error(), codec.ErrUnsupportedMediaType.Error()+": ")).Status
+	case errors.As(err, &conflict): // an apply's: one cause per field, naming the manager that owns it
+		e := NewStatusError(http.StatusConflict, kapi.StatusReasonConflict, conflict.Error())
+		e.Status.Details = &kapi.StatusDetails{Causes: conflict.Causes()}
+		return e.Status
 	case errors.Is(err, patch.ErrMalformed):
 		return badRequest("%s", strings.TrimPrefix(err.Error(), patch.ErrMalformed.Error()+": ")).Status
 	case errors.Is(err, patch.ErrNotApplicable):

@@ -1,15 +1,12 @@
 package apiserver
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net/http"
 	"slices"
 	"strings"
 	"unicode"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
@@ -66,41 +63,13 @@ func (rq *request) ignoredFields(docs ...[]byte) []string {
 		if res.shape == nil {
 			return ignore
 		}
-		root := res.objType.schema
-		for name := range root.Fields {
-			ignore = append(ignore, name)
-		}
-		if root.Elem != nil {
-			for _, doc := range docs {
-				ignore = appendMembers(ignore, doc)
-			}
-		}
+		ignore = append(ignore, res.objType.schema.MemberNames(docs...)...)
 		slices.Sort(ignore) // one list for one shape: patch caches by it
 		return slices.DeleteFunc(slices.Compact(ignore), func(name string) bool { return name == "status" })
 	case res.statusField != nil:
 		return []string{"status"}
 	}
 	return nil
-}
-
-// appendMembers appends the names of the members of doc, a JSON object,
-// to names; nothing of a document that is not one.
-func appendMembers(names []string, doc []byte) []string {
-	d := jsontext.NewDecoder(bytes.NewReader(doc))
-	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
-		return names
-	}
-	for d.PeekKind() == '"' {
-		tok, err := d.ReadToken()
-		if err != nil {
-			return names
-		}
-		names = append(names, tok.String())
-		if d.SkipValue() != nil {
-			return names
-		}
-	}
-	return names
 }
 
 // baseManagedFields are the entries a write starts from: the stored ones,
@@ -183,7 +152,8 @@ func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error 
 	if err := rq.setNamespace(applied.GetObjectMeta()); err != nil {
 		return err
 	}
-	if rv := applied.GetObjectMeta().ResourceVersion; rv != "" {
+	rv := applied.GetObjectMeta().ResourceVersion
+	if rv != "" {
 		if _, err := parseRevision(rv); err != nil {
 			return err
 		}
@@ -204,11 +174,12 @@ func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error 
 		}
 		opts := opts
 		opts.Ignore = rq.ignoredFields(live, config)
-		merged, managed, err := rq.res.objType.schema.Apply(live, config, managed, opts)
+		merged, managed, err := rq.res.objType.schema.ApplyMerged(live, config, managed, opts)
 		if err != nil {
-			return nil, conflictStatus(err)
+			return nil, err // a conflict is statusOf's 409
 		}
-		obj, err := rq.decode(codec.JSON(), merged)
+		obj, err := rq.appliedObject(merged, cur, value, applied)
+		applied = nil // its parts may be obj's: a later attempt decodes
 		if err != nil {
 			return nil, err
 		}
@@ -221,7 +192,7 @@ func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error 
 		}
 		meta.ManagedFields = managed
 		// The configuration's resourceVersion, if any, is a precondition.
-		meta.ResourceVersion = applied.GetObjectMeta().ResourceVersion
+		meta.ResourceVersion = rv
 		return obj, nil
 	}
 	for attempt := 1; ; attempt++ {
@@ -252,14 +223,20 @@ func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error 
 	}
 }
 
-// conflictStatus is kube-apiserver's 409 for an apply that conflicts: one
-// cause per field, naming the manager that owns it.
-func conflictStatus(err error) error {
-	var ce *patch.ConflictError
-	if !errors.As(err, &ce) {
-		return err
+// appliedObject is the object an apply merged, put together from cur and
+// the decoded configuration (applied, given up; nil if none) where their
+// JSON is the result's (patch.Merged.Decode), else decoded from its JSON.
+// cur must be what decoding its stored value gives, which it is when value
+// is its JSON.
+func (rq *request) appliedObject(m *patch.Merged, cur kapi.Object, value []byte, applied kapi.Object) (kapi.Object, error) {
+	if rq.res.shape == nil && rq.objType.plainMetadata && !rq.res.converts() && (cur == nil || value != nil) {
+		if obj := rq.objType.newObject(); m.Decode(obj, cur, applied) {
+			return rq.checkType(obj)
+		}
 	}
-	e := NewStatusError(http.StatusConflict, kapi.StatusReasonConflict, ce.Error())
-	e.Status.Details = &kapi.StatusDetails{Causes: ce.Causes()}
-	return e
+	merged, err := m.JSON()
+	if err != nil {
+		return nil, err
+	}
+	return rq.decode(codec.JSON(), merged)
 }

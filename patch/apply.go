@@ -73,6 +73,22 @@ var serverOwned = func() fieldSet {
 // object of the schema's shape is ErrMalformed; a live object or
 // managedFields that cannot be read is ErrNotApplicable.
 func (s *Schema) Apply(live, config []byte, managed []kapi.ManagedFieldsEntry, opts ApplyOptions) ([]byte, []kapi.ManagedFieldsEntry, error) {
+	m, entries, err := s.ApplyMerged(live, config, managed, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err := m.JSON()
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, entries, nil
+}
+
+// ApplyMerged is Apply, with the object as a Merged: a server that holds
+// the live object and the configuration decoded has the result as a Go
+// value from them (Merged.Decode), without writing its JSON and decoding
+// that again.
+func (s *Schema) ApplyMerged(live, config []byte, managed []kapi.ManagedFieldsEntry, opts ApplyOptions) (*Merged, []kapi.ManagedFieldsEntry, error) {
 	if opts.Manager == "" {
 		return nil, nil, fmt.Errorf("%w: fieldManager is required for apply", ErrMalformed)
 	}
@@ -168,18 +184,15 @@ func (s *Schema) Apply(live, config []byte, managed []kapi.ManagedFieldsEntry, o
 	applier.set, applier.parsed = applied.final.set, applied.final // applier.set less serverOwned
 	ms.dropEmpty()
 
-	if touchesIgnored || !equalValues(liveObj, result) {
+	unchanged := equalValues(liveObj, result)
+	if touchesIgnored || !unchanged {
 		t := now
 		applier.time = &t
 	}
-	if equalValues(liveObj, result) {
+	if unchanged {
 		result = liveObj
 	}
-	out, err := encodeJSON(result)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrNotApplicable, err)
-	}
-	return out, ms.encode(), nil
+	return &Merged{obj: result, live: liveObj, config: cfg}, ms.encode(), nil
 }
 
 // Update records that opts.Manager changed old into new by an ordinary

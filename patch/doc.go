@@ -58,10 +58,14 @@
 // those whose bytes differ; a merge patch copies the members it does not
 // name as they are; an apply of a configuration shaped as one applied
 // before (the same fields and list items, other values) takes the field
-// set and FieldsV1 made for that one. Each way checks the documents as
-// decoding would, and leaves anything unusual (escaped or duplicate keys, a
-// value the schema does not allow) to the general way; fuzz targets and
-// random tests hold each to it.
+// set and FieldsV1 made for that one; and a server that decoded the live
+// object and the configuration into Go values has the applied object from
+// them ([Schema.ApplyMerged], [Merged.Decode]: each member copied from the
+// one whose JSON it equals), without writing its JSON and decoding that.
+// Each way checks the documents as decoding would, and leaves anything
+// unusual (escaped or duplicate keys, a value the schema does not allow, a
+// member merged from both, a type that keeps how its JSON was spelled) to
+// the general way; fuzz targets and random tests hold each to it.
 //
 // # Errors
 //

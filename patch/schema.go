@@ -1,12 +1,16 @@
 package patch
 
 import (
+	"bytes"
 	"encoding"
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/internal/jsonfields"
@@ -280,4 +284,43 @@ func (s *Schema) checkList(path string) error {
 		return fmt.Errorf("patch: field %s: patch merge key %q is not a field of its items", path, s.PatchMergeKey)
 	}
 	return nil
+}
+
+// MemberNames are the names of the members of a Struct's objects, sorted,
+// each once: its Fields, and where it keeps members it does not name
+// (Elem), those of docs, JSON objects (nothing of a document that is not
+// one). A server resets the top-level fields a write to /status does not
+// own by these names.
+func (s *Schema) MemberNames(docs ...[]byte) []string {
+	names := make([]string, 0, len(s.Fields))
+	for name := range s.Fields {
+		names = append(names, name)
+	}
+	if s.Elem != nil {
+		for _, doc := range docs {
+			names = appendMembers(names, doc)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// appendMembers appends the names of the members of doc, a JSON object,
+// to names; nothing of a document that is not one.
+func appendMembers(names []string, doc []byte) []string {
+	d := jsontext.NewDecoder(bytes.NewReader(doc))
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return names
+	}
+	for d.PeekKind() == '"' {
+		tok, err := d.ReadToken()
+		if err != nil {
+			return names
+		}
+		names = append(names, tok.String())
+		if d.SkipValue() != nil {
+			return names
+		}
+	}
+	return names
 }
