@@ -14,6 +14,7 @@ import (
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/internal/httpbody"
+	"github.com/kapi-dev/kapi/internal/listcache"
 	"github.com/kapi-dev/kapi/internal/splice"
 	"github.com/kapi-dev/kapi/internal/tables"
 	"github.com/kapi-dev/kapi/watch"
@@ -252,6 +253,14 @@ func (rq *request) writeList(meta kapi.ListMeta, items []*watch.Item) error {
 	if f.MediaType() == codec.MediaTypeJSON {
 		pretty, _ = rq.boolParam("pretty")
 	}
+	if rq.out.View == codec.ViewTable && f.MediaType() == codec.MediaTypeJSON && !pretty {
+		b, err := rq.tableBody(meta, items)
+		if err == nil {
+			httpbody.WriteStreamed(rq.w, rq.r, http.StatusOK, rq.out.ContentType(), b)
+			b.Release()
+		}
+		return err
+	}
 	if rq.out.View == codec.ViewTable || f.MediaType() == codec.MediaTypeYAML || pretty {
 		data, err := rq.encodeList(meta, items)
 		if err != nil {
@@ -311,42 +320,55 @@ func (rq *request) joinedList(tm kapi.TypeMeta, items []*watch.Item) ([][]byte, 
 	})
 }
 
-// table is a Table of items as an element of the negotiated format. The
-// column definitions are sent once per request: a watch sends them with its
-// first event only, as kube-apiserver.
+// table is a Table of items as an element of the negotiated format.
 func (rq *request) table(meta kapi.ListMeta, items []*watch.Item) ([]byte, error) {
-	t := kapi.Table{TypeMeta: kapi.TypeMeta{Kind: "Table", APIVersion: rq.out.APIVersion()}, ListMeta: meta}
-	if !rq.tableHeadersSent {
-		t.ColumnDefinitions = rq.res.columns
-		rq.tableHeadersSent = true
-	}
-	w, err := tables.NewWriter(t, len(items))
+	b, err := rq.tableBody(meta, items)
 	if err != nil {
 		return nil, err
 	}
-	now, key := time.Now(), "table "+rq.res.apiVersion()+" "+rq.res.Kind // cells differ by resource
-	for _, it := range items {
-		var object []byte
-		if rq.includeObject != "None" {
-			if object, err = rq.element(it, codec.JSON(), rq.includeObject != "Object"); err != nil {
-				return nil, err
-			}
+	return rq.out.Transcode(b.Bytes())
+}
+
+// tableBody is the JSON of a Table of items. The column definitions are
+// sent once per request: a watch sends them with its first event only, as
+// kube-apiserver. A whole collection's rows are joined in runs kept for
+// the next list (listcache.Runs), as its items are for lists of objects.
+func (rq *request) tableBody(meta kapi.ListMeta, items []*watch.Item) (*tables.Body, error) {
+	t := kapi.Table{TypeMeta: kapi.TypeMeta{Kind: "Table", APIVersion: rq.out.APIVersion()}, ListMeta: meta}
+	if !rq.tableHeadersSent {
+		t.ColumnDefinitions = rq.res.table.Defs
+		rq.tableHeadersSent = true
+	}
+	b, err := tables.NewBody(t, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	cellsKey := "table " + rq.res.apiVersion() + " " + rq.res.Kind // cells differ by resource
+	var runs *listcache.Runs[*watch.Item]
+	if rq.listPrefix != "" {
+		runs = &rq.res.storageVersion().lists
+	}
+	key := cellsKey + ";v=" + rq.out.Version + ";includeObject=" + rq.includeObject + " " + rq.listPrefix
+	return b, tables.AddRows(b, runs, key, rq.listRev, items, func(it *watch.Item) ([]byte, []byte, error) { return rq.tableRow(it, cellsKey) })
+}
+
+// tableRow is the cells of the item's row in a Table, made once per
+// version of its object (no decoding) and kept under key, and its object as
+// includeObject asks.
+func (rq *request) tableRow(it *watch.Item, key string) (cells, object []byte, err error) {
+	if rq.includeObject != "None" {
+		if object, err = rq.element(it, codec.JSON(), rq.includeObject != "Object"); err != nil {
+			return nil, nil, err
 		}
-		cells, err := it.Encoded(key, func() ([]byte, error) { // once per version: no decoding
-			obj, err := cachedObject(it)
-			if err != nil {
-				return nil, err
-			}
-			return rq.res.tableCells(obj)
-		})
-		if err == nil {
-			err = w.AppendRow(cells, object, now)
-		}
+	}
+	cells, err = it.Encoded(key, func() ([]byte, error) {
+		obj, err := cachedObject(it)
 		if err != nil {
 			return nil, err
 		}
-	}
-	return rq.out.Transcode(w.Bytes())
+		return rq.res.table.Cells(obj)
+	})
+	return cells, object, err
 }
 
 // writeEncoded writes a response body in the negotiated format.

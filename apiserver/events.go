@@ -91,7 +91,7 @@ func (s *Server) registerEvents() error {
 		return o.(*builtin.Event).ReportingController
 	}
 	for _, r := range []*resource{core, events} {
-		r.columns[0].Priority = 1
+		r.table.Defs[0].Priority = 1
 	}
 	s.events = core
 	return nil

@@ -17,6 +17,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/names"
 	"github.com/kapi-dev/kapi/internal/openapi"
 	ksel "github.com/kapi-dev/kapi/internal/selector"
+	"github.com/kapi-dev/kapi/internal/tables"
 	"github.com/kapi-dev/kapi/patch"
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/watch"
@@ -218,7 +219,7 @@ func newResource[T any, P interface {
 		return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
 	var err error
-	if res.columns, res.cells, err = tableColumns[T, P](r.Columns); err != nil {
+	if res.table, err = tableColumns[T, P](r.Columns); err != nil {
 		return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
 	if r.Default != nil {
@@ -389,8 +390,7 @@ type resource struct {
 	// kept likewise (see writeInitial).
 	frames listcache.Bodies
 
-	columns []kapi.TableColumnDefinition // Name first
-	cells   []func(kapi.Object) any      // of the columns after Name
+	table tables.Columns
 	// protobuf says whether the type travels in protobuf: every
 	// JSON field of it has a protobuf tag, or it is a proto.Message.
 	protobuf bool

@@ -1,9 +1,6 @@
 package apiserver
 
 import (
-	"fmt"
-	"time"
-
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/internal/tables"
 )
@@ -37,46 +34,13 @@ type Column[T any] struct {
 func tableColumns[T any, P interface {
 	*T
 	kapi.Object
-}](cols []Column[T]) ([]kapi.TableColumnDefinition, []func(kapi.Object) any, error) {
-	defs := []kapi.TableColumnDefinition{{Name: "Name", Type: "string", Format: "name", Description: tables.NameDescription}}
-	var cells []func(kapi.Object) any
-	if len(cols) == 0 {
-		defs = append(defs, kapi.TableColumnDefinition{Name: "Created At", Type: "date", Description: tables.CreationTimestampDescription})
-		cells = append(cells, func(o kapi.Object) any {
-			return o.GetObjectMeta().CreationTimestamp.UTC().Format(time.RFC3339)
-		})
-		return defs, cells, nil
-	}
-	seen := map[string]bool{"Name": true}
-	for _, c := range cols {
-		switch {
-		case c.Name == "" || seen[c.Name]:
-			return nil, nil, fmt.Errorf("column %q: names must be present and unique (Name is built in)", c.Name)
-		case !tables.ColumnTypes[c.Type]:
-			return nil, nil, fmt.Errorf("column %q: type %q is not one of string, integer, number, boolean, date", c.Name, c.Type)
-		case c.Value == nil:
-			return nil, nil, fmt.Errorf("column %q: Value is nil", c.Name)
+}](cols []Column[T]) (tables.Columns, error) {
+	erased := make([]tables.Column, len(cols))
+	for i, c := range cols {
+		erased[i].TableColumnDefinition = kapi.TableColumnDefinition{Name: c.Name, Type: c.Type, Format: c.Format, Description: c.Description, Priority: c.Priority}
+		if value := c.Value; value != nil {
+			erased[i].Value = func(o kapi.Object) any { return value(o.(P)) }
 		}
-		seen[c.Name] = true
-		defs = append(defs, kapi.TableColumnDefinition{Name: c.Name, Type: c.Type, Format: c.Format, Description: c.Description, Priority: c.Priority})
-		value, date := c.Value, c.Type == "date"
-		cells = append(cells, func(o kapi.Object) any {
-			v := value(o.(P))
-			if date {
-				return tables.DateCell(v)
-			}
-			return v
-		})
 	}
-	return defs, cells, nil
-}
-
-// tableCells is the JSON of obj's cells in a Table (tables.AppendCells).
-func (r *resource) tableCells(obj kapi.Object) ([]byte, error) {
-	cells := make([]any, 0, 1+len(r.cells))
-	cells = append(cells, obj.GetObjectMeta().Name)
-	for _, cell := range r.cells {
-		cells = append(cells, cell(obj))
-	}
-	return tables.AppendCells(nil, cells)
+	return tables.NewColumns(erased)
 }
