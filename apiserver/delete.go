@@ -311,9 +311,7 @@ func (rq *request) unsafeDelete(ctx context.Context, dryRun bool) error {
 			if err != nil {
 				why = fmt.Sprintf("error while checking permission for %q, %v", unsafeVerb, err)
 			}
-			e := NewStatusError(http.StatusForbidden, kapi.StatusReasonForbidden, fmt.Sprintf("%s %q is forbidden: %s", res.qualifiedResource(), name, why))
-			e.Status.Details = &kapi.StatusDetails{Name: name, Group: res.Group, Kind: res.Plural}
-			return e
+			return res.about(NewStatusError(http.StatusForbidden, kapi.StatusReasonForbidden, fmt.Sprintf("%s %q is forbidden: %s", res.qualifiedResource(), name, why)), name)
 		}
 	}
 	store, key := rq.s.config.store, res.key(rq.namespace, name)
@@ -323,11 +321,7 @@ func (rq *request) unsafeDelete(ctx context.Context, dryRun bool) error {
 			return err
 		}
 		if _, err := res.decodeStored(kv); err == nil {
-			e := NewStatusError(http.StatusConflict, kapi.StatusReasonConflict, fmt.Sprintf(
-				"Operation cannot be fulfilled on %s %q: StorageError: invalid object, Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: unsafe deletion is not allowed because the object is decodable from storage",
-				res.qualifiedResource(), name, key))
-			e.Status.Details = &kapi.StatusDetails{Name: name, Group: res.Group, Kind: res.Plural}
-			return e
+			return res.invalidObject(name, key, "unsafe deletion is not allowed because the object is decodable from storage")
 		}
 		if dryRun {
 			break
