@@ -230,3 +230,29 @@ func TestCreateOnUpdateRace(t *testing.T) {
 		t.Errorf("%d PUTs created the lease, want 1", created)
 	}
 }
+
+// TestDeletePreconditionsFailed: a DELETE whose preconditions the object
+// does not meet answers kube-apiserver's Conflict, which its registry's
+// BeforeDelete words with the kind, not the resource (v1.37.2, a Lease):
+//
+//	Operation cannot be fulfilled on Lease.coordination.k8s.io "l1": the UID in the precondition (x) does not
+//	match the UID in record (f291...). The object might have been deleted and then recreated
+//	details {name l1, group coordination.k8s.io, kind Lease}
+func TestDeletePreconditionsFailed(t *testing.T) {
+	c := newCreateOnUpdateServer(t)
+	var l builtin.Lease
+	c.do(http.MethodPut, leasesPath+"/l1", newLease("l1", "a")).mustCode(t, http.StatusCreated).into(t, &l)
+	for _, tc := range []struct{ preconditions, want string }{
+		{`{"uid":"x"}`, `the UID in the precondition (x) does not match the UID in record (` + l.UID + `). The object might have been deleted and then recreated`},
+		{`{"resourceVersion":"1"}`, `the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (` + l.ResourceVersion + `). The object might have been modified`},
+	} {
+		st := c.do(http.MethodDelete, leasesPath+"/l1", `{"preconditions":`+tc.preconditions+`}`).failure(t, http.StatusConflict, kapi.StatusReasonConflict)
+		if want := `Operation cannot be fulfilled on Lease.coordination.k8s.io "l1": ` + tc.want; st.Message != want {
+			t.Errorf("message %q\nwant    %q", st.Message, want)
+		}
+		if d := st.Details; d == nil || d.Name != "l1" || d.Group != "coordination.k8s.io" || d.Kind != "Lease" {
+			t.Errorf("details %+v, want the lease's kind", st.Details)
+		}
+	}
+	c.get(leasesPath+"/l1").mustCode(t, http.StatusOK)
+}
