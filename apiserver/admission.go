@@ -35,10 +35,8 @@ func (rq *request) admit(ctx context.Context, hooks []AdmissionFunc, req *Admiss
 			if errors.As(err, &se) {
 				return se
 			}
-			e := NewStatusError(http.StatusForbidden, kapi.StatusReasonForbidden,
-				fmt.Sprintf("%s %q is forbidden: %v", rq.res.qualifiedResource(), req.Name, err))
-			e.Status.Details = &kapi.StatusDetails{Name: req.Name, Group: rq.res.Group, Kind: rq.res.Plural}
-			return e
+			return rq.res.about(NewStatusError(http.StatusForbidden, kapi.StatusReasonForbidden,
+				fmt.Sprintf("%s %q is forbidden: %v", rq.res.qualifiedResource(), req.Name, err)), req.Name)
 		}
 	}
 	return nil

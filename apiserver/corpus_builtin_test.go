@@ -14,7 +14,8 @@ import (
 
 // The built-in kinds the corpus server serves, and the bad input for them.
 
-var corpusBuiltins = []apiserver.Option{apiserver.WithNamespaces(), apiserver.WithLeases(), apiserver.WithEvents()}
+var corpusBuiltins = []apiserver.Option{apiserver.WithNamespaces(), apiserver.WithLeases(), apiserver.WithEvents(),
+	apiserver.WithCORSAllowedOrigins(corpusOrigin)} // a web console's, as kube-apiserver's --cors-allowed-origins (corpus_cors_test.go)
 
 const (
 	corpusNamespaces = "/api/v1/namespaces"

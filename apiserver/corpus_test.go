@@ -1132,6 +1132,7 @@ func badInputCorpus() []corpusCase {
 	add("applyset/parent types in protobuf", http.MethodGet, parents, nil, 406, "Accept", mtProtobuf)
 	add("applyset/parent types and a bad selector", http.MethodGet, parents+",a+in+(b", nil, 400)
 	cases = append(cases, actionsCorpus()...)
+	cases = append(cases, corsCorpus()...)
 	return append(cases, builtinCorpus()...)
 }
 

@@ -3,6 +3,7 @@ package apiserver_test
 import (
 	"context"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -123,10 +124,34 @@ func TestCreateOnUpdatePreconditions(t *testing.T) {
 	body := newLease("l2", "a")
 	body["metadata"].(map[string]any)["uid"] = "6b2f4b5e-0000-4000-8000-000000000000"
 	st := c.do(http.MethodPut, leasesPath+"/l2", body).failure(t, http.StatusConflict, kapi.StatusReasonConflict)
-	if want := "Precondition failed: UID in precondition: 6b2f4b5e-0000-4000-8000-000000000000, UID in object meta: "; !strings.Contains(st.Message, want) {
-		t.Errorf("message %q, want it to contain %q", st.Message, want)
+	// kube-apiserver v1.37.2 answers its storage's refusal (a StorageError,
+	// code 4, turned into a Conflict), with the object in the details:
+	//   Operation cannot be fulfilled on leases.coordination.k8s.io "l2": StorageError: invalid object, Code: 4,
+	//   Key: /registry/leases/default/l2, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in
+	//   precondition: 1234, UID in object meta:
+	// kapi's key is its own storage key.
+	uidFailed := regexp.MustCompile(`^Operation cannot be fulfilled on leases\.coordination\.k8s\.io "l2": StorageError: invalid object, Code: 4, Key: /\S+/default/l2, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: 6b2f4b5e-0000-4000-8000-000000000000, UID in object meta: (\S*)$`)
+	if m := uidFailed.FindStringSubmatch(st.Message); m == nil || m[1] != "" {
+		t.Errorf("message %q, want kube's", st.Message)
+	}
+	if d := st.Details; d == nil || d.Name != "l2" || d.Group != "coordination.k8s.io" || d.Kind != "leases" {
+		t.Errorf("details %+v, want the lease's", st.Details)
 	}
 	c.get(leasesPath+"/l2").mustCode(t, http.StatusNotFound)
+
+	// An existing object whose uid differs: the same answer, naming its uid.
+	created := c.do(http.MethodPut, leasesPath+"/l4", newLease("l4", "a")).mustCode(t, http.StatusCreated)
+	var have builtin.Lease
+	created.into(t, &have)
+	body = newLease("l4", "b")
+	body["metadata"].(map[string]any)["uid"] = "6b2f4b5e-0000-4000-8000-000000000000"
+	st = c.do(http.MethodPut, leasesPath+"/l4", body).failure(t, http.StatusConflict, kapi.StatusReasonConflict)
+	if m := regexp.MustCompile(strings.ReplaceAll(uidFailed.String(), "l2", "l4")).FindStringSubmatch(st.Message); m == nil || m[1] != have.UID {
+		t.Errorf("message %q, want kube's naming uid %s", st.Message, have.UID)
+	}
+	if d := st.Details; d == nil || d.Name != "l4" || d.Kind != "leases" {
+		t.Errorf("details %+v, want the lease's", st.Details)
+	}
 
 	r := c.do(http.MethodPut, leasesPath+"/l2?dryRun=All", newLease("l2", "a")).mustCode(t, http.StatusCreated)
 	var got builtin.Lease
@@ -204,4 +229,30 @@ func TestCreateOnUpdateRace(t *testing.T) {
 	if created != 1 {
 		t.Errorf("%d PUTs created the lease, want 1", created)
 	}
+}
+
+// TestDeletePreconditionsFailed: a DELETE whose preconditions the object
+// does not meet answers kube-apiserver's Conflict, which its registry's
+// BeforeDelete words with the kind, not the resource (v1.37.2, a Lease):
+//
+//	Operation cannot be fulfilled on Lease.coordination.k8s.io "l1": the UID in the precondition (x) does not
+//	match the UID in record (f291...). The object might have been deleted and then recreated
+//	details {name l1, group coordination.k8s.io, kind Lease}
+func TestDeletePreconditionsFailed(t *testing.T) {
+	c := newCreateOnUpdateServer(t)
+	var l builtin.Lease
+	c.do(http.MethodPut, leasesPath+"/l1", newLease("l1", "a")).mustCode(t, http.StatusCreated).into(t, &l)
+	for _, tc := range []struct{ preconditions, want string }{
+		{`{"uid":"x"}`, `the UID in the precondition (x) does not match the UID in record (` + l.UID + `). The object might have been deleted and then recreated`},
+		{`{"resourceVersion":"1"}`, `the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (` + l.ResourceVersion + `). The object might have been modified`},
+	} {
+		st := c.do(http.MethodDelete, leasesPath+"/l1", `{"preconditions":`+tc.preconditions+`}`).failure(t, http.StatusConflict, kapi.StatusReasonConflict)
+		if want := `Operation cannot be fulfilled on Lease.coordination.k8s.io "l1": ` + tc.want; st.Message != want {
+			t.Errorf("message %q\nwant    %q", st.Message, want)
+		}
+		if d := st.Details; d == nil || d.Name != "l1" || d.Group != "coordination.k8s.io" || d.Kind != "Lease" {
+			t.Errorf("details %+v, want the lease's kind", st.Details)
+		}
+	}
+	c.get(leasesPath+"/l1").mustCode(t, http.StatusOK)
 }

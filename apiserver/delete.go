@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
@@ -184,14 +185,16 @@ func (rq *request) deleteStored(ctx context.Context, name string, opts deleteOpt
 			return nil, false, err
 		}
 		meta := obj.GetObjectMeta()
-		if p := opts.Preconditions; p != nil {
+		if p, why := opts.Preconditions, ""; p != nil { // worded as kube's BeforeDelete, about the kind
 			if p.UID != nil && *p.UID != meta.UID {
-				return nil, false, NewStatusError(http.StatusConflict, kapi.StatusReasonConflict,
-					fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, meta.UID))
+				why = fmt.Sprintf("the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *p.UID, meta.UID)
+			} else if p.ResourceVersion != nil && *p.ResourceVersion != meta.ResourceVersion {
+				why = fmt.Sprintf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *p.ResourceVersion, meta.ResourceVersion)
 			}
-			if p.ResourceVersion != nil && *p.ResourceVersion != meta.ResourceVersion {
-				return nil, false, NewStatusError(http.StatusConflict, kapi.StatusReasonConflict,
-					fmt.Sprintf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, meta.ResourceVersion))
+			if why != "" {
+				e := NewStatusError(http.StatusConflict, kapi.StatusReasonConflict, fmt.Sprintf("Operation cannot be fulfilled on %s %q: %s", strings.TrimSuffix(rq.res.Kind+"."+rq.res.Group, "."), name, why))
+				e.Status.Details = &kapi.StatusDetails{Name: name, Group: rq.res.Group, Kind: rq.res.Kind}
+				return nil, false, e
 			}
 		}
 		if err := rq.mutate(ctx, OperationDelete, nil, obj, dryRun); err != nil {
@@ -311,9 +314,7 @@ func (rq *request) unsafeDelete(ctx context.Context, dryRun bool) error {
 			if err != nil {
 				why = fmt.Sprintf("error while checking permission for %q, %v", unsafeVerb, err)
 			}
-			e := NewStatusError(http.StatusForbidden, kapi.StatusReasonForbidden, fmt.Sprintf("%s %q is forbidden: %s", res.qualifiedResource(), name, why))
-			e.Status.Details = &kapi.StatusDetails{Name: name, Group: res.Group, Kind: res.Plural}
-			return e
+			return res.about(NewStatusError(http.StatusForbidden, kapi.StatusReasonForbidden, fmt.Sprintf("%s %q is forbidden: %s", res.qualifiedResource(), name, why)), name)
 		}
 	}
 	store, key := rq.s.config.store, res.key(rq.namespace, name)
@@ -323,11 +324,7 @@ func (rq *request) unsafeDelete(ctx context.Context, dryRun bool) error {
 			return err
 		}
 		if _, err := res.decodeStored(kv); err == nil {
-			e := NewStatusError(http.StatusConflict, kapi.StatusReasonConflict, fmt.Sprintf(
-				"Operation cannot be fulfilled on %s %q: StorageError: invalid object, Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: unsafe deletion is not allowed because the object is decodable from storage",
-				res.qualifiedResource(), name, key))
-			e.Status.Details = &kapi.StatusDetails{Name: name, Group: res.Group, Kind: res.Plural}
-			return e
+			return res.invalidObject(name, key, "unsafe deletion is not allowed because the object is decodable from storage")
 		}
 		if dryRun {
 			break

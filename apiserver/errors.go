@@ -41,6 +41,20 @@ func badRequest(format string, args ...any) *StatusError {
 	return NewStatusError(http.StatusBadRequest, kapi.StatusReasonBadRequest, fmt.Sprintf(format, args...))
 }
 
+// about gives e the details kube's errors about the object name of r carry.
+func (r *resource) about(e *StatusError, name string) *StatusError {
+	e.Status.Details = &kapi.StatusDetails{Name: name, Group: r.Group, Kind: r.Plural}
+	return e
+}
+
+// invalidObject is kube-apiserver's Conflict when its storage refuses a
+// write to the object name at key (a StorageError of code 4), saying why.
+func (r *resource) invalidObject(name, key, why string) *StatusError {
+	return r.about(NewStatusError(http.StatusConflict, kapi.StatusReasonConflict, fmt.Sprintf(
+		"Operation cannot be fulfilled on %s %q: StorageError: invalid object, Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: %s",
+		r.qualifiedResource(), name, key, why)), name)
+}
+
 // target is what a request is about, for the details of its errors.
 type target struct {
 	res  *resource // nil outside a registered resource

@@ -55,17 +55,18 @@ func (s *fuzzServer) futureRevision(query string) bool {
 }
 
 // check sends tc and fails on a 5xx, a 4xx that is not a Status, no answer,
-// or a change to the store.
-func (s *fuzzServer) check(t *testing.T, tc corpusCase) {
+// or a change to the store. It returns the answer, or nil if no client
+// sends tc.
+func (s *fuzzServer) check(t *testing.T, tc corpusCase) *response {
 	t.Helper()
 	tc.path = escapeTarget(tc.path)
 	if _, err := http.NewRequest(tc.method, s.base+tc.path, nil); err != nil {
-		return // no client can send it
+		return nil // no client can send it
 	}
 	r, err := sendCase(context.Background(), s.hc, s.base, tc)
 	if err != nil {
 		if strings.Contains(err.Error(), "invalid method") || strings.Contains(err.Error(), "invalid header field") {
-			return // the client refused to send it
+			return nil // the client refused to send it
 		}
 		t.Fatalf("%q %q: no answer: %v", tc.method, tc.path, err)
 	}
@@ -78,6 +79,7 @@ func (s *fuzzServer) check(t *testing.T, tc corpusCase) {
 	if rev != s.rev || !reflect.DeepEqual(items, s.items) {
 		t.Fatalf("%q %q (headers %q, body %.200q) changed the store: revision %d, then %d", tc.method, tc.path, tc.header, tc.body, s.rev, rev)
 	}
+	return r
 }
 
 // escapeTarget percent-encodes the bytes a request line cannot carry (Go's

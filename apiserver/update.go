@@ -55,8 +55,7 @@ func (rq *request) update(ctx context.Context) error {
 // storage.ErrExists, unanswered, if the object appeared meanwhile.
 func (rq *request) createOnUpdate(ctx context.Context, obj kapi.Object) error {
 	if uid := obj.GetObjectMeta().UID; uid != "" {
-		return NewStatusError(http.StatusConflict, kapi.StatusReasonConflict,
-			fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: ", uid))
+		return rq.uidPreconditionFailed(uid, "")
 	}
 	if err := rq.authorizeAlso(ctx, "create"); err != nil {
 		return err
@@ -64,6 +63,14 @@ func (rq *request) createOnUpdate(ctx context.Context, obj kapi.Object) error {
 	// A deep copy: the create defaults and admits it in place, and if it
 	// loses the race the update goes on from obj as the client sent it.
 	return rq.createObject(ctx, deepCopyObject(obj), recordAnUpdate)
+}
+
+// uidPreconditionFailed is kube's answer to a PUT whose body's uid is not
+// the stored object's (none when it is missing): its storage checks the uid
+// as a precondition and refuses the write as an invalid object.
+func (rq *request) uidPreconditionFailed(want, have string) error {
+	return rq.res.invalidObject(rq.name, rq.res.key(rq.namespace, rq.name),
+		fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", want, have))
 }
 
 // attempts is what an update desires, obj, for each attempt of write: a
@@ -251,8 +258,7 @@ func (rq *request) prepareUpdate(cur, want kapi.Object) (kapi.Object, error) {
 	}
 	om, wm := cur.GetObjectMeta(), want.GetObjectMeta()
 	if wm.UID != "" && wm.UID != om.UID {
-		return nil, NewStatusError(http.StatusConflict, kapi.StatusReasonConflict,
-			fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", wm.UID, om.UID))
+		return nil, rq.uidPreconditionFailed(wm.UID, om.UID)
 	}
 	wm.UID, wm.CreationTimestamp = om.UID, om.CreationTimestamp
 	wm.DeletionTimestamp, wm.DeletionGracePeriodSeconds = om.DeletionTimestamp, om.DeletionGracePeriodSeconds

@@ -343,3 +343,72 @@ func TestWatchOverWebSocketObserved(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// FuzzWebSocketFrames writes any bytes as a client's frames into a watch
+// served over WebSocket, then ends the client's side: the watch ends, with
+// a closing frame whose code may be sent (1000, 1002 for a broken frame,
+// 1009 for a message over the limit, or the client's own code echoed) or
+// with the connection closed, never a hang, and the server answers the
+// next request. The frames are the client's: masked, fragmented,
+// oversized, control frames out of place.
+func FuzzWebSocketFrames(f *testing.F) {
+	mask := []byte{1, 2, 3, 4}
+	frame := func(b0 byte, payload []byte) []byte { // masked, payload under 126 bytes
+		out := append([]byte{b0, 0x80 | byte(len(payload))}, mask...)
+		for i, c := range payload {
+			out = append(out, c^mask[i%4])
+		}
+		return out
+	}
+	f.Add(frame(0x81, []byte("hello")))                                        // a text message
+	f.Add(append(frame(0x01, []byte("frag")), frame(0x80, []byte("ment"))...)) // fragmented, then ended
+	f.Add(frame(0x01, []byte("never ended")))                                  // fragmented, never ended
+	f.Add(frame(0x80, []byte("continuation first")))                           // a continuation with nothing to continue
+	f.Add([]byte{0x81, 0x05, 'h', 'e', 'l', 'l', 'o'})                         // unmasked
+	f.Add(append([]byte{0x82, 0xff, 0, 0, 0, 0, 0x10, 0, 0, 0}, mask...))      // 256 MiB announced
+	f.Add(append([]byte{0x82, 0xff, 0x80, 0, 0, 0, 0, 0, 0, 0}, mask...))      // a length with the top bit set
+	f.Add(frame(0x89, make([]byte, 125)))                                      // the longest ping
+	f.Add(append([]byte{0x89, 0x80 | 126, 0, 126}, mask...))                   // a ping over 125 bytes
+	f.Add(frame(0x09, nil))                                                    // a fragmented ping
+	f.Add(frame(0x88, []byte{0x0f, 0xa0}))                                     // close 4000
+	f.Add(frame(0x88, []byte{0x03, 0xed}))                                     // close 1005, never on the wire
+	f.Add(frame(0x88, []byte{0x03, 0xe8, 0xff}))                               // a reason not UTF-8
+	f.Add(frame(0xc1, []byte("x")))                                            // a reserved bit
+	f.Add(frame(0x83, nil))                                                    // an unknown opcode
+	f.Add(append(frame(0x81, []byte("a")), 0x81))                              // a frame cut short
+	s := newFuzzServer(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a guard against a hang, not a measurement
+		defer cancel()
+		ws, resp, err := websocket.Dial(ctx, s.base+widgetsIn(corpusNS)+"?watch=true", http.Header{"Origin": {"http://console.test"}})
+		if err != nil {
+			t.Fatalf("dial: %v %v", err, resp)
+		}
+		defer ws.Close()
+		go func() { <-ctx.Done(); _ = ws.Close() }()
+		_ = ws.WriteRaw(data) // the server may have closed already
+		_ = ws.CloseWrite()
+		for {
+			_, _, err := ws.Read()
+			if err == nil {
+				continue // an event
+			}
+			var closed *websocket.CloseError
+			if errors.As(err, &closed) && (closed.Code < 1000 || closed.Code >= 5000 || closed.Code == 1005 || closed.Code == 1006 || closed.Code == 1015 || closed.Code == 1011) {
+				t.Fatalf("closed with %d", closed.Code)
+			}
+			if ctx.Err() != nil {
+				t.Fatal("the watch did not end after the client's side did")
+			}
+			break
+		}
+		r, err := s.hc.Get(s.base + corpusItem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = r.Body.Close()
+		if r.StatusCode != http.StatusOK {
+			t.Fatalf("GET after: %d", r.StatusCode)
+		}
+	})
+}

@@ -113,7 +113,7 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object, rec manage
 	}
 	for attempt := 0; ; attempt++ {
 		if generated {
-			meta.Name = generateName(meta.GenerateName)
+			meta.Name = names.Generate(meta.GenerateName)
 		}
 		rq.name = meta.Name
 		if res.hooks.create != nil { // after mutation and naming, as kube's PrepareForCreate
@@ -378,14 +378,6 @@ func generateNameConflict(res *resource, name string) *StatusError {
 	return e
 }
 
-func generateName(base string) string {
-	const maxBase = 63 - 5
-	if len(base) > maxBase {
-		base = base[:maxBase]
-	}
-	return base + randomSuffix()
-}
-
 // setNamespace checks the object's namespace against the request's, and
 // fills it in.
 func (rq *request) setNamespace(meta *kapi.ObjectMeta) error {
@@ -453,18 +445,6 @@ func (r *resource) inOwnVersion(obj, old kapi.Object) (kapi.Object, kapi.Object)
 		}
 	}
 	return obj, old
-}
-
-// randomSuffix is what generateName appends: five characters from the
-// alphabet Kubernetes uses (no vowels, no confusable digits).
-func randomSuffix() string {
-	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
-	b := make([]byte, 5)
-	_, _ = rand.Read(b)
-	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
-	}
-	return string(b)
 }
 
 // newUID is a random RFC 4122 version 4 UUID.

@@ -2,6 +2,7 @@ package names
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -52,5 +53,18 @@ func TestMessages(t *testing.T) {
 				t.Errorf("%d messages %q, want %d", len(tc.got), tc.got, tc.want)
 			}
 		})
+	}
+}
+
+func TestGenerate(t *testing.T) {
+	for _, base := range []string{"", "gen-", strings.Repeat("a", 70)} {
+		got := Generate(base)
+		want := base
+		if len(want) > 58 {
+			want = want[:58]
+		}
+		if len(got) != len(want)+5 || !strings.HasPrefix(got, want) || strings.ContainsAny(got[len(want):], "aeiou013") {
+			t.Errorf("Generate(%q) = %q", base, got)
+		}
 	}
 }

@@ -134,5 +134,14 @@ func (c *Client) WriteRaw(b []byte) error {
 	return err
 }
 
+// CloseWrite ends what the client sends, without a closing frame (a
+// client gone mid-frame), and keeps reading the server's.
+func (c *Client) CloseWrite() error {
+	if cw, ok := c.conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return c.conn.Close()
+}
+
 // Close closes the connection without a closing handshake.
 func (c *Client) Close() error { return c.conn.Close() }

@@ -143,12 +143,45 @@ func TestREADME(t *testing.T) {
 				srv = startProgram(t, program2(t, program))
 			case "widgets":
 				srv = startServer(t)
+			case "browsers":
+				srv = startWidgets(t, readmeServerArgs(t, blocks, name)...)
 			default:
-				t.Fatalf("README.md: unknown session %q (first, widgets)", name)
+				t.Fatalf("README.md: unknown session %q (first, widgets, browsers)", name)
 			}
 			runReadmeSession(t, sessions[name], srv, work)
 		})
 	}
+}
+
+// readmeServerArgs reads the flags of examples/widgets from the README's
+// block that starts the server of session (marked skip: starts the server
+// the "SESSION" blocks run against), `go run ./examples/widgets FLAGS`,
+// whose values may be in single quotes.
+func readmeServerArgs(t *testing.T, blocks []readmeBlock, session string) []string {
+	t.Helper()
+	marker := fmt.Sprintf("skip: starts the server the %q blocks run against", session)
+	for _, b := range blocks {
+		if b.marker != marker {
+			continue
+		}
+		rest, ok := strings.CutPrefix(strings.TrimSpace(b.text), "go run ./examples/widgets")
+		if !ok || strings.Contains(rest, "\n") {
+			t.Fatalf("README.md:%d: want one line, go run ./examples/widgets FLAGS", b.line)
+		}
+		var args []string
+		for _, f := range regexp.MustCompile(`'[^']*'|\S+`).FindAllString(rest, -1) {
+			args = append(args, strings.Trim(f, "'"))
+		}
+		return args
+	}
+	t.Fatalf("README.md: no block marked %q", marker)
+	return nil
+}
+
+// startWidgets is startServer with flags.
+func startWidgets(t *testing.T, args ...string) *server {
+	t.Helper()
+	return startProgram(t, program{name: "examples/widgets", bin: widgetsBin, buildErr: widgetsBuildErr, args: args})
 }
 
 // program2 builds the README's first program as a module of its own
