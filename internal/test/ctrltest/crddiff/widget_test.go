@@ -260,8 +260,6 @@ var widgetKnown = []known{
 	{path: "should be a non-negative integer", why: "not fixed yet: kube-apiserver checks the scale subresource's paths on every write (.spec.replicas: should be a non-negative integer)"},
 	{step: "scale invalid", path: "body.", why: "not fixed yet: kube-apiserver validates a scale write as the custom resource (Widget.diff.example.com \"a\" is invalid); kapi as a Scale"},
 	{path: ".verbs[", why: "not fixed yet: discovery's verbs in kube-apiserver's order for custom resources"},
-	{path: "columnDefinitions[", why: "not fixed yet: a printer column without description is described as kube-apiserver does"},
-	{step: "put without resourceVersion", path: "", why: "not fixed yet: kube-apiserver refuses an update of a custom resource without metadata.resourceVersion"},
 	{step: "json patch test fails", path: "causes", why: "not fixed yet: kapi gives a failed JSON patch test a cause; kube-apiserver none"},
 }
 
