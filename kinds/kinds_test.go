@@ -179,7 +179,7 @@ func TestRegisterWhileServing(t *testing.T) {
 	out = c.want("POST", "/apis/example.com/v1/namespaces/default/widgets", "application/json",
 		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"c"},"spec":{"color":"purple","replicas":-1}}`, 422)
 	for _, want := range []string{
-		`Widget.example.com \"c\" is invalid: [spec.color: Unsupported value: \"purple\": supported values: \"red\", \"green\", \"blue\", spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0]`,
+		`Widget.example.com \"c\" is invalid: [spec.color: Unsupported value: \"purple\": supported values: \"red\", \"green\", \"blue\", spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0, .spec.replicas: Invalid value: -1: should be a non-negative integer]`,
 		`"kind":"Widget"`, `"reason":"FieldValueNotSupported"`,
 	} {
 		if !strings.Contains(out, want) {
