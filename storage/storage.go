@@ -86,13 +86,22 @@ type ListResult struct {
 	// read the next page from the same snapshot.
 	Revision int64
 	// Remaining counts the keys after this page: 0 on the last page, and
-	// only there. A backend may bound the count of a long rest (postgres
-	// counts at most 1,000 keys past the page) and report a longer one as
-	// -1: some keys remain, how many is not known. Kubernetes'
-	// remainingItemCount, which it feeds, is then left unset, as
-	// kube-apiserver leaves it when it cannot give the exact count.
+	// only there. A backend may bound the count of a long rest (bolt,
+	// sqlite and postgres count at most RemainingCountCap keys past the
+	// page) and report a longer one as -1: some keys remain, how many is
+	// not known. Kubernetes' remainingItemCount, which it feeds, is then
+	// left unset, as kube-apiserver leaves it when it cannot give the exact
+	// count.
 	Remaining int64
 }
+
+// RemainingCountCap is how many keys past a page the backends that count
+// them one by one (bolt, sqlite, postgres) count at most before they
+// report ListResult.Remaining as -1. Counting the whole rest made each
+// page cost the rest of the range, and a list paged through to its end
+// (the watch cache's fill at start-up, a client's chunked LIST) cost the
+// square of its length.
+const RemainingCountCap = 1000
 
 // EventType says what a change did.
 type EventType int

@@ -3,7 +3,7 @@ module github.com/kapi-dev/kapi/observe/otel
 go 1.26.0
 
 require (
-	github.com/kapi-dev/kapi v0.0.0-20261128151206-7422ae0d475c
+	github.com/kapi-dev/kapi v0.0.0-20261128190832-6edc80523196
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0

@@ -3,7 +3,7 @@ module github.com/kapi-dev/kapi/observe/prometheus
 go 1.26.0
 
 require (
-	github.com/kapi-dev/kapi v0.0.0-20261128151206-7422ae0d475c
+	github.com/kapi-dev/kapi v0.0.0-20261128190832-6edc80523196
 	github.com/prometheus/client_golang v1.23.2
 	github.com/prometheus/client_model v0.6.2
 )

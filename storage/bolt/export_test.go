@@ -133,6 +133,3 @@ func HighWater(s *Store) (int64, error) { return s.highWater() }
 
 // PreallocAhead is how far past the high-water mark the file is written.
 const PreallocAhead = preallocAhead
-
-// CountCap is how many keys after a page List counts at most.
-const CountCap = countCap

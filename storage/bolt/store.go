@@ -231,8 +231,8 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 			switch {
 			case !ok:
 			case opts.Limit > 0 && int64(len(res.Items)) == opts.Limit:
-				if res.Remaining == countCap {
-					res.Remaining = -1 // more than countCap: not counted
+				if res.Remaining == storage.RemainingCountCap {
+					res.Remaining = -1 // more than the cap: not counted
 					return nil
 				}
 				res.Remaining++
@@ -244,14 +244,6 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 	})
 	return res, err
 }
-
-// countCap bounds the count of the keys after a page of a list (as
-// postgres bounds it): more are not counted, and the page's Remaining is -1.
-// Counting the whole rest made each page cost the rest of the range, and a
-// list paged through to its end (the watch cache's fill at start-up, a
-// client's chunked LIST) cost the square of its length: 1,000 pages of
-// 1,000 over a million widgets step through half a billion keys.
-const countCap = 1000
 
 // versionScan is how many versions of one key List steps through before
 // it seeks to the one it wants instead.

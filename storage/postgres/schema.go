@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/kapi-dev/kapi/storage"
 )
 
 // statements are the SQL the store runs, with its schema's name in them.
@@ -38,11 +40,6 @@ type statements struct {
 	prune     string
 	setPruned string
 }
-
-// countCap bounds the count of the keys after a page of a list: more are
-// not counted, and the page's Remaining is -1 (some remain, how many is
-// not known).
-const countCap = 1000
 
 // The tables (see doc.go):
 //
@@ -99,11 +96,11 @@ LEFT JOIN LATERAL (SELECT value, create_rev, rev, deleted FROM %s WHERE key = $1
 		revision, compaction, log)
 	inRange := `key >= $1 AND ($2::bytea IS NULL OR key < $2)`
 	// A page with a limit counts what follows it, for Remaining: at
-	// most countCap + 1 keys past the page ($3 + countCap + 1 in all),
-	// so that each page of a long list costs its own rows and a bounded
-	// count, not a count of the whole rest of the range; the one more
-	// tells "countCap remain" from "more than countCap remain".
-	countLimit := fmt.Sprintf(`$3 + %d`, countCap+1)
+	// most storage.RemainingCountCap + 1 keys past the page, so that each
+	// page of a long list costs its own rows and a bounded count, not a
+	// count of the whole rest of the range; the one more tells "the cap
+	// remain" from "more than the cap remain".
+	countLimit := fmt.Sprintf(`$3 + %d`, storage.RemainingCountCap+1)
 	st.listLatest = fmt.Sprintf(`SELECT r.rev, 0::bigint,
   CASE WHEN $3::bigint IS NULL THEN 0 ELSE (SELECT count(*) FROM (SELECT FROM %[2]s WHERE %[3]s LIMIT %[4]s) n) END,
   i.key, i.value, i.create_rev, i.mod_rev

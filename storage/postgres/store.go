@@ -376,7 +376,7 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 		res.Revision = opts.Revision
 	}
 	if limit != nil {
-		if res.Remaining = total - int64(len(res.Items)); res.Remaining > countCap {
+		if res.Remaining = total - int64(len(res.Items)); res.Remaining > storage.RemainingCountCap {
 			res.Remaining = -1
 		}
 	}

@@ -96,6 +96,3 @@ func Check(s *Store) error {
 
 // CommitError is how a failed commit is classified.
 var CommitError = commitError
-
-// CountCap bounds the count of the keys after a page of a list.
-const CountCap = countCap

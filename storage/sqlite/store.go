@@ -381,26 +381,19 @@ func list(ctx context.Context, tx querier, prefix string, opts storage.ListOptio
 	for _, kv := range before {
 		add(kv)
 	}
-	if res.Remaining > countCap {
-		res.Remaining = -1 // more than countCap: not counted
+	if res.Remaining > storage.RemainingCountCap {
+		res.Remaining = -1 // more than the cap: not counted
 	}
 	return res, nil
 }
 
-// countCap bounds the count of the keys after a page of a list, as bolt
-// and postgres bound it: more are not counted, and the page's Remaining is
-// -1. Counting the whole rest made each page cost the rest of the range,
-// and a list paged through to its end (the watch cache's fill at start-up,
-// a client's chunked LIST) cost the square of its length.
-const countCap = 1000
-
 // countFrom counts the current keys from start on that begin with prefix
-// and are not in skip, up to one more than countCap.
+// and are not in skip, up to one more than storage.RemainingCountCap.
 func countFrom(ctx context.Context, tx querier, prefix string, start []byte, skip map[string]bool) (int64, error) {
 	cond, args := keyRange(prefix, string(start))
 	if len(skip) == 0 {
 		var n int64
-		err := tx.QueryRowContext(ctx, qCount(cond), append(args, countCap+1)...).Scan(&n)
+		err := tx.QueryRowContext(ctx, qCount(cond), append(args, storage.RemainingCountCap+1)...).Scan(&n)
 		return n, err
 	}
 	rows, err := tx.QueryContext(ctx, qKeys(cond), args...)
@@ -408,7 +401,7 @@ func countFrom(ctx context.Context, tx querier, prefix string, start []byte, ski
 		return 0, err
 	}
 	var n int64
-	for n <= countCap && rows.Next() {
+	for n <= storage.RemainingCountCap && rows.Next() {
 		var key []byte
 		if err := rows.Scan(&key); err != nil {
 			rows.Close()

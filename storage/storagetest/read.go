@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kapi-dev/kapi/storage"
@@ -245,5 +246,64 @@ func testEveryRevision(t *testing.T, s storage.Interface) {
 				wantErr(t, fmt.Sprintf("Get(%q) at %d", key, rev), err, storage.ErrNotFound)
 			}
 		}
+	}
+}
+
+// testRemainingBeyondTheCap writes RemainingCountCap+2 keys and reads pages
+// of one from three places: Remaining is the exact count of the keys after
+// the page, or -1 where more than RemainingCountCap remain (a backend may
+// stop counting there), both at the current revision and at an earlier
+// one with a key changed since; a list paged through to its end still
+// ends with 0 and reads every key.
+func testRemainingBeyondTheCap(t *testing.T, s storage.Interface) {
+	const n = storage.RemainingCountCap + 2
+	var wg sync.WaitGroup
+	for w := range 16 { // concurrent, for few commits where the backend batches them
+		wg.Go(func() {
+			for i := w; i < n; i += 16 {
+				if _, err := s.Create(t.Context(), fmt.Sprintf("/rc/%05d", i), []byte("v")); err != nil {
+					t.Errorf("Create: %v", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	rev := mustRevision(t, s)
+	mustUpdate(t, s, fmt.Sprintf("/rc/%05d", n-2), "w", 0) // a key changed since rev
+	for _, at := range []int64{0, rev} {
+		for _, tc := range []struct {
+			start string
+			after int64 // keys after the page
+		}{
+			{"", n - 1},
+			{"/rc/00001", n - 2},
+			{fmt.Sprintf("/rc/%05d", n-2), 1},
+		} {
+			res := mustList(t, s, "/rc/", storage.ListOptions{Start: tc.start, Limit: 1, Revision: at})
+			ok := res.Remaining == tc.after || res.Remaining == -1 && tc.after > storage.RemainingCountCap
+			if len(res.Items) != 1 || !ok {
+				t.Errorf("at %d from %q: %d items and Remaining %d, want 1 item and %d more (or -1 past %d)",
+					at, tc.start, len(res.Items), res.Remaining, tc.after, storage.RemainingCountCap)
+			}
+		}
+	}
+	read, opts := 0, storage.ListOptions{Limit: 100}
+	for page := 0; ; page++ {
+		if page > n/100+1 {
+			t.Fatalf("more than %d pages", page)
+		}
+		res := mustList(t, s, "/rc/", opts)
+		read += len(res.Items)
+		if res.Remaining == 0 || len(res.Items) == 0 {
+			break
+		}
+		opts.Revision, opts.Start = res.Revision, res.Items[len(res.Items)-1].Key+"\x00"
+	}
+	if read != n {
+		t.Errorf("paged through %d keys, want %d", read, n)
 	}
 }

@@ -44,6 +44,7 @@ var suite = []struct {
 		{"List", testList},
 		{"ListAtRevision", testListAtRevision},
 		{"ListPaging", testListPaging},
+		{"RemainingBeyondTheCap", testRemainingBeyondTheCap},
 		{"EveryRevision", testEveryRevision},
 	}},
 	{"Watch", []testCase{

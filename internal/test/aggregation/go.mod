@@ -2,7 +2,7 @@ module github.com/kapi-dev/kapi/internal/test/aggregation
 
 go 1.26.0
 
-require github.com/kapi-dev/kapi v0.0.0-20261128151206-7422ae0d475c
+require github.com/kapi-dev/kapi v0.0.0-20261128190832-6edc80523196
 
 require (
 	github.com/evanphx/json-patch/v5 v5.9.11 // indirect

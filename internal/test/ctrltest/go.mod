@@ -3,7 +3,7 @@ module github.com/kapi-dev/kapi/internal/test/ctrltest
 go 1.26.0
 
 require (
-	github.com/kapi-dev/kapi v0.0.0-20261128151206-7422ae0d475c
+	github.com/kapi-dev/kapi v0.0.0-20261128190832-6edc80523196
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
