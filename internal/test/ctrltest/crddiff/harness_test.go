@@ -236,6 +236,12 @@ func normalize(v any, generated bool) any {
 			}
 			v[k] = normalize(e, generated)
 		}
+		if mf, ok := v["managedFields"].([]any); ok {
+			// In the order of the managers' writes, which for writers
+			// racing (a definition's creator and its controllers) is
+			// not the same from run to run.
+			sort.SliceStable(mf, func(i, j int) bool { return managerKey(mf[i]) < managerKey(mf[j]) })
+		}
 	case []any:
 		for i, e := range v {
 			v[i] = normalize(e, generated)
@@ -274,6 +280,11 @@ func sortCauses(body any) {
 		}
 		st["message"] = msg[:i+3] + strings.Join(parts, ", ") + "]"
 	}
+}
+
+func managerKey(e any) string {
+	m, _ := e.(map[string]any)
+	return fmt.Sprint(m["manager"], "/", m["operation"], "/", m["subresource"])
 }
 
 // normalizeTable blanks the cells of date columns (an object's age).
