@@ -41,17 +41,15 @@ func (rq *request) update(ctx context.Context) error {
 		if err := rq.createOnUpdate(ctx, obj); !errors.Is(err, storage.ErrExists) {
 			return err
 		}
-		// Created by another request meanwhile: this PUT updates it
-		// (unless it keeps going as it comes, when the last try's
-		// answer stands).
+		// Created by another request meanwhile: this PUT updates it (unless
+		// it keeps going as it comes, when the last try's answer stands).
 	}
 }
 
-// createOnUpdate creates obj, the body of a PUT to a missing object of a
-// resource that allows it, as kube-apiserver's store does: a uid in the
-// body is a precondition the missing object fails (409), its
-// resourceVersion is ignored, the caller must also be allowed to create,
-// and admission sees a create; the answer is 201. It returns
+// createOnUpdate creates obj, the body of a PUT to a missing object of a resource that
+// allows it, as kube-apiserver's store does: a uid in the body is a precondition the
+// missing object fails (409), its resourceVersion is ignored, the caller must also be
+// allowed to create, and admission sees a create; the answer is 201. It returns
 // storage.ErrExists, unanswered, if the object appeared meanwhile.
 func (rq *request) createOnUpdate(ctx context.Context, obj kapi.Object) error {
 	if uid := obj.GetObjectMeta().UID; uid != "" {
@@ -179,6 +177,8 @@ func (rq *request) attempt(ctx context.Context, key string, kv storage.KeyValue,
 		if rev != kv.ModRevision {
 			return nil, nil, storage.ErrConflict // if cached, checked against the store (write)
 		}
+	} else if rq.res.changeable && rq.r.Method == http.MethodPut && rq.subresource != "scale" { // as kube-apiserver's custom resources, in its store's words
+		return nil, nil, invalid(target{&resource{Group: rq.res.Group, Kind: rq.res.Plural}, rq.name}, FieldErrors{Invalid("metadata.resourceVersion", 0, "must be specified for an update")})
 	}
 	next, err := rq.prepareUpdate(cur, want)
 	if err != nil {

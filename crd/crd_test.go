@@ -80,7 +80,8 @@ func TestDefinition(t *testing.T) {
 	if want := (&kinds.Scale{SpecReplicasPath: ".spec.size", StatusReplicasPath: ".status.replicas", LabelSelectorPath: ".status.selector"}); !reflect.DeepEqual(v1.Scale, want) {
 		t.Errorf("scale: %+v", v1.Scale)
 	}
-	if want := []kinds.PrinterColumn{{Name: "Color", Type: "string", Priority: 1, JSONPath: ".spec.color"}}; !reflect.DeepEqual(v1.PrinterColumns, want) {
+	if want := []kinds.PrinterColumn{{Name: "Color", Type: "string", Priority: 1, JSONPath: ".spec.color",
+		Description: "Custom resource definition column (in JSONPath format): .spec.color"}}; !reflect.DeepEqual(v1.PrinterColumns, want) {
 		t.Errorf("columns: %+v", v1.PrinterColumns)
 	}
 	if !slices.Equal(v1.SelectableFields, []string{".spec.color"}) {

@@ -44,8 +44,14 @@ func Definition(c *CustomResourceDefinition) (kinds.Definition, error) {
 			}
 		}
 		for _, col := range v.AdditionalPrinterColumns {
+			// A column without a description is described by its path in
+			// Table answers, as kube-apiserver's table convertor does.
+			desc := col.Description
+			if desc == "" {
+				desc = "Custom resource definition column (in JSONPath format): " + col.JSONPath
+			}
 			kv.PrinterColumns = append(kv.PrinterColumns, kinds.PrinterColumn{
-				Name: col.Name, Type: col.Type, Format: col.Format, Description: col.Description,
+				Name: col.Name, Type: col.Type, Format: col.Format, Description: desc,
 				Priority: col.Priority, JSONPath: col.JSONPath,
 			})
 		}

@@ -128,7 +128,7 @@ type ServiceReference struct {
 
 // Status is what the server made of a CustomResourceDefinition.
 type Status struct {
-	Conditions []Condition `json:"conditions,omitempty" listType:"map" listMapKey:"type" description:"conditions indicate state for particular aspects of a CustomResourceDefinition"`
+	Conditions []Condition `json:"conditions" listType:"map" listMapKey:"type" description:"conditions indicate state for particular aspects of a CustomResourceDefinition"`
 	// AcceptedNames are the names actually served; they differ from
 	// spec.names while those conflict with another definition's.
 	AcceptedNames Names `json:"acceptedNames" description:"acceptedNames are the names that are actually being used to serve discovery."`

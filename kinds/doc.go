@@ -51,7 +51,13 @@
 //     custom resources;
 //   - with the status subresource, writes to the object leave status and
 //     writes to status leave the rest; the scale subresource reads and
-//     writes the fields its paths name.
+//     writes the fields its paths name, and every write checks them as
+//     kube-apiserver does (".spec.replicas: Invalid value: -1: should be
+//     a non-negative integer"); a status write's schema messages name
+//     fields from status, as kube-apiserver's do;
+//   - an update (PUT) must name the resourceVersion it replaces (422
+//     "metadata.resourceVersion: Invalid value: 0: must be specified for
+//     an update"), as a custom resource's must.
 //
 // Printer columns (additionalPrinterColumns) and selectable fields take
 // the JSON paths CustomResourceDefinitions allow, read as client-go's

@@ -179,7 +179,7 @@ func TestRegisterWhileServing(t *testing.T) {
 	out = c.want("POST", "/apis/example.com/v1/namespaces/default/widgets", "application/json",
 		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"c"},"spec":{"color":"purple","replicas":-1}}`, 422)
 	for _, want := range []string{
-		`Widget.example.com \"c\" is invalid: [spec.color: Unsupported value: \"purple\": supported values: \"red\", \"green\", \"blue\", spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0]`,
+		`Widget.example.com \"c\" is invalid: [spec.color: Unsupported value: \"purple\": supported values: \"red\", \"green\", \"blue\", spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0, .spec.replicas: Invalid value: -1: should be a non-negative integer]`,
 		`"kind":"Widget"`, `"reason":"FieldValueNotSupported"`,
 	} {
 		if !strings.Contains(out, want) {
@@ -215,7 +215,11 @@ func TestRegisterWhileServing(t *testing.T) {
 
 	// The status subresource: writes to the object leave status, writes
 	// to status leave the rest.
+	// (A PUT must name the resourceVersion it replaces, as a custom
+	// resource's must in kube-apiserver: this merge patch needs not.)
 	c.want("PUT", "/apis/example.com/v1/namespaces/default/widgets/a/status", "application/json",
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a","namespace":"default"},"spec":{"color":"green"},"status":{"replicas":3}}`, 422)
+	c.want("PATCH", "/apis/example.com/v1/namespaces/default/widgets/a/status", "application/merge-patch+json",
 		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a","namespace":"default"},"spec":{"color":"green"},"status":{"replicas":3}}`, 200)
 	out = c.want("GET", "/apis/example.com/v1/namespaces/default/widgets/a", "", "", 200)
 	if !strings.Contains(out, `"status":{"replicas":3}`) || !strings.Contains(out, `"color":"blue"`) {
@@ -281,7 +285,7 @@ func TestScale(t *testing.T) {
 	}
 	c.want("POST", "/apis/example.com/v1/namespaces/default/widgets", "application/json",
 		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"},"spec":{"color":"red","replicas":2}}`, 201)
-	c.want("PUT", "/apis/example.com/v1/namespaces/default/widgets/a/status", "application/json",
+	c.want("PATCH", "/apis/example.com/v1/namespaces/default/widgets/a/status", "application/merge-patch+json",
 		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"},"status":{"replicas":1,"selector":"app=a"}}`, 200)
 	out := c.want("GET", "/apis/example.com/v1/namespaces/default/widgets/a/scale", "", "", 200)
 	if !strings.Contains(out, `"spec":{"replicas":2}`) || !strings.Contains(out, `"status":{"replicas":1,"selector":"app=a"}`) {

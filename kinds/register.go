@@ -140,7 +140,7 @@ func resources(def Definition, o *options) ([]apiserver.Resource[Object], error)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s %s: %v", ErrDefinition, def.Kind, v.Name, err)
 		}
-		r.Validate, r.ValidateStatus = validate, validate
+		r.Validate, r.ValidateStatus = validate(v.Scale, true), validate(v.Scale, false)
 		rs = append(rs, r)
 	}
 	return rs, nil
@@ -161,8 +161,9 @@ func refuseWhile(terminating func() bool, group, plural string) func() error {
 }
 
 // validator is a version's validation: its schema's, with ratcheting on
-// update, then its rules'.
-func validator(sh *shape, o *options) (func(ctx context.Context, obj, old *Object) apiserver.FieldErrors, error) {
+// update, then the scale subresource's fields' (scale's; the spec's too
+// unless of a status write), then its rules'.
+func validator(sh *shape, o *options) (func(scale *Scale, spec bool) func(ctx context.Context, obj, old *Object) apiserver.FieldErrors, error) {
 	var rules Rules
 	if o.rules != nil && sh.schema != nil {
 		var err error
@@ -170,36 +171,52 @@ func validator(sh *shape, o *options) (func(ctx context.Context, obj, old *Objec
 			return nil, err
 		}
 	}
-	if sh.schema == nil && rules == nil {
-		return nil, nil
-	}
-	return func(_ context.Context, obj, old *Object) apiserver.FieldErrors {
-		body := obj.schemaView()
-		var oldBody any
-		var errs []*validation.Error
-		switch {
-		case sh.schema == nil:
-		case old == nil:
-			errs = sh.schema.Validate(body)
-		default:
-			oldBody = old.schemaView()
-			errs = sh.schema.ValidateUpdate(body, oldBody)
+	return func(scale *Scale, spec bool) func(ctx context.Context, obj, old *Object) apiserver.FieldErrors {
+		if sh.schema == nil && rules == nil && scale == nil {
+			return nil
 		}
-		if rules != nil {
-			// The rules see the whole object, as kube-apiserver's do:
-			// self.metadata.name at the root.
-			var oldView any
-			if old != nil {
-				oldView = old.ruleView()
-			}
-			errs = schema.ValidateRules(rules, errs, obj.ruleView(), oldView)
+		return func(_ context.Context, obj, old *Object) apiserver.FieldErrors {
+			return validate(sh, rules, scale, spec, obj, old)
 		}
-		out := make(apiserver.FieldErrors, len(errs))
-		for i, e := range errs {
-			out[i] = &apiserver.FieldError{Type: e.Type, Field: e.Field, BadValue: e.BadValue, Detail: e.Detail}
-		}
-		return out
 	}, nil
+}
+
+func validate(sh *shape, rules Rules, scale *Scale, spec bool, obj, old *Object) apiserver.FieldErrors {
+	body := obj.schemaView()
+	var oldBody any
+	var errs []*validation.Error
+	switch {
+	case sh.schema == nil:
+	case old == nil:
+		errs = sh.schema.Validate(body)
+	default:
+		oldBody = old.schemaView()
+		errs = sh.schema.ValidateUpdate(body, oldBody)
+	}
+	if !spec {
+		// kube-apiserver validates a status write with the schema of
+		// status as the root: its messages name fields from there.
+		for _, e := range errs {
+			if rel, ok := strings.CutPrefix(e.Field, "status."); ok {
+				e.Detail = strings.Replace(e.Detail, e.Field+" in body", rel+" in body", 1)
+			}
+		}
+	}
+	errs = append(errs, scale.check(body, spec)...)
+	if rules != nil {
+		// The rules see the whole object, as kube-apiserver's do:
+		// self.metadata.name at the root.
+		var oldView any
+		if old != nil {
+			oldView = old.ruleView()
+		}
+		errs = schema.ValidateRules(rules, errs, obj.ruleView(), oldView)
+	}
+	out := make(apiserver.FieldErrors, len(errs))
+	for i, e := range errs {
+		out[i] = &apiserver.FieldError{Type: e.Type, Field: e.Field, BadValue: e.BadValue, Detail: e.Detail}
+	}
+	return out
 }
 
 // columns are the Table columns of a version's additionalPrinterColumns;

@@ -60,17 +60,20 @@ func newShape(s *schema.Schema) (*shape, error) {
 }
 
 // Prune drops what the schema does not specify, and the members of
-// metadata an ObjectMeta does not hold.
+// metadata an ObjectMeta does not hold. It reports them in
+// kube-apiserver's order (its unstructuredSchemaCoercer's): metadata's
+// as found, then the pruned ones sorted.
 func (sh *shape) Prune(obj kapi.Object) []string {
 	o := obj.(*Object)
 	unknown := o.unknownMeta
 	o.unknownMeta = nil
 	if sh.schema != nil {
 		body := o.body()
-		unknown = append(unknown, sh.schema.Prune(body)...)
+		pruned := sh.schema.Prune(body)
+		slices.Sort(pruned)
+		unknown = append(unknown, pruned...)
 		o.setBody(body)
 	}
-	slices.Sort(unknown)
 	return unknown
 }
 

@@ -78,8 +78,8 @@ func TestStatusApplyUnknownRootMembers(t *testing.T) {
 		t.Errorf("the status apply added a member: %s", out)
 	}
 	c.want("PATCH", path+"?fieldManager=user", "application/apply-patch+yaml", head+`"data":{"x":"2"}}`, 200)
-	// An update of /status is recorded the same way.
-	out = c.want("PUT", path+"/status?fieldManager=writer", "application/json",
+	// An update (here a merge patch) of /status is recorded the same way.
+	out = c.want("PATCH", path+"/status?fieldManager=writer", "application/merge-patch+json",
 		head+`"data":{"x":"3"},"other":1,"status":{"ok":false}}`, 200)
 	if entry := managerEntry(t, out, "writer"); strings.Contains(entry, "f:data") || strings.Contains(entry, "f:other") || !strings.Contains(entry, "f:status") {
 		t.Errorf("writer's entry: %s", entry)

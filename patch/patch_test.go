@@ -72,3 +72,26 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 	}
 	return reflect.DeepEqual(va, vb)
 }
+
+// TestJSONPatchReplaceMissingMember: a replace of a member an object lacks
+// adds it, as kube-apiserver's JSON Patch library (evanphx/json-patch v4)
+// does (kube-apiserver answers 200 to [{"op":"replace","path":"/spec/commonName",...}]
+// on a Certificate without one); a replace under a missing object or past
+// an array's end still fails.
+func TestJSONPatchReplaceMissingMember(t *testing.T) {
+	out, err := patch.Apply(patch.JSONPatch, []byte(original),
+		[]byte(`[{"op":"replace","path":"/spec/size","value":3},{"op":"replace","path":"/spec/color","value":"blue"},{"op":"test","path":"/spec/size","value":3}]`))
+	if err != nil || string(out) != `{"metadata":{"name":"a","labels":{"x":"1"}},"spec":{"color":"blue","ports":[{"name":"http","port":80}],"size":3}}` {
+		t.Errorf("replace of a missing member: %s %v", out, err)
+	}
+	for _, doc := range []string{
+		`[{"op":"replace","path":"/status/phase","value":"x"}]`,
+		`[{"op":"replace","path":"/spec/ports/1","value":{}}]`,
+		`[{"op":"replace","path":"/spec/color/x","value":1}]`,
+		`[{"op":"replace","path":"/spec/~2","value":1}]`,
+	} {
+		if out, err := patch.Apply(patch.JSONPatch, []byte(original), []byte(doc)); !errors.Is(err, patch.ErrNotApplicable) {
+			t.Errorf("%s: %s %v, want ErrNotApplicable", doc, out, err)
+		}
+	}
+}

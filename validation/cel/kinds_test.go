@@ -70,11 +70,40 @@ type poolClient struct {
 }
 
 // send writes a pool and returns the response's code and Status.
+// withResourceVersion puts the stored object's resourceVersion in body,
+// as an update of a kind defined at run time must name it (as a custom
+// resource's in kube-apiserver).
+func (c poolClient) withResourceVersion(path, body string) string {
+	c.t.Helper()
+	resp, err := http.Get(c.url + path)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var cur, obj map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&cur); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(body), &obj); err != nil {
+		c.t.Fatal(err)
+	}
+	rv, _ := cur["metadata"].(map[string]any)["resourceVersion"]
+	obj["metadata"].(map[string]any)["resourceVersion"] = rv
+	b, err := json.Marshal(obj)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return string(b)
+}
+
 func (c poolClient) send(method, name, body string) (int, kapi.Status) {
 	c.t.Helper()
 	path := "/apis/example.com/v1/namespaces/default/pools"
 	if method != "POST" {
 		path += "/" + name
+	}
+	if method == "PUT" {
+		body = c.withResourceVersion(path, body)
 	}
 	req, err := http.NewRequest(method, c.url+path, strings.NewReader(body))
 	if err != nil {
