@@ -3,7 +3,7 @@ module github.com/kapi-dev/kapi/storage/etcd
 go 1.26.0
 
 require (
-	github.com/kapi-dev/kapi v0.0.0-20261128190832-6edc80523196
+	github.com/kapi-dev/kapi v0.0.0-20261128204329-8b33d65823a9
 	go.etcd.io/etcd/api/v3 v3.7.3
 	go.etcd.io/etcd/client/v3 v3.7.3
 	go.etcd.io/etcd/server/v3 v3.7.3
