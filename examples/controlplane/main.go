@@ -1,6 +1,9 @@
 // Command controlplane is a generic control plane: it serves namespaces,
 // CustomResourceDefinitions, leases and events, and nothing else, so that
-// kubectl apply adds the kinds it serves:
+// kubectl apply adds the kinds it serves. A definition's
+// x-kubernetes-validations rules are checked by validation/cel's engine,
+// which is why the example is a module of its own (cel-go stays out of
+// kapi's root module):
 //
 //	go run ./examples/controlplane -addr 127.0.0.1:8080               # in memory
 //	go run ./examples/controlplane -addr 127.0.0.1:8080 -data /tmp/cp  # in /tmp/cp/kapi.db
@@ -22,6 +25,7 @@ import (
 	"github.com/kapi-dev/kapi/apiserver"
 	"github.com/kapi-dev/kapi/crd"
 	"github.com/kapi-dev/kapi/storage/bolt"
+	"github.com/kapi-dev/kapi/validation/cel"
 )
 
 func main() {
@@ -35,7 +39,11 @@ func main() {
 }
 
 func run(addr, data string, profiling bool) error {
-	opts := []apiserver.Option{apiserver.WithNamespaces(), apiserver.WithLeases(), apiserver.WithEvents()}
+	engine, err := cel.New()
+	if err != nil {
+		return err
+	}
+	opts := []apiserver.Option{apiserver.WithNamespaces(), apiserver.WithLeases(), apiserver.WithEvents(), apiserver.WithRuleEngine(engine)}
 	if data != "" {
 		if err := os.MkdirAll(data, 0o700); err != nil {
 			return err
