@@ -3,6 +3,24 @@ module github.com/kapi-dev/kapi/examples/controlplane
 go 1.26.0
 
 require (
-	github.com/kapi-dev/kapi v0.0.0-20261128204329-8b33d65823a9
-	github.com/kapi-dev/kapi/validation/cel v0.0.0-20261128204329-8b33d65823a9
+	github.com/kapi-dev/kapi v0.0.0-20261128204622-4d1ae8b17965
+	github.com/kapi-dev/kapi/validation/cel v0.0.0-20261128204622-4d1ae8b17965
+)
+
+require (
+	cel.dev/expr v0.25.1 // indirect
+	github.com/antlr4-go/antlr/v4 v4.13.1 // indirect
+	github.com/evanphx/json-patch/v5 v5.9.11 // indirect
+	github.com/go-chi/chi/v5 v5.5.0 // indirect
+	github.com/go-json-experiment/json v1.27.2 // indirect
+	github.com/google/cel-go v0.29.2 // indirect
+	go.etcd.io/bbolt v1.5.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.4 // indirect
+	golang.org/x/exp v0.0.0-20240823005443-9b4947da3948 // indirect
+	golang.org/x/sys v0.45.0 // indirect
+	golang.org/x/text v0.22.0 // indirect
+	google.golang.org/genproto/googleapis/api v0.0.0-20240826202546-f6391c0de4c7 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20240826202546-f6391c0de4c7 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
 )

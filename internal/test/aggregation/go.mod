@@ -2,7 +2,7 @@ module github.com/kapi-dev/kapi/internal/test/aggregation
 
 go 1.26.0
 
-require github.com/kapi-dev/kapi v0.0.0-20261128204329-8b33d65823a9
+require github.com/kapi-dev/kapi v0.0.0-20261128204622-4d1ae8b17965
 
 require (
 	github.com/evanphx/json-patch/v5 v5.9.11 // indirect
