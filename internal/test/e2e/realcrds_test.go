@@ -185,7 +185,13 @@ spec:
   forProvider: {manifest: {apiVersion: v1, kind: Namespace}}
   managementPolicies: [Destroy]
 `,
-		badMessage: `The Object "bad" is invalid: spec.managementPolicies[0]: Unsupported value: "Destroy": supported values: "Observe", "Create", "Update", "Delete", "LateInitialize", "*"`,
+		// The definition has x-kubernetes-validations rules, which the
+		// schema error blocks: kube-apiserver's strategy adds a cause
+		// saying so (apiextensions-apiserver v0.37.2,
+		// pkg/registry/customresource/strategy.go), and kubectl lists both.
+		badMessage: `The Object "bad" is invalid: 
+* spec.managementPolicies[0]: Unsupported value: "Destroy": supported values: "Observe", "Create", "Update", "Delete", "LateInitialize", "*"
+* <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation`,
 	},
 }
 
