@@ -47,8 +47,13 @@ func (b *encodeBuffers) storedElement(it *watch.Item) ([]byte, bool) {
 	need := len(it.Value) + splice.MemberRoom
 	if cap(b.elements)-len(b.elements) < need {
 		switch {
-		case b.streaming || need > elementChunk:
+		case b.streaming:
 			b.release()
+			b.elements = make([]byte, 0, need)
+		case need > elementChunk: // earlier elements may still be held (a Table's rows)
+			if b.elements != nil {
+				b.chunks = append(b.chunks, b.elements)
+			}
 			b.elements = make([]byte, 0, need)
 		default:
 			if b.elements != nil {
