@@ -130,6 +130,8 @@ func statusOf(err error, t target) kapi.Status {
 		e := NewStatusError(http.StatusConflict, kapi.StatusReasonConflict, conflict.Error())
 		e.Status.Details = &kapi.StatusDetails{Causes: conflict.Causes()}
 		return e.Status
+	case errors.Is(err, patch.ErrTooManyOperations):
+		return NewStatusError(http.StatusRequestEntityTooLarge, kapi.StatusReasonRequestEntityTooLarge, strings.TrimPrefix(err.Error(), patch.ErrTooManyOperations.Error()+": ")).Status
 	case errors.Is(err, patch.ErrMalformed):
 		return badRequest("%s", strings.TrimPrefix(err.Error(), patch.ErrMalformed.Error()+": ")).Status
 	case errors.Is(err, patch.ErrNotApplicable):

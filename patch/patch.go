@@ -30,7 +30,21 @@ var (
 	// no longer has: the entries of managers in it are dropped, as
 	// structured-merge-diff drops them.
 	ErrUnknownVersion = errors.New("patch: no such version")
+	// ErrTooManyOperations is a JSON Patch of more than
+	// MaxJSONPatchOperations operations; its text after the sentinel's is
+	// kube-apiserver's message.
+	ErrTooManyOperations = errors.New("patch: too many operations")
 )
+
+// MaxJSONPatchOperations is the most operations a JSON Patch may have, as
+// kube-apiserver bounds them (its patch handler answers 413 past it).
+const MaxJSONPatchOperations = 10000
+
+// maxSlowReplaces bounds the replaces of a numeric member name a patch
+// may have for applyReplacingMissing's pass per such operation; past it,
+// the patch fails as RFC 6902 says rather than cost a pass of the whole
+// document per operation.
+const maxSlowReplaces = 16
 
 // Apply returns original with the patch applied. original must be a JSON
 // object.
@@ -41,9 +55,17 @@ func Apply(typ Type, original, doc []byte) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 		}
+		if len(p) > MaxJSONPatchOperations {
+			return nil, fmt.Errorf("%w: The allowed maximum operations in a JSON patch is %d, got %d", ErrTooManyOperations, MaxJSONPatchOperations, len(p))
+		}
 		out, err := p.Apply(original)
 		if err != nil && hasReplace(p) {
-			out, err = applyReplacingMissing(p, original)
+			// The replaces-as-adds pass fails where v4 fails, unless a
+			// replace of a numeric member name needs the slow path.
+			out, err = replacesAsAdds(p).Apply(original)
+			if n := numericReplaces(p); err != nil && n > 0 && n <= maxSlowReplaces {
+				out, err = applyReplacingMissing(p, original)
+			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrNotApplicable, err)
@@ -69,6 +91,61 @@ func hasReplace(p jsonpatch.Patch) bool {
 		}
 	}
 	return false
+}
+
+// replacesAsAdds is p with every replace whose last path token cannot be
+// an array index made an add: on an object member, add sets it whether it
+// is there or not, which is what kube-apiserver's JSON Patch library
+// (evanphx/json-patch v4) makes of a replace (v5 fails a replace of a
+// missing member, as RFC 6902 says); on anything else both fail. So a
+// patch that applies this way applies as v4 applies it, in one pass.
+func replacesAsAdds(p jsonpatch.Patch) jsonpatch.Patch {
+	add := json.RawMessage(`"add"`)
+	out := make(jsonpatch.Patch, len(p))
+	for i, op := range p {
+		out[i] = op
+		if path, err := op.Path(); err == nil && op.Kind() == "replace" && strings.HasPrefix(path, "/") && !indexLike(path) && !badEscape(path) {
+			asAdd := make(jsonpatch.Operation, len(op))
+			for k, v := range op {
+				asAdd[k] = v
+			}
+			asAdd["op"] = &add
+			out[i] = asAdd
+		}
+	}
+	return out
+}
+
+// indexLike says whether the last token of a JSON pointer could name an
+// array element (digits, or "-"), where add inserts and replace replaces.
+func indexLike(path string) bool {
+	tok := path[strings.LastIndexByte(path, '/')+1:]
+	if tok == "-" {
+		return true
+	}
+	for _, c := range []byte(tok) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return tok != ""
+}
+
+// badEscape says whether a JSON pointer has a "~" that is not "~0" or
+// "~1", which names no member (v4 and v5 fail a replace of it alike).
+func badEscape(path string) bool {
+	return strings.Contains(strings.ReplaceAll(strings.ReplaceAll(path, "~0", ""), "~1", ""), "~")
+}
+
+// numericReplaces counts p's replaces that replacesAsAdds leaves alone.
+func numericReplaces(p jsonpatch.Patch) int {
+	n := 0
+	for _, op := range p {
+		if path, err := op.Path(); err == nil && op.Kind() == "replace" && indexLike(path) {
+			n++
+		}
+	}
+	return n
 }
 
 // applyReplacingMissing applies p an operation at a time, as
@@ -108,12 +185,10 @@ func memberOfObject(doc []byte, path string) bool {
 	if json.Unmarshal(doc, &v) != nil {
 		return false
 	}
-	tokens := strings.Split(path[1:], "/")
-	for _, tok := range tokens {
-		if strings.Contains(strings.ReplaceAll(strings.ReplaceAll(tok, "~0", ""), "~1", ""), "~") {
-			return false // a bad escape: no member at all
-		}
+	if badEscape(path) {
+		return false // no member at all
 	}
+	tokens := strings.Split(path[1:], "/")
 	for _, tok := range tokens[:len(tokens)-1] {
 		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
 		switch c := v.(type) {

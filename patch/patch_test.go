@@ -3,7 +3,9 @@ package patch_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/kapi-dev/kapi/patch"
@@ -89,9 +91,42 @@ func TestJSONPatchReplaceMissingMember(t *testing.T) {
 		`[{"op":"replace","path":"/spec/ports/1","value":{}}]`,
 		`[{"op":"replace","path":"/spec/color/x","value":1}]`,
 		`[{"op":"replace","path":"/spec/~2","value":1}]`,
+		`[{"op":"replace","path":"/metadata/labels/7/x","value":"1"}]`,
 	} {
 		if out, err := patch.Apply(patch.JSONPatch, []byte(original), []byte(doc)); !errors.Is(err, patch.ErrNotApplicable) {
 			t.Errorf("%s: %s %v, want ErrNotApplicable", doc, out, err)
 		}
+	}
+	// A member whose name is digits is a member too (the slow path), and
+	// a replace of an element still replaces it.
+	out, err = patch.Apply(patch.JSONPatch, []byte(original),
+		[]byte(`[{"op":"replace","path":"/metadata/labels/7","value":"y"},{"op":"replace","path":"/spec/ports/0","value":{"name":"h","port":1}}]`))
+	if err != nil || string(out) != `{"metadata":{"name":"a","labels":{"x":"1","7":"y"}},"spec":{"color":"red","ports":[{"name":"h","port":1}]}}` {
+		t.Errorf("replace of a missing numeric member and of an element: %s %v", out, err)
+	}
+}
+
+// TestJSONPatchBounded: more than kube's 10,000 operations is refused
+// with its message, and a patch of many replaces that fails at its end
+// fails without a pass over the document per operation (it used to take
+// seconds of CPU on a large object; now the whole patch is tried as
+// adds once).
+func TestJSONPatchBounded(t *testing.T) {
+	var ops []string
+	for i := range patch.MaxJSONPatchOperations + 1 {
+		ops = append(ops, fmt.Sprintf(`{"op":"replace","path":"/metadata/labels/l%d","value":"v"}`, i))
+	}
+	_, err := patch.Apply(patch.JSONPatch, []byte(original), []byte("["+strings.Join(ops, ",")+"]"))
+	if !errors.Is(err, patch.ErrTooManyOperations) || !strings.HasSuffix(err.Error(), ": The allowed maximum operations in a JSON patch is 10000, got 10001") {
+		t.Errorf("10,001 operations: %v", err)
+	}
+	ops = append(ops[:1000], `{"op":"test","path":"/spec/color","value":"blue"}`)
+	_, err = patch.Apply(patch.JSONPatch, []byte(original), []byte("["+strings.Join(ops, ",")+"]"))
+	if !errors.Is(err, patch.ErrNotApplicable) || !strings.Contains(err.Error(), "test") {
+		t.Errorf("1,000 replaces and a failing test: %v, want the test's ErrNotApplicable", err)
+	}
+	out, err := patch.Apply(patch.JSONPatch, []byte(original), []byte("["+strings.Join(ops[:1000], ",")+"]"))
+	if err != nil || strings.Count(string(out), `":"v"`) != 1000 {
+		t.Errorf("1,000 replaces of missing labels: %v, %d set", err, strings.Count(string(out), `":"v"`))
 	}
 }
