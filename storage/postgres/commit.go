@@ -157,8 +157,12 @@ func (s *Store) commit(batch []*request) {
 				r.rev, r.removed, r.err = 0, storage.KeyValue{}, err
 			}
 		}
-		// For what the listener passed over while the batch was under way
-		// (see listenOnce), and the batch itself if it may have committed.
+		// The batch's revisions may now be another replica's: the
+		// listener must not pass over their notifications as this
+		// store's own. Then a poll, for what it passed over while the
+		// batch was under way (see listenOnce), and the batch itself if
+		// it may have committed.
+		s.committing.Store(0)
 		s.pollSoon()
 		return
 	}

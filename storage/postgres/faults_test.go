@@ -263,3 +263,47 @@ func TestNoConnectionToSpare(t *testing.T) {
 		t.Errorf("the write that timed out: %v, want ErrNotFound", err)
 	}
 }
+
+// TestFailedCommitHidesNoOtherNotification: a batch that failed after it
+// was sent (here a lock timeout) leaves its revisions to another
+// replica, whose commit's notification this store's listener must not
+// pass over as its own: with polls an hour apart, the watcher would wait
+// for this store's next commit.
+func TestFailedCommitHidesNoOtherNotification(t *testing.T) {
+	schema := freshSchema(t)
+	a := mustStore(t, schema, postgres.WithTimeout(time.Second), postgres.WithPollInterval(time.Hour))
+	b := mustStore(t, schema, postgres.WithPollInterval(time.Hour))
+	ctx := t.Context()
+	rev, err := a.Create(ctx, "/k", []byte("1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder, err := pgx.Connect(ctx, baseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close(context.Background())
+	if _, err := holder.Exec(ctx, "BEGIN; SELECT FROM "+pgx.Identifier{schema, "current"}.Sanitize()+" WHERE key = '/k'::bytea FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Update(ctx, "/k", []byte("2"), 0); err == nil {
+		t.Fatal("an update of a locked row succeeded")
+	}
+	if _, err := holder.Exec(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // a's poll after the failure runs first
+	w, err := a.Watch(ctx, "/other", rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	brev, err := b.Create(ctx, "/other", []byte("x")) // takes a revision of a's failed batch
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-w:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("a's watcher never heard of b's create at %d", brev)
+	}
+}
