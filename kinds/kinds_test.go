@@ -152,12 +152,21 @@ func TestRegisterWhileServing(t *testing.T) {
 
 	// A create with an unknown field: pruned, with a warning; defaulted.
 	code, out, h := c.do("POST", "/apis/example.com/v1/namespaces/default/widgets", "application/json",
-		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a","bogus":1},"spec":{"color":"red","bogus":true,"free":{"x":{"y":1}}},"status":{"replicas":5}}`)
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a","zz":1,"bogus":1},"spec":{"color":"red","bogus":true,"free":{"x":{"y":1}}},"status":{"replicas":5}}`)
 	if code != 201 {
 		t.Fatalf("create: %d %s", code, out)
 	}
-	if w := h.Values("Warning"); len(w) != 2 || !strings.Contains(w[0], `unknown field \"metadata.bogus\"`) || !strings.Contains(w[1], `unknown field \"spec.bogus\"`) {
+	// metadata's sorted, as kube-apiserver re-encodes metadata before it
+	// decodes it strictly; then the pruned fields.
+	if w := h.Values("Warning"); len(w) != 3 || !strings.Contains(w[0], `unknown field \"metadata.bogus\"`) || !strings.Contains(w[1], `unknown field \"metadata.zz\"`) || !strings.Contains(w[2], `unknown field \"spec.bogus\"`) {
 		t.Errorf("warnings: %q", w)
+	}
+	// The scale subresource's path through something that is not an
+	// object is named as apimachinery's accessors name it: the whole path
+	// up to the member that could not be read.
+	if out := c.want("POST", "/apis/example.com/v1/namespaces/default/widgets", "application/json",
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"s"},"spec":"x"}`, 422); !strings.Contains(out, `.spec.replicas accessor error: x is of the type string`) {
+		t.Errorf("a spec that is not an object: %s", out)
 	}
 	var obj map[string]any
 	if err := json.Unmarshal([]byte(out), &obj); err != nil {

@@ -59,7 +59,7 @@ func nested[T any](body map[string]any, path string) (T, error) {
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
-			return zero, fmt.Errorf("%v accessor error: %v is of the type %T, expected map[string]interface{}", "."+strings.Join(fields[:i], "."), v, v)
+			return zero, fmt.Errorf("%v accessor error: %v is of the type %T, expected map[string]interface{}", "."+strings.Join(fields[:i+1], "."), v, v)
 		}
 		if v, ok = m[f]; !ok {
 			return zero, nil

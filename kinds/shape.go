@@ -62,11 +62,13 @@ func newShape(s *schema.Schema) (*shape, error) {
 // Prune drops what the schema does not specify, and the members of
 // metadata an ObjectMeta does not hold. It reports them in
 // kube-apiserver's order (its unstructuredSchemaCoercer's): metadata's
-// as found, then the pruned ones sorted.
+// sorted (it re-encodes metadata as a map before its strict decoding),
+// then the pruned ones sorted.
 func (sh *shape) Prune(obj kapi.Object) []string {
 	o := obj.(*Object)
 	unknown := o.unknownMeta
 	o.unknownMeta = nil
+	slices.Sort(unknown)
 	if sh.schema != nil {
 		body := o.body()
 		pruned := sh.schema.Prune(body)
