@@ -49,6 +49,13 @@ type Resource[T any] struct {
 	// is 404 NotFound, as for custom resources.
 	CreateOnUpdate bool
 
+	// UpdateNeedsResourceVersion refuses a PUT without
+	// metadata.resourceVersion (or with "0") with 422 Invalid, as
+	// kube-apiserver refuses unconditional updates of custom resources
+	// and of CustomResourceDefinitions; without it such a PUT updates
+	// whatever is stored, as for Leases and most built-in kinds.
+	UpdateNeedsResourceVersion bool
+
 	// Scale enables the scale subresource (autoscaling/v1 Scale, for
 	// kubectl scale), mapped onto the fields it names.
 	Scale *ScalePaths
@@ -207,7 +214,7 @@ func newResource[T any, P interface {
 		typ:          reflect.TypeFor[T](),
 		newObject:    func() kapi.Object { return P(new(T)) },
 		validateName: r.ValidateName, createOnUpdate: r.CreateOnUpdate, applySetParent: r.ApplySetParent,
-		refuseCreate: r.RefuseCreate,
+		refuseCreate: r.RefuseCreate, needsRV: r.UpdateNeedsResourceVersion,
 		version: versionOptions{
 			storage: r.Storage, served: !r.NotServed, deprecated: r.Deprecated,
 			warning: r.DeprecationWarning, conversion: r.Conversion,
@@ -372,6 +379,7 @@ type resource struct {
 	// changeable says the kind came from RegisterKind: only such kinds
 	// may be replaced or removed while serving (see change).
 	changeable bool
+	needsRV    bool // see Resource.UpdateNeedsResourceVersion
 
 	scale   *scaleFields // nil without the scale subresource
 	objType objectType   // what requests to the resource read and write

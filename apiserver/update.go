@@ -169,15 +169,15 @@ func (rq *request) attempt(ctx context.Context, key string, kv storage.KeyValue,
 	if err != nil {
 		return nil, nil, err
 	}
+	given := int64(0) // none, or "0": kube's versioner reads both as none
 	if rv := want.GetObjectMeta().ResourceVersion; rv != "" {
-		rev, err := parseRevision(rv)
-		if err != nil {
+		if given, err = parseRevision(rv); err != nil {
 			return nil, nil, err
 		}
-		if rev != kv.ModRevision {
-			return nil, nil, storage.ErrConflict // if cached, checked against the store (write)
-		}
-	} else if rq.res.changeable && rq.r.Method == http.MethodPut && rq.subresource != "scale" { // as kube-apiserver's custom resources, in its store's words
+	}
+	if given != 0 && given != kv.ModRevision {
+		return nil, nil, storage.ErrConflict // if cached, checked against the store (write)
+	} else if given == 0 && rq.res.needsRV && rq.r.Method == http.MethodPut && rq.subresource != "scale" { // in kube-apiserver's store's words
 		return nil, nil, invalid(target{&resource{Group: rq.res.Group, Kind: rq.res.Plural}, rq.name}, FieldErrors{Invalid("metadata.resourceVersion", 0, "must be specified for an update")})
 	}
 	next, err := rq.prepareUpdate(cur, want)

@@ -45,6 +45,8 @@ func serve(s *apiserver.Server, opts []kinds.Option) error {
 		ShortNames: []string{"crd", "crds"}, Categories: []string{"api-extensions"},
 		Status:  true,
 		Default: SetDefaults,
+		// As apiextensions-apiserver's strategy for definitions.
+		UpdateNeedsResourceVersion: true,
 		Validate: func(_ context.Context, c, old *CustomResourceDefinition) apiserver.FieldErrors {
 			errs := validate(c, old, rules)
 			if conv := c.Spec.Conversion; conv != nil && conv.Strategy == WebhookConverter {

@@ -117,6 +117,9 @@ func resources(def Definition, o *options) ([]apiserver.Resource[Object], error)
 			Deprecated: v.Deprecated, DeprecationWarning: v.DeprecationWarning,
 			Default: sh.setDefaults,
 			Shape:   sh,
+			// Custom resources refuse unconditional updates
+			// (apiextensions-apiserver's customResourceStrategy).
+			UpdateNeedsResourceVersion: true,
 		}
 		if def.Terminating != nil {
 			r.RefuseCreate = refuseWhile(def.Terminating, def.Group, def.Plural)
