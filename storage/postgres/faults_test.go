@@ -179,16 +179,9 @@ func TestCommitLost(t *testing.T) {
 	if _, err := s.Create(ctx, "/k", []byte("1")); err != nil {
 		t.Fatal(err)
 	}
-	holder, err := pgx.Connect(ctx, baseURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close(context.Background())
-	if _, err := holder.Exec(ctx, "BEGIN; SELECT FROM "+pgx.Identifier{schema, "current"}.Sanitize()+" WHERE key = '/k'::bytea FOR UPDATE"); err != nil {
-		t.Fatal(err)
-	}
+	lockKey(t, schema, "/k")
 	armed.Store(true)
-	_, err = s.Update(ctx, "/k", []byte("2"), 0)
+	_, err := s.Update(ctx, "/k", []byte("2"), 0)
 	if !errors.Is(err, storage.ErrOutcomeUnknown) || !isFault(err) {
 		t.Errorf("an update whose commit was cut off: %v; want ErrOutcomeUnknown and ErrUnavailable or ErrTimeout", err)
 	}
@@ -278,14 +271,7 @@ func TestFailedCommitHidesNoOtherNotification(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	holder, err := pgx.Connect(ctx, baseURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close(context.Background())
-	if _, err := holder.Exec(ctx, "BEGIN; SELECT FROM "+pgx.Identifier{schema, "current"}.Sanitize()+" WHERE key = '/k'::bytea FOR UPDATE"); err != nil {
-		t.Fatal(err)
-	}
+	holder := lockKey(t, schema, "/k")
 	if _, err := a.Update(ctx, "/k", []byte("2"), 0); err == nil {
 		t.Fatal("an update of a locked row succeeded")
 	}
@@ -306,4 +292,23 @@ func TestFailedCommitHidesNoOtherNotification(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatalf("a's watcher never heard of b's create at %d", brev)
 	}
+}
+
+// lockKey holds key's row locked (FOR UPDATE) in a transaction of a
+// connection of its own until the test ends or it is rolled back, so that
+// a store's write of key waits for the lock.
+func lockKey(t *testing.T, schema, key string) *pgx.Conn {
+	t.Helper()
+	holder, err := pgx.Connect(t.Context(), baseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { holder.Close(context.Background()) })
+	if _, err := holder.Exec(t.Context(), "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := holder.Exec(t.Context(), "SELECT FROM "+pgx.Identifier{schema, "current"}.Sanitize()+" WHERE key = $1::bytea FOR UPDATE", key); err != nil {
+		t.Fatal(err)
+	}
+	return holder
 }
