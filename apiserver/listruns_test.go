@@ -27,16 +27,7 @@ func TestListRunsMatchEncodedList(t *testing.T) {
 	rng := rand.New(rand.NewPCG(29, 1))
 	const ns = "runs"
 	do := func(method, path, contentType, accept, body string) (int, []byte) {
-		req := httptest.NewRequest(method, path, strings.NewReader(body))
-		if body != "" {
-			req.Header.Set("Content-Type", contentType)
-		}
-		if accept != "" {
-			req.Header.Set("Accept", accept)
-		}
-		rec := httptest.NewRecorder()
-		srv.ServeHTTP(rec, req)
-		return rec.Code, rec.Body.Bytes()
+		return exchange(srv, method, path, contentType, accept, body)
 	}
 	// The writes a controller makes: new widgets, changed ones of any size
 	// (runs end at a size, so one that grows moves where runs end), gone
@@ -179,4 +170,19 @@ func listRV(t *testing.T, accept string, body []byte) string {
 		t.Fatal(err)
 	}
 	return l.ListMeta.ResourceVersion
+}
+
+// exchange serves one request through h: body with contentType when it is
+// not empty, accept when it is not; it returns the status and body.
+func exchange(h http.Handler, method, path, contentType, accept, body string) (int, []byte) {
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if body != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Code, rec.Body.Bytes()
 }

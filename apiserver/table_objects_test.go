@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -18,16 +17,7 @@ func TestTableObjectsAroundALargeOne(t *testing.T) {
 	srv := newWidgetHandler(t)
 	const ns = "big"
 	do := func(method, path, ct, accept, body string) (int, []byte) {
-		req := httptest.NewRequest(method, path, strings.NewReader(body))
-		if body != "" {
-			req.Header.Set("Content-Type", ct)
-		}
-		if accept != "" {
-			req.Header.Set("Accept", accept)
-		}
-		rec := httptest.NewRecorder()
-		srv.ServeHTTP(rec, req)
-		return rec.Code, rec.Body.Bytes()
+		return exchange(srv, method, path, ct, accept, body)
 	}
 	names := []string{"a-1", "a-2", "a-3", "m-big", "z-1", "z-2", "z-3"}
 	for _, name := range names {

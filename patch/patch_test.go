@@ -107,10 +107,11 @@ func TestJSONPatchReplaceMissingMember(t *testing.T) {
 }
 
 // TestJSONPatchBounded: more than kube's 10,000 operations is refused
-// with its message, and a patch of many replaces that fails at its end
-// fails without a pass over the document per operation (it used to take
-// seconds of CPU on a large object; now the whole patch is tried as
-// adds once).
+// with its message; a patch of many replaces of missing members that
+// fails at its end reports the operation that failed, and without it
+// applies every replace. (Its cost is not asserted here: on a 512 KiB
+// object, 1,000 replaces and a failing test took 50 s per request when
+// each operation was a pass over the document, 54 ms as one pass.)
 func TestJSONPatchBounded(t *testing.T) {
 	var ops []string
 	for i := range patch.MaxJSONPatchOperations + 1 {
