@@ -137,8 +137,7 @@ func (rq *request) list(ctx context.Context) error {
 			return err
 		}
 	case match == "Exact" || match == "" && limit > 0 && rv != "" && rv != "0":
-		// The list exactly as it was at rv (a limit with a resourceVersion
-		// and no match means Exact, for older clients).
+		// The list as it was at rv (older clients: a limit and an rv, no match).
 		at, err := parseRevision(rv)
 		if err != nil {
 			return err
@@ -171,7 +170,8 @@ func (rq *request) list(ctx context.Context) error {
 			lastKey = items[len(items)-1].Key
 		}
 		if rq.res.converts() {
-			for i, it := range items { // the slice is this list's own
+			items = append([]*watch.Item(nil), items...) // List's may be shared
+			for i, it := range items {
 				if items[i], err = rq.res.versioned(it); err != nil {
 					return err
 				}

@@ -3,7 +3,6 @@ package apiserver_test
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 )
 
@@ -18,20 +17,5 @@ func BenchmarkTableList(b *testing.B) {
 	for i := range 2000 {
 		serve(b, srv, http.MethodPost, path, creatable("default", fmt.Sprintf("w-%04d", i)), http.StatusCreated)
 	}
-	get := func() *httptest.ResponseRecorder {
-		req := httptest.NewRequest(http.MethodGet, path+"?limit=500000", nil)
-		req.Header.Set("Accept", kubectlTable)
-		rec := httptest.NewRecorder()
-		srv.ServeHTTP(rec, req)
-		if rec.Code != http.StatusOK {
-			b.Fatalf("HTTP %d: %.200s", rec.Code, rec.Body.Bytes())
-		}
-		return rec
-	}
-	b.SetBytes(int64(get().Body.Len()))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		get()
-	}
+	benchGets(b, srv, path+"?limit=500000", kubectlTable)
 }

@@ -352,6 +352,27 @@ func TestListBody(t *testing.T) {
 	if _, err := codec.ByMediaType(codec.MediaTypeYAML).ListBody(kapi.TypeMeta{}, kapi.ListMeta{}, nil); err == nil {
 		t.Error("a YAML list body was laid out")
 	}
+	// Only items joined in large slices are written as they are (see
+	// httpbody.LargeWrites).
+	tm := kapi.TypeMeta{Kind: "WidgetList", APIVersion: "example.com/v1"}
+	f := codec.ByMediaType(codec.MediaTypeProtobuf)
+	run := f.AppendListItemPrefix(nil, tm, 64<<10)
+	run = append(run, make([]byte, 64<<10)...)
+	for _, tc := range []struct {
+		name  string
+		body  func() (*codec.ListBody, error)
+		large bool
+	}{
+		{"joined in large runs", func() (*codec.ListBody, error) { return f.ListBodyOfJoined(tm, kapi.ListMeta{}, [][]byte{run, run}, 2) }, true},
+		{"joined in small runs", func() (*codec.ListBody, error) {
+			return f.ListBodyOfJoined(tm, kapi.ListMeta{}, [][]byte{run[:3], run[:3]}, 2)
+		}, false},
+		{"elements", func() (*codec.ListBody, error) { return f.ListBody(tm, kapi.ListMeta{}, [][]byte{run, run}) }, false},
+	} {
+		if b, err := tc.body(); err != nil || b.LargeWrites() != tc.large {
+			t.Errorf("%s: LargeWrites() = %v (%v), want %v", tc.name, b != nil && b.LargeWrites(), err, tc.large)
+		}
+	}
 	if _, err := codec.JSON().ListBodyOfPieces(kapi.TypeMeta{}, kapi.ListMeta{}, make([][]byte, 4), 3); err == nil {
 		t.Error("4 pieces made elements of 3")
 	}

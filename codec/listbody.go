@@ -150,6 +150,18 @@ const binaryPrefixMax = 2 * binary.MaxVarintLen64
 // Len is the body's length in bytes.
 func (b *ListBody) Len() int { return b.size }
 
+// largeWrite is the size from which a joined body's pieces, on average,
+// are written to the connection as they are rather than through a buffer.
+const largeWrite = 32 << 10
+
+// LargeWrites says whether the body's writes are large ones: joined items
+// (ListBodyOfJoined) in slices of largeWrite bytes or more on average,
+// whose copy into a buffer would cost more than the write it saves. The
+// head and the tail are small writes still.
+func (b *ListBody) LargeWrites() bool {
+	return b.joined && len(b.elements) > 0 && b.size/len(b.elements) >= largeWrite
+}
+
 // prefix is what comes before element i, of size bytes, in scratch.
 func (b *ListBody) prefix(scratch *[binaryPrefixMax]byte, i, size int) []byte {
 	if b.joined {

@@ -671,6 +671,7 @@ type Cache struct {
 type snapshot struct {
 	items tree
 	rev   int64
+	lists atomic.Pointer[wholeList] // see wholelist.go
 }
 
 // history is a published view of a cache's event window. It is never
@@ -824,9 +825,15 @@ func (c *Cache) Get(key string) (*Item, int64) {
 // List returns, in key order, the current items whose keys start with prefix
 // and are not before start, at most limit of them (0: all) among those that
 // pass filter (nil: all); the revision they were read at; and how many keys
-// under prefix follow the last item returned.
+// under prefix follow the last item returned. The items of a whole
+// collection (no start, limit or filter) may be those an earlier List of it
+// returned, in the same slice: callers must not change the slice.
 func (c *Cache) List(prefix, start string, limit int, filter func(*Item) bool) (items []*Item, rev int64, remaining int) {
 	s, rev := c.read()
+	whole := start == "" && limit == 0 && filter == nil
+	if items := s.wholeList(prefix); whole && items != nil {
+		return items, rev, 0
+	}
 	from := max(start, prefix)
 	// The keys under prefix from from on are the next span items: counted,
 	// not compared (a key's bytes are one more cache miss per item).
@@ -853,6 +860,9 @@ func (c *Cache) List(prefix, start string, limit int, filter func(*Item) bool) (
 	})
 	if limit > 0 && len(items) == limit {
 		remaining = s.items.RankAfter(prefix) - s.items.Rank(items[limit-1].Key) - 1
+	}
+	if whole {
+		s.keepWholeList(prefix, items)
 	}
 	return items, rev, remaining
 }

@@ -34,6 +34,14 @@ func Write(w http.ResponseWriter, r *http.Request, code int, contentType string,
 // writes: one syscall (or one gzip call) per 32 KiB rather than per piece.
 var streamBuffers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 32<<10) }}
 
+// LargeWrites is what a body WriteStreamed writes may say of its pieces:
+// that they are large (a list written from the runs kept of it, some
+// hundreds of KiB each), so that they go to the response as they are, as
+// a body held whole does: through the stream buffer, the first 32 KiB of a
+// LIST of 500 widgets were copied once more, and the response took one
+// syscall more than its bytes written at once.
+type LargeWrites interface{ LargeWrites() bool }
+
 // WriteStreamed writes a body of known length from its pieces, with the
 // headers and compression Write gives the same bytes.
 func WriteStreamed(w http.ResponseWriter, r *http.Request, code int, contentType string, body interface {
@@ -41,6 +49,15 @@ func WriteStreamed(w http.ResponseWriter, r *http.Request, code int, contentType
 	Len() int
 }) {
 	zw := Start(w, r, code, contentType, body.Len())
+	if l, ok := body.(LargeWrites); ok && l.LargeWrites() {
+		if zw == nil {
+			_, _ = body.WriteTo(w)
+			return
+		}
+		_, _ = body.WriteTo(zw)
+		Finish(zw)
+		return
+	}
 	bw := streamBuffers.Get().(*bufio.Writer)
 	if zw != nil {
 		bw.Reset(zw)

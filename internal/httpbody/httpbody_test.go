@@ -34,6 +34,47 @@ func (p pieces) WriteTo(w io.Writer) (int64, error) {
 	return n, nil
 }
 
+// largePieces is pieces that say their writes are large.
+type largePieces struct{ pieces }
+
+func (largePieces) LargeWrites() bool { return true }
+
+// countingWriter is a response writer that counts the writes that reach it.
+type countingWriter struct {
+	*httptest.ResponseRecorder
+	writes int
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.ResponseRecorder.Write(p)
+}
+
+// A body whose pieces are large reaches the response piece by piece, as
+// they are; small pieces are gathered into one write.
+func TestWriteStreamedLargeWrites(t *testing.T) {
+	data := bytes.Repeat([]byte("x"), 3000)
+	for _, tc := range []struct {
+		name string
+		body interface {
+			Len() int
+			WriteTo(io.Writer) (int64, error)
+		}
+		writes int
+	}{
+		{"small pieces", pieces{data[:1000], data[1000:2000], data[2000:]}, 1},
+		{"large pieces", largePieces{pieces{data[:1000], data[1000:2000], data[2000:]}}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &countingWriter{ResponseRecorder: httptest.NewRecorder()}
+			httpbody.WriteStreamed(w, httptest.NewRequest(http.MethodGet, "/", nil), http.StatusOK, "application/json", tc.body)
+			if w.writes != tc.writes || !bytes.Equal(w.Body.Bytes(), data) || w.Header().Get("Content-Length") != "3000" {
+				t.Errorf("%d writes of %d bytes, Content-Length %q; want %d of the 3000", w.writes, w.Body.Len(), w.Header().Get("Content-Length"), tc.writes)
+			}
+		})
+	}
+}
+
 func TestWrite(t *testing.T) {
 	small, large := []byte(`{"kind":"Status"}`), bytes.Repeat([]byte("x"), httpbody.GzipMinBytes)
 	for _, tc := range []struct {
@@ -46,15 +87,18 @@ func TestWrite(t *testing.T) {
 		{"large with gzip", "gzip, deflate", large, true},
 		{"large with gzip refused", "gzip;q=0", large, false},
 	} {
-		for _, streamed := range []bool{false, true} {
-			t.Run(tc.name+map[bool]string{false: "", true: " streamed"}[streamed], func(t *testing.T) {
+		for _, how := range []string{"", " streamed", " streamed in large pieces"} {
+			t.Run(tc.name+how, func(t *testing.T) {
 				r := httptest.NewRequest(http.MethodGet, "/", nil)
 				r.Header.Set("Accept-Encoding", tc.acceptEncoding)
 				rec := httptest.NewRecorder()
-				if streamed {
-					half := len(tc.data) / 2
+				half := len(tc.data) / 2
+				switch how {
+				case " streamed":
 					httpbody.WriteStreamed(rec, r, http.StatusCreated, "application/json", pieces{tc.data[:half], tc.data[half:]})
-				} else {
+				case " streamed in large pieces":
+					httpbody.WriteStreamed(rec, r, http.StatusCreated, "application/json", largePieces{pieces{tc.data[:half], tc.data[half:]}})
+				default:
 					httpbody.Write(rec, r, http.StatusCreated, "application/json", tc.data)
 				}
 				body := rec.Body.Bytes()
