@@ -45,11 +45,19 @@ func openWatch(ctx context.Context, c *http.Client, t *target, ns, rv string) (*
 	return resp, nil
 }
 
-// currentRV is the resourceVersion of a LIST of ns.
+// currentRV is the resourceVersion of a LIST of ns from the server's watch
+// cache (resourceVersion=0), as a reflector lists before it watches: the
+// revision the cache has reached, from which a watch starts at once. A
+// consistent LIST's is the store's revision, which on kube-apiserver over
+// kine can be ahead of the widgets' watch cache (kine's revision counts
+// every resource's writes, and its own compaction's, and it sends the cache
+// no progress notifications): a watch from it waited for the cache and
+// ended with "Too large resource version" before its first event, so that
+// kube on kine once delivered none of the fan-out's events.
 func currentRV(ctx context.Context, t *target, ns string) (string, error) {
 	c := t.client(1)
 	defer c.CloseIdleConnections()
-	_, body, _, err := send(ctx, c, "GET", widgetsURL(t.URL, ns)+"?limit=1", jsonHeader, nil, true)
+	_, body, _, err := send(ctx, c, "GET", widgetsURL(t.URL, ns)+"?resourceVersion=0&limit=1", jsonHeader, nil, true)
 	if err != nil {
 		return "", err
 	}
@@ -132,7 +140,9 @@ func runWatch(ctx context.Context, t *target, sz sizes) (*Result, error) {
 	var opened sync.WaitGroup
 	var openErr atomic.Value
 	var readers sync.WaitGroup
-	var count atomic.Int64 // events received by all watchers
+	var count atomic.Int64     // events received by all watchers
+	var watchErr atomic.Value  // the first watcher that ended before its time, why
+	var watchErrs atomic.Int64 // how many did
 	for i := range sz.Watchers {
 		opened.Add(1)
 		readers.Go(func() {
@@ -143,7 +153,10 @@ func runWatch(ctx context.Context, t *target, sz sizes) (*Result, error) {
 				return
 			}
 			defer resp.Body.Close()
-			_ = readEvents(resp.Body, &events[i], &count)
+			if err := readEvents(resp.Body, &events[i], &count); err != nil && wctx.Err() == nil {
+				watchErrs.Add(1)
+				watchErr.CompareAndSwap(nil, fmt.Errorf("watcher %d after %d events: %w", i, len(events[i]), err))
+			}
 		})
 	}
 	opened.Wait()
@@ -219,6 +232,11 @@ func runWatch(ctx context.Context, t *target, sz sizes) (*Result, error) {
 		r.Lost += int64(n) - int64(matched(evs, rvs, t.Name == "kapi"))
 	}
 	r.setLatency(lat)
+	if err, ok := watchErr.Load().(error); ok {
+		// Reported beside the figures: a watch the server ended is lost
+		// events, and the reason belongs with them.
+		r.Errors, r.FirstError = watchErrs.Load(), err.Error()
+	}
 	return r, nil
 }
 
