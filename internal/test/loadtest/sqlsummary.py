@@ -26,11 +26,20 @@ REQUESTS = ["get", "get-rv0", "list-large-json", "list-large-json-rv0", "create"
 # store for its revision first (a consistent read).
 CACHED = ["get", "get-rv0", "list-large-json", "list-large-json-rv0"]
 WRITES = ["create", "update", "patch", "apply"]
+# kapi on PostgreSQL as measured in the PostgreSQL-only pass, beside it.
+BESIDE = "postgres-only-kapi"
 # The targets: label, numerator and denominator (workload, pass),
 # the least ratio that meets it.
 TARGETS = ([("%s: kapi on PostgreSQL ≥ 5× kube-apiserver on kine" % w, (w, "postgres"), (w, "kine"), 5) for w in WRITES] +
            [("%s: kapi on PostgreSQL ≥ 0.8× kapi on etcd" % w, (w, "postgres"), (w, "etcd"), 0.8) for w in WRITES] +
-           [("%s: kapi on PostgreSQL ≥ 0.7× PostgreSQL-only" % w, (w, "postgres"), (w, "postgres-only"), 0.7) for w in WRITES] +
+           # Judged within the PostgreSQL-only pass, whose rounds alternate
+           # kapi (a kapi of its own, schema kapi2) and the bare client:
+           # side by side, as the bolt-only and etcd-only rows are. The
+           # passes lie minutes apart, and on this shared machine kapi's own
+           # rate moved 1.6x between them (1,128 and 1,833 creates/s), so a
+           # ratio across passes measures the machine more than kapi.
+           [("%s: kapi on PostgreSQL ≥ 0.7× PostgreSQL-only (side by side, in its pass)" % w, (w, BESIDE), (w, "postgres-only"), 0.7)
+            for w in WRITES] +
            [("%s: kapi on PostgreSQL ≈ kapi on memory (≥ 0.8×: the watch cache serves it)" % w, (w, "postgres"), (w, "memory"), 0.8)
             for w in CACHED])
 
@@ -83,6 +92,13 @@ def main(d):
                 continue
             if name == "postgres-only":
                 r, ceil = find(rs, w, "ceiling"), None
+                beside = find(rs, w, "kapi")
+                if beside and r and r.get("requestsPerSecond"):
+                    rate[(w, BESIDE)] = beside.get("requestsPerSecond", 0)
+                    c = cpu_us(beside)
+                    pr("| %s | kapi on PostgreSQL, beside PostgreSQL-only | %.0f | %.0f%% of PostgreSQL-only | %.2f | %.2f | %s |" % (
+                        w, beside["requestsPerSecond"], 100 * beside["requestsPerSecond"] / r["requestsPerSecond"],
+                        beside.get("p50ms", 0), beside.get("p99ms", 0), "%.0f + %.0f = %.0f" % (c[0], c[1], c[0] + c[1]) if c else ""))
             else:
                 r, ceil = find(rs, w, "kapi"), find(rs, w, "ceiling")
             if r is None:
@@ -136,6 +152,10 @@ def main(d):
 
     for t in TARGETS:
         target(*t)
+    across = ["%s %.2f×" % (w, rate[(w, "postgres")] / rate[(w, "postgres-only")]) for w in WRITES
+              if rate.get((w, "postgres")) and rate.get((w, "postgres-only"))]
+    if across:
+        pr("\nkapi on PostgreSQL's own pass against the PostgreSQL-only pass, minutes apart (not side by side): %s" % ", ".join(across))
     pr("\nCPU per write, µs (server + store), create and update:\n")
     for w in ["create", "update"]:
         parts = []
@@ -157,6 +177,10 @@ def figures(d):
         for w in REQUESTS:
             if name == "postgres-only":
                 r, ceil = find(rs, w, "ceiling"), None
+                beside = find(rs, w, "kapi")
+                if beside and beside.get("requestsPerSecond"):
+                    c = cpu_us(beside)
+                    req[(w, BESIDE)] = (beside["requestsPerSecond"], None, c[0] + c[1] if c else None)
             else:
                 r, ceil = find(rs, w, "kapi"), find(rs, w, "ceiling")
             if r is None or not r.get("requestsPerSecond"):
