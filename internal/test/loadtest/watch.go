@@ -45,25 +45,42 @@ func openWatch(ctx context.Context, c *http.Client, t *target, ns, rv string) (*
 	return resp, nil
 }
 
-// currentRV is the resourceVersion of a LIST of ns from the server's watch
-// cache (resourceVersion=0), as a reflector lists before it watches: the
-// revision the cache has reached, from which a watch starts at once. A
-// consistent LIST's is the store's revision, which on kube-apiserver over
-// kine can be ahead of the widgets' watch cache (kine's revision counts
-// every resource's writes, and its own compaction's, and it sends the cache
-// no progress notifications): a watch from it waited for the cache and
-// ended with "Too large resource version" before its first event, so that
-// kube on kine once delivered none of the fan-out's events.
+// currentRV is the resourceVersion of a LIST of ns.
 func currentRV(ctx context.Context, t *target, ns string) (string, error) {
 	c := t.client(1)
 	defer c.CloseIdleConnections()
-	_, body, _, err := send(ctx, c, "GET", widgetsURL(t.URL, ns)+"?resourceVersion=0&limit=1", jsonHeader, nil, true)
+	_, body, _, err := send(ctx, c, "GET", widgetsURL(t.URL, ns)+"?limit=1", jsonHeader, nil, true)
 	if err != nil {
 		return "", err
 	}
 	rv := resourceVersionOf(body) // the list's comes first
 	if rv == "" {
 		return "", fmt.Errorf("no resourceVersion in the LIST of %s", ns)
+	}
+	return rv, nil
+}
+
+// startRV is the resourceVersion the fan-out's watches start from: that of
+// a write to one of ns's widgets, made for it. Not a LIST's: on
+// kube-apiserver over kine a consistent LIST's is kine's revision, which
+// counts every resource's writes and can be ahead of the widgets' watch
+// cache, so that a watch from it waits for the cache and ends "Too large
+// resource version" when that does not catch up in time; and a LIST at
+// resourceVersion=0 may answer a revision the cache's window has already
+// left, so that a watch from it ends "too old resource version" (410). Each
+// ended every watcher of a pass before its first event. A widget's own
+// write is in the cache as soon as its event is, and is the newest.
+func startRV(ctx context.Context, t *target, ns string) (string, error) {
+	c := t.client(1)
+	defer c.CloseIdleConnections()
+	header := http.Header{"Content-Type": {"application/merge-patch+json"}, "Accept": {"application/json"}}
+	_, body, _, err := send(ctx, c, "PATCH", widgetsURL(t.URL, ns)+"/w-00000", header, fmt.Appendf(nil, `{"spec":{"size":%d}}`, nextSize.Add(1)), true)
+	if err != nil {
+		return "", err
+	}
+	rv := resourceVersionOf(body)
+	if rv == "" {
+		return "", fmt.Errorf("no resourceVersion in the answer to a PATCH of %s/w-00000", ns)
 	}
 	return rv, nil
 }
@@ -127,7 +144,7 @@ func encodes(ctx context.Context, t *target) (n int64, ok bool) {
 // against the ceiling, whose frame is always the same, every frame.
 func runWatch(ctx context.Context, t *target, sz sizes) (*Result, error) {
 	r := &Result{Workload: "watch", Server: t.Name, Watchers: sz.Watchers, Rate: sz.WatchRate}
-	rv, err := currentRV(ctx, t, nsWatch)
+	rv, err := startRV(ctx, t, nsWatch)
 	if err != nil {
 		return nil, err
 	}

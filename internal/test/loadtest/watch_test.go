@@ -12,15 +12,19 @@ import (
 )
 
 // laggingCache is a server whose watch cache is behind its store, as
-// kube-apiserver's widgets cache can be behind kine's revision: a LIST
-// without resourceVersion answers the store's revision, one at
-// resourceVersion=0 the cache's; a watch from beyond the cache's revision
-// ends at once with an ERROR event ("Too large resource version"), as
-// kube-apiserver's does when its cache does not catch up in time. Every
-// PATCH moves both on by one and is an event for every watch.
+// kube-apiserver's widgets cache can be behind kine's revision, and whose
+// LIST at resourceVersion=0 answers an old revision, as kube-apiserver's
+// may ("any"): a LIST without resourceVersion answers the store's revision,
+// one past the cache's; one at resourceVersion=0 a revision before the
+// cache's window. A watch from beyond the cache ends at once with an ERROR
+// event ("Too large resource version", as kube-apiserver's does when its
+// cache does not catch up in time), one from before its window with a 410
+// ("too old resource version"). Every PATCH moves the cache on by one and
+// is an event for every watch.
 type laggingCache struct {
 	mu       sync.Mutex
 	cache    int64 // the cache's revision; the store's is one more
+	oldest   int64 // the first revision of the cache's window
 	watchers []chan int64
 	// broken: every watch ends with an ERROR event, wherever it starts.
 	broken bool
@@ -45,8 +49,12 @@ func (l *laggingCache) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		from, _ := strconv.ParseInt(q.Get("resourceVersion"), 10, 64)
 		w.WriteHeader(http.StatusOK)
 		w.(http.Flusher).Flush()
-		if l.broken || from > cache {
+		switch {
+		case l.broken || from > cache:
 			fmt.Fprintf(w, `{"type":"ERROR","object":{"kind":"Status","code":504,"message":"Too large resource version: %d, current: %d"}}`+"\n", from, cache)
+			return
+		case from < l.oldest-1:
+			fmt.Fprintf(w, `{"type":"ERROR","object":{"kind":"Status","code":410,"message":"too old resource version: %d (%d)"}}`+"\n", from, l.oldest-1)
 			return
 		}
 		ch := make(chan int64, 1000)
@@ -65,7 +73,7 @@ func (l *laggingCache) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/widgets"):
 		rev := cache + 1 // the store's
 		if q.Get("resourceVersion") == "0" {
-			rev = cache
+			rev = l.oldest - 5
 		}
 		fmt.Fprintf(w, `{"kind":"WidgetList","metadata":{"resourceVersion":"%d"},"items":[]}`, rev)
 	default:
@@ -73,15 +81,16 @@ func (l *laggingCache) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// TestWatchFromTheCache runs the watch fan-out against a server whose
-// cache lags its store: the watchers start from the cache's revision, as
-// a reflector does, and see every write; and watchers the server ends are
-// counted as errors with their reason, not as a quiet "delivered 0".
-func TestWatchFromTheCache(t *testing.T) {
+// TestWatchStart runs the watch fan-out against a server whose cache lags
+// its store and whose LIST at resourceVersion=0 is out of its window: the
+// watchers start from a write's revision, and see every write; and
+// watchers the server ends are counted as errors with their reason, not
+// as a quiet "delivered 0".
+func TestWatchStart(t *testing.T) {
 	sz := sizes{Watchers: 5, WatchRate: 100, WatchDuration: 200 * time.Millisecond, WatchDrain: 2 * time.Second}
 	writes := int64(sz.WatchDuration.Seconds() * sz.WatchRate)
 
-	r, err := runWatch(context.Background(), serveHandler(t, "kapi", &laggingCache{cache: 10}), sz)
+	r, err := runWatch(context.Background(), serveHandler(t, "kapi", &laggingCache{cache: 10, oldest: 10}), sz)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +98,7 @@ func TestWatchFromTheCache(t *testing.T) {
 		t.Errorf("lagging cache: delivered %d of %d, lost %d, %d watchers ended (%s)", r.Delivered, writes*int64(sz.Watchers), r.Lost, r.Errors, r.FirstError)
 	}
 
-	r, err = runWatch(context.Background(), serveHandler(t, "kapi", &laggingCache{cache: 10, broken: true}), sz)
+	r, err = runWatch(context.Background(), serveHandler(t, "kapi", &laggingCache{cache: 10, oldest: 10, broken: true}), sz)
 	if err != nil {
 		t.Fatal(err)
 	}
