@@ -88,7 +88,12 @@ var base = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 // the last one.
 func run(t *testing.T, steps []step) (string, []kapi.ManagedFieldsEntry) {
 	t.Helper()
-	s := widgetSchema(t)
+	return runWith(t, widgetSchema(t), steps)
+}
+
+// runWith is run with the schema s.
+func runWith(t *testing.T, s *patch.Schema, steps []step) (string, []kapi.ManagedFieldsEntry) {
+	t.Helper()
 	var live []byte
 	var managed []kapi.ManagedFieldsEntry
 	for i, st := range steps {
