@@ -234,10 +234,6 @@ func TestWidget(t *testing.T) {
 // reason.
 var commonKnown = []known{
 	{path: "metadata.continue: missing in kapi (kube \"\")", why: "kube-apiserver writes an empty continue in custom resources' lists; kapi leaves it out, which clients read alike"},
-	{path: "kapi \"apiextensions-controller\"", why: "not fixed yet: the definition's controller writes status as manager apiextensions-controller (kube-apiserver: kube-apiserver)"},
-	{path: "subresource: only in kapi (\"status\")", why: "not fixed yet: the definition's controller writes status as manager apiextensions-controller (kube-apiserver: kube-apiserver)"},
-	{path: "subresource: missing in kapi (kube \"status\")", why: "not fixed yet: the definition's controller writes status as manager apiextensions-controller (kube-apiserver: kube-apiserver)"},
-	{path: "managedFields[1].manager: kube \"kube-apiserver\"", why: "not fixed yet: the definition's controller writes status as manager apiextensions-controller (kube-apiserver: kube-apiserver)"},
 
 	{step: "crd delete", path: "body.metadata.", why: "not fixed yet: kapi's DELETE of a definition sets deletionGracePeriodSeconds 0 and bumps generation; kube-apiserver does neither"},
 	{step: "json patch test fails", path: "causes", why: "kapi says in a cause which operation of a JSON patch failed; kube-apiserver's answer drops its library's error text"},
