@@ -253,7 +253,6 @@ var widgetKnown = []known{
 
 	// Not fixed yet.
 	{step: "crd create", path: "metadata.managedFields[0].fieldsV1.f:spec", why: "not fixed yet: the definition's creator's fieldsV1 has '.' entries (kube-apiserver compares a create with the zero CustomResourceDefinition, which has spec and spec.names)"},
-	{step: "after subresources", path: "managedFields[1].time: only in kapi", why: "not fixed yet: kube-apiserver's entry of a write to /scale has no time"},
 	{step: "create strict duplicate", path: "", why: "not fixed yet: kapi's decoder of custom resources does not see a duplicate field (kube: 400 strict decoding error: duplicate field \"spec.name\")"},
 	{step: "create warn duplicate", path: "", why: "not fixed yet: kapi's decoder of custom resources does not see a duplicate field (kube: a Warning)"},
 	{step: "list selectable field not", path: "body.items", why: "the object created with a duplicate field (kube refused it)"},
