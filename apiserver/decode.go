@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/internal/httpbody"
 )
 
 // Reading a request's body and decoding it into an object of the
@@ -24,7 +24,7 @@ import (
 // 400, where kube-apiserver answers 500.
 func (rq *request) body() ([]byte, error) {
 	limit := rq.s.config.maxBodyBytes
-	data, err := readBody(http.MaxBytesReader(rq.w, rq.r.Body, limit), min(rq.r.ContentLength, limit))
+	data, err := httpbody.Read(http.MaxBytesReader(rq.w, rq.r.Body, limit), min(rq.r.ContentLength, limit))
 	var tooLarge *http.MaxBytesError
 	if err != nil && !errors.As(err, &tooLarge) {
 		return nil, badRequest("the request body could not be read: %v", err)
@@ -37,34 +37,6 @@ func (rq *request) body() ([]byte, error) {
 			fmt.Sprintf("the request body has Content-Encoding %q: only uncompressed bodies are accepted", enc))
 	}
 	return data, err
-}
-
-// maxBodyHint bounds the room readBody makes ahead of the bytes: a client
-// that claims a large body gets the rest only as it sends it.
-const maxBodyHint = 64 << 10
-
-// readBody is io.ReadAll, starting with room for the size the request
-// claims (its Content-Length within the body limit, -1 if unknown) and one
-// byte more, so that a body of that size is read into one allocation rather
-// than grown into.
-func readBody(r io.Reader, size int64) ([]byte, error) {
-	if size <= 0 || size > maxBodyHint {
-		return io.ReadAll(r)
-	}
-	b := make([]byte, 0, size+1)
-	for {
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
-		if len(b) == cap(b) { // more than claimed (not over HTTP/1.1, which holds a body to its length)
-			b = append(b, 0)[:len(b)]
-		}
-	}
 }
 
 // decodeBody reads and decodes the request body into a new object. A body
