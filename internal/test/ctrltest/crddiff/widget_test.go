@@ -236,7 +236,6 @@ var commonKnown = []known{
 	{path: "metadata.continue: missing in kapi (kube \"\")", why: "kube-apiserver writes an empty continue in custom resources' lists; kapi leaves it out, which clients read alike"},
 	{path: "metadata.managedFields", why: "not fixed yet: the definition's controller writes status as manager apiextensions-controller first (kube-apiserver: kube-apiserver, after the creator), and its spec fieldsV1 has '.' entries; a scale write is recorded as the subresource's manager entry differently"},
 
-	{step: "crd delete", path: "body.metadata.", why: "not fixed yet: kapi's DELETE of a definition sets deletionGracePeriodSeconds 0 and bumps generation; kube-apiserver does neither"},
 	{step: "json patch test fails", path: "causes", why: "kapi says in a cause which operation of a JSON patch failed; kube-apiserver's answer drops its library's error text"},
 }
 
