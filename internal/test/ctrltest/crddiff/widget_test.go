@@ -259,7 +259,6 @@ var widgetKnown = []known{
 	{step: "list selectable field not", path: "body.items", why: "the object created with a duplicate field (kube refused it)"},
 	{step: "list after", path: "body.items", why: "the object created with a duplicate field (kube refused it)"},
 	{step: "create wrong kind", path: "", why: "not fixed yet: kube-apiserver refuses a custom resource of another kind with 422 (kind: Invalid value: must be Widget) after its rules; kapi with 400 BadRequest"},
-	{step: "list bad label selector", path: "body.message", why: "not fixed yet: kapi's label selector parser words this error otherwise"},
 	{path: ".verbs[", why: "kapi lists a resource's verbs sorted, as kube-apiserver does for its built-in resources (its custom resources' handler lists delete first); order carries no meaning, and apiserver, which writes discovery, may not grow"},
 }
 
