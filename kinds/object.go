@@ -40,10 +40,16 @@ type Object struct {
 }
 
 var (
-	_ kapi.Object      = (*Object)(nil)
-	_ json.Marshaler   = (*Object)(nil)
-	_ json.Unmarshaler = (*Object)(nil)
+	_ kapi.Object     = (*Object)(nil)
+	_ json.Marshaler  = (*Object)(nil)
+	_ codec.AnyFields = (*Object)(nil)
 )
+
+// AnyJSONFields has the server's check of a request body's fields report
+// the fields the document repeats (kube-apiserver: strict decoding error:
+// duplicate field "spec.name"), as it does a typed object's; its unknown
+// fields are the schema's to find (see Prune).
+func (*Object) AnyJSONFields() {}
 
 // errNotObject is the error of a document that is not a JSON object.
 var errNotObject = errors.New("the document is not a JSON object")

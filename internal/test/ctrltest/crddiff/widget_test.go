@@ -254,10 +254,6 @@ var widgetKnown = []known{
 	// Not fixed yet.
 	{path: "fieldsV1.f:spec.f:extra", why: "not fixed yet: managedFields track a preserve-unknown-fields object as one field; kube-apiserver tracks its members"},
 	{path: "fieldsV1.f:spec.f:template", why: "not fixed yet: managedFields track an embedded resource as one field; kube-apiserver tracks its members"},
-	{step: "create strict duplicate", path: "", why: "not fixed yet: kapi's decoder of custom resources does not see a duplicate field (kube: 400 strict decoding error: duplicate field \"spec.name\")"},
-	{step: "create warn duplicate", path: "", why: "not fixed yet: kapi's decoder of custom resources does not see a duplicate field (kube: a Warning)"},
-	{step: "list selectable field not", path: "body.items", why: "the object created with a duplicate field (kube refused it)"},
-	{step: "list after", path: "body.items", why: "the object created with a duplicate field (kube refused it)"},
 	{step: "create wrong kind", path: "", why: "not fixed yet: kube-apiserver refuses a custom resource of another kind with 422 (kind: Invalid value: must be Widget) after its rules; kapi with 400 BadRequest"},
 	{path: ".verbs[", why: "kapi lists a resource's verbs sorted, as kube-apiserver does for its built-in resources (its custom resources' handler lists delete first); order carries no meaning, and apiserver, which writes discovery, may not grow"},
 }
