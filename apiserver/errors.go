@@ -219,6 +219,9 @@ func invalid(t target, errs FieldErrors) *StatusError {
 	if t.res != nil {
 		kind, group = t.res.Kind, t.res.Group
 	}
+	if k, ok := errs[0].BadValue.(string); ok && errs[0].Field == "kind" { // an object of another kind, named as kube's NewInvalid names it
+		kind = k
+	}
 	qualifiedKind := kind
 	if group != "" {
 		qualifiedKind += "." + group
