@@ -219,8 +219,8 @@ func invalid(t target, errs FieldErrors) *StatusError {
 	if t.res != nil {
 		kind, group = t.res.Kind, t.res.Group
 	}
-	if k, ok := errs[0].BadValue.(string); ok && errs[0].Field == "kind" { // an object of another kind, named as kube's NewInvalid names it
-		kind = k
+	if len(errs) > 0 && errs[0].Field == "kind" && errs[0].BadValue != nil { // an object of another kind, named as kube's NewInvalid names it
+		kind = fmt.Sprint(errs[0].BadValue)
 	}
 	qualifiedKind := kind
 	if group != "" {
