@@ -61,6 +61,12 @@ func (o *Object) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.CreationTimestamp.IsZero() {
+		// A custom resource's metadata is a map in kube-apiserver: one
+		// without a creation time (a watch's BOOKMARK) has no member for
+		// it, where a typed object's has "creationTimestamp":null.
+		meta = withoutNullCreation(meta)
+	}
 	keys := make([]string, 0, len(o.Content)+4)
 	for k := range o.Content {
 		switch k {
@@ -109,6 +115,16 @@ func (o *Object) MarshalJSON() ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// withoutNullCreation is metadata's JSON without "creationTimestamp":null.
+func withoutNullCreation(meta []byte) []byte {
+	for _, m := range []string{`"creationTimestamp":null,`, `,"creationTimestamp":null`, `"creationTimestamp":null`} {
+		if i := bytes.Index(meta, []byte(m)); i >= 0 {
+			return append(meta[:i:i], meta[i+len(m):]...)
+		}
+	}
+	return meta
 }
 
 // metaType is what a custom resource's metadata is decoded as.

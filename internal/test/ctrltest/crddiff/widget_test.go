@@ -461,6 +461,7 @@ spec:
 		body: `[{"op": "replace", "path": "/spec/replicas"}]`},
 	{name: "json patch replace nullable without value", method: "PATCH", path: v1 + "/a", ctype: patchType, raw: true,
 		body: `[{"op": "replace", "path": "/spec/note"}]`},
+	{name: "watch bookmarks", method: "GET", path: v1 + "?watch=true&allowWatchBookmarks=true&timeoutSeconds=1&labelSelector=tier%3Dfront", pick: events},
 
 	// Deletion.
 	{name: "finalized create", method: "POST", path: v1, body: "apiVersion: diff.example.com/v1\nkind: Widget\nmetadata: {name: f, namespace: diff, finalizers: [diff.example.com/hold]}\nspec: {name: phi}\n"},
