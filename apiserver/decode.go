@@ -95,7 +95,7 @@ func (rq *request) decodeCleaned(in *codec.Format, data []byte) (kapi.Object, []
 	// A document with nothing to check is decoded once; any other is
 	// checked, and decoded again into a new object.
 	if obj := rq.objType.newObject(); codec.UnmarshalKnownJSON(data, obj) == nil {
-		return rq.checkPruned(obj, data, validation)
+		return rq.checkPruned(obj, data, validation, nil)
 	}
 	// A document that is not JSON fails the check; decoding it below says why.
 	report, cleaned, checkErr := codec.CheckJSONFields(data, rq.objType.typ)
@@ -109,50 +109,44 @@ func (rq *request) decodeCleaned(in *codec.Format, data []byte) (kapi.Object, []
 		// only when decoding succeeded.
 		return nil, nil, rq.undecodable(err.Error())
 	}
-	if checkErr == nil && !report.Empty() {
-		var problems []string
+	var problems []string
+	if checkErr == nil {
 		for _, f := range report.Duplicates {
 			problems = append(problems, fmt.Sprintf("duplicate field %q", f))
 		}
 		for _, f := range report.Unknown {
 			problems = append(problems, fmt.Sprintf("unknown field %q", f))
 		}
-		switch validation {
-		case "Strict":
-			return nil, nil, rq.undecodable("strict decoding error: " + strings.Join(problems, ", "))
-		case "", "Warn":
-			for _, p := range problems {
-				rq.warn(p)
-			}
-		}
 	}
-	return rq.checkPruned(obj, data, validation)
+	return rq.checkPruned(obj, data, validation, problems)
 }
 
 // checkPruned is checkType of an object decoded from data, pruned first
-// when its resource's Shape says what its fields are: the unknown fields
-// it drops are refused or warned of, as fieldValidation says, and the JSON
-// returned is the pruned object's, so that apply merges what was kept.
-func (rq *request) checkPruned(obj kapi.Object, data []byte, validation string) (kapi.Object, []byte, error) {
+// when its resource's Shape says what its fields are. problems (what the
+// decoder found) and the unknown fields pruning drops are refused together
+// or warned of, as fieldValidation says: kube-apiserver's strict decoding
+// error lists its decoder's findings, then its coercer's. The JSON returned
+// is the pruned object's, so that apply merges what was kept.
+func (rq *request) checkPruned(obj kapi.Object, data []byte, validation string, problems []string) (kapi.Object, []byte, error) {
 	if shape := rq.res.shape; shape != nil && rq.objType == &rq.res.objType {
-		var problems []string
-		for _, f := range shape.Prune(obj) {
+		unknown := shape.Prune(obj)
+		for _, f := range unknown {
 			problems = append(problems, fmt.Sprintf("unknown field %q", f))
 		}
-		if len(problems) > 0 && validation != "Strict" {
+		if len(unknown) > 0 && validation != "Strict" {
 			pruned, err := json.Marshal(obj)
 			if err != nil {
 				return nil, nil, rq.undecodable(err.Error())
 			}
 			data = pruned
 		}
-		switch {
-		case len(problems) > 0 && validation == "Strict":
-			return nil, nil, rq.undecodable("strict decoding error: " + strings.Join(problems, ", "))
-		case validation == "" || validation == "Warn":
-			for _, p := range problems {
-				rq.warn(p)
-			}
+	}
+	switch {
+	case len(problems) > 0 && validation == "Strict":
+		return nil, nil, rq.undecodable("strict decoding error: " + strings.Join(problems, ", "))
+	case validation == "" || validation == "Warn":
+		for _, p := range problems {
+			rq.warn(p)
 		}
 	}
 	checked, err := rq.checkType(obj)
