@@ -988,12 +988,6 @@ fields:
 	return names
 }
 
-// document decodes itself from any members, as a custom resource does.
-type document struct{ members map[string]any }
-
-func (d *document) UnmarshalJSON(data []byte) error { return json.Unmarshal(data, &d.members) }
-func (*document) AnyJSONFields()                    {}
-
 // TestCheckJSONFieldsAnyFields: a type that decodes itself is looked into
 // when it is an AnyFields, for repeated fields only (kube-apiserver's
 // strict decoding of a custom resource: duplicate field "spec.name"); any
