@@ -2,10 +2,10 @@ package apiserver
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/internal/httpbody"
 )
 
 // Reading a request's body and decoding it into an object of the
@@ -24,7 +25,7 @@ import (
 // 400, where kube-apiserver answers 500.
 func (rq *request) body() ([]byte, error) {
 	limit := rq.s.config.maxBodyBytes
-	data, err := readBody(http.MaxBytesReader(rq.w, rq.r.Body, limit), min(rq.r.ContentLength, limit))
+	data, err := httpbody.Read(http.MaxBytesReader(rq.w, rq.r.Body, limit), min(rq.r.ContentLength, limit))
 	var tooLarge *http.MaxBytesError
 	if err != nil && !errors.As(err, &tooLarge) {
 		return nil, badRequest("the request body could not be read: %v", err)
@@ -37,34 +38,6 @@ func (rq *request) body() ([]byte, error) {
 			fmt.Sprintf("the request body has Content-Encoding %q: only uncompressed bodies are accepted", enc))
 	}
 	return data, err
-}
-
-// maxBodyHint bounds the room readBody makes ahead of the bytes: a client
-// that claims a large body gets the rest only as it sends it.
-const maxBodyHint = 64 << 10
-
-// readBody is io.ReadAll, starting with room for the size the request
-// claims (its Content-Length within the body limit, -1 if unknown) and one
-// byte more, so that a body of that size is read into one allocation rather
-// than grown into.
-func readBody(r io.Reader, size int64) ([]byte, error) {
-	if size <= 0 || size > maxBodyHint {
-		return io.ReadAll(r)
-	}
-	b := make([]byte, 0, size+1)
-	for {
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
-		if len(b) == cap(b) { // more than claimed (not over HTTP/1.1, which holds a body to its length)
-			b = append(b, 0)[:len(b)]
-		}
-	}
 }
 
 // decodeBody reads and decodes the request body into a new object. A body
@@ -122,7 +95,7 @@ func (rq *request) decodeCleaned(in *codec.Format, data []byte) (kapi.Object, []
 	// A document with nothing to check is decoded once; any other is
 	// checked, and decoded again into a new object.
 	if obj := rq.objType.newObject(); codec.UnmarshalKnownJSON(data, obj) == nil {
-		return rq.checkPruned(obj, data, validation)
+		return rq.checkPruned(obj, data, validation, nil)
 	}
 	// A document that is not JSON fails the check; decoding it below says why.
 	report, cleaned, checkErr := codec.CheckJSONFields(data, rq.objType.typ)
@@ -136,50 +109,44 @@ func (rq *request) decodeCleaned(in *codec.Format, data []byte) (kapi.Object, []
 		// only when decoding succeeded.
 		return nil, nil, rq.undecodable(err.Error())
 	}
-	if checkErr == nil && !report.Empty() {
-		var problems []string
+	var problems []string
+	if checkErr == nil {
 		for _, f := range report.Duplicates {
 			problems = append(problems, fmt.Sprintf("duplicate field %q", f))
 		}
 		for _, f := range report.Unknown {
 			problems = append(problems, fmt.Sprintf("unknown field %q", f))
 		}
-		switch validation {
-		case "Strict":
-			return nil, nil, rq.undecodable("strict decoding error: " + strings.Join(problems, ", "))
-		case "", "Warn":
-			for _, p := range problems {
-				rq.warn(p)
-			}
-		}
 	}
-	return rq.checkPruned(obj, data, validation)
+	return rq.checkPruned(obj, data, validation, problems)
 }
 
 // checkPruned is checkType of an object decoded from data, pruned first
-// when its resource's Shape says what its fields are: the unknown fields
-// it drops are refused or warned of, as fieldValidation says, and the JSON
-// returned is the pruned object's, so that apply merges what was kept.
-func (rq *request) checkPruned(obj kapi.Object, data []byte, validation string) (kapi.Object, []byte, error) {
+// when its resource's Shape says what its fields are. problems (what the
+// decoder found) and the unknown fields pruning drops are refused together
+// or warned of, as fieldValidation says: kube-apiserver's strict decoding
+// error lists its decoder's findings, then its coercer's. The JSON returned
+// is the pruned object's, so that apply merges what was kept.
+func (rq *request) checkPruned(obj kapi.Object, data []byte, validation string, problems []string) (kapi.Object, []byte, error) {
 	if shape := rq.res.shape; shape != nil && rq.objType == &rq.res.objType {
-		var problems []string
-		for _, f := range shape.Prune(obj) {
+		unknown := shape.Prune(obj)
+		for _, f := range unknown {
 			problems = append(problems, fmt.Sprintf("unknown field %q", f))
 		}
-		if len(problems) > 0 && validation != "Strict" {
+		if len(unknown) > 0 && validation != "Strict" {
 			pruned, err := json.Marshal(obj)
 			if err != nil {
 				return nil, nil, rq.undecodable(err.Error())
 			}
 			data = pruned
 		}
-		switch {
-		case len(problems) > 0 && validation == "Strict":
-			return nil, nil, rq.undecodable("strict decoding error: " + strings.Join(problems, ", "))
-		case validation == "" || validation == "Warn":
-			for _, p := range problems {
-				rq.warn(p)
-			}
+	}
+	switch {
+	case len(problems) > 0 && validation == "Strict":
+		return nil, nil, rq.undecodable("strict decoding error: " + strings.Join(problems, ", "))
+	case validation == "" || validation == "Warn":
+		for _, p := range problems {
+			rq.warn(p)
 		}
 	}
 	checked, err := rq.checkType(obj)
@@ -230,10 +197,11 @@ func (rq *request) checkType(obj kapi.Object) (kapi.Object, error) {
 	if tm.APIVersion != "" && tm.APIVersion != b.apiVersion() {
 		return nil, badRequest("the API version in the data (%s) does not match the expected API version (%s)", tm.APIVersion, b.apiVersion())
 	}
-	if tm.Kind != "" && tm.Kind != b.kind {
+	// A custom resource (a Shape's) of another kind is its validation's to refuse: kube-apiserver's 422.
+	if tm.Kind != "" && tm.Kind != b.kind && (rq.res.shape == nil || b != &rq.res.objType) {
 		return nil, badRequest("the kind in the data (%s) does not match the expected kind (%s)", tm.Kind, b.kind)
 	}
-	tm.APIVersion, tm.Kind = b.apiVersion(), b.kind
+	tm.APIVersion, tm.Kind = b.apiVersion(), cmp.Or(tm.Kind, b.kind)
 	return obj, nil
 }
 

@@ -203,6 +203,7 @@ func (rq *request) deleteStored(ctx context.Context, name string, opts deleteOpt
 		if err := rq.admitValid(ctx, OperationDelete, nil, obj, dryRun); err != nil {
 			return nil, false, err
 		}
+		marked := meta.DeletionTimestamp != nil // the hook may mark it itself: see OnDelete
 		if rq.res.hooks.delete != nil {
 			if err := rq.res.hooks.delete(obj); err != nil {
 				return nil, false, err
@@ -213,7 +214,7 @@ func (rq *request) deleteStored(ctx context.Context, name string, opts deleteOpt
 		finalizers, changed := gc.DeletionFinalizers(meta.Finalizers, opts.OrphanDependents, opts.PropagationPolicy)
 		meta.Finalizers = finalizers
 		if rq.res.held(obj) {
-			if meta.DeletionTimestamp != nil && !changed {
+			if marked && !changed {
 				return obj, false, nil
 			}
 			if meta.DeletionTimestamp == nil {

@@ -219,6 +219,9 @@ func invalid(t target, errs FieldErrors) *StatusError {
 	if t.res != nil {
 		kind, group = t.res.Kind, t.res.Group
 	}
+	if len(errs) > 0 && errs[0].Field == "kind" && errs[0].BadValue != nil { // an object of another kind, named as kube's NewInvalid names it
+		kind = fmt.Sprint(errs[0].BadValue)
+	}
 	qualifiedKind := kind
 	if group != "" {
 		qualifiedKind += "." + group

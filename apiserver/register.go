@@ -86,8 +86,10 @@ type Resource[T any] struct {
 	// object is marked for deletion or removed; it may refuse the DELETE
 	// with an error, or change obj: a finalizer it adds holds the object,
 	// and its changes are stored with the mark (a CustomResourceDefinition
-	// gets its cleanup finalizer so). It is not told of a DELETE of an
-	// object marked already.
+	// gets its cleanup finalizer so). A deletionTimestamp it sets is the
+	// mark, without the deletionGracePeriodSeconds 0 and generation bump
+	// of kube-apiserver's generic store (its definitions' own Delete sets
+	// neither). It is not told of a DELETE of an object marked already.
 	OnDelete func(obj *T) error
 	// RefuseCreate, if set, is asked before each create (POST) is read:
 	// an error, a *StatusError, refuses it. A CustomResourceDefinition

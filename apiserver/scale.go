@@ -218,7 +218,7 @@ func (rq *request) writeScale(ctx context.Context, desired func(cur kapi.Object)
 		if s.Name != "" && s.Name != rq.name {
 			return nil, badRequest("the name of the object (%s) does not match the name on the URL (%s)", s.Name, rq.name)
 		}
-		if s.Spec.Replicas < 0 {
+		if s.Spec.Replicas < 0 && f.read == nil { // a custom resource's Shape: validated as the resource, as kube's CR ScaleREST
 			e := invalid(target{res: rq.res, name: rq.name}, FieldErrors{Invalid("spec.replicas", s.Spec.Replicas, "must be greater than or equal to 0")})
 			e.Status.Details.Group, e.Status.Details.Kind = "autoscaling", "Scale"
 			e.Status.Message = strings.Replace(e.Status.Message, rq.res.Kind+"."+rq.res.Group, "Scale.autoscaling", 1)

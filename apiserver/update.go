@@ -169,6 +169,9 @@ func (rq *request) attempt(ctx context.Context, key string, kv storage.KeyValue,
 	if err != nil {
 		return nil, nil, err
 	}
+	if wm, om := want.GetObjectMeta(), cur.GetObjectMeta(); rq.subresource == "" && wm.UID != "" && wm.UID != om.UID {
+		return nil, nil, rq.uidPreconditionFailed(wm.UID, om.UID) // first: kube's storage checks its preconditions before the update
+	}
 	given := int64(0) // none, or "0": kube's versioner reads both as none
 	if rv := want.GetObjectMeta().ResourceVersion; rv != "" {
 		if given, err = parseRevision(rv); err != nil {
@@ -177,7 +180,8 @@ func (rq *request) attempt(ctx context.Context, key string, kv storage.KeyValue,
 	}
 	if given != 0 && given != kv.ModRevision {
 		return nil, nil, storage.ErrConflict // if cached, checked against the store (write)
-	} else if given == 0 && rq.res.needsRV && rq.r.Method == http.MethodPut && rq.subresource != "scale" { // in kube-apiserver's store's words
+	} else if given == 0 && rq.res.needsRV && rq.subresource != "scale" && (rq.r.Method == http.MethodPut || rec == recordAnUpdate && rq.r.Header.Get("Content-Type") != "") {
+		// A client's PUT or patch (one that drops it: {"metadata":{"resourceVersion":null}}), not an apply or a controller's write; in kube's store's words.
 		return nil, nil, invalid(target{&resource{Group: rq.res.Group, Kind: rq.res.Plural}, rq.name}, FieldErrors{Invalid("metadata.resourceVersion", 0, "must be specified for an update")})
 	}
 	next, err := rq.prepareUpdate(cur, want)
@@ -256,10 +260,7 @@ func (rq *request) prepareUpdate(cur, want kapi.Object) (kapi.Object, error) {
 		take(next, want)
 		return next, nil
 	}
-	om, wm := cur.GetObjectMeta(), want.GetObjectMeta()
-	if wm.UID != "" && wm.UID != om.UID {
-		return nil, rq.uidPreconditionFailed(wm.UID, om.UID)
-	}
+	om, wm := cur.GetObjectMeta(), want.GetObjectMeta() // a uid of another object refused already (attempt)
 	wm.UID, wm.CreationTimestamp = om.UID, om.CreationTimestamp
 	wm.DeletionTimestamp, wm.DeletionGracePeriodSeconds = om.DeletionTimestamp, om.DeletionGracePeriodSeconds
 	wm.GenerateName = om.GenerateName

@@ -263,9 +263,11 @@ func (rq *request) endBurst() {
 
 // endWatch writes what ends a stream that err ended.
 func (rq *request) endWatch(watcher *watch.Watcher, err error, spec *watchSpec) {
-	if watcher != nil && spec.bookmarks && !errors.Is(err, storage.ErrExpired) && rq.r.Context().Err() == nil {
+	if watcher != nil && spec.bookmarks && spec.timeout > 2*time.Second && !errors.Is(err, storage.ErrExpired) && rq.r.Context().Err() == nil {
 		// The server ends the stream (timeout, shutdown): tell the client
-		// how far it got, so that it resumes without a gap.
+		// how far it got, so that it resumes without a gap. kube-apiserver's
+		// cacher sends this 2s before the deadline, so never with a shorter
+		// timeout (cacheWatcher.nextBookmarkTime).
 		if rq.writeEvent(watcher.Bookmark()) == nil {
 			rq.flush()
 		}

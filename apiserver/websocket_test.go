@@ -126,7 +126,7 @@ func TestWatchOverWebSocketFormats(t *testing.T) {
 // bookmark and closes normally.
 func TestWatchOverWebSocketEnds(t *testing.T) {
 	srv, _ := newTestServer(t)
-	ws := dialWatch(t, srv.URL, "&timeoutSeconds=1&allowWatchBookmarks=true", nil)
+	ws := dialWatch(t, srv.URL, "&timeoutSeconds=3&allowWatchBookmarks=true", nil)
 	var types []string
 	for {
 		_, msg, err := ws.Read()

@@ -40,7 +40,9 @@
 // so that one path decodes and validates them: [CheckJSONFields] finds the
 // unknown and duplicate fields of a JSON body, named by their paths as
 // kube-apiserver names them (a duplicate CBOR map key or YAML key is a
-// duplicate field). Protobuf bodies are decoded directly
+// duplicate field); a type that decodes itself from any members, as a
+// custom resource does, is looked into for duplicates when it is an
+// [AnyFields]. Protobuf bodies are decoded directly
 // ([Format.Unmarshal]); unknown fields in them are skipped, as Kubernetes
 // does. Every decoder bounds nesting and sizes, and refuses what JSON
 // cannot carry (NaN, infinities, non-string keys).

@@ -1,8 +1,10 @@
 package codec_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"reflect"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
@@ -47,4 +49,19 @@ func ExampleFormat_ListBody() {
 	// Output:
 	// 240
 	// {"kind":"WidgetList","apiVersion":"example.com/v1","metadata":{"resourceVersion":"7"},"items":[{"kind":"Widget","apiVersion":"example.com/v1","metadata":{"name":"a"}},{"kind":"Widget","apiVersion":"example.com/v1","metadata":{"name":"b"}}]}
+}
+
+// document decodes itself from any members, as a custom resource does.
+type document struct{ members map[string]any }
+
+func (d *document) UnmarshalJSON(data []byte) error { return json.Unmarshal(data, &d.members) }
+func (*document) AnyJSONFields()                    {}
+
+// A type that decodes a custom resource's document itself has its
+// repeated fields found as a typed object's are, once it says it takes
+// any members.
+func ExampleAnyFields() {
+	report, _, _ := codec.CheckJSONFields([]byte(`{"kind":"Widget","spec":{"name":"a","name":"b"}}`), reflect.TypeFor[document]())
+	fmt.Println(report.Duplicates)
+	// Output: [spec.name]
 }

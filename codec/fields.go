@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -82,6 +83,19 @@ func CheckJSONFields(data []byte, t reflect.Type) (report FieldReport, cleaned [
 	return c.report, c.cleaned, nil
 }
 
+// AnyFields is implemented by a type that decodes itself from a JSON
+// object of any members, as a custom resource is decoded (kinds.Object):
+// CheckJSONFields looks into its value as into an interface value's,
+// reporting the fields it repeats (spec.name), where it does not look into
+// other types that decode themselves. What members it knows is its own
+// business: none is reported unknown.
+type AnyFields interface {
+	json.Unmarshaler
+	AnyJSONFields()
+}
+
+var anyFieldsType = reflect.TypeFor[AnyFields]()
+
 // # Shapes
 
 // A shape is what CheckJSONFields needs to know of a Go type: which objects
@@ -137,6 +151,8 @@ func (b *shapeBuilder) build(t reflect.Type) *shape {
 	s := &shape{}
 	b.building[t] = s
 	switch {
+	case jsonfields.Implements(t, anyFieldsType):
+		s.kind = anyShape
 	case jsonfields.DecodesItself(t):
 		s.kind = leafShape
 	case t.Kind() == reflect.Interface && t.NumMethod() == 0:

@@ -987,3 +987,19 @@ fields:
 	}
 	return names
 }
+
+// TestCheckJSONFieldsAnyFields: a type that decodes itself is looked into
+// when it is an AnyFields, for repeated fields only (kube-apiserver's
+// strict decoding of a custom resource: duplicate field "spec.name"); any
+// other Unmarshaler stays a leaf.
+func TestCheckJSONFieldsAnyFields(t *testing.T) {
+	data := []byte(`{"kind":"W","spec":{"name":"a","name":"b","x":{"y":1,"y":2}},"other":[{"z":1,"z":1}]}`)
+	report, cleaned, err := codec.CheckJSONFields(data, reflect.TypeFor[document]())
+	if err != nil || cleaned != nil || !reflect.DeepEqual(report, codec.FieldReport{Duplicates: []string{"spec.name", "spec.x.y", "other[0].z"}}) {
+		t.Errorf("AnyFields: %+v %s %v", report, cleaned, err)
+	}
+	report, _, err = codec.CheckJSONFields(data, reflect.TypeFor[json.RawMessage]())
+	if err != nil || !report.Empty() {
+		t.Errorf("a json.Unmarshaler that is not an AnyFields: %+v %v", report, err)
+	}
+}

@@ -75,8 +75,13 @@ func serve(s *apiserver.Server, opts []kinds.Option) error {
 
 // markForCleanup is what a first DELETE does to a CustomResourceDefinition,
 // as in kube-apiserver: the cleanup finalizer holds it while the controller
-// deletes the objects of its kind.
+// deletes the objects of its kind. It sets the deletionTimestamp itself: the
+// REST Delete of definitions in apiextensions-apiserver (registry/
+// customresourcedefinition/etcd.go) sets only it, where the generic store
+// would also set deletionGracePeriodSeconds 0 and bump the generation.
 func markForCleanup(c *CustomResourceDefinition) error {
+	now := kapi.Now()
+	c.DeletionTimestamp = &now
 	if !slices.Contains(c.Finalizers, CleanupFinalizer) {
 		c.Finalizers = append(c.Finalizers, CleanupFinalizer)
 	}

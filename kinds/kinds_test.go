@@ -522,3 +522,21 @@ func TestStatusApply(t *testing.T) {
 		t.Errorf("a's apply after b forced it: %s", out)
 	}
 }
+
+// TestObjectWithoutCreationTime: an object without a creation time (a
+// watch's BOOKMARK) has no creationTimestamp member, as kube-apiserver
+// writes a custom resource's (its metadata a map), not a typed object's
+// "creationTimestamp":null.
+func TestObjectWithoutCreationTime(t *testing.T) {
+	for _, meta := range []kapi.ObjectMeta{{ResourceVersion: "7"}, {}, {Name: "a", Annotations: map[string]string{"k8s.io/initial-events-end": "true"}}} {
+		o := &kinds.Object{TypeMeta: kapi.TypeMeta{Kind: "Widget", APIVersion: "example.com/v1"}, ObjectMeta: meta}
+		data, err := json.Marshal(o)
+		if err != nil || strings.Contains(string(data), "creationTimestamp") {
+			t.Errorf("%+v: %s %v", meta, data, err)
+		}
+		var back kinds.Object
+		if err := json.Unmarshal(data, &back); err != nil || back.ResourceVersion != meta.ResourceVersion || back.Name != meta.Name {
+			t.Errorf("%s read back as %+v: %v", data, back.ObjectMeta, err)
+		}
+	}
+}

@@ -40,10 +40,16 @@ type Object struct {
 }
 
 var (
-	_ kapi.Object      = (*Object)(nil)
-	_ json.Marshaler   = (*Object)(nil)
-	_ json.Unmarshaler = (*Object)(nil)
+	_ kapi.Object     = (*Object)(nil)
+	_ json.Marshaler  = (*Object)(nil)
+	_ codec.AnyFields = (*Object)(nil)
 )
+
+// AnyJSONFields has the server's check of a request body's fields report
+// the fields the document repeats (kube-apiserver: strict decoding error:
+// duplicate field "spec.name"), as it does a typed object's; its unknown
+// fields are the schema's to find (see Prune).
+func (*Object) AnyJSONFields() {}
 
 // errNotObject is the error of a document that is not a JSON object.
 var errNotObject = errors.New("the document is not a JSON object")
@@ -54,6 +60,12 @@ func (o *Object) MarshalJSON() ([]byte, error) {
 	meta, err := json.Marshal(&o.ObjectMeta)
 	if err != nil {
 		return nil, err
+	}
+	if o.CreationTimestamp.IsZero() {
+		// A custom resource's metadata is a map in kube-apiserver: one
+		// without a creation time (a watch's BOOKMARK) has no member for
+		// it, where a typed object's has "creationTimestamp":null.
+		meta = withoutNullCreation(meta)
 	}
 	keys := make([]string, 0, len(o.Content)+4)
 	for k := range o.Content {
@@ -103,6 +115,16 @@ func (o *Object) MarshalJSON() ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// withoutNullCreation is metadata's JSON without "creationTimestamp":null.
+func withoutNullCreation(meta []byte) []byte {
+	for _, m := range []string{`"creationTimestamp":null,`, `,"creationTimestamp":null`, `"creationTimestamp":null`} {
+		if i := bytes.Index(meta, []byte(m)); i >= 0 {
+			return append(meta[:i:i], meta[i+len(m):]...)
+		}
+	}
+	return meta
 }
 
 // metaType is what a custom resource's metadata is decoded as.

@@ -106,7 +106,7 @@ func resources(def Definition, o *options) ([]apiserver.Resource[Object], error)
 	var rs []apiserver.Resource[Object]
 	for i := range def.Versions {
 		v := &def.Versions[i]
-		sh, err := newShape(v.Schema)
+		sh, err := newShape(def.Kind, v.Schema)
 		if err != nil {
 			return nil, err
 		}
@@ -175,9 +175,8 @@ func validator(sh *shape, o *options) (func(scale *Scale, spec bool) func(ctx co
 		}
 	}
 	return func(scale *Scale, spec bool) func(ctx context.Context, obj, old *Object) apiserver.FieldErrors {
-		if sh.schema == nil && rules == nil && scale == nil {
-			return nil
-		}
+		// Even without a schema, rules or scale: an object of another
+		// kind is refused.
 		return func(_ context.Context, obj, old *Object) apiserver.FieldErrors {
 			return validate(sh, rules, scale, spec, obj, old)
 		}
@@ -189,6 +188,12 @@ func validate(sh *shape, rules Rules, scale *Scale, spec bool, obj, old *Object)
 	var oldBody any
 	var errs []*validation.Error
 	switch {
+	case !sh.own(obj):
+		// kube-apiserver's customResourceValidator checks the kind first
+		// and, when it is another, nothing else of the schema's or the
+		// scale's: the rules see the object undefaulted.
+		errs = []*validation.Error{invalid("kind", obj.Kind, "must be "+sh.kind)}
+		scale = nil
 	case sh.schema == nil:
 	case old == nil:
 		errs = sh.schema.Validate(body)

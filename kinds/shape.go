@@ -18,6 +18,10 @@ import (
 // shape is what one version's schema says of its objects, made once when
 // the kind is registered: the apiserver.Shape of the version.
 type shape struct {
+	// kind is the objects' kind: one of another (a request's body may name
+	// any) is neither pruned nor defaulted, as kube-apiserver's coercer and
+	// defaulter leave it, and its validation refuses it.
+	kind        string
 	schema      *schema.Schema // nil: any object, unknown fields kept
 	defaults    *schema.Schema // schema with its defaults pruned, as kube-apiserver serves them
 	hasDefaults bool
@@ -27,8 +31,8 @@ type shape struct {
 
 var _ apiserver.Shape = (*shape)(nil)
 
-func newShape(s *schema.Schema) (*shape, error) {
-	sh := &shape{schema: s}
+func newShape(kind string, s *schema.Schema) (*shape, error) {
+	sh := &shape{kind: kind, schema: s}
 	if s != nil {
 		sh.defaults = s.PrunedDefaults()
 		sh.hasDefaults = hasDefault(sh.defaults)
@@ -69,7 +73,7 @@ func (sh *shape) Prune(obj kapi.Object) []string {
 	unknown := o.unknownMeta
 	o.unknownMeta = nil
 	slices.Sort(unknown)
-	if sh.schema != nil {
+	if sh.schema != nil && sh.own(o) {
 		body := o.body()
 		pruned := sh.schema.Prune(body)
 		slices.Sort(pruned)
@@ -126,13 +130,17 @@ func deepCopy(v any) any {
 }
 
 func (sh *shape) setDefaults(o *Object) {
-	if sh.defaults == nil {
+	if sh.defaults == nil || !sh.own(o) {
 		return
 	}
 	body := o.body()
 	sh.defaults.SetDefaults(body)
 	o.setBody(body)
 }
+
+// own says whether o is of the shape's kind (or names none: the
+// resource's, which the server sets).
+func (sh *shape) own(o *Object) bool { return o.Kind == "" || o.Kind == sh.kind }
 
 func (sh *shape) Patch() *patch.Schema { return sh.patch }
 

@@ -52,6 +52,9 @@ func Apply(typ Type, original, doc []byte) ([]byte, error) {
 	switch typ {
 	case JSONPatch:
 		p, err := jsonpatch.DecodePatch(doc)
+		if errors.Is(err, jsonpatch.ErrMissing) {
+			p, err = decodeNullValues(doc)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 		}
@@ -82,6 +85,29 @@ func Apply(typ Type, original, doc []byte) ([]byte, error) {
 		return out, nil
 	}
 	return nil, fmt.Errorf("%w: unsupported patch type %q", ErrMalformed, typ)
+}
+
+// decodeNullValues decodes a JSON patch whose adds and replaces without a
+// value set null, as kube-apiserver's JSON Patch library
+// (evanphx/json-patch v4) applies them: its Operation.value is then a nil
+// node, which it writes as null. v5 refuses them ("missing value"), so
+// they are given the value null first; only a patch v5 refused pays.
+func decodeNullValues(doc []byte) (jsonpatch.Patch, error) {
+	var ops []map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &ops); err != nil {
+		return nil, err
+	}
+	for _, op := range ops {
+		var kind string
+		if _, ok := op["value"]; !ok && json.Unmarshal(op["op"], &kind) == nil && (kind == "add" || kind == "replace") {
+			op["value"] = json.RawMessage("null")
+		}
+	}
+	fixed, err := json.Marshal(ops)
+	if err != nil {
+		return nil, err
+	}
+	return jsonpatch.DecodePatch(fixed)
 }
 
 func hasReplace(p jsonpatch.Patch) bool {

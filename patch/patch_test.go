@@ -106,6 +106,19 @@ func TestJSONPatchReplaceMissingMember(t *testing.T) {
 	}
 }
 
+// TestJSONPatchWithoutValue: an add or replace without a value sets null,
+// as evanphx/json-patch v4 (kube-apiserver's) applies it: kube-apiserver
+// v1.37.2 answers 200 to [{"op":"replace","path":"/spec/note"}] on a
+// custom resource, its note null (crddiff's "json patch replace nullable
+// without value").
+func TestJSONPatchWithoutValue(t *testing.T) {
+	out, err := patch.Apply(patch.JSONPatch, []byte(original),
+		[]byte(`[{"op":"replace","path":"/spec/color"},{"op":"add","path":"/spec/size"},{"op":"replace","path":"/spec/gone"}]`))
+	if err != nil || string(out) != `{"metadata":{"name":"a","labels":{"x":"1"}},"spec":{"color":null,"ports":[{"name":"http","port":80}],"size":null,"gone":null}}` {
+		t.Errorf("add and replace without a value: %s %v", out, err)
+	}
+}
+
 // TestJSONPatchBounded: more than kube's 10,000 operations is refused
 // with its message; a patch of many replaces of missing members that
 // fails at its end reports the operation that failed, and without it

@@ -1,6 +1,7 @@
 // Package httpbody writes the bodies of a kapi server's responses: headers,
 // length or compression, and the pooled buffers and gzip writers that keep
-// a large body from costing allocations in proportion to its size.
+// a large body from costing allocations in proportion to its size; and
+// reads a request's body ([Read]) into one allocation of the size it claims.
 //
 // # What it owns
 //

@@ -70,6 +70,9 @@ func ParseLabels(s string) ([]Requirement, error) {
 				r = Requirement{Key: part, Op: "exists"}
 				break
 			}
+			if sym := leadingOperator(value); sym != "" {
+				return nil, fmt.Errorf("found '%s', expected: identifier", sym)
+			}
 			switch op {
 			case "==":
 				op = "="
@@ -150,6 +153,19 @@ func cutOperator(s string, ops ...string) (key, op, value string, found bool) {
 		return "", "", "", false
 	}
 	return strings.TrimSpace(s[:best]), op, strings.TrimSpace(s[best+len(op):]), true
+}
+
+// leadingOperator is the operator a value starts with ("" if none), as
+// apimachinery's labels lexer reads it there: the longest of its operator
+// tokens, where a value must be an identifier ("tier===" is "tier", "==",
+// then "=", refused as "found '=', expected: identifier").
+func leadingOperator(value string) string {
+	for _, op := range []string{"!=", "==", "=", "!", ">", "<", "(", ")"} {
+		if strings.HasPrefix(value, op) {
+			return op
+		}
+	}
+	return ""
 }
 
 // AuthRequirements are reqs as an authorizer reads them

@@ -92,3 +92,22 @@ func ExampleParseLabels() {
 	// env in [prod dev] true
 	// canary ! [] true
 }
+
+// TestParseLabelsOperatorAsValue: a value that starts with an operator is
+// refused in the words of apimachinery's labels parser (v0.37.2, run on
+// each: labels.Parse("tier===") says "unable to parse requirement: found
+// '=', expected: identifier"; kapi's callers add the prefix).
+func TestParseLabelsOperatorAsValue(t *testing.T) {
+	for sel, want := range map[string]string{
+		"tier===": "found '=', expected: identifier",
+		"a>=1":    "found '=', expected: identifier",
+		"a=(b)":   "found '(', expected: identifier",
+		"a!=!b":   "found '!', expected: identifier",
+		"a==)":    "found ')', expected: identifier",
+		"a= =b":   "found '=', expected: identifier",
+	} {
+		if _, err := selector.ParseLabels(sel); err == nil || err.Error() != want {
+			t.Errorf("ParseLabels(%q) = %v, want %q", sel, err, want)
+		}
+	}
+}

@@ -1231,13 +1231,15 @@ func TestInvalidListOptions(t *testing.T) {
 // TestWatchBookmarkBeforeTimeout: a watch with allowWatchBookmarks and
 // timeoutSeconds ends with a BOOKMARK at (at least) the last event's
 // resourceVersion just before the server closes it, with or without a
-// selector; without allowWatchBookmarks there is no bookmark at all.
+// selector; without allowWatchBookmarks there is no bookmark at all. Its
+// timeout is 3s: kube-apiserver's cacher sends that bookmark 2s before the
+// deadline, so none with a timeout of 2s or less, and nor does kapi.
 func TestWatchBookmarkBeforeTimeout(t *testing.T) {
 	srv := startServer(t)
 	ctx := ctxFor(t, 60*time.Second)
 	widgets := dynamicClient(t, srv, nil).Resource(widgetsGVR).Namespace(testNamespace)
 	seedWidgets(t, ctx, widgets, 2)
-	two := int64(2)
+	three := int64(3)
 	for _, tc := range []struct {
 		name      string
 		opts      metav1.ListOptions
@@ -1256,9 +1258,9 @@ func TestWatchBookmarkBeforeTimeout(t *testing.T) {
 			}
 			opts := tc.opts
 			opts.ResourceVersion = l.GetResourceVersion()
-			opts.TimeoutSeconds = &two
+			opts.TimeoutSeconds = &three
 			// The write before the watch, which replays it from the list's
-			// revision: a slow machine cannot have the watch's two seconds
+			// revision: a slow machine cannot have the watch's three seconds
 			// run out before it.
 			lastRV := l.GetResourceVersion()
 			if tc.write {
@@ -1280,7 +1282,7 @@ func TestWatchBookmarkBeforeTimeout(t *testing.T) {
 					}
 					events = append(events, ev)
 				case <-deadline:
-					t.Fatalf("the watch with timeoutSeconds=2 was still open after 30s; events so far: %v", describe(events))
+					t.Fatalf("the watch with timeoutSeconds=3 was still open after 30s; events so far: %v", describe(events))
 				}
 			}
 			if tc.write {

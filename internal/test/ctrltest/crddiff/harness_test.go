@@ -313,6 +313,24 @@ func mustJSON(v any) []byte {
 	return b
 }
 
+// events reads a watch stream's body (a JSON document per event) as a
+// list of the events.
+func events(body any) any {
+	s, ok := body.(string)
+	if !ok {
+		return []any{body} // one event, decoded whole
+	}
+	dec := json.NewDecoder(strings.NewReader(s))
+	var out []any
+	for {
+		var ev any
+		if dec.Decode(&ev) != nil {
+			return out
+		}
+		out = append(out, ev)
+	}
+}
+
 // groupOnly keeps, of a list of groups (/apis, legacy or aggregated), the
 // one named.
 func groupOnly(name string) func(any) any {

@@ -1,4 +1,4 @@
-package apiserver
+package httpbody
 
 import (
 	"bytes"
@@ -9,13 +9,13 @@ import (
 	"testing/iotest"
 )
 
-// readBody reads what io.ReadAll reads, whatever size the request claims,
+// Read reads what io.ReadAll reads, whatever size the request claims,
 // and stops at the same error.
 func TestReadBodyIsReadAll(t *testing.T) {
 	broken := errors.New("connection reset")
-	for _, n := range []int{0, 1, 511, 512, 513, 600, 4096, maxBodyHint, maxBodyHint + 1, 200 << 10} {
+	for _, n := range []int{0, 1, 511, 512, 513, 600, 4096, MaxHint, MaxHint + 1, 200 << 10} {
 		body := strings.Repeat("x", n)
-		for _, claim := range []int64{-1, 0, 1, int64(n) - 1, int64(n), int64(n) + 1, 2 * int64(n), maxBodyHint + 1} {
+		for _, claim := range []int64{-1, 0, 1, int64(n) - 1, int64(n), int64(n) + 1, 2 * int64(n), MaxHint + 1} {
 			readers := map[string]func() io.Reader{
 				"whole":        func() io.Reader { return strings.NewReader(body) },
 				"byte a time":  func() io.Reader { return iotest.OneByteReader(strings.NewReader(body)) },
@@ -24,7 +24,7 @@ func TestReadBodyIsReadAll(t *testing.T) {
 			}
 			for name, reader := range readers {
 				want, wantErr := io.ReadAll(reader())
-				got, err := readBody(reader(), claim)
+				got, err := Read(reader(), claim)
 				if !bytes.Equal(got, want) || !errors.Is(err, wantErr) {
 					t.Errorf("%d bytes claiming %d, %s: %d bytes, %v; io.ReadAll: %d bytes, %v", n, claim, name, len(got), err, len(want), wantErr)
 				}
@@ -33,14 +33,14 @@ func TestReadBodyIsReadAll(t *testing.T) {
 	}
 }
 
-// A body of the size it claims, up to maxBodyHint, is read into one
+// A body of the size it claims, up to MaxHint, is read into one
 // allocation.
 func TestReadBodyAllocatesOnce(t *testing.T) {
 	body := strings.Repeat("x", 700)
 	r := strings.NewReader(body)
 	allocs := testing.AllocsPerRun(100, func() {
 		r.Reset(body)
-		if _, err := readBody(r, int64(len(body))); err != nil {
+		if _, err := Read(r, int64(len(body))); err != nil {
 			t.Fatal(err)
 		}
 	})
