@@ -62,7 +62,12 @@
 // requests it sends while they wait). Before a read starts, the goroutines
 // ready to run (requests that have just come in) run first and may join
 // it: with 8 clients reading in a closed loop, one read of etcd served 4.4
-// GETs rather than 3.4.
+// GETs rather than 3.4. A call that comes while a read is in flight waits
+// for the rest of it and then for the next, but a read of its own started
+// at once would not answer sooner: etcd runs one ReadIndex round at a
+// time, and a linearizable read that comes during one waits for the next
+// (BenchmarkRevisionReadBehind; two of kapi's reads in flight were tried,
+// and were slower).
 //
 // That read bounds a consistent GET: a linearizable read of one key,
 // measured one at a time on a loaded 2-core machine, cost etcd about

@@ -27,7 +27,7 @@ type markerReads struct {
 	held   chan struct{}
 }
 
-func (m *markerReads) client(t *testing.T) *clientv3.Client {
+func (m *markerReads) client(t testing.TB) *clientv3.Client {
 	t.Helper()
 	intercept := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 		if r, ok := req.(*pb.RangeRequest); ok && string(r.Key) == m.marker {

@@ -2,11 +2,15 @@ package etcd_test
 
 import (
 	"context"
+	"math/rand/v2"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/kapi-dev/kapi/storage/etcd"
 )
 
 // BenchmarkRevisionRead sets what a consistent read asks of etcd for the
@@ -107,4 +111,63 @@ func processCPU(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkRevisionReadBehind is what a consistent read waits for the
+// store's revision when it asks while another read of it is in flight
+// (behind-a-read: a reader in a loop keeps one in flight, as informers
+// started together keep one for each other), beside what it waits alone.
+// Each op is one Revision call at a random moment; wait-µs/op is its time,
+// reads/op the marker reads etcd served per op, the busy reader's
+// included. Behind a read, a call waits for the rest of that read and
+// then for its own: on average half a read more than alone (measured at
+// load 12: 570 and 754 µs against 504 and 487 µs alone). Starting its own
+// at once does not help: etcd runs one ReadIndex round at a time, and a
+// linearizable read that comes while one is in progress waits for the
+// next round (etcd v3.7.3, etcdserver/read/read.go: LinearizableReadLoop
+// swaps its notifier as a round starts), the same wait inside etcd. Tried
+// with two of kapi's reads in flight, three runs each side by side at load
+// 13: medians 2496 µs with two against 1313 µs with one, and etcd served
+// 8-30% more reads.
+//
+//	go test -run '^$' -bench RevisionReadBehind ./storage/etcd/
+func BenchmarkRevisionReadBehind(b *testing.B) {
+	for _, busy := range []bool{false, true} {
+		name := "alone"
+		if busy {
+			name = "behind-a-read"
+		}
+		b.Run(name, func(b *testing.B) {
+			prefix := freshPrefix()
+			m := &markerReads{marker: prefix + "revision", held: make(chan struct{}, 1)}
+			s, err := etcd.New(b.Context(), m.client(b), etcd.WithPrefix(prefix))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			ctx, stop := context.WithCancel(b.Context())
+			var wg sync.WaitGroup
+			defer wg.Wait()
+			defer stop()
+			if busy {
+				wg.Go(func() { // keeps a read in flight
+					for ctx.Err() == nil {
+						_, _ = s.Revision(ctx)
+					}
+				})
+			}
+			reads0 := m.n.Load()
+			var waited time.Duration
+			for b.Loop() {
+				time.Sleep(time.Duration(rand.Int64N(int64(time.Millisecond))))
+				start := time.Now()
+				if _, err := s.Revision(ctx); err != nil {
+					b.Fatal(err)
+				}
+				waited += time.Since(start)
+			}
+			b.ReportMetric(float64(waited.Microseconds())/float64(b.N), "wait-µs/op")
+			b.ReportMetric(float64(m.n.Load()-reads0)/float64(b.N), "reads/op")
+		})
+	}
 }
