@@ -62,9 +62,15 @@ type item[R any] struct {
 func New[R any](cfg Config[R], closing <-chan struct{}) *Queue[R] {
 	cfg.MaxBatch = max(cfg.MaxBatch, 1)
 	q := &Queue[R]{cfg: cfg, requests: make(chan item[R]), closing: closing}
-	never := make(chan struct{})
-	q.slow.Store(&never)
+	q.nextSlow() // closed never, if Run is not running
 	return q
+}
+
+// nextSlow makes the slow signal of the next batch.
+func (q *Queue[R]) nextSlow() chan struct{} {
+	slow := make(chan struct{})
+	q.slow.Store(&slow)
+	return slow
 }
 
 // Submit hands r to the committer and returns the channel closed once r's
@@ -140,11 +146,10 @@ func (q *Queue[R]) Run() {
 	}
 	linger := time.NewTimer(time.Hour)
 	linger.Stop()
+	// The next batch's slow signal, in place before its first request is
+	// taken, so that every writer of the batch finds it.
+	slow := q.nextSlow()
 	for {
-		// The next batch's slow signal, in place before its first request
-		// is taken, so that every writer of the batch finds it.
-		slow := make(chan struct{})
-		q.slow.Store(&slow)
 		if q.cfg.Pending != nil && q.cfg.Pending() {
 			select {
 			case it := <-q.requests:
@@ -163,7 +168,8 @@ func (q *Queue[R]) Run() {
 				return
 			}
 		}
-		slowTimer := time.AfterFunc(slowAfter, func() { close(slow) })
+		batchSlow := slow
+		slowTimer := time.AfterFunc(slowAfter, func() { close(batchSlow) })
 		runtime.Gosched()
 	gather:
 		for len(batch) < q.cfg.MaxBatch {
@@ -202,6 +208,7 @@ func (q *Queue[R]) Run() {
 			close(d)
 		}
 		slowTimer.Stop()
+		slow = q.nextSlow()
 		clear(batch)
 		clear(dones)
 		batch, dones = batch[:0], dones[:0]
