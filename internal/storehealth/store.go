@@ -28,9 +28,12 @@ var _ storage.Interface = (*guardedStore)(nil)
 // microsecond, seven allocations) and are needed only by a call that
 // waits: so they are set up (armed) the first time the store asks for
 // Done, as every store that waits on a network, a lock or a commit does,
-// directly or by deriving a context. A call that only asks Err (the
-// memory store; bolt's reads) costs one allocation, and is released
-// through Err, which reports the release as the cancellation it is.
+// directly or by deriving a context (bolt's and sqlite's writes, through
+// storage/internal/groupcommit, ask once their commit has taken 100 ms,
+// so a hung commit is suspected that much later). A call that only asks
+// Err (the memory store; bolt's reads) costs one allocation, and is
+// released through Err, which reports the release as the cancellation it
+// is.
 type callCtx struct {
 	context.Context // the request's
 	h               *Health

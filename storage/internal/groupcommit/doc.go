@@ -29,6 +29,15 @@
 // one of its own. A lone writer is never known to have company, and never
 // waits.
 //
+// # Slow commits
+//
+// A request handed to a waiting committer never asks its context for Done
+// (kapi's store guard arms a timer and a derived context when it is asked,
+// a cost no write that is answered in time needs). So that a write whose
+// commit hangs (an fsync stuck on a failing disk) still has its guard
+// notice it, the committer starts one timer per batch, and the batch's
+// writers ask for Done once it fires, after 100 ms.
+//
 // # Idle work
 //
 // A backend with work to do between writes (sqlite deletes the log rows

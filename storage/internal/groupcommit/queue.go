@@ -43,7 +43,15 @@ type Queue[R any] struct {
 	// batch; lingers, the times a batch waited for writers (for tests).
 	queued  atomic.Int64
 	lingers atomic.Int64
+	// slow is closed once the batch being gathered or committed has taken
+	// longer than slowAfter (see Do); the committer makes a new one for
+	// each batch before it takes the batch's first request.
+	slow atomic.Pointer[chan struct{}]
 }
+
+// slowAfter is how long a batch may take before its writers ask their
+// contexts for Done.
+const slowAfter = 100 * time.Millisecond
 
 type item[R any] struct {
 	r    R
@@ -53,7 +61,16 @@ type item[R any] struct {
 // New returns a queue whose committer stops when closing is closed.
 func New[R any](cfg Config[R], closing <-chan struct{}) *Queue[R] {
 	cfg.MaxBatch = max(cfg.MaxBatch, 1)
-	return &Queue[R]{cfg: cfg, requests: make(chan item[R]), closing: closing}
+	q := &Queue[R]{cfg: cfg, requests: make(chan item[R]), closing: closing}
+	q.nextSlow() // closed never, if Run is not running
+	return q
+}
+
+// nextSlow makes the slow signal of the next batch.
+func (q *Queue[R]) nextSlow() chan struct{} {
+	slow := make(chan struct{})
+	q.slow.Store(&slow)
+	return slow
 }
 
 // Submit hands r to the committer and returns the channel closed once r's
@@ -86,11 +103,23 @@ func (q *Queue[R]) Submit(ctx context.Context, r R) (<-chan struct{}, error) {
 // Do is Submit, then a wait for r's outcome however long it takes: once
 // handed over, a write is waited for even if ctx ends, so that its outcome
 // says whether it happened.
+//
+// A wait longer than slowAfter asks ctx for Done, as a wait in Submit does:
+// kapi's store guard arms its timer for calls that hang (an fsync stuck on
+// a failing disk) only then. Asking at every write would cost that guard a
+// timer and a derived context per write; the committer's one timer per
+// batch tells the writers of a slow one instead.
 func (q *Queue[R]) Do(ctx context.Context, r R) error {
 	done, err := q.Submit(ctx, r)
 	if err != nil {
 		return err
 	}
+	select {
+	case <-done:
+		return nil
+	case <-*q.slow.Load():
+	}
+	_ = ctx.Done()
 	<-done
 	return nil
 }
@@ -117,6 +146,9 @@ func (q *Queue[R]) Run() {
 	}
 	linger := time.NewTimer(time.Hour)
 	linger.Stop()
+	// The next batch's slow signal, in place before its first request is
+	// taken, so that every writer of the batch finds it.
+	slow := q.nextSlow()
 	for {
 		if q.cfg.Pending != nil && q.cfg.Pending() {
 			select {
@@ -136,6 +168,8 @@ func (q *Queue[R]) Run() {
 				return
 			}
 		}
+		batchSlow := slow
+		slowTimer := time.AfterFunc(slowAfter, func() { close(batchSlow) })
 		runtime.Gosched()
 	gather:
 		for len(batch) < q.cfg.MaxBatch {
@@ -173,6 +207,8 @@ func (q *Queue[R]) Run() {
 		for _, d := range dones {
 			close(d)
 		}
+		slowTimer.Stop()
+		slow = q.nextSlow()
 		clear(batch)
 		clear(dones)
 		batch, dones = batch[:0], dones[:0]

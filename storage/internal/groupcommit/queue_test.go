@@ -165,3 +165,33 @@ func TestSubmitToWaitingCommitter(t *testing.T) {
 	}
 	t.Fatal("every request asked its context for Done, even those handed to a waiting committer")
 }
+
+// TestSlowCommitAsksForDone checks that a write whose commit hangs asks its
+// context for Done, even though it was handed to a waiting committer
+// without asking: kapi's store guard arms the timer that makes a hung
+// store suspect only then. The commit returns only once Done was asked,
+// so without it the test fails at its deadline. (A first write gets the
+// committer going, and waiting for the next, as a server's is.)
+func TestSlowCommitAsksForDone(t *testing.T) {
+	closing := make(chan struct{})
+	ctx := &doneCounter{Context: context.Background()}
+	deadline := time.Now().Add(time.Minute)
+	q := groupcommit.New(groupcommit.Config[*req]{MaxBatch: 1, Commit: func(batch []*req) {
+		for batch[0].n == 1 && ctx.calls.Load() == 0 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+	}}, closing)
+	done := make(chan struct{})
+	go func() { defer close(done); q.Run() }()
+	defer func() { close(closing); <-done }()
+	if err := q.Do(context.Background(), &req{}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond) // for the committer to wait again
+	if err := q.Do(ctx, &req{n: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if ctx.calls.Load() == 0 {
+		t.Fatal("a write waiting on a hung commit never asked its context for Done")
+	}
+}
