@@ -83,7 +83,8 @@ func (c *Runs[T]) Leave() {
 // where they hold the same items in the same order, new ones made where
 // not. rev is the list's revision: the runs of the latest list are kept
 // for the next. nil: the collection was not listed before (or is too
-// large to keep); the caller writes the items itself.
+// large to keep, found so on its second list as soon as its runs pass
+// RunsMax); the caller writes the items itself.
 func (c *Runs[T]) Join(key string, rev int64, items []T, add func(dst []byte, item T) ([]byte, error)) ([][]byte, error) {
 	old, ok := c.sighting(key, len(items))
 	if !ok {
@@ -133,6 +134,13 @@ func (c *Runs[T]) Join(key string, rev int64, items []T, add func(dst []byte, it
 		runs = append(runs, r)
 		size += cap(r.data) // what the run holds on to, counted against the budget
 		data += len(r.data)
+		if data > RunsMax {
+			// Too large to keep: give up now rather than hold the
+			// whole list's bytes at once (100,000 widgets: ~100 MB)
+			// only to drop them; the caller streams the items.
+			c.keep(key, rev, nil, 0, data, len(items))
+			return nil, nil
+		}
 	}
 	joined := make([][]byte, len(runs))
 	for i, r := range runs {
