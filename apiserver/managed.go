@@ -5,8 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"slices"
-	"strings"
-	"unicode"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
@@ -20,27 +18,14 @@ import (
 // (operation Apply) merges a configuration by that record, refusing to
 // change fields another manager owns unless forced.
 
-// maxFieldManager is kube-apiserver's limit on a manager's name.
-const maxFieldManager = 128
-
 // fieldManager is who a write is recorded for: the fieldManager parameter
 // (checked by checkWriteOptions), else, as kube-apiserver derives it, the
-// User-Agent up to its first "/".
+// User-Agent's (patch.UserAgentManager).
 func (rq *request) fieldManager() string {
 	if name := rq.query.Get("fieldManager"); name != "" {
 		return name
 	}
-	name, _, _ := strings.Cut(rq.r.Header.Get("User-Agent"), "/")
-	name = strings.Map(func(r rune) rune {
-		if unicode.IsPrint(r) {
-			return r
-		}
-		return -1
-	}, name)
-	if len(name) > maxFieldManager {
-		name = name[:maxFieldManager]
-	}
-	return name
+	return patch.UserAgentManager(rq.r.Header.Get("User-Agent"))
 }
 
 // ignoredFields are the top-level fields a write to the resource or its
@@ -145,7 +130,15 @@ func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error 
 	}
 	// Decoding checks the configuration's fields (fieldValidation) and
 	// kind; what is applied is the configuration without unknown fields.
-	applied, config, err := rq.decodeCleaned(codec.JSON(), config)
+	// One with nothing to check is decoded from what patch read of it.
+	var applied kapi.Object
+	parsed, err := patch.ParseConfiguration(config)
+	_, invalid := rq.fieldValidation()
+	if obj := rq.objType.newObject(); err == nil && invalid == nil && rq.res.shape == nil && parsed.Decode(obj) {
+		applied, err = rq.checkType(obj)
+	} else if applied, config, err = rq.decodeCleaned(codec.JSON(), config); err == nil {
+		parsed, err = patch.ParseConfiguration(config)
+	}
 	if err != nil {
 		return err
 	}
@@ -174,7 +167,7 @@ func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error 
 		}
 		opts := opts
 		opts.Ignore = rq.ignoredFields(live, config)
-		merged, managed, err := rq.res.objType.schema.ApplyMerged(live, config, managed, opts)
+		merged, managed, err := rq.res.objType.schema.ApplyMerged(live, parsed, managed, opts)
 		if err != nil {
 			return nil, err // a conflict is statusOf's 409
 		}

@@ -348,8 +348,8 @@ func (rq *request) checkWriteOptions(v verb) error {
 			errs = append(errs, Forbidden("force", "may not be specified for non-apply patch"))
 		}
 	}
-	if len(manager) > maxFieldManager {
-		errs = append(errs, &FieldError{Type: kapi.CauseTypeFieldValueTooLong, Field: "fieldManager", Detail: fmt.Sprintf("may not be more than %d bytes", maxFieldManager)})
+	if len(manager) > patch.MaxManagerLength {
+		errs = append(errs, &FieldError{Type: kapi.CauseTypeFieldValueTooLong, Field: "fieldManager", Detail: fmt.Sprintf("may not be more than %d bytes", patch.MaxManagerLength)})
 	}
 	for i, r := range manager {
 		if !unicode.IsPrint(r) {

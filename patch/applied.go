@@ -63,6 +63,7 @@ func appliedSetOf(cfg map[string]any, s *Schema, keep func(fieldPath) bool, igno
 	final := set.minus(serverOwned)
 	encoded, _ := final.MarshalJSON()
 	a := &appliedSet{set: set, final: &parsedSet{set: final, encoded: encoded}}
+	rememberParsed(a.final) // the entry's FieldsV1 read back is this set: ApplyMerged's sameSet
 	if cacheable {
 		appliedSets.Lock()
 		if len(appliedSets.m) >= maxAppliedSets || appliedSets.m == nil {

@@ -3,6 +3,7 @@ package patch
 import (
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/kapi-dev/kapi"
 )
@@ -73,7 +74,11 @@ var serverOwned = func() fieldSet {
 // object of the schema's shape is ErrMalformed; a live object or
 // managedFields that cannot be read is ErrNotApplicable.
 func (s *Schema) Apply(live, config []byte, managed []kapi.ManagedFieldsEntry, opts ApplyOptions) ([]byte, []kapi.ManagedFieldsEntry, error) {
-	m, entries, err := s.ApplyMerged(live, config, managed, opts)
+	c, err := ParseConfiguration(config)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, entries, err := s.ApplyMerged(live, c, managed, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -84,24 +89,18 @@ func (s *Schema) Apply(live, config []byte, managed []kapi.ManagedFieldsEntry, o
 	return out, entries, nil
 }
 
-// ApplyMerged is Apply, with the object as a Merged: a server that holds
-// the live object and the configuration decoded has the result as a Go
-// value from them (Merged.Decode), without writing its JSON and decoding
-// that again.
-func (s *Schema) ApplyMerged(live, config []byte, managed []kapi.ManagedFieldsEntry, opts ApplyOptions) (*Merged, []kapi.ManagedFieldsEntry, error) {
+// ApplyMerged is Apply of a configuration read (ParseConfiguration), with
+// the object as a Merged: a server that holds the live object and the
+// configuration decoded has the result as a Go value from them
+// (Merged.Decode), without writing its JSON and decoding that again.
+func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.ManagedFieldsEntry, opts ApplyOptions) (*Merged, []kapi.ManagedFieldsEntry, error) {
 	if opts.Manager == "" {
 		return nil, nil, fmt.Errorf("%w: fieldManager is required for apply", ErrMalformed)
 	}
 	if opts.APIVersion == "" {
 		return nil, nil, errNoAPIVersion // the caller's bug: entries without one cannot be read back
 	}
-	cfg, err := decodeUnmanaged(config)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: apply configuration: %v", ErrMalformed, err)
-	}
-	if cfg == nil {
-		return nil, nil, fmt.Errorf("%w: apply configuration must be an object", ErrMalformed)
-	}
+	cfg := config.tree
 	if err := validate(cfg, s, make(fieldPath, 0, pathDepth), false); err != nil {
 		return nil, nil, fmt.Errorf("%w: apply configuration: %v", ErrMalformed, err)
 	}
@@ -127,6 +126,9 @@ func (s *Schema) ApplyMerged(live, config []byte, managed []kapi.ManagedFieldsEn
 			if mv, _ := merge(lv, lok, cv, true, s.Field(f)); !lok || !equalValues(lv, mv) {
 				touchesIgnored = true
 			}
+			if sameMap(cfg, config.tree) {
+				cfg = maps.Clone(cfg) // config is never changed
+			}
 			delete(cfg, f)
 		}
 	}
@@ -148,16 +150,22 @@ func (s *Schema) ApplyMerged(live, config []byte, managed []kapi.ManagedFieldsEn
 	applier.set = applied.set
 	ms[id] = applier
 	result := merged
-	if !lastSet.subsetOf(applier.set) {
+	if !sameSet(lastSet, applied.final.set) && !lastSet.subsetOf(applier.set) {
 		// Only what the applier applied before and no longer applies
 		// can go; re-applying the same fields (the usual apply) removes
 		// nothing, and pruning would walk the object six times for it.
 		result = s.prune(merged, ms, lastSet)
 	}
 
-	c := compareObjects(liveObj, result, s)
-	c.filter(ignore)
-	versions := newComparisons(opts.APIVersion, &c)
+	var versions *versionedComparisons
+	if len(ms) > 1 {
+		// What the apply changes matters only where another manager
+		// may own it: a manager alone (a controller's re-apply, kubectl
+		// apply after the first) compares nothing.
+		c := compareObjects(liveObj, result, s)
+		c.filter(ignore)
+		versions = newComparisons(opts.APIVersion, &c)
+	}
 	conflicts := map[string]fieldSet{}
 	for mid, m := range ms {
 		if mid == id {

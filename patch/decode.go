@@ -26,14 +26,20 @@ import (
 // so the values and the errors are encoding/json's exactly
 // (FuzzDecodeJSON checks the two agree).
 func decodeJSON(b []byte) (any, error) {
-	return readJSON(jsonReader{data: b})
+	return readJSON(&jsonReader{data: b})
 }
 
 // decodeUnmanaged reads a JSON object without metadata.managedFields; nil
 // for a value that is not an object. The reader passes over managedFields,
 // the larger part of most objects, without making anything of them.
 func decodeUnmanaged(b []byte) (map[string]any, error) {
-	v, err := readJSON(jsonReader{data: b, unmanaged: true})
+	return readUnmanaged(&jsonReader{data: b, unmanaged: true})
+}
+
+// readUnmanaged is decodeUnmanaged with d's reader, whose marks (d.plain)
+// the caller may read.
+func readUnmanaged(d *jsonReader) (map[string]any, error) {
+	v, err := readJSON(d)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +50,7 @@ func decodeUnmanaged(b []byte) (map[string]any, error) {
 	return m, nil
 }
 
-func readJSON(d jsonReader) (any, error) {
+func readJSON(d *jsonReader) (any, error) {
 	v, ok := d.value(0)
 	if ok {
 		d.space()
@@ -52,6 +58,7 @@ func readJSON(d jsonReader) (any, error) {
 			return v, nil
 		}
 	}
+	d.respelled = true
 	return decodeJSONStd(d.data)
 }
 
@@ -83,6 +90,12 @@ type jsonReader struct {
 	// trusted says the data was read (and checked) before: skip only
 	// finds where a value ends.
 	trusted bool
+	// respelled marks a document whose values do not all say what they
+	// said as written: a name held twice (the last kept), a string with
+	// an escape, a number written otherwise than canonicalNumbers writes
+	// it, managedFields left out, or a document left to encoding/json.
+	// Configuration.Decode decodes only one without.
+	respelled bool
 }
 
 type member struct {
@@ -168,7 +181,7 @@ func (d *jsonReader) object(depth int, metadata bool) (any, bool) {
 			_, ok = d.value(depth)
 		case metadata && key == "managedFields":
 			ok = d.skip(depth) // and left out, as if deleted
-			v = discarded
+			v, d.respelled = discarded, true
 		case depth == 1 && d.unmanaged && key == "metadata":
 			d.space()
 			if d.i < len(d.data) && d.data[d.i] == '{' {
@@ -198,6 +211,9 @@ func (d *jsonReader) object(depth int, metadata bool) (any, bool) {
 		m := make(map[string]any, len(ms))
 		for _, kv := range ms { // in order: the last of duplicates wins, as in encoding/json
 			m[kv.key] = kv.val
+		}
+		if len(m) < len(ms) {
+			d.respelled = true
 		}
 		clear(ms) // let the values go with the map
 		return m, true
@@ -427,6 +443,7 @@ var plainByte = func() (t [256]bool) {
 // discarding it only checks it (managedFields, which the reader passes
 // over, has an escape in every key of a map list item).
 func (d *jsonReader) escaped(start int) (string, bool) {
+	d.respelled = true
 	var buf []byte
 	if !d.discard {
 		buf = append(buf, d.data[start:d.i]...)
@@ -545,7 +562,9 @@ func (d *jsonReader) number() (any, bool) {
 	if integral && len(lit) < 19 && !(len(lit) == 2 && lit[0] == '-' && lit[1] == '0') {
 		return internValue(lit, true), true // an int64 already written as FormatInt writes it
 	}
-	return canonicalNumbers(json.Number(lit)), true
+	n := canonicalNumbers(json.Number(lit))
+	d.respelled = d.respelled || n != json.Number(lit)
+	return n, true
 }
 
 // encodeJSON is json.Marshal of a decoded value, byte for byte (keys

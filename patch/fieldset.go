@@ -774,13 +774,20 @@ func parseFieldSetCached(raw []byte) (*parsedSet, error) {
 	}
 	encoded, _ := set.MarshalJSON()
 	p = &parsedSet{set: set, encoded: encoded}
+	rememberParsedAs(raw, p)
+	return p, nil
+}
+
+// rememberParsed keeps p in parsedSets by its encoding, as read back.
+func rememberParsed(p *parsedSet) { rememberParsedAs(p.encoded, p) }
+
+func rememberParsedAs(raw []byte, p *parsedSet) {
 	parsedSets.Lock()
 	if len(parsedSets.m) >= maxParsedSets || parsedSets.m == nil {
 		parsedSets.m = make(map[string]*parsedSet, maxParsedSets)
 	}
 	parsedSets.m[string(raw)] = p
 	parsedSets.Unlock()
-	return p, nil
 }
 
 // parseFieldSet reads the FieldsV1 form.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/kapi-dev/kapi"
 )
@@ -14,6 +15,23 @@ const (
 	OperationApply  = "Apply"
 	OperationUpdate = "Update"
 )
+
+// MaxManagerLength is kube-apiserver's limit on a manager's name, in bytes.
+const MaxManagerLength = 128
+
+// UserAgentManager is the manager kube-apiserver records a write without a
+// fieldManager for: its User-Agent up to the first "/", without the
+// characters that are not printable, cut to MaxManagerLength bytes.
+func UserAgentManager(userAgent string) string {
+	name, _, _ := strings.Cut(userAgent, "/")
+	name = strings.Map(func(r rune) rune {
+		if unicode.IsPrint(r) {
+			return r
+		}
+		return -1
+	}, name)
+	return name[:min(len(name), MaxManagerLength)]
+}
 
 // maxUpdateManagers is how many Update entries kube-apiserver keeps; older
 // ones are folded into "ancient-changes".

@@ -119,6 +119,7 @@ type fieldPlan struct {
 	// values, so one decoded from an equal value may be copied.
 	copyable bool
 	sub      *structPlan // a struct by value: filled member by member when no source has it whole
+	quoted   bool        // json:",string"
 }
 
 var structPlans sync.Map // reflect.Type → *structPlan (nil: not filled)
@@ -137,7 +138,7 @@ func structPlanOf(t reflect.Type) *structPlan {
 				p = nil
 				break
 			}
-			fp := &fieldPlan{index: f.Index, copyable: copyable(f.Type, map[reflect.Type]bool{})}
+			fp := &fieldPlan{index: f.Index, copyable: copyable(f.Type, map[reflect.Type]bool{}), quoted: f.Quoted}
 			if f.Type.Kind() == reflect.Struct {
 				fp.sub = structPlanOf(f.Type)
 			}

@@ -72,7 +72,11 @@ func checkMergedDecode(t *testing.T, s *patch.Schema, live, config, ignore strin
 	if ignore != "" {
 		opts.Ignore = []string{ignore}
 	}
-	m, _, err := s.ApplyMerged(l, []byte(config), nil, opts)
+	c, err := patch.ParseConfiguration([]byte(config))
+	if err != nil {
+		return false
+	}
+	m, _, err := s.ApplyMerged(l, c, nil, opts)
 	if err != nil {
 		return false
 	}

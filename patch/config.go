@@ -1,0 +1,202 @@
+package patch
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/kapi-dev/kapi/internal/jsonfields"
+)
+
+// A Configuration is an apply configuration read once: a server both
+// decodes it into its Go type, to check it, and merges it (ApplyMerged).
+// It is never changed, so one may be applied again (a write retried).
+type Configuration struct {
+	tree  map[string]any // without metadata.managedFields
+	plain bool           // every value of tree says what the document said as written (jsonReader.respelled)
+}
+
+// ParseConfiguration reads config, an apply configuration in JSON:
+// ErrMalformed if it is not a JSON object.
+func ParseConfiguration(config []byte) (*Configuration, error) {
+	d := jsonReader{data: config, unmanaged: true}
+	tree, err := readUnmanaged(&d)
+	if err != nil {
+		return nil, fmt.Errorf("%w: apply configuration: %v", ErrMalformed, err)
+	}
+	if tree == nil {
+		return nil, fmt.Errorf("%w: apply configuration must be an object", ErrMalformed)
+	}
+	return &Configuration{tree: tree, plain: !d.respelled}, nil
+}
+
+// Decode sets dst, a pointer to a new struct, to what decoding the
+// configuration's JSON into it with encoding/json gives, when that JSON
+// has a member named exactly as each field of dst's type it sets and
+// nothing else to check, from what ParseConfiguration read: the document
+// is not read a second time. ok false for a document it does not take on
+// (a member the type does not name exactly, a name held twice, an escape,
+// a number not written as canonicalNumbers writes it, a null in a list or a map
+// value, managedFields) or a type that decodes a value itself (but the
+// time types) or in its own way (a json:",string" field, []byte,
+// float32, an interface): dst is then part written, for the caller to
+// drop and decode the document as it does any.
+func (c *Configuration) Decode(dst any) (ok bool) {
+	d := reflect.ValueOf(dst)
+	if !c.plain || d.Kind() != reflect.Pointer || d.IsNil() || d.Elem().Kind() != reflect.Struct {
+		return false
+	}
+	return fillValue(d.Elem(), c.tree)
+}
+
+var (
+	stringMapType = reflect.TypeFor[map[string]string]()
+	// unmarshalerFromType is json/v2's method, which codec's decoder
+	// also calls.
+	unmarshalerFromType = reflect.TypeFor[interface {
+		UnmarshalJSONFrom(*jsontext.Decoder) error
+	}]()
+	selfDecoders sync.Map // reflect.Type → bool (decodesItself)
+)
+
+// decodesItself says whether a decoder hands t's JSON to its own method
+// (json.Unmarshaler, encoding.TextUnmarshaler, json/v2's): what it makes
+// of it fillValue cannot tell but for the time types.
+func decodesItself(t reflect.Type) bool {
+	if self, ok := selfDecoders.Load(t); ok {
+		return self.(bool)
+	}
+	self := jsonfields.DecodesItself(t) || jsonfields.Implements(t, unmarshalerFromType)
+	selfDecoders.Store(t, self)
+	return self
+}
+
+// fillValue sets dst, a zero value, to v, a value of a plain document
+// (Configuration.plain), as decoding its JSON sets it; ok false where it
+// does not know it would.
+func fillValue(dst reflect.Value, v any) bool {
+	t := dst.Type()
+	if t.Kind() == reflect.Pointer {
+		if v == nil {
+			return true // null leaves a nil pointer
+		}
+		p := reflect.New(t.Elem())
+		if !fillValue(p.Elem(), v) {
+			return false
+		}
+		dst.Set(p)
+		return true
+	}
+	if decodesItself(t) {
+		s, isString := v.(string)
+		switch {
+		case !timeTypes[t]:
+			return false
+		case v == nil:
+			return true // the zero time, as null decodes
+		case !isString:
+			return false
+		}
+		u, ok := dst.Addr().Interface().(json.Unmarshaler)
+		return ok && u.UnmarshalJSON(appendJSONString(nil, s)) == nil
+	}
+	if v == nil {
+		return true // null leaves a zero value as it is
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		m, ok := v.(map[string]any)
+		p := structPlanOf(t)
+		if !ok || p == nil {
+			return false
+		}
+		for name, member := range m {
+			f, ok := p.fields[name]
+			if !ok || f.quoted || !fillValue(dst.FieldByIndex(f.index), member) {
+				return false
+			}
+		}
+		return true
+	case reflect.Map:
+		m, ok := v.(map[string]any)
+		k := t.Key()
+		if !ok || k.Kind() != reflect.String || decodesItself(k) {
+			return false
+		}
+		if t == stringMapType { // labels, annotations, selectors: without reflection
+			out := make(map[string]string, len(m))
+			for name, member := range m {
+				if out[name], ok = member.(string); !ok {
+					return false
+				}
+			}
+			dst.Set(reflect.ValueOf(out))
+			return true
+		}
+		out := reflect.MakeMapWithSize(t, len(m))
+		elem := reflect.New(t.Elem()).Elem()
+		for name, member := range m {
+			elem.SetZero()
+			if member == nil || !fillValue(elem, member) {
+				return false
+			}
+			out.SetMapIndex(reflect.ValueOf(name).Convert(k), elem)
+		}
+		dst.Set(out)
+		return true
+	case reflect.Slice:
+		l, ok := v.([]any)
+		if !ok || t.Elem().Kind() == reflect.Uint8 {
+			return false // a []byte is base64
+		}
+		out := reflect.MakeSlice(t, len(l), len(l))
+		for i, item := range l {
+			if item == nil || !fillValue(out.Index(i), item) {
+				return false
+			}
+		}
+		dst.Set(out)
+		return true
+	case reflect.String:
+		s, ok := v.(string)
+		if ok {
+			dst.SetString(s)
+		}
+		return ok
+	case reflect.Bool:
+		b, ok := v.(bool)
+		if ok {
+			dst.SetBool(b)
+		}
+		return ok
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n, ok := v.(json.Number)
+		i, err := strconv.ParseInt(string(n), 10, 64)
+		if !ok || err != nil || dst.OverflowInt(i) {
+			return false
+		}
+		dst.SetInt(i)
+		return true
+	case reflect.Uint, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		n, ok := v.(json.Number)
+		u, err := strconv.ParseUint(string(n), 10, 64)
+		if !ok || err != nil || dst.OverflowUint(u) {
+			return false
+		}
+		dst.SetUint(u)
+		return true
+	case reflect.Float64:
+		n, ok := v.(json.Number)
+		f, err := strconv.ParseFloat(string(n), 64)
+		if !ok || err != nil {
+			return false
+		}
+		dst.SetFloat(f)
+		return true
+	}
+	return false // float32, uint8 (a []byte's), interfaces, arrays, ...
+}
