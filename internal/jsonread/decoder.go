@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	jsonv1 "github.com/go-json-experiment/json/v1"
+	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/internal/jsonfields"
 	"github.com/kapi-dev/kapi/internal/jsonskip"
 )
@@ -52,6 +53,8 @@ var (
 	numberType          = reflect.TypeFor[json.Number]()
 	v1NumberType        = reflect.TypeFor[jsonv1.Number]()
 	stringMapType       = reflect.TypeFor[map[string]string]()
+	timeType            = reflect.TypeFor[kapi.Time]()
+	microTimeType       = reflect.TypeFor[kapi.MicroTime]()
 )
 
 // New returns the Decoder of t, or nil if it would leave every value of t
@@ -113,6 +116,8 @@ func (c *compiler) compileNew(t reflect.Type) (decodeFunc, bool) {
 		return fallBack(t), false
 	case t.Kind() == reflect.Pointer:
 		return c.compilePointer(t), true
+	case t == timeType || t == microTimeType:
+		return timeDecoder(t), true
 	case reflect.PointerTo(t).Implements(unmarshalerType):
 		return methodDecoder(t), true
 	case jsonfields.Implements(t, textUnmarshalerType):

@@ -21,7 +21,9 @@
 //
 // Values of a type with an UnmarshalJSON method are handed their JSON as
 // encoding/json hands it (null included, unless through a pointer, which
-// null leaves nil). What it does not read itself, it hands to the
+// null leaves nil); kapi.Time and kapi.MicroTime written as kapi writes
+// them are read here as their methods read them, without a string made of
+// their text. What it does not read itself, it hands to the
 // fallback given to [New], one value at a time: interface values, types
 // with an UnmarshalText method, json.Number, byte slices (base64), arrays,
 // maps with keys other than strings, and structs with a field that is

@@ -1,7 +1,9 @@
 package jsonread
 
 import (
+	"reflect"
 	"strconv"
+	"time"
 	"unsafe"
 
 	"github.com/kapi-dev/kapi/internal/jsonskip"
@@ -143,4 +145,44 @@ func decodeFloat32(d *decoder, p unsafe.Pointer) bool {
 	f, ok := d.float(32)
 	*(*float32)(p) = float32(f)
 	return ok
+}
+
+// timeDecoder reads a kapi.Time or MicroTime written as kapi writes them,
+// a string of printable ASCII, as their UnmarshalJSON reads it, without
+// making a string of it; anything else is the method's.
+func timeDecoder(t reflect.Type) decodeFunc {
+	method := methodDecoder(t)
+	micro := t == microTimeType
+	return func(d *decoder, p unsafe.Pointer) bool {
+		if d.next() != '"' {
+			return method(d, p)
+		}
+		data := d.data
+		end := d.i + 1
+		for end < len(data) && data[end] >= 0x20 && data[end] <= 0x7e && data[end] != '"' && data[end] != '\\' {
+			end++
+		}
+		if end >= len(data) || data[end] != '"' {
+			return method(d, p)
+		}
+		text := data[d.i+1 : end]
+		var v time.Time
+		if len(text) > 0 {
+			var err error
+			// time.Parse keeps no part of its text.
+			if v, err = time.Parse(time.RFC3339, unsafe.String(unsafe.SliceData(text), len(text))); err != nil {
+				return false
+			}
+			if y := v.UTC().Year(); y < 0 || y > 9999 {
+				return false
+			}
+			v = v.Local()
+		}
+		if micro {
+			v = v.Truncate(time.Microsecond)
+		}
+		*(*time.Time)(p) = v // kapi.Time and MicroTime are a time.Time
+		d.i = end + 1
+		return true
+	}
 }
