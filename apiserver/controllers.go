@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"sync/atomic"
 
 	"github.com/kapi-dev/kapi/lifecycle"
@@ -23,9 +24,10 @@ type controller struct {
 // starts, in a goroutine of its own, with the server's objects as
 // lifecycle.Objects sees them, and must return once ctx ends; Close waits
 // for it. Its writes take the path of a request made by user, with name as
-// their field manager. Until run calls ready, /readyz fails its check
-// poststarthook/NAME, as kube-apiserver's does until its controllers have
-// synced. Like Register, it must be called before serving starts.
+// their User-Agent (its part before any "/" their field manager). Until run
+// calls ready, /readyz fails its check poststarthook/BASE (name's last part)
+// as kube-apiserver's does until its controllers have synced. Like Register,
+// it must be called before serving starts.
 func (s *Server) RunController(name string, user User, run func(ctx context.Context, objects lifecycle.Objects, ready func())) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -48,7 +50,7 @@ func (s *Server) startControllers() {
 func (s *Server) controllerChecks() []healthCheck {
 	var checks []healthCheck
 	for _, c := range s.controllers {
-		checks = append(checks, healthCheck{Name: "poststarthook/" + c.name, Check: func(context.Context) error {
+		checks = append(checks, healthCheck{Name: "poststarthook/" + path.Base(c.name), Check: func(context.Context) error {
 			if !c.ready.Load() {
 				return errors.New(c.name + " has not synced yet")
 			}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"time"
 
@@ -23,11 +22,9 @@ import (
 // the objects of its cache, and writes that take the path of a request,
 // with its admission and finalizers, as a controller's requests would.
 type objects struct {
-	s *Server
-	// user is who the controller's writes are made as, for admission;
-	// manager its field manager.
-	user    User
-	manager string
+	s       *Server
+	user    User   // who the controller's writes are made as, for admission
+	manager string // their User-Agent (before any "/": their field manager)
 }
 
 var (
@@ -78,7 +75,7 @@ func (o *objects) request(ctx context.Context, res gc.Resource, namespace, name,
 	hr.Header.Set("User-Agent", o.manager)
 	return &request{
 		s: o.s, res: r, objType: &r.objType, namespace: namespace, name: name, subresource: subresource,
-		query: url.Values{"fieldManager": {o.manager}}, w: discardResponse{}, r: hr,
+		w: discardResponse{}, r: hr,
 		out: codec.Target{Format: codec.JSON(), View: codec.ViewObject},
 	}, ctx, nil
 }

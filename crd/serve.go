@@ -68,7 +68,9 @@ func serve(s *apiserver.Server, opts []kinds.Option) error {
 		compiled := kinds.WithRules(func(sc *schema.Schema) (kinds.Rules, error) { return rules.CompileRules(sc), nil })
 		opts = append([]kinds.Option{compiled}, opts...)
 	}
-	return s.RunController("apiextensions-controller", controllerUser, newController(s, opts).run)
+	// As kube-apiserver's apiextensions-controllers, which write through
+	// its loopback client: their field manager is kube-apiserver.
+	return s.RunController("kube-apiserver/apiextensions-controllers", controllerUser, newController(s, opts).run)
 }
 
 // markForCleanup is what a first DELETE does to a CustomResourceDefinition,

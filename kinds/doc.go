@@ -46,7 +46,14 @@
 //   - while Definition.Terminating says so, creates are refused (405, as
 //     for a CustomResourceDefinition being deleted);
 //   - server-side apply merges lists by their x-kubernetes-list-type and
-//     keys and maps by x-kubernetes-map-type; a strategic merge patch is
+//     keys and maps by x-kubernetes-map-type; what the schema leaves open
+//     (an x-kubernetes-preserve-unknown-fields object's unknown members,
+//     an object without properties, a node without a type) is owned and
+//     merged member by member, each list and scalar whole, and an
+//     x-kubernetes-embedded-resource has apiVersion, kind and an ObjectMeta
+//     metadata, as kube-apiserver's field manager has them (managedFields
+//     alike: two managers apply different members of an open object
+//     without a conflict); a strategic merge patch is
 //     refused (415 UnsupportedMediaType), as kube-apiserver refuses it for
 //     custom resources;
 //   - with the status subresource, writes to the object leave status and

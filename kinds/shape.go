@@ -37,11 +37,11 @@ func newShape(s *schema.Schema) (*shape, error) {
 	if err != nil {
 		return nil, err
 	}
-	root := patchSchema(s)
+	root := patchSchema(s, meta, false)
 	if root.Kind != patch.Struct {
 		root = &patch.Schema{Kind: patch.Struct, Elem: root.Elem, MapType: root.MapType}
 		if s == nil || s.PreservesUnknownFields() {
-			root.Elem = &patch.Schema{Kind: patch.Untyped}
+			root.Elem = &patch.Schema{Kind: patch.Deduced}
 		}
 	}
 	fields := maps.Clone(root.Fields)
@@ -177,43 +177,57 @@ func (sh *shape) Field(path string) (func(kapi.Object) string, error) {
 	}, nil
 }
 
-// patchSchema is what patches and server-side apply need of a schema:
-// objects with properties are structs (keeping unknown members untyped
-// where the schema preserves them), with additionalProperties maps,
-// arrays lists with their x-kubernetes-list-type and keys; what has no
-// type is untyped.
-func patchSchema(s *schema.Schema) *patch.Schema {
+// patchSchema is what patches and server-side apply need of a schema, as
+// kube-apiserver makes structured-merge-diff's of it (apiextensions'
+// OpenAPI builder, then kube-openapi's schemaconv): objects with
+// properties are structs, with additionalProperties maps, arrays lists
+// with their x-kubernetes-list-type and keys. What a schema leaves open is
+// Deduced (each member of an object owned apart, a list or scalar whole):
+// an object without properties, a node without a type, and the unknown
+// members of an object under x-kubernetes-preserve-unknown-fields, which
+// holds for every object below it (schemaconv's preserveUnknownFields is
+// inherited). An x-kubernetes-embedded-resource object has apiVersion,
+// kind and metadata (meta, an ObjectMeta) as fields.
+func patchSchema(s *schema.Schema, meta *patch.Schema, preserve bool) *patch.Schema {
 	if s == nil {
-		return &patch.Schema{Kind: patch.Untyped}
+		return &patch.Schema{Kind: patch.Deduced}
 	}
+	preserve = preserve || s.PreservesUnknownFields()
 	mapType := s.MapStrategy()
 	switch {
 	case s.IntOrString:
 		return &patch.Schema{Kind: patch.Scalar}
-	case s.Type == "object" || len(s.Properties) > 0:
+	case s.Type == "object" || len(s.Properties) > 0 || s.EmbeddedResource:
 		if len(s.Properties) == 0 && s.AdditionalProperties != nil {
-			return &patch.Schema{Kind: patch.Map, Elem: patchSchema(s.AdditionalProperties), MapType: mapType}
+			return &patch.Schema{Kind: patch.Map, Elem: patchSchema(s.AdditionalProperties, meta, preserve), MapType: mapType}
 		}
-		if len(s.Properties) == 0 && (s.PreservesUnknownFields() || s.HasAdditionalProperties && s.AllowsAdditional || s.EmbeddedResource) {
-			return &patch.Schema{Kind: patch.Untyped}
+		if len(s.Properties) == 0 && !s.EmbeddedResource {
+			if mapType == "atomic" {
+				return &patch.Schema{Kind: patch.Untyped}
+			}
+			return &patch.Schema{Kind: patch.Deduced}
 		}
-		st := &patch.Schema{Kind: patch.Struct, Fields: make(map[string]*patch.Schema, len(s.Properties)), MapType: mapType}
+		st := &patch.Schema{Kind: patch.Struct, Fields: make(map[string]*patch.Schema, len(s.Properties)+3), MapType: mapType}
 		for name, p := range s.Properties {
-			st.Fields[name] = patchSchema(p)
+			st.Fields[name] = patchSchema(p, meta, preserve)
 		}
-		if s.PreservesUnknownFields() || s.EmbeddedResource {
-			st.Elem = &patch.Schema{Kind: patch.Untyped}
+		if s.EmbeddedResource {
+			st.Fields["apiVersion"], st.Fields["kind"] = &patch.Schema{Kind: patch.Scalar}, &patch.Schema{Kind: patch.Scalar}
+			st.Fields["metadata"] = meta
+		}
+		if preserve || s.HasAdditionalProperties && s.AllowsAdditional {
+			st.Elem = &patch.Schema{Kind: patch.Deduced}
 		}
 		return st
 	case s.Type == "array":
 		listType, keys := s.ListStrategy()
-		l := &patch.Schema{Kind: patch.List, Elem: patchSchema(s.Items), ListType: listType, ListMapKeys: keys}
+		l := &patch.Schema{Kind: patch.List, Elem: patchSchema(s.Items, meta, preserve), ListType: listType, ListMapKeys: keys}
 		if listType == patch.ListMap && len(keys) > 0 {
 			l.PatchMergeKey = keys[0]
 		}
 		return l
 	case s.Type == "":
-		return &patch.Schema{Kind: patch.Untyped}
+		return &patch.Schema{Kind: patch.Deduced}
 	}
 	return &patch.Schema{Kind: patch.Scalar}
 }

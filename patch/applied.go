@@ -80,6 +80,7 @@ func appliedSetOf(cfg map[string]any, s *Schema, keep func(fieldPath) bool, igno
 // object's keys sorted). Nothing in it depends on s but through what it
 // writes: the set of a shape is that of any schema that writes it.
 func appendShape(b []byte, v any, s *Schema) []byte {
+	s = s.of(v)
 	if isLeaf(s) {
 		return append(b, '.') // a member
 	}
@@ -108,7 +109,7 @@ func appendShape(b []byte, v any, s *Schema) []byte {
 			cs := s.Field(k)
 			b = appendShapeName(b, k)
 			cm, isMap := child.(map[string]any)
-			if child == nil || (isMap && len(cm) == 0) || s.Kind == Map || cs == nil {
+			if child == nil || (isMap && len(cm) == 0) || s.Kind == Map || s.Fields[k] == nil {
 				b = append(b, '+') // a member, whatever is below it
 			} else {
 				b = append(b, '-')

@@ -65,31 +65,33 @@ func TestAppliedSetShapeRandom(t *testing.T) {
 	keep := ignoreFilter([]string{"status"})
 	sets := map[string]string{} // a shape's set, as written
 	same := 0
-	for i := 0; i < 1000; i++ {
-		v := randomValue(r, s, 0)
-		for _, w := range []any{v, revalue(r, v, s, 0), revalue(r, v, s, 0), mutate(r, v, s, 0)} {
-			m, ok := w.(map[string]any)
-			if !ok {
-				continue
-			}
-			set := fieldSet{}
-			toSet(m, s, nil, set)
-			want, _ := set.filter(keep).MarshalJSON()
-			shape := string(appendShape(nil, m, s))
-			if prev, ok := sets[shape]; ok {
-				same++
-				if prev != string(want) {
-					t.Fatalf("shape %q: set %s, and %s", shape, prev, want)
+	for _, s := range []*Schema{s, withDeduced(s)} {
+		for i := 0; i < 1000; i++ {
+			v := randomValue(r, s, 0)
+			for _, w := range []any{v, revalue(r, v, s, 0), revalue(r, v, s, 0), mutate(r, v, s, 0)} {
+				m, ok := w.(map[string]any)
+				if !ok {
+					continue
 				}
-			}
-			sets[shape] = string(want)
-			a := appliedSetOf(m, s, keep, []string{"status"})
-			if got, _ := a.set.MarshalJSON(); string(got) != string(want) {
-				t.Fatalf("%v: appliedSetOf %s, want %s", m, got, want)
-			}
-			final, _ := set.filter(keep).minus(serverOwned).MarshalJSON()
-			if string(a.final.encoded) != string(final) || !a.final.set.equal(set.filter(keep).minus(serverOwned)) {
-				t.Fatalf("%v: appliedSetOf final %s, want %s", m, a.final.encoded, final)
+				set := fieldSet{}
+				toSet(m, s, nil, set)
+				want, _ := set.filter(keep).MarshalJSON()
+				shape := string(appendShape(nil, m, s))
+				if prev, ok := sets[shape]; ok {
+					same++
+					if prev != string(want) {
+						t.Fatalf("shape %q: set %s, and %s", shape, prev, want)
+					}
+				}
+				sets[shape] = string(want)
+				a := appliedSetOf(m, s, keep, []string{"status"})
+				if got, _ := a.set.MarshalJSON(); string(got) != string(want) {
+					t.Fatalf("%v: appliedSetOf %s, want %s", m, got, want)
+				}
+				final, _ := set.filter(keep).minus(serverOwned).MarshalJSON()
+				if string(a.final.encoded) != string(final) || !a.final.set.equal(set.filter(keep).minus(serverOwned)) {
+					t.Fatalf("%v: appliedSetOf final %s, want %s", m, a.final.encoded, final)
+				}
 			}
 		}
 	}

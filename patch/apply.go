@@ -201,8 +201,39 @@ func (s *Schema) ApplyMerged(live, config []byte, managed []kapi.ManagedFieldsEn
 // conflicts. As kube-apiserver does, it starts tracking an existing object
 // only at its first apply: with no managedFields and an old object, it
 // returns none. Which managedFields to pass (the live object's, or those a
-// client sent) is the caller's choice, as it is kube-apiserver's.
+// client sent) is the caller's choice, as it is kube-apiserver's. A write
+// through the scale subresource (opts.Subresource "scale") records its
+// entry without a time, as kube-apiserver does.
 func (s *Schema) Update(old, new []byte, managed []kapi.ManagedFieldsEntry, opts UpdateOptions) ([]kapi.ManagedFieldsEntry, error) {
+	out, err := s.updateEntries(old, new, managed, opts)
+	if err == nil && opts.Subresource == "scale" {
+		untimeScaleWriter(out, opts)
+	}
+	return out, err
+}
+
+// untimeScaleWriter clears the time of the scale writer's entry in out,
+// which keeps kube-apiserver's order. kube-apiserver records a write to
+// /scale by the Scale's own field manager and ScaleHandler.ToParent
+// (apimachinery's managedfields/scalehandler.go) makes the object's entry
+// of it with the time of the object's entry under the Scale manager's
+// identity, which has apiVersion autoscaling/v1 and so is never among the
+// object's: no time.
+func untimeScaleWriter(out []kapi.ManagedFieldsEntry, opts UpdateOptions) {
+	manager := opts.Manager
+	if manager == "" {
+		manager = "unknown"
+	}
+	for i, e := range out {
+		if e.Manager == manager && e.Operation == OperationUpdate && e.APIVersion == opts.APIVersion && e.Subresource == opts.Subresource {
+			out[i].Time = nil
+			sortEntries(out)
+			return
+		}
+	}
+}
+
+func (s *Schema) updateEntries(old, new []byte, managed []kapi.ManagedFieldsEntry, opts UpdateOptions) ([]kapi.ManagedFieldsEntry, error) {
 	if opts.APIVersion == "" {
 		return nil, errNoAPIVersion
 	}

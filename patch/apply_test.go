@@ -88,7 +88,12 @@ var base = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 // the last one.
 func run(t *testing.T, steps []step) (string, []kapi.ManagedFieldsEntry) {
 	t.Helper()
-	s := widgetSchema(t)
+	return runWith(t, widgetSchema(t), steps)
+}
+
+// runWith is run with the schema s.
+func runWith(t *testing.T, s *patch.Schema, steps []step) (string, []kapi.ManagedFieldsEntry) {
+	t.Helper()
 	var live []byte
 	var managed []kapi.ManagedFieldsEntry
 	for i, st := range steps {
@@ -284,5 +289,26 @@ func TestServerSideApply(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestScaleUpdateUntimed: a write through /scale records its entry without
+// a time, again and again, and its entry goes before the timed ones, as
+// kube-apiserver's scale handler records it (the crddiff goldens hold it
+// to kube-apiserver's).
+func TestScaleUpdateUntimed(t *testing.T) {
+	_, managed := run(t, []step{
+		{update: "creator", body: obj(`,"uid":"u"},"spec":{"replicas":1,"color":"red"}`)},
+		{update: "hpa", sub: "scale", body: obj(`,"uid":"u"},"spec":{"replicas":2,"color":"red"}`)},
+		{update: "hpa", sub: "scale", body: obj(`,"uid":"u"},"spec":{"replicas":3,"color":"red"}`)},
+		{update: "editor", body: obj(`,"uid":"u"},"spec":{"replicas":3,"color":"blue"}`)},
+	})
+	var got []string
+	for _, e := range managed {
+		got = append(got, entry(e))
+	}
+	want := []string{`hpa Update /scale {"f:spec":{"f:replicas":{}}}`, `creator Update @1 {"f:spec":{}}`, `editor Update @4 {"f:spec":{"f:color":{}}}`}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("managedFields:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
 	}
 }

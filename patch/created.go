@@ -174,6 +174,7 @@ func (w *createdWriter) close(start, dot int, member bool, n int) bool {
 // children writes the members of v's FieldsV1 node, the first after a
 // comma if comma (a "." entry is written); it returns how many it wrote.
 func (w *createdWriter) children(v any, s *Schema, level int, comma bool) int {
+	s = s.of(v)
 	if isLeaf(s) {
 		return 0
 	}
@@ -249,6 +250,7 @@ func (w *createdWriter) items(l []any, s *Schema, comma bool) int {
 // validStored already (so its values are only passed over); ok false for
 // what only decoding the document can tell.
 func (w *createdWriter) storedChildren(b []byte, s *Schema, depth, level int, comma bool) (int, bool) {
+	s = s.ofJSON(b)
 	if isLeaf(s) {
 		return 0, true
 	}

@@ -46,8 +46,11 @@
 // follow kube-apiserver (structured-merge-diff and its field manager) rule for
 // rule — the field sets in FieldsV1, conflicts and their messages, removal of
 // fields a manager stops applying, the "before-first-apply" entry, the cap of
-// ten Update entries — and a differential test in internal/test/e2e holds them to
-// Kubernetes' own implementation.
+// ten Update entries, the untimed entry of a write through /scale — and a
+// differential test in internal/test/e2e holds them to Kubernetes' own
+// implementation. A [Deduced] node is structured-merge-diff's deduced
+// type, read from each value: an object's members are owned and merged
+// apart, a list or scalar whole.
 //
 // # Documents as written
 //

@@ -33,6 +33,13 @@ const (
 	// Untyped is any JSON value (interface{}, json.RawMessage, a type that
 	// writes its own JSON): merged as JSON merge patch merges, owned whole.
 	Untyped
+	// Deduced is any JSON value whose shape is read from the value, as
+	// structured-merge-diff's deduced type reads it for what a schema
+	// leaves open (x-kubernetes-preserve-unknown-fields, an object without
+	// properties): an object is a granular map of Deduced values, each
+	// member owned and merged apart; anything else (a list, a scalar) is
+	// owned whole.
+	Deduced
 )
 
 // The list types of Kubernetes' schemas (x-kubernetes-list-type).
@@ -107,12 +114,53 @@ func (s *Schema) Field(name string) *Schema {
 		return s.Elem
 	case s.Kind == Map:
 		return s.Elem
+	case s.Kind == Deduced:
+		return s
 	}
 	return nil
 }
 
 // untyped is the schema of any JSON value.
 var untyped = &Schema{Kind: Untyped}
+
+// deducedObject is the schema of a JSON object where a Deduced one is.
+var deducedObject = &Schema{Kind: Map, MapType: "granular", Elem: &Schema{Kind: Deduced}}
+
+// of is the schema of v where s is: s, but for a Deduced s, the granular
+// map of an object and an untyped leaf for anything else.
+func (s *Schema) of(v any) *Schema {
+	if s == nil || s.Kind != Deduced {
+		return s
+	}
+	if objectLike(v) {
+		return deducedObject
+	}
+	return untyped
+}
+
+// objectLike says whether a Deduced value is read as an object: an
+// object, or null (structured-merge-diff's deduced type tries a map
+// first).
+func objectLike(v any) bool {
+	_, ok := v.(map[string]any)
+	return ok || v == nil
+}
+
+// ofJSON is of for a value as written (b without leading space).
+func (s *Schema) ofJSON(b []byte) *Schema {
+	if s == nil || s.Kind != Deduced {
+		return s
+	}
+	if len(b) > 0 && (b[0] == '{' || b[0] == 'n') {
+		return deducedObject
+	}
+	return untyped
+}
+
+// anyValue says whether every JSON value fits s.
+func (s *Schema) anyValue() bool {
+	return s == nil || s.Kind == Untyped || s.Kind == Deduced
+}
 
 // metaListTypes are the list types of Kubernetes' meta types, which carry
 // them in comments rather than tags.

@@ -61,11 +61,14 @@ func (c *comparison) stored(l, r []byte, s *Schema, path fieldPath, depth, level
 		d.space()
 		return d.i == len(d.data) // nothing changed in it
 	}
-	if level != levelRoot && (s == nil || s.Kind == Scalar || s.Kind == Untyped) && plainScalar(l) && plainScalar(r) {
+	if level != levelRoot && (s.anyValue() || s.Kind == Scalar) && plainScalar(l) && plainScalar(r) {
 		// Written apart, two plain scalars are two values: decoding them
 		// to say so was a fifth of comparing an update's documents.
 		c.modified.insert(c.clone(path))
 		return true
+	}
+	if s != nil && s.Kind == Deduced && len(l) > 0 && len(r) > 0 && l[0] == '{' && r[0] == '{' {
+		s = deducedObject
 	}
 	if s == nil || (s.Kind != Struct && s.Kind != Map) || isLeaf(s) || len(l) == 0 || len(r) == 0 || l[0] != '{' || r[0] != '{' {
 		return c.decoded(l, r, s, path, depth, level)
@@ -346,7 +349,7 @@ func (d *jsonReader) validStored(s *Schema, depth, level int, keys []string) boo
 	if keys != nil && c != '{' {
 		return false // itemElement: not an object
 	}
-	if s == nil || s.Kind == Untyped || c == 'n' {
+	if s.anyValue() || c == 'n' {
 		return keys == nil && d.skip(depth)
 	}
 	switch s.Kind {

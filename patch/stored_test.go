@@ -2,6 +2,7 @@ package patch
 
 import (
 	"encoding/json"
+	"maps"
 	"math/rand"
 	"reflect"
 	"strings"
@@ -127,6 +128,20 @@ func TestCompareStoredTakesCommonWrites(t *testing.T) {
 	}
 }
 
+// withDeduced is s, storedWidget's schema, with what a custom resource's
+// schema leaves open: spec.extra Deduced, and spec.kept a struct that
+// keeps members it does not declare.
+func withDeduced(s *Schema) *Schema {
+	spec := *s.Fields["spec"]
+	spec.Fields = maps.Clone(spec.Fields)
+	spec.Fields["extra"] = &Schema{Kind: Deduced}
+	spec.Fields["kept"] = &Schema{Kind: Struct, Fields: map[string]*Schema{"name": {Kind: Scalar}}, Elem: &Schema{Kind: Deduced}}
+	out := *s
+	out.Fields = maps.Clone(s.Fields)
+	out.Fields["spec"] = &spec
+	return &out
+}
+
 // randomValue is a value of schema s, now and then one that does not fit
 // it: the documents compareStored must agree on or give up on.
 func randomValue(r *rand.Rand, s *Schema, depth int) any {
@@ -144,6 +159,19 @@ func randomValue(r *rand.Rand, s *Schema, depth int) any {
 		return scalars[r.Intn(len(scalars))]
 	}
 	switch s.Kind {
+	case Deduced:
+		switch r.Intn(3) {
+		case 0:
+			m := map[string]any{}
+			for _, k := range []string{"a", "b", "c"} {
+				if r.Intn(2) == 0 {
+					m[k] = randomValue(r, s, depth+1)
+				}
+			}
+			return m
+		case 1:
+			return []any{randomValue(r, s, depth+1)}
+		}
 	case Struct:
 		m := map[string]any{}
 		for name, fs := range s.Fields {
@@ -211,51 +239,53 @@ func TestCompareStoredRandom(t *testing.T) {
 	}
 	r := rand.New(rand.NewSource(1))
 	taken := 0
-	for i := 0; i < 4000; i++ {
-		oldV := randomValue(r, s, 0)
-		newV := mutate(r, oldV, s, 0)
-		if m, ok := newV.(map[string]any); ok && r.Intn(2) == 0 {
-			if meta, ok := m["metadata"].(map[string]any); ok {
-				meta["managedFields"] = []any{map[string]any{"manager": "x"}}
+	for _, s := range []*Schema{s, withDeduced(s)} {
+		for i := 0; i < 4000; i++ {
+			oldV := randomValue(r, s, 0)
+			newV := mutate(r, oldV, s, 0)
+			if m, ok := newV.(map[string]any); ok && r.Intn(2) == 0 {
+				if meta, ok := m["metadata"].(map[string]any); ok {
+					meta["managedFields"] = []any{map[string]any{"manager": "x"}}
+				}
 			}
-		}
-		old, _ := json.Marshal(oldV)
-		new, _ := json.Marshal(newV)
-		got, ok := compareStored(old, new, s)
-		oldObj, oerr := s.liveObject(old)
-		newObj, nerr := s.liveObject(new)
-		if oerr != nil || nerr != nil {
-			if ok {
-				t.Fatalf("%s\n%s\ncompared as written, but liveObject fails: %v, %v", old, new, oerr, nerr)
+			old, _ := json.Marshal(oldV)
+			new, _ := json.Marshal(newV)
+			got, ok := compareStored(old, new, s)
+			oldObj, oerr := s.liveObject(old)
+			newObj, nerr := s.liveObject(new)
+			if oerr != nil || nerr != nil {
+				if ok {
+					t.Fatalf("%s\n%s\ncompared as written, but liveObject fails: %v, %v", old, new, oerr, nerr)
+				}
+				continue
 			}
-			continue
-		}
-		if !ok {
-			continue
-		}
-		taken++
-		want := compareObjects(oldObj, newObj, s)
-		if !got.added.equal(want.added) || !got.modified.equal(want.modified) || !got.removed.equal(want.removed) {
-			t.Fatalf("%s\n%s\ncompared as written differently", old, new)
-		}
-		// Update through it, and as it decodes.
-		opts := UpdateOptions{Manager: "b", APIVersion: "example.com/v1", Now: kapi.NewTime(time.Unix(1e9, 0)), Ignore: []string{"status"}}
-		prev := []kapi.ManagedFieldsEntry{{Manager: "a", Operation: OperationUpdate, APIVersion: "example.com/v1", FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: []byte(`{"f:spec":{"f:color":{},"f:ports":{}},"f:metadata":{"f:labels":{"f:a":{}}}}`)}},
-			{Manager: "b", Operation: OperationUpdate, APIVersion: "example.com/v1", FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: []byte(`{"f:spec":{"f:tags":{}}}`)}}}
-		fast, err := s.Update(old, new, prev, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ms, _ := decodeManagers(prev)
-		s.update(oldObj, newObj, ms, opts)
-		if slow := ms.encode(); !reflect.DeepEqual(fast, slow) {
-			t.Fatalf("%s\n%s\nUpdate: %v, want %v", old, new, fast, slow)
+			if !ok {
+				continue
+			}
+			taken++
+			want := compareObjects(oldObj, newObj, s)
+			if !got.added.equal(want.added) || !got.modified.equal(want.modified) || !got.removed.equal(want.removed) {
+				t.Fatalf("%s\n%s\ncompared as written differently", old, new)
+			}
+			// Update through it, and as it decodes.
+			opts := UpdateOptions{Manager: "b", APIVersion: "example.com/v1", Now: kapi.NewTime(time.Unix(1e9, 0)), Ignore: []string{"status"}}
+			prev := []kapi.ManagedFieldsEntry{{Manager: "a", Operation: OperationUpdate, APIVersion: "example.com/v1", FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: []byte(`{"f:spec":{"f:color":{},"f:ports":{}},"f:metadata":{"f:labels":{"f:a":{}}}}`)}},
+				{Manager: "b", Operation: OperationUpdate, APIVersion: "example.com/v1", FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: []byte(`{"f:spec":{"f:tags":{}}}`)}}}
+			fast, err := s.Update(old, new, prev, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms, _ := decodeManagers(prev)
+			s.update(oldObj, newObj, ms, opts)
+			if slow := ms.encode(); !reflect.DeepEqual(fast, slow) {
+				t.Fatalf("%s\n%s\nUpdate: %v, want %v", old, new, fast, slow)
+			}
 		}
 	}
 	if taken < 500 {
-		t.Errorf("only %d of 4000 pairs compared as written", taken)
+		t.Errorf("only %d of 8000 pairs compared as written", taken)
 	}
-	t.Logf("%d of 4000 pairs compared as written", taken)
+	t.Logf("%d of 8000 pairs (4000 a schema) compared as written", taken)
 }
 
 // createdGeneral is Update's entries for a create as compareObjects makes
@@ -275,49 +305,51 @@ func TestCreatedFieldsRandom(t *testing.T) {
 	}
 	r := rand.New(rand.NewSource(2))
 	valid, asWritten := 0, 0
-	for i := 0; i < 4000; i++ {
-		doc, _ := json.Marshal(randomValue(r, s, 0))
-		obj, err := s.liveObject(doc)
-		if err != nil {
-			continue
-		}
-		valid++
-		var ignore []string
-		switch r.Intn(3) {
-		case 0:
-			ignore = []string{"status"}
-		case 1:
-			ignore = []string{"spec", "metadata"}
-		}
-		opts := UpdateOptions{Manager: "m", APIVersion: "example.com/v1", Subresource: "s", Now: kapi.NewTime(time.Unix(1e9, 0)), Ignore: ignore}
-		got, err := s.Update(nil, doc, nil, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := createdGeneral(s, obj, opts)
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("%s: Update\n%s\nwant\n%s", doc, entriesJSON(got), entriesJSON(want))
-		}
-		// Both ways of writing it: from the document as written, and
-		// decoded.
-		var wantRaw []byte
-		if len(want) > 0 {
-			wantRaw = want[0].FieldsV1.Raw
-		}
-		if raw, ok := s.createdStored(doc, ignore); ok {
-			asWritten++
-			if string(raw) != string(wantRaw) {
-				t.Fatalf("%s: as written %s, want %s", doc, raw, wantRaw)
+	for _, s := range []*Schema{s, withDeduced(s)} {
+		for i := 0; i < 4000; i++ {
+			doc, _ := json.Marshal(randomValue(r, s, 0))
+			obj, err := s.liveObject(doc)
+			if err != nil {
+				continue
 			}
-		}
-		if raw := s.createdFields(obj, ignore); string(raw) != string(wantRaw) {
-			t.Fatalf("%s: decoded %s, want %s", doc, raw, wantRaw)
+			valid++
+			var ignore []string
+			switch r.Intn(3) {
+			case 0:
+				ignore = []string{"status"}
+			case 1:
+				ignore = []string{"spec", "metadata"}
+			}
+			opts := UpdateOptions{Manager: "m", APIVersion: "example.com/v1", Subresource: "s", Now: kapi.NewTime(time.Unix(1e9, 0)), Ignore: ignore}
+			got, err := s.Update(nil, doc, nil, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := createdGeneral(s, obj, opts)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s: Update\n%s\nwant\n%s", doc, entriesJSON(got), entriesJSON(want))
+			}
+			// Both ways of writing it: from the document as written, and
+			// decoded.
+			var wantRaw []byte
+			if len(want) > 0 {
+				wantRaw = want[0].FieldsV1.Raw
+			}
+			if raw, ok := s.createdStored(doc, ignore); ok {
+				asWritten++
+				if string(raw) != string(wantRaw) {
+					t.Fatalf("%s: as written %s, want %s", doc, raw, wantRaw)
+				}
+			}
+			if raw := s.createdFields(obj, ignore); string(raw) != string(wantRaw) {
+				t.Fatalf("%s: decoded %s, want %s", doc, raw, wantRaw)
+			}
 		}
 	}
 	if valid < 500 || asWritten < valid/2 {
-		t.Errorf("of 4000 objects %d valid, %d read as written", valid, asWritten)
+		t.Errorf("of 8000 objects %d valid, %d read as written", valid, asWritten)
 	}
-	t.Logf("of 4000 objects %d valid, %d read as written", valid, asWritten)
+	t.Logf("of 8000 objects (4000 a schema) %d valid, %d read as written", valid, asWritten)
 }
 
 func entriesJSON(es []kapi.ManagedFieldsEntry) string {

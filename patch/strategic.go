@@ -43,7 +43,7 @@ func (s *Schema) Patch(typ Type, original, doc []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: a strategic merge patch must be a JSON object: %v", ErrMalformed, err)
 	}
 	var out any
-	if s.Kind == Untyped {
+	if s.anyValue() {
 		out, err = mergePatch(orig, p, 0, nil)
 	} else {
 		if s.Kind != Struct && s.Kind != Map {
@@ -893,7 +893,7 @@ func checkKinds(s *Schema, v any, depth int, at *path) error {
 	if depth++; depth > maxDepth {
 		return tooDeep(at)
 	}
-	if s == nil || v == nil || s.Kind == Untyped {
+	if s.anyValue() || v == nil {
 		return nil
 	}
 	k := kindOf(v)

@@ -138,7 +138,7 @@ func validate(v any, s *Schema, path fieldPath, duplicates bool) error {
 // checks, the same lists walked in order), without the path and the sorted
 // keys that only an error's text needs: every write validates its object.
 func valid(v any, s *Schema, duplicates bool) bool {
-	if s == nil || s.Kind == Untyped || v == nil {
+	if s.anyValue() || v == nil {
 		return true
 	}
 	switch s.Kind {
@@ -221,7 +221,7 @@ func namedOnce(s *Schema, l []any) bool {
 
 // explain is validate's error: the first wrong field in key order.
 func explain(v any, s *Schema, path fieldPath, duplicates bool) error {
-	if s == nil || s.Kind == Untyped || v == nil {
+	if s.anyValue() || v == nil {
 		return nil
 	}
 	fail := func(format string, args ...any) error {
@@ -323,6 +323,7 @@ func (b *setBuilder) insert(p fieldPath) {
 }
 
 func (b *setBuilder) add(v any, s *Schema, path fieldPath) {
+	s = s.of(v)
 	if isLeaf(s) {
 		b.insert(path)
 		return
@@ -381,8 +382,8 @@ func (b *setBuilder) add(v any, s *Schema, path fieldPath) {
 			cs := s.Field(k)
 			b.add(child, cs, p)
 			cm, isMap := child.(map[string]any)
-			if child == nil || (isMap && len(cm) == 0) || s.Kind == Map || cs == nil {
-				b.insert(p)
+			if child == nil || (isMap && len(cm) == 0) || s.Kind == Map || s.Fields[k] == nil {
+				b.insert(p) // a map's key, or a member the struct does not declare
 			}
 		}
 	}
@@ -425,6 +426,9 @@ func (c *comparison) leaf(l any, lok bool, r any, rok bool, path fieldPath) {
 }
 
 func (c *comparison) walk(l any, lok bool, r any, rok bool, s *Schema, path fieldPath) {
+	if s != nil && s.Kind == Deduced {
+		s = c.deduced(l, lok, r, rok, path)
+	}
 	if isLeaf(s) {
 		c.leaf(l, lok, r, rok, path)
 		return
@@ -466,6 +470,31 @@ func (c *comparison) walk(l any, lok bool, r any, rok bool, s *Schema, path fiel
 	} else if !rok {
 		c.removed.insert(c.clone(path))
 	}
+}
+
+// deduced is the schema walk compares two values of a Deduced schema
+// with: a map when both present are objects (null read as one, as
+// structured-merge-diff reads it), else a leaf. As structured-merge-diff
+// compares an object with a value of another kind (each side by its own
+// type), the object's members are compared with nothing first: they are
+// added or removed, and the value modified.
+func (c *comparison) deduced(l any, lok bool, r any, rok bool, path fieldPath) *Schema {
+	lm, _ := l.(map[string]any)
+	rm, _ := r.(map[string]any)
+	lobj, robj := objectLike(l), objectLike(r)
+	switch {
+	case (lobj || !lok) && (robj || !rok):
+		return deducedObject
+	case lobj && rok:
+		for k, v := range lm {
+			c.walk(v, true, nil, false, deducedObject.Elem, append(path, fieldElement(k)))
+		}
+	case robj && lok:
+		for k, v := range rm {
+			c.walk(nil, false, v, true, deducedObject.Elem, append(path, fieldElement(k)))
+		}
+	}
+	return untyped
 }
 
 // listItems compares a granular list item by item; an item named more than
@@ -623,6 +652,13 @@ func merge(l any, lok bool, r any, rok bool, s *Schema) (any, bool) {
 		}
 		return l, lok
 	}
+	if s != nil && s.Kind == Deduced {
+		// Objects merge member by member; anything else is the
+		// configuration's, as structured-merge-diff merges them.
+		if s = untyped; (objectLike(l) || !lok) && (objectLike(r) || !rok) {
+			s = deducedObject
+		}
+	}
 	if isLeaf(s) {
 		return keepRight()
 	}
@@ -778,6 +814,7 @@ func mergeGranularList(lhs, rhs []any, s *Schema) []any {
 // RemoveItems: a container left empty, or one it had to look into but
 // cannot (atomic), becomes null.
 func removeItems(v any, s *Schema, path fieldPath, rm fieldSet, deeper map[string]bool) any {
+	s = s.of(v)
 	if s == nil || s.Kind == Scalar || s.Kind == Untyped {
 		switch v.(type) {
 		case map[string]any, []any:

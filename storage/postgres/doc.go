@@ -207,6 +207,36 @@
 // round trip (4,529/s, 48 % of its ceiling, against the memory backend's
 // 81 %); at resourceVersion=0, 93 %.
 //
+// What bounds those two gaps, measured (pg_stat_statements on a throwaway
+// cluster; the committer's own timings; exploratory runs on the shared
+// machine, load 4 to 17). A write costs PostgreSQL exactly what the bare
+// client's costs: the same six statements, BEGIN and COMMIT in two round
+// trips per batch, about 7.9 writes a batch at 8 connections for both
+// (935 commits for 7,283 kapi writes; 941 for 7,510 of the bare client's).
+// The commit itself takes the same time for both (4.8 to 6.5 ms a batch
+// under that load, 1.8 ms on a quiet machine; its statements 0.6 ms of
+// it, the WAL flush 0.5 ms). What differs is the time between commits, in
+// which the batch's writers are answered and send their next write: 2.4
+// to 3.8 ms for kapi against 1.3 to 1.8 ms for the bare client. That is
+// kapi's request handling (300 to 500 µs of CPU a write against the bare
+// client's 210 to 230), in series with the commit because 8 writers answered
+// together come back together. Letting a second batch take the lock while
+// one commits, to overlap the two, was tried (two commits under way, the
+// second waiting on the revision lock inside PostgreSQL) and halved
+// throughput: batches split, and each paid the commit's fixed cost. A
+// consistent GET makes one revision query of its own nearly always (39,760
+// queries for about 43,000 GETs at 8 connections: a query starts as soon as
+// a reader is free, and the next GET comes only after its own answer), and
+// that query is 30 % of kapi's CPU for the GET, most of it the system calls
+// of the round trip, plus 66 µs of PostgreSQL's; with two readers instead
+// of four the GETs reached the same share of their ceiling (49 % at the
+// median of three alternated rounds), with one fewer (35 %). Sharing a query already
+// under way, or taking the revision from the notifications, would save the
+// round trip but is not linearizable: PostgreSQL delivers a notification
+// to a listener some time after the writer's COMMIT has returned, so a
+// write another replica has acknowledged may not have been notified yet
+// when a read begins.
+//
 // Earlier, beside kube-apiserver v1.37.2 on kine v0.17.5 on the same PostgreSQL
 // cluster (the widget as a CRD; one run of sqlrun.sh, all five rows, load
 // average 5 to 14), kapi on PostgreSQL wrote 9.1x as many creates (1,332/s

@@ -26,12 +26,24 @@ REQUESTS = ["get", "get-rv0", "list-large-json", "list-large-json-rv0", "create"
 # store for its revision first (a consistent read).
 CACHED = ["get", "get-rv0", "list-large-json", "list-large-json-rv0"]
 WRITES = ["create", "update", "patch", "apply"]
+# kapi on PostgreSQL as measured in the PostgreSQL-only pass, beside it.
+BESIDE = "postgres-only-kapi"
 # The targets: label, numerator and denominator (workload, pass),
 # the least ratio that meets it.
 TARGETS = ([("%s: kapi on PostgreSQL ≥ 5× kube-apiserver on kine" % w, (w, "postgres"), (w, "kine"), 5) for w in WRITES] +
            [("%s: kapi on PostgreSQL ≥ 0.8× kapi on etcd" % w, (w, "postgres"), (w, "etcd"), 0.8) for w in WRITES] +
-           [("%s: kapi on PostgreSQL ≥ 0.7× PostgreSQL-only" % w, (w, "postgres"), (w, "postgres-only"), 0.7) for w in WRITES] +
-           [("%s: kapi on PostgreSQL ≈ kapi on memory (≥ 0.8×: the watch cache serves it)" % w, (w, "postgres"), (w, "memory"), 0.8)
+           # Judged within the PostgreSQL-only pass, whose rounds alternate
+           # kapi (a kapi of its own, schema kapi2) and the bare client:
+           # side by side, as the bolt-only and etcd-only rows are. The
+           # passes lie minutes apart, and on this shared machine kapi's own
+           # rate moved 1.6x between them (1,128 and 1,833 creates/s), so a
+           # ratio across passes measures the machine more than kapi.
+           [("%s: kapi on PostgreSQL ≥ 0.7× PostgreSQL-only (side by side, in its pass)" % w, (w, BESIDE), (w, "postgres-only"), 0.7)
+            for w in WRITES] +
+           # Each as a fraction of its own pass's ceiling, measured in
+           # alternated rounds beside it, for the same reason.
+           [("%s: kapi on PostgreSQL ≈ kapi on memory (≥ 0.8×: the watch cache serves it; each ÷ its ceiling)" % w,
+             (w, "postgres", "frac"), (w, "memory", "frac"), 0.8)
             for w in CACHED])
 
 
@@ -83,6 +95,13 @@ def main(d):
                 continue
             if name == "postgres-only":
                 r, ceil = find(rs, w, "ceiling"), None
+                beside = find(rs, w, "kapi")
+                if beside and r and r.get("requestsPerSecond"):
+                    rate[(w, BESIDE)] = beside.get("requestsPerSecond", 0)
+                    c = cpu_us(beside)
+                    pr("| %s | kapi on PostgreSQL, beside PostgreSQL-only | %.0f | %.0f%% of PostgreSQL-only | %.2f | %.2f | %s |" % (
+                        w, beside["requestsPerSecond"], 100 * beside["requestsPerSecond"] / r["requestsPerSecond"],
+                        beside.get("p50ms", 0), beside.get("p99ms", 0), "%.0f + %.0f = %.0f" % (c[0], c[1], c[0] + c[1]) if c else ""))
             else:
                 r, ceil = find(rs, w, "kapi"), find(rs, w, "ceiling")
             if r is None:
@@ -90,6 +109,7 @@ def main(d):
             rate[(w, name)] = r.get("requestsPerSecond", 0)
             rel = ""
             if ceil and ceil.get("requestsPerSecond"):
+                rate[(w, name, "frac")] = r.get("requestsPerSecond", 0) / ceil["requestsPerSecond"]
                 rel = "%.0f%% (%.0f)" % (100 * r["requestsPerSecond"] / ceil["requestsPerSecond"], ceil["requestsPerSecond"])
             c = cpu_us(r)
             cs = ""
@@ -132,10 +152,15 @@ def main(d):
             pr("| %s | not measured | |" % label)
             return
         x = a / b
-        pr("| %s | %.2f× (%.0f vs %.0f req/s) | %s |" % (label, x, a, b, "met" if x >= want else "**missed**"))
+        unit = "%.0f%% vs %.0f%% of the ceiling" % (100 * a, 100 * b) if len(num) > 2 else "%.0f vs %.0f req/s" % (a, b)
+        pr("| %s | %.2f× (%s) | %s |" % (label, x, unit, "met" if x >= want else "**missed**"))
 
     for t in TARGETS:
         target(*t)
+    across = ["%s %.2f×" % (w, rate[(w, "postgres")] / rate[(w, "postgres-only")]) for w in WRITES
+              if rate.get((w, "postgres")) and rate.get((w, "postgres-only"))]
+    if across:
+        pr("\nkapi on PostgreSQL's own pass against the PostgreSQL-only pass, minutes apart (not side by side): %s" % ", ".join(across))
     pr("\nCPU per write, µs (server + store), create and update:\n")
     for w in ["create", "update"]:
         parts = []
@@ -157,6 +182,10 @@ def figures(d):
         for w in REQUESTS:
             if name == "postgres-only":
                 r, ceil = find(rs, w, "ceiling"), None
+                beside = find(rs, w, "kapi")
+                if beside and beside.get("requestsPerSecond"):
+                    c = cpu_us(beside)
+                    req[(w, BESIDE)] = (beside["requestsPerSecond"], None, c[0] + c[1] if c else None)
             else:
                 r, ceil = find(rs, w, "kapi"), find(rs, w, "ceiling")
             if r is None or not r.get("requestsPerSecond"):
@@ -221,10 +250,11 @@ def many(dirs):
 
     def target(label, num, den, want):
         xs = []
+        i = 1 if len(num) > 2 else 0  # req/s, or the fraction of the ceiling
         for r in runs:
-            a, b = r[0].get(num), r[0].get(den)
-            if a and b:
-                xs.append(a[0] / b[0])
+            a, b = r[0].get(num[:2]), r[0].get(den[:2])
+            if a and b and a[i] and b[i]:
+                xs.append(a[i] / b[i])
         if not xs:
             pr("| %s | not measured | |" % label)
             return

@@ -60,6 +60,31 @@ func currentRV(ctx context.Context, t *target, ns string) (string, error) {
 	return rv, nil
 }
 
+// startRV is the resourceVersion the fan-out's watches start from: that of
+// a write to one of ns's widgets, made for it. Not a LIST's: on
+// kube-apiserver over kine a consistent LIST's is kine's revision, which
+// counts every resource's writes and can be ahead of the widgets' watch
+// cache, so that a watch from it waits for the cache and ends "Too large
+// resource version" when that does not catch up in time; and a LIST at
+// resourceVersion=0 may answer a revision the cache's window has already
+// left, so that a watch from it ends "too old resource version" (410). Each
+// ended every watcher of a pass before its first event. A widget's own
+// write is in the cache as soon as its event is, and is the newest.
+func startRV(ctx context.Context, t *target, ns string) (string, error) {
+	c := t.client(1)
+	defer c.CloseIdleConnections()
+	header := http.Header{"Content-Type": {"application/merge-patch+json"}, "Accept": {"application/json"}}
+	_, body, _, err := send(ctx, c, "PATCH", widgetsURL(t.URL, ns)+"/w-00000", header, fmt.Appendf(nil, `{"spec":{"size":%d}}`, nextSize.Add(1)), true)
+	if err != nil {
+		return "", err
+	}
+	rv := resourceVersionOf(body)
+	if rv == "" {
+		return "", fmt.Errorf("no resourceVersion in the answer to a PATCH of %s/w-00000", ns)
+	}
+	return rv, nil
+}
+
 // nextSize is the spec.size of the next write of the fan-out: every write
 // must change its widget, or it makes no event.
 var nextSize atomic.Int64
@@ -119,7 +144,7 @@ func encodes(ctx context.Context, t *target) (n int64, ok bool) {
 // against the ceiling, whose frame is always the same, every frame.
 func runWatch(ctx context.Context, t *target, sz sizes) (*Result, error) {
 	r := &Result{Workload: "watch", Server: t.Name, Watchers: sz.Watchers, Rate: sz.WatchRate}
-	rv, err := currentRV(ctx, t, nsWatch)
+	rv, err := startRV(ctx, t, nsWatch)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +157,9 @@ func runWatch(ctx context.Context, t *target, sz sizes) (*Result, error) {
 	var opened sync.WaitGroup
 	var openErr atomic.Value
 	var readers sync.WaitGroup
-	var count atomic.Int64 // events received by all watchers
+	var count atomic.Int64     // events received by all watchers
+	var watchErr atomic.Value  // the first watcher that ended before its time, why
+	var watchErrs atomic.Int64 // how many did
 	for i := range sz.Watchers {
 		opened.Add(1)
 		readers.Go(func() {
@@ -143,7 +170,10 @@ func runWatch(ctx context.Context, t *target, sz sizes) (*Result, error) {
 				return
 			}
 			defer resp.Body.Close()
-			_ = readEvents(resp.Body, &events[i], &count)
+			if err := readEvents(resp.Body, &events[i], &count); err != nil && wctx.Err() == nil {
+				watchErrs.Add(1)
+				watchErr.CompareAndSwap(nil, fmt.Errorf("watcher %d after %d events: %w", i, len(events[i]), err))
+			}
 		})
 	}
 	opened.Wait()
@@ -219,6 +249,11 @@ func runWatch(ctx context.Context, t *target, sz sizes) (*Result, error) {
 		r.Lost += int64(n) - int64(matched(evs, rvs, t.Name == "kapi"))
 	}
 	r.setLatency(lat)
+	if err, ok := watchErr.Load().(error); ok {
+		// Reported beside the figures: a watch the server ended is lost
+		// events, and the reason belongs with them.
+		r.Errors, r.FirstError = watchErrs.Load(), err.Error()
+	}
 	return r, nil
 }
 
