@@ -7,6 +7,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/internal/jsonfields"
@@ -50,11 +51,17 @@ var decoders = sync.Pool{New: func() any { return new(decoder) }}
 var (
 	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
-	numberType          = reflect.TypeFor[json.Number]()
-	v1NumberType        = reflect.TypeFor[jsonv1.Number]()
-	stringMapType       = reflect.TypeFor[map[string]string]()
-	timeType            = reflect.TypeFor[kapi.Time]()
-	microTimeType       = reflect.TypeFor[kapi.MicroTime]()
+	// anyFieldsType is codec.AnyFields, which codec's import of this
+	// package keeps from being named here.
+	anyFieldsType = reflect.TypeFor[interface {
+		json.Unmarshaler
+		AnyJSONFields()
+	}]()
+	numberType    = reflect.TypeFor[json.Number]()
+	v1NumberType  = reflect.TypeFor[jsonv1.Number]()
+	stringMapType = reflect.TypeFor[map[string]string]()
+	timeType      = reflect.TypeFor[kapi.Time]()
+	microTimeType = reflect.TypeFor[kapi.MicroTime]()
 )
 
 // New returns the Decoder of t, or nil if it would leave every value of t
@@ -119,7 +126,7 @@ func (c *compiler) compileNew(t reflect.Type) (decodeFunc, bool) {
 	case t == timeType || t == microTimeType:
 		return timeDecoder(t), true
 	case reflect.PointerTo(t).Implements(unmarshalerType):
-		return methodDecoder(t), true
+		return methodDecoder(t, reflect.PointerTo(t).Implements(anyFieldsType)), true
 	case jsonfields.Implements(t, textUnmarshalerType):
 		return fallBack(t), false
 	}
@@ -163,12 +170,15 @@ func fallBack(t reflect.Type) decodeFunc {
 }
 
 // methodDecoder hands the value to t's UnmarshalJSON, as encoding/json
-// does (null included).
-func methodDecoder(t reflect.Type) decodeFunc {
+// does (null included). A value of a type of any fields (codec.AnyFields:
+// a custom resource) with a member name repeated anywhere in it is left
+// to the fallback, which refuses it: kapi's check of a body's fields looks
+// into such a type, not into others that decode themselves.
+func methodDecoder(t reflect.Type, anyFields bool) decodeFunc {
 	return func(d *decoder, p unsafe.Pointer) bool {
 		start := jsonskip.Space(d.data, d.i)
 		end, ok := jsonskip.Value(d.data, start, d.depth, jsonskip.Exact)
-		if !ok {
+		if !ok || anyFields && !jsontext.Value(d.data[start:end]).IsValid() {
 			return false
 		}
 		d.i = end

@@ -266,3 +266,32 @@ func BenchmarkWidget(b *testing.B) {
 		})
 	}
 }
+
+// anyFields decodes itself from an object of any members, as a custom
+// resource does (codec.AnyFields).
+type anyFields struct{ raw string }
+
+func (a *anyFields) UnmarshalJSON(b []byte) error { a.raw = string(b); return nil }
+func (a *anyFields) AnyJSONFields()               {}
+
+// A type of any fields is left to the fallback when a member name repeats
+// anywhere in it (json/v2 refuses that: a custom resource's strict decoding
+// error); other types that decode themselves get their value as it is.
+func TestDecoderAnyFieldsRepeats(t *testing.T) {
+	type holder struct {
+		Spec anyFields       `json:"spec"`
+		Raw  json.RawMessage `json:"raw"`
+	}
+	dec := jsonread.New(reflect.TypeFor[holder](), fallback)
+	for doc, want := range map[string]bool{
+		`{"spec":{"name":"a","x":{"name":"b"}}}`:    true,
+		`{"spec":{"name":"a","name":"b"}}`:          false,
+		`{"spec":{"x":{"n":1,"n":2}}}`:              false,
+		`{"spec":{"name":"a"},"raw":{"a":1,"a":2}}`: true,
+	} {
+		var h holder
+		if got := dec.Decode([]byte(doc), &h); got != want {
+			t.Errorf("Decode(%s) = %v, want %v", doc, got, want)
+		}
+	}
+}

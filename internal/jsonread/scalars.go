@@ -151,7 +151,7 @@ func decodeFloat32(d *decoder, p unsafe.Pointer) bool {
 // a string of printable ASCII, as their UnmarshalJSON reads it, without
 // making a string of it; anything else is the method's.
 func timeDecoder(t reflect.Type) decodeFunc {
-	method := methodDecoder(t)
+	method := methodDecoder(t, false)
 	micro := t == microTimeType
 	return func(d *decoder, p unsafe.Pointer) bool {
 		if d.next() != '"' {
