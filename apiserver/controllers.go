@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
+	"slices"
 	"sync/atomic"
 
 	"github.com/kapi-dev/kapi/lifecycle"
@@ -17,6 +17,9 @@ type controller struct {
 	user  User
 	run   func(ctx context.Context, objects lifecycle.Objects, ready func())
 	ready atomic.Bool
+	// userAgent, when set, names the writes in place of name
+	// (ControllerUserAgent).
+	userAgent string
 }
 
 // RunController runs a controller inside the server, as the namespace
@@ -24,24 +27,46 @@ type controller struct {
 // starts, in a goroutine of its own, with the server's objects as
 // lifecycle.Objects sees them, and must return once ctx ends; Close waits
 // for it. Its writes take the path of a request made by user, with name as
-// their User-Agent (its part before any "/" their field manager). Until run
-// calls ready, /readyz fails its check poststarthook/BASE (name's last part)
-// as kube-apiserver's does until its controllers have synced. Like Register,
+// their field manager (see ControllerUserAgent). Until run calls ready,
+// /readyz fails its check poststarthook/NAME, as kube-apiserver's does until
+// its controllers have synced; two controllers of one name are refused, as
+// kube-apiserver refuses two post-start hooks of one name. Like Register,
 // it must be called before serving starts.
-func (s *Server) RunController(name string, user User, run func(ctx context.Context, objects lifecycle.Objects, ready func())) error {
+func (s *Server) RunController(name string, user User, run func(ctx context.Context, objects lifecycle.Objects, ready func()), opts ...ControllerOption) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.handler.Load() != nil || s.completed {
 		return fmt.Errorf("apiserver: controller %s: too late: RunController must be called before Complete and the first request", name)
 	}
-	s.controllers = append(s.controllers, &controller{name: name, user: user, run: run})
+	c := &controller{name: name, user: user, run: run}
+	if slices.ContainsFunc(s.controllers, func(o *controller) bool { return o.name == name }) {
+		return fmt.Errorf("apiserver: controller %s: a controller of that name runs already", name)
+	}
+	for _, opt := range opts {
+		opt(c)
+	}
+	s.controllers = append(s.controllers, c)
 	return nil
+}
+
+// A ControllerOption changes how RunController runs a controller.
+type ControllerOption func(*controller)
+
+// ControllerUserAgent has a controller's writes carry userAgent and no
+// fieldManager: their field manager is then userAgent's part before any
+// "/", as a client's is (kube-apiserver's own controllers write as
+// kube-apiserver/VERSION: manager kube-apiserver).
+func ControllerUserAgent(userAgent string) ControllerOption {
+	return func(c *controller) { c.userAgent = userAgent }
 }
 
 // startControllers starts the controllers of RunController.
 func (s *Server) startControllers() {
 	for _, c := range s.controllers {
-		o := &objects{s: s, user: c.user, manager: c.name}
+		o := &objects{s: s, user: c.user, manager: c.userAgent}
+		if c.userAgent == "" {
+			o.manager, o.fieldManager = c.name, c.name
+		}
 		s.runBackground(func(ctx context.Context) { c.run(ctx, o, func() { c.ready.Store(true) }) })
 	}
 }
@@ -50,7 +75,7 @@ func (s *Server) startControllers() {
 func (s *Server) controllerChecks() []healthCheck {
 	var checks []healthCheck
 	for _, c := range s.controllers {
-		checks = append(checks, healthCheck{Name: "poststarthook/" + path.Base(c.name), Check: func(context.Context) error {
+		checks = append(checks, healthCheck{Name: "poststarthook/" + c.name, Check: func(context.Context) error {
 			if !c.ready.Load() {
 				return errors.New(c.name + " has not synced yet")
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"time"
 
@@ -25,6 +26,8 @@ type objects struct {
 	s       *Server
 	user    User   // who the controller's writes are made as, for admission
 	manager string // their User-Agent (before any "/": their field manager)
+	// fieldManager, when set, is their field manager in its place.
+	fieldManager string
 }
 
 var (
@@ -75,7 +78,7 @@ func (o *objects) request(ctx context.Context, res gc.Resource, namespace, name,
 	hr.Header.Set("User-Agent", o.manager)
 	return &request{
 		s: o.s, res: r, objType: &r.objType, namespace: namespace, name: name, subresource: subresource,
-		w: discardResponse{}, r: hr,
+		query: url.Values{"fieldManager": {o.fieldManager}}, w: discardResponse{}, r: hr,
 		out: codec.Target{Format: codec.JSON(), View: codec.ViewObject},
 	}, ctx, nil
 }

@@ -169,8 +169,11 @@ func (rq *request) attempt(ctx context.Context, key string, kv storage.KeyValue,
 	if err != nil {
 		return nil, nil, err
 	}
-	if wm, om := want.GetObjectMeta(), cur.GetObjectMeta(); rq.subresource == "" && wm.UID != "" && wm.UID != om.UID {
-		return nil, nil, rq.uidPreconditionFailed(wm.UID, om.UID) // first: kube's storage checks its preconditions before the update
+	if wm, om := want.GetObjectMeta(), cur.GetObjectMeta(); (rq.subresource == "" || rq.subresource == "status") && wm.UID != "" && wm.UID != om.UID {
+		if rq.r.Method == http.MethodPut { // a PUT's body uid is kube's storage precondition, checked before the update
+			return nil, nil, rq.uidPreconditionFailed(wm.UID, om.UID)
+		}
+		return nil, nil, FieldErrors{Invalid("metadata.uid", wm.UID, "field is immutable")} // a patch's: kube's ValidateObjectMetaUpdate
 	}
 	given := int64(0) // none, or "0": kube's versioner reads both as none
 	if rv := want.GetObjectMeta().ResourceVersion; rv != "" {

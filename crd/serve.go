@@ -70,7 +70,7 @@ func serve(s *apiserver.Server, opts []kinds.Option) error {
 	}
 	// As kube-apiserver's apiextensions-controllers, which write through
 	// its loopback client: their field manager is kube-apiserver.
-	return s.RunController("kube-apiserver/apiextensions-controllers", controllerUser, newController(s, opts).run)
+	return s.RunController("apiextensions-controllers", controllerUser, newController(s, opts).run, apiserver.ControllerUserAgent("kube-apiserver"))
 }
 
 // markForCleanup is what a first DELETE does to a CustomResourceDefinition,

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/kapi-dev/kapi"
 )
@@ -30,7 +31,14 @@ func UserAgentManager(userAgent string) string {
 		}
 		return -1
 	}, name)
-	return name[:min(len(name), MaxManagerLength)]
+	if len(name) > MaxManagerLength { // at a character's start, as kube-apiserver cuts it
+		i := MaxManagerLength
+		for i > 0 && !utf8.RuneStart(name[i]) {
+			i--
+		}
+		name = name[:i]
+	}
+	return name
 }
 
 // maxUpdateManagers is how many Update entries kube-apiserver keeps; older
