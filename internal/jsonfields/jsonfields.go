@@ -68,7 +68,7 @@ func Of(t reflect.Type) []Field {
 					continue
 				}
 				name, opts, _ := strings.Cut(tag, ",")
-				if !validName(name) {
+				if !ValidName(name) {
 					name = ""
 				}
 				index := append(e.index[:len(e.index):len(e.index)], i)
@@ -172,8 +172,9 @@ func quotable(t reflect.Type) bool {
 	return false
 }
 
-// validName is encoding/json's test of a json tag's name.
-func validName(s string) bool {
+// ValidName is encoding/json's test of a json tag's name: a field whose
+// tag names it otherwise goes by its Go name (json/v2 takes the tag's).
+func ValidName(s string) bool {
 	if s == "" {
 		return false
 	}

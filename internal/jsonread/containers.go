@@ -191,8 +191,8 @@ func plainStruct(t reflect.Type, depth int) bool {
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
-		if strings.HasPrefix(name, "'") {
-			return false
+		if strings.HasPrefix(name, "'") || name != "" && !jsonfields.ValidName(name) {
+			return false // json/v2 names the field otherwise
 		}
 		for opts != "" {
 			var o string

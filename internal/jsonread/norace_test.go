@@ -1,0 +1,5 @@
+//go:build !race
+
+package jsonread_test
+
+const raceEnabled = false
