@@ -21,7 +21,10 @@
 //
 // Values of a type with an UnmarshalJSON method are handed their JSON as
 // encoding/json hands it (null included, unless through a pointer, which
-// null leaves nil); kapi.Time and kapi.MicroTime written as kapi writes
+// null leaves nil), names repeated inside it unchecked (json/v2 refuses
+// them, kapi's field check ignores them there), except in a value of a
+// type of any fields (codec.AnyFields, a custom resource), which is then
+// reported false; kapi.Time and kapi.MicroTime written as kapi writes
 // them are read here as their methods read them, without a string made of
 // their text. What it does not read itself, it hands to the
 // fallback given to [New], one value at a time: interface values, types
