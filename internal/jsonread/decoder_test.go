@@ -42,20 +42,21 @@ type Label string
 type all struct {
 	Embedded `json:",inline"`
 
-	B          bool    `json:"b"`
-	I8         int8    `json:"i8"`
-	I16        int16   `json:"i16"`
-	I32        int32   `json:"i32"`
-	I64        int64   `json:"i64"`
-	U8         uint8   `json:"u8"`
-	U16        uint16  `json:"u16"`
-	U32        uint32  `json:"u32"`
-	U64        uint64  `json:"u64"`
-	F32        float32 `json:"f32"`
-	F64        float64 `json:"f64"`
-	S          string  `json:"s"`
-	L          Label   `json:"l"`
-	Untagged   string
+	B        bool    `json:"b"`
+	I8       int8    `json:"i8"`
+	I16      int16   `json:"i16"`
+	I32      int32   `json:"i32"`
+	I64      int64   `json:"i64"`
+	U8       uint8   `json:"u8"`
+	U16      uint16  `json:"u16"`
+	U32      uint32  `json:"u32"`
+	U64      uint64  `json:"u64"`
+	F32      float32 `json:"f32"`
+	F64      float64 `json:"f64"`
+	S        string  `json:"s"`
+	L        Label   `json:"l"`
+	Untagged string
+	//lint:ignore U1000 a field the decoders must leave alone
 	unexported string
 	Skip       string            `json:"-"`
 	PS         *string           `json:"ps"`

@@ -170,7 +170,9 @@ func runWatch(ctx context.Context, t *target, sz sizes) (*Result, error) {
 				return
 			}
 			defer resp.Body.Close()
-			if err := readEvents(resp.Body, &events[i], &count); err != nil && wctx.Err() == nil {
+			// readEvents returns once the stream ends: before the
+			// workload ends, the server ended the watch.
+			if err := readEvents(resp.Body, &events[i], &count); wctx.Err() == nil {
 				watchErrs.Add(1)
 				watchErr.CompareAndSwap(nil, fmt.Errorf("watcher %d after %d events: %w", i, len(events[i]), err))
 			}
