@@ -12,6 +12,8 @@ import (
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/kapi-dev/kapi/internal/jsonskip"
 )
 
 // CBOR (RFC 8949) is made from the JSON kapi stores, and read back into JSON,
@@ -569,18 +571,12 @@ func (e *jsonToCBOR) unquoted(out []byte, start int) ([]byte, error) {
 				return out, e.errorf(len(in), "unexpected end of JSON input in string escape code")
 			}
 			switch esc := in[i+1]; esc {
-			case '"', '\\', '/':
-				b = append(b, esc)
-			case 'b':
-				b = append(b, '\b')
-			case 'f':
-				b = append(b, '\f')
-			case 'n':
-				b = append(b, '\n')
-			case 'r':
-				b = append(b, '\r')
-			case 't':
-				b = append(b, '\t')
+			default:
+				c, ok := jsonskip.Unescape(esc)
+				if !ok {
+					return out, e.errorf(i, "invalid escape %q in string literal", esc)
+				}
+				b = append(b, c)
 			case 'u':
 				r := jsonHex4(in[i+2:])
 				if r < 0 {
@@ -601,8 +597,6 @@ func (e *jsonToCBOR) unquoted(out []byte, start int) ([]byte, error) {
 				}
 				b = utf8.AppendRune(b, r)
 				continue
-			default:
-				return out, e.errorf(i, "invalid escape %q in string literal", esc)
 			}
 			i += 2
 		case c < utf8.RuneSelf:

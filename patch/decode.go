@@ -473,18 +473,12 @@ func (d *jsonReader) escaped(start int) (string, bool) {
 			e := d.data[d.i+1]
 			d.i += 2
 			switch e {
-			case '"', '\\', '/':
-				add(e)
-			case 'b':
-				add('\b')
-			case 'f':
-				add('\f')
-			case 'n':
-				add('\n')
-			case 'r':
-				add('\r')
-			case 't':
-				add('\t')
+			default:
+				c, ok := jsonskip.Unescape(e)
+				if !ok {
+					return "", false
+				}
+				add(c)
 			case 'u':
 				if d.i+4 > len(d.data) {
 					return "", false
@@ -497,8 +491,6 @@ func (d *jsonReader) escaped(start int) (string, bool) {
 				if !d.discard {
 					buf = utf8.AppendRune(buf, rune(r))
 				}
-			default:
-				return "", false
 			}
 		case c < 0x20:
 			return "", false

@@ -219,18 +219,12 @@ func (d *decoder) escaped(start, i int) (string, bool) {
 				return "", false
 			}
 			switch e := data[i+1]; e {
-			case '"', '\\', '/':
-				b = append(b, e)
-			case 'b':
-				b = append(b, '\b')
-			case 'f':
-				b = append(b, '\f')
-			case 'n':
-				b = append(b, '\n')
-			case 'r':
-				b = append(b, '\r')
-			case 't':
-				b = append(b, '\t')
+			default:
+				c, ok := jsonskip.Unescape(e)
+				if !ok {
+					return "", false
+				}
+				b = append(b, c)
 			case 'u':
 				r, ok := hex4(data, i+2)
 				if !ok {
@@ -249,8 +243,6 @@ func (d *decoder) escaped(start, i int) (string, bool) {
 				}
 				b = utf8.AppendRune(b, r)
 				i += 4
-			default:
-				return "", false
 			}
 			i += 2
 		case c < 0x20:

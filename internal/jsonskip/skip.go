@@ -249,3 +249,23 @@ func Number(data []byte, i int) (int, bool) {
 	}
 	return i, true
 }
+
+// Unescape is the byte the JSON string escape \e stands for, for every
+// escape but \u (ok false for it, and for one JSON has not).
+func Unescape(e byte) (c byte, ok bool) {
+	switch e {
+	case '"', '\\', '/':
+		return e, true
+	case 'b':
+		return '\b', true
+	case 'f':
+		return '\f', true
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
+	}
+	return 0, false
+}

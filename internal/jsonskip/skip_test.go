@@ -83,3 +83,13 @@ func BenchmarkValue(b *testing.B) {
 		}
 	}
 }
+
+func TestUnescape(t *testing.T) {
+	want := map[byte]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+	for e := range 256 {
+		c, ok := jsonskip.Unescape(byte(e))
+		if w, known := want[byte(e)]; ok != known || c != w {
+			t.Errorf("Unescape(%q) = %q, %v; want %q, %v", byte(e), c, ok, w, known)
+		}
+	}
+}
