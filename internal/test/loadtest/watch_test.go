@@ -47,6 +47,15 @@ func (l *laggingCache) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"metadata":{"resourceVersion":"%d"}}`, rev)
 	case q.Get("watch") == "true":
 		from, _ := strconv.ParseInt(q.Get("resourceVersion"), 10, 64)
+		// Registered before the answer's headers, which the client
+		// takes as the watch being open: a write after them is its event.
+		ch := make(chan int64, 1000)
+		l.mu.Lock()
+		cache = l.cache
+		if !l.broken && from <= cache && from >= l.oldest-1 {
+			l.watchers = append(l.watchers, ch)
+		}
+		l.mu.Unlock()
 		w.WriteHeader(http.StatusOK)
 		w.(http.Flusher).Flush()
 		switch {
@@ -57,10 +66,6 @@ func (l *laggingCache) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, `{"type":"ERROR","object":{"kind":"Status","code":410,"message":"too old resource version: %d (%d)"}}`+"\n", from, l.oldest-1)
 			return
 		}
-		ch := make(chan int64, 1000)
-		l.mu.Lock()
-		l.watchers = append(l.watchers, ch)
-		l.mu.Unlock()
 		for {
 			select {
 			case <-r.Context().Done():
