@@ -248,6 +248,7 @@ var widgetKnown = []known{
 	{step: "group gone", path: "", why: "kube-apiserver's mux answers a path nothing serves with text/plain \"404 page not found\"; kapi with a Status (NotFound), which clients read alike"},
 	{step: "strategic merge refused", path: "application/apply-patch+cbor", why: "kapi also takes apply patches in CBOR (kube-apiserver behind a feature gate) and says so"},
 	{step: "finalized update refused", path: "body.details.causes", why: "kube-apiserver reports the finalizer cause twice (validated twice); kapi once"},
+	{step: "merge patch changes uid", path: "body.details.causes", why: "kube-apiserver reports the immutable uid twice (its object meta validated twice); kapi once"},
 	{step: "put wrong uid", path: "body.message", why: "the uid Conflict names the storage key (kube-apiserver's etcd key /registry/diff.example.com/widgets/diff/a; kapi's own) and the stored object's uid, which differs from run to run"},
 	{step: "namespace", path: "body.metadata.", why: "namespaces are not custom resources: kapi's namespace sets generation and owns spec.finalizers"},
 
@@ -477,6 +478,8 @@ spec:
 		body: `{"metadata": {"resourceVersion": null}, "spec": {"replicas": 3}}`},
 	{name: "put wrong uid", method: "PUT", path: v1 + "/a",
 		body: "apiVersion: diff.example.com/v1\nkind: Widget\nmetadata: {name: a, namespace: diff, uid: 6e0c3bd2-0000-4000-8000-000000000000}\nspec: {name: alpha}\n"},
+	{name: "merge patch changes uid", method: "PATCH", path: v1 + "/a", ctype: mergeType,
+		body: `{metadata: {uid: 6e0c3bd2-0000-4000-8000-000000000000}}`},
 	{name: "json patch replace without value", method: "PATCH", path: v1 + "/a", ctype: patchType, raw: true,
 		body: `[{"op": "replace", "path": "/spec/replicas"}]`},
 	{name: "json patch replace nullable without value", method: "PATCH", path: v1 + "/a", ctype: patchType, raw: true,
