@@ -44,7 +44,8 @@ func (s *snapshot) keepWholeList(prefix string, items []*Item) {
 	if len(items) == 0 || len(items) > wholeListItemsMax {
 		return
 	}
-	old := s.lists.Load()
+	head := s.lists.Load()
+	old := head
 	l := &wholeList{prefix: prefix, items: items}
 	tail := &l.next
 	for n := 1; old != nil && n < wholeListsMax; old = old.next {
@@ -54,5 +55,5 @@ func (s *snapshot) keepWholeList(prefix string, items []*Item) {
 			n++
 		}
 	}
-	s.lists.CompareAndSwap(s.lists.Load(), l)
+	s.lists.CompareAndSwap(head, l) // or another list kept meanwhile stays
 }
