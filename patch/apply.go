@@ -146,7 +146,7 @@ func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.
 		lastSet, applier.time = prev.set, prev.time
 	}
 	merged, _ := merge(liveObj, true, cfg, true, s)
-	applied := appliedSetOf(cfg, s, ignore, opts.Ignore)
+	applied := appliedSetOf(cfg, s, ignore, opts.Ignore, config.shape)
 	applier.set = applied.set
 	ms[id] = applier
 	result := merged
