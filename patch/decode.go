@@ -612,6 +612,14 @@ func (d *jsonReader) number() (any, bool) {
 	return n, true
 }
 
+// numberTree is what number reads of lit, an integer as strconv writes it.
+func numberTree(lit []byte) any {
+	if len(lit) < 19 {
+		return internValue(lit, true)
+	}
+	return canonicalNumbers(json.Number(lit))
+}
+
 // encodeJSON is json.Marshal of a decoded value, byte for byte (keys
 // sorted, strings escaped as encoding/json escapes them), without its
 // reflection over maps: Apply and strategic merge write their result so.
