@@ -370,10 +370,13 @@ func (r *recent) appendLocked(evs []storage.Event) {
 		drop++
 	}
 	if drop > 0 {
+		// Dropped from the front by reslicing, not by moving the
+		// thousands kept down at every commit: append moves them once
+		// the array is full, so each event is moved about once. The
+		// dropped ones are cleared, so that their values go now.
 		r.first = r.events[drop-1].ModRevision + 1
-		n := copy(r.events, r.events[drop:])
-		clear(r.events[n:])
-		r.events = r.events[:n]
+		clear(r.events[:drop])
+		r.events = r.events[drop:]
 	}
 }
 
