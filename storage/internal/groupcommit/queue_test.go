@@ -195,3 +195,64 @@ func TestSlowCommitAsksForDone(t *testing.T) {
 		t.Fatal("a write waiting on a hung commit never asked its context for Done")
 	}
 }
+
+// TestWaitAnsweredInTimeDoesNotAskForDone checks Wait as
+// TestSubmitToWaitingCommitter checks Do: a request handed to a waiting
+// committer and answered before its batch is slow never asks its context
+// for Done (postgres' writes wait this way).
+func TestWaitAnsweredInTimeDoesNotAskForDone(t *testing.T) {
+	closing := make(chan struct{})
+	q := groupcommit.New(groupcommit.Config[*req]{MaxBatch: 1, Commit: func([]*req) {}}, closing)
+	done := make(chan struct{})
+	go func() { defer close(done); q.Run() }()
+	defer func() { close(closing); <-done }()
+	for i := range 1000 {
+		ctx := &doneCounter{Context: context.Background()}
+		answered, err := q.Submit(ctx, &req{n: i})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !q.Wait(ctx, answered) {
+			t.Fatal("Wait returned before the outcome, with the context still live")
+		}
+		if ctx.calls.Load() == 0 {
+			return
+		}
+		time.Sleep(time.Millisecond) // for the committer to wait again
+	}
+	t.Fatal("every request asked its context for Done in Submit or Wait, even those answered at once")
+}
+
+// TestWaitReturnsWhenContextEnds checks that a writer whose context ends
+// while its commit hangs stops waiting (once the batch is slow), and is
+// told its outcome did not come: the commit returns only after Wait did
+// (or at the test's deadline, when Wait would wrongly say it came).
+func TestWaitReturnsWhenContextEnds(t *testing.T) {
+	closing := make(chan struct{})
+	release := make(chan struct{})
+	q := groupcommit.New(groupcommit.Config[*req]{MaxBatch: 1, Commit: func(batch []*req) {
+		if batch[0].n == 1 {
+			select {
+			case <-release:
+			case <-time.After(time.Minute):
+			}
+		}
+	}}, closing)
+	done := make(chan struct{})
+	go func() { defer close(done); q.Run() }()
+	defer func() { close(closing); <-done }()
+	if err := q.Do(context.Background(), &req{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	answered, err := q.Submit(ctx, &req{n: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if q.Wait(ctx, answered) {
+		t.Fatal("Wait said the outcome came while the commit still hung")
+	}
+	close(release)
+	<-answered // answered all the same, once its commit returns
+}
