@@ -161,11 +161,16 @@
 //     the holder's renewals) and turns the lease to shared, under the
 //     revision lock, once PostgreSQL's now() is past expires_at: it waits
 //     out the lease once, at most its duration, and only if the holder
-//     was still renewing. While shared, a store that writes keeps its
-//     registration alive; when no other store has registered for a
-//     duration, a store takes the lease again (the one still writing, as
-//     a rule: each tries every quarter of the duration). A store that
-//     closes gives its lease up.
+//     was still renewing. A shared lease cannot be taken for one duration
+//     after it was shared (expires_at is then that time), so that the old
+//     holder, if it writes too, registers first. A store that writes
+//     while the lease is shared keeps its registration alive for ten
+//     durations after its last write (20s by default); once no other
+//     store's registration is alive, a store takes the lease again (the
+//     one still writing, as a rule: each tries every quarter of the
+//     duration). So replicas that all write, even seldom, keep it shared,
+//     and a replica's writes wait out a lease at most once per ten
+//     durations. A store that closes gives its lease up.
 //   - Without the lease (shared, or not renewed in time), Revision asks
 //     PostgreSQL as before.
 //
@@ -191,6 +196,10 @@
 // must not write beside ones that have it (upgrade all, or run the new
 // ones with WithWriterLease(-1), which never take it, until none is
 // left).
+//
+// While PostgreSQL is away, the holder answers consistent reads from its
+// cache until its lease runs out (no write can be made meanwhile), and
+// then fails them as before.
 //
 // Several stores that all write (replicas behind a load balancer) keep
 // the lease shared, and ask PostgreSQL on each consistent read, as

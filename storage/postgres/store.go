@@ -413,6 +413,9 @@ func prefixEnd(prefix string) []byte {
 
 // Revision returns the revision of the store's last write.
 //
+// A store that holds the sole-writer lease (lease.go, doc.go) answers it
+// from its own commits, without a query. Otherwise:
+//
 // Every consistent read of a kapi server asks for it, so concurrent calls
 // share queries: a call joins the next query that starts after it was made
 // (never one already under way, whose answer may predate the call: a
