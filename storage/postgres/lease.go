@@ -214,9 +214,6 @@ func (s *Store) leaseCheck(b *pgx.Batch, allowed *bool) {
 // leaseLoop keeps the lease: renews it while held, takes it when it may,
 // and says the store writes while it is shared.
 func (s *Store) leaseLoop() {
-	if s.config.lease < 0 {
-		return
-	}
 	tick := time.NewTicker(s.lease.duration / 4)
 	defer tick.Stop()
 	for {
@@ -259,6 +256,9 @@ func (s *Store) keepLease() {
 		if _, err := s.pool.Exec(ctx, s.sql.lease.register, l.id, writerMemory*ms); err == nil {
 			l.registered = time.Now()
 		}
+	}
+	if s.config.lease < 0 { // a store that never takes it
+		return
 	}
 	var may bool
 	if err := s.pool.QueryRow(ctx, s.sql.lease.canTake, l.id).Scan(&may); err != nil || !may {
