@@ -59,6 +59,7 @@ type leaseStatements struct {
 	share    string // turn an expired lease of another to shared
 	state    string // mode, holder, and the milliseconds left of it
 	register string // $1 writes while shared
+	forget   string // the registrations that ran out
 	release  string
 }
 
@@ -87,6 +88,7 @@ WHERE mode = 'sole' AND holder = $1 AND NOT EXISTS (SELECT 1 FROM %s WHERE holde
 		share:    fmt.Sprintf(`UPDATE %s SET mode = 'shared', holder = '', expires_at = now() + $2 * interval '1 millisecond' WHERE mode = 'sole' AND holder <> $1 AND expires_at < now()`, lease),
 		state:    fmt.Sprintf(`SELECT mode, holder, CASE WHEN mode = 'sole' THEN extract(epoch FROM expires_at - now()) * 1000 ELSE 0 END FROM %s`, lease),
 		register: fmt.Sprintf(`INSERT INTO %s (holder, until) VALUES ($1, now() + $2 * interval '1 millisecond') ON CONFLICT (holder) DO UPDATE SET until = excluded.until`, writers),
+		forget:   fmt.Sprintf(`DELETE FROM %s WHERE until < now()`, writers),
 		release:  fmt.Sprintf(`UPDATE %s SET mode = 'shared', holder = '', expires_at = '-infinity' WHERE mode = 'sole' AND holder = $1`, lease),
 	}
 }
@@ -283,6 +285,9 @@ func (s *Store) takeLease(ctx context.Context) {
 		tag = ct.RowsAffected()
 		return nil
 	})
+	// Each store opened has a name of its own: the registrations of
+	// those gone are deleted as the lease is taken, now and then.
+	b.Queue(s.sql.lease.forget)
 	b.Queue("COMMIT")
 	sent := time.Now()
 	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil || tag != 1 {
