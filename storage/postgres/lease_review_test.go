@@ -1,0 +1,110 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/kapi-dev/kapi/storage/postgres"
+)
+
+// Review findings on the sole-writer lease (branch pgread): each test
+// below fails on the branch as it stands.
+
+// fakeClock makes now(), as the store's sessions see it, PostgreSQL's
+// clock plus an offset the test sets: a function now() in a schema of its
+// own, which the sessions' search_path puts before pg_catalog (PostgreSQL
+// lets a user's function override a built-in one when pg_catalog is named
+// last). The lease's statements call now() unqualified, so they read this
+// clock, as they would read the server's after its clock was stepped.
+// It returns the URL for the stores and a func that steps the clock.
+func fakeClock(t *testing.T, schema string) (url string, step func(time.Duration)) {
+	t.Helper()
+	clock := schema + "_clock"
+	dropAtEnd(t, clock)
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, baseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	c := pgx.Identifier{clock}.Sanitize()
+	for _, stmt := range []string{
+		`CREATE SCHEMA ` + c,
+		`CREATE TABLE ` + c + `.offset_ (one boolean PRIMARY KEY DEFAULT true, by interval NOT NULL)`,
+		`INSERT INTO ` + c + `.offset_ (by) VALUES ('0')`,
+		`CREATE FUNCTION ` + c + `.now() RETURNS timestamptz LANGUAGE sql STABLE AS $$ SELECT pg_catalog.now() + (SELECT by FROM ` + c + `.offset_) $$`,
+	} {
+		if _, err := conn.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	step = func(d time.Duration) {
+		t.Helper()
+		if _, err := conn.Exec(ctx, `UPDATE `+c+`.offset_ SET by = by + $1 * interval '1 millisecond'`, d.Milliseconds()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return baseURL + "&search_path=" + clock + ",pg_catalog", step
+}
+
+func openAt(t *testing.T, url, schema string, opts ...postgres.Option) *postgres.Store {
+	t.Helper()
+	needDatabase(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := postgres.Open(ctx, url, append([]postgres.Option{postgres.WithSchema(schema)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestLeaseSurvivesPostgresClockStepForward: doc.go says PostgreSQL's
+// clock "must not be stepped backwards during a lease"; it is a step
+// FORWARD that breaks the lease. expires_at is PostgreSQL wall-clock time
+// (now() + duration); another store shares the lease once now() is past
+// it. If the server's clock jumps ahead (NTP stepping a clock that was
+// behind, a VM resumed and resynchronised, or a failover to a standby
+// whose clock runs ahead of the old primary's), now() passes expires_at at
+// once, while the holder, reckoning on its own monotonic clock, still
+// believes it holds the lease: a write of another store is acknowledged,
+// and the holder's Revision, asked after, misses it — a stale consistent
+// read.
+func TestLeaseSurvivesPostgresClockStepForward(t *testing.T) {
+	schema := freshSchema(t)
+	url, step := fakeClock(t, schema)
+	ctx := t.Context()
+	// A lease of a minute, so that the holder's own reckoning is certainly
+	// still running when it is asked below, whatever the machine's load.
+	a := openAt(t, url, schema, postgres.WithWriterLease(time.Minute))
+	if _, err := a.Create(ctx, "/k/a", []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "holding the lease", a.HoldsLease)
+	// Its renewals would stop at b's registration anyway (and do not
+	// change what a's reckoning already allows); stopping them keeps the
+	// test from depending on when the next one falls.
+	a.StallLease(true)
+
+	step(2 * time.Minute) // PostgreSQL's clock jumps ahead
+
+	b := openAt(t, url, schema, postgres.WithWriterLease(-1))
+	rev, err := b.Create(ctx, "/k/b", []byte("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.HoldsLease() {
+		t.Skip("a's own reckoning ran out first (machine very slow)")
+	}
+	got, err := a.Revision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got < rev {
+		t.Errorf("after PostgreSQL's clock stepped forward, b's write was acknowledged at %d while a still held the lease by its own clock; a's Revision: %d (a stale consistent read)", rev, got)
+	}
+}
