@@ -108,3 +108,44 @@ func TestLeaseSurvivesPostgresClockStepForward(t *testing.T) {
 		t.Errorf("after PostgreSQL's clock stepped forward, b's write was acknowledged at %d while a still held the lease by its own clock; a's Revision: %d (a stale consistent read)", rev, got)
 	}
 }
+
+// TestLeaseWriterAfterSharedWrites: a store that wrote while the lease was
+// shared and later finds it taken again writes once more. Under -race (as
+// CI runs every package) this fails: lease.registered, a time.Time, is
+// written by the committer (shareLease, after a refused batch) and read
+// and written by the lease's goroutine (keepLease, deciding whether to
+// register), with no lock or atomic between them. keepLease reads it after
+// releasing l.mu, so the committer's lost() taking l.mu does not order the
+// two.
+func TestLeaseWriterAfterSharedWrites(t *testing.T) {
+	schema := freshSchema(t)
+	ctx := t.Context()
+	lease := postgres.WithWriterLease(100 * time.Millisecond)
+	a := mustStore(t, schema, lease)
+	if _, err := a.Create(ctx, "/k/a", []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a holding the lease", a.HoldsLease)
+	// b never takes the lease, so that a takes it back once b's
+	// registration runs out.
+	b := mustStore(t, schema, postgres.WithWriterLease(-1))
+	for round := range 2 {
+		// b's write waits out a's lease and shares it; from then on b's
+		// lease goroutine looks at its registration on every tick.
+		rev, err := b.Create(ctx, "/k/b"+string(rune('0'+round)), []byte("b"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := a.Revision(ctx); err != nil || got < rev {
+			t.Fatalf("a's Revision after b's write at %d: %d, %v", rev, got, err)
+		}
+		if round == 0 {
+			// a takes the lease back once b's registration runs out
+			// (ten of b's leases, 20s: a store that never takes the
+			// lease has the default's); b's next write is refused, and
+			// its committer rewrites the registration time its lease
+			// goroutine reads.
+			waitFor(t, "a holding the lease again", a.HoldsLease)
+		}
+	}
+}
