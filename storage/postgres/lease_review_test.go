@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -148,4 +149,112 @@ func TestLeaseWriterAfterSharedWrites(t *testing.T) {
 			waitFor(t, "a holding the lease again", a.HoldsLease)
 		}
 	}
+}
+
+// TestLeaseRegistrationsOfClosedStoresGo: every store opened registers in
+// the writers table under a name of its own once it writes while the
+// lease is shared, and the registration stays after the store is gone;
+// only takeLease deletes the ones that ran out (forget). While two
+// replicas keep writing, as replicas behind a load balancer do, the lease
+// stays shared and nobody takes it, so the table keeps a row for every
+// store ever opened: each restart of a replica adds one, for good, and
+// every renewal, take and canTake scans them (writers has no index on
+// until). Here two live writers keep the lease shared and ten short-lived
+// stores each write once and close; their registrations run out in a
+// second but are still there after fifteen.
+func TestLeaseRegistrationsOfClosedStoresGo(t *testing.T) {
+	schema := freshSchema(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	lease := postgres.WithWriterLease(100 * time.Millisecond)
+	done := make(chan struct{})
+	a, b := mustStore(t, schema, lease), mustStore(t, schema, lease)
+	go func() {
+		defer close(done)
+		for i := 0; ctx.Err() == nil; i++ {
+			for j, s := range []*postgres.Store{a, b} {
+				if _, err := s.Update(ctx, "/live/"+string(rune('a'+j)), []byte{byte(i)}, 0); err != nil {
+					s.Create(ctx, "/live/"+string(rune('a'+j)), []byte{byte(i)})
+				}
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	defer func() { cancel(); <-done }()
+
+	conn, err := pgx.Connect(ctx, baseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	writers := pgx.Identifier{schema, "writers"}.Sanitize()
+	count := func(where string) (n int) {
+		t.Helper()
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM `+writers+where).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	waitFor(t, "both live stores registered", func() bool { return count("") >= 2 })
+
+	const gone = 10
+	holders := func() (hs []string) {
+		t.Helper()
+		rows, err := conn.Query(ctx, `SELECT holder FROM `+writers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hs
+	}
+	var ids []string
+	for i := range gone {
+		before := holders()
+		c := mustStore(t, schema, lease)
+		if _, err := c.Create(ctx, "/gone/"+string(rune('a'+i)), []byte("c")); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the store registered", func() bool { return count("") > len(before) })
+		c.Close()
+		for _, h := range holders() {
+			if !slices.Contains(before, h) {
+				ids = append(ids, h) // c's
+			}
+		}
+	}
+	if len(ids) != gone {
+		t.Fatalf("registrations of the closed stores: %q", ids)
+	}
+	// c's registrations last ten leases (a second) from their last
+	// write; once they have run out, give the live stores fifteen
+	// seconds more to delete them.
+	waitFor(t, "the closed stores' registrations running out", func() bool {
+		return count(" WHERE holder = ANY('"+pgArray(ids)+"') AND until > now()") == 0
+	})
+	deadline := time.Now().Add(15 * time.Second)
+	left := func() int { return count(" WHERE holder = ANY('" + pgArray(ids) + "')") }
+	for left() > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := left(); n > 0 {
+		var mode string
+		if err := conn.QueryRow(ctx, `SELECT mode FROM `+pgx.Identifier{schema, "writer_lease"}.Sanitize()).Scan(&mode); err != nil {
+			t.Fatal(err)
+		}
+		t.Errorf("the writers table still holds %d registrations, run out 15s ago, of the %d stores closed (%d rows in all; the lease is %s): it grows by one row per store opened while the lease stays shared", n, gone, count(""), mode)
+	}
+}
+
+func pgArray(ids []string) string {
+	s := "{"
+	for i, id := range ids {
+		if i > 0 {
+			s += ","
+		}
+		s += id // hex
+	}
+	return s + "}"
 }
