@@ -2,6 +2,8 @@ package postgres_test
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"slices"
 	"testing"
 	"time"
@@ -257,4 +259,30 @@ func pgArray(ids []string) string {
 		s += id // hex
 	}
 	return s + "}"
+}
+
+// TestWriterLeaseTinyDuration: WithWriterLease takes any positive
+// duration, but one under 4ns makes leaseLoop's time.NewTicker(d/4)
+// panic in the store's goroutine, which kills the process; and one under
+// a millisecond is sent to PostgreSQL as d.Milliseconds() = 0 (expires_at =
+// now()) while the holder reckons its lease as d - d/8 > 0, so another
+// store may share it while the holder still answers from its commits. Run
+// in a child process, since the panic would end this one.
+func TestWriterLeaseTinyDuration(t *testing.T) {
+	needDatabase(t)
+	if os.Getenv("KAPI_TINY_LEASE_CHILD") != "" {
+		s, err := postgres.Open(t.Context(), baseURL, postgres.WithSchema(os.Getenv("KAPI_TINY_LEASE_CHILD")), postgres.WithWriterLease(time.Nanosecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(500 * time.Millisecond) // the lease's goroutine starts
+		s.Close()
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestWriterLeaseTinyDuration$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "KAPI_TINY_LEASE_CHILD="+freshSchema(t), "KAPI_POSTGRES_URL="+baseURL)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Errorf("a store with WithWriterLease(time.Nanosecond): %v\n%s", err, out)
+	}
 }
