@@ -25,6 +25,9 @@ const (
 	// defaultLease is how long a sole-writer lease lasts unrenewed: how
 	// long another replica's first write waits when the holder vanished.
 	defaultLease = 2 * time.Second
+	// minLease is the shortest lease a store takes: its goroutine renews
+	// every quarter of it, and PostgreSQL is sent it in milliseconds.
+	minLease = 100 * time.Millisecond
 	// writerMemory is how many leases long a store that wrote while the
 	// lease was shared keeps it shared: so that replicas that all write,
 	// however seldom, do not make each other wait out a lease again and
@@ -37,6 +40,11 @@ const (
 // holder that vanished. d below 0 makes the store never take the lease
 // (its writes still honour another store's); a store then asks PostgreSQL
 // for the revision on every consistent read, as all do while several write.
+// A duration is clamped to at least 100ms and at most half the store's
+// [WithTimeout], so that a write waiting out a vanished holder's lease
+// still commits within its timeout; give every store on a schema the same
+// lease and timeout (a write waits out the holder's lease, whatever its
+// own store's, and fails with a timeout if its own timeout is shorter).
 func WithWriterLease(d time.Duration) Option {
 	return func(c *config) {
 		if d != 0 {
@@ -45,51 +53,66 @@ func WithWriterLease(d time.Duration) Option {
 	}
 }
 
+// leaseDuration is the lease a store with config c takes (or, if it never
+// takes one, registers by).
+func leaseDuration(c config) time.Duration {
+	d := c.lease
+	if d <= 0 {
+		d = defaultLease
+	}
+	return max(minLease, min(d, c.timeout/2))
+}
+
 // errLeaseRefused is a batch's first round trip finding another store's
 // sole-writer lease: it rolled back, and is sent again once the lease is
 // shared.
 var errLeaseRefused = fmt.Errorf("%w: postgres: another store holds the sole-writer lease", storage.ErrUnavailable)
 
+// The lease's row holds no time: term counts every take, renewal, share
+// and release, and lease_ms is the duration its last one granted. A store
+// that would take or share another's lease watches the term for that
+// duration on its own monotonic clock (see doc.go); PostgreSQL's clock
+// only dates the writers' registrations, which decide who tries, not who
+// may.
 type leaseStatements struct {
 	schema   []string
 	check    string // may a write of $1 commit: mode shared, or held by $1
-	canTake  string // could $1 take the lease now
-	take     string // take it, under the revision lock
+	state    string // mode, holder, term, lease_ms, and whether another ($1) writes
+	take     string // $1 takes it for $2 ms if the term is still $3, under the revision lock
 	renew    string
-	share    string // turn an expired lease of another to shared
-	state    string // mode, holder, and the milliseconds left of it
+	share    string // turn another's lease to shared if its term is still $3
 	register string // $1 writes while shared
-	forget   string // the registrations that ran out
+	forget   string // the registrations that ran out, but $1's
 	release  string
+	leave    string // $1's registration
 }
 
 func newLeaseStatements(q func(string) string) leaseStatements {
 	lease, writers := q("writer_lease"), q("writers")
-	// A store may take the lease if no other store has said lately that
-	// it writes, and the lease's time is up, or the store holds it. The
-	// time of a shared lease is a duration after it was shared, so that
-	// the old holder, which has not said it writes (it had no need to),
-	// may say so first.
-	takeable := fmt.Sprintf(`NOT EXISTS (SELECT 1 FROM %s WHERE holder <> $1 AND until > now())
-AND ((mode = 'sole' AND holder = $1) OR expires_at < now())`, writers)
+	othersWrite := fmt.Sprintf(`EXISTS (SELECT 1 FROM %s WHERE holder <> $1 AND until > now())`, writers)
+	ms := `$2::bigint`
 	return leaseStatements{
 		schema: []string{
-			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (one boolean PRIMARY KEY DEFAULT true CHECK (one), mode text NOT NULL CHECK (mode IN ('sole', 'shared')), holder text NOT NULL, expires_at timestamptz NOT NULL)`, lease),
+			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (one boolean PRIMARY KEY DEFAULT true CHECK (one), mode text NOT NULL CHECK (mode IN ('sole', 'shared')), holder text NOT NULL, term bigint NOT NULL, lease_ms bigint NOT NULL)`, lease),
 			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (holder text PRIMARY KEY, until timestamptz NOT NULL)`, writers),
-			fmt.Sprintf(`INSERT INTO %s (mode, holder, expires_at) VALUES ('shared', '', '-infinity') ON CONFLICT DO NOTHING`, lease),
+			fmt.Sprintf(`INSERT INTO %s (mode, holder, term, lease_ms) VALUES ('shared', '', 0, 0) ON CONFLICT DO NOTHING`, lease),
 		},
-		check:   fmt.Sprintf(`SELECT mode = 'shared' OR holder = $1, mode = 'shared' FROM %s`, lease),
-		canTake: fmt.Sprintf(`SELECT %s FROM %s`, takeable, lease),
-		take:    fmt.Sprintf(`UPDATE %s SET mode = 'sole', holder = $1, expires_at = now() + $2 * interval '1 millisecond' WHERE %s`, lease, takeable),
+		check: fmt.Sprintf(`SELECT mode = 'shared' OR holder = $1, mode = 'shared' FROM %s`, lease),
+		state: fmt.Sprintf(`SELECT mode, holder, term, lease_ms, %s FROM %s`, othersWrite, lease),
+		take: fmt.Sprintf(`UPDATE %s SET mode = 'sole', holder = $1, term = term + 1, lease_ms = %s WHERE term = $3 AND NOT %s`,
+			lease, ms, othersWrite),
 		// A holder stops renewing once another store says it writes, so
 		// that its writes wait out the lease once.
-		renew: fmt.Sprintf(`UPDATE %s SET expires_at = now() + $2 * interval '1 millisecond'
-WHERE mode = 'sole' AND holder = $1 AND NOT EXISTS (SELECT 1 FROM %s WHERE holder <> $1 AND until > now())`, lease, writers),
-		share:    fmt.Sprintf(`UPDATE %s SET mode = 'shared', holder = '', expires_at = now() + $2 * interval '1 millisecond' WHERE mode = 'sole' AND holder <> $1 AND expires_at < now()`, lease),
-		state:    fmt.Sprintf(`SELECT mode, holder, CASE WHEN mode = 'sole' THEN extract(epoch FROM expires_at - now()) * 1000 ELSE 0 END FROM %s`, lease),
+		renew: fmt.Sprintf(`UPDATE %s SET term = term + 1, lease_ms = %s WHERE mode = 'sole' AND holder = $1 AND NOT %s`,
+			lease, ms, othersWrite),
+		share: fmt.Sprintf(`UPDATE %s SET mode = 'shared', holder = '', term = term + 1, lease_ms = %s WHERE mode = 'sole' AND holder <> $1 AND term = $3`,
+			lease, ms),
 		register: fmt.Sprintf(`INSERT INTO %s (holder, until) VALUES ($1, now() + $2 * interval '1 millisecond') ON CONFLICT (holder) DO UPDATE SET until = excluded.until`, writers),
-		forget:   fmt.Sprintf(`DELETE FROM %s WHERE until < now()`, writers),
-		release:  fmt.Sprintf(`UPDATE %s SET mode = 'shared', holder = '', expires_at = '-infinity' WHERE mode = 'sole' AND holder = $1`, lease),
+		forget:   fmt.Sprintf(`DELETE FROM %s WHERE until < now() AND holder <> $1`, writers),
+		// A lease given up can be taken at once: there is no holder to
+		// wait out.
+		release: fmt.Sprintf(`UPDATE %s SET mode = 'shared', holder = '', term = term + 1, lease_ms = 0 WHERE mode = 'sole' AND holder = $1`, lease),
+		leave:   fmt.Sprintf(`DELETE FROM %s WHERE holder = $1`, writers),
 	}
 }
 
@@ -117,11 +140,18 @@ type lease struct {
 	// revision above known); cleared by the next commit's lock.
 	suspect bool
 
+	// registered is when the store last said, in the writers table,
+	// that it writes while the lease is shared: the committer sets it
+	// (shareLease), the lease's goroutine reads and sets it (keepLease).
+	registered time.Time
+
 	// sharedWrite is when (unix nanoseconds) the store last wrote while
-	// the lease was shared; registered, when it last said so in the
-	// writers table.
+	// the lease was shared.
 	sharedWrite atomic.Int64
-	registered  time.Time
+	// seen is the lease's goroutine's own: the term it last read of a
+	// lease it does not hold, and when (by its monotonic clock) the
+	// answer came.
+	seen observation
 
 	stalled atomic.Bool // the tests' stalled holder: no renewals
 }
@@ -131,6 +161,42 @@ func newLease(d time.Duration) lease {
 	rand.Read(b[:])
 	return lease{id: hex.EncodeToString(b[:]), duration: d, margin: d / 8}
 }
+
+// leaseState is the lease's row as a store read it.
+type leaseState struct {
+	mode, holder string
+	term, ms     int64
+	othersWrite  bool
+}
+
+func (st *leaseState) scan(row pgx.Row) error {
+	return row.Scan(&st.mode, &st.holder, &st.term, &st.ms, &st.othersWrite)
+}
+
+// observation is a store watching another's lease (or a shared one) for
+// a change of term: the lease may be shared or taken once the term has
+// stayed the same for its duration since the answer that showed it came.
+// The holder counted its lease from before it sent the renewal that
+// set that term, which ran on the server before the answer was sent: so
+// by then, clock rates apart, the holder's reckoning has run out.
+type observation struct {
+	term int64
+	at   time.Time // zero: none yet
+	wait time.Duration
+}
+
+// update records st, read by an answer that came at at; over says whether
+// the term has now stayed the same for its duration.
+func (o *observation) update(st leaseState, at time.Time) (over bool) {
+	if o.at.IsZero() || st.term != o.term {
+		*o = observation{term: st.term, at: at, wait: time.Duration(st.ms) * time.Millisecond}
+		return false
+	}
+	return time.Since(o.at) >= o.wait
+}
+
+// left is how long until the term may be acted on.
+func (o *observation) left() time.Duration { return o.wait - time.Since(o.at) }
 
 // revision is the store's revision for a consistent read, if the store
 // holds the lease: every revision committed when the read began is the
@@ -236,7 +302,7 @@ func (s *Store) keepLease() {
 	defer cancel()
 	l := &s.lease
 	l.mu.Lock()
-	holder := l.holder
+	holder, registered := l.holder, l.registered
 	l.mu.Unlock()
 	ms := l.duration.Milliseconds()
 	if holder {
@@ -254,26 +320,52 @@ func (s *Store) keepLease() {
 		l.mu.Unlock()
 		return
 	}
-	if w := l.sharedWrite.Load(); w != 0 && time.Unix(0, w).After(l.registered) && time.Since(l.registered) > l.duration {
-		if _, err := s.pool.Exec(ctx, s.sql.lease.register, l.id, writerMemory*ms); err == nil {
-			l.registered = time.Now()
+	if w := l.sharedWrite.Load(); w != 0 && time.Unix(0, w).After(registered) && time.Since(registered) > l.duration {
+		// The registrations of stores gone (each store opened has a
+		// name of its own) go as the live ones are renewed, so that
+		// the table stays as small as the stores that write, however
+		// long the lease stays shared.
+		var b pgx.Batch
+		b.Queue(s.sql.lease.register, l.id, writerMemory*ms)
+		b.Queue(s.sql.lease.forget, l.id)
+		if err := s.pool.SendBatch(ctx, &b).Close(); err == nil {
+			l.setRegistered(time.Now())
 		}
 	}
 	if s.config.lease < 0 { // a store that never takes it
 		return
 	}
-	var may bool
-	if err := s.pool.QueryRow(ctx, s.sql.lease.canTake, l.id).Scan(&may); err != nil || !may {
+	var st leaseState
+	if err := st.scan(s.pool.QueryRow(ctx, s.sql.lease.state, l.id)); err != nil {
 		return
 	}
-	s.takeLease(ctx)
+	at := time.Now()
+	if st.othersWrite {
+		l.seen = observation{}
+		return
+	}
+	if (st.mode != "sole" || st.holder != l.id) && !l.seen.update(st, at) {
+		return
+	}
+	s.takeLease(ctx, st.term)
 }
 
-// takeLease takes the lease, under the revision lock: every write
-// committed before is at or below the revision read under it, and every
-// write of another store after finds the lease taken.
-func (s *Store) takeLease(ctx context.Context) {
+// setRegistered records the store's registration as a writer, made at
+// (the committer's and the lease goroutine's both make them).
+func (l *lease) setRegistered(at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if at.After(l.registered) {
+		l.registered = at
+	}
+}
+
+// takeLease takes the lease if its term is still term, under the revision
+// lock: every write committed before is at or below the revision read
+// under it, and every write of another store after finds the lease taken.
+func (s *Store) takeLease(ctx context.Context, term int64) {
 	l := &s.lease
+	l.seen = observation{}
 	var (
 		rev int64
 		b   pgx.Batch
@@ -281,13 +373,11 @@ func (s *Store) takeLease(ctx context.Context) {
 	)
 	b.Queue("BEGIN")
 	b.Queue(s.sql.lockRevision).QueryRow(func(row pgx.Row) error { return row.Scan(&rev) })
-	b.Queue(s.sql.lease.take, l.id, l.duration.Milliseconds()).Exec(func(ct pgconn.CommandTag) error {
+	b.Queue(s.sql.lease.take, l.id, l.duration.Milliseconds(), term).Exec(func(ct pgconn.CommandTag) error {
 		tag = ct.RowsAffected()
 		return nil
 	})
-	// Each store opened has a name of its own: the registrations of
-	// those gone are deleted as the lease is taken, now and then.
-	b.Queue(s.sql.lease.forget)
+	b.Queue(s.sql.lease.forget, l.id)
 	b.Queue("COMMIT")
 	sent := time.Now()
 	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil || tag != 1 {
@@ -298,48 +388,60 @@ func (s *Store) takeLease(ctx context.Context) {
 	l.holder, l.validUntil, l.known = true, sent.Add(l.duration-l.margin), max(l.known, rev)
 }
 
-// shareLease turns another store's lease to shared once PostgreSQL's
-// clock is past its end, waiting for that, and registers the store as a
-// writer: its batch was refused, and is sent again after.
+// shareLease registers the store as a writer (which stops the holder's
+// renewals) and turns another store's lease to shared, under the revision
+// lock, once its term has stayed the same for its duration by this
+// store's clock, waiting for that: its batch was refused, and is sent
+// again after.
 func (s *Store) shareLease(ctx context.Context) error {
 	l := &s.lease
 	l.lost()
+	var seen observation
+	share := int64(-1) // the term to share, once waited out
 	for {
 		var (
-			b      pgx.Batch
-			mode   string
-			holder string
-			left   float64
+			b  pgx.Batch
+			st leaseState
 		)
 		b.Queue("BEGIN")
 		b.Queue(s.sql.lockRevision)
-		b.Queue(s.sql.lease.share, l.id, l.duration.Milliseconds())
-		b.Queue(s.sql.lease.state).QueryRow(func(row pgx.Row) error { return row.Scan(&mode, &holder, &left) })
+		if share >= 0 {
+			b.Queue(s.sql.lease.share, l.id, l.duration.Milliseconds(), share)
+		}
 		b.Queue(s.sql.lease.register, l.id, writerMemory*l.duration.Milliseconds())
+		b.Queue(s.sql.lease.forget, l.id)
+		b.Queue(s.sql.lease.state, l.id).QueryRow(st.scan)
 		b.Queue("COMMIT")
-		if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
+		err := s.pool.SendBatch(ctx, &b).Close()
+		at := time.Now()
+		if err != nil {
 			return s.fail(ctx, err)
 		}
-		l.registered = time.Now()
-		if mode == "shared" || holder == l.id {
+		l.setRegistered(at)
+		if st.mode == "shared" || st.holder == l.id {
 			return nil
 		}
-		wait := min(max(time.Duration(left*float64(time.Millisecond)), time.Millisecond), l.duration)
+		seen.update(st, at)
 		select {
-		case <-time.After(wait):
+		case <-time.After(max(seen.left(), 0)):
 		case <-ctx.Done():
 			return s.fail(ctx, ctx.Err())
 		}
+		share = seen.term
 	}
 }
 
 // releaseLease gives the lease up as the store closes, so that another
-// store's writes need not wait it out.
+// store's writes need not wait it out, and removes the store's
+// registration as a writer.
 func (s *Store) releaseLease() {
 	s.lease.lost()
 	ctx, cancel := context.WithTimeout(context.Background(), min(s.config.timeout, time.Second))
 	defer cancel()
-	s.pool.Exec(ctx, s.sql.lease.release, s.lease.id)
+	var b pgx.Batch
+	b.Queue(s.sql.lease.release, s.lease.id)
+	b.Queue(s.sql.lease.leave, s.lease.id)
+	s.pool.SendBatch(ctx, &b).Close()
 }
 
 // refused rolls back a batch the lease refused, and puts its requests

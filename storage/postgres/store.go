@@ -199,6 +199,12 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	// default) every contended commit would fail with a serialization
 	// error, so the sessions ask for READ COMMITTED whatever the default.
 	params["default_transaction_isolation"] = "read committed"
+	// A take or renewal of the sole-writer lease PostgreSQL acknowledged
+	// must survive its crash (doc.go): a take lost while its holder
+	// answers reads would let other stores write unseen. So the sessions
+	// ask for synchronous commits whatever the database's or role's
+	// default.
+	params["synchronous_commit"] = "on"
 	// The store's statements are short; JIT compiling them, which the
 	// planner's estimates for its one-row tables can trigger, takes far
 	// longer than running them.
@@ -218,7 +224,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		closing:    make(chan struct{}),
 		pollNow:    make(chan struct{}, 1),
 		compactNow: make(chan struct{}, 1),
-		lease:      newLease(cmp.Or(max(c.lease, 0), defaultLease)),
+		lease:      newLease(leaseDuration(c)),
 	}
 	rev, compacted, err := s.setUp(ctx)
 	if err != nil {
