@@ -130,8 +130,11 @@
 // though, every revision committed is its own (or was there when it
 // became the only one), and it answers Revision without a query. That is
 // the sole-writer lease, one row of the table writer_lease (mode sole or
-// shared, holder, expires_at), beside a table writers of the stores that
-// have lately written while the lease was shared (holder, until):
+// shared, holder, term, lease_ms), beside a table writers of the stores
+// that have lately written while the lease was shared (holder, until).
+// The row holds no time: term counts every take, renewal, share and
+// release of the lease, and lease_ms is the duration the last one granted
+// (2s by default, [WithWriterLease]).
 //
 //   - Every write transaction, in its first round trip, reads the lease
 //     in a statement after the revision lock is held, and commits only if
@@ -139,30 +142,39 @@
 //     back (nothing was applied) and is sent again once the store has
 //     shared the lease. The holder's writes cost one statement more in the
 //     round trip they already make, and no round trip.
+//   - A store watches a lease it does not hold by its term: it reads
+//     (term, lease_ms), and may act on the lease (share or take it) once
+//     its own monotonic clock has passed lease_ms since the answer came,
+//     and only if the term is then still the same (the statement that
+//     acts says WHERE term = the one seen); a changed term starts the
+//     wait again. This is how Kubernetes' leader election watches a
+//     lease record (client-go's leaderelection): no clock is compared
+//     with another's.
 //   - Taking the lease is a transaction that holds the revision lock: it
-//     sets mode sole, the holder and expires_at = now() + the lease's
-//     duration (2s, [WithWriterLease]), if no other store has registered
-//     as a writer lately and the lease is shared, expired or the store's
-//     own; and reads the revision under the lock. Every write committed
-//     before is at or below that revision; every write of another store
-//     after it finds the lease taken and rolls back.
+//     sets mode sole, the holder, the store's duration and the next term,
+//     if no other store has registered as a writer lately and the term is
+//     the one the store watched for a duration (or the lease is its own);
+//     and reads the revision under the lock. Every write committed before
+//     is at or below that revision; every write of another store after it
+//     finds the lease taken and rolls back. A lease given up (a store that
+//     closes releases it, with lease_ms 0) may be taken at once.
 //   - The holder renews the lease every quarter of its duration (one
-//     UPDATE, WHERE it still holds it and no other store has registered as
-//     a writer lately), and answers Revision itself only while its own
-//     monotonic clock has not passed the time it sent its last successful
-//     renewal (or the take) plus the duration, less an eighth of it. Its
-//     answer is the highest revision it knows committed (its commits',
-//     and the one it read when it took the lease), once the commit it has
-//     under way, if any, is answered; and while a commit's outcome is
-//     unknown (it may have committed a revision above that) it asks
-//     PostgreSQL instead, until its next commit reads the revision under
-//     the lock again.
+//     UPDATE of the term, WHERE it still holds it and no other store has
+//     registered as a writer lately), and answers Revision itself only
+//     while its own monotonic clock has not passed the time it sent its
+//     last successful renewal (or the take) plus the duration, less an
+//     eighth of it. Its answer is the highest revision it knows committed
+//     (its commits', and the one it read when it took the lease), once
+//     the commit it has under way, if any, is answered; and while a
+//     commit's outcome is unknown (it may have committed a revision above
+//     that) it asks PostgreSQL instead, until its next commit reads the
+//     revision under the lock again.
 //   - A store whose write was refused registers as a writer (which stops
-//     the holder's renewals) and turns the lease to shared, under the
-//     revision lock, once PostgreSQL's now() is past expires_at: it waits
-//     out the lease once, at most its duration, and only if the holder
-//     was still renewing. A shared lease cannot be taken for one duration
-//     after it was shared (expires_at is then that time), so that the old
+//     the holder's renewals) and watches the lease's term, under the
+//     revision lock, and turns it to shared (next term) once it has
+//     watched it unchanged for its duration: it waits out the lease once,
+//     and only if the holder was still renewing. A shared lease is
+//     watched for a duration too before it is taken, so that the old
 //     holder, if it writes too, registers first. A store that writes
 //     while the lease is shared keeps its registration alive for ten
 //     durations after its last write (20s by default); once no other
@@ -170,32 +182,55 @@
 //     one still writing, as a rule: each tries every quarter of the
 //     duration). So replicas that all write, even seldom, keep it shared,
 //     and a replica's writes wait out a lease at most once per ten
-//     durations. A store that closes gives its lease up.
+//     durations. Each registration, and each take, deletes the
+//     registrations that ran out, and a store that closes deletes its
+//     own, so the table holds the stores that wrote lately.
 //   - Without the lease (shared, or not renewed in time), Revision asks
 //     PostgreSQL as before.
 //
+// A lease's duration is at least 100ms and at most half the store's
+// [WithTimeout] (a longer one is cut to that): a write that waits out a
+// vanished holder's lease then commits within its timeout. A refused
+// write waits out the holder's duration, not its own store's: stores on
+// one schema should share their lease and timeout settings.
+//
 // Why it is linearizable: a read the holder answers itself began before
-// its own reckoning of the lease ran out. Its last renewal ran on the
-// server after it was sent, so PostgreSQL's expires_at is at least the
-// duration after the send by PostgreSQL's clock; no other store's write
-// commits before the lease is shared or taken, which needs PostgreSQL's
-// now() past expires_at and the revision lock. So when the read began,
-// every write committed in the database was either committed before the
-// holder took the lease (at or below the revision it read then) or the
-// holder's own: answered (at or below known) or under way (waited for).
-// Writes acknowledged before the read began are among them; the cache
-// the read is then served from has them all. The only assumption about
-// clocks is that the holder's clock and PostgreSQL's run at rates that
-// differ by less than the margin allows (an eighth of the duration over
-// the duration: about 6 %): no clock needs to agree with another, but
-// PostgreSQL's must not be stepped backwards during a lease (as NTP may
-// step a clock far off; slewing is a rate change, and fine). The lease
-// also assumes that a renewal PostgreSQL acknowledged survives a crash
-// (synchronous_commit on, the default; fsync on), and that every store on
-// the schema checks it: stores of a kapi version from before the lease
-// must not write beside ones that have it (upgrade all, or run the new
-// ones with WithWriterLease(-1), which never take it, until none is
-// left).
+// its own reckoning of the lease ran out, the duration less an eighth
+// after it sent its last renewal (or take), which set some term t. No
+// other store's write commits until the lease is shared or taken, which
+// needs the term still t after the other store watched it for the
+// duration from an answer that showed t; that answer was sent after the
+// renewal ran, so after the holder sent it. So, if the two clocks' rates
+// differ by less than the margin allows, the holder's reckoning had run
+// out before any other store's write could commit. When the read began,
+// every write committed in the database was then either committed before
+// the holder took the lease (at or below the revision it read then) or
+// the holder's own: answered (at or below known) or under way (waited
+// for). Writes acknowledged before the read began are among them; the
+// cache the read is then served from has them all.
+//
+// The assumptions: the holder's and the watching store's clocks run at
+// rates that differ by less than an eighth of the duration over the
+// duration (about 6 %); nothing is assumed of PostgreSQL's clock, and no
+// clock needs to agree with another or be free of steps (Go's monotonic
+// clock is not stepped by NTP or by setting the time). Go's monotonic
+// clock does stop while the machine is suspended, though: a holder whose
+// machine (or VM) is suspended and resumed counts the pause as no time,
+// and may answer from its cache after the lease has moved on. A holder
+// that can be suspended is outside the assumption; run replicas that
+// might be with [WithWriterLease](-1). PostgreSQL's own clock (now()) dates
+// only the writers' registrations, which decide which store tries to
+// take the lease, never whether a store may write: a step of it can make
+// a store wait a lease out once more, or take the lease sooner, not read
+// stale. The lease also assumes that a take or renewal PostgreSQL
+// acknowledged survives a crash: the store's sessions set
+// synchronous_commit on whatever the database's default (fsync must be
+// on, and a failover must not lose acknowledged commits: an asynchronous
+// standby promoted may, which loses acknowledged writes as well); and
+// that every store on the schema checks it: stores of a kapi version
+// from before the lease must not write beside ones that have it (upgrade
+// all, or run the new ones with WithWriterLease(-1), which never take it,
+// until none is left).
 //
 // While PostgreSQL is away, the holder answers consistent reads from its
 // cache until its lease runs out (no write can be made meanwhile), and
@@ -220,6 +255,9 @@
 // holder then asks; with the other store's check left out
 // (WithoutLeaseCheck, a test-only switch) its write commits at once and
 // the holder's Revision misses it, which the same test catches.
+// TestLeaseSurvivesPostgresClockStepForward checks that a forward step of
+// PostgreSQL's clock does not let another store write while the holder
+// still reckons it holds the lease.
 // TestLeaseTakeover checks that a holder that stops renewing holds the
 // others' writes up for one lease, and that the lease then moves to the
 // store that writes.
