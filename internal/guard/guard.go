@@ -386,8 +386,12 @@ func (g *guard) serve(w http.ResponseWriter, r *http.Request) {
 // map of children, under a lock), a third of the deadline's cost; the
 // request's context ending (the client gone) is forwarded here instead.
 func (g *guard) serveWithin(w http.ResponseWriter, r *http.Request, timeout time.Duration, slot *atomic.Int64) {
-	gone := r.Context().Done()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), timeout)
+	parent := r.Context()
+	deadline := time.Now().Add(timeout)
+	if dl, ok := parent.Deadline(); ok && dl.Before(deadline) { // the parent's, sooner
+		deadline = dl
+	}
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(parent), deadline)
 	defer cancel()
 	rctx := g.routeContext(ctx)
 	if rctx != nil {
@@ -407,7 +411,10 @@ func (g *guard) serveWithin(w http.ResponseWriter, r *http.Request, timeout time
 		}
 		return
 	case <-ctx.Done():
-	case <-gone:
+	case <-parent.Done():
+		if errors.Is(parent.Err(), context.DeadlineExceeded) {
+			<-ctx.Done() // the parent's deadline, which is ctx's too
+		}
 		cancel()
 	}
 	// From here d is not recycled: the handler may still be using it.
