@@ -69,6 +69,9 @@ func table(results []*Result) string {
 		}
 		if r.Watchers > 0 && r.Events >= 0 && slices.Contains(watchWorkloads, r.Workload) {
 			note = fmt.Sprintf("%d watchers × %d events, delivered %d, lost %d", r.Watchers, r.Events, r.Delivered, r.Lost)
+			if r.WritesPerEvent > 0 {
+				note += fmt.Sprintf(", %.2f write syscalls per event", r.WritesPerEvent)
+			}
 			if r.Rounds > 1 {
 				note += fmt.Sprintf(" (the least CPU per event of %d rounds)", r.Rounds)
 			}

@@ -371,14 +371,14 @@ func runWatchWorkload(ctx context.Context, e *env, name string, t *target, sz si
 		}
 	}
 	for range max(sz.Rounds, 1) {
-		r, err := runWatch(ctx, t, sz)
+		r, err := runWatchCounted(ctx, t, sz)
 		if err != nil {
 			fail(name, err)
 			return
 		}
 		kapi = cheaperRound(kapi, r)
 		if ceiling != nil {
-			r, err := runWatch(ctx, ceiling, sz)
+			r, err := runWatchCounted(ctx, ceiling, sz)
 			if err != nil {
 				fail(name, err)
 				ceiling = nil
@@ -402,6 +402,17 @@ func runWatchWorkload(ctx context.Context, e *env, name string, t *target, sz si
 	if ceil != nil {
 		add(name, ceil)
 	}
+}
+
+// runWatchCounted is runWatch, counting the server's write system calls
+// per delivered event when it is a local process.
+func runWatchCounted(ctx context.Context, t *target, sz sizes) (*Result, error) {
+	io0, err0 := procIO(t.PID)
+	r, err := runWatch(ctx, t, sz)
+	if io1, err1 := procIO(t.PID); err == nil && err0 == nil && err1 == nil && r.Delivered > 0 {
+		r.WritesPerEvent = float64(io1.syscw-io0.syscw) / float64(r.Delivered)
+	}
+	return r, err
 }
 
 // cheaperRound keeps the fan-out round with less server CPU per delivered
