@@ -111,15 +111,18 @@ func (s *Store) write(ctx context.Context, r *request) (int64, storage.KeyValue,
 		}
 		return 0, storage.KeyValue{}, notSent(ctx, err)
 	}
-	select {
-	case <-done:
+	// Waiting asks ctx for Done only once the batch is slow (see
+	// groupcommit.Queue.Wait): kapi's store guard arms a timer and a
+	// derived context when it is asked, which no write answered in time
+	// needs. A caller whose context ends meanwhile is told so that much
+	// later, 100 ms at most.
+	if s.queue.Wait(ctx, done) {
 		return r.rev, r.removed, r.err
-	case <-ctx.Done():
-		if r.state.CompareAndSwap(pending, withdrawn) || r.state.Load() == withdrawn {
-			return 0, storage.KeyValue{}, notSent(ctx, ctx.Err())
-		}
-		return 0, storage.KeyValue{}, fmt.Errorf("postgres: %w (%w)", ctx.Err(), storage.ErrOutcomeUnknown)
 	}
+	if r.state.CompareAndSwap(pending, withdrawn) || r.state.Load() == withdrawn {
+		return 0, storage.KeyValue{}, notSent(ctx, ctx.Err())
+	}
+	return 0, storage.KeyValue{}, fmt.Errorf("postgres: %w (%w)", ctx.Err(), storage.ErrOutcomeUnknown)
 }
 
 // notSent is the error of a write its caller gave up on before the
