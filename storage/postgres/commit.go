@@ -154,6 +154,11 @@ func (s *Store) commit(batch []*request) {
 	ctx, cancel := context.WithTimeoutCause(context.Background(), s.config.timeout, errStoreTimeout)
 	defer cancel()
 	last, fed, err := s.commitBatch(ctx, batch)
+	for try := 0; errors.Is(err, errLeaseRefused) && try < 3; try++ {
+		if err = s.shareLease(ctx); err == nil {
+			last, fed, err = s.commitBatch(ctx, batch)
+		}
+	}
 	if err != nil {
 		for _, r := range batch {
 			if r.state.Load() != withdrawn { // whose writer has its own error
@@ -268,6 +273,8 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (last int64, 
 	} else {
 		b.Queue(s.sql.lockRevision).QueryRow(func(row pgx.Row) error { return row.Scan(&rev) })
 	}
+	var allowed bool
+	s.leaseCheck(&b, &allowed)
 	b.Queue(s.sql.readCurrent, keys).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var (
@@ -283,6 +290,12 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (last int64, 
 	})
 	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
 		return 0, false, s.fail(ctx, err)
+	}
+	if !allowed {
+		return 0, false, s.refused(ctx, conn, reqs)
+	}
+	if revs == nil {
+		s.lease.locked(rev)
 	}
 
 	// The requests in their order, each against the versions the earlier
@@ -383,11 +396,14 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (last int64, 
 	if revs == nil {
 		s.committing.Store(rev)
 	}
+	s.lease.sending()
 	results := conn.SendBatch(ctx, &b)
 	if s.config.afterSend != nil {
 		s.config.afterSend()
 	}
-	if err := results.Close(); err != nil {
+	err = results.Close()
+	s.lease.sent(last, err)
+	if err != nil {
 		return 0, false, outcomeUnknown(s.fail(ctx, err))
 	}
 	// The batch's revisions follow every revision before them, all

@@ -54,6 +54,25 @@ func WithTracer(tr pgx.QueryTracer) Option {
 	return func(c *config) { c.tracer = tr }
 }
 
+// WithoutLeaseCheck breaks the store on purpose, for the test that must
+// catch it: its writes skip the sole-writer lease's check, and so commit
+// while another store holds the lease.
+func WithoutLeaseCheck() Option {
+	return func(c *config) { c.skipLeaseCheck = true }
+}
+
+// HoldsLease says whether the store holds the sole-writer lease and may
+// answer consistent reads itself now.
+func (s *Store) HoldsLease() bool {
+	s.lease.mu.Lock()
+	defer s.lease.mu.Unlock()
+	return s.lease.holder && time.Now().Before(s.lease.validUntil)
+}
+
+// StallLease stops (or resumes) the store's renewals of its lease, as a
+// holder that hangs would.
+func (s *Store) StallLease(stall bool) { s.lease.stalled.Store(stall) }
+
 // FollowCommits hands the poller's log the events of commits batches of
 // eight updates of value, as the committer hands it its own (recent.follow),
 // starting from an empty log, so that most find it full. With check, it
