@@ -166,7 +166,7 @@ func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error 
 			managed = cur.GetObjectMeta().ManagedFields
 		}
 		opts := opts
-		opts.Ignore = rq.ignoredFields(live, config)
+		opts.Ignore, opts.Live = rq.ignoredFields(live, config), cur // patch reads cur where it can, live elsewhere
 		merged, managed, err := rq.res.objType.schema.ApplyMerged(live, parsed, managed, opts)
 		if err != nil {
 			return nil, err // a conflict is statusOf's 409

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"unsafe"
 )
 
 // An apply lists the fields of its configuration (toSet) and writes them
@@ -22,6 +23,10 @@ import (
 type appliedSet struct {
 	set   fieldSet
 	final *parsedSet
+	// schema is the schema of a set kept by a key that names it
+	// (readShapeKey): held, so that no other schema is made at its address
+	// while the key is kept.
+	schema *Schema
 }
 
 // appliedSets are the sets of the configurations applied lately, by the
@@ -39,15 +44,30 @@ const (
 )
 
 // appliedSetOf is toSet of cfg, a configuration of schema s, without the
-// paths keep says no to: as set, and as final without serverOwned.
-func appliedSetOf(cfg map[string]any, s *Schema, keep func(fieldPath) bool, ignore []string) *appliedSet {
+// paths keep says no to: as set, and as final without serverOwned. shape,
+// if not nil, is the shape the reader of cfg's document wrote of it
+// (Configuration.shape), which spares the walk of appendShape.
+func appliedSetOf(cfg map[string]any, s *Schema, keep func(fieldPath) bool, ignore []string, shape []byte) *appliedSet {
 	var arr [1024]byte
 	key := arr[:0]
+	if shape != nil {
+		// The reader's shape says nothing of the schema: the key names it.
+		p := uintptr(unsafe.Pointer(s))
+		key = append(key, '#')
+		for range unsafe.Sizeof(p) {
+			key = append(key, byte(p))
+			p >>= 8
+		}
+	}
 	for _, f := range ignore {
 		key = appendShapeName(key, f)
 	}
 	key = append(key, '|')
-	key = appendShape(key, cfg, s)
+	if shape != nil {
+		key = append(key, shape...)
+	} else {
+		key = appendShape(key, cfg, s)
+	}
 	cacheable := len(key) <= maxShapeKey
 	if cacheable {
 		appliedSets.Lock()
@@ -62,7 +82,7 @@ func appliedSetOf(cfg map[string]any, s *Schema, keep func(fieldPath) bool, igno
 	set = set.filter(keep)
 	final := set.minus(serverOwned)
 	encoded, _ := final.MarshalJSON()
-	a := &appliedSet{set: set, final: &parsedSet{set: final, encoded: encoded}}
+	a := &appliedSet{set: set, final: &parsedSet{set: final, encoded: encoded}, schema: s}
 	rememberParsed(a.final) // the entry's FieldsV1 read back is this set: ApplyMerged's sameSet
 	if cacheable {
 		appliedSets.Lock()
@@ -150,3 +170,45 @@ func appendItemName(b []byte, s *Schema, item any) (_ []byte, named bool) {
 	}
 	return append(appendScalarJSON(append(b, 'v'), item), 0), true
 }
+
+// shapePlace is where a value the reader reads is, for what its shape
+// (jsonReader.shape) holds of it. What toSet makes of a document depends,
+// in any schema, on its objects' names, its values' kinds (a Deduced value
+// is an object or not, a null one is a member), and on scalar values only
+// where they name a list's items: an item of a set, a key of a map list's
+// item. The reader's shape holds every name as written and every value's
+// kind, and a scalar's JSON as written where it may name an item: in a
+// list, or a member of an object in a list. Two documents with one shape
+// thus make one set in any one schema, whatever their other values.
+type shapePlace uint8
+
+const (
+	shapeElsewhere  shapePlace = iota
+	shapeItem                  // a list's item
+	shapeItemMember            // a member of an object that is a list's item
+)
+
+// shapeScalar writes a scalar read (raw as written, c its first byte) into
+// d's shape.
+func (d *jsonReader) shapeScalar(c byte, raw []byte) {
+	if d.where != shapeElsewhere {
+		d.shape = append(d.shape, 'v')
+		d.shape = append(d.shape, raw...)
+		d.shape = append(d.shape, 0) // JSON as written holds no 0 byte
+		return
+	}
+	switch {
+	case c == '"':
+		c = 's'
+	case c == 't' || c == 'f':
+		c = 'b'
+	case c == 'n':
+		c = 'z'
+	default:
+		c = '0'
+	}
+	d.shape = append(d.shape, c)
+}
+
+// shapeBuffers keeps what ParseConfiguration writes shapes into.
+var shapeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}

@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"fmt"
 	"math/rand"
 	"reflect"
 	"testing"
@@ -64,7 +65,8 @@ func TestAppliedSetShapeRandom(t *testing.T) {
 	r := rand.New(rand.NewSource(3))
 	keep := ignoreFilter([]string{"status"})
 	sets := map[string]string{} // a shape's set, as written
-	same := 0
+	read := map[string]string{} // a reader's shape's set, by schema
+	same, sameRead := 0, 0
 	for _, s := range []*Schema{s, withDeduced(s)} {
 		for i := 0; i < 1000; i++ {
 			v := randomValue(r, s, 0)
@@ -84,21 +86,51 @@ func TestAppliedSetShapeRandom(t *testing.T) {
 					}
 				}
 				sets[shape] = string(want)
-				a := appliedSetOf(m, s, keep, []string{"status"})
-				if got, _ := a.set.MarshalJSON(); string(got) != string(want) {
-					t.Fatalf("%v: appliedSetOf %s, want %s", m, got, want)
+				doc, err := encodeJSON(m)
+				if err != nil {
+					t.Fatal(err)
 				}
-				final, _ := set.filter(keep).minus(serverOwned).MarshalJSON()
-				if string(a.final.encoded) != string(final) || !a.final.set.equal(set.filter(keep).minus(serverOwned)) {
-					t.Fatalf("%v: appliedSetOf final %s, want %s", m, a.final.encoded, final)
+				c, err := ParseConfiguration(doc)
+				if err != nil || c.shape == nil {
+					t.Fatalf("%s: %v, shape %q", doc, err, c.shape)
+				}
+				// What was read has its numbers as canonicalNumbers writes them.
+				readSet := fieldSet{}
+				toSet(c.tree, s, nil, readSet)
+				wantRead, _ := readSet.filter(keep).MarshalJSON()
+				byReader := fmt.Sprintf("%p", s) + string(c.shape)
+				if prev, ok := read[byReader]; ok {
+					sameRead++
+					if prev != string(wantRead) {
+						t.Fatalf("read shape %q: set %s, and %s", c.shape, prev, wantRead)
+					}
+				}
+				read[byReader] = string(wantRead)
+				for _, a := range []struct {
+					a    *appliedSet
+					v    map[string]any
+					want fieldSet
+				}{
+					{appliedSetOf(m, s, keep, []string{"status"}, nil), m, set},
+					{appliedSetOf(c.tree, s, keep, []string{"status"}, c.shape), c.tree, readSet},
+				} {
+					want, _ := a.want.filter(keep).MarshalJSON()
+					if got, _ := a.a.set.MarshalJSON(); string(got) != string(want) {
+						t.Fatalf("%v: appliedSetOf %s, want %s", a.v, got, want)
+					}
+					final := a.want.filter(keep).minus(serverOwned)
+					encoded, _ := final.MarshalJSON()
+					if string(a.a.final.encoded) != string(encoded) || !a.a.final.set.equal(final) {
+						t.Fatalf("%v: appliedSetOf final %s, want %s", a.v, a.a.final.encoded, encoded)
+					}
 				}
 			}
 		}
 	}
-	if same < 300 {
-		t.Errorf("only %d values had a shape seen before", same)
+	if same < 300 || sameRead < 100 {
+		t.Errorf("only %d values had a shape seen before, %d a reader's shape", same, sameRead)
 	}
-	t.Logf("%d values had a shape seen before", same)
+	t.Logf("%d values had a shape seen before, %d a reader's shape", same, sameRead)
 }
 
 // TestAppliedSetOtherSchemas: appliedSets serves every schema, and two
@@ -126,8 +158,48 @@ func TestAppliedSetOtherSchemas(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := appliedSetOf(cfg, s, ignoreFilter(nil), nil).final.encoded; string(got) != c.want {
+		if got := appliedSetOf(cfg, s, ignoreFilter(nil), nil, nil).final.encoded; string(got) != c.want {
 			t.Errorf("%v: %s, want %s", c.typ, got, c.want)
+		}
+		parsed, err := ParseConfiguration([]byte(`{"items":[{"name":"x","id":"x"}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appliedSetOf(parsed.tree, s, ignoreFilter(nil), nil, parsed.shape).final.encoded; string(got) != c.want {
+			t.Errorf("%v, read: %s, want %s", c.typ, got, c.want)
+		}
+	}
+}
+
+// TestAppliedSetReadShapeNamesItems: configurations alike but for what
+// names a list's items (a map list item's key, a set's item) have shapes
+// of their own as read, so that neither is given the other's set.
+func TestAppliedSetReadShapeNamesItems(t *testing.T) {
+	s, err := SchemaOf(reflect.TypeFor[storedWidget]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := ignoreFilter(nil)
+	for _, docs := range [][]string{
+		{`{"spec":{"ports":[{"name":"a","port":1}]}}`, `{"spec":{"ports":[{"name":"b","port":1}]}}`, `{"spec":{"ports":[{"name":"a","port":2}]}}`},
+		{`{"spec":{"tags":["a"]}}`, `{"spec":{"tags":["b"]}}`, `{"spec":{"tags":["a","a"]}}`},
+		{`{"spec":{"nested":{"x":{"tags":["a"]}}}}`, `{"spec":{"nested":{"x":{"tags":["b"]}}}}`},
+		{`{"spec":{"extra":{"a":1}}}`, `{"spec":{"extra":1}}`, `{"spec":{"extra":null}}`, `{"spec":{"extra":{}}}`},
+		{`{"status":{"conditions":[{"type":"A","status":"x"}]}}`, `{"status":{"conditions":[{"type":"B","status":"x"}]}}`},
+	} {
+		for _, s := range []*Schema{s, withDeduced(s), s, withDeduced(s)} { // the second time from appliedSets
+			for _, doc := range docs {
+				c, err := ParseConfiguration([]byte(doc))
+				if err != nil || c.shape == nil {
+					t.Fatalf("%s: %v, shape %q", doc, err, c.shape)
+				}
+				set := fieldSet{}
+				toSet(c.tree, s, nil, set)
+				want, _ := set.MarshalJSON()
+				if got, _ := appliedSetOf(c.tree, s, keep, nil, c.shape).set.MarshalJSON(); string(got) != string(want) {
+					t.Errorf("%s: appliedSetOf %s, want %s", doc, got, want)
+				}
+			}
 		}
 	}
 }

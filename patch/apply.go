@@ -22,6 +22,11 @@ type ApplyOptions struct {
 	// Convert, if set, serves managers whose entries were recorded in
 	// another version than APIVersion (see Converter).
 	Convert Converter
+	// Live, if set, is the live object as a Go value, a pointer to a
+	// struct whose JSON is the live object's: ApplyMerged reads the
+	// object from it rather than from its JSON where it can tell what
+	// reading the JSON gives (see typedTree), and from the JSON elsewhere.
+	Live any
 }
 
 // Converter returns obj, the JSON of an object in the write's version, in
@@ -104,7 +109,7 @@ func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.
 	if err := validate(cfg, s, make(fieldPath, 0, pathDepth), false); err != nil {
 		return nil, nil, fmt.Errorf("%w: apply configuration: %v", ErrMalformed, err)
 	}
-	liveObj, err := s.liveObject(live)
+	liveObj, err := s.liveTree(live, opts.Live)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -146,7 +151,7 @@ func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.
 		lastSet, applier.time = prev.set, prev.time
 	}
 	merged, _ := merge(liveObj, true, cfg, true, s)
-	applied := appliedSetOf(cfg, s, ignore, opts.Ignore)
+	applied := appliedSetOf(cfg, s, ignore, opts.Ignore, config.shape)
 	applier.set = applied.set
 	ms[id] = applier
 	result := merged
@@ -475,6 +480,22 @@ func ignoreFilter(ignore []string) func(fieldPath) bool {
 		}
 		return true
 	}
+}
+
+// liveTree is liveObject of live, or the tree of obj, live as a Go value
+// (ApplyOptions.Live), where it can be built.
+func (s *Schema) liveTree(live []byte, obj any) (map[string]any, error) {
+	if obj == nil {
+		return s.liveObject(live)
+	}
+	m, ok := typedTree(obj)
+	if !ok {
+		return s.liveObject(live)
+	}
+	if err := validate(m, s, make(fieldPath, 0, pathDepth), true); err != nil {
+		return nil, fmt.Errorf("%w: object: %v", ErrNotApplicable, err)
+	}
+	return m, nil
 }
 
 // liveObject reads a stored object: {} when there is none.

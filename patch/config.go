@@ -18,12 +18,18 @@ import (
 type Configuration struct {
 	tree  map[string]any // without metadata.managedFields
 	plain bool           // every value of tree says what the document said as written (jsonReader.respelled)
+	// shape is what toSet makes of tree depends on, in any schema, as
+	// the reader wrote it while reading the document (shapePlace); nil
+	// if it did not. It spares appliedSetOf a walk of tree.
+	shape []byte
 }
 
 // ParseConfiguration reads config, an apply configuration in JSON:
 // ErrMalformed if it is not a JSON object.
 func ParseConfiguration(config []byte) (*Configuration, error) {
-	d := jsonReader{data: config, unmanaged: true}
+	buf := shapeBuffers.Get().(*[]byte)
+	defer shapeBuffers.Put(buf)
+	d := jsonReader{data: config, unmanaged: true, shape: (*buf)[:0]}
 	tree, err := readUnmanaged(&d)
 	if err != nil {
 		return nil, fmt.Errorf("%w: apply configuration: %v", ErrMalformed, err)
@@ -31,7 +37,14 @@ func ParseConfiguration(config []byte) (*Configuration, error) {
 	if tree == nil {
 		return nil, fmt.Errorf("%w: apply configuration must be an object", ErrMalformed)
 	}
-	return &Configuration{tree: tree, plain: !d.respelled}, nil
+	c := &Configuration{tree: tree, plain: !d.respelled}
+	if d.shape != nil {
+		*buf = d.shape
+		if len(d.shape) <= maxShapeKey {
+			c.shape = append([]byte(nil), d.shape...)
+		}
+	}
+	return c, nil
 }
 
 // Decode sets dst, a pointer to a new struct, to what decoding the

@@ -59,6 +59,7 @@ func readJSON(d *jsonReader) (any, error) {
 		}
 	}
 	d.respelled = true
+	d.shape = nil // of what was read before giving up
 	return decodeJSONStd(d.data)
 }
 
@@ -96,6 +97,11 @@ type jsonReader struct {
 	// it, managedFields left out, or a document left to encoding/json.
 	// Configuration.Decode decodes only one without.
 	respelled bool
+	// shape, if not nil, is where the reader writes the document's shape
+	// as it reads it (see Configuration.shape); where says where the value
+	// being read is, for what of it the shape holds.
+	shape []byte
+	where shapePlace
 }
 
 type member struct {
@@ -110,11 +116,25 @@ func (d *jsonReader) value(depth int) (any, bool) {
 	if d.i >= len(d.data) {
 		return nil, false
 	}
-	switch c := d.data[d.i]; c {
+	c := d.data[d.i]
+	switch c {
 	case '{':
 		return d.object(depth+1, false)
 	case '[':
 		return d.array(depth + 1)
+	}
+	start := d.i
+	v, ok := d.scalar(c)
+	if d.shape != nil && ok && !d.discard {
+		d.shapeScalar(c, d.data[start:d.i])
+	}
+	return v, ok
+}
+
+// scalar reads a value that is neither an object nor an array; c is its
+// first byte.
+func (d *jsonReader) scalar(c byte) (any, bool) {
+	switch c {
 	case '"':
 		if !d.discard {
 			if v, ok := d.shortString(); ok {
@@ -151,13 +171,20 @@ func (d *jsonReader) object(depth int, metadata bool) (any, bool) {
 		return nil, false
 	}
 	d.i++ // {
-	base := len(d.members)
-	defer func() { d.members = d.members[:base] }()
+	base, where := len(d.members), d.where
+	defer func() { d.members, d.where = d.members[:base], where }()
+	shaping := d.shape != nil && !d.discard
+	if shaping {
+		d.shape = append(d.shape, '{')
+	}
 	d.space()
 	if d.i < len(d.data) && d.data[d.i] == '}' {
 		d.i++
 		if d.discard {
 			return nil, true
+		}
+		if shaping {
+			d.shape = append(d.shape, '}')
 		}
 		return map[string]any{}, true
 	}
@@ -166,9 +193,17 @@ func (d *jsonReader) object(depth int, metadata bool) (any, bool) {
 		if d.i >= len(d.data) || d.data[d.i] != '"' {
 			return nil, false
 		}
+		keyStart := d.i
 		key, ok := d.key()
 		if !ok {
 			return nil, false
+		}
+		if shaping {
+			d.shape = append(d.shape, d.data[keyStart:d.i]...) // as written: quoted, so it ends itself
+			d.where = shapeElsewhere
+			if where == shapeItem {
+				d.where = shapeItemMember
+			}
 		}
 		d.space()
 		if d.i >= len(d.data) || d.data[d.i] != ':' {
@@ -206,6 +241,9 @@ func (d *jsonReader) object(depth int, metadata bool) (any, bool) {
 			continue
 		case d.discard:
 			return nil, true
+		}
+		if shaping {
+			d.shape = append(d.shape, '}')
 		}
 		ms := d.members[base:]
 		m := make(map[string]any, len(ms))
@@ -248,11 +286,23 @@ func (d *jsonReader) array(depth int) (any, bool) {
 	if !d.discard {
 		out = []any{} // encoding/json's [] is an empty, not a nil, slice
 	}
+	shaping := d.shape != nil && !d.discard
+	if shaping {
+		d.shape = append(d.shape, '[')
+		where := d.where
+		defer func() { d.where = where }()
+	}
 	if d.i < len(d.data) && d.data[d.i] == ']' {
 		d.i++
+		if shaping {
+			d.shape = append(d.shape, ']')
+		}
 		return out, true
 	}
 	for {
+		if shaping {
+			d.where = shapeItem
+		}
 		v, ok := d.value(depth)
 		if !ok {
 			return nil, false
@@ -265,6 +315,9 @@ func (d *jsonReader) array(depth int) (any, bool) {
 		case !ok:
 			return nil, false
 		case !more:
+			if shaping {
+				d.shape = append(d.shape, ']')
+			}
 			return out, true
 		}
 	}
@@ -557,6 +610,14 @@ func (d *jsonReader) number() (any, bool) {
 	n := canonicalNumbers(json.Number(lit))
 	d.respelled = d.respelled || n != json.Number(lit)
 	return n, true
+}
+
+// numberTree is what number reads of lit, an integer as strconv writes it.
+func numberTree(lit []byte) any {
+	if len(lit) < 19 {
+		return internValue(lit, true)
+	}
+	return canonicalNumbers(json.Number(lit))
 }
 
 // encodeJSON is json.Marshal of a decoded value, byte for byte (keys

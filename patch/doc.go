@@ -60,11 +60,14 @@
 // the two versions as written, matching members by key and decoding only
 // those whose bytes differ; a merge patch copies the members it does not
 // name as they are; an apply of a configuration shaped as one applied
-// before (the same fields and list items, other values) takes the field
-// set and FieldsV1 made for that one; and a server that decoded the live
-// object and the configuration into Go values has the applied object from
-// them ([Schema.ApplyMerged], [Merged.Decode]: each member copied from the
-// one whose JSON it equals), without writing its JSON and decoding that.
+// before (the same fields and list items, other values, as the reader
+// of the configuration notes while reading it) takes the field set and
+// FieldsV1 made for that one; an apply given the live object as a Go value
+// ([ApplyOptions].Live) reads it from that value rather than from its JSON;
+// and a server that decoded the live object and the configuration into Go
+// values has the applied object from them ([Schema.ApplyMerged],
+// [Merged.Decode]: each member copied from the one whose JSON it equals),
+// without writing its JSON and decoding that.
 // Each way checks the documents as decoding would, and leaves anything
 // unusual (escaped or duplicate keys, a value the schema does not allow, a
 // member merged from both, a type that keeps how its JSON was spelled) to

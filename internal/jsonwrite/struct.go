@@ -170,3 +170,13 @@ func zeroness(t reflect.Type) func(reflect.Value) bool {
 	}
 	return reflect.Value.IsZero
 }
+
+// Omitter is what decides that field f is left out, as encoding/json
+// decides it (omitempty, omitzero); nil if f is always written. It serves
+// walks of values other than this package's that must leave out what
+// json.Marshal leaves out.
+func Omitter(f jsonfields.Field) func(reflect.Value) bool { return omitter(f) }
+
+// FieldOf finds the field at index in struct v as encoding/json does:
+// not found behind a nil embedded pointer.
+func FieldOf(v reflect.Value, index []int) (reflect.Value, bool) { return fieldOf(v, index) }

@@ -157,3 +157,17 @@ func BenchmarkRevision(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRecentFollow measures the committer's hand-over of its events
+// to the watchers' in-memory log (no PostgreSQL): 10,000 commits of eight
+// updates, past the log's bound of 4,096 events, so that almost every
+// commit drops as many old events as it adds.
+//
+//	go test -run '^$' -bench RecentFollow ./storage/postgres/
+func BenchmarkRecentFollow(b *testing.B) {
+	for b.Loop() {
+		if err := postgres.FollowCommits(10000, benchValue, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -111,15 +111,18 @@ func (s *Store) write(ctx context.Context, r *request) (int64, storage.KeyValue,
 		}
 		return 0, storage.KeyValue{}, notSent(ctx, err)
 	}
-	select {
-	case <-done:
+	// Waiting asks ctx for Done only once the batch is slow (see
+	// groupcommit.Queue.Wait): kapi's store guard arms a timer and a
+	// derived context when it is asked, which no write answered in time
+	// needs. A caller whose context ends meanwhile is told so that much
+	// later, 100 ms at most.
+	if s.queue.Wait(ctx, done) {
 		return r.rev, r.removed, r.err
-	case <-ctx.Done():
-		if r.state.CompareAndSwap(pending, withdrawn) || r.state.Load() == withdrawn {
-			return 0, storage.KeyValue{}, notSent(ctx, ctx.Err())
-		}
-		return 0, storage.KeyValue{}, fmt.Errorf("postgres: %w (%w)", ctx.Err(), storage.ErrOutcomeUnknown)
 	}
+	if r.state.CompareAndSwap(pending, withdrawn) || r.state.Load() == withdrawn {
+		return 0, storage.KeyValue{}, notSent(ctx, ctx.Err())
+	}
+	return 0, storage.KeyValue{}, fmt.Errorf("postgres: %w (%w)", ctx.Err(), storage.ErrOutcomeUnknown)
 }
 
 // notSent is the error of a write its caller gave up on before the
@@ -151,6 +154,11 @@ func (s *Store) commit(batch []*request) {
 	ctx, cancel := context.WithTimeoutCause(context.Background(), s.config.timeout, errStoreTimeout)
 	defer cancel()
 	last, fed, err := s.commitBatch(ctx, batch)
+	for try := 0; errors.Is(err, errLeaseRefused) && try < 3; try++ {
+		if err = s.shareLease(ctx); err == nil {
+			last, fed, err = s.commitBatch(ctx, batch)
+		}
+	}
 	if err != nil {
 		for _, r := range batch {
 			if r.state.Load() != withdrawn { // whose writer has its own error
@@ -265,6 +273,8 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (last int64, 
 	} else {
 		b.Queue(s.sql.lockRevision).QueryRow(func(row pgx.Row) error { return row.Scan(&rev) })
 	}
+	var allowed bool
+	s.leaseCheck(&b, &allowed)
 	b.Queue(s.sql.readCurrent, keys).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var (
@@ -280,6 +290,12 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (last int64, 
 	})
 	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
 		return 0, false, s.fail(ctx, err)
+	}
+	if !allowed {
+		return 0, false, s.refused(ctx, conn, reqs)
+	}
+	if revs == nil {
+		s.lease.locked(rev)
 	}
 
 	// The requests in their order, each against the versions the earlier
@@ -380,11 +396,14 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (last int64, 
 	if revs == nil {
 		s.committing.Store(rev)
 	}
+	s.lease.sending()
 	results := conn.SendBatch(ctx, &b)
 	if s.config.afterSend != nil {
 		s.config.afterSend()
 	}
-	if err := results.Close(); err != nil {
+	err = results.Close()
+	s.lease.sent(last, err)
+	if err != nil {
 		return 0, false, outcomeUnknown(s.fail(ctx, err))
 	}
 	// The batch's revisions follow every revision before them, all

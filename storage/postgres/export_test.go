@@ -1,9 +1,12 @@
 package postgres
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/kapi-dev/kapi/storage"
 )
 
 // WithUnorderedRevisions breaks the store on purpose, for the test that
@@ -49,4 +52,62 @@ func WithoutNotifications() Option {
 // tests that count round trips.
 func WithTracer(tr pgx.QueryTracer) Option {
 	return func(c *config) { c.tracer = tr }
+}
+
+// WithoutLeaseCheck breaks the store on purpose, for the test that must
+// catch it: its writes skip the sole-writer lease's check, and so commit
+// while another store holds the lease.
+func WithoutLeaseCheck() Option {
+	return func(c *config) { c.skipLeaseCheck = true }
+}
+
+// HoldsLease says whether the store holds the sole-writer lease and may
+// answer consistent reads itself now.
+func (s *Store) HoldsLease() bool {
+	s.lease.mu.Lock()
+	defer s.lease.mu.Unlock()
+	return s.lease.holder && time.Now().Before(s.lease.validUntil)
+}
+
+// StallLease stops (or resumes) the store's renewals of its lease, as a
+// holder that hangs would.
+func (s *Store) StallLease(stall bool) { s.lease.stalled.Store(stall) }
+
+// FollowCommits hands the poller's log the events of commits batches of
+// eight updates of value, as the committer hands it its own (recent.follow),
+// starting from an empty log, so that most find it full. With check, it
+// checks the log after each: the latest recentEvents revisions, in order,
+// and nothing left in its array outside them.
+func FollowCommits(commits int, value []byte, check bool) error {
+	var r recent
+	r.reset(0, 0)
+	evs := make([]storage.Event, 8)
+	rev := int64(0)
+	for c := range commits {
+		for i := range evs {
+			rev++
+			evs[i] = storage.Event{Type: storage.Put, KeyValue: storage.KeyValue{Key: "/w/k", Value: value, CreateRevision: 1, ModRevision: rev}, Prev: value}
+		}
+		if !r.follow(evs) {
+			return fmt.Errorf("commit %d: the events did not follow the log", c)
+		}
+		if !check {
+			continue
+		}
+		if want := min(rev, recentEvents); int64(len(r.events)) != want || r.first != rev-want+1 {
+			return fmt.Errorf("commit %d: %d events from %d, want %d from %d", c, len(r.events), r.first, want, rev-want+1)
+		}
+		for i, ev := range r.events {
+			if ev.ModRevision != r.first+int64(i) {
+				return fmt.Errorf("commit %d: event %d at revision %d, want %d", c, i, ev.ModRevision, r.first+int64(i))
+			}
+		}
+		start := cap(r.buf) - cap(r.events)
+		for i, ev := range r.buf[:cap(r.buf)] {
+			if (i < start || i >= start+len(r.events)) && (ev.Value != nil || ev.Key != "") {
+				return fmt.Errorf("commit %d: the array holds revision %d at %d, outside the window [%d, %d)", c, ev.ModRevision, i, start, start+len(r.events))
+			}
+		}
+	}
+	return nil
 }

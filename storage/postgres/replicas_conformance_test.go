@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/storage/postgres"
@@ -19,7 +20,12 @@ import (
 func TestConformanceAcrossReplicas(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storage.Interface {
 		schema := freshSchema(t)
-		return &alternating{stores: [2]*postgres.Store{mustStore(t, schema), mustStore(t, schema)}}
+		// A short sole-writer lease: the two write in turns, and the
+		// lease moves between them (a write waiting out the other's
+		// lease, a tenth of a second at most) as often as the suite
+		// pauses its writes for longer than the lease's memory.
+		lease := postgres.WithWriterLease(100 * time.Millisecond)
+		return &alternating{stores: [2]*postgres.Store{mustStore(t, schema, lease), mustStore(t, schema, lease)}}
 	})
 }
 

@@ -188,7 +188,9 @@ func (b *blockFirstRead) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQuer
 // until its context ended.
 func TestRevisionReadsOverlap(t *testing.T) {
 	tr := &blockFirstRead{first: make(chan struct{}), second: make(chan struct{})}
-	s := mustStore(t, freshSchema(t), postgres.WithTracer(tr))
+	// A store that never takes the sole-writer lease, which would answer
+	// without a query.
+	s := mustStore(t, freshSchema(t), postgres.WithTracer(tr), postgres.WithWriterLease(-1))
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // a hang fails below
 	defer cancel()
 	tr.armed.Store(true)

@@ -39,6 +39,8 @@ type statements struct {
 	lockPrune string
 	prune     string
 	setPruned string
+
+	lease leaseStatements // lease.go's
 }
 
 // The tables (see doc.go):
@@ -86,6 +88,8 @@ func newStatements(schema string, unordered bool) statements {
 		// rows; these have one each.
 		fmt.Sprintf(`ANALYZE %s, %s`, revision, compaction),
 	}
+	st.lease = newLeaseStatements(q)
+	st.schema = append(st.schema, st.lease.schema...)
 	// Every read that depends on the window reads it in the same
 	// statement, and so in the same snapshot, as its data.
 	st.window = fmt.Sprintf(`SELECT r.rev, c.compacted FROM %s r CROSS JOIN %s c`, revision, compaction)

@@ -37,6 +37,7 @@ type config struct {
 	pollInterval time.Duration
 	timeout      time.Duration
 	maxConns     int32
+	lease        time.Duration // the sole-writer lease's (lease.go), below 0 never taken
 
 	// For the tests of this package only (export_test.go): revisions from
 	// a sequence, without the counter's lock, so that transactions can
@@ -51,8 +52,10 @@ type config struct {
 	// and a switch that makes the store listen on a channel of its own.
 	onPrune         func(began time.Time, took time.Duration, deleted int64)
 	listenElsewhere bool
-	// And a tracer of the pool's statements, for counting round trips.
-	tracer pgx.QueryTracer
+	// And a tracer of the pool's statements, for counting round trips;
+	// and a switch that makes writes skip the lease's check.
+	tracer         pgx.QueryTracer
+	skipLeaseCheck bool
 }
 
 // WithSchema sets the PostgreSQL schema the store's tables live in,
@@ -151,6 +154,9 @@ type Store struct {
 	// sent: a notification up to it is of this store's own commit, whose
 	// events the committer gives the watchers (see listenOnce).
 	committing atomic.Int64
+
+	// lease is the store's side of the sole-writer lease (lease.go).
+	lease lease
 }
 
 var _ storage.Interface = (*Store)(nil)
@@ -161,7 +167,7 @@ var _ storage.Interface = (*Store)(nil)
 // goroutines: the committer, the log's poller, its listener, the
 // compactor and the readers of the revision for Revision. Close the store to stop them and close its connections.
 func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
-	c := config{schema: defaultSchema, history: defaultHistory, pollInterval: defaultPollInterval, timeout: defaultTimeout}
+	c := config{schema: defaultSchema, history: defaultHistory, lease: defaultLease, pollInterval: defaultPollInterval, timeout: defaultTimeout}
 	for _, opt := range opts {
 		opt(&c)
 	}
@@ -212,6 +218,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		closing:    make(chan struct{}),
 		pollNow:    make(chan struct{}, 1),
 		compactNow: make(chan struct{}, 1),
+		lease:      newLease(cmp.Or(max(c.lease, 0), defaultLease)),
 	}
 	rev, compacted, err := s.setUp(ctx)
 	if err != nil {
@@ -222,7 +229,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	s.bg, s.stopBG = context.WithCancel(context.Background())
 	s.queue = groupcommit.New(groupcommit.Config[*request]{MaxBatch: maxBatch, Commit: s.commit, Linger: lingerFor}, s.closing)
 	s.revisions.wake = make(chan struct{}, 1)
-	for _, loop := range []func(){s.queue.Run, s.pollLoop, s.listenLoop, s.compactLoop} {
+	for _, loop := range []func(){s.queue.Run, s.pollLoop, s.listenLoop, s.compactLoop, s.leaseLoop} {
 		s.goroutines.Go(loop)
 	}
 	for range revisionReaders {
@@ -406,6 +413,9 @@ func prefixEnd(prefix string) []byte {
 
 // Revision returns the revision of the store's last write.
 //
+// A store that holds the sole-writer lease (lease.go, doc.go) answers it
+// from its own commits, without a query. Otherwise:
+//
 // Every consistent read of a kapi server asks for it, so concurrent calls
 // share queries: a call joins the next query that starts after it was made
 // (never one already under way, whose answer may predate the call: a
@@ -421,6 +431,9 @@ func prefixEnd(prefix string) []byte {
 func (s *Store) Revision(ctx context.Context) (int64, error) {
 	if err := s.check(ctx, 0); err != nil {
 		return 0, err
+	}
+	if rev, ok := s.lease.revision(ctx); ok {
+		return rev, nil
 	}
 	answer := make(chan revisionAnswer, 1)
 	s.revisions.mu.Lock()
@@ -537,6 +550,7 @@ func (s *Store) Close() error {
 		close(s.closing)
 		s.stopBG() // ends the listener's wait and the poller's reads
 		s.goroutines.Wait()
+		s.releaseLease()
 		s.wake()
 		s.pool.Close()
 		err = nil

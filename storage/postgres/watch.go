@@ -293,7 +293,8 @@ func (s *Store) waitChannel() <-chan struct{} {
 // read of the revisions first to rev), and the window's start.
 type recent struct {
 	mu        sync.Mutex
-	events    []storage.Event // in revision order
+	events    []storage.Event // in revision order: a window of buf
+	buf       []storage.Event // events' array; outside the window, zero
 	first     int64
 	rev       int64
 	bytes     int
@@ -359,6 +360,23 @@ func (r *recent) appendLocked(evs []storage.Event) {
 	if len(evs) == 0 {
 		return
 	}
+	if cap(r.events)-len(r.events) < len(evs) {
+		// No room after the window: move it to the start of buf, an
+		// array twice the size it needs, so that this happens about
+		// once every recentEvents events and each event is moved about
+		// once, with no allocation once buf is big enough.
+		n := len(r.events)
+		if need := 2 * (n + len(evs)); cap(r.buf) < need {
+			r.buf = make([]storage.Event, n, max(need, 2*recentEvents))
+			copy(r.buf, r.events)
+		} else {
+			buf := r.buf[:cap(r.buf)]
+			start := cap(buf) - cap(r.events) // the window's offset in buf
+			copy(buf, r.events)
+			clear(buf[max(n, start) : start+n]) // where it was, and is no more
+		}
+		r.events = r.buf[:n]
+	}
 	r.events = append(r.events, evs...)
 	for _, ev := range evs {
 		r.bytes += eventBytes(ev)
@@ -370,10 +388,13 @@ func (r *recent) appendLocked(evs []storage.Event) {
 		drop++
 	}
 	if drop > 0 {
+		// Dropped from the front by moving the window, not the
+		// thousands kept: those move once the array's end is reached
+		// (above). The dropped ones are cleared, so that their values
+		// go now.
 		r.first = r.events[drop-1].ModRevision + 1
-		n := copy(r.events, r.events[drop:])
-		clear(r.events[n:])
-		r.events = r.events[:n]
+		clear(r.events[:drop])
+		r.events = r.events[drop:]
 	}
 }
 

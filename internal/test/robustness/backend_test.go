@@ -70,12 +70,19 @@ func postgresBackend(t *testing.T, sc scenario) backend {
 			t.Log(err)
 		}
 	})
-	return &postgresRun{cluster: c, schema: fmt.Sprintf("robustness_%d", time.Now().UnixNano())}
+	p := &postgresRun{cluster: c, schema: fmt.Sprintf("robustness_%d", time.Now().UnixNano())}
+	if sc.rotateWriter {
+		// A lease short beside the writer's turns, so that each turn
+		// takes it over.
+		p.opts = append(p.opts, postgres.WithWriterLease(100*time.Millisecond))
+	}
+	return p
 }
 
 type postgresRun struct {
 	cluster *pgtest.Cluster
 	schema  string
+	opts    []postgres.Option
 	down    atomic.Int64 // how many times it was crashed
 }
 
@@ -83,7 +90,7 @@ func (p *postgresRun) store(t *testing.T) storage.Interface {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	s, err := postgres.Open(ctx, p.cluster.URL(), postgres.WithSchema(p.schema))
+	s, err := postgres.Open(ctx, p.cluster.URL(), append([]postgres.Option{postgres.WithSchema(p.schema)}, p.opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,6 +51,11 @@ type scenario struct {
 	killStore bool
 	// breakReplica, if set, breaks replica B's store on purpose.
 	breakReplica func(storage.Interface) storage.Interface
+	// rotateWriter sends the writes through one replica at a time, each
+	// for a quarter of the run (B first, then C, ..., A), the reads to any:
+	// so that on PostgreSQL one replica at a time holds the sole-writer
+	// lease, and the next waits it out and takes it over.
+	rotateWriter bool
 }
 
 // result is what a run found.
@@ -123,6 +128,11 @@ func TestLinearizableOnPostgres(t *testing.T) {
 	for _, n := range []int{2, 3} {
 		t.Run(fmt.Sprintf("replicas=%d", n), func(t *testing.T) {
 			res := run(t, scenario{backend: postgresBackend, replicas: n, duration: d, clients: 8, keys: 4, watchers: 6, killStore: true})
+			t.Log(res)
+			report(t, res)
+		})
+		t.Run(fmt.Sprintf("replicas=%d/rotating-writer", n), func(t *testing.T) {
+			res := run(t, scenario{backend: postgresBackend, replicas: n, duration: d, clients: 8, keys: 4, watchers: 6, killStore: true, rotateWriter: true})
 			t.Log(res)
 			report(t, res)
 		})
@@ -256,6 +266,9 @@ func run(t *testing.T, sc scenario) *result {
 	var clientWG sync.WaitGroup
 	for id := range sc.clients {
 		cl := &client{id: id, replicas: replicas, rec: rec, res: res, keys: sc.keys, rng: rand.New(rand.NewPCG(uint64(id), uint64(time.Now().UnixNano()))), seen: map[string]string{}}
+		if sc.rotateWriter {
+			cl.writer = func() int { return (int(time.Since(rec.began)/(sc.duration/4)) + 1) % len(replicas) }
+		}
 		clientWG.Go(func() { cl.run(ctx) })
 	}
 	clientWG.Wait()
@@ -366,6 +379,7 @@ type client struct {
 	rng      *rand.Rand
 	seen     map[string]string // the last resourceVersion seen of each key
 	n        int
+	writer   func() int // if set, the replica every write goes to
 }
 
 var httpClient = &http.Client{Timeout: 20 * time.Second}
@@ -395,6 +409,9 @@ func (c *client) run(ctx context.Context) {
 			}
 		}
 		r := c.replicas[c.rng.IntN(len(c.replicas))]
+		if c.writer != nil && in.kind != opGet {
+			r = c.replicas[c.writer()]
+		}
 		call := c.rec.now()
 		out, record := c.send(r, in)
 		ret := c.rec.now()

@@ -36,7 +36,10 @@
 // a cost no write that is answered in time needs). So that a write whose
 // commit hangs (an fsync stuck on a failing disk) still has its guard
 // notice it, the committer starts one timer per batch, and the batch's
-// writers ask for Done once it fires, after 100 ms.
+// writers ask for Done once it fires, after 100 ms: Do, which then waits
+// for the outcome however long it takes (bolt, sqlite), and Wait, which
+// then also returns when the context ends (postgres, whose writer
+// withdraws a request the committer has not sent yet).
 //
 // # Idle work
 //

@@ -114,14 +114,42 @@ func (q *Queue[R]) Do(ctx context.Context, r R) error {
 	if err != nil {
 		return err
 	}
+	if !q.fast(done) {
+		_ = ctx.Done()
+		<-done
+	}
+	return nil
+}
+
+// Wait waits for the outcome of a request Submit handed over (done is
+// Submit's channel) or for ctx to end, whichever comes first, and says
+// whether the outcome came: for a backend whose writer may stop waiting
+// (postgres, whose writer withdraws a request not yet sent). As Do, it
+// asks ctx for Done only once the batch has been slow, so that a write
+// answered in time costs kapi's store guard no timer and no derived
+// context.
+func (q *Queue[R]) Wait(ctx context.Context, done <-chan struct{}) bool {
+	if q.fast(done) {
+		return true
+	}
 	select {
 	case <-done:
-		return nil
-	case <-*q.slow.Load():
+		return true
+	case <-ctx.Done():
+		return false
 	}
-	_ = ctx.Done()
-	<-done
-	return nil
+}
+
+// fast waits for done or for the slow signal of the batch that holds its
+// request, and says whether done came first. The signal loaded is that
+// batch's: the committer makes the next one only after closing done.
+func (q *Queue[R]) fast(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	case <-*q.slow.Load():
+		return false
+	}
 }
 
 // Queued is how many requests are being handed over and not yet taken

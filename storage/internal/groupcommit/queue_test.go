@@ -148,22 +148,28 @@ func (c *doneCounter) Done() <-chan struct{} {
 // first request and gone back for more, which Submit cannot observe, so
 // the test tries until one request goes through without Done.
 func TestSubmitToWaitingCommitter(t *testing.T) {
-	closing := make(chan struct{})
-	q := groupcommit.New(groupcommit.Config[*req]{MaxBatch: 1, Commit: func([]*req) {}}, closing)
-	done := make(chan struct{})
-	go func() { defer close(done); q.Run() }()
-	defer func() { close(closing); <-done }()
-	for i := range 1000 {
-		ctx := &doneCounter{Context: context.Background()}
-		if err := q.Do(ctx, &req{n: i}); err != nil {
+	someWithoutDone(t, func(q *groupcommit.Queue[*req], ctx context.Context, r *req) {
+		if err := q.Do(ctx, r); err != nil {
 			t.Fatal(err)
 		}
+	})
+}
+
+// someWithoutDone writes through write, one request at a time, to a
+// committer whose commits take no time, until one write did not ask its
+// context for Done; it fails the test if none of 1000 did.
+func someWithoutDone(t *testing.T, write func(q *groupcommit.Queue[*req], ctx context.Context, r *req)) {
+	t.Helper()
+	q := runOneByOne(t, func([]*req) {})
+	for i := range 1000 {
+		ctx := &doneCounter{Context: context.Background()}
+		write(q, ctx, &req{n: i})
 		if ctx.calls.Load() == 0 {
 			return
 		}
 		time.Sleep(time.Millisecond) // for the committer to wait again
 	}
-	t.Fatal("every request asked its context for Done, even those handed to a waiting committer")
+	t.Fatal("every request asked its context for Done, even those handed to a waiting committer and answered at once")
 }
 
 // TestSlowCommitAsksForDone checks that a write whose commit hangs asks its
@@ -173,17 +179,13 @@ func TestSubmitToWaitingCommitter(t *testing.T) {
 // so without it the test fails at its deadline. (A first write gets the
 // committer going, and waiting for the next, as a server's is.)
 func TestSlowCommitAsksForDone(t *testing.T) {
-	closing := make(chan struct{})
 	ctx := &doneCounter{Context: context.Background()}
 	deadline := time.Now().Add(time.Minute)
-	q := groupcommit.New(groupcommit.Config[*req]{MaxBatch: 1, Commit: func(batch []*req) {
+	q := runOneByOne(t, func(batch []*req) {
 		for batch[0].n == 1 && ctx.calls.Load() == 0 && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}
-	}}, closing)
-	done := make(chan struct{})
-	go func() { defer close(done); q.Run() }()
-	defer func() { close(closing); <-done }()
+	})
 	if err := q.Do(context.Background(), &req{}); err != nil {
 		t.Fatal(err)
 	}
@@ -194,4 +196,61 @@ func TestSlowCommitAsksForDone(t *testing.T) {
 	if ctx.calls.Load() == 0 {
 		t.Fatal("a write waiting on a hung commit never asked its context for Done")
 	}
+}
+
+// TestWaitAnsweredInTimeDoesNotAskForDone checks Wait as
+// TestSubmitToWaitingCommitter checks Do: a request handed to a waiting
+// committer and answered before its batch is slow never asks its context
+// for Done (postgres' writes wait this way).
+func TestWaitAnsweredInTimeDoesNotAskForDone(t *testing.T) {
+	someWithoutDone(t, func(q *groupcommit.Queue[*req], ctx context.Context, r *req) {
+		answered, err := q.Submit(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !q.Wait(ctx, answered) {
+			t.Fatal("Wait returned before the outcome, with the context still live")
+		}
+	})
+}
+
+// TestWaitReturnsWhenContextEnds checks that a writer whose context ends
+// while its commit hangs stops waiting (once the batch is slow), and is
+// told its outcome did not come: the commit returns only after Wait did
+// (or at the test's deadline, when Wait would wrongly say it came).
+func TestWaitReturnsWhenContextEnds(t *testing.T) {
+	release := make(chan struct{})
+	q := runOneByOne(t, func(batch []*req) {
+		if batch[0].n == 1 {
+			select {
+			case <-release:
+			case <-time.After(time.Minute):
+			}
+		}
+	})
+	if err := q.Do(context.Background(), &req{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	answered, err := q.Submit(ctx, &req{n: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if q.Wait(ctx, answered) {
+		t.Fatal("Wait said the outcome came while the commit still hung")
+	}
+	close(release)
+	<-answered // answered all the same, once its commit returns
+}
+
+// runOneByOne runs a queue of batches of one request, each committed by
+// commit, until the test ends.
+func runOneByOne(t *testing.T, commit func([]*req)) *groupcommit.Queue[*req] {
+	closing := make(chan struct{})
+	q := groupcommit.New(groupcommit.Config[*req]{MaxBatch: 1, Commit: commit}, closing)
+	done := make(chan struct{})
+	go func() { defer close(done); q.Run() }()
+	t.Cleanup(func() { close(closing); <-done })
+	return q
 }

@@ -109,6 +109,7 @@ func (c *Cluster) Dir() string { return c.dir }
 func (c *Cluster) run(program string, args ...string) error {
 	argv := append(slices.Clone(c.as), filepath.Join(c.bin, program))
 	argv = append(argv, args...)
+	keepInheritedFiles()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	// In a directory the server's user may enter, whatever the caller's
 	// is (under root's home, say).
@@ -118,6 +119,23 @@ func (c *Cluster) run(program string, args ...string) error {
 		return fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, out)
 	}
 	return nil
+}
+
+// keepInheritedFiles marks the descriptors this process inherited open
+// (above stderr) close-on-exec, so that the server does not hold them: a
+// test run under flock(1) passes its lock down, and a server a killed test
+// left running would otherwise keep that lock taken until someone stops it.
+// Go opens its own descriptors close-on-exec already.
+func keepInheritedFiles() {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return // not Linux: nothing to go by
+	}
+	for _, e := range fds {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
 }
 
 // Start starts the server of a stopped cluster and waits until it accepts
