@@ -98,6 +98,17 @@ func (c *Cache) decodedItem(kv storage.KeyValue, obj any) *Item {
 	return it
 }
 
+// Kept returns the item's object if the item holds it now, without
+// decoding its value again as Object would: a reader that can do with less
+// than the object (its metadata read from the value, say) takes the
+// object when it is there for nothing, as it is for a fresh write's item.
+func (it *Item) Kept() (any, bool) {
+	if d := it.recent.Load(); d != nil {
+		return d.obj, true
+	}
+	return nil, false
+}
+
 // Object returns the item's object. For an item of a stored value that is
 // the value decoded again if the item has left its cache's recent ones,
 // which fails only if the decoding function is not deterministic.

@@ -380,8 +380,18 @@ func (g *guard) serve(w http.ResponseWriter, r *http.Request) {
 // return: it goes on, with its context cancelled, writing into a writer
 // that discards everything; its slot of the cap and its place in the drain
 // are held until it returns: it is still working.
+//
+// The deadline's context is not made a child of the request's: that made
+// each request register with, and leave, its connection's context (a
+// map of children, under a lock), a third of the deadline's cost; the
+// request's context ending (the client gone) is forwarded here instead.
 func (g *guard) serveWithin(w http.ResponseWriter, r *http.Request, timeout time.Duration, slot *atomic.Int64) {
-	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	parent := r.Context()
+	deadline := time.Now().Add(timeout)
+	if dl, ok := parent.Deadline(); ok && dl.Before(deadline) { // the parent's, sooner
+		deadline = dl
+	}
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(parent), deadline)
 	defer cancel()
 	rctx := g.routeContext(ctx)
 	if rctx != nil {
@@ -401,6 +411,11 @@ func (g *guard) serveWithin(w http.ResponseWriter, r *http.Request, timeout time
 		}
 		return
 	case <-ctx.Done():
+	case <-parent.Done():
+		if errors.Is(parent.Err(), context.DeadlineExceeded) {
+			<-ctx.Done() // the parent's deadline, which is ctx's too
+		}
+		cancel()
 	}
 	// From here d is not recycled: the handler may still be using it.
 	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {

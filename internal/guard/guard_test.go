@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/auth"
@@ -120,6 +121,49 @@ func TestGuard(t *testing.T) {
 		}
 		if rec := serve(http.MethodGet, "/read"); rec.Code != http.StatusServiceUnavailable {
 			t.Errorf("HTTP %d, want 503", rec.Code)
+		}
+	})
+}
+
+// TestRequestContextEnds: the handler's context is not a child of the
+// request's, but ends with it: when the client goes away (Canceled), and
+// at a deadline the request's context had, sooner than the server's
+// (DeadlineExceeded, answered 504).
+func TestRequestContextEnds(t *testing.T) {
+	f := newFlow(t, guard.Limits{RequestTimeout: 1 << 40}, new(any))
+	entered := make(chan struct{}, 1)
+	seen := make(chan error, 1)
+	h := f.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		<-r.Context().Done()
+		seen <- r.Context().Err()
+	}), nil)
+	t.Run("client gone", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/x", nil).WithContext(ctx))
+		}()
+		<-entered
+		cancel()
+		if err := <-seen; !errors.Is(err, context.Canceled) {
+			t.Errorf("the handler's context ended with %v, want Canceled", err)
+		}
+		<-done
+	})
+	t.Run("the request's deadline", func(t *testing.T) {
+		dl := time.Now().Add(-time.Second) // passed: no timing in the test
+		ctx, cancel := context.WithDeadline(context.Background(), dl)
+		defer cancel()
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/x", nil).WithContext(ctx))
+		<-entered
+		if err := <-seen; !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("the handler's context ended with %v, want DeadlineExceeded", err)
+		}
+		if rec.Code != http.StatusGatewayTimeout {
+			t.Errorf("HTTP %d, want 504", rec.Code)
 		}
 	})
 }

@@ -16,7 +16,17 @@ import (
 // The metadata read from the value holds only the object's name,
 // namespace, uid and resourceVersion (its item's revision, as the decoded
 // object's).
+//
+// An item that holds its object already (watch.Item.Kept: a fresh write's,
+// one decoded lately) gives that object's metadata, as decode would,
+// without reading the value: two controllers read every write's, and
+// skipping its managedFields cost each a microsecond and a half per write.
 func Meta(it *watch.Item, plain bool, decode func(*watch.Item) (kapi.Object, error)) (*kapi.ObjectMeta, error) {
+	if obj, ok := it.Kept(); ok {
+		if o, ok := obj.(kapi.Object); ok {
+			return o.GetObjectMeta(), nil
+		}
+	}
 	if plain && it.Value != nil {
 		if m, ok := read(it.Value); ok {
 			m.ResourceVersion = strconv.FormatInt(it.Revision, 10)

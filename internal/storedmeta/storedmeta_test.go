@@ -161,3 +161,17 @@ func caseVariants(value []byte) bool {
 	}
 	return walk()
 }
+
+// TestMetaOfKeptObject: an item holding its object gives that object's
+// metadata, read neither from the value nor by decoding.
+func TestMetaOfKeptObject(t *testing.T) {
+	w := &widget{Metadata: kapi.ObjectMeta{Name: "a", UID: "u", ResourceVersion: "42", Finalizers: []string{"f"}}}
+	it := watch.NewItem("k", 42, w)
+	got, err := Meta(it, true, func(*watch.Item) (kapi.Object, error) {
+		t.Error("decoded an item that holds its object")
+		return &widget{}, nil
+	})
+	if err != nil || got != &w.Metadata {
+		t.Errorf("Meta = %p, %v; want the kept object's metadata %p", got, err, &w.Metadata)
+	}
+}

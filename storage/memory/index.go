@@ -110,30 +110,44 @@ const blockMax = 512
 func newKeyIndex() keyIndex { return keyIndex{} }
 
 func (ix *keyIndex) get(key string) *record {
-	b := ix.block(key)
+	r, _, _ := ix.lookup(key)
+	return r
+}
+
+// lookup returns key's record, or nil and where put would insert one: at
+// index i of block b. A create looks once, not once to check and once to
+// insert.
+func (ix *keyIndex) lookup(key string) (r *record, b, i int) {
+	if len(ix.blocks) == 0 {
+		return nil, 0, 0
+	}
+	b = ix.block(key)
 	if b == len(ix.blocks) {
-		return nil
+		b-- // after every key: the last block takes it
+		return nil, b, len(ix.blocks[b])
 	}
 	blk := ix.blocks[b]
-	if i, found := searchBlock(blk, key); found {
-		return blk[i]
+	i, found := searchBlock(blk, key)
+	if found {
+		return blk[i], b, i
 	}
-	return nil
+	return nil, b, i
 }
 
 // put adds r, whose key must not be in the index.
 func (ix *keyIndex) put(r *record) {
+	_, b, i := ix.lookup(r.key)
+	ix.insert(r, b, i)
+}
+
+// insert adds r where lookup of its key, not in the index, said, with no
+// change to the index since.
+func (ix *keyIndex) insert(r *record, b, i int) {
 	if len(ix.blocks) == 0 {
 		ix.blocks = append(ix.blocks, []*record{r})
 		return
 	}
-	b := ix.block(r.key)
-	if b == len(ix.blocks) {
-		b-- // after every key: the last block takes it
-	}
-	blk := ix.blocks[b]
-	i, _ := searchBlock(blk, r.key)
-	blk = slices.Insert(blk, i, r)
+	blk := slices.Insert(ix.blocks[b], i, r)
 	if len(blk) <= blockMax {
 		ix.blocks[b] = blk
 		return

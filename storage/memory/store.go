@@ -163,13 +163,13 @@ func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, er
 	if s.closed {
 		return 0, storage.ErrClosed
 	}
-	r := s.keys.get(key)
+	r, b, i := s.keys.lookup(key)
 	if r != nil && r.live() {
 		return 0, storage.ErrExists
 	}
 	rev := s.rev + 1
 	if v := (version{rev: rev, create: rev, value: value}); r == nil {
-		s.keys.put(&record{key: key, last: v})
+		s.keys.insert(&record{key: key, last: v}, b, i)
 	} else {
 		r.add(v)
 	}

@@ -356,13 +356,38 @@ func run(ctx context.Context, e *env) ([]*Result, error) {
 }
 
 // runWatchWorkload is the fan-out name against kapi (t) and the ceiling
-// replaying t's frame; for watch, the counting kapi's encodes too.
+// replaying t's frame, in rounds, each server in turn (see watchRounds);
+// for watch, the counting kapi's encodes too.
 func runWatchWorkload(ctx context.Context, e *env, name string, t *target, sz sizes, add func(string, *Result), fail func(string, error)) {
-	if r, err := runWatch(ctx, t, sz); err != nil {
-		fail(name, err)
-	} else {
-		add(name, r)
+	var kapi, ceil *Result
+	ceiling := e.Ceiling
+	if ceiling != nil {
+		if cfg, err := recordWatch(ctx, t); err != nil {
+			fail(name, fmt.Errorf("recording kapi's watch frame: %w", err))
+			ceiling = nil
+		} else if err := configureCeiling(ctx, ceiling.URL, cfg); err != nil {
+			fail(name, err)
+			ceiling = nil
+		}
 	}
+	for range max(sz.Rounds, 1) {
+		r, err := runWatchCounted(ctx, t, sz)
+		if err != nil {
+			fail(name, err)
+			return
+		}
+		kapi = cheaperRound(kapi, r)
+		if ceiling != nil {
+			r, err := runWatchCounted(ctx, ceiling, sz)
+			if err != nil {
+				fail(name, err)
+				ceiling = nil
+				continue
+			}
+			ceil = cheaperRound(ceil, r)
+		}
+	}
+	add(name, kapi)
 	if e.Counting != nil && name == "watch" {
 		if _, ok := encodes(ctx, t); !ok {
 			counting := sz
@@ -374,17 +399,45 @@ func runWatchWorkload(ctx context.Context, e *env, name string, t *target, sz si
 			}
 		}
 	}
-	if e.Ceiling != nil {
-		if cfg, err := recordWatch(ctx, t); err != nil {
-			fail(name, fmt.Errorf("recording kapi's watch frame: %w", err))
-		} else if err := configureCeiling(ctx, e.Ceiling.URL, cfg); err != nil {
-			fail(name, err)
-		} else if r, err := runWatch(ctx, e.Ceiling, sz); err != nil {
-			fail(name, err)
-		} else {
-			add(name, r)
-		}
+	if ceil != nil {
+		add(name, ceil)
 	}
+}
+
+// runWatchCounted is runWatch, counting the server's write system calls
+// per delivered event when it is a local process.
+func runWatchCounted(ctx context.Context, t *target, sz sizes) (*Result, error) {
+	io0, err0 := procIO(t.PID)
+	r, err := runWatch(ctx, t, sz)
+	if io1, err1 := procIO(t.PID); err == nil && err0 == nil && err1 == nil && r.Delivered > 0 {
+		r.WritesPerEvent = float64(io1.syscw-io0.syscw) / float64(r.Delivered)
+	}
+	return r, err
+}
+
+// cheaperRound keeps the fan-out round with less server CPU per delivered
+// event, as the request workloads keep their best round: one run of each
+// server against the other swung by up to 1.5x from run to run on the
+// shared machine (kapi on etcd at 1,000 watchers: 1.30x, 1.88x, then 1.86x,
+// 1.51x, 1.36x in three alternated runs, the ceiling's own figure moving
+// 12.6-16.5 µs), with the load of the moment in one server's round and not
+// the other's. Events lost and watches ended count over every round: the
+// kept round carries the worst of them.
+func cheaperRound(a, b *Result) *Result {
+	if a == nil {
+		b.Rounds = 1
+		return b
+	}
+	kept, other := a, b
+	if cpuPerEventUs(b) < cpuPerEventUs(a) {
+		kept, other = b, a
+	}
+	kept.Rounds = a.Rounds + 1
+	kept.Lost = max(kept.Lost, other.Lost)
+	if other.Errors > kept.Errors {
+		kept.Errors, kept.FirstError = other.Errors, other.FirstError
+	}
+	return kept
 }
 
 // startCustom starts a control plane serving widgets as a custom

@@ -144,9 +144,16 @@ func encodes(ctx context.Context, t *target) (n int64, ok bool) {
 // against the ceiling, whose frame is always the same, every frame.
 func runWatch(ctx context.Context, t *target, sz sizes) (*Result, error) {
 	r := &Result{Workload: "watch", Server: t.Name, Watchers: sz.Watchers, Rate: sz.WatchRate}
-	rv, err := startRV(ctx, t, nsWatch)
-	if err != nil {
-		return nil, err
+	// The ceiling ignores the resourceVersion, and a write to it would be
+	// one more frame to a watcher that opens before the ceiling, having
+	// acknowledged the write, counts it (TestRun: 147 events delivered to
+	// 7 watchers of 20 writes).
+	rv := "0"
+	if t.Name != "ceiling" {
+		var err error
+		if rv, err = startRV(ctx, t, nsWatch); err != nil {
+			return nil, err
+		}
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -111,3 +111,23 @@ func TestWatchStart(t *testing.T) {
 		t.Errorf("watches ended by the server: %d errors (%q), delivered %d; want %d errors naming the server's reason", r.Errors, r.FirstError, r.Delivered, sz.Watchers)
 	}
 }
+
+// TestCheaperRound: the fan-out keeps its round with the least server CPU
+// per delivered event, whichever comes first, and the worst losses and
+// ended watches of all its rounds.
+func TestCheaperRound(t *testing.T) {
+	dear := &Result{Delivered: 100, ServerCPUSeconds: 2, Lost: 0}
+	cheap := &Result{Delivered: 100, ServerCPUSeconds: 1, Lost: 3, Errors: 1, FirstError: "ended"}
+	lossy := &Result{Delivered: 90, ServerCPUSeconds: 1.8, Lost: 10}
+	r := cheaperRound(cheaperRound(cheaperRound(nil, dear), cheap), lossy)
+	if r != cheap {
+		t.Fatalf("kept the round of %.0f µs per event, want the one of %.0f", cpuPerEventUs(r), cpuPerEventUs(cheap))
+	}
+	if r.Rounds != 3 || r.Lost != 10 || r.Errors != 1 || r.FirstError != "ended" {
+		t.Errorf("rounds %d, lost %d, errors %d %q; want 3 rounds, the 10 lost of the third, the first error", r.Rounds, r.Lost, r.Errors, r.FirstError)
+	}
+	r = cheaperRound(cheaperRound(nil, &Result{Delivered: 100, ServerCPUSeconds: 1}), &Result{Delivered: 100, ServerCPUSeconds: 3, Errors: 2, FirstError: "later"})
+	if r.ServerCPUSeconds != 1 || r.Errors != 2 || r.FirstError != "later" {
+		t.Errorf("kept %v s with %d errors %q; want the first round's 1 s with the second's 2 errors", r.ServerCPUSeconds, r.Errors, r.FirstError)
+	}
+}

@@ -50,6 +50,10 @@ type Result struct {
 	Delivered       int64   `json:"delivered,omitempty"`       // events received, over all watchers
 	Lost            int64   `json:"lost"`                      // events some watcher did not get in order
 	EncodesPerEvent float64 `json:"encodesPerEvent,omitempty"` // JSON encodes of a widget per write, in the whole server
+	// WritesPerEvent is the server's write system calls per delivered
+	// event of a fan-out (/proc/PID/io): below 1, watchers behind took
+	// several events in one write, which makes each cheaper.
+	WritesPerEvent float64 `json:"writeSyscallsPerEvent,omitempty"`
 	// WatchEncodesPerEvent is EncodesPerEvent less the same figure with no
 	// watcher: the watchers' share.
 	WatchEncodesPerEvent float64 `json:"watchEncodesPerEvent,omitempty"`
