@@ -384,14 +384,27 @@ func (g *guard) serve(w http.ResponseWriter, r *http.Request) {
 // The deadline's context is not made a child of the request's: that made
 // each request register with, and leave, its connection's context (a
 // map of children, under a lock), a third of the deadline's cost; the
-// request's context ending (the client gone) is forwarded here instead.
+// request's context ending (the client gone) is forwarded here instead,
+// with its cause. Only a request whose context has a sooner deadline (an
+// embedding middleware's) gets a child, which keeps that deadline's
+// DeadlineExceeded and cause as they are.
 func (g *guard) serveWithin(w http.ResponseWriter, r *http.Request, timeout time.Duration, slot *atomic.Int64) {
 	parent := r.Context()
-	deadline := time.Now().Add(timeout)
-	if dl, ok := parent.Deadline(); ok && dl.Before(deadline) { // the parent's, sooner
-		deadline = dl
+	var ctx context.Context
+	var cancel context.CancelFunc
+	var gone <-chan struct{} // the parent's end, to forward; nil if ctx is its child
+	var forward context.CancelCauseFunc
+	if dl, ok := parent.Deadline(); ok && time.Until(dl) < timeout {
+		// A sooner deadline of an embedding middleware's: ctx is the
+		// parent's child, its deadline and cause the parent's.
+		ctx, cancel = context.WithTimeout(parent, timeout)
+	} else {
+		var base context.Context
+		base, forward = context.WithCancelCause(context.WithoutCancel(parent))
+		defer forward(nil)
+		ctx, cancel = context.WithTimeout(base, timeout)
+		gone = parent.Done()
 	}
-	ctx, cancel := context.WithDeadline(context.WithoutCancel(parent), deadline)
 	defer cancel()
 	rctx := g.routeContext(ctx)
 	if rctx != nil {
@@ -411,11 +424,8 @@ func (g *guard) serveWithin(w http.ResponseWriter, r *http.Request, timeout time
 		}
 		return
 	case <-ctx.Done():
-	case <-parent.Done():
-		if errors.Is(parent.Err(), context.DeadlineExceeded) {
-			<-ctx.Done() // the parent's deadline, which is ctx's too
-		}
-		cancel()
+	case <-gone:
+		forward(context.Cause(parent)) // ctx ends as a child would: Canceled, the parent's cause
 	}
 	// From here d is not recycled: the handler may still be using it.
 	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
