@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -96,17 +95,6 @@ func newLeaseStatements(q func(string) string) leaseStatements {
 		schema: []string{
 			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (one boolean PRIMARY KEY DEFAULT true CHECK (one), mode text NOT NULL CHECK (mode IN ('sole', 'shared')), holder text NOT NULL, term bigint NOT NULL, lease_ms bigint NOT NULL)`, lease),
 			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (holder text PRIMARY KEY, until timestamptz NOT NULL)`, writers),
-			// The row of the lease's first build had a time
-			// (expires_at) instead: a sole lease's is turned into
-			// what is left of it by PostgreSQL's clock (the first
-			// build's own reckoning), to be watched out once.
-			fmt.Sprintf(`DO $kapi$ BEGIN
-IF EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%[2]s) AND attname = 'expires_at' AND NOT attisdropped) THEN
-  ALTER TABLE %[1]s ADD COLUMN term bigint NOT NULL DEFAULT 0, ADD COLUMN lease_ms bigint NOT NULL DEFAULT 0;
-  UPDATE %[1]s SET lease_ms = CASE WHEN mode = 'sole' THEN greatest(0, ceil(extract(epoch FROM expires_at - now()) * 1000)) ELSE 0 END;
-  ALTER TABLE %[1]s DROP COLUMN expires_at;
-END IF;
-END $kapi$`, lease, "'"+strings.ReplaceAll(lease, "'", "''")+"'"),
 			fmt.Sprintf(`INSERT INTO %s (mode, holder, term, lease_ms) VALUES ('shared', '', 0, 0) ON CONFLICT DO NOTHING`, lease),
 		},
 		check: fmt.Sprintf(`SELECT mode = 'shared' OR holder = $1, mode = 'shared' FROM %s`, lease),

@@ -1,11 +1,8 @@
 package postgres_test
 
 import (
-	"context"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/kapi-dev/kapi/storage/postgres"
 )
@@ -135,48 +132,5 @@ func TestLeaseTakeover(t *testing.T) {
 	}
 	if got, err := b.Revision(ctx); err != nil || got < rev {
 		t.Errorf("b's Revision after a's write at %d: %d, %v", rev, got, err)
-	}
-}
-
-// TestLeaseTableOfFirstBuildMigrated: a schema whose writer_lease has the
-// first build's expires_at (a sole lease of a store gone, unexpired by
-// PostgreSQL's clock) is given the term and duration columns as a store
-// opens, and the new store's write waits the old lease out and commits.
-func TestLeaseTableOfFirstBuildMigrated(t *testing.T) {
-	schema := freshSchema(t)
-	needDatabase(t)
-	ctx := t.Context()
-	conn, err := pgx.Connect(ctx, baseURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	lease := pgx.Identifier{schema, "writer_lease"}.Sanitize()
-	for _, stmt := range []string{
-		`CREATE SCHEMA ` + pgx.Identifier{schema}.Sanitize(),
-		`CREATE TABLE ` + lease + ` (one boolean PRIMARY KEY DEFAULT true CHECK (one), mode text NOT NULL CHECK (mode IN ('sole', 'shared')), holder text NOT NULL, expires_at timestamptz NOT NULL)`,
-		`INSERT INTO ` + lease + ` (mode, holder, expires_at) VALUES ('sole', 'gone', now() + interval '5 seconds')`,
-	} {
-		if _, err := conn.Exec(ctx, stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
-	s := mustStore(t, schema, postgres.WithWriterLease(-1))
-	var ms int64
-	if err := conn.QueryRow(ctx, `SELECT lease_ms FROM `+lease).Scan(&ms); err != nil {
-		t.Fatal(err)
-	}
-	if ms <= 0 || ms > 5000 {
-		t.Errorf("the first build's sole lease, 5s from its end, migrated to lease_ms %d", ms)
-	}
-	if _, err := s.Create(ctx, "/k/a", []byte("a")); err != nil {
-		t.Fatal(err)
-	}
-	var mode string
-	if err := conn.QueryRow(ctx, `SELECT mode FROM `+lease).Scan(&mode); err != nil {
-		t.Fatal(err)
-	}
-	if mode != "shared" {
-		t.Errorf("after the new store's write the lease is %s, want shared", mode)
 	}
 }
