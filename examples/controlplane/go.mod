@@ -3,8 +3,8 @@ module github.com/kapi-dev/kapi/examples/controlplane
 go 1.26.0
 
 require (
-	github.com/kapi-dev/kapi v0.0.0-20261128204622-4d1ae8b17965
-	github.com/kapi-dev/kapi/validation/cel v0.0.0-20261128204622-4d1ae8b17965
+	github.com/kapi-dev/kapi v0.0.0-20261129024227-713997ae33ac
+	github.com/kapi-dev/kapi/validation/cel v0.0.0-20261129024227-713997ae33ac
 )
 
 require (

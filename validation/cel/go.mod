@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/google/cel-go v0.29.2
-	github.com/kapi-dev/kapi v0.0.0-20261128204622-4d1ae8b17965
+	github.com/kapi-dev/kapi v0.0.0-20261129024227-713997ae33ac
 )
 
 require (

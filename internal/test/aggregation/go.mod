@@ -2,7 +2,7 @@ module github.com/kapi-dev/kapi/internal/test/aggregation
 
 go 1.26.0
 
-require github.com/kapi-dev/kapi v0.0.0-20261128204622-4d1ae8b17965
+require github.com/kapi-dev/kapi v0.0.0-20261129024227-713997ae33ac
 
 require (
 	github.com/evanphx/json-patch/v5 v5.9.11 // indirect
