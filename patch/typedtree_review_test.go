@@ -44,8 +44,9 @@ type rvSample struct {
 	rvTag
 	rvEmbedA
 	*rvEmbedB
-	Inline     rvInner              `json:",inline"`
-	BadTag     string               `json:"a b!"`
+	Inline rvInner `json:",inline"`
+	BadTag string  `json:"a b!"`
+	//lint:ignore SA5008 a field named "-" is the case tested
 	Dash       string               `json:"-,"`
 	Skip       string               `json:"-"`
 	EmptyPtr   *struct{}            `json:"emptyPtr,omitempty"`
