@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -125,33 +126,40 @@ func TestGuard(t *testing.T) {
 	})
 }
 
-// TestRequestContextEnds: the handler's context is not a child of the
-// request's, but ends with it: when the client goes away (Canceled), and
-// at a deadline the request's context had, sooner than the server's
-// (DeadlineExceeded, answered 504).
+// TestRequestContextEnds: the handler's context ends with the request's:
+// when the client goes away (Canceled, with the cause an embedding
+// middleware gave, as a child context would have it), and at a deadline the
+// request's context had, sooner than the server's (DeadlineExceeded,
+// answered 504).
 func TestRequestContextEnds(t *testing.T) {
 	f := newFlow(t, guard.Limits{RequestTimeout: 1 << 40}, new(any))
 	entered := make(chan struct{}, 1)
-	seen := make(chan error, 1)
+	seen := make(chan [2]error, 1) // the handler context's Err and Cause
 	h := f.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		entered <- struct{}{}
 		<-r.Context().Done()
-		seen <- r.Context().Err()
+		seen <- [2]error{r.Context().Err(), context.Cause(r.Context())}
 	}), nil)
-	t.Run("client gone", func(t *testing.T) {
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/x", nil).WithContext(ctx))
-		}()
-		<-entered
-		cancel()
-		if err := <-seen; !errors.Is(err, context.Canceled) {
-			t.Errorf("the handler's context ended with %v, want Canceled", err)
-		}
-		<-done
-	})
+	for _, cause := range []error{nil, errors.New("tenant evicted")} {
+		t.Run(fmt.Sprintf("client gone, cause %v", cause), func(t *testing.T) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/x", nil).WithContext(ctx))
+			}()
+			<-entered
+			cancel(cause)
+			want := cause
+			if want == nil {
+				want = context.Canceled
+			}
+			if got := <-seen; !errors.Is(got[0], context.Canceled) || !errors.Is(got[1], want) {
+				t.Errorf("the handler's context ended with %v, cause %v; want Canceled, cause %v", got[0], got[1], want)
+			}
+			<-done
+		})
+	}
 	t.Run("the request's deadline", func(t *testing.T) {
 		dl := time.Now().Add(-time.Second) // passed: no timing in the test
 		ctx, cancel := context.WithDeadline(context.Background(), dl)
@@ -159,7 +167,7 @@ func TestRequestContextEnds(t *testing.T) {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/x", nil).WithContext(ctx))
 		<-entered
-		if err := <-seen; !errors.Is(err, context.DeadlineExceeded) {
+		if err := (<-seen)[0]; !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("the handler's context ended with %v, want DeadlineExceeded", err)
 		}
 		if rec.Code != http.StatusGatewayTimeout {
