@@ -23,10 +23,11 @@ type body struct {
 	count  int
 	data   []byte // nil until a second list at change
 	// making is the list making the items' bytes (see Share); nil when
-	// none is. waited says a list waits for it; sighted that one made
+	// none is. waiting counts the lists that wait for it; sighted that one made
 	// them before; noKeep that they are too large to keep.
-	making                  *making
-	waited, sighted, noKeep bool
+	making          *making
+	waiting         int
+	sighted, noKeep bool
 }
 
 // making is one list's making of a collection's bytes: done is closed
@@ -179,7 +180,7 @@ func (l *Bodies) Share(ctx context.Context, prefix string, change int64, count i
 		return nil, pieces, err
 	}
 	l.mu.Lock()
-	join = b.sighted || b.waited
+	join = b.sighted || b.waiting > 0
 	l.mu.Unlock()
 	if join {
 		data = Join(pieces, per, open, "", close)
@@ -205,7 +206,7 @@ func (l *Bodies) get(prefix string, change int64, count int) (data []byte, mk *b
 		case b.data != nil || b.noKeep:
 			return b.data, nil, nil
 		case b.making != nil:
-			b.waited = true
+			b.waiting++
 			return nil, nil, b.making
 		}
 		b.making = &making{done: make(chan struct{})} // the second list: it keeps them
@@ -259,7 +260,7 @@ func (l *Bodies) done(prefix string, b *body, data []byte, joined bool) {
 	}
 	b.making.data = data
 	close(b.making.done)
-	b.making, b.waited, b.sighted = nil, false, true
+	b.making, b.waiting, b.sighted = nil, 0, true
 }
 
 // Join joins elements given as pieces, per pieces each (apiserver's

@@ -84,7 +84,7 @@ func TestShareWaitsForTheMaker(t *testing.T) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		b := l.lists["/a"]
-		return b != nil && b.waited
+		return b != nil && b.waiting > 0
 	}
 	gaveUp := make(chan error)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -143,11 +143,13 @@ func TestShareWithTheBudgetFull(t *testing.T) {
 	}
 	made, release := make(chan struct{}, 4), make(chan struct{})
 	makePieces := func() ([][]byte, error) { made <- struct{}{}; <-release; return [][]byte{[]byte("a")}, nil }
-	waiting := func() bool {
+	waiting := func() int {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		b := l.lists["/a"]
-		return b != nil && b.waited
+		if b := l.lists["/a"]; b != nil {
+			return b.waiting
+		}
+		return 0
 	}
 	done := make(chan []byte, 3)
 	share := func() {
@@ -168,7 +170,7 @@ func TestShareWithTheBudgetFull(t *testing.T) {
 	<-made
 	go share() // and two wait for it
 	go share()
-	for !waiting() {
+	for waiting() < 2 { // both: one still on its way would make them again
 		runtime.Gosched()
 	}
 	close(release) // the budget has no room for what it joined
