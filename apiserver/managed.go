@@ -8,6 +8,7 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/internal/applyconfig"
 	"github.com/kapi-dev/kapi/internal/jsonfields"
 	"github.com/kapi-dev/kapi/patch"
 	"github.com/kapi-dev/kapi/storage"
@@ -120,11 +121,7 @@ func (rq *request) fieldsJSON(obj kapi.Object, stored []byte) ([]byte, error) {
 func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error {
 	manager := rq.query.Get("fieldManager") // required: see checkWriteOptions
 	force, _ := rq.boolParam("force")
-	format := codec.ByMediaType(codec.MediaTypeYAML)
-	if typ == patch.ApplyCBOR {
-		format = codec.ByMediaType(codec.MediaTypeCBOR)
-	}
-	config, _, err := format.ToJSON(doc)
+	config, parsed, err := applyconfig.Read(doc, typ == patch.ApplyCBOR)
 	if err != nil {
 		return rq.undecodable(err.Error())
 	}
@@ -132,9 +129,8 @@ func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error 
 	// kind; what is applied is the configuration without unknown fields.
 	// One with nothing to check is decoded from what patch read of it.
 	var applied kapi.Object
-	parsed, err := patch.ParseConfiguration(config)
 	_, invalid := rq.fieldValidation()
-	if obj := rq.objType.newObject(); err == nil && invalid == nil && rq.res.shape == nil && parsed.Decode(obj) {
+	if obj := rq.objType.newObject(); parsed != nil && invalid == nil && rq.res.shape == nil && parsed.Decode(obj) {
 		applied, err = rq.checkType(obj)
 	} else if applied, config, err = rq.decodeCleaned(codec.JSON(), config); err == nil {
 		parsed, err = patch.ParseConfiguration(config)
@@ -156,17 +152,19 @@ func (rq *request) apply(ctx context.Context, typ patch.Type, doc []byte) error 
 		Force: force, Now: kapi.Now(), Convert: rq.res.fieldsConverter(),
 	}
 	merge := func(cur kapi.Object, value []byte) (kapi.Object, error) {
-		var live []byte
+		var live []byte // patch reads cur (opts.Live): only ignoredFields on /status of a shaped kind reads live
 		var managed []kapi.ManagedFieldsEntry
-		if cur != nil {
+		if cur != nil && rq.subresource == "status" && rq.res.shape != nil {
 			var err error
 			if live, err = rq.objectJSON(cur, value); err != nil {
 				return nil, err
 			}
+		}
+		if cur != nil {
 			managed = cur.GetObjectMeta().ManagedFields
 		}
 		opts := opts
-		opts.Ignore, opts.Live = rq.ignoredFields(live, config), cur // patch reads cur where it can, live elsewhere
+		opts.Ignore, opts.Live = rq.ignoredFields(live, config), cur
 		merged, managed, err := rq.res.objType.schema.ApplyMerged(live, parsed, managed, opts)
 		if err != nil {
 			return nil, err // a conflict is statusOf's 409

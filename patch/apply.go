@@ -26,7 +26,8 @@ type ApplyOptions struct {
 	// Live, if set, is the live object as a Go value, a pointer to a
 	// struct whose JSON is the live object's: ApplyMerged reads the
 	// object from it rather than from its JSON where it can tell what
-	// reading the JSON gives (see typedTree), and from the JSON elsewhere.
+	// reading the JSON gives (see typedTree), and from its json.Marshal
+	// elsewhere: ApplyMerged's live is then not read, and may be nil.
 	Live any
 }
 
