@@ -140,16 +140,19 @@ func TestMarshalManagedAllocatesOnce(t *testing.T) {
 	if allocs := testing.AllocsPerRun(100, func() { _, _ = marshalManaged(m) }); allocs != 1 {
 		t.Errorf("%v allocations, want 1", allocs)
 	}
-	// splice.WithManagedFields writes entries over its stack room the same way,
-	// and those within it on the stack: then only the value's allocation
-	// is left.
+	// splice.WithManagedFields writes entries over its pooled room (8 KiB)
+	// the same way, and those within it (a kilobyte or two, as a
+	// manager's entry of a whole object takes) into the room: then only
+	// the value's allocation is left.
 	stored := []byte(`{"metadata":{"name":"a"}}`)
+	longer := strings.Repeat("x", 3000)
+	over := []kapi.ManagedFieldsEntry{{Manager: longer, Operation: longer, APIVersion: longer, Time: &now, FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{}}}
 	short := []kapi.ManagedFieldsEntry{{Manager: "m", Operation: "Update", Time: &now, FieldsV1: &kapi.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}}}
 	for _, tc := range []struct {
 		name    string
 		managed []kapi.ManagedFieldsEntry
 		want    float64
-	}{{"over the stack room", m, 2}, {"within it", short, 1}} {
+	}{{"over the room", over, 2}, {"within it", m, 1}, {"short", short, 1}} {
 		if allocs := testing.AllocsPerRun(100, func() { _, _, _ = splice.WithManagedFields(stored, tc.managed) }); allocs != tc.want {
 			t.Errorf("splice.WithManagedFields, %s: %v allocations, want %v", tc.name, allocs, tc.want)
 		}

@@ -123,16 +123,16 @@ func WithManagedFields(stored []byte, managed []kapi.ManagedFieldsEntry) (out []
 	}
 	// out is what the store and the cache keep: made to its exact size
 	// (a size class up costs every object), from managed's JSON written
-	// first on the stack when it fits, else into room for its estimate.
+	// first into a pooled buffer when it fits (a manager's entry holds the
+	// object's fields, a kilobyte or more), else into room for its estimate.
 	// Written directly when every string is plain and every field set
 	// compact (as the field manager writes them): json.Marshal checks and
 	// compacts each set again, a tenth of an update's instructions.
-	var (
-		room   [1 << 10]byte
-		member []byte
-	)
+	var member []byte
 	if len(managed) > 0 {
-		if member, err = ManagedJSON(room[:0], managed); err != nil {
+		room := managedRooms.Get().(*[]byte)
+		defer managedRooms.Put(room)
+		if member, err = ManagedJSON((*room)[:0], managed); err != nil {
 			return nil, false, err
 		}
 	}
@@ -146,6 +146,9 @@ func WithManagedFields(stored []byte, managed []kapi.ManagedFieldsEntry) (out []
 	}
 	return append(out, stored[end:]...), true, nil
 }
+
+// managedRooms are buffers WithManagedFields writes managedFields into.
+var managedRooms = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
 
 // managedMember finds metadata.managedFields in stored, an object's
 // stored value: cut is where its member begins (with the comma
