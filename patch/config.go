@@ -80,6 +80,13 @@ var (
 // (json.Unmarshaler, encoding.TextUnmarshaler, json/v2's): what it makes
 // of it fillValue cannot tell but for the time types.
 func decodesItself(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Struct, reflect.Pointer, reflect.Interface:
+	default:
+		if t.PkgPath() == "" { // a predeclared or unnamed type: no methods, and none on its pointer
+			return false
+		}
+	}
 	if self, ok := selfDecoders.Load(t); ok {
 		return self.(bool)
 	}
