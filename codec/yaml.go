@@ -60,9 +60,26 @@ func YAMLToJSON(data []byte) ([]byte, error) {
 func plainJSON(data []byte) bool {
 	// json/v2's check, a third of encoding/json's cost; stricter only
 	// where the scan below says no anyway (invalid UTF-8, surrogates).
-	if !jsontext.Value(data).IsValid(jsontext.AllowDuplicateNames(true)) {
-		return false
+	return jsontext.Value(data).IsValid(jsontext.AllowDuplicateNames(true)) && readAlike(data)
+}
+
+// YAMLToJSONOfJSON is YAMLToJSON of data that a JSON reader took whole as
+// one valid JSON value (duplicate names allowed; encoding/json's reader,
+// or one that agrees with it): plainJSON's check that it is valid JSON,
+// most of its cost, is not made again. A server reads an apply
+// configuration's JSON anyway, and kubectl sends it labelled as YAML.
+func YAMLToJSONOfJSON(data []byte) ([]byte, error) {
+	if readAlike(data) {
+		return data, nil
 	}
+	return yamlToJSON(data)
+}
+
+// readAlike is plainJSON of data known to be valid JSON: whether the YAML
+// reader takes it for the same document. encoding/json takes invalid UTF-8
+// and escapes of lone surrogates where json/v2 does not; the scan says no
+// to both.
+func readAlike(data []byte) bool {
 	depth := 0
 	for i := 0; i < len(data); {
 		switch c := data[i]; {
