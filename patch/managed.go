@@ -2,9 +2,12 @@ package patch
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -81,7 +84,29 @@ func (m *fieldManager) id() string {
 		b = append(b, '"', ':')
 		b = appendJSONString(b, f.value)
 	}
-	return string(append(b, '}'))
+	return internID(append(b, '}'))
+}
+
+// managerIDs are the ids made lately: every write reads its object's
+// entries, the same few, and names each by its id.
+var managerIDs struct {
+	sync.Mutex
+	m map[string]string
+}
+
+// internID is string(b), made once while managerIDs holds it.
+func internID(b []byte) string {
+	managerIDs.Lock()
+	defer managerIDs.Unlock()
+	if id, ok := managerIDs.m[string(b)]; ok {
+		return id
+	}
+	if len(managerIDs.m) >= 256 || managerIDs.m == nil {
+		managerIDs.m = make(map[string]string, 256) // a workload's managers come back soon
+	}
+	id := string(b)
+	managerIDs.m[id] = id
+	return id
 }
 
 // describe is how a conflict message names the manager.
@@ -111,7 +136,7 @@ func decodeManagers(entries []kapi.ManagedFieldsEntry) (managerSet, error) {
 		if e.FieldsType != "FieldsV1" {
 			return nil, fmt.Errorf("managedFields[%d]: invalid fieldsType %q", i, e.FieldsType)
 		}
-		set := fieldSet{}
+		var set fieldSet
 		var parsed *parsedSet
 		if e.FieldsV1 != nil && e.FieldsV1.Raw != nil {
 			var err error
@@ -119,12 +144,12 @@ func decodeManagers(entries []kapi.ManagedFieldsEntry) (managerSet, error) {
 				return nil, fmt.Errorf("managedFields[%d]: %v", i, err)
 			}
 			set = parsed.set
+		} else {
+			set = fieldSet{}
 		}
-		m := &fieldManager{name: e.Manager, operation: e.Operation, subresource: e.Subresource, apiVersion: e.APIVersion, set: set, parsed: parsed}
-		if e.Time != nil {
-			t := *e.Time
-			m.time = &t
-		}
+		// time is e's: a manager's time is replaced, never changed in
+		// place, and encode writes a copy.
+		m := &fieldManager{name: e.Manager, operation: e.Operation, subresource: e.Subresource, apiVersion: e.APIVersion, set: set, parsed: parsed, time: e.Time}
 		out[m.id()] = m
 	}
 	return out, nil
@@ -160,22 +185,23 @@ func (ms managerSet) encode() []kapi.ManagedFieldsEntry {
 
 // sortEntries puts entries in kube-apiserver's order (see encode).
 func sortEntries(out []kapi.ManagedFieldsEntry) {
-	sort.Slice(out, func(i, j int) bool {
-		p, q := out[i], out[j]
-		if p.Operation != q.Operation {
-			return p.Operation < q.Operation
-		}
-		if ps, qs := unixSeconds(p.Time), unixSeconds(q.Time); ps != qs {
-			return ps < qs
-		}
-		if p.Manager != q.Manager {
-			return p.Manager < q.Manager
-		}
-		if p.APIVersion != q.APIVersion {
-			return p.APIVersion < q.APIVersion
-		}
-		return p.Subresource < q.Subresource
-	})
+	slices.SortFunc(out, compareEntries) // no two entries compare equal: their ids differ
+}
+
+func compareEntries(p, q kapi.ManagedFieldsEntry) int {
+	if c := strings.Compare(p.Operation, q.Operation); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(unixSeconds(p.Time), unixSeconds(q.Time)); c != 0 {
+		return c
+	}
+	if c := strings.Compare(p.Manager, q.Manager); c != 0 {
+		return c
+	}
+	if c := strings.Compare(p.APIVersion, q.APIVersion); c != 0 {
+		return c
+	}
+	return strings.Compare(p.Subresource, q.Subresource)
 }
 
 func unixSeconds(t *kapi.Time) int64 {
