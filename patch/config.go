@@ -97,126 +97,247 @@ func decodesItself(t reflect.Type) bool {
 
 // fillValue sets dst, a zero value, to v, a value of a plain document
 // (Configuration.plain), as decoding its JSON sets it; ok false where it
-// does not know it would.
+// does not know it would. What it does with a value depends on the type
+// only, so each type's filler is compiled once (fillerOf): the questions
+// fillValue asks of a type (its kind, whether it decodes itself, its
+// fields) are asked once, not at every value of every configuration.
 func fillValue(dst reflect.Value, v any) bool {
-	t := dst.Type()
+	return (*fillerOf(dst.Type()))(dst, v)
+}
+
+// A filler is fillValue for the values of one type.
+type filler func(dst reflect.Value, v any) bool
+
+// fillers are the compiled fillers by type: reflect.Type → *filler.
+var fillers sync.Map
+
+// fillerOf returns t's filler, compiling it the first time. A filler is
+// held by pointer, so that a type reached again while it is compiled (a
+// recursive type) calls the filler it will be; the fillers compiled are
+// kept only once all are, so that none is called before it is made.
+func fillerOf(t reflect.Type) *filler {
+	if f, ok := fillers.Load(t); ok {
+		return f.(*filler)
+	}
+	compiling := map[reflect.Type]*filler{}
+	f := compileFiller(t, compiling)
+	for ct, cf := range compiling {
+		fillers.LoadOrStore(ct, cf)
+	}
+	return f
+}
+
+func compileFiller(t reflect.Type, compiling map[reflect.Type]*filler) *filler {
+	if f, ok := fillers.Load(t); ok {
+		return f.(*filler)
+	}
+	if f := compiling[t]; f != nil {
+		return f
+	}
+	f := new(filler)
+	compiling[t] = f
+	*f = makeFiller(t, compiling)
+	return f
+}
+
+// fieldFiller is a struct field's index and the filler of its type.
+type fieldFiller struct {
+	index []int
+	fill  *filler
+}
+
+func makeFiller(t reflect.Type, compiling map[reflect.Type]*filler) filler {
 	if t.Kind() == reflect.Pointer {
-		if v == nil {
-			return true // null leaves a nil pointer
+		elem := compileFiller(t.Elem(), compiling)
+		return func(dst reflect.Value, v any) bool {
+			if v == nil {
+				return true // null leaves a nil pointer
+			}
+			p := reflect.New(t.Elem())
+			if !(*elem)(p.Elem(), v) {
+				return false
+			}
+			dst.Set(p)
+			return true
 		}
-		p := reflect.New(t.Elem())
-		if !fillValue(p.Elem(), v) {
-			return false
-		}
-		dst.Set(p)
-		return true
 	}
 	if decodesItself(t) {
-		s, isString := v.(string)
-		switch {
-		case !timeTypes[t]:
-			return false
-		case v == nil:
-			return true // the zero time, as null decodes
-		case !isString:
-			return false
+		if !timeTypes[t] {
+			return func(reflect.Value, any) bool { return false }
 		}
-		u, ok := dst.Addr().Interface().(json.Unmarshaler)
-		return ok && u.UnmarshalJSON(appendJSONString(nil, s)) == nil
-	}
-	if v == nil {
-		return true // null leaves a zero value as it is
+		return func(dst reflect.Value, v any) bool {
+			s, isString := v.(string)
+			switch {
+			case v == nil:
+				return true // the zero time, as null decodes
+			case !isString:
+				return false
+			}
+			u, ok := dst.Addr().Interface().(json.Unmarshaler)
+			return ok && u.UnmarshalJSON(appendJSONString(nil, s)) == nil
+		}
 	}
 	switch t.Kind() {
 	case reflect.Struct:
-		m, ok := v.(map[string]any)
 		p := structPlanOf(t)
-		if !ok || p == nil {
-			return false
+		if p == nil {
+			return func(_ reflect.Value, v any) bool { return v == nil } // null leaves a zero value as it is
 		}
-		for name, member := range m {
-			f, ok := p.fields[name]
-			if !ok || f.quoted || !fillValue(dst.FieldByIndex(f.index), member) {
-				return false
+		fields := make(map[string]fieldFiller, len(p.fields))
+		for name, f := range p.fields {
+			if !f.quoted {
+				fields[name] = fieldFiller{index: f.index, fill: compileFiller(t.FieldByIndex(f.index).Type, compiling)}
 			}
 		}
-		return true
-	case reflect.Map:
-		m, ok := v.(map[string]any)
-		k := t.Key()
-		if !ok || k.Kind() != reflect.String || decodesItself(k) {
-			return false
-		}
-		if t == stringMapType { // labels, annotations, selectors: without reflection
-			out := make(map[string]string, len(m))
+		return func(dst reflect.Value, v any) bool {
+			if v == nil {
+				return true
+			}
+			m, ok := v.(map[string]any)
+			if !ok {
+				return false
+			}
 			for name, member := range m {
-				if out[name], ok = member.(string); !ok {
+				f, ok := fields[name]
+				if !ok || !(*f.fill)(fieldOf(dst, f.index), member) {
 					return false
 				}
 			}
-			dst.Set(reflect.ValueOf(out))
 			return true
 		}
-		out := reflect.MakeMapWithSize(t, len(m))
-		elem := reflect.New(t.Elem()).Elem()
-		for name, member := range m {
-			elem.SetZero()
-			if member == nil || !fillValue(elem, member) {
+	case reflect.Map:
+		k := t.Key()
+		if k.Kind() != reflect.String || decodesItself(k) {
+			return func(_ reflect.Value, v any) bool { return v == nil }
+		}
+		if t == stringMapType { // labels, annotations, selectors: without reflection
+			return func(dst reflect.Value, v any) bool {
+				if v == nil {
+					return true
+				}
+				m, ok := v.(map[string]any)
+				if !ok {
+					return false
+				}
+				out := make(map[string]string, len(m))
+				for name, member := range m {
+					if out[name], ok = member.(string); !ok {
+						return false
+					}
+				}
+				dst.Set(reflect.ValueOf(out))
+				return true
+			}
+		}
+		elemFill := compileFiller(t.Elem(), compiling)
+		return func(dst reflect.Value, v any) bool {
+			if v == nil {
+				return true
+			}
+			m, ok := v.(map[string]any)
+			if !ok {
 				return false
 			}
-			out.SetMapIndex(reflect.ValueOf(name).Convert(k), elem)
+			out := reflect.MakeMapWithSize(t, len(m))
+			elem := reflect.New(t.Elem()).Elem()
+			for name, member := range m {
+				elem.SetZero()
+				if member == nil || !(*elemFill)(elem, member) {
+					return false
+				}
+				out.SetMapIndex(reflect.ValueOf(name).Convert(k), elem)
+			}
+			dst.Set(out)
+			return true
 		}
-		dst.Set(out)
-		return true
 	case reflect.Slice:
-		l, ok := v.([]any)
-		if !ok || t.Elem().Kind() == reflect.Uint8 {
-			return false // a []byte is base64
+		if t.Elem().Kind() == reflect.Uint8 {
+			return func(_ reflect.Value, v any) bool { return v == nil } // a []byte is base64
 		}
-		out := reflect.MakeSlice(t, len(l), len(l))
-		for i, item := range l {
-			if item == nil || !fillValue(out.Index(i), item) {
+		elemFill := compileFiller(t.Elem(), compiling)
+		return func(dst reflect.Value, v any) bool {
+			if v == nil {
+				return true
+			}
+			l, ok := v.([]any)
+			if !ok {
 				return false
 			}
+			out := reflect.MakeSlice(t, len(l), len(l))
+			for i, item := range l {
+				if item == nil || !(*elemFill)(out.Index(i), item) {
+					return false
+				}
+			}
+			dst.Set(out)
+			return true
 		}
-		dst.Set(out)
-		return true
 	case reflect.String:
-		s, ok := v.(string)
-		if ok {
-			dst.SetString(s)
+		return func(dst reflect.Value, v any) bool {
+			s, ok := v.(string)
+			if ok {
+				dst.SetString(s)
+			}
+			return ok || v == nil
 		}
-		return ok
 	case reflect.Bool:
-		b, ok := v.(bool)
-		if ok {
-			dst.SetBool(b)
+		return func(dst reflect.Value, v any) bool {
+			b, ok := v.(bool)
+			if ok {
+				dst.SetBool(b)
+			}
+			return ok || v == nil
 		}
-		return ok
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		n, ok := v.(json.Number)
-		i, err := strconv.ParseInt(string(n), 10, 64)
-		if !ok || err != nil || dst.OverflowInt(i) {
-			return false
+		return func(dst reflect.Value, v any) bool {
+			if v == nil {
+				return true
+			}
+			n, ok := v.(json.Number)
+			i, err := strconv.ParseInt(string(n), 10, 64)
+			if !ok || err != nil || dst.OverflowInt(i) {
+				return false
+			}
+			dst.SetInt(i)
+			return true
 		}
-		dst.SetInt(i)
-		return true
 	case reflect.Uint, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		n, ok := v.(json.Number)
-		u, err := strconv.ParseUint(string(n), 10, 64)
-		if !ok || err != nil || dst.OverflowUint(u) {
-			return false
+		return func(dst reflect.Value, v any) bool {
+			if v == nil {
+				return true
+			}
+			n, ok := v.(json.Number)
+			u, err := strconv.ParseUint(string(n), 10, 64)
+			if !ok || err != nil || dst.OverflowUint(u) {
+				return false
+			}
+			dst.SetUint(u)
+			return true
 		}
-		dst.SetUint(u)
-		return true
 	case reflect.Float64:
-		n, ok := v.(json.Number)
-		f, err := strconv.ParseFloat(string(n), 64)
-		if !ok || err != nil {
-			return false
+		return func(dst reflect.Value, v any) bool {
+			if v == nil {
+				return true
+			}
+			n, ok := v.(json.Number)
+			f, err := strconv.ParseFloat(string(n), 64)
+			if !ok || err != nil {
+				return false
+			}
+			dst.SetFloat(f)
+			return true
 		}
-		dst.SetFloat(f)
-		return true
 	}
-	return false // float32, uint8 (a []byte's), interfaces, arrays, ...
+	// float32, uint8 (a []byte's), interfaces, arrays, ...: null leaves
+	// them zero, anything else is not known.
+	return func(_ reflect.Value, v any) bool { return v == nil }
+}
+
+// fieldOf is dst.FieldByIndex(index) for a struct reached by value, which
+// is what a plan's index is without a pointer (structPlanOf).
+func fieldOf(dst reflect.Value, index []int) reflect.Value {
+	if len(index) == 1 {
+		return dst.Field(index[0])
+	}
+	return dst.FieldByIndex(index)
 }
