@@ -230,14 +230,15 @@ func (v storedValue) withManaged(res *resource, obj kapi.Object, changed bool) (
 
 // unchanged says whether v, next's, is what stored holds of cur.
 // managedFields equal to cur's, which decoding stored made, stand for the
-// stored ones; others are encoded to be compared.
+// stored ones; others are encoded to be compared, unless the rest differs
+// (most writes: their managedFields changed with it).
 func (v storedValue) unchanged(next, cur kapi.Object, stored []byte) (bool, error) {
 	if !v.bare {
 		return bytes.Equal(v.bytes, stored), nil
 	}
 	managed := &next.GetObjectMeta().ManagedFields // through pointers: a slice in an interface is an allocation
-	if deepequal.Values(reflect.ValueOf(managed).Elem(), reflect.ValueOf(&cur.GetObjectMeta().ManagedFields).Elem()) {
-		return splice.EqualUnmanaged(v.bytes, stored), nil
+	if same := splice.EqualUnmanaged(v.bytes, stored); !same || deepequal.Values(reflect.ValueOf(managed).Elem(), reflect.ValueOf(&cur.GetObjectMeta().ManagedFields).Elem()) {
+		return same, nil
 	}
 	full, ok, err := splice.WithManagedFields(v.bytes, *managed)
 	if !ok || err != nil {
