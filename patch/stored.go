@@ -2,6 +2,8 @@ package patch
 
 import (
 	"bytes"
+	"math"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -24,10 +26,22 @@ const maxStoredMembers = 64
 // storedMember is an object's member as written.
 type storedMember struct {
 	key, value []byte // the key without quotes (it has no escapes)
+	// members are value's in the storedSplit, when it was split already
+	// (split); checked says value was checked against its schema, as
+	// validStored checks it, when it was split.
+	members        span
+	split, checked bool
 }
 
 // compareStored is compareObjects of liveObject(old) and liveObject(new);
 // ok false when it cannot tell, and the caller must decode them.
+//
+// old is read once: split into its members and those into theirs, each
+// checked against its schema as it is read (storedSplit.old), since every
+// part of it must be valid for liveObject to read it. new is split where it
+// differs from old: a member written as old's is passed over, its bytes
+// compared rather than read, and needs no check of its own. Anything the
+// split does not take on is left to stored, as before the split.
 func compareStored(old, new []byte, s *Schema) (c comparison, ok bool) {
 	old, new = trimSpace(old), trimSpace(new)
 	if s == nil || s.Kind != Struct || isLeaf(s) || len(old) == 0 || len(new) == 0 || old[0] != '{' || new[0] != '{' {
@@ -35,7 +49,22 @@ func compareStored(old, new []byte, s *Schema) (c comparison, ok bool) {
 	}
 	c = comparison{added: fieldSet{}, modified: fieldSet{}, removed: fieldSet{}}
 	path := make(fieldPath, 0, pathDepth)
-	if !c.stored(old, new, s, path, 0, levelRoot) {
+	if bytes.Equal(old, new) || len(old) > math.MaxInt32 || len(new) > math.MaxInt32 {
+		return c, c.stored(old, new, s, path, 0, levelRoot)
+	}
+	sp := storedSplits.Get().(*storedSplit)
+	defer sp.free()
+	sp.old.data, sp.new.data = old, new
+	lm, split, _, ok := sp.readOld(s, 0, levelRoot)
+	if !ok || !split || sp.old.i != len(old) {
+		return c, false
+	}
+	rm, split, ok := sp.readNew(lm, 0)
+	if !ok || !split || sp.new.i != len(new) {
+		return c, false
+	}
+	var lbuf, rbuf [16]storedMember
+	if !c.storedObject(sp, old, new, sp.members(lbuf[:0], old, lm), sp.members(rbuf[:0], new, rm), s, path, 0, levelRoot) {
 		return c, false
 	}
 	return c, true
@@ -48,6 +77,254 @@ const (
 	levelMetadata
 	levelOther
 )
+
+// memberLevel is the level of the member named key of an object at level.
+func memberLevel(level int, key []byte) int {
+	if level == levelRoot && string(key) == "metadata" {
+		return levelMetadata
+	}
+	return levelOther
+}
+
+// storedSplit is what compareStored reads of its two documents: old's
+// objects split into their members, and new's where they differ from
+// old's. The members are spans of the documents, so that keeping them
+// writes no pointers.
+type storedSplit struct {
+	old, new jsonReader
+	// arena holds the members of the objects read, stack those of the
+	// objects being read: an object's members are kept together when it
+	// ends, after those of the objects in it.
+	arena, stack []splitMember
+}
+
+// span is where something is in a document or the arena.
+type span struct{ start, end int32 }
+
+// splitMember is a storedMember as a storedSplit keeps it.
+type splitMember struct {
+	key, value, members span
+	split, checked      bool
+}
+
+var storedSplits = sync.Pool{New: func() any { return new(storedSplit) }}
+
+// free returns sp to storedSplits, without the documents.
+func (sp *storedSplit) free() {
+	sp.old, sp.new = jsonReader{discard: true}, jsonReader{discard: true}
+	sp.arena, sp.stack = sp.arena[:0], sp.stack[:0]
+	storedSplits.Put(sp)
+}
+
+// keep moves the members of the object being read, from base on the
+// stack, to the arena.
+func (sp *storedSplit) keep(base int) span {
+	n := len(sp.arena)
+	sp.arena = append(sp.arena, sp.stack[base:]...)
+	sp.stack = sp.stack[:base]
+	return span{int32(n), int32(len(sp.arena))}
+}
+
+// members appends the members at ms in the arena, of doc, to out.
+func (sp *storedSplit) members(out []storedMember, doc []byte, ms span) []storedMember {
+	for _, m := range sp.arena[ms.start:ms.end] {
+		out = append(out, storedMember{key: doc[m.key.start:m.key.end], value: doc[m.value.start:m.value.end], members: m.members, split: m.split, checked: m.checked})
+	}
+	return out
+}
+
+// find is the index in the arena of the member of old named key among
+// ms, looked for from start first; -1 if there is none.
+func (sp *storedSplit) find(ms span, key []byte, start int32) int32 {
+	for i := max(start, ms.start); i < ms.end; i++ {
+		if k := sp.arena[i].key; string(sp.old.data[k.start:k.end]) == string(key) {
+			return i
+		}
+	}
+	for i := ms.start; i < start && i < ms.end; i++ {
+		if k := sp.arena[i].key; string(sp.old.data[k.start:k.end]) == string(key) {
+			return i
+		}
+	}
+	return -1
+}
+
+// duplicate says whether the object being read, from base on the stack,
+// of doc, has a member named key, or maxStoredMembers members already.
+func (sp *storedSplit) duplicate(base int, doc, key []byte) bool {
+	ms := sp.stack[base:]
+	if len(ms) == maxStoredMembers {
+		return true
+	}
+	for _, m := range ms {
+		if string(doc[m.key.start:m.key.end]) == string(key) {
+			return true
+		}
+	}
+	return false
+}
+
+// splits says whether stored splits a value of schema s that is an object.
+func splits(s *Schema) bool {
+	return s != nil && (s.Kind == Struct || s.Kind == Map) && !isLeaf(s)
+}
+
+// readOld reads the object at sp.old.i, of schema s (splits) at depth and
+// level, into its members, each checked as validStored checks it, and
+// split in turn if it is an object stored splits. checked says they all
+// passed (validStored of the object would); split says the members are
+// all there (no key written twice, at most maxStoredMembers). ok false
+// where storedMembers would give up: sp.old.i is then anywhere.
+func (sp *storedSplit) readOld(s *Schema, depth, level int) (out span, split, checked, ok bool) {
+	d := &sp.old
+	base := len(sp.stack)
+	defer func() {
+		if !split || !ok {
+			sp.stack = sp.stack[:base]
+		}
+	}()
+	split, checked = true, true
+	if depth+1 > maxDepth || d.i >= len(d.data) || d.data[d.i] != '{' {
+		return out, false, false, false
+	}
+	d.i++
+	d.space()
+	if d.i < len(d.data) && d.data[d.i] == '}' {
+		d.i++
+		return out, true, true, true
+	}
+	for {
+		key, ok := d.plainMember()
+		if !ok {
+			return out, false, false, false
+		}
+		d.space()
+		m := splitMember{key: d.span(key)}
+		start := d.i
+		if level == levelMetadata && string(key) == "managedFields" {
+			// Left out, as decodeUnmanaged leaves it: read, no schema.
+			m.checked = true
+			if !d.skip(depth + 1) {
+				return out, false, false, false
+			}
+		} else if m.members, m.split, m.checked, ok = sp.readOldValue(s.Field(string(key)), depth+1, memberLevel(level, key)); !ok {
+			return out, false, false, false
+		}
+		m.value = span{int32(start), int32(d.i)}
+		checked = checked && m.checked
+		if split && sp.duplicate(base, d.data, key) {
+			split = false // read on, to check the others
+		}
+		if split {
+			sp.stack = append(sp.stack, m)
+		}
+		more, ok := d.next('}')
+		switch {
+		case !ok:
+			return out, false, false, false
+		case !more:
+			if split {
+				out = sp.keep(base)
+			}
+			return out, split, checked, true
+		}
+	}
+}
+
+// readOldValue reads the value at sp.old.i, of schema s at depth and
+// level, checking it and splitting it as readOld does; ok false if it is
+// not JSON.
+func (sp *storedSplit) readOldValue(s *Schema, depth, level int) (members span, split, checked, ok bool) {
+	d := &sp.old
+	start, kept := d.i, len(sp.arena)
+	if splits(s) && d.i < len(d.data) && d.data[d.i] == '{' && depth <= maxDepth-2 {
+		if members, split, checked, ok = sp.readOld(s, depth, level); ok {
+			if !split {
+				sp.arena = sp.arena[:kept]
+			}
+			return members, split, checked, true
+		}
+	} else if s != nil && d.validStored(s, depth, level, nil) {
+		return members, false, true, true
+	}
+	d.i, sp.arena = start, sp.arena[:kept]
+	return span{}, false, false, d.skip(depth) // stored reads it as before
+}
+
+// readNew reads the object at sp.new.i at depth, untrusted, into its
+// members as storedMembers does; guide are old's members of the same
+// object: a member written as old's is passed over, and one that is an
+// object where old's was split is split in turn.
+func (sp *storedSplit) readNew(guide span, depth int) (out span, split, ok bool) {
+	d := &sp.new
+	base := len(sp.stack)
+	defer func() {
+		if !ok {
+			sp.stack = sp.stack[:base]
+		}
+	}()
+	if depth+1 > maxDepth || d.i >= len(d.data) || d.data[d.i] != '{' {
+		return out, false, false
+	}
+	d.i++
+	d.space()
+	if d.i < len(d.data) && d.data[d.i] == '}' {
+		d.i++
+		return out, true, true
+	}
+	next := guide.start // where the next key is looked for first in guide
+	for {
+		key, ok := d.plainMember()
+		if !ok {
+			return out, false, false
+		}
+		d.space()
+		m := splitMember{key: d.span(key)}
+		start := d.i
+		if g := sp.find(guide, key, next); g < 0 {
+			ok = d.skip(depth + 1)
+		} else if next = g + 1; d.written(sp.old.data[sp.arena[g].value.start:sp.arena[g].value.end]) {
+			ok = true
+		} else if sp.arena[g].split && d.i < len(d.data) && d.data[d.i] == '{' {
+			kept := len(sp.arena)
+			if m.members, m.split, ok = sp.readNew(sp.arena[g].members, depth+1); !ok {
+				d.i, sp.arena, m.members, m.split = start, sp.arena[:kept], span{}, false
+				ok = d.skip(depth + 1)
+			}
+		} else {
+			ok = d.skip(depth + 1)
+		}
+		if !ok || sp.duplicate(base, d.data, key) {
+			return out, false, false
+		}
+		m.value = span{int32(start), int32(d.i)}
+		sp.stack = append(sp.stack, m)
+		more, ok := d.next('}')
+		switch {
+		case !ok:
+			return out, false, false
+		case !more:
+			return sp.keep(base), true, true
+		}
+	}
+}
+
+// span is where b, a part of d.data, is in it.
+func (d *jsonReader) span(b []byte) span {
+	start := cap(d.data) - cap(b)
+	return span{int32(start), int32(start + len(b))}
+}
+
+// written says whether the value at d.i is v, a JSON value that was read
+// as valid at the same depth, as written, and moves past it if so.
+func (d *jsonReader) written(v []byte) bool {
+	end := d.i + len(v)
+	if !bytes.HasPrefix(d.data[d.i:], v) || end < len(d.data) && !numberEnd[d.data[end]] {
+		return false // "1" is where "12" is written
+	}
+	d.i = end
+	return true
+}
 
 // stored compares two values as written, both present: l and r are the
 // value's bytes, without surrounding space.
@@ -70,7 +347,7 @@ func (c *comparison) stored(l, r []byte, s *Schema, path fieldPath, depth, level
 	if s != nil && s.Kind == Deduced && len(l) > 0 && len(r) > 0 && l[0] == '{' && r[0] == '{' {
 		s = deducedObject
 	}
-	if s == nil || (s.Kind != Struct && s.Kind != Map) || isLeaf(s) || len(l) == 0 || len(r) == 0 || l[0] != '{' || r[0] != '{' {
+	if !splits(s) || len(l) == 0 || len(r) == 0 || l[0] != '{' || r[0] != '{' {
 		return c.decoded(l, r, s, path, depth, level)
 	}
 	var lbuf, rbuf [16]storedMember
@@ -79,6 +356,20 @@ func (c *comparison) stored(l, r []byte, s *Schema, path fieldPath, depth, level
 	if !lok || !rok {
 		return c.decoded(l, r, s, path, depth, level)
 	}
+	return c.storedObject(nil, l, r, lm, rm, s, path, depth, level)
+}
+
+// storedSplit is stored of two objects split already.
+func (c *comparison) storedSplit(sp *storedSplit, l, r *storedMember, s *Schema, path fieldPath, depth, level int) bool {
+	var lbuf, rbuf [16]storedMember
+	lm, rm := sp.members(lbuf[:0], sp.old.data, l.members), sp.members(rbuf[:0], sp.new.data, r.members)
+	return c.storedObject(sp, l.value, r.value, lm, rm, s, path, depth, level)
+}
+
+// storedObject is stored of two objects of schema s (splits), l and r,
+// split into their members lm and rm; sp holds the members of those split
+// already.
+func (c *comparison) storedObject(sp *storedSplit, l, r []byte, lm, rm []storedMember, s *Schema, path fieldPath, depth, level int) bool {
 	if level == levelMetadata {
 		lm, rm = withoutManagedFields(lm), withoutManagedFields(rm)
 	}
@@ -93,10 +384,7 @@ func (c *comparison) stored(l, r []byte, s *Schema, path fieldPath, depth, level
 			return false // not of the schema: liveObject's error
 		}
 		i := findMember(lm, m.key, next)
-		childLevel := levelOther
-		if level == levelRoot && string(m.key) == "metadata" {
-			childLevel = levelMetadata
-		}
+		childLevel := memberLevel(level, m.key)
 		if i < 0 {
 			if !c.decodedSide(nil, m.value, cs, append(path, fieldElement(string(m.key))), depth+1, childLevel) {
 				return false
@@ -105,15 +393,24 @@ func (c *comparison) stored(l, r []byte, s *Schema, path fieldPath, depth, level
 		}
 		matched |= 1 << i
 		next = i + 1
-		if bytes.Equal(lm[i].value, m.value) {
+		l := &lm[i]
+		switch {
+		case bytes.Equal(l.value, m.value):
+			if l.checked {
+				continue // checked as old was read
+			}
 			d := jsonReader{data: m.value, discard: true, trusted: true}
 			if !d.validStored(cs, depth+1, childLevel, nil) {
 				return false
 			}
-			continue
-		}
-		if !c.stored(lm[i].value, m.value, cs, append(path, fieldElement(string(m.key))), depth+1, childLevel) {
-			return false
+		case l.split && m.split:
+			if !c.storedSplit(sp, l, &m, cs, append(path, fieldElement(string(m.key))), depth+1, childLevel) {
+				return false
+			}
+		default:
+			if !c.stored(l.value, m.value, cs, append(path, fieldElement(string(m.key))), depth+1, childLevel) {
+				return false
+			}
 		}
 	}
 	for i, m := range lm {
@@ -124,11 +421,7 @@ func (c *comparison) stored(l, r []byte, s *Schema, path fieldPath, depth, level
 		if cs == nil {
 			return false
 		}
-		childLevel := levelOther
-		if level == levelRoot && string(m.key) == "metadata" {
-			childLevel = levelMetadata
-		}
-		if !c.decodedSide(m.value, nil, cs, append(path, fieldElement(string(m.key))), depth+1, childLevel) {
+		if !c.decodedSide(m.value, nil, cs, append(path, fieldElement(string(m.key))), depth+1, memberLevel(level, m.key)) {
 			return false
 		}
 	}
