@@ -12,8 +12,9 @@ import (
 // and most of the two is the same, byte for byte. compareStored compares
 // them as written: the members of an object are matched by their keys and
 // a member whose bytes are equal on both sides is only checked against the
-// schema, not decoded, since equal values have no changes to report. What
-// differs is decoded and compared as compareObjects compares it. Anything
+// schema (once, as the old document is read), not decoded, since equal
+// values have no changes to report. What differs is decoded and compared
+// as compareObjects compares it. Anything
 // it does not take on (a key with escapes, a duplicate key, a value the
 // schema does not allow, a syntax error) makes it give up, and the caller
 // decodes both documents whole, as before: the result and the errors are
