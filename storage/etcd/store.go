@@ -57,6 +57,8 @@ type Store struct {
 	// kv: through the client's KV.
 	kv       pb.KVClient
 	callOpts []grpc.CallOption
+	// watchDirect: watches on streams of their own (see watchstream.go).
+	watchDirect bool
 	// began is the revision that created the marker: nothing under data
 	// was written before it, so reads and watches below it mean it.
 	began int64
@@ -102,6 +104,7 @@ func New(ctx context.Context, client *clientv3.Client, opts ...Option) (*Store, 
 		revisionTimeout: c.revisionTimeout,
 	}
 	s.kv, s.callOpts = kvDirect(client)
+	s.watchDirect = watchDirect(client, s.kv)
 	s.closed, s.closeCancel = context.WithCancel(context.Background())
 	resp, err := client.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(s.marker), "=", 0)).

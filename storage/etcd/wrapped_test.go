@@ -2,11 +2,13 @@ package etcd_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	etcdns "go.etcd.io/etcd/client/v3/namespace"
+	"go.uber.org/zap"
 
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/storage/etcd"
@@ -67,4 +69,73 @@ func TestWrappedKV(t *testing.T) {
 			t.Errorf("keys under %s: %q, want %s/kapi/data/a=2 and the marker", ns, got, ns)
 		}
 	})
+}
+
+// TestWatchThroughRestart: a watch goes on through the restart of the
+// only member, on its own stream as through the client's Watcher: every
+// change once, in order, no error event (the stream is opened again from
+// the revision after the last one delivered, as the Watcher's is).
+func TestWatchThroughRestart(t *testing.T) {
+	for _, mode := range []string{"stream", "watcher"} {
+		t.Run(mode, func(t *testing.T) {
+			m := newMember(t, nil)
+			client, err := clientv3.New(clientv3.Config{Endpoints: []string{m.client.Host}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { client.Close() })
+			if mode == "watcher" {
+				client.Watcher = wrappedWatcher{client.Watcher}
+			}
+			ctx := t.Context()
+			s, err := etcd.New(ctx, client)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			rev, err := s.Revision(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			events, err := s.Watch(ctx, "/", rev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []int64
+			create := func(key string) {
+				t.Helper()
+				for {
+					wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+					rev, err := s.Create(wctx, key, []byte(key))
+					cancel()
+					if err == nil {
+						want = append(want, rev)
+						return
+					}
+					if errors.Is(err, storage.ErrExists) || errors.Is(err, storage.ErrOutcomeUnknown) {
+						t.Fatalf("create %s: %v", key, err)
+					}
+					if ctx.Err() != nil {
+						t.Fatal(err)
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+			create("/a")
+			m.stop()
+			m.start()
+			create("/b")
+			create("/c")
+			for i, rev := range want {
+				select {
+				case ev := <-events:
+					if ev.Err != nil || ev.ModRevision != rev {
+						t.Fatalf("event %d: %+v, want the create at %d", i, ev, rev)
+					}
+				case <-time.After(30 * time.Second):
+					t.Fatalf("no event %d (the create at %d) 30 s after it", i, rev)
+				}
+			}
+		})
+	}
 }
