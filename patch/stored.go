@@ -2,6 +2,7 @@ package patch
 
 import (
 	"bytes"
+	"math"
 	"unicode/utf8"
 )
 
@@ -10,8 +11,9 @@ import (
 // and most of the two is the same, byte for byte. compareStored compares
 // them as written: the members of an object are matched by their keys and
 // a member whose bytes are equal on both sides is only checked against the
-// schema, not decoded, since equal values have no changes to report. What
-// differs is decoded and compared as compareObjects compares it. Anything
+// schema (once, as the old document is read), not decoded, since equal
+// values have no changes to report. What differs is decoded and compared
+// as compareObjects compares it. Anything
 // it does not take on (a key with escapes, a duplicate key, a value the
 // schema does not allow, a syntax error) makes it give up, and the caller
 // decodes both documents whole, as before: the result and the errors are
@@ -24,10 +26,22 @@ const maxStoredMembers = 64
 // storedMember is an object's member as written.
 type storedMember struct {
 	key, value []byte // the key without quotes (it has no escapes)
+	// members are value's in the storedSplit, when it was split already
+	// (split); checked says value was checked against its schema, as
+	// validStored checks it, when it was split.
+	members        span
+	split, checked bool
 }
 
 // compareStored is compareObjects of liveObject(old) and liveObject(new);
 // ok false when it cannot tell, and the caller must decode them.
+//
+// old is read once: split into its members and those into theirs, each
+// checked against its schema as it is read (storedSplit.old), since every
+// part of it must be valid for liveObject to read it. new is split where it
+// differs from old: a member written as old's is passed over, its bytes
+// compared rather than read, and needs no check of its own. Anything the
+// split does not take on is left to stored, as before the split.
 func compareStored(old, new []byte, s *Schema) (c comparison, ok bool) {
 	old, new = trimSpace(old), trimSpace(new)
 	if s == nil || s.Kind != Struct || isLeaf(s) || len(old) == 0 || len(new) == 0 || old[0] != '{' || new[0] != '{' {
@@ -35,7 +49,22 @@ func compareStored(old, new []byte, s *Schema) (c comparison, ok bool) {
 	}
 	c = comparison{added: fieldSet{}, modified: fieldSet{}, removed: fieldSet{}}
 	path := make(fieldPath, 0, pathDepth)
-	if !c.stored(old, new, s, path, 0, levelRoot) {
+	if bytes.Equal(old, new) || len(old) > math.MaxInt32 || len(new) > math.MaxInt32 {
+		return c, c.stored(old, new, s, path, 0, levelRoot)
+	}
+	sp := storedSplits.Get().(*storedSplit)
+	defer sp.free()
+	sp.old.data, sp.new.data = old, new
+	lm, split, _, ok := sp.readOld(s, 0, levelRoot)
+	if !ok || !split || sp.old.i != len(old) {
+		return c, false
+	}
+	rm, split, ok := sp.readNew(lm, 0)
+	if !ok || !split || sp.new.i != len(new) {
+		return c, false
+	}
+	var lbuf, rbuf [16]storedMember
+	if !c.storedObject(sp, old, new, sp.members(lbuf[:0], old, lm), sp.members(rbuf[:0], new, rm), s, path, 0, levelRoot) {
 		return c, false
 	}
 	return c, true
@@ -48,6 +77,14 @@ const (
 	levelMetadata
 	levelOther
 )
+
+// memberLevel is the level of the member named key of an object at level.
+func memberLevel(level int, key []byte) int {
+	if level == levelRoot && string(key) == "metadata" {
+		return levelMetadata
+	}
+	return levelOther
+}
 
 // stored compares two values as written, both present: l and r are the
 // value's bytes, without surrounding space.
@@ -70,7 +107,7 @@ func (c *comparison) stored(l, r []byte, s *Schema, path fieldPath, depth, level
 	if s != nil && s.Kind == Deduced && len(l) > 0 && len(r) > 0 && l[0] == '{' && r[0] == '{' {
 		s = deducedObject
 	}
-	if s == nil || (s.Kind != Struct && s.Kind != Map) || isLeaf(s) || len(l) == 0 || len(r) == 0 || l[0] != '{' || r[0] != '{' {
+	if !splits(s) || len(l) == 0 || len(r) == 0 || l[0] != '{' || r[0] != '{' {
 		return c.decoded(l, r, s, path, depth, level)
 	}
 	var lbuf, rbuf [16]storedMember
@@ -79,6 +116,20 @@ func (c *comparison) stored(l, r []byte, s *Schema, path fieldPath, depth, level
 	if !lok || !rok {
 		return c.decoded(l, r, s, path, depth, level)
 	}
+	return c.storedObject(nil, l, r, lm, rm, s, path, depth, level)
+}
+
+// storedSplit is stored of two objects split already.
+func (c *comparison) storedSplit(sp *storedSplit, l, r *storedMember, s *Schema, path fieldPath, depth, level int) bool {
+	var lbuf, rbuf [16]storedMember
+	lm, rm := sp.members(lbuf[:0], sp.old.data, l.members), sp.members(rbuf[:0], sp.new.data, r.members)
+	return c.storedObject(sp, l.value, r.value, lm, rm, s, path, depth, level)
+}
+
+// storedObject is stored of two objects of schema s (splits), l and r,
+// split into their members lm and rm; sp holds the members of those split
+// already.
+func (c *comparison) storedObject(sp *storedSplit, l, r []byte, lm, rm []storedMember, s *Schema, path fieldPath, depth, level int) bool {
 	if level == levelMetadata {
 		lm, rm = withoutManagedFields(lm), withoutManagedFields(rm)
 	}
@@ -93,10 +144,7 @@ func (c *comparison) stored(l, r []byte, s *Schema, path fieldPath, depth, level
 			return false // not of the schema: liveObject's error
 		}
 		i := findMember(lm, m.key, next)
-		childLevel := levelOther
-		if level == levelRoot && string(m.key) == "metadata" {
-			childLevel = levelMetadata
-		}
+		childLevel := memberLevel(level, m.key)
 		if i < 0 {
 			if !c.decodedSide(nil, m.value, cs, append(path, fieldElement(string(m.key))), depth+1, childLevel) {
 				return false
@@ -105,15 +153,24 @@ func (c *comparison) stored(l, r []byte, s *Schema, path fieldPath, depth, level
 		}
 		matched |= 1 << i
 		next = i + 1
-		if bytes.Equal(lm[i].value, m.value) {
+		l := &lm[i]
+		switch {
+		case bytes.Equal(l.value, m.value):
+			if l.checked {
+				continue // checked as old was read
+			}
 			d := jsonReader{data: m.value, discard: true, trusted: true}
 			if !d.validStored(cs, depth+1, childLevel, nil) {
 				return false
 			}
-			continue
-		}
-		if !c.stored(lm[i].value, m.value, cs, append(path, fieldElement(string(m.key))), depth+1, childLevel) {
-			return false
+		case l.split && m.split:
+			if !c.storedSplit(sp, l, &m, cs, append(path, fieldElement(string(m.key))), depth+1, childLevel) {
+				return false
+			}
+		default:
+			if !c.stored(l.value, m.value, cs, append(path, fieldElement(string(m.key))), depth+1, childLevel) {
+				return false
+			}
 		}
 	}
 	for i, m := range lm {
@@ -124,11 +181,7 @@ func (c *comparison) stored(l, r []byte, s *Schema, path fieldPath, depth, level
 		if cs == nil {
 			return false
 		}
-		childLevel := levelOther
-		if level == levelRoot && string(m.key) == "metadata" {
-			childLevel = levelMetadata
-		}
-		if !c.decodedSide(m.value, nil, cs, append(path, fieldElement(string(m.key))), depth+1, childLevel) {
+		if !c.decodedSide(m.value, nil, cs, append(path, fieldElement(string(m.key))), depth+1, memberLevel(level, m.key)) {
 			return false
 		}
 	}

@@ -92,13 +92,20 @@
 //
 // # Watch
 //
-// Each watch is one etcd watch, multiplexed by the client over one gRPC
-// stream, and one goroutine that converts its events. etcd's client
-// buffers the events of a slow watcher, so writers never wait for
-// watchers; a watcher is ended by etcd (ErrExpired) only when a compaction
-// passes it, or when the member it watches loses its leader, after which
-// the caller re-watches from its last revision, on any member. After
-// [Store.Close], every watch ends with [storage.ErrClosed].
+// Each watch is one etcd watch on a gRPC stream of its own, on the
+// client's connection, and one goroutine that reads it and converts its
+// events (a client whose Watcher was replaced, namespace.NewWatcher or a
+// wrapper of the caller's, watches through it instead). kapi's own writes
+// come back through the watch, and a write waits for its object's last one
+// to reach the watch cache: the client's Watcher would hand each response
+// through three goroutines of its own first. A watcher that falls behind
+// is etcd's to hold (it catches it up from its store), so writers never
+// wait for watchers. When the connection is lost, the watch starts again
+// from the revision after the last one it delivered, once etcd is back; it
+// is ended by etcd (ErrExpired) only when a compaction passes it, or when
+// the member it watches loses its leader, after which the caller
+// re-watches from its last revision, on any member. After [Store.Close],
+// every watch ends with [storage.ErrClosed].
 //
 // # Outages
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/kapi-dev/kapi/storage"
@@ -12,11 +13,15 @@ import (
 // Events converts etcd events as a watch does, for the external tests: etcd
 // cannot be made to send events without their previous values on demand.
 func (s *Store) Events(ctx context.Context, events ...*clientv3.Event) ([]storage.Event, error) {
-	if err := s.fillPrevKVs(ctx, events); err != nil {
+	evs := make([]*mvccpb.Event, len(events))
+	for i, e := range events {
+		evs[i] = (*mvccpb.Event)(e)
+	}
+	if err := s.fillPrevKVs(ctx, evs); err != nil {
 		return nil, err
 	}
 	out := make([]storage.Event, len(events))
-	for i, e := range events {
+	for i, e := range evs {
 		var err error
 		if out[i], err = s.event(e); err != nil {
 			return nil, err

@@ -12,6 +12,7 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -49,6 +50,15 @@ type Store struct {
 	client *clientv3.Client
 	data   string // prefix of the etcd keys of the store's keys
 	marker string // the revision marker's etcd key
+	// markerKey is marker as a write's transaction puts it (shared by
+	// them all, never changed).
+	markerKey []byte
+	// kv and callOpts send the writes' transactions (see txn.go); nil
+	// kv: through the client's KV.
+	kv       pb.KVClient
+	callOpts []grpc.CallOption
+	// watchDirect: watches on streams of their own (see watchstream.go).
+	watchDirect bool
 	// began is the revision that created the marker: nothing under data
 	// was written before it, so reads and watches below it mean it.
 	began int64
@@ -89,8 +99,12 @@ func New(ctx context.Context, client *clientv3.Client, opts ...Option) (*Store, 
 		marker:  c.prefix + "revision",
 		closing: make(chan struct{}),
 
+		markerKey: []byte(c.prefix + "revision"),
+
 		revisionTimeout: c.revisionTimeout,
 	}
+	s.kv, s.callOpts = kvDirect(client)
+	s.watchDirect = watchDirect(client, s.kv)
 	s.closed, s.closeCancel = context.WithCancel(context.Background())
 	resp, err := client.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(s.marker), "=", 0)).
@@ -187,8 +201,7 @@ func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, er
 	if err := s.check(ctx, 0); err != nil {
 		return 0, err
 	}
-	k := s.data + key
-	resp, err := s.write(ctx, clientv3.Compare(clientv3.CreateRevision(k), "=", 0), clientv3.OpPut(k, string(value)))
+	resp, err := s.write(ctx, s.createTxn(key, value))
 	if err != nil {
 		return 0, err
 	}
@@ -204,8 +217,7 @@ func (s *Store) Update(ctx context.Context, key string, value []byte, expect int
 	if err := s.check(ctx, 0); err != nil {
 		return 0, err
 	}
-	k := s.data + key
-	resp, err := s.write(ctx, precondition(k, expect), clientv3.OpPut(k, string(value)), clientv3.OpGet(k, clientv3.WithKeysOnly()))
+	resp, err := s.write(ctx, s.updateTxn(key, value, expect))
 	if err != nil {
 		return 0, err
 	}
@@ -222,8 +234,7 @@ func (s *Store) Delete(ctx context.Context, key string, expect int64) (storage.K
 	if err := s.check(ctx, 0); err != nil {
 		return storage.KeyValue{}, err
 	}
-	k := s.data + key
-	resp, err := s.write(ctx, precondition(k, expect), clientv3.OpDelete(k, clientv3.WithPrevKV()), clientv3.OpGet(k, clientv3.WithKeysOnly()))
+	resp, err := s.write(ctx, s.deleteTxn(key, expect))
 	if err != nil {
 		return storage.KeyValue{}, err
 	}
@@ -326,25 +337,17 @@ func (s *Store) read(ctx context.Context, op clientv3.Op, rev int64) (*pb.Respon
 	return resp.Responses[1], rev, nil
 }
 
-// write runs ops, with the marker's update, if cond holds; otherwise the
-// ops of the else branch give what the caller needs to say why not.
-func (s *Store) write(ctx context.Context, cond clientv3.Cmp, then clientv3.Op, orElse ...clientv3.Op) (*clientv3.TxnResponse, error) {
-	resp, err := s.client.Txn(ctx).If(cond).Then(then, clientv3.OpPut(s.marker, "")).Else(orElse...).Commit()
+// write commits t: its write and the marker's update if its condition
+// holds; otherwise its else branch gives what the caller needs to say why
+// not.
+func (s *Store) write(ctx context.Context, t *writeTxn) (*pb.TxnResponse, error) {
+	resp, err := s.commit(ctx, t)
 	return resp, mapWriteError(err)
-}
-
-// precondition is an update's or delete's condition: the key exists, and
-// its ModRevision is expect unless expect is 0.
-func precondition(k string, expect int64) clientv3.Cmp {
-	if expect == 0 {
-		return clientv3.Compare(clientv3.CreateRevision(k), ">", 0)
-	}
-	return clientv3.Compare(clientv3.ModRevision(k), "=", expect)
 }
 
 // failedPrecondition says why an update's or delete's condition failed,
 // from the else branch's read of the key.
-func failedPrecondition(resp *clientv3.TxnResponse) error {
+func failedPrecondition(resp *pb.TxnResponse) error {
 	if len(resp.Responses) == 1 && len(resp.Responses[0].GetResponseRange().Kvs) > 0 {
 		return storage.ErrConflict
 	}

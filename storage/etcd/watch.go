@@ -35,8 +35,13 @@ func (s *Store) Watch(ctx context.Context, prefix string, rev int64) (<-chan sto
 	}
 	// The etcd watch lives until ctx ends or the store is closed.
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-	changes := s.client.Watch(wctx, s.data+prefix, clientv3.WithPrefix(), clientv3.WithRev(rev+1), clientv3.WithPrevKV())
 	out := make(chan storage.Event)
+	if s.watchDirect {
+		key := s.data + prefix
+		go s.serveStream(ctx, wctx, cancel, []byte(key), []byte(clientv3.GetPrefixRangeEnd(key)), rev+1, out)
+		return out, nil
+	}
+	changes := s.client.Watch(wctx, s.data+prefix, clientv3.WithPrefix(), clientv3.WithRev(rev+1), clientv3.WithPrevKV())
 	go s.serveWatch(ctx, cancel, changes, out)
 	return out, nil
 }
@@ -78,11 +83,15 @@ func (s *Store) serveWatch(ctx context.Context, cancel context.CancelFunc, chang
 			s.end(ctx, out, mapError(err))
 			return
 		}
-		if err := s.fillPrevKVs(ctx, resp.Events); err != nil {
+		events := make([]*mvccpb.Event, len(resp.Events))
+		for i, e := range resp.Events {
+			events[i] = (*mvccpb.Event)(e)
+		}
+		if err := s.fillPrevKVs(ctx, events); err != nil {
 			s.end(ctx, out, err)
 			return
 		}
-		for _, e := range resp.Events {
+		for _, e := range events {
 			ev, err := s.event(e)
 			if err != nil {
 				s.end(ctx, out, err)
@@ -105,9 +114,9 @@ func (s *Store) end(ctx context.Context, out chan<- storage.Event, err error) {
 
 // event converts one etcd event. Updates and deletes need the previous
 // version (see fillPrevKVs).
-func (s *Store) event(e *clientv3.Event) (storage.Event, error) {
+func (s *Store) event(e *mvccpb.Event) (storage.Event, error) {
 	ev := storage.Event{Type: storage.Put, KeyValue: s.keyValue(e.Kv)}
-	if e.IsCreate() {
+	if isCreate(e) {
 		return ev, nil // no Prev
 	}
 	if e.PrevKv == nil {
@@ -131,10 +140,10 @@ func (s *Store) event(e *clientv3.Event) (storage.Event, error) {
 // watch has been marked as wanting previous versions: a watch from a past
 // revision that etcd catches up at once. A compaction past the revision
 // before is ErrExpired.
-func (s *Store) fillPrevKVs(ctx context.Context, events []*clientv3.Event) error {
-	var missing []*clientv3.Event
+func (s *Store) fillPrevKVs(ctx context.Context, events []*mvccpb.Event) error {
+	var missing []*mvccpb.Event
 	for _, e := range events {
-		if e.PrevKv == nil && !e.IsCreate() {
+		if e.PrevKv == nil && !isCreate(e) {
 			missing = append(missing, e)
 		}
 	}

@@ -262,6 +262,15 @@ func (l *lease) lost() {
 
 // leaseCheck queues, in a commit's first round trip after the revision
 // lock, the lease's check: allowed says whether the batch may commit.
+//
+// It is a statement of its own, after the lock's, and must stay one: a
+// statement under READ COMMITTED reads in a snapshot taken when it
+// starts, so this one sees the lease as the lock's previous holder (a
+// take, a share) left it. Joined into the lock's SELECT ... FOR UPDATE it
+// would save PostgreSQL one statement a batch, but a SELECT that waited
+// for the lock reads the newest version of the row it locks only: the
+// lease row would come from its snapshot of before the wait, and a write
+// could commit under a lease another store took meanwhile.
 func (s *Store) leaseCheck(b *pgx.Batch, allowed *bool) {
 	if s.config.skipLeaseCheck {
 		*allowed = true
