@@ -397,7 +397,7 @@ func (s *Store) prune(key string, c int64) {
 // wake wakes the watchers waiting for a write. The caller holds the write
 // lock.
 func (s *Store) wake() {
-	if ch := s.changed.Swap(noWaiters).(chan struct{}); ch != nil {
+	if ch, _ := s.changed.Swap(noWaiters).(chan struct{}); ch != nil {
 		close(ch)
 	}
 }
@@ -407,7 +407,7 @@ func (s *Store) wake() {
 // this call.
 func (s *Store) waitChannel() <-chan struct{} {
 	for {
-		if ch := s.changed.Load().(chan struct{}); ch != nil {
+		if ch, _ := s.changed.Load().(chan struct{}); ch != nil {
 			return ch
 		}
 		ch := make(chan struct{})
