@@ -407,11 +407,12 @@ func (s *Store) wake() {
 // this call.
 func (s *Store) waitChannel() <-chan struct{} {
 	for {
-		if ch, _ := s.changed.Load().(chan struct{}); ch != nil {
+		old := s.changed.Load()
+		if ch, _ := old.(chan struct{}); ch != nil {
 			return ch
 		}
 		ch := make(chan struct{})
-		if s.changed.CompareAndSwap(noWaiters, ch) {
+		if s.changed.CompareAndSwap(old, ch) {
 			return ch
 		}
 	}
