@@ -167,10 +167,10 @@ func (rq *request) fieldValidation() (string, error) {
 // checkDuplicateFields finds the duplicate fields of a merge patch, which
 // merging would hide from decode: Strict refuses them, Warn warns of each,
 // as kube-apiserver. A patch that is not JSON is left for the merge to
-// refuse.
-func (rq *request) checkDuplicateFields(data []byte) error {
+// refuse; one the Merger finds mergeable names no field twice.
+func (rq *request) checkDuplicateFields(data []byte, strategic bool) error {
 	validation := rq.query.Get("fieldValidation")
-	if validation == "Ignore" {
+	if m := rq.objType.merger; validation == "Ignore" || m != nil && m.Mergeable(data, strategic) {
 		return nil
 	}
 	report, _, err := codec.CheckJSONFields(data, rq.res.typ)

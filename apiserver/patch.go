@@ -46,7 +46,7 @@ func (rq *request) patch(ctx context.Context) error {
 		return err
 	}
 	if typ == patch.MergePatch || typ == patch.StrategicMergePatch {
-		if err := rq.checkDuplicateFields(doc); err != nil {
+		if err := rq.checkDuplicateFields(doc, typ == patch.StrategicMergePatch); err != nil {
 			return err
 		}
 	}

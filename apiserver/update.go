@@ -87,8 +87,8 @@ func attempts(obj kapi.Object) desired {
 }
 
 // desired is what an update asks of the object it changes, cur, in the
-// request's version: a shallow copy, that it may change at the top level
-// (cur itself may be the watch cache's). value is cur's stored value when
+// request's version: read, never changed (write goes on from cur, which
+// may be the watch cache's, shared). value is cur's stored value when
 // it is its JSON (see current), else nil: cur's JSON made from it costs a
 // copy rather than an encoding.
 type desired func(cur kapi.Object, value []byte) (kapi.Object, error)
@@ -165,7 +165,7 @@ func (rq *request) attempt(ctx context.Context, key string, kv storage.KeyValue,
 	if err != nil {
 		return nil, nil, err
 	}
-	want, err := desired(shallowCopy(cur), curValue)
+	want, err := desired(cur, curValue)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -3,16 +3,13 @@ package jsonimage
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/kapi-dev/kapi/internal/jsonfields"
+	"github.com/kapi-dev/kapi/internal/jsonskip"
 )
 
 // A Merger tells when a merge patch can be applied to a decoded object by
@@ -118,87 +115,163 @@ func keepsNumbers(t reflect.Type, seen map[reflect.Type]bool) bool {
 // that is not a JSON object, names a field by another spelling than its
 // own, names one twice, or holds anything else the type does not decode
 // as a merge is not mergeable.
+//
+// The patch is read in one pass over its bytes (package jsonskip's
+// parts), without a tokenizer: the strings it takes are valid UTF-8
+// without surrogate escapes, names are spelled without escapes, numbers
+// are plain integers; anything else is left to merging.
 func (m *Merger) Mergeable(patch []byte, strategic bool) bool {
 	if strategic && !m.strategic {
 		return false
 	}
-	d := decoders.Get().(*jsontext.Decoder)
-	defer func() {
-		d.Reset(bytes.NewReader(nil))
-		decoders.Put(d)
-	}()
-	d.Reset(bytes.NewReader(patch))
-	if d.PeekKind() != '{' || !m.root.mergeable(d, strategic, 0) {
+	i := jsonskip.Space(patch, 0)
+	if i >= len(patch) || patch[i] != '{' {
 		return false
 	}
-	_, err := d.ReadToken()
-	return err == io.EOF
+	end, ok := m.root.mergeable(patch, i, strategic, 0)
+	return ok && jsonskip.Space(patch, end) == len(patch)
 }
 
-var decoders = sync.Pool{New: func() any { return jsontext.NewDecoder(bytes.NewReader(nil)) }}
-
-func (n *mergeNode) mergeable(d *jsontext.Decoder, strategic bool, depth int) bool {
-	switch d.PeekKind() {
-	case 'n':
-		if !n.nullable {
-			return false
+// mergeable checks the value at data[i] (not white space) against n and
+// returns where it ends.
+func (n *mergeNode) mergeable(data []byte, i int, strategic bool, depth int) (int, bool) {
+	switch c := data[i]; {
+	case c == 'n':
+		return i + len("null"), n.nullable && jsonskip.HasLiteral(data, i, "null")
+	case c == 't':
+		return i + len("true"), n.kind == mergeScalar && jsonskip.HasLiteral(data, i, "true")
+	case c == 'f':
+		return i + len("false"), n.kind == mergeScalar && jsonskip.HasLiteral(data, i, "false")
+	case c == '"':
+		if n.kind != mergeScalar {
+			return i, false
 		}
-		_, err := d.ReadToken()
-		return err == nil
-	case '{':
+		return jsonskip.String(data, i, jsonskip.Exact)
+	case c == '-' || c >= '0' && c <= '9':
+		if n.kind != mergeScalar {
+			return i, false
+		}
+		end, ok := jsonskip.Number(data, i)
+		return end, ok && plainInteger(data[i:end])
+	case c == '{':
 		if n.kind != mergeStruct && n.kind != mergeMap || depth >= maxMergeDepth {
-			return false
+			return i, false
 		}
-		if _, err := d.ReadToken(); err != nil {
-			return false
-		}
-		for d.PeekKind() == '"' {
-			name, err := d.ReadValue() // valid until the next read
-			if err != nil || bytes.IndexByte(name, '\\') >= 0 {
-				return false
-			}
-			name = name[1 : len(name)-1]
-			if strategic && len(name) > 0 && name[0] == '$' {
-				return false // a directive
-			}
-			child := n.elem
-			if n.kind == mergeStruct {
-				child = n.fields[string(name)]
-			}
-			if child == nil || strategic && child.replaced || !child.mergeable(d, strategic, depth+1) {
-				return false
-			}
-		}
-		_, err := d.ReadToken()
-		return err == nil
-	case '[':
+		return n.mergeableObject(data, i, strategic, depth)
+	case c == '[':
 		if n.kind != mergeList || strategic {
-			return false
+			return i, false
 		}
-		if _, err := d.ReadToken(); err != nil {
-			return false
+		return n.elem.mergeableItems(data, i, strategic, depth)
+	}
+	return i, false
+}
+
+// mergeableObject is mergeable of the object at data[i] ('{').
+func (n *mergeNode) mergeableObject(data []byte, i int, strategic bool, depth int) (int, bool) {
+	var names namesSeen
+	i = jsonskip.Space(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return i + 1, true
+	}
+	for {
+		if i >= len(data) || data[i] != '"' {
+			return i, false
 		}
-		for d.PeekKind() != ']' {
-			if d.PeekKind() == 'n' || !n.elem.mergeable(d, strategic, depth+1) {
+		end, ok := jsonskip.String(data, i, jsonskip.Exact)
+		if !ok {
+			return i, false
+		}
+		name := data[i+1 : end-1]
+		if bytes.IndexByte(name, '\\') >= 0 || strategic && len(name) > 0 && name[0] == '$' || !names.add(name) {
+			return i, false // another spelling; a directive; a name met before
+		}
+		child := n.elem
+		if n.kind == mergeStruct {
+			child = n.fields[string(name)]
+		}
+		if child == nil || strategic && child.replaced {
+			return i, false
+		}
+		if i = jsonskip.Space(data, end); i >= len(data) || data[i] != ':' {
+			return i, false
+		}
+		if i = jsonskip.Space(data, i+1); i >= len(data) {
+			return i, false
+		}
+		if i, ok = child.mergeable(data, i, strategic, depth+1); !ok {
+			return i, false
+		}
+		switch i = jsonskip.Space(data, i); {
+		case i >= len(data):
+			return i, false
+		case data[i] == '}':
+			return i + 1, true
+		case data[i] != ',':
+			return i, false
+		}
+		i = jsonskip.Space(data, i+1)
+	}
+}
+
+// mergeableItems is mergeable of the array at data[i] ('['), whose items
+// are n's.
+func (n *mergeNode) mergeableItems(data []byte, i int, strategic bool, depth int) (int, bool) {
+	i = jsonskip.Space(data, i+1)
+	if i < len(data) && data[i] == ']' {
+		return i + 1, true
+	}
+	for {
+		var ok bool
+		if i >= len(data) {
+			return i, false
+		}
+		if i, ok = n.mergeable(data, i, strategic, depth+1); !ok {
+			return i, false
+		}
+		switch i = jsonskip.Space(data, i); {
+		case i >= len(data):
+			return i, false
+		case data[i] == ']':
+			return i + 1, true
+		case data[i] != ',':
+			return i, false
+		}
+		i = jsonskip.Space(data, i+1)
+	}
+}
+
+// namesSeen are the names of one object of a patch, met so far: a few
+// kept on the stack and compared one by one, more in a map.
+type namesSeen struct {
+	few  [8][]byte
+	n    int
+	many map[string]struct{}
+}
+
+// add says whether name is new, and notes it.
+func (s *namesSeen) add(name []byte) bool {
+	if s.many == nil {
+		for _, seen := range s.few[:s.n] {
+			if bytes.Equal(seen, name) {
 				return false
 			}
 		}
-		_, err := d.ReadToken()
-		return err == nil
-	case '"', 't', 'f':
-		if n.kind != mergeScalar {
-			return false
+		if s.n < len(s.few) {
+			s.few[s.n] = name
+			s.n++
+			return true
 		}
-		_, err := d.ReadValue()
-		return err == nil
-	case '0':
-		if n.kind != mergeScalar {
-			return false
+		s.many = make(map[string]struct{}, 2*len(s.few))
+		for _, seen := range s.few {
+			s.many[string(seen)] = struct{}{}
 		}
-		v, err := d.ReadValue()
-		return err == nil && plainInteger(v)
 	}
-	return false
+	if _, ok := s.many[string(name)]; ok {
+		return false
+	}
+	s.many[string(name)] = struct{}{}
+	return true
 }
 
 // plainInteger says whether a JSON number is an integer int64 holds,

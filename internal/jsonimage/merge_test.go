@@ -244,6 +244,21 @@ func TestMergeable(t *testing.T) {
 		{`[]`, false, false},
 		{`null`, false, false},
 		{` {"spec" : {"size" : 3}} `, true, true},
+		{`{"metadata":{"labels":{"a":"1","a":"2"}}}`, false, false}, // a name twice in a map
+		{`{"metadata":{"labels":{"a":"1","b":"2","c":"3","d":"4","e":"5","f":"6","g":"7","h":"8","i":"9","j":"10"}}}`, true, true},
+		{`{"metadata":{"labels":{"a":"1","b":"2","c":"3","d":"4","e":"5","f":"6","g":"7","h":"8","i":"9","a":"10"}}}`, false, false},
+		{`{"metadata":{"labels":{"a":"1","b":"2","c":"3","d":"4","e":"5","f":"6","g":"7","h":"8","i":"9","i":"10"}}}`, false, false},
+		{`{"spec":{"size":3,}}`, false, false},
+		{`{"metadata":{"finalizers":["a",]}}`, false, false},
+		{`{"metadata":{"finalizers":["a" "b"]}}`, false, false},
+		{`{"spec":{"size":3}}x`, false, false},
+		{`{"spec":{"size":3} "status":{}}`, false, false},
+		{`{"metadata":{"labels":{"a":nul}}}`, false, false},
+		{`{"metadata":{"labels":{"a":"\ud83d\ude00"}}}`, false, false}, // a surrogate pair: left to merging
+		{`{"metadata":{"labels":{"a":"\u00e9\n"}}}`, true, true},
+		{`{"metadata":{"labels":{"a":"` + "\xff" + `"}}}`, false, false}, // not UTF-8
+		{`{"spec":{"size":3`, false, false},
+		{`{"spec":{"size":-}}`, false, false},
 	} {
 		if got := widget.Mergeable([]byte(tc.patch), false); got != tc.merge {
 			t.Errorf("merge patch %s: Mergeable %v, want %v", tc.patch, got, tc.merge)
