@@ -122,6 +122,7 @@ func objectTypeOf(obj kapi.Object, group, version string) *objectType {
 	ot := &objectType{typ: t, protobuf: codec.SupportsProtobuf(t) == nil,
 		newObject: func() kapi.Object { return reflect.New(t).Interface().(kapi.Object) }}
 	ot.group, ot.version, ot.kind = actions.KindOf(obj, group, version)
+	ot.gv = groupVersion{ot.group, ot.version}.apiVersion()
 	return ot
 }
 

@@ -272,7 +272,7 @@ func newResource[T any, P interface {
 		return nil, fmt.Errorf("apiserver: register %s: %w", res.gvk(), err)
 	}
 	res.objType.typ, res.objType.newObject, res.objType.protobuf = res.typ, res.newObject, res.protobuf
-	res.objType.group, res.objType.version, res.objType.kind = res.Group, res.Version, res.Kind
+	res.objType.group, res.objType.version, res.objType.kind, res.objType.gv = res.Group, res.Version, res.Kind, res.gv
 	res.objType.plainMetadata = plainMetadata(res.typ) || r.Shape != nil
 	res.objType.image = jsonimage.New(res.typ)
 	storedEncoder(reflect.PointerTo(res.typ)) // compiled now, not on the first write
@@ -300,11 +300,11 @@ func typedValidation[T any, P interface {
 // objectType is a type of object requests read and write: a resource's own,
 // or Scale on /scale.
 type objectType struct {
-	typ                  reflect.Type
-	newObject            func() kapi.Object
-	group, version, kind string
-	protobuf             bool
-	schema               *patch.Schema
+	typ                      reflect.Type
+	newObject                func() kapi.Object
+	group, version, kind, gv string // gv: apiVersion(), made once with the others
+	protobuf                 bool
+	schema                   *patch.Schema
 	// plainMetadata says that encoding/json writes the type field by field
 	// with kapi.ObjectMeta as its metadata: see splice.Element.
 	plainMetadata bool
@@ -334,11 +334,14 @@ func plainMetadata(t reflect.Type) bool {
 	return false
 }
 
-func (b *objectType) apiVersion() string {
-	if b.group == "" {
-		return b.version
+func (b *objectType) apiVersion() string { return b.gv }
+
+// apiVersion is "group/version", or the version alone in the core group.
+func (gv groupVersion) apiVersion() string {
+	if gv.group == "" {
+		return gv.version
 	}
-	return b.group + "/" + b.version
+	return gv.group + "/" + gv.version
 }
 
 // mustObjectType describes one of kapi's own types, which cannot be wrong.
@@ -353,7 +356,7 @@ func mustObjectType[T any, P interface {
 	}
 	return &objectType{
 		typ: typ, newObject: func() kapi.Object { return P(new(T)) },
-		group: group, version: version, kind: kind,
+		group: group, version: version, kind: kind, gv: groupVersion{group, version}.apiVersion(),
 		protobuf: codec.SupportsProtobuf(typ) == nil, schema: schema,
 	}
 }
@@ -361,7 +364,7 @@ func mustObjectType[T any, P interface {
 // resource is a registered type with everything the handlers need, type-erased.
 type resource struct {
 	Group, Version, Kind   string
-	Plural, Singular       string
+	Plural, Singular, gv   string // gv: apiVersion(), made once by complete
 	Namespaced             bool
 	ShortNames, Categories []string
 	applySetParent         bool // applyset.go
@@ -428,6 +431,7 @@ func (r *resource) complete(status bool) error {
 	if r.Singular == "" {
 		r.Singular = strings.ToLower(r.Kind)
 	}
+	r.gv = groupVersion{r.Group, r.Version}.apiVersion()
 	errs = append(errs, names.CheckResource(names.Resource{Group: r.Group, Version: r.Version, Kind: r.Kind,
 		Plural: r.Plural, Singular: r.Singular, ShortNames: r.ShortNames})...)
 	if status && r.typ.Kind() == reflect.Struct {
@@ -474,12 +478,7 @@ func (r *resource) gvk() string {
 	return fmt.Sprintf("%s/%s, Kind=%s", r.Group, r.Version, r.Kind)
 }
 
-func (r *resource) apiVersion() string {
-	if r.Group == "" {
-		return r.Version
-	}
-	return r.Group + "/" + r.Version
-}
+func (r *resource) apiVersion() string { return r.gv }
 
 // qualifiedResource is "widgets.example.com", or "widgets" in the core group.
 func (r *resource) qualifiedResource() string {

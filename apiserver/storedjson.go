@@ -114,10 +114,10 @@ var elementChunks = sync.Pool{New: func() any {
 // release returns the request's chunks to the pool: no element
 // made in them may be used afterwards.
 func (b *encodeBuffers) release() {
-	for _, chunk := range append(b.chunks, b.elements) {
+	for _, chunk := range append(append(make([][]byte, 0, 4), b.chunks...), b.elements) { // on the stack, mostly
 		if cap(chunk) == elementChunk {
-			chunk = chunk[:0]
-			elementChunks.Put(&chunk)
+			put := chunk[:0] // escapes only when put
+			elementChunks.Put(&put)
 		}
 	}
 	b.chunks, b.elements = nil, nil

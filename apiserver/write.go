@@ -308,12 +308,10 @@ func (rq *request) offer(key string, value []byte, obj kapi.Object) (written fun
 	if c == nil || !ot.plainMetadata || ot.image == nil {
 		return func(int64, error) {}
 	}
-	img, ok := ot.image.Of(reflect.ValueOf(obj).Elem())
+	offered, ok := ot.image.New(reflect.ValueOf(obj).Elem())
 	if !ok {
 		return func(int64, error) {}
 	}
-	offered := reflect.New(img.Type())
-	offered.Elem().Set(img)
 	c.Offer(key, value, offered.Interface())
 	return func(rev int64, err error) {
 		if err != nil || rq.s.hub.Reached(rev) {

@@ -430,7 +430,7 @@ func (n *node) walk(errs *[]*Error, path *fieldPath, v, old reflect.Value) {
 				}
 			}
 		}
-		if f.conditions {
+		if f.conditions && fv.Len() > 0 { // none: nothing to check, no path to name
 			*errs = append(*errs, Conditions(conditionsOf(fv), path.String())...)
 		}
 		if f.inner != nil && f.inner.checks {

@@ -28,14 +28,130 @@ type node struct {
 	firsts []string // firsts[i] is the least key under kids[i]
 }
 
-func newLeaf(items []*Item) *node { return &node{size: len(items), items: items} }
+// A node and the arrays of its entries are one allocation, a block: a
+// path copy allocates one block a level, where a node and its slices
+// apart were two (a leaf) or three (an inner node), a dozen allocations a
+// write in a cache of a hundred thousand items. A block's arrays are the
+// smallest of a few sizes (8, 16, 24 or 32 entries) that hold the node's
+// entries, so a node holds room for at most 7 entries it does not use. A node
+// shares no array with another, so a node that is replaced frees all of
+// its memory, and a node's slices are as long as their capacity, so that
+// no append can write into an array a published node holds.
 
+// newLeaf is a leaf of a copy of items, at most maxEntries of them.
+func newLeaf(items []*Item) *node {
+	n := leafBlock(len(items))
+	copy(n.items, items)
+	return n
+}
+
+// newInner is an inner node of copies of kids and firsts, at most
+// maxEntries of them.
 func newInner(kids []*node, firsts []string) *node {
-	n := &node{kids: kids, firsts: firsts}
+	n := innerBlock(len(kids))
+	copy(n.kids, kids)
+	copy(n.firsts, firsts)
 	for _, k := range kids {
 		n.size += k.size
 	}
 	return n
+}
+
+// The blocks of leaves and inner nodes, by the entries they have room for.
+type (
+	leaf8 struct {
+		n node
+		a [8]*Item
+	}
+	leaf16 struct {
+		n node
+		a [16]*Item
+	}
+	leaf24 struct {
+		n node
+		a [24]*Item
+	}
+	leaf32 struct {
+		n node
+		a [maxEntries]*Item
+	}
+	inner8 struct {
+		n node
+		k [8]*node
+		f [8]string
+	}
+	inner16 struct {
+		n node
+		k [16]*node
+		f [16]string
+	}
+	inner24 struct {
+		n node
+		k [24]*node
+		f [24]string
+	}
+	inner32 struct {
+		n node
+		k [maxEntries]*node
+		f [maxEntries]string
+	}
+)
+
+// leafBlock is a leaf of n entries to fill, and innerBlock an inner node
+// of n (its size to count).
+func leafBlock(n int) *node {
+	var nd *node
+	var items []*Item
+	switch {
+	case n <= 8:
+		b := new(leaf8)
+		nd, items = &b.n, b.a[:]
+	case n <= 16:
+		b := new(leaf16)
+		nd, items = &b.n, b.a[:]
+	case n <= 24:
+		b := new(leaf24)
+		nd, items = &b.n, b.a[:]
+	default:
+		b := new(leaf32)
+		nd, items = &b.n, b.a[:]
+	}
+	nd.items, nd.size = items[:n:n], n
+	return nd
+}
+
+func innerBlock(n int) *node {
+	var nd *node
+	var kids []*node
+	var firsts []string
+	switch {
+	case n <= 8:
+		b := new(inner8)
+		nd, kids, firsts = &b.n, b.k[:], b.f[:]
+	case n <= 16:
+		b := new(inner16)
+		nd, kids, firsts = &b.n, b.k[:], b.f[:]
+	case n <= 24:
+		b := new(inner24)
+		nd, kids, firsts = &b.n, b.k[:], b.f[:]
+	default:
+		b := new(inner32)
+		nd, kids, firsts = &b.n, b.k[:], b.f[:]
+	}
+	nd.kids, nd.firsts = kids[:n:n], firsts[:n:n]
+	return nd
+}
+
+// clone is a copy of n, to change before it is published.
+func (n *node) clone() *node {
+	if n.leaf() {
+		return newLeaf(n.items)
+	}
+	m := innerBlock(len(n.kids))
+	copy(m.kids, n.kids)
+	copy(m.firsts, n.firsts)
+	m.size = n.size
+	return m
 }
 
 func (n *node) leaf() bool { return n.kids == nil }
@@ -195,46 +311,42 @@ func (t tree) Set(it *Item) (tree, *Item) {
 }
 
 // set returns the node with it set, split in two if it outgrew maxEntries.
+// The entries of a node that grows are gathered on the stack, then copied
+// into the one or two blocks that hold them.
 func (n *node) set(it *Item) (_, split *node, prev *Item) {
 	if n.leaf() {
 		i, found := n.search(it.Key)
 		if found {
-			items := clone(n.items)
-			prev, items[i] = items[i], it
-			return newLeaf(items), nil, prev
+			m := n.clone()
+			prev, m.items[i] = m.items[i], it
+			return m, nil, prev
 		}
-		items := make([]*Item, len(n.items)+1)
-		copy(items, n.items[:i])
-		items[i] = it
-		copy(items[i+1:], n.items[i:])
+		var buf [maxEntries + 1]*Item
+		items := append(append(append(buf[:0], n.items[:i]...), it), n.items[i:]...)
 		if len(items) <= maxEntries {
 			return newLeaf(items), nil, nil
 		}
 		h := len(items) / 2
-		return newLeaf(clone(items[:h])), newLeaf(clone(items[h:])), nil
+		return newLeaf(items[:h]), newLeaf(items[h:]), nil
 	}
 	i := n.child(it.Key)
-	kid, kidSplit, prev := n.kids[i].set(it)
-	var kids []*node
-	var firsts []string
+	old := n.kids[i]
+	kid, kidSplit, prev := old.set(it)
 	if kidSplit == nil {
-		kids, firsts = clone(n.kids), clone(n.firsts)
-	} else {
-		kids = make([]*node, len(n.kids)+1)
-		copy(kids, n.kids[:i+1])
-		copy(kids[i+2:], n.kids[i+1:])
-		kids[i+1] = kidSplit
-		firsts = make([]string, len(n.firsts)+1)
-		copy(firsts, n.firsts[:i+1])
-		copy(firsts[i+2:], n.firsts[i+1:])
-		firsts[i+1] = kidSplit.first()
+		m := n.clone()
+		m.kids[i], m.firsts[i] = kid, kid.first()
+		m.size += kid.size - old.size
+		return m, nil, prev
 	}
-	kids[i], firsts[i] = kid, kid.first()
+	var kidsBuf [maxEntries + 1]*node
+	var firstsBuf [maxEntries + 1]string
+	kids := append(append(append(kidsBuf[:0], n.kids[:i]...), kid, kidSplit), n.kids[i+1:]...)
+	firsts := append(append(append(firstsBuf[:0], n.firsts[:i]...), kid.first(), kidSplit.first()), n.firsts[i+1:]...)
 	if len(kids) <= maxEntries {
 		return newInner(kids, firsts), nil, prev
 	}
 	h := len(kids) / 2
-	return newInner(clone(kids[:h]), clone(firsts[:h])), newInner(clone(kids[h:]), clone(firsts[h:])), prev
+	return newInner(kids[:h], firsts[:h]), newInner(kids[h:], firsts[h:]), prev
 }
 
 // Delete returns the tree without the item with key, and that item (nil,
@@ -263,55 +375,71 @@ func (n *node) delete(key string) (*node, *Item) {
 		if !found {
 			return n, nil
 		}
-		items := make([]*Item, len(n.items)-1)
-		copy(items, n.items[:i])
-		copy(items[i:], n.items[i+1:])
-		return newLeaf(items), n.items[i]
+		var buf [maxEntries]*Item
+		return newLeaf(append(append(buf[:0], n.items[:i]...), n.items[i+1:]...)), n.items[i]
 	}
 	i := n.child(key)
-	kid, prev := n.kids[i].delete(key)
+	old := n.kids[i]
+	kid, prev := old.delete(key)
 	if prev == nil {
 		return n, nil
 	}
-	kids, firsts := clone(n.kids), clone(n.firsts)
-	kids[i] = kid
-	if kid.entries() >= minEntries || len(kids) == 1 {
+	if kid.entries() >= minEntries || len(n.kids) == 1 {
+		m := n.clone()
+		m.kids[i] = kid
 		if kid.size > 0 {
-			firsts[i] = kid.first()
+			m.firsts[i] = kid.first()
 		}
-		return newInner(kids, firsts), prev
+		m.size += kid.size - old.size
+		return m, prev
 	}
 	// The child is short: merge it with a neighbour, or if both do not fit
 	// in one node, share their entries evenly.
 	lo := max(i-1, 0)
-	both := concat(kids[lo], kids[lo+1])
-	if both.entries() <= maxEntries {
-		kids = append(kids[:lo+1], kids[lo+2:]...)
-		firsts = append(firsts[:lo+1], firsts[lo+2:]...)
-		kids[lo], firsts[lo] = both, both.first()
-		return newInner(clone(kids), clone(firsts)), prev
+	a, b := n.kids[lo], n.kids[lo+1]
+	if lo == i {
+		a = kid
+	} else {
+		b = kid
 	}
-	a, b := halve(both)
-	kids[lo], kids[lo+1] = a, b
-	firsts[lo], firsts[lo+1] = a.first(), b.first()
+	a, b = rebalance(a, b)
+	var kidsBuf [maxEntries]*node
+	var firstsBuf [maxEntries]string
+	kids := append(append(kidsBuf[:0], n.kids[:lo]...), a)
+	firsts := append(append(firstsBuf[:0], n.firsts[:lo]...), a.first())
+	if b != nil {
+		kids, firsts = append(kids, b), append(firsts, b.first())
+	}
+	kids = append(kids, n.kids[lo+2:]...)
+	firsts = append(firsts, n.firsts[lo+2:]...)
 	return newInner(kids, firsts), prev
 }
 
-// concat is one node with the entries of a then b, siblings at one depth.
-func concat(a, b *node) *node {
+// rebalance is siblings a and b, at one depth, one of them short: one node
+// of the entries of both (and a nil b) when they fit in one, else two that
+// share them evenly.
+func rebalance(a, b *node) (*node, *node) {
+	total := a.entries() + b.entries()
+	h := total
+	if total > maxEntries {
+		h = total / 2
+	}
 	if a.leaf() {
-		return newLeaf(append(clone(a.items), b.items...))
+		var buf [2 * maxEntries]*Item
+		items := append(append(buf[:0], a.items...), b.items...)
+		if h == total {
+			return newLeaf(items), nil
+		}
+		return newLeaf(items[:h]), newLeaf(items[h:])
 	}
-	return newInner(append(clone(a.kids), b.kids...), append(clone(a.firsts), b.firsts...))
-}
-
-// halve splits n's entries into two nodes of (nearly) equal length.
-func halve(n *node) (*node, *node) {
-	h := n.entries() / 2
-	if n.leaf() {
-		return newLeaf(clone(n.items[:h])), newLeaf(clone(n.items[h:]))
+	var kidsBuf [2 * maxEntries]*node
+	var firstsBuf [2 * maxEntries]string
+	kids := append(append(kidsBuf[:0], a.kids...), b.kids...)
+	firsts := append(append(firstsBuf[:0], a.firsts...), b.firsts...)
+	if h == total {
+		return newInner(kids, firsts), nil
 	}
-	return newInner(clone(n.kids[:h]), clone(n.firsts[:h])), newInner(clone(n.kids[h:]), clone(n.firsts[h:]))
+	return newInner(kids[:h], firsts[:h]), newInner(kids[h:], firsts[h:])
 }
 
 // buildTree makes a tree of items, which are in strictly increasing key
@@ -321,16 +449,16 @@ func buildTree(items []*Item) tree {
 		return tree{}
 	}
 	var level []*node
-	runs(len(items), func(lo, hi int) { level = append(level, newLeaf(clone(items[lo:hi]))) })
+	runs(len(items), func(lo, hi int) { level = append(level, newLeaf(items[lo:hi])) })
 	for len(level) > 1 {
 		var up []*node
 		runs(len(level), func(lo, hi int) {
-			kids := clone(level[lo:hi])
-			firsts := make([]string, len(kids))
+			kids := level[lo:hi]
+			var firsts [maxEntries]string
 			for i, k := range kids {
 				firsts[i] = k.first()
 			}
-			up = append(up, newInner(kids, firsts))
+			up = append(up, newInner(kids, firsts[:len(kids)]))
 		})
 		level = up
 	}
@@ -346,7 +474,3 @@ func runs(n int, fn func(lo, hi int)) {
 		fn(j*n/k, (j+1)*n/k)
 	}
 }
-
-// clone copies s into a slice of its exact length: nodes share no backing
-// arrays, so a node that is replaced frees all of its memory.
-func clone[S ~[]E, E any](s S) S { return append(S(make([]E, 0, len(s))), s...) }

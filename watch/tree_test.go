@@ -345,3 +345,31 @@ func FuzzTree(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkTreeSet is one write's path copy in a cache of 100,000 items:
+// a create (a new key after the others, as generated names make) and an
+// update (a key in place).
+func BenchmarkTreeSet(b *testing.B) {
+	const n = 100000
+	items := make([]*Item, n)
+	for i := range items {
+		items[i] = item(fmt.Sprintf("k%07d", i), int64(i+1))
+	}
+	b.Run("create", func(b *testing.B) {
+		t := buildTree(items)
+		i := n
+		b.ReportAllocs()
+		for b.Loop() {
+			t, _ = t.Set(item(fmt.Sprintf("k%07d", i), int64(i+1)))
+			i++
+		}
+	})
+	b.Run("update", func(b *testing.B) {
+		t := buildTree(items)
+		it := item("k0050000", 1)
+		b.ReportAllocs()
+		for b.Loop() {
+			t, _ = t.Set(it)
+		}
+	})
+}

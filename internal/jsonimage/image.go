@@ -93,6 +93,23 @@ func (im *Image) Of(v reflect.Value) (reflect.Value, bool) {
 	return reflect.Value{}, false
 }
 
+// New returns a pointer to a new value that is the image of v, a value of
+// the Image's type, and whether the image could be told: Of's image,
+// copied when it is v itself, taken as it is when Of made it (a changed
+// image is a new value of its own), so that it is copied at most once.
+func (im *Image) New(v reflect.Value) (reflect.Value, bool) {
+	img, ok := im.Of(v)
+	switch {
+	case !ok:
+		return reflect.Value{}, false
+	case img.CanAddr() && (!v.CanAddr() || img.UnsafeAddr() != v.UnsafeAddr()):
+		return img.Addr(), true
+	}
+	p := reflect.New(img.Type())
+	p.Elem().Set(img)
+	return p, true
+}
+
 // Is says whether v, a value of the Image's type, is its own image: what
 // decoding its JSON gives, as a decoded value is. Two values that are
 // their own images encode alike exactly when they are equal

@@ -91,6 +91,10 @@ func checkImage[T any](t *testing.T, im *jsonimage.Image, data []byte) (ok, chan
 	if !reflect.DeepEqual(v, again) {
 		t.Fatalf("Of changed the value it read:\n%#v\nwas\n%#v", v, again)
 	}
+	// New is Of's image in a value of its own, not v's.
+	if p, newOK := im.New(reflect.ValueOf(v).Elem()); newOK != ok || ok && (p.Pointer() == reflect.ValueOf(v).Pointer() || !reflect.DeepEqual(p.Elem().Interface(), img.Interface())) {
+		t.Fatalf("New = %v, %v; want a new value of Of's image (told: %v)", p, newOK, ok)
+	}
 	value, err := json.Marshal(v)
 	if !ok || err != nil {
 		return false, false

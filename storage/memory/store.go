@@ -61,11 +61,16 @@ type Store struct {
 	// their key's latest: what the store holds only for history.
 	heldBytes int64
 
-	// changed is closed by the next write or by Close, waking the watchers
-	// that have read everything. Watchers create it while holding only the
-	// read lock, hence the atomic.
-	changed atomic.Pointer[chan struct{}]
+	// changed holds the channel (a chan struct{}) the next write or Close
+	// closes, waking the watchers that have read everything, or noWaiters.
+	// Watchers create it while holding only the read lock, hence the
+	// atomic; an atomic.Value holds a channel without the allocation a
+	// pointer to one costs each write.
+	changed atomic.Value
 }
+
+// noWaiters is what Store.changed holds while no watcher waits.
+var noWaiters any = (chan struct{})(nil)
 
 var _ storage.Interface = (*Store)(nil)
 
@@ -80,13 +85,15 @@ func New(opts ...Option) *Store {
 	for _, opt := range opts {
 		opt(&c)
 	}
-	return &Store{
+	s := &Store{
 		history:      c.history,
 		historyBytes: c.historyBytes,
 		keys:         newKeyIndex(),
 		rev:          initialRevision,
 		compacted:    initialRevision,
 	}
+	s.changed.Store(noWaiters)
+	return s
 }
 
 // Get returns the key's value at rev (0: the latest).
@@ -390,8 +397,8 @@ func (s *Store) prune(key string, c int64) {
 // wake wakes the watchers waiting for a write. The caller holds the write
 // lock.
 func (s *Store) wake() {
-	if ch := s.changed.Swap(nil); ch != nil {
-		close(*ch)
+	if ch, _ := s.changed.Swap(noWaiters).(chan struct{}); ch != nil {
+		close(ch)
 	}
 }
 
@@ -400,11 +407,12 @@ func (s *Store) wake() {
 // this call.
 func (s *Store) waitChannel() <-chan struct{} {
 	for {
-		if ch := s.changed.Load(); ch != nil {
-			return *ch
+		old := s.changed.Load()
+		if ch, _ := old.(chan struct{}); ch != nil {
+			return ch
 		}
 		ch := make(chan struct{})
-		if s.changed.CompareAndSwap(nil, &ch) {
+		if s.changed.CompareAndSwap(old, ch) {
 			return ch
 		}
 	}
