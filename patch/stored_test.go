@@ -230,55 +230,28 @@ func mutate(r *rand.Rand, v any, s *Schema, depth int) any {
 	return v
 }
 
-// TestCompareStoredRandom holds compareStored, and Update through it,
-// to decoding and compareObjects on random pairs of documents.
-func TestCompareStoredRandom(t *testing.T) {
+// randomStoredPairs calls check on 8,000 random pairs of widget documents
+// (4,000 with storedWidget's schema, 4,000 with it deduced), each pair's
+// values first given to managed (to add managedFields to one side);
+// check says whether compareStored compared the pair as written, which at
+// least 500 must be.
+func randomStoredPairs(t *testing.T, seed int64, managed func(r *rand.Rand, oldV, newV any), check func(s *Schema, old, new []byte) (taken bool)) {
+	t.Helper()
 	s, err := SchemaOf(reflect.TypeFor[storedWidget]())
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := rand.New(rand.NewSource(1))
+	r := rand.New(rand.NewSource(seed))
 	taken := 0
 	for _, s := range []*Schema{s, withDeduced(s)} {
 		for i := 0; i < 4000; i++ {
 			oldV := randomValue(r, s, 0)
 			newV := mutate(r, oldV, s, 0)
-			if m, ok := newV.(map[string]any); ok && r.Intn(2) == 0 {
-				if meta, ok := m["metadata"].(map[string]any); ok {
-					meta["managedFields"] = []any{map[string]any{"manager": "x"}}
-				}
-			}
+			managed(r, oldV, newV)
 			old, _ := json.Marshal(oldV)
 			new, _ := json.Marshal(newV)
-			got, ok := compareStored(old, new, s)
-			oldObj, oerr := s.liveObject(old)
-			newObj, nerr := s.liveObject(new)
-			if oerr != nil || nerr != nil {
-				if ok {
-					t.Fatalf("%s\n%s\ncompared as written, but liveObject fails: %v, %v", old, new, oerr, nerr)
-				}
-				continue
-			}
-			if !ok {
-				continue
-			}
-			taken++
-			want := compareObjects(oldObj, newObj, s)
-			if !got.added.equal(want.added) || !got.modified.equal(want.modified) || !got.removed.equal(want.removed) {
-				t.Fatalf("%s\n%s\ncompared as written differently", old, new)
-			}
-			// Update through it, and as it decodes.
-			opts := UpdateOptions{Manager: "b", APIVersion: "example.com/v1", Now: kapi.NewTime(time.Unix(1e9, 0)), Ignore: []string{"status"}}
-			prev := []kapi.ManagedFieldsEntry{{Manager: "a", Operation: OperationUpdate, APIVersion: "example.com/v1", FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: []byte(`{"f:spec":{"f:color":{},"f:ports":{}},"f:metadata":{"f:labels":{"f:a":{}}}}`)}},
-				{Manager: "b", Operation: OperationUpdate, APIVersion: "example.com/v1", FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: []byte(`{"f:spec":{"f:tags":{}}}`)}}}
-			fast, err := s.Update(old, new, prev, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ms, _ := decodeManagers(prev)
-			s.update(oldObj, newObj, ms, opts)
-			if slow := ms.encode(); !reflect.DeepEqual(fast, slow) {
-				t.Fatalf("%s\n%s\nUpdate: %v, want %v", old, new, fast, slow)
+			if check(s, old, new) {
+				taken++
 			}
 		}
 	}
@@ -286,6 +259,58 @@ func TestCompareStoredRandom(t *testing.T) {
 		t.Errorf("only %d of 8000 pairs compared as written", taken)
 	}
 	t.Logf("%d of 8000 pairs (4000 a schema) compared as written", taken)
+}
+
+// setManagedFields sets v's metadata.managedFields to entries, if v is an
+// object with metadata.
+func setManagedFields(v any, entries []any) {
+	if m, ok := v.(map[string]any); ok {
+		if meta, ok := m["metadata"].(map[string]any); ok {
+			meta["managedFields"] = entries
+		}
+	}
+}
+
+// TestCompareStoredRandom holds compareStored, and Update through it,
+// to decoding and compareObjects on random pairs of documents.
+func TestCompareStoredRandom(t *testing.T) {
+	managed := func(r *rand.Rand, _, newV any) {
+		if _, ok := newV.(map[string]any); ok && r.Intn(2) == 0 {
+			setManagedFields(newV, []any{map[string]any{"manager": "x"}})
+		}
+	}
+	randomStoredPairs(t, 1, managed, func(s *Schema, old, new []byte) bool {
+		got, ok := compareStored(old, new, s)
+		oldObj, oerr := s.liveObject(old)
+		newObj, nerr := s.liveObject(new)
+		if oerr != nil || nerr != nil {
+			if ok {
+				t.Fatalf("%s\n%s\ncompared as written, but liveObject fails: %v, %v", old, new, oerr, nerr)
+			}
+			return false
+		}
+		if !ok {
+			return false
+		}
+		want := compareObjects(oldObj, newObj, s)
+		if !got.added.equal(want.added) || !got.modified.equal(want.modified) || !got.removed.equal(want.removed) {
+			t.Fatalf("%s\n%s\ncompared as written differently", old, new)
+		}
+		// Update through it, and as it decodes.
+		opts := UpdateOptions{Manager: "b", APIVersion: "example.com/v1", Now: kapi.NewTime(time.Unix(1e9, 0)), Ignore: []string{"status"}}
+		prev := []kapi.ManagedFieldsEntry{{Manager: "a", Operation: OperationUpdate, APIVersion: "example.com/v1", FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: []byte(`{"f:spec":{"f:color":{},"f:ports":{}},"f:metadata":{"f:labels":{"f:a":{}}}}`)}},
+			{Manager: "b", Operation: OperationUpdate, APIVersion: "example.com/v1", FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: []byte(`{"f:spec":{"f:tags":{}}}`)}}}
+		fast, err := s.Update(old, new, prev, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms, _ := decodeManagers(prev)
+		s.update(oldObj, newObj, ms, opts)
+		if slow := ms.encode(); !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("%s\n%s\nUpdate: %v, want %v", old, new, fast, slow)
+		}
+		return true
+	})
 }
 
 // createdGeneral is Update's entries for a create as compareObjects makes
