@@ -123,15 +123,8 @@ func sameComparison(old, new []byte, s *Schema) (string, bool) {
 	if !gotOK {
 		return "", true
 	}
-	for _, x := range []struct {
-		name      string
-		got, want fieldSet
-	}{{"added", got.added, want.added}, {"modified", got.modified, want.modified}, {"removed", got.removed, want.removed}} {
-		if !x.got.equal(x.want) {
-			g, _ := x.got.MarshalJSON()
-			w, _ := x.want.MarshalJSON()
-			return fmt.Sprintf("%s: %s, before %s", x.name, g, w), false
-		}
+	if diff := comparisonDiff(got, want); diff != "" {
+		return diff + " (want: before)", false
 	}
 	return "", true
 }

@@ -2,6 +2,7 @@ package patch
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"math/rand"
 	"reflect"
@@ -88,15 +89,8 @@ func FuzzCompareStored(f *testing.F) {
 			return
 		}
 		want := compareObjects(oldObj, newObj, s)
-		for _, x := range []struct {
-			name      string
-			got, want fieldSet
-		}{{"added", got.added, want.added}, {"modified", got.modified, want.modified}, {"removed", got.removed, want.removed}} {
-			if !x.got.equal(x.want) {
-				g, _ := x.got.MarshalJSON()
-				w, _ := x.want.MarshalJSON()
-				t.Fatalf("%s: %s, want %s", x.name, g, w)
-			}
+		if diff := comparisonDiff(got, want); diff != "" {
+			t.Fatal(diff)
 		}
 	})
 }
@@ -261,6 +255,22 @@ func randomStoredPairs(t *testing.T, seed int64, managed func(r *rand.Rand, oldV
 	t.Logf("%d of 8000 pairs (4000 a schema) compared as written", taken)
 }
 
+// comparisonDiff says how got differs from want: the first of its sets
+// that does, with both; "" if none does.
+func comparisonDiff(got, want comparison) string {
+	for _, x := range []struct {
+		name      string
+		got, want fieldSet
+	}{{"added", got.added, want.added}, {"modified", got.modified, want.modified}, {"removed", got.removed, want.removed}} {
+		if !x.got.equal(x.want) {
+			g, _ := x.got.MarshalJSON()
+			w, _ := x.want.MarshalJSON()
+			return fmt.Sprintf("%s: %s, want %s", x.name, g, w)
+		}
+	}
+	return ""
+}
+
 // setManagedFields sets v's metadata.managedFields to entries, if v is an
 // object with metadata.
 func setManagedFields(v any, entries []any) {
@@ -293,8 +303,8 @@ func TestCompareStoredRandom(t *testing.T) {
 			return false
 		}
 		want := compareObjects(oldObj, newObj, s)
-		if !got.added.equal(want.added) || !got.modified.equal(want.modified) || !got.removed.equal(want.removed) {
-			t.Fatalf("%s\n%s\ncompared as written differently", old, new)
+		if diff := comparisonDiff(got, want); diff != "" {
+			t.Fatalf("%s\n%s\ncompared as written differently: %s", old, new, diff)
 		}
 		// Update through it, and as it decodes.
 		opts := UpdateOptions{Manager: "b", APIVersion: "example.com/v1", Now: kapi.NewTime(time.Unix(1e9, 0)), Ignore: []string{"status"}}
