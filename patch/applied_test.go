@@ -2,13 +2,16 @@ package patch
 
 import (
 	"fmt"
+	"maps"
 	"math/rand"
 	"reflect"
+	"slices"
 	"testing"
 )
 
 // revalue changes v's values where toSet does not look at them: a
-// member's value, and the fields of a map list's items but their keys.
+// member's value, and the fields of a map list's items but their keys. Like
+// randomValue, it walks maps in sorted order.
 func revalue(r *rand.Rand, v any, s *Schema, depth int) any {
 	if isLeaf(s) {
 		if v == nil || r.Intn(3) == 0 {
@@ -19,12 +22,12 @@ func revalue(r *rand.Rand, v any, s *Schema, depth int) any {
 	switch x := v.(type) {
 	case map[string]any:
 		out := map[string]any{}
-		for k, c := range x {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			if s.Kind == List { // a map list's item
-				out[k] = c
+				out[k] = x[k]
 				continue
 			}
-			out[k] = revalue(r, c, s.Field(k), depth+1)
+			out[k] = revalue(r, x[k], s.Field(k), depth+1)
 		}
 		return out
 	case []any:
@@ -38,7 +41,8 @@ func revalue(r *rand.Rand, v any, s *Schema, depth int) any {
 						keys[k] = true
 					}
 					n := map[string]any{}
-					for k, c := range m {
+					for _, k := range slices.Sorted(maps.Keys(m)) {
+						c := m[k]
 						if keys[k] {
 							n[k] = c
 						} else {
