@@ -7,11 +7,6 @@ import (
 	"sync"
 	"time"
 
-	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
-	"go.etcd.io/etcd/api/v3/mvccpb"
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"google.golang.org/grpc"
-
 	"github.com/kapi-dev/kapi/storage"
 )
 
@@ -24,20 +19,16 @@ const revisionTimeout = time.Minute
 
 // revisionReads joins the reads of the store's revision: a consistent
 // read (a GET or LIST with no resourceVersion) needs it, from etcd, and
-// one read serves every caller who asked before it was sent. One is in
-// flight at a time; those who ask once it is sent join the next, which
-// starts when it ends. A caller never takes the answer of a read sent
-// before it asked (that could miss a write it saw acknowledged): etcd
-// fixes a linearizable read's revision after it receives the request, so
-// a request sent after the caller asked reflects every write acknowledged
-// before. So N concurrent consistent reads cost two etcd round trips, not
-// N (kube-apiserver's make one each).
+// one read serves every caller waiting when it starts. One is in flight at
+// a time; those who ask meanwhile join the next, which starts when it
+// ends. A caller never takes the answer of a read that started before it
+// asked (that could miss a write it saw acknowledged): only of the next.
+// So N concurrent consistent reads cost two etcd round trips, not N
+// (kube-apiserver's make one each).
 type revisionReads struct {
 	mu       sync.Mutex
 	inFlight bool
-	// next is the read the next callers join, until it is sent; nil:
-	// none yet.
-	next *revisionRead
+	next     *revisionRead // the read the next callers join; nil: none yet
 	// closed is set by Close, which waits for idle, made when a reader
 	// goroutine starts and closed when it ends, to be closed.
 	closed bool
@@ -72,7 +63,7 @@ func (s *Store) revision(ctx context.Context) (int64, error) {
 	}
 	b.waiting++
 	if !r.inFlight {
-		r.inFlight, r.idle = true, make(chan struct{})
+		r.inFlight, r.next, r.idle = true, nil, make(chan struct{})
 		go s.readRevisions(b, r.idle)
 	}
 	r.mu.Unlock()
@@ -93,35 +84,23 @@ func (s *Store) revision(ctx context.Context) (int64, error) {
 }
 
 // readRevisions reads the revision for b, then for each read joined while
-// the last was in flight, until none was; then it closes idle. Each stays
-// open to callers (r.next) until it is sent. Close ends the read in
-// flight.
+// the last was in flight, until none was; then it closes idle. Close ends
+// the read in flight.
 func (s *Store) readRevisions(b *revisionRead, idle chan struct{}) {
 	defer close(idle)
 	r := &s.revisions
 	for b != nil {
 		s.gather(b)
 		stop := context.AfterFunc(s.closed, b.cancel)
-		b.rev, b.err = s.readRevision(b.ctx, func() { s.sent(b) })
+		b.rev, b.err = s.readRevision(b.ctx)
 		stop()
 		b.cancel()
-		s.sent(b) // if it never was: an error before it
 		close(b.done)
 		r.mu.Lock()
-		b = r.next
+		b, r.next = r.next, nil
 		r.inFlight = b != nil
 		r.mu.Unlock()
 	}
-}
-
-// sent closes b to later callers: its request is on its way to etcd.
-func (s *Store) sent(b *revisionRead) {
-	r := &s.revisions
-	r.mu.Lock()
-	if r.next == b {
-		r.next = nil
-	}
-	r.mu.Unlock()
 }
 
 // gatherRounds bounds how often gather lets others run.
@@ -130,16 +109,18 @@ const gatherRounds = 4
 // gather lets the goroutines ready to run (requests just arrived, about to
 // ask for the revision) run before b's read starts, b open to them, for as
 // long as some of them join it, gatherRounds times at most: one read then
-// serves more of them. They asked before the read is sent, so it is
-// theirs to take. It costs no time when nothing else is ready to run.
+// serves more of them. They asked before the read starts, so it is theirs
+// to take. It costs no time when nothing else is ready to run.
 func (s *Store) gather(b *revisionRead) {
 	r := &s.revisions
 	r.mu.Lock()
-	n := b.waiting
-	r.mu.Unlock()
-	if n == 0 { // b's callers left, its read cancelled
+	if r.next != nil || b.waiting == 0 { // others have asked already, for the next read; or b's callers left, its read cancelled
+		r.mu.Unlock()
 		return
 	}
+	r.next = b
+	n := b.waiting
+	r.mu.Unlock()
 	for range gatherRounds {
 		runtime.Gosched()
 		r.mu.Lock()
@@ -150,46 +131,24 @@ func (s *Store) gather(b *revisionRead) {
 		}
 		n = m
 	}
+	r.mu.Lock()
+	if r.next == b {
+		r.next = nil
+	}
+	r.mu.Unlock()
 }
 
-// readRevision is one read of the revision marker's ModRevision. It
-// calls sent as gRPC sends the request (each try's, if the client's
-// interceptor tries again), or before the read if the client's KV is not
-// its own (kvDirect), whose sending cannot be seen.
-func (s *Store) readRevision(ctx context.Context, sent func()) (int64, error) {
-	var kvs []*mvccpb.KeyValue
-	if s.kv == nil {
-		sent()
-		resp, err := s.client.Get(ctx, s.marker)
-		if err != nil {
-			return 0, mapError(err)
-		}
-		kvs = resp.Kvs
-	} else {
-		opts := append(s.callOpts[:len(s.callOpts):len(s.callOpts)], grpc.PerRPCCredentials(onSend(sent)))
-		resp, err := s.kv.Range(ctx, &pb.RangeRequest{Key: s.markerKey}, opts...)
-		if err != nil {
-			return 0, mapError(clientv3.ContextError(ctx, err))
-		}
-		kvs = resp.Kvs
+// readRevision is one read of the revision marker's ModRevision.
+func (s *Store) readRevision(ctx context.Context) (int64, error) {
+	resp, err := s.client.Get(ctx, s.marker)
+	if err != nil {
+		return 0, mapError(err)
 	}
-	if len(kvs) == 0 {
+	if len(resp.Kvs) == 0 {
 		return 0, fmt.Errorf("etcd: the revision marker %q is missing", s.marker)
 	}
-	return kvs[0].ModRevision, nil
+	return resp.Kvs[0].ModRevision, nil
 }
-
-// onSend is a call's credentials that add none: gRPC asks for them as it
-// sends the call (creating its stream, before its headers are written),
-// which is when the function is called.
-type onSend func()
-
-func (f onSend) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
-	f()
-	return nil, nil
-}
-
-func (onSend) RequireTransportSecurity() bool { return false }
 
 // revisionWaiters is how many callers wait for the next read, not yet
 // started.

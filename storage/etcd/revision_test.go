@@ -19,40 +19,29 @@ import (
 
 // markerReads is a client of the test server that counts its reads of
 // marker and holds each at hold, if set, until it is closed, having said
-// so on held: its answer, once etcd has given it, or, if beforeSend, the
-// read itself, before it is sent.
+// so on held.
 type markerReads struct {
-	marker     string
-	beforeSend bool
-	n          atomic.Int64
-	hold       atomic.Pointer[chan struct{}]
-	held       chan struct{}
+	marker string
+	n      atomic.Int64
+	hold   atomic.Pointer[chan struct{}]
+	held   chan struct{}
 }
 
 func (m *markerReads) client(t testing.TB) *clientv3.Client {
 	t.Helper()
 	intercept := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-		r, ok := req.(*pb.RangeRequest)
-		if !ok || string(r.Key) != m.marker {
-			return invoker(ctx, method, req, reply, cc, opts...)
-		}
-		m.n.Add(1)
-		var err error
-		if !m.beforeSend {
-			err = invoker(ctx, method, req, reply, cc, opts...)
-		}
-		if hold := m.hold.Load(); hold != nil {
-			m.held <- struct{}{}
-			select {
-			case <-*hold:
-			case <-ctx.Done():
-				return ctx.Err()
+		if r, ok := req.(*pb.RangeRequest); ok && string(r.Key) == m.marker {
+			m.n.Add(1)
+			if hold := m.hold.Load(); hold != nil {
+				m.held <- struct{}{}
+				select {
+				case <-*hold:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
 			}
 		}
-		if m.beforeSend {
-			err = invoker(ctx, method, req, reply, cc, opts...)
-		}
-		return err
+		return invoker(ctx, method, req, reply, cc, opts...)
 	}
 	return interceptedClient(t, intercept)
 }
@@ -61,15 +50,9 @@ func (m *markerReads) client(t testing.TB) *clientv3.Client {
 // marker m counts, with one Revision call in flight, its read held until
 // release is closed; first says how that call ended.
 func heldStore(t *testing.T, opts ...etcd.Option) (s *etcd.Store, m *markerReads, release chan struct{}, first <-chan error) {
-	return heldStoreAt(t, false, opts...)
-}
-
-// heldStoreAt is heldStore, its first read held before it is sent if
-// beforeSend, else its answer.
-func heldStoreAt(t *testing.T, beforeSend bool, opts ...etcd.Option) (s *etcd.Store, m *markerReads, release chan struct{}, first <-chan error) {
 	t.Helper()
 	prefix := freshPrefix()
-	m = &markerReads{marker: prefix + "revision", beforeSend: beforeSend, held: make(chan struct{}, 1)}
+	m = &markerReads{marker: prefix + "revision", held: make(chan struct{}, 1)}
 	s, err := etcd.New(t.Context(), m.client(t), append(opts, etcd.WithPrefix(prefix))...)
 	if err != nil {
 		t.Fatal(err)
@@ -129,47 +112,6 @@ func TestRevisionReadsJoined(t *testing.T) {
 	}
 	if got := m.n.Load(); got != 2 {
 		t.Errorf("%d concurrent Revision calls behind one in flight made %d reads of the marker, want 1", n, got-1)
-	}
-}
-
-// TestRevisionReadJoinedUntilSent: callers who ask while a read of the
-// revision has started but is not yet sent join it (issue 29: a
-// streaming list that comes just after another's read started waited for
-// the rest of it, then its own), and it sees the write acknowledged
-// before they asked: etcd receives it after they asked.
-func TestRevisionReadJoinedUntilSent(t *testing.T) {
-	ctx := t.Context()
-	s, m, release, first := heldStoreAt(t, true) // the first read, not yet sent
-	written, err := mustStore(t, strings.TrimSuffix(m.marker, "revision")).Create(ctx, "/k", []byte("v"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	const n = 20
-	revs := make([]int64, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() { revs[i], errs[i] = s.Revision(ctx) })
-	}
-	// Until all have joined the first read, a bound on a hang: callers
-	// who wait for the next read instead never make n+1.
-	for deadline := time.Now().Add(30 * time.Second); s.RevisionWaiters() < n+1; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d waiting for the read not yet sent, want the first caller and %d who asked while it was not sent", s.RevisionWaiters(), n)
-		}
-	}
-	close(release)
-	wg.Wait()
-	if err := <-first; err != nil {
-		t.Fatal(err)
-	}
-	for i := range n {
-		if errs[i] != nil || revs[i] != written {
-			t.Fatalf("Revision %d: %d, %v; want %d, the write acknowledged before it was called", i, revs[i], errs[i], written)
-		}
-	}
-	if got := m.n.Load(); got != 1 {
-		t.Errorf("%d Revision calls while a read was not yet sent made %d more reads of the marker, want 0", n, got-1)
 	}
 }
 
