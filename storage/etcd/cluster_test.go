@@ -73,18 +73,9 @@ func (c *cluster) start(i int, initial string) error {
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{m.peer}, []url.URL{m.peer}
 	cfg.InitialCluster = initial
 	cfg.TickMs, cfg.ElectionMs = 10, 100
-	e, err := embed.StartEtcd(cfg)
+	e, err := startReady(cfg)
 	if err != nil {
-		return err
-	}
-	select {
-	case <-e.Server.ReadyNotify():
-	case err := <-e.Err():
-		e.Close()
-		return err
-	case <-time.After(60 * time.Second):
-		e.Close()
-		return fmt.Errorf("%s not ready after 60s", m.name)
+		return fmt.Errorf("%s: %w", m.name, err)
 	}
 	m.etcd = e
 	return nil
