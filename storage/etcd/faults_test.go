@@ -3,6 +3,7 @@ package etcd_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -63,20 +64,30 @@ func (m *member) start() {
 	if m.tweak != nil {
 		m.tweak(cfg)
 	}
-	e, err := embed.StartEtcd(cfg)
+	e, err := startReady(cfg)
 	if err != nil {
 		m.t.Fatal(err)
 	}
+	m.etcd = e
+}
+
+// startReady starts the member cfg describes and waits until it serves,
+// a minute at most (a member of several needs a quorum up).
+func startReady(cfg *embed.Config) (*embed.Etcd, error) {
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, err
+	}
 	select {
 	case <-e.Server.ReadyNotify():
+		return e, nil
 	case err := <-e.Err():
 		e.Close()
-		m.t.Fatal(err)
-	case <-time.After(30 * time.Second):
+		return nil, err
+	case <-time.After(time.Minute):
 		e.Close()
-		m.t.Fatal("etcd not ready after 30s")
+		return nil, errors.New("etcd not ready after a minute")
 	}
-	m.etcd = e
 }
 
 func (m *member) stop() {

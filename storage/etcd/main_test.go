@@ -24,6 +24,9 @@ import (
 // etcdEndpoint is the embedded server's client URL.
 var etcdEndpoint string
 
+// etcdServer is the embedded server, for tests of an in-process client.
+var etcdServer *embed.Etcd
+
 func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
 }
@@ -35,6 +38,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer server.Close()
+	etcdServer = server
 	etcdEndpoint = server.Clients[0].Addr().String()
 	return m.Run()
 }

@@ -126,10 +126,13 @@ func clientOps(ops []*pb.RequestOp) []clientv3.Op {
 }
 
 // kvDirect is the client's KV service on its connection and the options
-// its KV calls with; nil if the client's KV is not its own (replaced by a
-// wrapper) or its options could not be learnt.
+// its KV calls with; nil if the client's KV is not the one the client
+// makes for itself, or its options could not be learnt. Its Go type is not
+// enough: NewKVFromKVClient makes one of that type on a service of the
+// caller's (etcd's in-process client, v3client.New, has no connection at
+// all and calls the server directly).
 func kvDirect(client *clientv3.Client) (pb.KVClient, []grpc.CallOption) {
-	if client.KV == nil || reflect.TypeOf(client.KV) != reflect.TypeOf(clientv3.NewKV(client)) {
+	if client.ActiveConnection() == nil || !reflect.DeepEqual(client.KV, clientv3.NewKV(client)) {
 		return nil, nil
 	}
 	// The client's own KV passes its call options to the service it

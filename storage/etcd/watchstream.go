@@ -29,9 +29,24 @@ import (
 // through it (serveWatch).
 
 // watchDirect says whether client's watches may bypass its Watcher: it is
-// the client's own, and its KV's call options are known (kvDirect).
+// the one the client makes for itself, and its KV's call options are
+// known (kvDirect). The Watcher's Go type is not enough:
+// NewWatchFromWatchClient makes one of that type on a service of the
+// caller's, which must see the watches; so its service must be of the
+// type the client's own is (its state, a map of streams, rules out
+// comparing it whole, as kvDirect does the KV).
 func watchDirect(client *clientv3.Client, kv pb.KVClient) bool {
-	return kv != nil && client.Watcher != nil && reflect.TypeOf(client.Watcher) == reflect.TypeOf(clientv3.NewWatcher(client))
+	if kv == nil || client.Watcher == nil {
+		return false
+	}
+	own := reflect.ValueOf(clientv3.NewWatcher(client))
+	w := reflect.ValueOf(client.Watcher)
+	if w.Type() != own.Type() || w.Kind() != reflect.Pointer || w.IsNil() {
+		return false
+	}
+	remote := w.Elem().FieldByName("remote")
+	return remote.IsValid() && remote.Kind() == reflect.Interface && !remote.IsNil() &&
+		remote.Elem().Type() == own.Elem().FieldByName("remote").Elem().Type()
 }
 
 // reopenBackoff bounds how often a watch whose stream broke opens another.
