@@ -84,10 +84,14 @@ func (c *compiler) compilePointer(t reflect.Type) (imageFunc, bool) {
 			return nil, same
 		}
 		img, o := elem(q, depth+1)
-		if o != changed {
+		switch {
+		case o != changed:
 			return nil, o
-		}
-		if img == nil {
+		case img == nil && isNull != nil:
+			// What is written null through another pointer: a pointer
+			// to a pointer to a zero time.
+			return nil, changed
+		case img == nil:
 			img = reflect.New(elemType).UnsafePointer()
 		}
 		cell := new(unsafe.Pointer) // the new pointer, its image

@@ -243,6 +243,10 @@ func (c *reflectCompiler) compilePointer(t reflect.Type) (reflectFunc, bool) {
 		if o != changed {
 			return v, o
 		}
+		// Fixed since: what is written null through another pointer.
+		if e.Kind() == reflect.Pointer && e.IsNil() {
+			return reflect.Zero(t), changed
+		}
 		p := reflect.New(t.Elem())
 		p.Elem().Set(e)
 		return p, changed
