@@ -140,32 +140,14 @@ func (c *compiler) compileSlice(t reflect.Type) (imageFunc, bool) {
 
 func (c *compiler) compileArray(t reflect.Type) (imageFunc, bool) {
 	elem, ok := c.compile(t.Elem())
-	if !ok || elem == nil {
+	if !ok || elem == nil || t.Len() == 0 {
 		return nil, ok
 	}
-	elemType, size, n := t.Elem(), t.Elem().Size(), t.Len()
-	return func(p unsafe.Pointer, depth int) (unsafe.Pointer, outcome) {
-		if depth >= maxDepth && n > 0 {
-			return nil, unknown
-		}
-		var out unsafe.Pointer
-		for i := range n {
-			img, o := elem(unsafe.Add(p, uintptr(i)*size), depth+1)
-			switch o {
-			case unknown:
-				return nil, unknown
-			case changed:
-				if out == nil {
-					out = copyOf(t, p)
-				}
-				assign(elemType, unsafe.Add(out, uintptr(i)*size), img)
-			}
-		}
-		if out != nil {
-			return out, changed
-		}
-		return nil, same
-	}, true
+	plan := make([]field, t.Len())
+	for i := range plan {
+		plan[i] = field{offset: uintptr(i) * t.Elem().Size(), typ: t.Elem(), fn: elem}
+	}
+	return compileParts(t, plan, true), true
 }
 
 var stringMapType = reflect.TypeFor[map[string]string]()
@@ -278,8 +260,18 @@ func (c *compiler) compileStruct(t reflect.Type) (imageFunc, bool) {
 	if plan == nil {
 		return nil, true
 	}
+	return compileParts(t, plan, false), true
+}
+
+// compileParts images a value of t part by part as plan says: a struct's
+// fields, an array's elements. A value deeper than maxDepth is left to
+// decoding if bounded (an array, as a slice is).
+func compileParts(t reflect.Type, plan []field, bounded bool) imageFunc {
 	return func(p unsafe.Pointer, depth int) (unsafe.Pointer, outcome) {
-		var out unsafe.Pointer
+		if bounded && depth >= maxDepth {
+			return nil, unknown
+		}
+		var out unsafe.Pointer // the image, once a part differs
 		for _, f := range plan {
 			img, o := f.fn(unsafe.Add(p, f.offset), depth+1)
 			switch o {
@@ -296,7 +288,7 @@ func (c *compiler) compileStruct(t reflect.Type) (imageFunc, bool) {
 			return out, changed
 		}
 		return nil, same
-	}, true
+	}
 }
 
 // offsetOf is where the field of struct t at index (through structs
