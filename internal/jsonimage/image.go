@@ -7,9 +7,9 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
-	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/internal/jsonfields"
@@ -29,10 +29,15 @@ import (
 // value again, keeps its image: what a server reading the store would
 // hold, which is what a user's hooks must see as the old object.
 //
-// An Image is made for a type whose values it can predict: see New.
+// An Image is made for a type whose values it can predict: see New. It
+// walks a value by a plan compiled once for the type, reading the value's
+// memory at offsets the plan holds, as internal/jsonread decodes: a write
+// images its object, and reflect.Value's per-field lookups were most of
+// that cost.
 // It is safe for concurrent use.
 type Image struct {
-	fn imageFunc // nil: every value is its own image
+	typ reflect.Type
+	fn  imageFunc // nil: every value is its own image
 }
 
 // outcome is what imaging one value found.
@@ -44,10 +49,12 @@ const (
 	unknown                // the image cannot be told without decoding
 )
 
-// imageFunc images one value of a type, depth values down from the one
-// imaged. It never changes v, nor anything v points to: a changed image is
-// a new value, sharing with v only what is its own image.
-type imageFunc func(v reflect.Value, depth int) (reflect.Value, outcome)
+// imageFunc images the value of its type at p, depth values down from the
+// one imaged. It never changes the value, nor anything it points to. A
+// changed image is img: a pointer to a new value of the type, sharing with
+// the value only what is its own image, or nil where the image is the
+// type's zero value.
+type imageFunc func(p unsafe.Pointer, depth int) (img unsafe.Pointer, o outcome)
 
 // maxDepth is how deep a value is looked into: a deeper one (a cycle of
 // pointers a hook made) is left to decoding, as json.Marshal refuses it.
@@ -75,7 +82,7 @@ func New(t reflect.Type) *Image {
 	if !ok {
 		return nil
 	}
-	return &Image{fn: fn}
+	return &Image{typ: t, fn: fn}
 }
 
 // Of returns the image of v, a value of the Image's type, and whether it
@@ -84,11 +91,11 @@ func (im *Image) Of(v reflect.Value) (reflect.Value, bool) {
 	if im.fn == nil {
 		return v, true
 	}
-	switch out, o := im.fn(v, 0); o {
+	switch img, o := im.image(v); o {
 	case same:
 		return v, true
 	case changed:
-		return out, true
+		return im.value(img).Elem(), true
 	}
 	return reflect.Value{}, false
 }
@@ -98,15 +105,16 @@ func (im *Image) Of(v reflect.Value) (reflect.Value, bool) {
 // copied when it is v itself, taken as it is when Of made it (a changed
 // image is a new value of its own), so that it is copied at most once.
 func (im *Image) New(v reflect.Value) (reflect.Value, bool) {
-	img, ok := im.Of(v)
-	switch {
-	case !ok:
-		return reflect.Value{}, false
-	case img.CanAddr() && (!v.CanAddr() || img.UnsafeAddr() != v.UnsafeAddr()):
-		return img.Addr(), true
+	if im.fn != nil {
+		switch img, o := im.image(v); o {
+		case unknown:
+			return reflect.Value{}, false
+		case changed:
+			return im.value(img), true
+		}
 	}
-	p := reflect.New(img.Type())
-	p.Elem().Set(img)
+	p := reflect.New(im.typ)
+	p.Elem().Set(v)
 	return p, true
 }
 
@@ -119,8 +127,26 @@ func (im *Image) Is(v reflect.Value) bool {
 	if im.fn == nil {
 		return true
 	}
-	_, o := im.fn(v, 0)
+	_, o := im.image(v)
 	return o == same
+}
+
+// image images v where it is, or, if it cannot be addressed, a copy of it.
+func (im *Image) image(v reflect.Value) (unsafe.Pointer, outcome) {
+	if v.CanAddr() {
+		return im.fn(v.Addr().UnsafePointer(), 0)
+	}
+	p := reflect.New(im.typ)
+	p.Elem().Set(v)
+	return im.fn(p.UnsafePointer(), 0)
+}
+
+// value is a pointer to img, a changed image: a new zero value for nil.
+func (im *Image) value(img unsafe.Pointer) reflect.Value {
+	if img == nil {
+		return reflect.New(im.typ)
+	}
+	return reflect.NewAt(im.typ, img)
 }
 
 type entry struct {
@@ -147,7 +173,7 @@ func (c *compiler) compile(t reflect.Type) (imageFunc, bool) {
 			return e.fn, e.ok
 		}
 		// A recursive type: its function is known once compiled.
-		return func(v reflect.Value, depth int) (reflect.Value, outcome) { return e.fn(v, depth) }, true
+		return func(p unsafe.Pointer, depth int) (unsafe.Pointer, outcome) { return e.fn(p, depth) }, true
 	}
 	e := &entry{}
 	c.seen[t] = e
@@ -155,7 +181,7 @@ func (c *compiler) compile(t reflect.Type) (imageFunc, bool) {
 	e.done = true
 	if e.fn == nil && e.ok {
 		// A recursive use may already hold the indirection.
-		e.fn = func(v reflect.Value, _ int) (reflect.Value, outcome) { return v, same }
+		e.fn = func(unsafe.Pointer, int) (unsafe.Pointer, outcome) { return nil, same }
 		return nil, true
 	}
 	return e.fn, e.ok
@@ -181,8 +207,10 @@ func (c *compiler) compileNew(t reflect.Type) (imageFunc, bool) {
 		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		return nil, true
-	case reflect.Float32, reflect.Float64:
-		return imageFloat, true
+	case reflect.Float32:
+		return imageFloat32, true
+	case reflect.Float64:
+		return imageFloat64, true
 	case reflect.String:
 		return imageString, true
 	case reflect.Slice:
@@ -197,21 +225,29 @@ func (c *compiler) compileNew(t reflect.Type) (imageFunc, bool) {
 	return nil, false // interfaces, named pointers, and what JSON cannot hold
 }
 
-// imageFloat leaves -0 to decoding: it is its own image, but equal to 0
-// for reflect.DeepEqual though written apart (see Is).
-func imageFloat(v reflect.Value, _ int) (reflect.Value, outcome) {
-	if f := v.Float(); f == 0 && math.Signbit(f) {
-		return v, unknown
+// imageFloat32 and imageFloat64 leave -0 to decoding: it is its own
+// image, but equal to 0 for reflect.DeepEqual though written apart (see
+// Is).
+func imageFloat32(p unsafe.Pointer, _ int) (unsafe.Pointer, outcome) {
+	if f := *(*float32)(p); f == 0 && math.Signbit(float64(f)) {
+		return nil, unknown
 	}
-	return v, same
+	return nil, same
+}
+
+func imageFloat64(p unsafe.Pointer, _ int) (unsafe.Pointer, outcome) {
+	if f := *(*float64)(p); f == 0 && math.Signbit(f) {
+		return nil, unknown
+	}
+	return nil, same
 }
 
 // imageString: encoding/json writes invalid UTF-8 as U+FFFD, byte by byte.
-func imageString(v reflect.Value, _ int) (reflect.Value, outcome) {
-	if utf8.ValidString(v.String()) {
-		return v, same
+func imageString(p unsafe.Pointer, _ int) (unsafe.Pointer, outcome) {
+	if utf8.ValidString(*(*string)(p)) {
+		return nil, same
 	}
-	return v, unknown
+	return nil, unknown
 }
 
 // TimeOf reads the time.Time of v, a kapi.Time or kapi.MicroTime, without
@@ -239,37 +275,43 @@ func timeImage(t time.Time, nanos func(int) int) (time.Time, bool) {
 }
 
 // imageTime and imageMicroTime image kapi's times.
-var (
-	imageTime = timeImager(func(int) int { return 0 },
-		func(t time.Time) reflect.Value { return reflect.ValueOf(kapi.Time{Time: t}) })
-	imageMicroTime = timeImager(func(ns int) int { return ns / 1000 * 1000 },
-		func(t time.Time) reflect.Value { return reflect.ValueOf(kapi.MicroTime{Time: t}) })
-)
-
-// timeImager images a time type that keeps nanos of the nanoseconds and
-// wraps a time.Time as wrap does.
-func timeImager(nanos func(int) int, wrap func(time.Time) reflect.Value) imageFunc {
-	return func(v reflect.Value, _ int) (reflect.Value, outcome) {
-		t := TimeOf(v)
-		img, ok := timeImage(t, nanos)
-		switch {
-		case !ok:
-			return v, unknown
-		case img == t:
-			return v, same
-		}
-		return wrap(img), changed
+func imageTime(p unsafe.Pointer, _ int) (unsafe.Pointer, outcome) {
+	img, o := timeOutcome((*kapi.Time)(p).Time, func(int) int { return 0 })
+	if o != changed || img == (time.Time{}) {
+		return nil, o
 	}
+	return unsafe.Pointer(&kapi.Time{Time: img}), o
+}
+
+func imageMicroTime(p unsafe.Pointer, _ int) (unsafe.Pointer, outcome) {
+	img, o := timeOutcome((*kapi.MicroTime)(p).Time, func(ns int) int { return ns / 1000 * 1000 })
+	if o != changed || img == (time.Time{}) {
+		return nil, o
+	}
+	return unsafe.Pointer(&kapi.MicroTime{Time: img}), o
+}
+
+// timeOutcome images t, the time.Time of a time type that keeps nanos of
+// the nanoseconds.
+func timeOutcome(t time.Time, nanos func(int) int) (time.Time, outcome) {
+	img, ok := timeImage(t, nanos)
+	switch {
+	case !ok:
+		return img, unknown
+	case img == t:
+		return img, same
+	}
+	return img, changed
 }
 
 // imageFieldsV1 says a field set is its own image when json.Marshal writes
 // its raw JSON as it is (RawWrittenAsIs); any other is left to decoding.
-func imageFieldsV1(v reflect.Value, _ int) (reflect.Value, outcome) {
-	raw := v.Field(0).Bytes()
+func imageFieldsV1(p unsafe.Pointer, _ int) (unsafe.Pointer, outcome) {
+	raw := (*kapi.FieldsV1)(p).Raw
 	if raw == nil || len(raw) > 0 && string(raw) != "null" && RawWrittenAsIs(raw) {
-		return v, same
+		return nil, same
 	}
-	return v, unknown
+	return nil, unknown
 }
 
 // RawWrittenAsIs says whether json.Marshal writes raw, the valid JSON a
@@ -291,265 +333,3 @@ var notAsIs = func() (t [256]bool) {
 	}
 	return t
 }()
-
-// nullish says, for a type, whether a value of it encodes as null: a nil
-// pointer, slice or map, a zero time, a field set without one. A pointer
-// to such a value decodes as nil. nil: never.
-func nullish(t reflect.Type) func(reflect.Value) bool {
-	switch t {
-	case timeType, microTimeType:
-		return func(v reflect.Value) bool { return TimeOf(v).IsZero() }
-	case fieldsV1Type:
-		return func(v reflect.Value) bool { return v.Field(0).IsNil() }
-	}
-	switch t.Kind() {
-	case reflect.Pointer, reflect.Slice, reflect.Map:
-		return reflect.Value.IsNil
-	}
-	return nil
-}
-
-func (c *compiler) compilePointer(t reflect.Type) (imageFunc, bool) {
-	elem, ok := c.compile(t.Elem())
-	if !ok {
-		return nil, false
-	}
-	isNull := nullish(t.Elem())
-	if elem == nil && isNull == nil {
-		return nil, true
-	}
-	return func(v reflect.Value, depth int) (reflect.Value, outcome) {
-		if v.IsNil() {
-			return v, same
-		}
-		if depth >= maxDepth {
-			return v, unknown
-		}
-		// What the pointer points to decides whether it is written null:
-		// a time in year 1 with a fraction is not, though its image is zero.
-		if isNull != nil && isNull(v.Elem()) {
-			return reflect.Zero(t), changed
-		}
-		if elem == nil {
-			return v, same
-		}
-		e, o := elem(v.Elem(), depth+1)
-		if o != changed {
-			return v, o
-		}
-		p := reflect.New(t.Elem())
-		p.Elem().Set(e)
-		return p, changed
-	}, true
-}
-
-func (c *compiler) compileSlice(t reflect.Type) (imageFunc, bool) {
-	if t.Elem().Kind() == reflect.Uint8 && !ownJSON(t.Elem()) {
-		return nil, true // base64
-	}
-	return c.compileElems(t, func(v reflect.Value) reflect.Value {
-		out := reflect.MakeSlice(t, v.Len(), v.Len())
-		reflect.Copy(out, v)
-		return out
-	})
-}
-
-func (c *compiler) compileArray(t reflect.Type) (imageFunc, bool) {
-	return c.compileElems(t, func(v reflect.Value) reflect.Value {
-		out := reflect.New(t).Elem()
-		out.Set(v)
-		return out
-	})
-}
-
-// compileElems images the elements of a slice or array type t; each element
-// changed is set on a copy of the value that fresh makes.
-func (c *compiler) compileElems(t reflect.Type, fresh func(reflect.Value) reflect.Value) (imageFunc, bool) {
-	elem, ok := c.compile(t.Elem())
-	if !ok || elem == nil {
-		return nil, ok
-	}
-	return func(v reflect.Value, depth int) (reflect.Value, outcome) {
-		if depth >= maxDepth && v.Len() > 0 {
-			return v, unknown
-		}
-		var out reflect.Value
-		for i := range v.Len() {
-			e, o := elem(v.Index(i), depth+1)
-			switch o {
-			case unknown:
-				return v, unknown
-			case changed:
-				if !out.IsValid() {
-					out = fresh(v)
-				}
-				out.Index(i).Set(e)
-			}
-		}
-		if out.IsValid() {
-			return out, changed
-		}
-		return v, same
-	}, true
-}
-
-var stringMapType = reflect.TypeFor[map[string]string]()
-
-func (c *compiler) compileMap(t reflect.Type) (imageFunc, bool) {
-	if t == stringMapType { // labels and annotations: no reflection
-		return func(v reflect.Value, _ int) (reflect.Value, outcome) {
-			for k, s := range v.Interface().(map[string]string) {
-				if !utf8.ValidString(k) || !utf8.ValidString(s) {
-					return v, unknown
-				}
-			}
-			return v, same
-		}, true
-	}
-	k := t.Key()
-	if ownJSON(k) || !jsonfields.MapKeyEncodes(k) || !jsonfields.MapKeyDecodes(k) {
-		return nil, false
-	}
-	checkKey := k.Kind() == reflect.String
-	elem, ok := c.compile(t.Elem())
-	if !ok || elem == nil && !checkKey {
-		return nil, ok
-	}
-	return func(v reflect.Value, depth int) (reflect.Value, outcome) {
-		if depth >= maxDepth && v.Len() > 0 {
-			return v, unknown
-		}
-		var keys, values []reflect.Value
-		for it := v.MapRange(); it.Next(); {
-			if checkKey && !utf8.ValidString(it.Key().String()) {
-				return v, unknown
-			}
-			if elem == nil {
-				continue
-			}
-			e, o := elem(it.Value(), depth+1)
-			switch o {
-			case unknown:
-				return v, unknown
-			case changed:
-				keys, values = append(keys, it.Key()), append(values, e)
-			}
-		}
-		if keys == nil {
-			return v, same
-		}
-		out := reflect.MakeMapWithSize(t, v.Len())
-		for it := v.MapRange(); it.Next(); {
-			out.SetMapIndex(it.Key(), it.Value())
-		}
-		for i, key := range keys {
-			out.SetMapIndex(key, values[i])
-		}
-		return out, changed
-	}, true
-}
-
-// field is the plan for one field of a struct.
-type field struct {
-	index []int
-	fn    imageFunc
-}
-
-func (c *compiler) compileStruct(t reflect.Type) (imageFunc, bool) {
-	fields := jsonfields.Of(t)
-	if leaves, ok := leafFields(t); !ok || leaves != len(fields) {
-		return nil, false // a field that JSON does not carry
-	}
-	var plan []field
-	for _, f := range fields {
-		if f.Optional || f.OmitZero && jsonfields.Implements(f.Type, isZeroerType) {
-			return nil, false
-		}
-		fn, ok := c.compile(f.Type)
-		if !ok {
-			return nil, false
-		}
-		if f.OmitEmpty {
-			fn = omitEmpty(f.Type, fn)
-		}
-		if fn != nil {
-			plan = append(plan, field{index: f.Index, fn: fn})
-		}
-	}
-	if plan == nil {
-		return nil, true
-	}
-	return func(v reflect.Value, depth int) (reflect.Value, outcome) {
-		var out reflect.Value
-		for _, f := range plan {
-			e, o := f.fn(v.FieldByIndex(f.index), depth+1)
-			switch o {
-			case unknown:
-				return v, unknown
-			case changed:
-				if !out.IsValid() {
-					out = reflect.New(t).Elem()
-					out.Set(v)
-				}
-				out.FieldByIndex(f.index).Set(e)
-			}
-		}
-		if out.IsValid() {
-			return out, changed
-		}
-		return v, same
-	}, true
-}
-
-// omitEmpty adds to fn what omitempty loses: an empty slice or map comes
-// back nil, a float's -0 comes back +0.
-func omitEmpty(t reflect.Type, fn imageFunc) imageFunc {
-	orSame := func(v reflect.Value, depth int) (reflect.Value, outcome) {
-		if fn == nil {
-			return v, same
-		}
-		return fn(v, depth)
-	}
-	switch t.Kind() {
-	case reflect.Slice, reflect.Map:
-		return func(v reflect.Value, depth int) (reflect.Value, outcome) {
-			if v.Len() == 0 && !v.IsNil() {
-				return reflect.Zero(t), changed
-			}
-			return orSame(v, depth)
-		}
-	case reflect.Float32, reflect.Float64:
-		return func(v reflect.Value, depth int) (reflect.Value, outcome) {
-			if f := v.Float(); f == 0 && math.Signbit(f) {
-				return reflect.Zero(t), changed
-			}
-			return orSame(v, depth)
-		}
-	}
-	return fn
-}
-
-// leafFields counts the fields of struct t and of the structs it embeds by
-// value without a JSON name, which is what encoding/json sees if no two
-// share a name and none is hidden; ok is false if t embeds a pointer.
-func leafFields(t reflect.Type) (int, bool) {
-	n := 0
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		if sf.Anonymous {
-			if sf.Type.Kind() == reflect.Pointer {
-				return 0, false
-			}
-			if name, _, _ := strings.Cut(sf.Tag.Get("json"), ","); sf.Type.Kind() == reflect.Struct && name == "" {
-				m, ok := leafFields(sf.Type)
-				if !ok {
-					return 0, false
-				}
-				n += m
-				continue
-			}
-		}
-		n++
-	}
-	return n, true
-}

@@ -135,9 +135,11 @@ func FuzzImage(f *testing.F) {
 	f.Add([]byte("kapi image of a widget, a sample and its times"))
 	sample := jsonimage.New(reflect.TypeFor[imageSample]())
 	widget := jsonimage.New(reflect.TypeFor[widgetapi.Widget]())
+	shapes := jsonimage.New(reflect.TypeFor[oracleShapes]())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkImage[imageSample](t, sample, data)
 		checkImage[widgetapi.Widget](t, widget, data)
+		checkImage[oracleShapes](t, shapes, data)
 	})
 }
 
@@ -145,29 +147,39 @@ func FuzzImage(f *testing.F) {
 // fails if they were not both told and changed often enough to mean
 // something.
 func TestImageOfRandomValues(t *testing.T) {
-	sample := jsonimage.New(reflect.TypeFor[imageSample]())
-	widget := jsonimage.New(reflect.TypeFor[widgetapi.Widget]())
-	if sample == nil || widget == nil {
-		t.Fatal("no Image for the sample or Widget")
+	checks := []struct {
+		name    string
+		check   func(*testing.T, *jsonimage.Image, []byte) (bool, bool)
+		image   *jsonimage.Image
+		minTold int // of 3000: a type of many strings is told less often
+	}{
+		{"sample", checkImage[imageSample], jsonimage.New(reflect.TypeFor[imageSample]()), 300},
+		{"widget", checkImage[widgetapi.Widget], jsonimage.New(reflect.TypeFor[widgetapi.Widget]()), 300},
+		{"shapes", checkImage[oracleShapes], jsonimage.New(reflect.TypeFor[oracleShapes]()), 150},
 	}
-	var told, changed [2]int
+	for _, c := range checks {
+		if c.image == nil {
+			t.Fatalf("no Image for the %s", c.name)
+		}
+	}
+	told, changed := make([]int, len(checks)), make([]int, len(checks))
 	data := make([]byte, 512)
 	for i := range 3000 {
 		fuzzfill.Input(data, uint64(i), 16)
-		for k, check := range []func(*testing.T, *jsonimage.Image, []byte) (bool, bool){checkImage[imageSample], checkImage[widgetapi.Widget]} {
-			ok, c := check(t, []*jsonimage.Image{sample, widget}[k], data)
+		for k, c := range checks {
+			ok, ch := c.check(t, c.image, data)
 			if ok {
 				told[k]++
 			}
-			if c {
+			if ch {
 				changed[k]++
 			}
 		}
 	}
 	t.Logf("told %v of 3000 images each, of which changed %v", told, changed)
-	for k := range told {
-		if told[k] < 300 || changed[k] < 100 {
-			t.Errorf("type %d: told %d of 3000 images, %d of them changed: too few to test anything", k, told[k], changed[k])
+	for k, c := range checks {
+		if told[k] < c.minTold || changed[k] < 100 {
+			t.Errorf("%s: told %d of 3000 images, %d of them changed: too few to test anything", c.name, told[k], changed[k])
 		}
 	}
 }
@@ -215,19 +227,60 @@ func TestNewImage(t *testing.T) {
 	}
 }
 
+// benchWidget is the widget of the load harness as a server decodes it.
+const benchWidget = `{"kind":"Widget","apiVersion":"example.com/v1","metadata":{"name":"w2","namespace":"default","uid":"3401c667-b1c0-434a-913f-06e3e675bf0e","generation":1,"creationTimestamp":"2026-11-25T16:53:02Z","labels":{"app":"loadtest","shard":"2","team":"platform","tier":"backend"},"managedFields":[{"manager":"curl","operation":"Update","apiVersion":"example.com/v1","time":"2026-11-25T16:53:02Z","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:labels":{".":{},"f:app":{},"f:shard":{},"f:team":{},"f:tier":{}}},"f:spec":{".":{},"f:color":{},"f:ports":{".":{},"k:{\"name\":\"http\"}":{".":{},"f:name":{},"f:port":{},"f:protocol":{}},"k:{\"name\":\"metrics\"}":{".":{},"f:name":{},"f:port":{},"f:protocol":{}}},"f:replicas":{},"f:selector":{".":{},"f:app":{},"f:tier":{}},"f:size":{}}}}]},"spec":{"color":"Red","replicas":3,"size":7,"ports":[{"name":"http","port":8080,"protocol":"TCP"},{"name":"metrics","port":9090,"protocol":"TCP"}],"selector":{"app":"loadtest","tier":"backend"}},"status":{}}`
+
+// BenchmarkImage images a realistic widget: Is on one decoded, as an
+// update's specChanged asks; New on one as a create offers it to the watch
+// cache (its times now, to the second: its own image, copied); and New on
+// one whose image differs (a time with a fraction, an empty slice under
+// omitempty), made anew.
 func BenchmarkImage(b *testing.B) {
-	var w widgetapi.Widget
-	if err := json.Unmarshal([]byte(`{"kind":"Widget","apiVersion":"example.com/v1","metadata":{"name":"w2","namespace":"default","uid":"3401c667-b1c0-434a-913f-06e3e675bf0e","generation":1,"creationTimestamp":"2026-11-25T16:53:02Z","labels":{"app":"loadtest","shard":"2","team":"platform","tier":"backend"},"managedFields":[{"manager":"curl","operation":"Update","apiVersion":"example.com/v1","time":"2026-11-25T16:53:02Z","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:labels":{".":{},"f:app":{},"f:shard":{},"f:team":{},"f:tier":{}}},"f:spec":{".":{},"f:color":{},"f:ports":{".":{},"k:{\"name\":\"http\"}":{".":{},"f:name":{},"f:port":{},"f:protocol":{}},"k:{\"name\":\"metrics\"}":{".":{},"f:name":{},"f:port":{},"f:protocol":{}}},"f:replicas":{},"f:selector":{".":{},"f:app":{},"f:tier":{}},"f:size":{}}}}]},"spec":{"color":"Red","replicas":3,"size":7,"ports":[{"name":"http","port":8080,"protocol":"TCP"},{"name":"metrics","port":9090,"protocol":"TCP"}],"selector":{"app":"loadtest","tier":"backend"}},"status":{}}`), &w); err != nil {
-		b.Fatal(err)
+	decoded := func(b *testing.B) *widgetapi.Widget {
+		var w widgetapi.Widget
+		if err := json.Unmarshal([]byte(benchWidget), &w); err != nil {
+			b.Fatal(err)
+		}
+		return &w
 	}
 	im := jsonimage.New(reflect.TypeFor[widgetapi.Widget]())
-	v := reflect.ValueOf(&w).Elem()
-	b.ReportAllocs()
-	for b.Loop() {
-		if !im.Is(v) {
-			b.Fatal("not its own image")
+	b.Run("Is", func(b *testing.B) {
+		v := reflect.ValueOf(decoded(b)).Elem()
+		b.ReportAllocs()
+		for b.Loop() {
+			if !im.Is(v) {
+				b.Fatal("not its own image")
+			}
 		}
-	}
+	})
+	b.Run("New", func(b *testing.B) {
+		w := decoded(b)
+		w.CreationTimestamp = kapi.Now()
+		now := kapi.Now()
+		w.ManagedFields[0].Time = &now
+		v := reflect.ValueOf(w).Elem()
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := im.New(v); !ok {
+				b.Fatal("not told")
+			}
+		}
+	})
+	b.Run("New-changed", func(b *testing.B) {
+		w := decoded(b)
+		w.CreationTimestamp = kapi.Time{Time: time.Now()}
+		w.Finalizers = []string{}
+		v := reflect.ValueOf(w).Elem()
+		if im.Is(v) {
+			b.Fatal("its own image")
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := im.New(v); !ok {
+				b.Fatal("not told")
+			}
+		}
+	})
 }
 
 type edges struct {
@@ -236,6 +289,7 @@ type edges struct {
 	Ratio  float64         `json:"ratio"`
 	Sparse float64         `json:"sparse,omitempty"`
 	Next   *edges          `json:"next,omitempty"`
+	AtPtr  **kapi.Time     `json:"atPtr,omitempty"`
 }
 
 // Values found by review: the image is what decoding gives, or is not told.
@@ -244,6 +298,7 @@ func TestImageOfEdges(t *testing.T) {
 	yearOne := time.Date(1, 1, 1, 0, 0, 0, 500_000_500, time.UTC)
 	cycle := &edges{}
 	cycle.Next = cycle
+	zero := &kapi.Time{}
 	for _, tc := range []struct {
 		name string
 		v    edges
@@ -251,6 +306,7 @@ func TestImageOfEdges(t *testing.T) {
 	}{
 		{"a time in year 1 with a fraction is written, not null", edges{At: &kapi.Time{Time: yearOne}, Micro: &kapi.MicroTime{Time: yearOne}}, true},
 		{"a zero time is null", edges{At: &kapi.Time{}, Micro: &kapi.MicroTime{}}, true},
+		{"a pointer to a pointer to a zero time is null", edges{AtPtr: &zero}, true},
 		{"-0 is written -0, which DeepEqual finds equal to 0", edges{Ratio: math.Copysign(0, -1)}, false},
 		{"-0 under omitempty is left out", edges{Sparse: math.Copysign(0, -1)}, true},
 		{"a cycle of pointers", edges{Next: cycle}, false},
