@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/internal/storedvalue"
 )
 
 type typedThing struct {
@@ -21,7 +22,7 @@ type typedThingSpec struct {
 }
 
 // BenchmarkMarshalStored compares marshalStored, which finds the object
-// type's Encoder in storedEncoders, with json.Marshal, and times the
+// type's Encoder (storedvalue.Encoder), with json.Marshal, and times the
 // finding alone.
 func BenchmarkMarshalStored(b *testing.B) {
 	now := kapi.Now()
@@ -31,7 +32,7 @@ func BenchmarkMarshalStored(b *testing.B) {
 			Labels:        map[string]string{"app": "web"},
 			ManagedFields: []kapi.ManagedFieldsEntry{{Manager: "kubectl", Operation: "Update", APIVersion: "example.dev/v1", Time: &now, FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: fields}}}},
 		Spec: typedThingSpec{Color: "blue", Size: 12, Selector: map[string]string{"app": "web"}}}
-	if got, _ := marshalStored(obj); storedEncoder(reflect.TypeOf(obj)) == nil || string(got) != string(must(json.Marshal(obj))) {
+	if got, _ := marshalStored(obj); storedvalue.Encoder(reflect.TypeOf(obj)) == nil || string(got) != string(must(json.Marshal(obj))) {
 		b.Fatalf("marshalStored wrote %s", got)
 	}
 	b.Run("json.Marshal", func(b *testing.B) {
@@ -49,7 +50,7 @@ func BenchmarkMarshalStored(b *testing.B) {
 	b.Run("storedEncoder", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_ = storedEncoder(reflect.TypeOf(obj))
+			_ = storedvalue.Encoder(reflect.TypeOf(obj))
 		}
 	})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/names"
 	"github.com/kapi-dev/kapi/internal/openapi"
 	ksel "github.com/kapi-dev/kapi/internal/selector"
+	"github.com/kapi-dev/kapi/internal/storedvalue"
 	"github.com/kapi-dev/kapi/internal/tables"
 	"github.com/kapi-dev/kapi/patch"
 	"github.com/kapi-dev/kapi/storage"
@@ -275,7 +276,7 @@ func newResource[T any, P interface {
 	res.objType.group, res.objType.version, res.objType.kind, res.objType.gv = res.Group, res.Version, res.Kind, res.gv
 	res.objType.plainMetadata = plainMetadata(res.typ) || r.Shape != nil
 	res.objType.image = jsonimage.New(res.typ)
-	storedEncoder(reflect.PointerTo(res.typ)) // compiled now, not on the first write
+	storedvalue.Encoder(reflect.PointerTo(res.typ)) // compiled now, not on the first write
 	res.objType.merger = jsonimage.NewMerger(res.typ)
 	res.specFields = specFieldsOf(res)
 	return res, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/deepcopy"
 	"github.com/kapi-dev/kapi/internal/deepequal"
 	"github.com/kapi-dev/kapi/internal/jsonimage"
+	"github.com/kapi-dev/kapi/internal/storedvalue"
 	"github.com/kapi-dev/kapi/storage"
 )
 
@@ -208,16 +209,17 @@ func (rq *request) attempt(ctx context.Context, key string, kv storage.KeyValue,
 	if err := rq.checkWrite(ctx, OperationUpdate, nextStored, curStored, dryRun); err != nil {
 		return nil, nil, err
 	}
-	bare, err := rq.res.storageVersion().encodeUnmanaged(nextStored)
+	bare, err := storedvalue.Unmanaged(nextStored, rq.res.storageVersion().objType.plainMetadata)
 	if err != nil {
 		return nil, nil, err
 	}
+	defer bare.Done()
 	// What is answered, in the request's version, with what hooks did.
 	if next, err = rq.res.fromStorage(nextStored); err != nil {
 		return nil, nil, err
 	}
 	meta := next.GetObjectMeta()
-	if unchanged, err := bare.unchanged(nextStored, curStored, kv.Value); err != nil {
+	if unchanged, err := bare.Unchanged(nextStored, curStored, kv.Value); err != nil {
 		return nil, nil, err
 	} else if unchanged {
 		if cached {

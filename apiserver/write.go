@@ -1,23 +1,18 @@
 package apiserver
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
 	"slices"
-	"sync"
 
 	"github.com/kapi-dev/kapi"
-	"github.com/kapi-dev/kapi/internal/deepequal"
-	"github.com/kapi-dev/kapi/internal/jsonwrite"
 	"github.com/kapi-dev/kapi/internal/names"
-	"github.com/kapi-dev/kapi/internal/splice"
+	"github.com/kapi-dev/kapi/internal/storedvalue"
 	"github.com/kapi-dev/kapi/storage"
 )
 
@@ -30,8 +25,8 @@ import (
 //	convert   next -> stored, in the storage version         convertMutate
 //	mutate    stored, old -> stored: mutating admission      convertMutate
 //	validate  stored, old: field errors, validating admission checkWrite
-//	encode    stored -> storedValue, without managedFields   encodeUnmanaged
-//	record    cur, next -> managedFields, stored value       recordedValue
+//	encode    stored -> its value, without managedFields     storedvalue.Unmanaged (a lent buffer)
+//	record    cur, next -> managedFields, stored value       recordedValue (the one copy stored)
 //	store     stored value -> revision                       storeObject
 //	answer    stored, stored value -> the response           respondConverted, respondStored
 //
@@ -122,7 +117,7 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object, rec manage
 		if err := rq.checkWrite(ctx, OperationCreate, obj, nil, dryRun); err != nil {
 			return err
 		}
-		bare, err := res.storageVersion().encodeUnmanaged(obj)
+		bare, err := storedvalue.Unmanaged(obj, res.storageVersion().objType.plainMetadata)
 		if err != nil {
 			return err
 		}
@@ -135,6 +130,7 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object, rec manage
 			requested.GetObjectMeta().ManagedFields = baseManagedFields(nil, requested)
 		}
 		value, err := rq.recordedValue(nil, nil, requested, obj, bare, rec)
+		bare.Done()
 		if err != nil {
 			return err
 		}
@@ -188,79 +184,20 @@ func (rq *request) checkWrite(ctx context.Context, op Operation, stored, old kap
 	return rq.admitValid(ctx, op, stored, old, dryRun)
 }
 
-// storedValue is the stored value a write makes of an object: encoded
-// once, without its managedFields where the type allows (bare), which
-// withManaged puts in once they are recorded.
-type storedValue struct {
-	bytes []byte
-	bare  bool
-}
-
-// encodeUnmanaged is marshalStored of obj, an object of r, without its
-// managedFields where splice.WithManagedFields can put them back (for
-// encoding/json would check every field set of them again).
-func (r *resource) encodeUnmanaged(obj kapi.Object) (storedValue, error) {
-	if !r.objType.plainMetadata {
-		value, err := marshalStored(obj)
-		return storedValue{bytes: value}, err
-	}
-	meta := obj.GetObjectMeta()
-	managed := meta.ManagedFields
-	meta.ManagedFields = nil
-	defer func() { meta.ManagedFields = managed }()
-	value, err := marshalStored(obj)
-	return storedValue{bytes: value, bare: true}, err
-}
-
-// withManaged is marshalStored of obj, v's object, with the managedFields
-// it has now (changed says whether they changed since v was encoded):
-// spliced into v when the type's JSON is plain enough.
-func (v storedValue) withManaged(res *resource, obj kapi.Object, changed bool) ([]byte, error) {
-	if !v.bare && !changed {
-		return v.bytes, nil
-	}
-	if res.objType.plainMetadata && !res.converts() { // obj is of the request's type
-		out, ok, err := splice.WithManagedFields(v.bytes, obj.GetObjectMeta().ManagedFields)
-		if ok || err != nil {
-			return out, err
-		}
-	}
-	return marshalStored(obj)
-}
-
-// unchanged says whether v, next's, is what stored holds of cur.
-// managedFields equal to cur's, which decoding stored made, stand for the
-// stored ones; others are encoded to be compared, unless the rest differs
-// (most writes: their managedFields changed with it).
-func (v storedValue) unchanged(next, cur kapi.Object, stored []byte) (bool, error) {
-	if !v.bare {
-		return bytes.Equal(v.bytes, stored), nil
-	}
-	managed := &next.GetObjectMeta().ManagedFields // through pointers: a slice in an interface is an allocation
-	if same := splice.EqualUnmanaged(v.bytes, stored); !same || deepequal.Values(reflect.ValueOf(managed).Elem(), reflect.ValueOf(&cur.GetObjectMeta().ManagedFields).Elem()) {
-		return same, nil
-	}
-	full, ok, err := splice.WithManagedFields(v.bytes, *managed)
-	if !ok || err != nil {
-		return false, err
-	}
-	return bytes.Equal(full, stored), nil
-}
-
 // recordedValue is the stored value of stored, whose encoding without
 // managedFields is bare, once its managedFields are recorded: by rec, an
 // Update of next's by the request's manager from cur (nil on create),
 // both in the request's version; curValue is cur's stored value when it
 // is its JSON (see current), else nil. The field manager reads the
 // objects' JSON from the values where it can, rather than encode them.
-func (rq *request) recordedValue(cur kapi.Object, curValue []byte, next, stored kapi.Object, bare storedValue, rec managedRecord) ([]byte, error) {
+func (rq *request) recordedValue(cur kapi.Object, curValue []byte, next, stored kapi.Object, bare storedvalue.Value, rec managedRecord) ([]byte, error) {
 	if rec == recordAnUpdate {
-		if err := rq.recordManaged(cur, curValue, next, bare.bytes); err != nil {
+		if err := rq.recordManaged(cur, curValue, next, bare.Bytes); err != nil {
 			return nil, err
 		}
 		stored.GetObjectMeta().ManagedFields = next.GetObjectMeta().ManagedFields
 	}
-	return bare.withManaged(rq.res, stored, rec == recordAnUpdate)
+	return bare.WithManaged(stored, rec == recordAnUpdate, rq.res.objType.plainMetadata && !rq.res.converts()) // stored is of the request's type
 }
 
 // storeObject writes value, the stored value of obj (in the storage
@@ -322,35 +259,7 @@ func (rq *request) offer(key string, value []byte, obj kapi.Object) (written fun
 
 // marshalStored is the storage form of an object, its stored value: JSON
 // without a resourceVersion, which the store's revision supplies.
-func marshalStored(obj kapi.Object) ([]byte, error) {
-	meta := obj.GetObjectMeta()
-	rv := meta.ResourceVersion
-	meta.ResourceVersion = ""
-	defer func() { meta.ResourceVersion = rv }()
-	v := reflect.ValueOf(obj)
-	if enc := storedEncoder(v.Type()); enc != nil {
-		if value, ok := enc.Marshal(v); ok {
-			return value, nil
-		}
-	}
-	return json.Marshal(obj)
-}
-
-// storedEncoders holds the *jsonwrite.Encoder of each object type (nil if
-// json.Marshal writes all its values), by the type. marshalStored takes
-// any object, of a registered type or not, and finds its Encoder here in
-// a few nanoseconds; Register compiles it ahead of the first write.
-var storedEncoders sync.Map
-
-// storedEncoder returns the Encoder that writes objects of type t,
-// compiling it the first time.
-func storedEncoder(t reflect.Type) *jsonwrite.Encoder {
-	enc, ok := storedEncoders.Load(t)
-	if !ok {
-		enc, _ = storedEncoders.LoadOrStore(t, jsonwrite.New(t))
-	}
-	return enc.(*jsonwrite.Encoder)
-}
+func marshalStored(obj kapi.Object) ([]byte, error) { return storedvalue.Marshal(obj) }
 
 // respondConverted answers obj, of the storage version, in the request's
 // version; value is its marshalStored encoding, or nil.

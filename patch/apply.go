@@ -218,7 +218,9 @@ func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.
 // returns none. Which managedFields to pass (the live object's, or those a
 // client sent) is the caller's choice, as it is kube-apiserver's. A write
 // through the scale subresource (opts.Subresource "scale") records its
-// entry without a time, as kube-apiserver does.
+// entry without a time, as kube-apiserver does. The entries returned may
+// share their field sets' bytes (FieldsV1.Raw) with managed's: neither
+// is to be changed in place.
 func (s *Schema) Update(old, new []byte, managed []kapi.ManagedFieldsEntry, opts UpdateOptions) ([]kapi.ManagedFieldsEntry, error) {
 	out, err := s.updateEntries(old, new, managed, opts)
 	if err == nil && opts.Subresource == "scale" {

@@ -54,9 +54,15 @@ func updateKept(c *comparison, managed []kapi.ManagedFieldsEntry, opts UpdateOpt
 	}
 	out := make([]kapi.ManagedFieldsEntry, len(managed))
 	for i, e := range managed {
+		// The set as read, shared with managed (not with the cache of
+		// parsed sets, which a FieldsV1 decoded into would change).
+		raw := e.FieldsV1.Raw
+		if !bytes.Equal(raw, sets[i].encoded) {
+			raw = bytes.Clone(sets[i].encoded)
+		}
 		out[i] = kapi.ManagedFieldsEntry{
 			Manager: e.Manager, Operation: e.Operation, APIVersion: e.APIVersion, FieldsType: "FieldsV1",
-			FieldsV1: &kapi.FieldsV1{Raw: bytes.Clone(sets[i].encoded)}, Subresource: e.Subresource,
+			FieldsV1: &kapi.FieldsV1{Raw: raw}, Subresource: e.Subresource,
 		}
 		t := opts.Now
 		if i != writer && e.Time != nil {

@@ -123,3 +123,33 @@ func TestUpdateKeptNotWhenAnotherLosesAField(t *testing.T) {
 		t.Fatalf("Update: %s, %v; want b's entry alone", entriesJSON(got), err)
 	}
 }
+
+// A kept entry's set is the one read (no copy of it is made), never the
+// cache of parsed sets: a FieldsV1 decoded into again changes its bytes in
+// place, which must change no later write's entries.
+func TestUpdateKeptSharesWhatItRead(t *testing.T) {
+	s, err := SchemaOf(reflect.TypeFor[storedWidget]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := UpdateOptions{Manager: "b", APIVersion: "example.com/v1", Now: kapi.NewTime(time.Unix(2e9, 0))}
+	const set = `{"f:spec":{"f:color":{},"f:replicas":{}}}`
+	old, new := []byte(`{"spec":{"color":"red","replicas":1}}`), []byte(`{"spec":{"color":"red","replicas":2}}`)
+	write := func() ([]kapi.ManagedFieldsEntry, []kapi.ManagedFieldsEntry) {
+		managed := []kapi.ManagedFieldsEntry{{Manager: "b", Operation: OperationUpdate, APIVersion: "example.com/v1", FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: []byte(set)}}}
+		got, err := s.Update(old, new, managed, opts)
+		if err != nil || len(got) != 1 || string(got[0].FieldsV1.Raw) != set {
+			t.Fatalf("Update: %s, %v; want b's entry as it was", entriesJSON(got), err)
+		}
+		return managed, got
+	}
+	managed, got := write()
+	if &got[0].FieldsV1.Raw[0] != &managed[0].FieldsV1.Raw[0] {
+		t.Error("the kept entry's set is a copy of the one read")
+	}
+	// As FieldsV1.UnmarshalJSON writes another set of the same length.
+	if err := got[0].FieldsV1.UnmarshalJSON([]byte(`{"f:spec":{"f:colour":{},"f:replica":{}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	write()
+}

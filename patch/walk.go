@@ -398,10 +398,11 @@ type comparison struct {
 }
 
 // clone copies a path into the comparison's arena: one allocation for
-// many paths.
+// many paths. The first holds a few short paths (an update changes one
+// or two fields, and 16 elements were a fifth of its comparison's bytes).
 func (c *comparison) clone(p fieldPath) fieldPath {
 	if len(c.arena)+len(p) > cap(c.arena) {
-		c.arena = make([]pathElement, 0, max(16, 2*cap(c.arena), len(p)))
+		c.arena = make([]pathElement, 0, max(8, 2*cap(c.arena), len(p)))
 	}
 	n := len(c.arena)
 	c.arena = append(c.arena, p...)

@@ -65,19 +65,43 @@ func (e *Encoder) Append(b []byte, v reflect.Value) ([]byte, bool) {
 }
 
 // buffers keeps what Marshal writes into, as encoding/json keeps its own.
-var buffers = sync.Pool{New: func() any { return new([]byte) }}
+var buffers = sync.Pool{New: func() any { return new(Buffer) }}
+
+// A Buffer is one of the pooled buffers Marshal writes into, lent (Lend)
+// to a caller that reads what was written, or copies it, and then gives
+// it back (Return): the next Lend may write over it, so nothing may keep
+// its bytes, nor hand them to what keeps them.
+type Buffer struct{ b []byte }
+
+// Lend returns the JSON of v, a value of the Encoder's type, as Marshal
+// does, but written in a pooled buffer, not copied out of it: the bytes
+// are valid until buf.Return. false as Append (buf nil).
+func (e *Encoder) Lend(v reflect.Value) (b []byte, buf *Buffer, ok bool) {
+	buf = buffers.Get().(*Buffer)
+	if buf.b, ok = e.Append(buf.b[:0], v); !ok {
+		buffers.Put(buf)
+		return nil, nil, false
+	}
+	return buf.b, buf, true
+}
+
+// Return gives buf back to the pool Lend took it from; a nil buf is
+// nothing to give.
+func (buf *Buffer) Return() {
+	if buf != nil {
+		buffers.Put(buf)
+	}
+}
 
 // Marshal returns the JSON of v, a value of the Encoder's type, in a new
-// slice no larger than it needs, as json.Marshal does (written in a pooled
-// buffer, then copied), or false as Append.
+// slice no larger than it needs, as json.Marshal does (Lend's, copied),
+// or false as Append.
 func (e *Encoder) Marshal(v reflect.Value) ([]byte, bool) {
-	buf := buffers.Get().(*[]byte)
-	defer buffers.Put(buf)
-	b, ok := e.Append((*buf)[:0], v)
-	*buf = b
+	b, buf, ok := e.Lend(v)
 	if !ok {
 		return nil, false
 	}
+	defer buf.Return()
 	return append([]byte(nil), b...), true
 }
 
