@@ -9,11 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/kapi-dev/kapi/apiserver"
-	"github.com/kapi-dev/kapi/apiserver/apiservertest"
-	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
-	"github.com/kapi-dev/kapi/storage/memory"
 )
 
 // Every kind of write to one object at once: PUTs (some with a stale
@@ -25,9 +20,7 @@ import (
 // event a watch replays and every answer must be what its write answered
 // (dry runs: what they asked for), however the writes interleave.
 func TestMixedWritesStoreWhatTheyAnswer(t *testing.T) {
-	store := memory.New()
-	srv := apiservertest.New(t, widgetapi.Register, apiserver.WithStorage(store))
-	c := &apiClient{t: t, base: srv.URL, hc: srv.Client()}
+	store, c := storedServer(t)
 	created := c.do(http.MethodPost, widgetsIn("default"), creatable("default", "m")).mustCode(t, http.StatusCreated)
 	start := resourceVersionOf(t, created.Body)
 	path := widgetPath("default", "m")

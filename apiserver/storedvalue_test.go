@@ -27,9 +27,7 @@ import (
 // the writes replays from the cache, and every object read from the cache
 // must be what its write answered.
 func TestStoredValuesOutliveTheirWrite(t *testing.T) {
-	store := memory.New()
-	srv := apiservertest.New(t, widgetapi.Register, apiserver.WithStorage(store))
-	c := &apiClient{t: t, base: srv.URL, hc: srv.Client()}
+	store, c := storedServer(t)
 	const writers, writes = 4, 40
 	start := "0"
 	for w := range writers {
@@ -98,6 +96,13 @@ func TestStoredValuesOutliveTheirWrite(t *testing.T) {
 		got := c.get(widgetPath("default", fmt.Sprintf("w%d", w))).mustCode(t, http.StatusOK)
 		sameObject(t, "a GET", got.Body, answered[resourceVersionOf(t, got.Body)])
 	}
+}
+
+// storedServer serves widgets from a memory store the test reads too.
+func storedServer(t *testing.T) (*memory.Store, *apiClient) {
+	store := memory.New()
+	srv := apiservertest.New(t, widgetapi.Register, apiserver.WithStorage(store))
+	return store, &apiClient{t: t, base: srv.URL, hc: srv.Client()}
 }
 
 // keyOf is the store's key of the widget named name in default.
