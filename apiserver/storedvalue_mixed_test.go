@@ -25,8 +25,7 @@ func TestMixedWritesStoreWhatTheyAnswer(t *testing.T) {
 	start := resourceVersionOf(t, created.Body)
 	path := widgetPath("default", "m")
 	const writers, writes = 6, 30
-	var mu sync.Mutex
-	answered := map[string][]byte{}
+	ans := &answers{byRV: map[string][]byte{}}
 	var wg sync.WaitGroup
 	for w := range writers {
 		wg.Go(func() {
@@ -96,10 +95,7 @@ func TestMixedWritesStoreWhatTheyAnswer(t *testing.T) {
 				if dry {
 					continue
 				}
-				rv := resourceVersionOf(t, resp.Body)
-				mu.Lock()
-				answered[rv] = resp.Body
-				mu.Unlock()
+				ans.add(t, resp.Body)
 			}
 		})
 	}
@@ -107,6 +103,7 @@ func TestMixedWritesStoreWhatTheyAnswer(t *testing.T) {
 	if t.Failed() {
 		return
 	}
+	answered := ans.byRV
 	key := keyOf(t, store, "m")
 	for rv, body := range answered {
 		rev, _ := strconv.ParseInt(rv, 10, 64)
