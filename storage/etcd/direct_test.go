@@ -138,6 +138,22 @@ func TestWatcherOnAnotherConnection(t *testing.T) {
 	}
 }
 
+// TestKVOnAnotherConnection: a client whose KV is the client's own type
+// on a service of the client's type, but on another client's connection
+// (RetryKVClient(other)), writes through it; telling so reads neither
+// connection's state, which their goroutines change (under -race, a
+// comparison of the two connections' internals is a race).
+func TestKVOnAnotherConnection(t *testing.T) {
+	for range 5 {
+		other, client := mustClient(t), mustClient(t)
+		client.KV = clientv3.NewKVFromKVClient(clientv3.RetryKVClient(other), client)
+		s, _ := watchedCreate(t, client)
+		if s.WritesDirect() {
+			t.Fatal("a KV on another client's connection is bypassed")
+		}
+	}
+}
+
 // watchedCreate makes a store on client, watches it and creates /a, whose
 // event it waits for; it returns the store and the create's revision.
 func watchedCreate(t *testing.T, client *clientv3.Client) (*etcd.Store, int64) {

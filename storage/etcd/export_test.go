@@ -44,3 +44,7 @@ func (s *Store) RevisionWaiters() int { return s.revisionWaiters() }
 // WatchesDirect says whether the store's watches bypass its client's
 // Watcher (watchDirect), for the external tests.
 func (s *Store) WatchesDirect() bool { return s.watchDirect }
+
+// WritesDirect says whether the store's writes bypass its client's KV
+// (kvDirect), for the external tests.
+func (s *Store) WritesDirect() bool { return s.kv != nil }

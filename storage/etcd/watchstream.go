@@ -46,53 +46,7 @@ func watchDirect(client *clientv3.Client, kv pb.KVClient) bool {
 	if w.Type() != own.Type() || w.Kind() != reflect.Pointer || w.IsNil() {
 		return false
 	}
-	return sameService(w.Elem().FieldByName("remote"), own.Elem().FieldByName("remote"))
-}
-
-// sameService says whether a and b, interfaces holding a gRPC client
-// (a pointer to a struct of the connection it calls on), hold one of the
-// same type on the same connection: each field of one is the other's, an
-// interface or a pointer by identity. Nothing is walked further: the
-// connections themselves are not compared, as reflect.DeepEqual would
-// compare two (reading what their goroutines change).
-func sameService(a, b reflect.Value) bool {
-	if !a.IsValid() || !b.IsValid() || a.Kind() != reflect.Interface || b.Kind() != reflect.Interface || a.IsNil() || b.IsNil() {
-		return false
-	}
-	a, b = a.Elem(), b.Elem()
-	if a.Type() != b.Type() || a.Kind() != reflect.Pointer || a.IsNil() || b.IsNil() || a.Elem().Kind() != reflect.Struct {
-		return false
-	}
-	a, b = a.Elem(), b.Elem()
-	for i := range a.NumField() {
-		fa, fb := a.Field(i), b.Field(i)
-		if fa.Kind() == reflect.Interface {
-			if fa.IsNil() || fb.IsNil() {
-				if fa.IsNil() != fb.IsNil() {
-					return false
-				}
-				continue
-			}
-			fa, fb = fa.Elem(), fb.Elem()
-			if fa.Type() != fb.Type() {
-				return false
-			}
-		}
-		switch fa.Kind() {
-		case reflect.Pointer, reflect.UnsafePointer, reflect.Chan:
-			if fa.Pointer() != fb.Pointer() {
-				return false
-			}
-		case reflect.Bool, reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-			if !fa.Equal(fb) {
-				return false
-			}
-		default:
-			return false // what cannot be told without walking it
-		}
-	}
-	return true
+	return sameParts(w.Elem().FieldByName("remote"), own.Elem().FieldByName("remote"), 1)
 }
 
 // reopenBackoff bounds how often a watch whose stream broke opens another.
