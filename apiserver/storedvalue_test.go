@@ -27,18 +27,14 @@ import (
 // the writes replays from the cache, and every object read from the cache
 // must be what its write answered.
 func TestStoredValuesOutliveTheirWrite(t *testing.T) {
-	store := memory.New()
-	srv := apiservertest.New(t, widgetapi.Register, apiserver.WithStorage(store))
-	c := &apiClient{t: t, base: srv.URL, hc: srv.Client()}
+	store, c := storedServer(t)
 	const writers, writes = 4, 40
 	start := "0"
 	for w := range writers {
 		created := c.do(http.MethodPost, widgetsIn("default"), creatable("default", fmt.Sprintf("w%d", w))).mustCode(t, http.StatusCreated)
 		start = resourceVersionOf(t, created.Body)
 	}
-	// answered holds each write's answer by its resourceVersion.
-	var mu sync.Mutex
-	answered := map[string][]byte{}
+	ans := &answers{byRV: map[string][]byte{}}
 	var wg sync.WaitGroup
 	for w := range writers {
 		wg.Go(func() {
@@ -65,10 +61,7 @@ func TestStoredValuesOutliveTheirWrite(t *testing.T) {
 					t.Errorf("%s %s: HTTP %d: %s", method, name, resp.Code, resp.Body)
 					return
 				}
-				rv = resourceVersionOf(t, resp.Body)
-				mu.Lock()
-				answered[rv] = resp.Body
-				mu.Unlock()
+				rv = ans.add(t, resp.Body)
 			}
 		})
 	}
@@ -76,6 +69,7 @@ func TestStoredValuesOutliveTheirWrite(t *testing.T) {
 	if t.Failed() {
 		return
 	}
+	answered := ans.byRV
 	for rv, body := range answered {
 		var w widgetapi.Widget
 		if err := json.Unmarshal(body, &w); err != nil {
@@ -98,6 +92,29 @@ func TestStoredValuesOutliveTheirWrite(t *testing.T) {
 		got := c.get(widgetPath("default", fmt.Sprintf("w%d", w))).mustCode(t, http.StatusOK)
 		sameObject(t, "a GET", got.Body, answered[resourceVersionOf(t, got.Body)])
 	}
+}
+
+// answers holds each write's answer by its resourceVersion; add is safe
+// for concurrent use.
+type answers struct {
+	mu   sync.Mutex
+	byRV map[string][]byte
+}
+
+// add keeps an answer and returns its resourceVersion.
+func (a *answers) add(t *testing.T, body []byte) string {
+	rv := resourceVersionOf(t, body)
+	a.mu.Lock()
+	a.byRV[rv] = body
+	a.mu.Unlock()
+	return rv
+}
+
+// storedServer serves widgets from a memory store the test reads too.
+func storedServer(t *testing.T) (*memory.Store, *apiClient) {
+	store := memory.New()
+	srv := apiservertest.New(t, widgetapi.Register, apiserver.WithStorage(store))
+	return store, &apiClient{t: t, base: srv.URL, hc: srv.Client()}
 }
 
 // keyOf is the store's key of the widget named name in default.

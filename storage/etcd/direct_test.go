@@ -9,6 +9,7 @@ import (
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
+	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
 	"github.com/kapi-dev/kapi/storage"
@@ -76,22 +77,7 @@ func TestKVFromKVClient(t *testing.T) {
 			} else {
 				client.Watcher = clientv3.NewWatchFromWatchClient(watches, client)
 			}
-			s, err := etcd.New(ctx, client, etcd.WithPrefix(freshPrefix()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			events, err := s.Watch(ctx, "/", 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rev, err := s.Create(ctx, "/a", []byte("1"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ev := <-events; ev.Err != nil || ev.ModRevision != rev {
-				t.Fatalf("event %+v, want the create at %d", ev, rev)
-			}
+			s, rev := watchedCreate(t, client)
 			if _, err := s.Update(ctx, "/a", []byte("2"), rev); err != nil {
 				t.Fatal(err)
 			}
@@ -106,4 +92,88 @@ func TestKVFromKVClient(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWatcherOnAnotherConnection: a client whose Watcher is the client's
+// own type on the client's own type of service, but on a connection of the
+// caller's (a connection kept for watches, NewWatchFromWatchClient on
+// pb.NewWatchClient(conn)), watches through that connection, not the
+// client's.
+func TestWatcherOnAnotherConnection(t *testing.T) {
+	ctx := t.Context()
+	var streams atomic.Int64
+	count := func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+		if method == "/etcdserverpb.Watch/Watch" {
+			streams.Add(1)
+		}
+		return streamer(ctx, desc, cc, method, opts...)
+	}
+	watches, err := clientv3.New(clientv3.Config{Endpoints: []string{etcdEndpoint}, DialTimeout: 10 * time.Second, Logger: zap.NewNop(),
+		DialOptions: []grpc.DialOption{grpc.WithChainStreamInterceptor(count)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { watches.Close() })
+	client := mustClient(t)
+	client.Watcher = clientv3.NewWatchFromWatchClient(pb.NewWatchClient(watches.ActiveConnection()), client)
+	watchedCreate(t, client)
+	if n := streams.Load(); n != 1 {
+		t.Errorf("%d watch streams opened on the Watcher's connection, want 1", n)
+	}
+	// A client's own Watcher, and one made again as the client makes it,
+	// are still bypassed.
+	for _, own := range []bool{false, true} {
+		plain := mustClient(t)
+		if own {
+			plain.Watcher = clientv3.NewWatchFromWatchClient(pb.NewWatchClient(plain.ActiveConnection()), plain)
+		}
+		ps, err := etcd.New(ctx, plain, etcd.WithPrefix(freshPrefix()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ps.WatchesDirect() {
+			t.Errorf("a client's own Watcher (made again: %v) is not bypassed", own)
+		}
+		ps.Close()
+	}
+}
+
+// TestKVOnAnotherConnection: a client whose KV is the client's own type
+// on a service of the client's type, but on another client's connection
+// (RetryKVClient(other)), writes through it; telling so reads neither
+// connection's state, which their goroutines change (under -race, a
+// comparison of the two connections' internals is a race).
+func TestKVOnAnotherConnection(t *testing.T) {
+	for range 5 {
+		other, client := mustClient(t), mustClient(t)
+		client.KV = clientv3.NewKVFromKVClient(clientv3.RetryKVClient(other), client)
+		s, _ := watchedCreate(t, client)
+		if s.WritesDirect() {
+			t.Fatal("a KV on another client's connection is bypassed")
+		}
+	}
+}
+
+// watchedCreate makes a store on client, watches it and creates /a, whose
+// event it waits for; it returns the store and the create's revision.
+func watchedCreate(t *testing.T, client *clientv3.Client) (*etcd.Store, int64) {
+	t.Helper()
+	ctx := t.Context()
+	s, err := etcd.New(ctx, client, etcd.WithPrefix(freshPrefix()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	events, err := s.Watch(ctx, "/", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, err := s.Create(ctx, "/a", []byte("1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := <-events; ev.Err != nil || ev.ModRevision != rev {
+		t.Fatalf("event %+v, want the create at %d", ev, rev)
+	}
+	return s, rev
 }

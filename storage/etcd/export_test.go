@@ -40,3 +40,11 @@ func WithRevisionTimeout(d time.Duration) Option { return func(c *config) { c.re
 // RevisionWaiters is how many Revision calls wait for the next read of
 // the revision, not yet started.
 func (s *Store) RevisionWaiters() int { return s.revisionWaiters() }
+
+// WatchesDirect says whether the store's watches bypass its client's
+// Watcher (watchDirect), for the external tests.
+func (s *Store) WatchesDirect() bool { return s.watchDirect }
+
+// WritesDirect says whether the store's writes bypass its client's KV
+// (kvDirect), for the external tests.
+func (s *Store) WritesDirect() bool { return s.kv != nil }

@@ -130,9 +130,13 @@ func clientOps(ops []*pb.RequestOp) []clientv3.Op {
 // makes for itself, or its options could not be learnt. Its Go type is not
 // enough: NewKVFromKVClient makes one of that type on a service of the
 // caller's (etcd's in-process client, v3client.New, has no connection at
-// all and calls the server directly).
+// all and calls the server directly), nor is one on another client's
+// connection: it is the client's KV, its retrying service and the gRPC
+// service in that, on the client's connection (sameParts, three pointers
+// down).
 func kvDirect(client *clientv3.Client) (pb.KVClient, []grpc.CallOption) {
-	if client.ActiveConnection() == nil || !reflect.DeepEqual(client.KV, clientv3.NewKV(client)) {
+	own := clientv3.NewKV(client)
+	if client.ActiveConnection() == nil || !sameParts(reflect.ValueOf(&client.KV).Elem(), reflect.ValueOf(&own).Elem(), 3) {
 		return nil, nil
 	}
 	// The client's own KV passes its call options to the service it

@@ -32,9 +32,11 @@ import (
 // the one the client makes for itself, and its KV's call options are
 // known (kvDirect). The Watcher's Go type is not enough:
 // NewWatchFromWatchClient makes one of that type on a service of the
-// caller's, which must see the watches; so its service must be of the
-// type the client's own is (its state, a map of streams, rules out
-// comparing it whole, as kvDirect does the KV).
+// caller's, which must see the watches; so its service must be the one
+// the client's own is, of its type on the client's connection (its
+// state, a map of streams, rules out comparing the Watcher whole, as
+// kvDirect does the KV). A service of that type on another connection
+// (one kept for watches) is the caller's too.
 func watchDirect(client *clientv3.Client, kv pb.KVClient) bool {
 	if kv == nil || client.Watcher == nil {
 		return false
@@ -44,9 +46,7 @@ func watchDirect(client *clientv3.Client, kv pb.KVClient) bool {
 	if w.Type() != own.Type() || w.Kind() != reflect.Pointer || w.IsNil() {
 		return false
 	}
-	remote := w.Elem().FieldByName("remote")
-	return remote.IsValid() && remote.Kind() == reflect.Interface && !remote.IsNil() &&
-		remote.Elem().Type() == own.Elem().FieldByName("remote").Elem().Type()
+	return sameParts(w.Elem().FieldByName("remote"), own.Elem().FieldByName("remote"), 1)
 }
 
 // reopenBackoff bounds how often a watch whose stream broke opens another.
