@@ -9,9 +9,9 @@ import "reflect"
 // they differ, what they point to, down to depth pointers (a client makes
 // its KV anew, on a retrying service it makes anew, on a gRPC service it
 // makes anew, on its one connection); slices, maps, channels and funcs by
-// identity (funcs: only nil ones). Nothing below depth is walked: two gRPC connections are never
-// compared, as reflect.DeepEqual compared them, reading the state their
-// goroutines change.
+// identity (funcs: only nil ones). Nothing below depth is walked: two gRPC
+// connections are never compared, as reflect.DeepEqual compared them,
+// reading the state their goroutines change.
 func sameParts(a, b reflect.Value, depth int) bool {
 	if !a.IsValid() || !b.IsValid() || a.Type() != b.Type() {
 		return false
