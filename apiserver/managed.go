@@ -53,10 +53,13 @@ func (rq *request) ignoredFields(docs ...[]byte) []string {
 		slices.Sort(ignore) // one list for one shape: patch caches by it
 		return slices.DeleteFunc(slices.Compact(ignore), func(name string) bool { return name == "status" })
 	case res.statusField != nil:
-		return []string{"status"}
+		return statusOnly
 	}
 	return nil
 }
+
+// statusOnly is what most writes ignore, shared: the field manager only reads it.
+var statusOnly = []string{"status"}
 
 // baseManagedFields are the entries a write starts from: the stored ones,
 // unless the client sent its own; a single empty entry resets them, as in

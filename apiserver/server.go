@@ -18,6 +18,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/lastwrite"
 	"github.com/kapi-dev/kapi/internal/listcache"
 	"github.com/kapi-dev/kapi/internal/openapi"
+	"github.com/kapi-dev/kapi/internal/requestinfo"
 	"github.com/kapi-dev/kapi/internal/storehealth"
 	"github.com/kapi-dev/kapi/storage/memory"
 	"github.com/kapi-dev/kapi/versions"
@@ -304,7 +305,6 @@ func (s *Server) routes() (http.Handler, *chi.Mux) {
 	notFound := func(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, r, nil, NewStatusError(http.StatusNotFound, "NotFound", "the server could not find the requested resource").Status)
 	}
-	r.NotFound(notFound)
 	notAllowed := func(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, r, nil, NewStatusError(http.StatusMethodNotAllowed, "MethodNotAllowed", "the server does not allow this method on the requested resource").Status)
 	}
@@ -342,10 +342,10 @@ func (s *Server) routes() (http.Handler, *chi.Mux) {
 	// are read by newRequest, not routed by chi, whose search for a route
 	// recurses once per path segment and parameter: that deepened the
 	// stack of every watch's handler past the size the runtime halves an
-	// idle stack to (see TestIdleWatchStack).
+	// idle stack to (see TestIdleWatchStack). No route matches them: one of
+	// "/api/*" made chi set each request's path value "*" (a map), unread.
 	api := s.handle(doc, notAllowed)
-	r.HandleFunc("/api/*", api)
-	r.HandleFunc("/apis/*", api)
+	r.NotFound(requestinfo.APIOr(api, notFound))
 	r.HandleFunc(applyset.Path, s.applySetParentTypes(api))
 	if s.config.cors != nil { // outside authentication: preflights carry no credentials
 		return s.config.cors.Handler(s.withAuth(r)), r

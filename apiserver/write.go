@@ -211,7 +211,7 @@ func (rq *request) storeObject(ctx context.Context, key string, value []byte, ob
 		gone, err := store.Delete(ctx, key, prev)
 		return gone.ModRevision, err
 	}
-	withdraw := rq.offer(key, value, obj)
+	offered := rq.offer(key, value, obj)
 	var rev int64
 	var err error
 	if prev == 0 {
@@ -219,7 +219,9 @@ func (rq *request) storeObject(ctx context.Context, key string, value []byte, ob
 	} else {
 		rev, err = store.Update(ctx, key, value, prev)
 	}
-	withdraw(rev, err)
+	if offered && (err != nil || rq.s.hub.Reached(rev)) { // else the cache has yet to see the write
+		rq.res.cache.Withdraw(key, value)
+	}
 	if err == nil {
 		rq.s.wrote.Wrote(key, rev, rq.s.hub.Reached)
 	}
@@ -236,25 +238,20 @@ func (rq *request) storeObject(ctx context.Context, key string, value []byte, ob
 // with obj the maps and slices that are their own image, which no write
 // changes once stored (a controller's write starts from a deep copy, see
 // current). A type Image cannot tell, or a value it cannot (a string that
-// is not UTF-8), is not offered. Call the returned function with the
-// write's outcome: it withdraws the offer unless the cache has yet to see
-// the write.
-func (rq *request) offer(key string, value []byte, obj kapi.Object) (written func(rev int64, err error)) {
+// is not UTF-8), is not offered. It says whether obj was: the caller
+// withdraws the offer once the write is done, unless the cache has yet to
+// see the write (storeObject; a function returned for that allocated).
+func (rq *request) offer(key string, value []byte, obj kapi.Object) bool {
 	c := rq.res.cache
 	ot := rq.res.storageVersion().objType
 	if c == nil || !ot.plainMetadata || ot.image == nil {
-		return func(int64, error) {}
+		return false
 	}
 	offered, ok := ot.image.New(reflect.ValueOf(obj).Elem())
-	if !ok {
-		return func(int64, error) {}
+	if ok {
+		c.Offer(key, value, offered.Interface())
 	}
-	c.Offer(key, value, offered.Interface())
-	return func(rev int64, err error) {
-		if err != nil || rq.s.hub.Reached(rev) {
-			c.Withdraw(key, value)
-		}
-	}
+	return ok
 }
 
 // marshalStored is the storage form of an object, its stored value: JSON

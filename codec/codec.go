@@ -393,7 +393,12 @@ func parseView(params map[string]string) (View, string, bool) {
 // whether the resource's type travels in protobuf.
 func ForContentType(contentType string, protobuf bool) (*Format, error) {
 	offer := Offer{Views: []View{ViewObject}, Protobuf: protobuf}
-	mediaType, _, err := mime.ParseMediaType(contentType)
+	// A table's media type as it is, the usual Content-Type, is what
+	// parsing it gives; parsing allocates its parameters' map.
+	mediaType, err := contentType, error(nil)
+	if ByMediaType(contentType) == nil {
+		mediaType, _, err = mime.ParseMediaType(contentType)
+	}
 	if err == nil {
 		if f := ByMediaType(mediaType); f != nil && offer.has(f, ViewObject) {
 			return f, nil

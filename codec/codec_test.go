@@ -121,6 +121,19 @@ func TestForContentType(t *testing.T) {
 	}
 }
 
+// The usual Content-Type, a media type of the table without parameters,
+// is picked without parsing it, which allocates.
+func TestForContentTypeAllocations(t *testing.T) {
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := codec.ForContentType("application/json", true); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("ForContentType(application/json) allocates %v times, want 0", allocs)
+	}
+}
+
 func TestYAMLToJSON(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"a: 1\nb: [x, 2.5, true, null]\n", `{"a":1,"b":["x",2.5,true,null]}`},

@@ -2,6 +2,7 @@ package codec_test
 
 import (
 	"errors"
+	"mime"
 	"testing"
 
 	"github.com/kapi-dev/kapi/codec"
@@ -20,6 +21,15 @@ func FuzzForContentType(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, contentType string, protobuf bool) {
 		format, err := codec.ForContentType(contentType, protobuf)
+		// The answer is the parsed media type's, as it was before a media
+		// type of the table was taken as it is, unparsed.
+		if mediaType, _, perr := mime.ParseMediaType(contentType); perr != nil || codec.ByMediaType(mediaType) == nil {
+			if err == nil {
+				t.Fatalf("ForContentType(%q) = %v, want an error (parsed: %q, %v)", contentType, format, mediaType, perr)
+			}
+		} else if want, werr := codec.ForContentType(mediaType, protobuf); want != format || (werr == nil) != (err == nil) {
+			t.Fatalf("ForContentType(%q) = %v, %v; its media type %q gives %v, %v", contentType, format, err, mediaType, want, werr)
+		}
 		if err != nil {
 			if !errors.Is(err, codec.ErrUnsupportedMediaType) {
 				t.Fatalf("ForContentType(%q): %v is not ErrUnsupportedMediaType", contentType, err)

@@ -345,11 +345,18 @@ func (s *Schema) updateCreated(new []byte, opts UpdateOptions) ([]kapi.ManagedFi
 	if opts.Now.IsZero() {
 		opts.Now = kapi.Now()
 	}
-	t := opts.Now
-	return []kapi.ManagedFieldsEntry{{
-		Manager: opts.Manager, Operation: OperationUpdate, APIVersion: opts.APIVersion, Time: &t,
-		FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: raw}, Subresource: opts.Subresource,
-	}}, nil
+	// The entry, its time and its fields in one allocation, where they
+	// were three.
+	b := &struct {
+		entry  [1]kapi.ManagedFieldsEntry
+		t      kapi.Time
+		fields kapi.FieldsV1
+	}{t: opts.Now, fields: kapi.FieldsV1{Raw: raw}}
+	b.entry[0] = kapi.ManagedFieldsEntry{
+		Manager: opts.Manager, Operation: OperationUpdate, APIVersion: opts.APIVersion, Time: &b.t,
+		FieldsType: "FieldsV1", FieldsV1: &b.fields, Subresource: opts.Subresource,
+	}
+	return b.entry[:], nil
 }
 
 // update moves the fields that changed from old to new to the manager's

@@ -93,7 +93,7 @@ func (c *compiler) compileMap(t reflect.Type) (decodeFunc, bool) {
 				return false
 			}
 			n := m.Len()
-			m.SetMapIndex(reflect.ValueOf(d.strings.make(name)).Convert(key), v.Elem())
+			m.SetMapIndex(reflect.ValueOf(d.strings.key(name)).Convert(key), v.Elem())
 			return m.Len() > n // else a repeated name
 		})
 	}, true
@@ -109,7 +109,7 @@ func decodeStringMap(d *decoder, p unsafe.Pointer) bool {
 		}
 		m := *mp
 		n := len(m)
-		m[d.strings.make(name)] = v
+		m[d.strings.key(name)] = v
 		return len(m) > n // else a repeated name
 	})
 }

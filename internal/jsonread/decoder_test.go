@@ -242,6 +242,26 @@ func TestDecoderAllocations(t *testing.T) {
 	}
 }
 
+// Label and annotation keys are prefixed names longer than the strings the
+// decoder shares by default, repeated in every object: once read, decoding
+// them again allocates only the widget and its two maps (two blocks
+// each), not the keys.
+func TestDecoderSharesLongKeys(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation budgets do not hold under the race detector")
+	}
+	dec := jsonread.New(reflect.TypeFor[widgetapi.Widget](), fallback)
+	data := []byte(`{"metadata":{"labels":{"app.kubernetes.io/name":"shop","app.kubernetes.io/component":"web"},"annotations":{"example.com/revision":"42"}}}`)
+	allocs := testing.AllocsPerRun(100, func() {
+		if !dec.Decode(data, new(widgetapi.Widget)) {
+			t.Fatal("not decoded")
+		}
+	})
+	if allocs > 5 {
+		t.Errorf("decoding two maps of long keys allocates %v times, want 5 (the widget and its maps)", allocs)
+	}
+}
+
 // createBody is a widget as the load harness creates and replaces them.
 const createBody = `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w-12","namespace":"loadtest-write","resourceVersion":"1234","labels":{"app":"loadtest","tier":"backend","team":"platform","shard":"4"}},"spec":{"color":"Red","replicas":3,"size":7,"ports":[{"name":"http","port":8080,"protocol":"TCP"},{"name":"metrics","port":9090,"protocol":"TCP"}],"selector":{"app":"loadtest","tier":"backend"}}}`
 

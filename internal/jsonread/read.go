@@ -12,12 +12,23 @@ import (
 // are names, kinds, label keys and values read again and again.
 type stringCache [256]string
 
-// cachedMax is the longest string the cache holds.
-const cachedMax = 16
+// cachedMax is the longest string value the cache holds, and keyCachedMax
+// the longest map key: the keys of labels and annotations are mostly
+// prefixed names ("app.kubernetes.io/name", 22 bytes) that every object
+// repeats, where a value that long is mostly the object's own.
+const (
+	cachedMax    = 16
+	keyCachedMax = 64
+)
 
 // make returns b as a string, from the cache if it is short.
-func (c *stringCache) make(b []byte) string {
-	if len(b) == 0 || len(b) > cachedMax {
+func (c *stringCache) make(b []byte) string { return c.upTo(b, cachedMax) }
+
+// key returns the map key b as a string, from the cache if it is short.
+func (c *stringCache) key(b []byte) string { return c.upTo(b, keyCachedMax) }
+
+func (c *stringCache) upTo(b []byte, longest int) string {
+	if len(b) == 0 || len(b) > longest {
 		return string(b)
 	}
 	h := uint32(len(b))

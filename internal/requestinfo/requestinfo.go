@@ -125,6 +125,20 @@ func lowerMethod(m string) string {
 	return strings.ToLower(m)
 }
 
+// APIOr is a handler that serves a request whose routed path (RoutedPath)
+// is under /api/ or /apis/ by api, and any other by other: a router's
+// handler of the paths no route of it matched.
+func APIOr(api, other http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var segments [Segments]string
+		if p, _ := RoutedPath(r, &segments); strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/apis/") {
+			api(w, r)
+		} else {
+			other(w, r)
+		}
+	}
+}
+
 // Segments is how many segments of a path Of reads:
 // /apis/{group}/{version}/namespaces/{namespace}/{resource}/{name}/{subresource}
 // and one for whatever follows.

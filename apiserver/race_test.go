@@ -1,0 +1,5 @@
+//go:build race
+
+package apiserver_test
+
+const raceEnabled = true
