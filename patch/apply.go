@@ -107,8 +107,10 @@ func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.
 		return nil, nil, errNoAPIVersion // the caller's bug: entries without one cannot be read back
 	}
 	cfg := config.tree
-	if err := validate(cfg, s, make(fieldPath, 0, pathDepth), false); err != nil {
-		return nil, nil, fmt.Errorf("%w: apply configuration: %v", ErrMalformed, err)
+	if !validShape(s, opts.Ignore, config.shape) {
+		if err := validate(cfg, s, make(fieldPath, 0, pathDepth), false); err != nil {
+			return nil, nil, fmt.Errorf("%w: apply configuration: %v", ErrMalformed, err)
+		}
 	}
 	liveObj, err := s.liveTree(live, opts.Live)
 	if err != nil {
