@@ -79,14 +79,49 @@ func (s *Schema) liveTree(live []byte, obj any) (map[string]any, error) {
 		}
 		return s.liveObject(b)
 	}
-	if hint != nil && hint.schema == s && sameTree(m, hint.tree) {
-		return m, nil // validated when kept
+	var validated any // a tree validated with s, whose parts m may share
+	if hint != nil && hint.schema == s {
+		validated = hint.tree
 	}
-	if err := validate(m, s, make(fieldPath, 0, pathDepth), true); err != nil {
-		return nil, fmt.Errorf("%w: object: %v", ErrNotApplicable, err)
+	if !validFrom(m, validated, s) {
+		if err := validate(m, s, make(fieldPath, 0, pathDepth), true); err != nil {
+			return nil, fmt.Errorf("%w: object: %v", ErrNotApplicable, err)
+		}
+	}
+	if sameTree(m, validated) {
+		return m, nil // kept already
 	}
 	if slot != nil && built.nodes <= maxHintNodes {
 		slot.Store(&liveHint{uid: uid, schema: s, tree: m})
 	}
 	return m, nil
+}
+
+// validFrom is valid(v, s, true) of a live tree v built from the tree
+// validated, validated with s (nil if none): the parts of v that are
+// validated's are not walked again. An object's members are looked at one
+// by one; any other value is valid's.
+func validFrom(v, validated any, s *Schema) bool {
+	if validated != nil && sameTree(v, validated) {
+		return true
+	}
+	vm, isMap := v.(map[string]any)
+	hm, _ := validated.(map[string]any)
+	if !isMap || hm == nil || s.anyValue() || s.Kind != Struct && s.Kind != Map {
+		return valid(v, s, true)
+	}
+	for k, child := range vm {
+		cs := s.Field(k)
+		if cs == nil {
+			return false
+		}
+		h, has := hm[k]
+		if !has {
+			h = nil
+		}
+		if !validFrom(child, h, cs) {
+			return false
+		}
+	}
+	return true
 }

@@ -3,7 +3,10 @@ package patch
 import (
 	"encoding/json"
 	"errors"
+	"maps"
+	"math/rand"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -99,4 +102,46 @@ func TestLiveHintChangesNothing(t *testing.T) {
 			t.Errorf("version %d: %s from a hint, %s without", i, hinted, plain)
 		}
 	}
+}
+
+// TestValidFromRandom holds validFrom to valid: random live trees, each
+// from a validated tree whose parts it shares here and there.
+func TestValidFromRandom(t *testing.T) {
+	s, err := SchemaOf(reflect.TypeFor[storedWidget]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewSource(7))
+	shared, invalid := 0, 0
+	for _, s := range []*Schema{s, withDeduced(s)} {
+		for i := 0; i < 3000; i++ {
+			hint := randomValue(r, s, 0)
+			if !valid(hint, s, true) {
+				continue
+			}
+			v := mutate(r, hint, s, 0)
+			// Graft the hint's own parts into v, as a build from it does.
+			if vm, ok := v.(map[string]any); ok {
+				if hm, ok := hint.(map[string]any); ok {
+					for _, k := range slices.Sorted(maps.Keys(hm)) {
+						if r.Intn(2) == 0 {
+							vm[k] = hm[k]
+							shared++
+						}
+					}
+				}
+			}
+			want := valid(v, s, true)
+			if !want {
+				invalid++
+			}
+			if got := validFrom(v, hint, s); got != want {
+				t.Fatalf("validFrom %v, valid %v of %#v from %#v", got, want, v, hint)
+			}
+		}
+	}
+	if shared < 1000 || invalid < 100 {
+		t.Errorf("only %d parts shared, %d trees invalid", shared, invalid)
+	}
+	t.Logf("%d parts shared, %d trees invalid", shared, invalid)
 }
