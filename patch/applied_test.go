@@ -90,14 +90,7 @@ func TestAppliedSetShapeRandom(t *testing.T) {
 					}
 				}
 				sets[shape] = string(want)
-				doc, err := encodeJSON(m)
-				if err != nil {
-					t.Fatal(err)
-				}
-				c, err := ParseConfiguration(doc)
-				if err != nil || c.shape == nil {
-					t.Fatalf("%s: %v, shape %q", doc, err, c.shape)
-				}
+				c := readConfiguration(t, m)
 				// What was read has its numbers as canonicalNumbers writes them.
 				readSet := fieldSet{}
 				toSet(c.tree, s, nil, readSet)
@@ -228,14 +221,7 @@ func TestValidShapeRandom(t *testing.T) {
 				if _, ok := w.(map[string]any); !ok {
 					continue
 				}
-				doc, err := encodeJSON(w)
-				if err != nil {
-					t.Fatal(err)
-				}
-				c, err := ParseConfiguration(doc)
-				if err != nil || c.shape == nil {
-					t.Fatalf("%s: %v, shape %q", doc, err, c.shape)
-				}
+				c := readConfiguration(t, w)
 				ok := validate(c.tree, s, nil, false) == nil
 				if !ok {
 					invalid++
@@ -244,17 +230,17 @@ func TestValidShapeRandom(t *testing.T) {
 				if prev, seen := valid[key]; seen {
 					same++
 					if prev != ok {
-						t.Fatalf("shape %q: valid %v, and %v (%s)", c.shape, prev, ok, doc)
+						t.Fatalf("shape %q: valid %v, and %v (%v)", c.shape, prev, ok, w)
 					}
 				}
 				valid[key] = ok
 				if validShape(s, nil, c.shape) && !ok {
-					t.Fatalf("%s: invalid, and validShape says valid", doc)
+					t.Fatalf("%v: invalid, and validShape says valid", w)
 				}
 				if ok {
 					appliedSetOf(c.tree, s, keep, nil, c.shape) // as ApplyMerged keeps it
 					if !validShape(s, nil, c.shape) {
-						t.Fatalf("%s: its set kept, and validShape does not know it", doc)
+						t.Fatalf("%v: its set kept, and validShape does not know it", w)
 					}
 				}
 			}
@@ -264,4 +250,19 @@ func TestValidShapeRandom(t *testing.T) {
 		t.Errorf("only %d configurations had a shape seen before, %d invalid", same, invalid)
 	}
 	t.Logf("%d configurations had a shape seen before, %d invalid", same, invalid)
+}
+
+// readConfiguration is the configuration of v's JSON, as ParseConfiguration
+// reads it, with its shape.
+func readConfiguration(t *testing.T, v any) *Configuration {
+	t.Helper()
+	doc, err := encodeJSON(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ParseConfiguration(doc)
+	if err != nil || c.shape == nil {
+		t.Fatalf("%s: %v, shape %v", doc, err, c)
+	}
+	return c
 }
