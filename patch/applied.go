@@ -49,31 +49,10 @@ const (
 // (Configuration.shape), which spares the walk of appendShape.
 func appliedSetOf(cfg map[string]any, s *Schema, keep func(fieldPath) bool, ignore []string, shape []byte) *appliedSet {
 	var arr [1024]byte
-	key := arr[:0]
-	if shape != nil {
-		// The reader's shape says nothing of the schema: the key names it.
-		p := uintptr(unsafe.Pointer(s))
-		key = append(key, '#')
-		for range unsafe.Sizeof(p) {
-			key = append(key, byte(p))
-			p >>= 8
-		}
-	}
-	for _, f := range ignore {
-		key = appendShapeName(key, f)
-	}
-	key = append(key, '|')
-	if shape != nil {
-		key = append(key, shape...)
-	} else {
-		key = appendShape(key, cfg, s)
-	}
+	key := appliedKey(arr[:0], cfg, s, ignore, shape)
 	cacheable := len(key) <= maxShapeKey
 	if cacheable {
-		appliedSets.Lock()
-		a := appliedSets.m[string(key)]
-		appliedSets.Unlock()
-		if a != nil {
+		if a := lookupApplied(key); a != nil {
 			return a
 		}
 	}
@@ -93,6 +72,49 @@ func appliedSetOf(cfg map[string]any, s *Schema, keep func(fieldPath) bool, igno
 		appliedSets.Unlock()
 	}
 	return a
+}
+
+// appliedKey appends the key appliedSets keeps cfg's set by: with the
+// reader's shape, it names s too, since that shape says nothing of the
+// schema.
+func appliedKey(key []byte, cfg map[string]any, s *Schema, ignore []string, shape []byte) []byte {
+	if shape != nil {
+		p := uintptr(unsafe.Pointer(s))
+		key = append(key, '#')
+		for range unsafe.Sizeof(p) {
+			key = append(key, byte(p))
+			p >>= 8
+		}
+	}
+	for _, f := range ignore {
+		key = appendShapeName(key, f)
+	}
+	key = append(key, '|')
+	if shape != nil {
+		return append(key, shape...)
+	}
+	return appendShape(key, cfg, s)
+}
+
+func lookupApplied(key []byte) *appliedSet {
+	appliedSets.Lock()
+	defer appliedSets.Unlock()
+	return appliedSets.m[string(key)]
+}
+
+// validShape says whether a configuration of this shape (the reader's,
+// Configuration.shape) was applied with schema s lately: then it was
+// found valid (ApplyMerged validates a configuration before it keeps its
+// set), and so is any of its shape, since what validate reads of a
+// configuration (its names, its values' kinds, the names of its list
+// items) the shape holds as written.
+func validShape(s *Schema, ignore []string, shape []byte) bool {
+	if shape == nil {
+		return false
+	}
+	var arr [1024]byte
+	key := appliedKey(arr[:0], nil, s, ignore, shape)
+	return len(key) <= maxShapeKey && lookupApplied(key) != nil
 }
 
 // appendShape appends what toSet reads of v, a value of schema s, walked

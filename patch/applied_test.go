@@ -90,14 +90,7 @@ func TestAppliedSetShapeRandom(t *testing.T) {
 					}
 				}
 				sets[shape] = string(want)
-				doc, err := encodeJSON(m)
-				if err != nil {
-					t.Fatal(err)
-				}
-				c, err := ParseConfiguration(doc)
-				if err != nil || c.shape == nil {
-					t.Fatalf("%s: %v, shape %q", doc, err, c.shape)
-				}
+				c := readConfiguration(t, m)
 				// What was read has its numbers as canonicalNumbers writes them.
 				readSet := fieldSet{}
 				toSet(c.tree, s, nil, readSet)
@@ -206,4 +199,70 @@ func TestAppliedSetReadShapeNamesItems(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestValidShapeRandom holds validShape to what ApplyMerged takes it for:
+// configurations of one reader's shape are all valid or all not, and
+// validShape says so of none that is not, before or after its shape's set
+// is kept.
+func TestValidShapeRandom(t *testing.T) {
+	s, err := SchemaOf(reflect.TypeFor[storedWidget]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewSource(5))
+	keep := ignoreFilter(nil)
+	valid := map[string]bool{} // a reader's shape's validity, by schema
+	same, invalid := 0, 0
+	for _, s := range []*Schema{s, withDeduced(s)} {
+		for i := 0; i < 1000; i++ {
+			v := randomValue(r, s, 0)
+			for _, w := range []any{v, revalue(r, v, s, 0), revalue(r, v, s, 0), mutate(r, v, s, 0)} {
+				if _, ok := w.(map[string]any); !ok {
+					continue
+				}
+				c := readConfiguration(t, w)
+				ok := validate(c.tree, s, nil, false) == nil
+				if !ok {
+					invalid++
+				}
+				key := fmt.Sprintf("%p", s) + string(c.shape)
+				if prev, seen := valid[key]; seen {
+					same++
+					if prev != ok {
+						t.Fatalf("shape %q: valid %v, and %v (%v)", c.shape, prev, ok, w)
+					}
+				}
+				valid[key] = ok
+				if validShape(s, nil, c.shape) && !ok {
+					t.Fatalf("%v: invalid, and validShape says valid", w)
+				}
+				if ok {
+					appliedSetOf(c.tree, s, keep, nil, c.shape) // as ApplyMerged keeps it
+					if !validShape(s, nil, c.shape) {
+						t.Fatalf("%v: its set kept, and validShape does not know it", w)
+					}
+				}
+			}
+		}
+	}
+	if same < 300 || invalid < 100 {
+		t.Errorf("only %d configurations had a shape seen before, %d invalid", same, invalid)
+	}
+	t.Logf("%d configurations had a shape seen before, %d invalid", same, invalid)
+}
+
+// readConfiguration is the configuration of v's JSON, as ParseConfiguration
+// reads it, with its shape.
+func readConfiguration(t *testing.T, v any) *Configuration {
+	t.Helper()
+	doc, err := encodeJSON(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ParseConfiguration(doc)
+	if err != nil || c.shape == nil {
+		t.Fatalf("%s: %v, shape %v", doc, err, c)
+	}
+	return c
 }

@@ -1,7 +1,6 @@
 package patch
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -108,8 +107,10 @@ func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.
 		return nil, nil, errNoAPIVersion // the caller's bug: entries without one cannot be read back
 	}
 	cfg := config.tree
-	if err := validate(cfg, s, make(fieldPath, 0, pathDepth), false); err != nil {
-		return nil, nil, fmt.Errorf("%w: apply configuration: %v", ErrMalformed, err)
+	if !validShape(s, opts.Ignore, config.shape) {
+		if err := validate(cfg, s, make(fieldPath, 0, pathDepth), false); err != nil {
+			return nil, nil, fmt.Errorf("%w: apply configuration: %v", ErrMalformed, err)
+		}
 	}
 	liveObj, err := s.liveTree(live, opts.Live)
 	if err != nil {
@@ -491,31 +492,6 @@ func ignoreFilter(ignore []string) func(fieldPath) bool {
 		}
 		return true
 	}
-}
-
-// liveTree is liveObject of live, or, given obj, live as a Go value
-// (ApplyOptions.Live), the tree of obj: built where it can be, else read
-// from obj's JSON.
-func (s *Schema) liveTree(live []byte, obj any) (map[string]any, error) {
-	if obj == nil {
-		return s.liveObject(live)
-	}
-	m, ok := typedTree(obj)
-	if !ok {
-		// Read obj's JSON, not live: a field the stored JSON still holds
-		// but obj's type no longer declares is unseen on both paths, as
-		// kube-apiserver's field manager, reading the decoded object,
-		// never sees it.
-		b, err := json.Marshal(obj)
-		if err != nil {
-			return nil, fmt.Errorf("%w: object: %v", ErrNotApplicable, err)
-		}
-		return s.liveObject(b)
-	}
-	if err := validate(m, s, make(fieldPath, 0, pathDepth), true); err != nil {
-		return nil, fmt.Errorf("%w: object: %v", ErrNotApplicable, err)
-	}
-	return m, nil
 }
 
 // liveObject reads a stored object: {} when there is none.

@@ -33,7 +33,13 @@ import (
 // the build give up, and the caller reads the JSON instead.
 
 // treeFunc builds the tree of v, depth values down; ok false to give up.
-type treeFunc func(v reflect.Value, depth int) (any, bool)
+// hint is a tree built before (nil if none): where a map or list of v's
+// tree is equal to the hint's at its place, the hint's is v's, not made
+// again (see liveHints). b counts what is built.
+type treeFunc func(v reflect.Value, depth int, hint any, b *treeBuild) (any, bool)
+
+// treeBuild is what one build counts: the maps and lists of the tree.
+type treeBuild struct{ nodes int }
 
 // treePlan is the compiled plan of one type, nil fn if no value of the
 // type can be built.
@@ -51,11 +57,13 @@ var (
 )
 
 // typedTree is the tree of obj, a pointer to a struct, as decodeUnmanaged
-// reads json.Marshal(obj); ok false where the plan gives up.
-func typedTree(obj any) (map[string]any, bool) {
+// reads json.Marshal(obj); ok false where the plan gives up. Its maps
+// and lists equal to hint's at their place are hint's (hint nil: none).
+func typedTree(obj any, hint map[string]any) (map[string]any, treeBuild, bool) {
+	var b treeBuild
 	v := reflect.ValueOf(obj)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return nil, false
+		return nil, b, false
 	}
 	v = v.Elem()
 	t := v.Type()
@@ -66,14 +74,32 @@ func typedTree(obj any) (map[string]any, bool) {
 	}
 	fn := p.(*treePlan).fn
 	if fn == nil {
-		return nil, false
+		return nil, b, false
 	}
-	tree, ok := fn(v, 0)
+	var h any
+	if hint != nil {
+		h = hint
+	}
+	tree, ok := fn(v, 0, h, &b)
 	if !ok {
-		return nil, false
+		return nil, b, false
 	}
 	m, ok := tree.(map[string]any)
-	return m, ok
+	return m, b, ok
+}
+
+// sameTree says whether a, a tree just built, is b: the same scalar, or
+// b's own map or list (a build that found them equal returned b's).
+func sameTree(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		return ok && len(x) == len(y) && (len(x) == 0 || sameMap(x, y))
+	case []any:
+		y, ok := b.([]any)
+		return ok && y != nil && len(x) == len(y) && (len(x) == 0 || sameList(x, y))
+	}
+	return a == b // a is a scalar: comparable
 }
 
 type treeKey struct {
@@ -107,11 +133,11 @@ func (c *treeCompiler) compile(t reflect.Type, mode treeMode) *treePlan {
 }
 
 // call is a treeFunc calling p's, which may not be compiled yet.
-func (p *treePlan) call(v reflect.Value, depth int) (any, bool) {
+func (p *treePlan) call(v reflect.Value, depth int, hint any, b *treeBuild) (any, bool) {
 	if p.fn == nil {
 		return nil, false
 	}
-	return p.fn(v, depth)
+	return p.fn(v, depth, hint, b)
 }
 
 func (c *treeCompiler) compileNew(t reflect.Type, mode treeMode) treeFunc {
@@ -127,11 +153,11 @@ func (c *treeCompiler) compileNew(t reflect.Type, mode treeMode) treeFunc {
 		// nil is null; else what it points to writes itself, by its
 		// MarshalJSON if it has one (left to the JSON then).
 		elem := c.compile(t.Elem(), mode)
-		return func(v reflect.Value, depth int) (any, bool) {
+		return func(v reflect.Value, depth int, hint any, b *treeBuild) (any, bool) {
 			if v.IsNil() {
 				return nil, true
 			}
-			return elem.call(v.Elem(), depth+1)
+			return elem.call(v.Elem(), depth+1, hint, b)
 		}
 	}
 	if jsonfields.Implements(t, jsonMarshalerType) || jsonfields.Implements(t, textMarshalerType) {
@@ -142,42 +168,66 @@ func (c *treeCompiler) compileNew(t reflect.Type, mode treeMode) treeFunc {
 	}
 	switch t.Kind() {
 	case reflect.Bool:
-		return func(v reflect.Value, _ int) (any, bool) { return v.Bool(), true }
+		return func(v reflect.Value, _ int, _ any, _ *treeBuild) (any, bool) { return v.Bool(), true }
 	case reflect.String:
-		return func(v reflect.Value, _ int) (any, bool) {
+		return func(v reflect.Value, _ int, _ any, _ *treeBuild) (any, bool) {
 			s := v.String()
 			return stringTree(s), utf8.ValidString(s) // else json.Marshal respells it
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return func(v reflect.Value, _ int) (any, bool) {
+		return func(v reflect.Value, _ int, _ any, _ *treeBuild) (any, bool) {
 			var arr [24]byte
 			return numberTree(strconv.AppendInt(arr[:0], v.Int(), 10)), true
 		}
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return func(v reflect.Value, _ int) (any, bool) {
+		return func(v reflect.Value, _ int, _ any, _ *treeBuild) (any, bool) {
 			var arr [24]byte
 			return numberTree(strconv.AppendUint(arr[:0], v.Uint(), 10)), true
 		}
 	case reflect.Interface:
-		return func(v reflect.Value, _ int) (any, bool) { return nil, v.IsNil() }
+		return func(v reflect.Value, _ int, _ any, _ *treeBuild) (any, bool) { return nil, v.IsNil() }
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 {
 			return nil // base64, or a list when its items write themselves
 		}
 		elem := c.compile(t.Elem(), treeValue)
-		return func(v reflect.Value, depth int) (any, bool) {
+		return func(v reflect.Value, depth int, hint any, b *treeBuild) (any, bool) {
 			if v.IsNil() {
 				return nil, true
 			}
 			if depth >= maxDepth {
 				return nil, false
 			}
-			out := make([]any, v.Len())
-			for i := range out {
-				var ok bool
-				if out[i], ok = elem.call(v.Index(i), depth+1); !ok {
+			b.nodes++
+			n := v.Len()
+			hl, _ := hint.([]any)
+			if len(hl) != n {
+				hl = nil
+			}
+			var out []any // made at the first item that is not hl's
+			if hl == nil {
+				out = make([]any, n)
+			}
+			for i := range n {
+				var h any
+				if hl != nil {
+					h = hl[i]
+				}
+				item, ok := elem.call(v.Index(i), depth+1, h, b)
+				if !ok {
 					return nil, false
 				}
+				if out == nil {
+					if sameTree(item, h) {
+						continue
+					}
+					out = make([]any, n)
+					copy(out, hl[:i])
+				}
+				out[i] = item
+			}
+			if out == nil {
+				return hl, true
 			}
 			return out, true
 		}
@@ -189,23 +239,39 @@ func (c *treeCompiler) compileNew(t reflect.Type, mode treeMode) treeFunc {
 			return stringMapTree
 		}
 		elem := c.compile(t.Elem(), treeValue)
-		return func(v reflect.Value, depth int) (any, bool) {
+		return func(v reflect.Value, depth int, hint any, b *treeBuild) (any, bool) {
 			if v.IsNil() {
 				return nil, true
 			}
 			if depth >= maxDepth {
 				return nil, false
 			}
-			out := make(map[string]any, v.Len())
+			b.nodes++
+			hm, _ := hint.(map[string]any)
+			var arr [16]member
+			members := arr[:0]
+			if v.Len() > len(arr) {
+				members = make([]member, 0, v.Len())
+			}
+			same := hm != nil && len(hm) == v.Len()
 			for it := v.MapRange(); it.Next(); {
 				k := it.Key().String()
-				item, ok := elem.call(it.Value(), depth+1)
+				var h any
+				var has bool
+				if hm != nil {
+					h, has = hm[k]
+				}
+				item, ok := elem.call(it.Value(), depth+1, h, b)
 				if !ok || !utf8.ValidString(k) {
 					return nil, false
 				}
-				out[k] = item
+				same = same && has && sameTree(item, h)
+				members = append(members, member{k, item})
 			}
-			return out, true
+			if same {
+				return hm, true
+			}
+			return membersMap(members), true
 		}
 	case reflect.Struct:
 		return c.compileStruct(t, mode)
@@ -236,34 +302,66 @@ func (c *treeCompiler) compileStruct(t reflect.Type, mode treeMode) treeFunc {
 		}
 		fields = append(fields, treeField{index: f.Index, name: f.Name, omit: jsonwrite.Omitter(f), plan: c.compile(f.Type, fm)})
 	}
-	return func(v reflect.Value, depth int) (any, bool) {
+	return func(v reflect.Value, depth int, hint any, b *treeBuild) (any, bool) {
 		if depth >= maxDepth {
 			return nil, false
 		}
-		out := make(map[string]any, len(fields))
+		b.nodes++
+		hm, _ := hint.(map[string]any)
+		same := hm != nil
+		// The members are gathered first and the map made at their
+		// number: most of a type's fields are left out (omitempty), and
+		// a map made for all of them (ObjectMeta's 16) is a large one.
+		var arr [16]member
+		members := arr[:0]
+		if len(fields) > len(arr) {
+			members = make([]member, 0, len(fields))
+		}
 		for i := range fields {
 			f := &fields[i]
 			fv, found := jsonwrite.FieldOf(v, f.index)
 			if !found || f.omit != nil && f.omit(fv) {
 				continue
 			}
-			item, ok := f.plan.call(fv, depth+1)
+			var h any
+			var has bool
+			if hm != nil {
+				h, has = hm[f.name]
+			}
+			item, ok := f.plan.call(fv, depth+1, h, b)
 			if !ok {
 				return nil, false
 			}
-			out[f.name] = item
+			same = same && has && sameTree(item, h)
+			members = append(members, member{f.name, item})
 		}
-		return out, true
+		if same && len(members) == len(hm) {
+			return hm, true
+		}
+		return membersMap(members), true
 	}
+}
+
+// membersMap is the map of members, made at their number.
+func membersMap(members []member) map[string]any {
+	out := make(map[string]any, len(members))
+	for _, m := range members {
+		out[m.key] = m.val
+	}
+	return out
 }
 
 // stringMapTree is the tree of a map[string]string (labels, annotations,
 // selectors), without reflection over it.
-func stringMapTree(v reflect.Value, _ int) (any, bool) {
+func stringMapTree(v reflect.Value, _ int, hint any, b *treeBuild) (any, bool) {
 	if v.IsNil() {
 		return nil, true
 	}
+	b.nodes++
 	m := v.Interface().(map[string]string)
+	if hm, _ := hint.(map[string]any); hm != nil && sameStrings(m, hm) {
+		return hm, true // its keys and values are valid UTF-8: the hint's are
+	}
 	out := make(map[string]any, len(m))
 	for k, s := range m {
 		if !utf8.ValidString(k) || !utf8.ValidString(s) {
@@ -283,10 +381,23 @@ func stringTree(s string) any {
 	return internValue(unsafe.Slice(unsafe.StringData(s), len(s)), false)
 }
 
+// sameStrings says whether m's tree is the tree t.
+func sameStrings(m map[string]string, t map[string]any) bool {
+	if len(m) != len(t) {
+		return false
+	}
+	for k, s := range m {
+		if ts, ok := t[k].(string); !ok || ts != s {
+			return false
+		}
+	}
+	return true
+}
+
 // timeTree is the tree of a kapi time written in layout: null when zero,
 // else its string in UTC (jsonwrite.AppendTime).
 func timeTree(layout string) treeFunc {
-	return func(v reflect.Value, _ int) (any, bool) {
+	return func(v reflect.Value, _ int, _ any, _ *treeBuild) (any, bool) {
 		t := jsonimage.TimeOf(v)
 		if t.IsZero() {
 			return nil, true

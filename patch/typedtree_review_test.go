@@ -104,7 +104,7 @@ func TestTypedTreeReview(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %s: %v", name, b, err)
 		}
-		got, ok := typedTree(v)
+		got, _, ok := typedTree(v, nil)
 		if !ok {
 			t.Logf("%s: gave up", name)
 			continue

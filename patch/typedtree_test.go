@@ -3,6 +3,7 @@ package patch
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/kapi-dev/kapi"
@@ -69,7 +70,7 @@ func checkTypedTree(t *testing.T, data []byte) bool {
 	t.Helper()
 	v := new(treeSample)
 	fuzzfill.New(data, &treeChoices).Fill(reflect.ValueOf(v).Elem())
-	got, ok := typedTree(v)
+	got, _, ok := typedTree(v, nil)
 	b, err := json.Marshal(v)
 	if err != nil {
 		if ok {
@@ -86,6 +87,26 @@ func checkTypedTree(t *testing.T, data []byte) bool {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("JSON %s\nread  %#v\nbuilt %#v", b, want, got)
+	}
+	// Built again from hints: its own tree (all of it the hint's), and
+	// the trees of values that differ from it here and there.
+	if again, _, ok := typedTree(v, got); !ok || !sameTree(again, got) {
+		t.Fatalf("JSON %s: built again from its own tree, not that tree: %v", b, again)
+	}
+	for i := range 3 {
+		other := new(treeSample)
+		changed := slices.Clone(data)
+		for j := i; j < len(changed); j += 7 + i {
+			changed[j] ^= byte(1 << i)
+		}
+		fuzzfill.New(changed, &treeChoices).Fill(reflect.ValueOf(other).Elem())
+		hint, _, ok := typedTree(other, nil)
+		if !ok {
+			continue
+		}
+		if hinted, _, ok := typedTree(v, hint); !ok || !reflect.DeepEqual(hinted, want) {
+			t.Fatalf("JSON %s\nread  %#v\nbuilt from a hint %#v", b, want, hinted)
+		}
 	}
 	return true
 }
@@ -122,7 +143,7 @@ func TestTypedTreeGivesUp(t *testing.T) {
 		return &treeSample{ObjectMeta: kapi.ObjectMeta{Name: "x", ManagedFields: []kapi.ManagedFieldsEntry{{Manager: "m"}}},
 			Spec: treeInner{Name: "y", Next: &treeInner{Name: "managed", Labels: map[string]string{"managedFields": "kept"}}}}
 	}
-	got, ok := typedTree(base())
+	got, _, ok := typedTree(base(), nil)
 	if !ok {
 		t.Fatal("gave up on a plain object")
 	}
@@ -143,11 +164,50 @@ func TestTypedTreeGivesUp(t *testing.T) {
 	} {
 		s := base()
 		change(s)
-		if tree, ok := typedTree(s); ok {
+		if tree, _, ok := typedTree(s, nil); ok {
 			t.Errorf("%s: built %v", name, tree)
 		}
 	}
-	if _, ok := typedTree(treeSample{}); ok {
+	if _, _, ok := typedTree(treeSample{}, nil); ok {
 		t.Error("built a tree of a struct that is not a pointer")
+	}
+}
+
+// TestTypedTreeHintShares: a tree built from a hint (the object's tree
+// before a write) takes the hint's maps and lists where they are equal,
+// below a part that changed as well as beside it, and makes the rest.
+func TestTypedTreeHintShares(t *testing.T) {
+	before := &treeSample{ObjectMeta: kapi.ObjectMeta{Name: "x", ResourceVersion: "1", Labels: map[string]string{"a": "b"}},
+		Spec: treeInner{Name: "y", Count: 1, Tags: []string{"t"}, Next: &treeInner{Name: "z", Labels: map[string]string{"c": "d"}}}}
+	hint, _, ok := typedTree(before, nil)
+	if !ok {
+		t.Fatal("gave up on a plain object")
+	}
+	after := *before
+	after.ResourceVersion = "2"
+	after.Spec.Count = 2
+	got, _, ok := typedTree(&after, hint)
+	if !ok {
+		t.Fatal("gave up on a plain object")
+	}
+	part := func(tree map[string]any, path ...string) any {
+		var v any = tree
+		for _, p := range path {
+			v = v.(map[string]any)[p]
+		}
+		return v
+	}
+	for _, path := range [][]string{{"metadata", "labels"}, {"spec", "tags"}, {"spec", "next"}} {
+		if !sameTree(part(got, path...), part(hint, path...)) {
+			t.Errorf("%v: made again, not the hint's", path)
+		}
+	}
+	for _, path := range [][]string{{}, {"metadata"}, {"spec"}} {
+		if sameTree(part(got, path...), part(hint, path...)) {
+			t.Errorf("%v: the hint's, though it changed", path)
+		}
+	}
+	if want, _, _ := typedTree(&after, nil); !reflect.DeepEqual(got, want) {
+		t.Errorf("built from a hint %v, without %v", got, want)
 	}
 }
