@@ -47,7 +47,6 @@ func compareStored(old, new []byte, s *Schema) (c comparison, ok bool) {
 	if s == nil || s.Kind != Struct || isLeaf(s) || len(old) == 0 || len(new) == 0 || old[0] != '{' || new[0] != '{' {
 		return c, false // not a document liveObject reads
 	}
-	c = comparison{added: fieldSet{}, modified: fieldSet{}, removed: fieldSet{}}
 	path := make(fieldPath, 0, pathDepth)
 	if bytes.Equal(old, new) || len(old) > math.MaxInt32 || len(new) > math.MaxInt32 {
 		return c, c.stored(old, new, s, path, 0, levelRoot)
@@ -101,7 +100,7 @@ func (c *comparison) stored(l, r []byte, s *Schema, path fieldPath, depth, level
 	if level != levelRoot && (s.anyValue() || s.Kind == Scalar) && plainScalar(l) && plainScalar(r) {
 		// Written apart, two plain scalars are two values: decoding them
 		// to say so was a fifth of comparing an update's documents.
-		c.modified.insert(c.clone(path))
+		c.add(&c.modified, path)
 		return true
 	}
 	if s != nil && s.Kind == Deduced && len(l) > 0 && len(r) > 0 && l[0] == '{' && r[0] == '{' {

@@ -409,6 +409,16 @@ func (c *comparison) clone(p fieldPath) fieldPath {
 	return c.arena[n:len(c.arena):len(c.arena)]
 }
 
+// add puts a copy of p in set, which is made when the first path goes in:
+// a comparison of stored documents starts with none (compareStored), and
+// an update changes a field or two, adding and removing none.
+func (c *comparison) add(set *fieldSet, p fieldPath) {
+	if *set == nil {
+		*set = fieldSet{}
+	}
+	set.insert(c.clone(p))
+}
+
 func compareObjects(lhs, rhs any, s *Schema) comparison {
 	c := comparison{added: fieldSet{}, modified: fieldSet{}, removed: fieldSet{}}
 	c.walk(lhs, true, rhs, true, s, make(fieldPath, 0, pathDepth))
@@ -418,11 +428,11 @@ func compareObjects(lhs, rhs any, s *Schema) comparison {
 func (c *comparison) leaf(l any, lok bool, r any, rok bool, path fieldPath) {
 	switch {
 	case !lok:
-		c.added.insert(c.clone(path))
+		c.add(&c.added, path)
 	case !rok:
-		c.removed.insert(c.clone(path))
+		c.add(&c.removed, path)
 	case !equalValues(l, r):
-		c.modified.insert(c.clone(path))
+		c.add(&c.modified, path)
 	}
 }
 
@@ -467,9 +477,9 @@ func (c *comparison) walk(l any, lok bool, r any, rok bool, s *Schema, path fiel
 		}
 	}
 	if !lok {
-		c.added.insert(c.clone(path))
+		c.add(&c.added, path)
 	} else if !rok {
-		c.removed.insert(c.clone(path))
+		c.add(&c.removed, path)
 	}
 }
 
@@ -554,18 +564,18 @@ func (c *comparison) listItems(ll, rl []any, s *Schema, path fieldPath) {
 			c.walk(x.l.first, x.l.n == 1, x.r.first, x.r.n == 1, s.Elem, p)
 		case x.l.n >= 2 && x.r.n >= 2:
 			if !equalValues(x.l.all, x.r.all) {
-				c.modified.insert(c.clone(p))
+				c.add(&c.modified, p)
 			}
 		case x.l.n >= 2:
 			if x.r.n == 1 {
 				c.walk(nil, false, x.r.first, true, s.Elem, p)
 			}
-			c.removed.insert(c.clone(p))
+			c.add(&c.removed, p)
 		default:
 			if x.l.n == 1 {
 				c.walk(x.l.first, true, nil, false, s.Elem, p)
 			}
-			c.added.insert(c.clone(p))
+			c.add(&c.added, p)
 		}
 	}
 }
