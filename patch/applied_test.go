@@ -62,68 +62,54 @@ func revalue(r *rand.Rand, v any, s *Schema, depth int) any {
 // TestAppliedSetShapeRandom holds appendShape to what it promises: values
 // of one shape have one set; and appliedSetOf to toSet.
 func TestAppliedSetShapeRandom(t *testing.T) {
-	s, err := SchemaOf(reflect.TypeFor[storedWidget]())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := rand.New(rand.NewSource(3))
 	keep := ignoreFilter([]string{"status"})
 	sets := map[string]string{} // a shape's set, as written
 	read := map[string]string{} // a reader's shape's set, by schema
 	same, sameRead := 0, 0
-	for _, s := range []*Schema{s, withDeduced(s)} {
-		for i := 0; i < 1000; i++ {
-			v := randomValue(r, s, 0)
-			for _, w := range []any{v, revalue(r, v, s, 0), revalue(r, v, s, 0), mutate(r, v, s, 0)} {
-				m, ok := w.(map[string]any)
-				if !ok {
-					continue
-				}
-				set := fieldSet{}
-				toSet(m, s, nil, set)
-				want, _ := set.filter(keep).MarshalJSON()
-				shape := string(appendShape(nil, m, s))
-				if prev, ok := sets[shape]; ok {
-					same++
-					if prev != string(want) {
-						t.Fatalf("shape %q: set %s, and %s", shape, prev, want)
-					}
-				}
-				sets[shape] = string(want)
-				c := readConfiguration(t, m)
-				// What was read has its numbers as canonicalNumbers writes them.
-				readSet := fieldSet{}
-				toSet(c.tree, s, nil, readSet)
-				wantRead, _ := readSet.filter(keep).MarshalJSON()
-				byReader := fmt.Sprintf("%p", s) + string(c.shape)
-				if prev, ok := read[byReader]; ok {
-					sameRead++
-					if prev != string(wantRead) {
-						t.Fatalf("read shape %q: set %s, and %s", c.shape, prev, wantRead)
-					}
-				}
-				read[byReader] = string(wantRead)
-				for _, a := range []struct {
-					a    *appliedSet
-					v    map[string]any
-					want fieldSet
-				}{
-					{appliedSetOf(m, s, keep, []string{"status"}, nil), m, set},
-					{appliedSetOf(c.tree, s, keep, []string{"status"}, c.shape), c.tree, readSet},
-				} {
-					want, _ := a.want.filter(keep).MarshalJSON()
-					if got, _ := a.a.set.MarshalJSON(); string(got) != string(want) {
-						t.Fatalf("%v: appliedSetOf %s, want %s", a.v, got, want)
-					}
-					final := a.want.filter(keep).minus(serverOwned)
-					encoded, _ := final.MarshalJSON()
-					if string(a.a.final.encoded) != string(encoded) || !a.a.final.set.equal(final) {
-						t.Fatalf("%v: appliedSetOf final %s, want %s", a.v, a.a.final.encoded, encoded)
-					}
-				}
+	eachRandomObject(t, 3, func(s *Schema, m map[string]any) {
+		set := fieldSet{}
+		toSet(m, s, nil, set)
+		want, _ := set.filter(keep).MarshalJSON()
+		shape := string(appendShape(nil, m, s))
+		if prev, ok := sets[shape]; ok {
+			same++
+			if prev != string(want) {
+				t.Fatalf("shape %q: set %s, and %s", shape, prev, want)
 			}
 		}
-	}
+		sets[shape] = string(want)
+		c := readConfiguration(t, m)
+		// What was read has its numbers as canonicalNumbers writes them.
+		readSet := fieldSet{}
+		toSet(c.tree, s, nil, readSet)
+		wantRead, _ := readSet.filter(keep).MarshalJSON()
+		byReader := fmt.Sprintf("%p", s) + string(c.shape)
+		if prev, ok := read[byReader]; ok {
+			sameRead++
+			if prev != string(wantRead) {
+				t.Fatalf("read shape %q: set %s, and %s", c.shape, prev, wantRead)
+			}
+		}
+		read[byReader] = string(wantRead)
+		for _, a := range []struct {
+			a    *appliedSet
+			v    map[string]any
+			want fieldSet
+		}{
+			{appliedSetOf(m, s, keep, []string{"status"}, nil), m, set},
+			{appliedSetOf(c.tree, s, keep, []string{"status"}, c.shape), c.tree, readSet},
+		} {
+			want, _ := a.want.filter(keep).MarshalJSON()
+			if got, _ := a.a.set.MarshalJSON(); string(got) != string(want) {
+				t.Fatalf("%v: appliedSetOf %s, want %s", a.v, got, want)
+			}
+			final := a.want.filter(keep).minus(serverOwned)
+			encoded, _ := final.MarshalJSON()
+			if string(a.a.final.encoded) != string(encoded) || !a.a.final.set.equal(final) {
+				t.Fatalf("%v: appliedSetOf final %s, want %s", a.v, a.a.final.encoded, encoded)
+			}
+		}
+	})
 	if same < 300 || sameRead < 100 {
 		t.Errorf("only %d values had a shape seen before, %d a reader's shape", same, sameRead)
 	}
@@ -206,50 +192,59 @@ func TestAppliedSetReadShapeNamesItems(t *testing.T) {
 // validShape says so of none that is not, before or after its shape's set
 // is kept.
 func TestValidShapeRandom(t *testing.T) {
-	s, err := SchemaOf(reflect.TypeFor[storedWidget]())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := rand.New(rand.NewSource(5))
 	keep := ignoreFilter(nil)
 	valid := map[string]bool{} // a reader's shape's validity, by schema
 	same, invalid := 0, 0
-	for _, s := range []*Schema{s, withDeduced(s)} {
-		for i := 0; i < 1000; i++ {
-			v := randomValue(r, s, 0)
-			for _, w := range []any{v, revalue(r, v, s, 0), revalue(r, v, s, 0), mutate(r, v, s, 0)} {
-				if _, ok := w.(map[string]any); !ok {
-					continue
-				}
-				c := readConfiguration(t, w)
-				ok := validate(c.tree, s, nil, false) == nil
-				if !ok {
-					invalid++
-				}
-				key := fmt.Sprintf("%p", s) + string(c.shape)
-				if prev, seen := valid[key]; seen {
-					same++
-					if prev != ok {
-						t.Fatalf("shape %q: valid %v, and %v (%v)", c.shape, prev, ok, w)
-					}
-				}
-				valid[key] = ok
-				if validShape(s, nil, c.shape) && !ok {
-					t.Fatalf("%v: invalid, and validShape says valid", w)
-				}
-				if ok {
-					appliedSetOf(c.tree, s, keep, nil, c.shape) // as ApplyMerged keeps it
-					if !validShape(s, nil, c.shape) {
-						t.Fatalf("%v: its set kept, and validShape does not know it", w)
-					}
-				}
+	eachRandomObject(t, 5, func(s *Schema, w map[string]any) {
+		c := readConfiguration(t, w)
+		ok := validate(c.tree, s, nil, false) == nil
+		if !ok {
+			invalid++
+		}
+		key := fmt.Sprintf("%p", s) + string(c.shape)
+		if prev, seen := valid[key]; seen {
+			same++
+			if prev != ok {
+				t.Fatalf("shape %q: valid %v, and %v (%v)", c.shape, prev, ok, w)
 			}
 		}
-	}
+		valid[key] = ok
+		if validShape(s, nil, c.shape) && !ok {
+			t.Fatalf("%v: invalid, and validShape says valid", w)
+		}
+		if ok {
+			appliedSetOf(c.tree, s, keep, nil, c.shape) // as ApplyMerged keeps it
+			if !validShape(s, nil, c.shape) {
+				t.Fatalf("%v: its set kept, and validShape does not know it", w)
+			}
+		}
+	})
 	if same < 300 || invalid < 100 {
 		t.Errorf("only %d configurations had a shape seen before, %d invalid", same, invalid)
 	}
 	t.Logf("%d configurations had a shape seen before, %d invalid", same, invalid)
+}
+
+// eachRandomObject calls f with random objects of storedWidget's schema and
+// of its deduced variant, seeded by seed: for each of 1,000 values, the
+// value, two revalued and one mutated copies, those that are objects.
+func eachRandomObject(t *testing.T, seed int64, f func(s *Schema, m map[string]any)) {
+	t.Helper()
+	s, err := SchemaOf(reflect.TypeFor[storedWidget]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewSource(seed))
+	for _, s := range []*Schema{s, withDeduced(s)} {
+		for i := 0; i < 1000; i++ {
+			v := randomValue(r, s, 0)
+			for _, w := range []any{v, revalue(r, v, s, 0), revalue(r, v, s, 0), mutate(r, v, s, 0)} {
+				if m, ok := w.(map[string]any); ok {
+					f(s, m)
+				}
+			}
+		}
+	}
 }
 
 // readConfiguration is the configuration of v's JSON, as ParseConfiguration
