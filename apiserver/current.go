@@ -115,9 +115,7 @@ func (rq *request) waitCache(ctx context.Context, rev int64) bool {
 		return false
 	}
 	rq.s.cacheWaits.Add(1)
-	wait, cancel := context.WithTimeout(ctx, currentWait)
-	defer cancel()
-	rq.cacheSlow = rq.s.hub.WaitFor(wait, rev) != nil
+	rq.cacheSlow = rq.s.hub.WaitWithin(ctx, rev, currentWait) != nil
 	return !rq.cacheSlow
 }
 

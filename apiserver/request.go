@@ -430,9 +430,7 @@ func (rq *request) consistent(ctx context.Context, rv string) error {
 	if rq.s.hub.Reached(rev) {
 		return nil // the usual case: no timer, no wait
 	}
-	wait, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	if err := rq.s.hub.WaitFor(wait, rev); err != nil {
+	if err := rq.s.hub.WaitWithin(ctx, rev, 3*time.Second); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

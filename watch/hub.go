@@ -385,7 +385,14 @@ func (h *Hub) Reached(rev int64) bool { return h.synced.Load() && h.rev.Load() >
 
 // WaitFor waits until the caches reflect revision rev or later, or ctx ends,
 // or the hub stops (ErrStopped).
-func (h *Hub) WaitFor(ctx context.Context, rev int64) error {
+func (h *Hub) WaitFor(ctx context.Context, rev int64) error { return h.WaitWithin(ctx, rev, 0) }
+
+// WaitWithin is WaitFor for d at most (no bound if d is 0), after which it
+// returns context.DeadlineExceeded. A write that waits a moment for the
+// cache to see the last one pays a timer, and only if it waits, rather
+// than a context of its own with its cancellation.
+func (h *Hub) WaitWithin(ctx context.Context, rev int64, d time.Duration) error {
+	var expired <-chan time.Time
 	for {
 		if h.Reached(rev) {
 			return nil
@@ -400,10 +407,17 @@ func (h *Hub) WaitFor(ctx context.Context, rev int64) error {
 		if h.stopped.Load() {
 			return ErrStopped
 		}
+		if d > 0 && expired == nil {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			expired = t.C
+		}
 		select {
 		case <-progress:
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-expired:
+			return context.DeadlineExceeded
 		}
 	}
 }

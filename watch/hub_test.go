@@ -669,6 +669,22 @@ func TestWaitFor(t *testing.T) {
 			t.Errorf("WaitFor = %v, want context.DeadlineExceeded", err)
 		}
 	})
+
+	// WaitWithin's bound ends the wait as a context's deadline would, and
+	// neither it nor ctx's cancellation is needed when the hub is there.
+	t.Run("Within", func(t *testing.T) {
+		if err := e.hub.WaitWithin(context.Background(), e.hub.Revision()+1000, time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("WaitWithin past the hub = %v, want context.DeadlineExceeded", err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := e.hub.WaitWithin(ctx, e.hub.Revision()+1000, time.Hour); !errors.Is(err, context.Canceled) {
+			t.Errorf("WaitWithin with ctx cancelled = %v, want context.Canceled", err)
+		}
+		if err := e.hub.WaitWithin(ctx, e.hub.Revision(), time.Nanosecond); err != nil {
+			t.Errorf("WaitWithin at the hub's revision = %v", err)
+		}
+	})
 }
 
 func TestKeysOutsideCaches(t *testing.T) {
