@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/kapi-dev/kapi/internal/names"
 	"github.com/kapi-dev/kapi/internal/recorder"
 	"github.com/kapi-dev/kapi/internal/requestinfo"
 )
@@ -30,7 +31,7 @@ func requestLog(l *slog.Logger) Observer { return recorder.RequestLog(l) }
 // observed wraps the whole server in its observers; without any it is
 // next itself.
 func (s *Server) observed(next http.Handler) http.Handler {
-	return recorder.Handler(s.config.observers, requestinfo.Of, s.flow.Classify, newUID, next)
+	return recorder.Handler(s.config.observers, requestinfo.Of, s.flow.Classify, names.UID, next)
 }
 
 // ObjectCounts is the number of objects stored, by resource as

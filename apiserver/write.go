@@ -2,8 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -84,7 +82,7 @@ func (rq *request) createObject(ctx context.Context, obj kapi.Object, rec manage
 		meta.Name = rq.name
 	}
 	generated := meta.Name == "" && meta.GenerateName != ""
-	meta.UID = newUID()
+	meta.UID = names.UID()
 	meta.CreationTimestamp = kapi.Now()
 	meta.Generation = 1
 	meta.ResourceVersion = ""
@@ -350,22 +348,4 @@ func (r *resource) inOwnVersion(obj, old kapi.Object) (kapi.Object, kapi.Object)
 		}
 	}
 	return obj, old
-}
-
-// newUID is a random RFC 4122 version 4 UUID.
-func newUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	// 8-4-4-4-12 hex digits, as fmt's %x of each group wrote them, in one
-	// allocation: every create and every observed request makes one.
-	var s [36]byte
-	hex.Encode(s[0:8], b[0:4])
-	hex.Encode(s[9:13], b[4:6])
-	hex.Encode(s[14:18], b[6:8])
-	hex.Encode(s[19:23], b[8:10])
-	hex.Encode(s[24:], b[10:])
-	s[8], s[13], s[18], s[23] = '-', '-', '-', '-'
-	return string(s[:])
 }
