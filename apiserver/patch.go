@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/internal/deepcopy"
 	"github.com/kapi-dev/kapi/internal/splice"
 	"github.com/kapi-dev/kapi/patch"
 )
@@ -120,7 +122,7 @@ func (rq *request) mergedDecoded(cur kapi.Object, value []byte, typ patch.Type, 
 	if _, err := rq.fieldValidation(); err != nil || !m.Mergeable(doc, typ == patch.StrategicMergePatch) {
 		return nil, false
 	}
-	obj = deepCopyObject(cur)
+	obj = rq.patchable(cur, doc)
 	if err := codec.UnmarshalJSON(doc, obj); err != nil {
 		return nil, false // merging says what is wrong
 	}
@@ -128,6 +130,27 @@ func (rq *request) mergedDecoded(cur kapi.Object, value []byte, typ patch.Type, 
 		return obj, true
 	}
 	return nil, false
+}
+
+// patchable is a copy of cur for mergedDecoded to decode a patch doc into,
+// sharing with cur (which may be the watch cache's) nothing a step of the
+// write changes in place. Two parts are not copied: on the resource, its
+// status, left empty, which prepareUpdate replaces with a copy of cur's; and
+// managedFields' entries, unless doc may name them, as patched shares them.
+func (rq *request) patchable(cur kapi.Object, doc []byte) kapi.Object {
+	if mayNameManagedFields(doc) {
+		return deepCopyObject(cur)
+	}
+	obj := shallowCopy(cur)
+	meta := obj.GetObjectMeta()
+	managed := meta.ManagedFields
+	meta.ManagedFields = nil
+	if rq.subresource == "" && rq.res.statusField != nil {
+		rq.res.statusValue(obj).SetZero()
+	}
+	deepcopy.Set(reflect.ValueOf(obj).Elem(), reflect.ValueOf(obj).Elem()) // what the shallow copy shares, copied
+	meta.ManagedFields = slices.Clone(managed)
+	return obj
 }
 
 // mayNameManagedFields says whether a merge or strategic merge patch may
