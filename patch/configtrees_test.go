@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 
 	"github.com/kapi-dev/kapi"
@@ -97,4 +98,37 @@ func FuzzConfigTrees(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestConfigTreesShared: configurations read at once share kept trees and
+// neither reading nor applying one writes them (go test -race finds a
+// write, such as a delete of the metadata's managedFields that is not
+// there).
+func TestConfigTreesShared(t *testing.T) {
+	s, err := SchemaOf(reflect.TypeFor[storedWidget]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := []byte(`{"apiVersion":"v1","kind":"K","metadata":{"name":"a","labels":{"x":"y"}},"spec":{"color":"red","ports":[{"name":"p","port":1}]}}`)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 200 {
+				c, err := ParseConfiguration(doc)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if _, _, err := s.ApplyMerged(nil, c, nil, ApplyOptions{Manager: "m", APIVersion: "v1", Now: kapi.Now()}); err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := encodeJSON(c.tree); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -45,7 +45,8 @@ func readUnmanaged(d *jsonReader) (map[string]any, error) {
 	}
 	m, _ := v.(map[string]any)
 	if meta, ok := m["metadata"].(map[string]any); ok {
-		if _, has := meta["managedFields"]; has { // a tree kept, shared, has none
+		//lint:ignore S1033 delete writes the map even without the key, and a tree kept (configTrees) is read by other requests at once
+		if _, has := meta["managedFields"]; has {
 			delete(meta, "managedFields") // read by encoding/json
 		}
 	}
