@@ -29,7 +29,7 @@ type Configuration struct {
 func ParseConfiguration(config []byte) (*Configuration, error) {
 	buf := shapeBuffers.Get().(*[]byte)
 	defer shapeBuffers.Put(buf)
-	d := jsonReader{data: config, unmanaged: true, shape: (*buf)[:0]}
+	d := jsonReader{data: config, unmanaged: true, shape: (*buf)[:0], trees: true}
 	tree, err := readUnmanaged(&d)
 	if err != nil {
 		return nil, fmt.Errorf("%w: apply configuration: %v", ErrMalformed, err)

@@ -45,7 +45,10 @@ func readUnmanaged(d *jsonReader) (map[string]any, error) {
 	}
 	m, _ := v.(map[string]any)
 	if meta, ok := m["metadata"].(map[string]any); ok {
-		delete(meta, "managedFields") // read by encoding/json
+		//lint:ignore S1033 delete writes the map even without the key, and a tree kept (configTrees) is read by other requests at once
+		if _, has := meta["managedFields"]; has {
+			delete(meta, "managedFields") // read by encoding/json
+		}
 	}
 	return m, nil
 }
@@ -91,6 +94,9 @@ type jsonReader struct {
 	// trusted says the data was read (and checked) before: skip only
 	// finds where a value ends.
 	trusted bool
+	// trees says the reader keeps and reuses the trees of the values it
+	// reads (configTrees): a configuration's, never changed.
+	trees bool
 	// respelled marks a document whose values do not all say what they
 	// said as written: a name held twice (the last kept), a string with
 	// an escape, a number written otherwise than canonicalNumbers writes
@@ -118,10 +124,8 @@ func (d *jsonReader) value(depth int) (any, bool) {
 	}
 	c := d.data[d.i]
 	switch c {
-	case '{':
-		return d.object(depth+1, false)
-	case '[':
-		return d.array(depth + 1)
+	case '{', '[':
+		return d.composite(depth+1, false)
 	}
 	start := d.i
 	v, ok := d.scalar(c)
@@ -220,7 +224,7 @@ func (d *jsonReader) object(depth int, metadata bool) (any, bool) {
 		case depth == 1 && d.unmanaged && key == "metadata":
 			d.space()
 			if d.i < len(d.data) && d.data[d.i] == '{' {
-				v, ok = d.object(depth+1, true)
+				v, ok = d.composite(depth+1, true)
 			} else {
 				v, ok = d.value(depth)
 			}
