@@ -33,10 +33,13 @@
 //
 // A request handed to a waiting committer never asks its context for Done
 // (kapi's store guard arms a timer and a derived context when it is asked,
-// a cost no write that is answered in time needs). So that a write whose
-// commit hangs (an fsync stuck on a failing disk) still has its guard
-// notice it, the committer starts one timer per batch, and the batch's
-// writers ask for Done once it fires, after 100 ms: Do, which then waits
+// a cost no write that is answered in time needs); nor does one that has
+// to wait while the committer commits the batch before it, under load the
+// usual case, unless that batch turns slow: a batch's slow signal also
+// closes once the batch is answered, and tells Submit to try again. So
+// that a write whose commit hangs (an fsync stuck on a failing disk)
+// still has its guard notice it, the committer starts one timer per
+// batch, and the batch's writers ask for Done once it fires, after 100 ms: Do, which then waits
 // for the outcome however long it takes (bolt, sqlite), and Wait, which
 // then also returns when the context ends (postgres, whose writer
 // withdraws a request the committer has not sent yet).

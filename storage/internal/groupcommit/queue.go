@@ -62,7 +62,9 @@ type item[R any] struct {
 func New[R any](cfg Config[R], closing <-chan struct{}) *Queue[R] {
 	cfg.MaxBatch = max(cfg.MaxBatch, 1)
 	q := &Queue[R]{cfg: cfg, requests: make(chan item[R]), closing: closing}
-	q.nextSlow() // closed never, if Run is not running
+	// Closed until Run makes the first batch's: a request handed over
+	// before the committer runs waits as for a slow batch, asking ctx.
+	close(q.nextSlow())
 	return q
 }
 
@@ -88,15 +90,40 @@ func (q *Queue[R]) Submit(ctx context.Context, r R) (<-chan struct{}, error) {
 		return it.done, nil
 	default:
 	}
-	select {
-	case q.requests <- it:
-		return it.done, nil
-	case <-q.closing:
-		q.queued.Add(-1)
-		return nil, ErrClosed
-	case <-ctx.Done():
-		q.queued.Add(-1)
-		return nil, ctx.Err()
+	// Nor does one that waits while the committer commits a batch that is
+	// not slow: the batch's slow signal also closes once it is answered
+	// (after the next batch's is in place), and the committer then takes
+	// requests again. A request waits so through the batch under way and
+	// the next at most; past a slow one, or an ended ctx, it asks ctx.
+	var (
+		slow  = q.slow.Load()
+		ended <-chan struct{} // ctx's Done, once asked
+	)
+	for turns := 0; ; turns++ {
+		var over <-chan struct{}
+		switch {
+		case ended != nil:
+		case turns < 2 && ctx.Err() == nil:
+			over = *slow
+		default:
+			ended = ctx.Done()
+		}
+		select {
+		case q.requests <- it:
+			return it.done, nil
+		case <-q.closing:
+			q.queued.Add(-1)
+			return nil, ErrClosed
+		case <-ended:
+			q.queued.Add(-1)
+			return nil, ctx.Err()
+		case <-over:
+			if next := q.slow.Load(); next != slow {
+				slow = next
+			} else {
+				turns = 2 // slow, not over
+			}
+		}
 	}
 }
 
@@ -148,7 +175,14 @@ func (q *Queue[R]) fast(done <-chan struct{}) bool {
 	case <-done:
 		return true
 	case <-*q.slow.Load():
-		return false
+		// Slow, or over: the committer closes a batch's signal after
+		// its outcomes too (see Submit).
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
 	}
 }
 
@@ -235,8 +269,12 @@ func (q *Queue[R]) Run() {
 		for _, d := range dones {
 			close(d)
 		}
-		slowTimer.Stop()
 		slow = q.nextSlow()
+		// The batch is over: a Submit waiting for it (see there) goes on,
+		// to the next batch's signal. Closed here unless the timer has.
+		if slowTimer.Stop() {
+			close(batchSlow)
+		}
 		clear(batch)
 		clear(dones)
 		batch, dones = batch[:0], dones[:0]

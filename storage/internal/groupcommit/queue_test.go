@@ -254,3 +254,70 @@ func runOneByOne(t *testing.T, commit func([]*req)) *groupcommit.Queue[*req] {
 	t.Cleanup(func() { close(closing); <-done })
 	return q
 }
+
+// TestSubmitBehindACommitDoesNotAskForDone checks that a request handed
+// over while the committer commits another batch, one answered before it
+// is slow, does not ask its context for Done either: under load a writer
+// usually comes while a commit is under way, and kapi's store guard would
+// arm a timer and a derived context for each (postgres' writers, measured
+// on the load harness). The first commit returns once the second request
+// waits in Submit.
+func TestSubmitBehindACommitDoesNotAskForDone(t *testing.T) {
+	waiting := make(chan struct{})
+	q := runOneByOne(t, func(batch []*req) {
+		if batch[0].n == 0 {
+			<-waiting
+		}
+	})
+	first, err := q.Submit(context.Background(), &req{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := &doneCounter{Context: context.Background()}
+	second := make(chan error, 1)
+	go func() {
+		answered, err := q.Submit(ctx, &req{n: 1})
+		if err == nil && !q.Wait(ctx, answered) {
+			err = errors.New("Wait returned before the outcome, with the context still live")
+		}
+		second <- err
+	}()
+	for q.Queued() == 0 {
+		time.Sleep(time.Millisecond) // until the second is handed over
+	}
+	time.Sleep(10 * time.Millisecond) // for it to wait in Submit
+	close(waiting)
+	<-first
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	if n := ctx.calls.Load(); n != 0 {
+		t.Fatalf("a request that waited behind a commit answered in time asked its context for Done %d times", n)
+	}
+}
+
+// TestSubmitBehindAHungCommitAsksForDone checks the other side: a request
+// waiting to be handed over while a commit hangs asks its context for
+// Done once that batch is slow, so that a writer whose context ends is
+// not held until the commit returns. The commit returns only once Done
+// was asked (or at the test's deadline).
+func TestSubmitBehindAHungCommitAsksForDone(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	counted := &doneCounter{Context: ctx}
+	deadline := time.Now().Add(time.Minute)
+	q := runOneByOne(t, func(batch []*req) {
+		for batch[0].n == 0 && counted.calls.Load() == 0 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+	})
+	if _, err := q.Submit(context.Background(), &req{}); err != nil {
+		t.Fatal(err)
+	}
+	for q.Queued() != 0 {
+		time.Sleep(time.Millisecond) // until the committer has taken it
+	}
+	cancel()
+	if _, err := q.Submit(counted, &req{n: 1}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Submit behind a hung commit with its context ended: %v, want context.Canceled", err)
+	}
+}
