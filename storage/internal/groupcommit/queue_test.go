@@ -297,17 +297,28 @@ func TestSubmitBehindACommitDoesNotAskForDone(t *testing.T) {
 }
 
 // TestSubmitBehindAHungCommitAsksForDone checks the other side: a request
-// waiting to be handed over while a commit hangs asks its context for
-// Done once that batch is slow, so that a writer whose context ends is
-// not held until the commit returns. The commit returns only once Done
-// was asked (or at the test's deadline).
+// waiting to be handed over while a commit hangs asks its still-live
+// context for Done once that batch is slow, so that a writer whose
+// context then ends is not held until the commit returns. The commit
+// hangs until Done was asked, ends the context, and returns only once
+// Submit has (or at the test's deadline).
 func TestSubmitBehindAHungCommitAsksForDone(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	counted := &doneCounter{Context: ctx}
 	deadline := time.Now().Add(time.Minute)
+	submitted := make(chan struct{})
 	q := runOneByOne(t, func(batch []*req) {
-		for batch[0].n == 0 && counted.calls.Load() == 0 && time.Now().Before(deadline) {
+		if batch[0].n != 0 {
+			return
+		}
+		for counted.calls.Load() == 0 && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
+		}
+		cancel()
+		select {
+		case <-submitted:
+		case <-time.After(time.Until(deadline)):
 		}
 	})
 	if _, err := q.Submit(context.Background(), &req{}); err != nil {
@@ -316,8 +327,9 @@ func TestSubmitBehindAHungCommitAsksForDone(t *testing.T) {
 	for q.Queued() != 0 {
 		time.Sleep(time.Millisecond) // until the committer has taken it
 	}
-	cancel()
-	if _, err := q.Submit(counted, &req{n: 1}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Submit behind a hung commit with its context ended: %v, want context.Canceled", err)
+	_, err := q.Submit(counted, &req{n: 1})
+	close(submitted)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Submit behind a hung commit whose context ended while it waited: %v, want context.Canceled", err)
 	}
 }
