@@ -312,119 +312,51 @@
 // directory, loopback only), and crashes, kills and restarts it: the
 // package's own tests, the HTTP robustness check with several replicas
 // (internal/test/robustness) and the load harness's PostgreSQL rows use it.
+// Two and three replicas stay linearizable, and their watchers exact,
+// through a replica's restart and PostgreSQL killed and restarted.
 //
 // # Choosing it
 //
 // Pick this backend when the service runs PostgreSQL already and wants its
 // API's objects there, or wants several stateless kapi replicas without
 // running etcd: each replica serves reads from its own watch cache, so
-// the database sees writes, consistent-read revision checks and the
-// pollers' reads. Writes are serialised across the database by the
+// the database sees writes, consistent-read revision checks (none while a
+// replica holds the sole-writer lease) and the pollers' reads of other
+// replicas' writes. Writes are serialised across the database by the
 // revision lock and group-committed per process; for one node with no
-// database, the bolt backend is simpler and faster, and etcd remains the
-// choice where etcd is already run.
+// database, the bolt backend is simpler, and etcd remains the choice
+// where etcd is already run.
 //
-// Measured on a 2-core machine (internal/test/loadtest/sqlrun.sh, 8
-// connections, one run beside kapi on one etcd member): reads from the
-// watch cache as on etcd (GET 4,919/s against etcd's 3,131/s, LIST of
-// 10,000 widgets at 96 % of its ceiling's bytes/s); writes at 0.6-1.0x
-// etcd's (CREATE 582/s against 1,009/s, PUT 584 against 821, merge PATCH
-// 524 against 579, apply 463 against 455), bounded by one commit at a time
-// on the revision lock: the same writes issued straight to this store
-// reached 832 creates/s. Store-level, 8 concurrent writers on a local
-// server (BenchmarkStore Create8 and Update8, medians of 11 rounds
-// alternated with the store as it was before issue 25 and with the
-// one-round-trip commits it tried, load average 6.5 to 10.7): 1,669
-// creates/s and 2,007 updates/s, against 1,369 and 1,469 before, and
-// 1,182 and 1,725 in one round trip. Two and three replicas
-// stay linearizable, and their watchers exact, through a replica's
-// restart and PostgreSQL killed and restarted (internal/test/robustness).
+// Measured on a 2-core machine shared by the server, PostgreSQL and the
+// load generator (internal/test/loadtest/sqlrun.sh, 8 connections, every
+// row in one run; BENCHMARKS.md has the run and those before it): kapi on
+// PostgreSQL wrote 1,876 creates/s, 1,769 PUTs, 1,477 merge PATCHes and
+// 1,451 server-side applies, 1.05x to 1.39x kapi on one etcd member and
+// 6.6x to 10.8x kube-apiserver on kine v0.17.5 on the same PostgreSQL,
+// at 440 to 620 µs of kapi and PostgreSQL CPU per write (kapi and etcd:
+// 800 to 1,050 µs; kube-apiserver, kine and PostgreSQL: 6.5 to 13.9 ms).
+// Reads come from the watch cache: a consistent GET at 90 % of its
+// ceiling (the memory backend 77 % in the same run), a LIST of 10,000
+// widgets at 90 %.
 //
-// Since the committer gives the watchers its own commits' events (no read
-// of the log back) and consistent reads overlap their revision queries, a
-// run of sqlrun.sh (all five rows, load average 8 to 12) measured kapi on
-// PostgreSQL at 1,128 creates/s, 1,046 PUTs, 1,163 merge PATCHes and 1,007
-// applies, 0.6 to 0.9 ms of kapi and PostgreSQL CPU per write: 0.83x to
-// 2.2x kapi on etcd (1,353, 612, 723, 453; 1.0 to 1.8 ms) and 5.2x to 13x
-// kube-apiserver on kine (215, 122, 88, 81; 5.1 to 13.3 ms). Beside the
-// PostgreSQL-only row in its own pass, kapi reached 0.78x its creates,
-// 0.66x its PUTs, 0.77x its PATCHes and 0.51x its applies: the rest is
-// the request handling every backend shares (kapi's CPU per write 296-560
-// µs against the bare client's 157-194). A consistent GET then still cost
-// a round trip (4,529/s, 48 % of its ceiling, against the memory backend's
-// 81 %; at resourceVersion=0, 93 %): the sole-writer lease has since
-// removed it for a store that writes alone (see above).
+// What bounds writes: a batch of about 8 writes makes 2 round trips and
+// 9 statements (BEGIN, the revision lock, the lease check, the current
+// rows; the log, the current rows, the counter, the notification,
+// COMMIT), and costs PostgreSQL what the same statements from a bare
+// client cost. Beside such a client at the same concurrency, kapi reaches
+// 0.67x to 0.81x its rate (PostgreSQL's CPU per write about equal for
+// both); the difference is kapi's request handling in the time between
+// commits, in series with the commit because 8 writers answered together
+// come back together. Overlapping it with the next commit cannot pay:
+// PostgreSQL releases the revision lock only once the COMMIT's WAL flush
+// is done, and splitting the writers into two batches that take turns
+// halves the writes per commit (measured 1.2 to 1.6 times slower). A
+// commit that does not wait for the writers it expects raises
+// PostgreSQL's CPU per write (smaller batches). Making the store cheaper
+// speeds kapi and a bare client alike.
 //
-// What bounds those two gaps, measured (pg_stat_statements on a throwaway
-// cluster; the committer's own timings; exploratory runs on the shared
-// machine, load 4 to 17). A write costs PostgreSQL exactly what the bare
-// client's costs: the same six statements, BEGIN and COMMIT in two round
-// trips per batch, about 7.9 writes a batch at 8 connections for both
-// (935 commits for 7,283 kapi writes; 941 for 7,510 of the bare client's).
-// The commit itself takes the same time for both (4.8 to 6.5 ms a batch
-// under that load, 1.8 ms on a quiet machine; its statements 0.6 ms of
-// it, the WAL flush 0.5 ms). What differs is the time between commits, in
-// which the batch's writers are answered and send their next write: 2.4
-// to 3.8 ms for kapi against 1.3 to 1.8 ms for the bare client. That is
-// kapi's request handling (300 to 500 µs of CPU a write against the bare
-// client's 210 to 230), in series with the commit because 8 writers answered
-// together come back together. Letting a second batch take the lock while
-// one commits, to overlap the two, was tried (two commits under way, the
-// second waiting on the revision lock inside PostgreSQL) and halved
-// throughput: batches split, and each paid the commit's fixed cost. A
-// consistent GET makes one revision query of its own nearly always (39,760
-// queries for about 43,000 GETs at 8 connections: a query starts as soon as
-// a reader is free, and the next GET comes only after its own answer), and
-// that query is 30 % of kapi's CPU for the GET, most of it the system calls
-// of the round trip, plus 66 µs of PostgreSQL's; with two readers instead
-// of four the GETs reached the same share of their ceiling (49 % at the
-// median of three alternated rounds), with one fewer (35 %). Sharing a query already
-// under way, or taking the revision from the notifications, would save the
-// round trip but is not linearizable: PostgreSQL delivers a notification
-// to a listener some time after the writer's COMMIT has returned, so a
-// write another replica has acknowledged may not have been notified yet
-// when a read begins.
-//
-// Measured again once kapi's request handling had been cut (170 to 270
-// µs of CPU per PUT or apply; the committer's timings per batch, CPU
-// profiles of kapi and of the PostgreSQL-only server, load 5 to 15): a
-// cycle is the time between commits (1.3 to 1.7 ms for kapi, 0.8 ms for
-// the bare client), the first round trip (0.3 to 1.1 ms, nearly all of it
-// waiting to be scheduled on the loaded machine), the committer's own
-// work (11 to 23 µs) and the second round trip with the WAL flush (2.5 to
-// 4.9 ms), then 19 to 28 µs to answer the batch; 7.8 to 8.0 writes a
-// batch for both. The store costs kapi what it costs the bare client,
-// about 30 µs of CPU a write (27 in the PostgreSQL-only server, 32 in
-// kapi), 15 % of kapi's CPU. So nothing in the store separates the two
-// rows: what does is kapi's handling in the time between commits, and
-// making the store cheaper makes both faster by the same time a cycle,
-// which leaves kapi's share of the bare client's rate lower, not higher.
-// Overlapping that time with the next commit cannot pay while a commit
-// (L) outlasts it (g): PostgreSQL releases the revision lock only once
-// the COMMIT's WAL flush is done, so a second batch cannot get past its
-// lock statement sooner, and the overlap needs the 8 writers split into
-// two batches that take turns, 4 writes per L against 8 per L + g in
-// lockstep: 1.2 to 1.6 times slower at these figures. Beside the
-// PostgreSQL-only server, alternated (6 passes, its update and apply
-// workloads), kapi reached a median 0.85x its PUTs (0.73 to 1.22) and
-// 0.79x its applies (0.69 to 0.85, and one pass in which the bare client
-// stalled).
-//
-// Earlier, beside kube-apiserver v1.37.2 on kine v0.17.5 on the same PostgreSQL
-// cluster (the widget as a CRD; one run of sqlrun.sh, all five rows, load
-// average 5 to 14), kapi on PostgreSQL wrote 9.1x as many creates (1,332/s
-// against 147/s), 8.1x the PUTs (683 against 84), 7.8x the merge PATCHes
-// and 10x the applies, at 1.1 to 1.4 ms of CPU per write for kapi and
-// PostgreSQL together against 6.3 to 17.2 ms for kube-apiserver, kine and
-// PostgreSQL (kapi on etcd: 642 creates/s, 1.2 to 2.8 ms). Its consistent
-// GET (no resourceVersion: one revision read from PostgreSQL, batched)
-// served 3,953/s against kube on kine's 490/s and kapi on etcd's 2,803/s;
-// its LIST of 10,000 ran 177 times a second, where each of kube's waited
-// about 8 s for its watch cache to reach kine's revision. kine's advantage
-// is that kube-apiserver runs unchanged on it; kapi's is that it has no
-// etcd to emulate, and reads concurrent consistent reads' revision in one
-// query. Every row again, side by side, from the repository root (the
-// first run builds kine and kube-apiserver):
+// Every row again, side by side, from the repository root (the first run
+// builds kine and kube-apiserver):
 //
 //	internal/test/loadtest/sqlrun.sh
 package postgres
