@@ -136,7 +136,8 @@ func (rq *request) mergedDecoded(cur kapi.Object, value []byte, typ patch.Type, 
 // sharing with cur (which may be the watch cache's) nothing a step of the
 // write changes in place. Two parts are not copied: on the resource, its
 // status, left empty, which prepareUpdate replaces with a copy of cur's; and
-// managedFields' entries, unless doc may name them, as patched shares them.
+// managedFields' entries, unless doc may name them, as patched shares them
+// (their Time and FieldsV1 are the cache's: nothing may write through them).
 func (rq *request) patchable(cur kapi.Object, doc []byte) kapi.Object {
 	if mayNameManagedFields(doc) {
 		return deepCopyObject(cur)
