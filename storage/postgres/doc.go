@@ -333,7 +333,7 @@
 // PostgreSQL wrote 1,876 creates/s, 1,769 PUTs, 1,477 merge PATCHes and
 // 1,451 server-side applies, 1.05x to 1.39x kapi on one etcd member and
 // 6.6x to 10.8x kube-apiserver on kine v0.17.5 on the same PostgreSQL,
-// at 440 to 620 µs of kapi and PostgreSQL CPU per write (kapi and etcd:
+// at 474 to 674 µs of kapi and PostgreSQL CPU per write (kapi and etcd:
 // 800 to 1,050 µs; kube-apiserver, kine and PostgreSQL: 6.5 to 13.9 ms).
 // Reads come from the watch cache: a consistent GET at 90 % of its
 // ceiling (the memory backend 77 % in the same run), a LIST of 10,000
