@@ -49,7 +49,26 @@ func freeURL(t *testing.T) url.URL {
 	return url.URL{Scheme: "http", Host: l.Addr().String()}
 }
 
+// startCluster starts size etcd members on loopback ports chosen free.
+// A port chosen is released until its member binds it, so another process
+// may take it meanwhile (CI runs test binaries side by side): the cluster
+// is then started again on other ports, in fresh directories.
 func startCluster(t *testing.T, size int) *cluster {
+	for attempt := 1; ; attempt++ {
+		c, err := tryCluster(t, size)
+		if err == nil {
+			t.Cleanup(c.stop)
+			return c
+		}
+		if attempt == 3 || !strings.Contains(err.Error(), "address already in use") {
+			t.Fatal(err)
+		}
+		t.Logf("starting the cluster again on other ports: %v", err)
+	}
+}
+
+// tryCluster starts a cluster, or stops what it started and says why not.
+func tryCluster(t *testing.T, size int) (*cluster, error) {
 	c := &cluster{t: t}
 	var initial []string
 	for i := range size {
@@ -65,14 +84,16 @@ func startCluster(t *testing.T, size int) *cluster {
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
+		c.stop()
+		return nil, err
 	}
-	t.Cleanup(func() {
-		for _, m := range c.members {
-			m.stop()
-		}
-	})
-	return c
+	return c, nil
+}
+
+func (c *cluster) stop() {
+	for _, m := range c.members {
+		m.stop()
+	}
 }
 
 func (m *member) start() error {
