@@ -53,14 +53,15 @@ func (d *jsonReader) composite(depth int, metadata bool) (any, bool) {
 	if !d.trees || d.discard || d.shape == nil || depth < 2 { // the root: a whole configuration is rarely applied twice
 		return d.compositeRead(depth, metadata)
 	}
+	// Where the value ends, looked for in the next maxConfigTree bytes
+	// only: a larger value is not kept, and a look past them at every
+	// level of a deep document would read it once per level.
 	start := d.i
-	end := d.i
-	if p := (jsonReader{data: d.data, i: d.i}); p.pass() {
-		end = p.i
-	}
-	if end-start < 2 || end-start > maxConfigTree {
+	p := jsonReader{data: d.data[:min(len(d.data), start+maxConfigTree)], i: start}
+	if !p.pass() || p.i-start < 2 {
 		return d.compositeRead(depth, metadata)
 	}
+	end := p.i
 	raw := d.data[start:end]
 	h := maphash.Bytes(configTreeSeed, raw) ^ uint64(depth)<<48 ^ uint64(d.where)<<56
 	if metadata {
