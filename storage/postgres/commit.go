@@ -22,14 +22,16 @@ import (
 //
 // The first is BEGIN, the revision counter's row lock (SELECT ... FOR
 // UPDATE), which every writer of the database takes first, and the current
-// versions of the batch's keys, read after the lock is held and so in a
+// versions of the batch's keys with the sole-writer lease's check (one
+// statement, see checkAndRead), read after the lock is held and so in a
 // snapshot no other writer can change. The committer then checks each
 // request's precondition, in the requests' order, against the versions
 // the earlier ones left (a failed one is that request's answer, and uses
 // no revision; a key written twice sees its first write, as if the
 // requests had come one at a time), and numbers the others from the
-// counter. The second round trip is the log rows, the current rows, the
-// counter, the notification and COMMIT, in one pipeline. The lock is held
+// counter. The second round trip is one statement that writes the log
+// rows and the current rows, sets the counter and notifies (see
+// writeBatch in schema.go), and COMMIT, in one pipeline. The lock is held
 // until the commit, so transactions commit in the order of their
 // revisions, on every replica (see doc.go).
 //

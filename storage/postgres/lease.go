@@ -102,9 +102,13 @@ func newLeaseStatements(q func(string) string) leaseStatements {
 			fmt.Sprintf(`INSERT INTO %s (mode, holder, term, lease_ms) VALUES ('shared', '', 0, 0) ON CONFLICT DO NOTHING`, lease),
 		},
 		check: fmt.Sprintf(`SELECT mode = 'shared' OR holder = $1, mode = 'shared' FROM %s`, lease),
-		checkAndRead: fmt.Sprintf(`SELECT l.mode = 'shared' OR l.holder = $1, l.mode = 'shared',
-  c.key, c.value, coalesce(c.create_rev, 0), coalesce(c.mod_rev, 0)
-FROM %s l LEFT JOIN %s c ON c.key = ANY ($2)`, lease, current),
+		// The read is a subquery of its own, planned as it would be
+		// alone (the join's planner otherwise takes the lease table,
+		// never analyzed, for hundreds of rows, and materializes the
+		// read's rows for each).
+		checkAndRead: fmt.Sprintf(`SELECT l.allowed, l.shared, c.key, c.value, coalesce(c.create_rev, 0), coalesce(c.mod_rev, 0)
+FROM (SELECT mode = 'shared' OR holder = $1 AS allowed, mode = 'shared' AS shared FROM %s LIMIT 1) l
+LEFT JOIN LATERAL (SELECT key, value, create_rev, mod_rev FROM %s WHERE key = ANY ($2)) c ON true`, lease, current),
 		state: fmt.Sprintf(`SELECT mode, holder, term, lease_ms, %s FROM %s`, othersWrite, lease),
 		take: fmt.Sprintf(`UPDATE %s SET mode = 'sole', holder = $1, term = term + 1, lease_ms = %s WHERE term = $3 AND NOT %s`,
 			lease, ms, othersWrite),

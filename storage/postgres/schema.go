@@ -138,7 +138,10 @@ FROM %[1]s r CROSS JOIN %[2]s c LEFT JOIN LATERAL (
 	// in the batch, which then sets the key's current row (deleting it
 	// for a deletion; the final rows' keys are distinct, so the DELETE
 	// and the upsert never touch one row twice); the counter; and the
-	// notification. The notification carries the store's revision after
+	// notification. The DELETE joins b, so that its plan is an index
+	// lookup per deletion, none without: as key = ANY (ARRAY(SELECT ...))
+	// its generic plan scanned the whole table of a small store, at every
+	// batch. The notification carries the store's revision after
 	// the commit, so that a poller that has read that far already does
 	// not read again (the test switch's, nothing: it leaves the counter,
 	// whose lock would order its commits, alone).
@@ -152,7 +155,7 @@ r AS (UPDATE %s SET rev = $10)`, revision)
     AS b (rev, key, value, create_rev, prev_rev, deleted, final)),
 l AS (INSERT INTO %[1]s (rev, key, value, create_rev, prev_rev, deleted)
   SELECT rev, key, value, create_rev, prev_rev, deleted FROM b),
-d AS (DELETE FROM %[2]s WHERE key = ANY (ARRAY(SELECT key FROM b WHERE final AND deleted))),
+d AS (DELETE FROM %[2]s c USING b WHERE b.final AND b.deleted AND c.key = b.key),
 u AS (INSERT INTO %[2]s (key, value, create_rev, mod_rev)
   SELECT key, value, create_rev, rev FROM b WHERE final AND NOT deleted
   ON CONFLICT (key) DO UPDATE SET value = excluded.value, create_rev = excluded.create_rev, mod_rev = excluded.mod_rev)%[3]s
