@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -21,14 +22,16 @@ import (
 //
 // The first is BEGIN, the revision counter's row lock (SELECT ... FOR
 // UPDATE), which every writer of the database takes first, and the current
-// versions of the batch's keys, read after the lock is held and so in a
+// versions of the batch's keys with the sole-writer lease's check (one
+// statement, see checkAndRead), read after the lock is held and so in a
 // snapshot no other writer can change. The committer then checks each
 // request's precondition, in the requests' order, against the versions
 // the earlier ones left (a failed one is that request's answer, and uses
 // no revision; a key written twice sees its first write, as if the
 // requests had come one at a time), and numbers the others from the
-// counter. The second round trip is the log rows, the current rows, the
-// counter, the notification and COMMIT, in one pipeline. The lock is held
+// counter. The second round trip is one statement that writes the log
+// rows and the current rows, sets the counter and notifies (see
+// writeBatch in schema.go), and COMMIT, in one pipeline. The lock is held
 // until the commit, so transactions commit in the order of their
 // revisions, on every replica (see doc.go).
 //
@@ -192,23 +195,64 @@ type version struct {
 	value       []byte
 	create, mod int64
 	live        bool
+	// key is the key's bytes, for the statements' arguments.
+	key []byte
+	// last is 1 + the index of the batch's last log row for the key, 0
+	// if the batch does not write it.
+	last int
 }
 
-// logRows are the columns of the log rows a batch inserts.
+// batch is the committer's working state for one transaction, kept
+// between transactions so that a commit allocates little (only the
+// committer uses it).
+type batch struct {
+	reqs  []*request
+	keys  bytesArray // the batch's keys, each once
+	state map[string]version
+	log   logRows
+	// The batch's events, as the poller would read them back from the
+	// log (see recent.follow), which copies them.
+	events []storage.Event
+}
+
+// reset empties b for a batch of n requests, letting go of the last
+// batch's values.
+func (b *batch) reset(n int) {
+	clear(b.reqs)
+	clear(b.keys)
+	clear(b.events)
+	b.reqs, b.keys, b.events = b.reqs[:0], b.keys[:0], b.events[:0]
+	if b.state == nil {
+		b.state = make(map[string]version, n)
+	}
+	clear(b.state)
+	b.log.reset()
+}
+
+// logRows are the columns of the log rows a batch inserts, and whether
+// each is the last of its key in the batch.
 type logRows struct {
-	revs, creates, prevs []int64
-	keys, values         [][]byte
-	deleted              []bool
+	revs, creates, prevs int64Array
+	keys, values         bytesArray
+	deleted, final       []bool
 }
 
-func (l *logRows) add(rev int64, key string, value []byte, create, prev int64, deleted bool) {
-	l.revs, l.keys, l.values = append(l.revs, rev), append(l.keys, []byte(key)), append(l.values, value)
-	l.creates, l.prevs, l.deleted = append(l.creates, create), append(l.prevs, prev), append(l.deleted, deleted)
+func (l *logRows) reset() {
+	clear(l.keys)
+	clear(l.values)
+	l.revs, l.creates, l.prevs = l.revs[:0], l.creates[:0], l.prevs[:0]
+	l.keys, l.values, l.deleted, l.final = l.keys[:0], l.values[:0], l.deleted[:0], l.final[:0]
+}
+
+func (l *logRows) add(rev int64, key, value []byte, create, prev int64, deleted bool) {
+	l.revs, l.keys, l.values = append(l.revs, rev), append(l.keys, key), append(l.values, value)
+	l.creates, l.prevs = append(l.creates, create), append(l.prevs, prev)
+	l.deleted, l.final = append(l.deleted, deleted), append(l.final, false)
 }
 
 // commitBatch runs commit's transaction and returns its last revision, 0
 // if it wrote nothing.
-func (s *Store) commitBatch(ctx context.Context, batch []*request) (last int64, fed bool, err error) {
+func (s *Store) commitBatch(ctx context.Context, reqs []*request) (last int64, fed bool, err error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return 0, false, s.fail(ctx, err)
@@ -228,12 +272,10 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (last int64, 
 	}
 
 	// A request whose caller has gone is not sent.
-	var (
-		reqs  = make([]*request, 0, len(batch))
-		keys  = make([][]byte, 0, len(batch))
-		state = make(map[string]version, len(batch))
-	)
-	for _, r := range batch {
+	bt := &s.batch
+	bt.reset(len(reqs))
+	defer bt.reset(0)
+	for _, r := range reqs {
 		if r.ctx.Err() != nil && r.state.CompareAndSwap(pending, withdrawn) {
 			r.err = notSent(r.ctx, r.ctx.Err())
 			continue
@@ -241,13 +283,14 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (last int64, 
 		if !r.state.CompareAndSwap(pending, sent) {
 			continue // withdrawn by its writer
 		}
-		reqs = append(reqs, r)
-		if _, ok := state[r.key]; !ok {
-			state[r.key] = version{}
-			keys = append(keys, []byte(r.key))
+		bt.reqs = append(bt.reqs, r)
+		if _, ok := bt.state[r.key]; !ok {
+			key := []byte(r.key)
+			bt.state[r.key] = version{key: key}
+			bt.keys = append(bt.keys, key)
 		}
 	}
-	if len(reqs) == 0 {
+	if len(bt.reqs) == 0 {
 		return 0, false, nil
 	}
 
@@ -260,7 +303,7 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (last int64, 
 	// can commit: if it fails, no write was applied.
 	b.Queue("BEGIN")
 	if s.config.unorderedRevisions {
-		b.Queue(s.sql.nextRevisions, len(reqs)).Query(func(rows pgx.Rows) error {
+		b.Queue(s.sql.nextRevisions, len(bt.reqs)).Query(func(rows pgx.Rows) error {
 			for rows.Next() {
 				var r int64
 				if err := rows.Scan(&r); err != nil {
@@ -274,25 +317,12 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (last int64, 
 		b.Queue(s.sql.lockRevision).QueryRow(func(row pgx.Row) error { return row.Scan(&rev) })
 	}
 	var allowed bool
-	s.leaseCheck(&b, &allowed)
-	b.Queue(s.sql.readCurrent, keys).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			var (
-				key []byte
-				v   = version{live: true}
-			)
-			if err := rows.Scan(&key, &v.value, &v.create, &v.mod); err != nil {
-				return err
-			}
-			state[string(key)] = v
-		}
-		return rows.Err()
-	})
+	s.checkAndRead(&b, bt.keys, &allowed, func(v version) { bt.state[string(v.key)] = v })
 	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
 		return 0, false, s.fail(ctx, err)
 	}
 	if !allowed {
-		return 0, false, s.refused(ctx, conn, reqs)
+		return 0, false, s.refused(ctx, conn, bt.reqs)
 	}
 	if revs == nil {
 		s.lease.locked(rev)
@@ -301,15 +331,9 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (last int64, 
 	// The requests in their order, each against the versions the earlier
 	// ones left: a failed precondition is its own request's answer, and
 	// uses no revision.
-	var (
-		log     logRows
-		written = make(map[string]bool, len(reqs))
-		// The batch's events, as the poller would read them back from
-		// the log (see recent.follow).
-		events = make([]storage.Event, 0, len(reqs))
-	)
-	for _, r := range reqs {
-		cur := state[r.key]
+	log := &bt.log
+	for _, r := range bt.reqs {
+		cur := bt.state[r.key]
 		switch {
 		case r.op == opCreate && cur.live:
 			r.err = storage.ErrExists
@@ -326,22 +350,25 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (last int64, 
 		} else {
 			rev++
 		}
-		r.rev, written[r.key] = rev, true
+		r.rev = rev
+		key := cur.key
 		switch r.op {
 		case opCreate:
-			log.add(rev, r.key, r.value, rev, 0, false)
-			state[r.key] = version{value: r.value, create: rev, mod: rev, live: true}
-			events = append(events, storage.Event{Type: storage.Put, KeyValue: storage.KeyValue{Key: r.key, Value: r.value, CreateRevision: rev, ModRevision: rev}})
+			log.add(rev, key, r.value, rev, 0, false)
+			cur = version{value: r.value, create: rev, mod: rev, live: true}
+			bt.events = append(bt.events, storage.Event{Type: storage.Put, KeyValue: storage.KeyValue{Key: r.key, Value: r.value, CreateRevision: rev, ModRevision: rev}})
 		case opUpdate:
-			log.add(rev, r.key, r.value, cur.create, cur.mod, false)
-			state[r.key] = version{value: r.value, create: cur.create, mod: rev, live: true}
-			events = append(events, storage.Event{Type: storage.Put, KeyValue: storage.KeyValue{Key: r.key, Value: r.value, CreateRevision: cur.create, ModRevision: rev}, Prev: cur.value})
+			log.add(rev, key, r.value, cur.create, cur.mod, false)
+			bt.events = append(bt.events, storage.Event{Type: storage.Put, KeyValue: storage.KeyValue{Key: r.key, Value: r.value, CreateRevision: cur.create, ModRevision: rev}, Prev: cur.value})
+			cur = version{value: r.value, create: cur.create, mod: rev, live: true}
 		case opDelete:
-			log.add(rev, r.key, nil, cur.create, cur.mod, true)
+			log.add(rev, key, nil, cur.create, cur.mod, true)
 			r.removed = storage.KeyValue{Key: r.key, Value: cur.value, CreateRevision: cur.create, ModRevision: rev}
-			state[r.key] = version{}
-			events = append(events, storage.Event{Type: storage.Delete, KeyValue: storage.KeyValue{Key: r.key, Value: cur.value, CreateRevision: cur.create, ModRevision: rev}, Prev: cur.value})
+			bt.events = append(bt.events, storage.Event{Type: storage.Delete, KeyValue: storage.KeyValue{Key: r.key, Value: cur.value, CreateRevision: cur.create, ModRevision: rev}, Prev: cur.value})
+			cur = version{}
 		}
+		cur.key, cur.last = key, len(log.revs)
+		bt.state[r.key] = cur
 	}
 	if len(log.revs) == 0 {
 		if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
@@ -349,43 +376,24 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (last int64, 
 		}
 		return 0, false, nil
 	}
+	for _, v := range bt.state {
+		if v.last > 0 {
+			log.final[v.last-1] = true
+		}
+	}
 
-	var (
-		gone                  [][]byte
-		liveKeys, liveValues  [][]byte
-		liveCreates, liveMods []int64
-	)
-	for _, key := range keys {
-		if !written[string(key)] {
-			continue
-		}
-		switch v := state[string(key)]; {
-		case v.live:
-			liveKeys, liveValues = append(liveKeys, key), append(liveValues, v.value)
-			liveCreates, liveMods = append(liveCreates, v.create), append(liveMods, v.mod)
-		default:
-			gone = append(gone, key)
-		}
-	}
-	// The second round trip: the writes, the counter, the notification
-	// and COMMIT.
+	// The second round trip: the writes, the counter and the
+	// notification in one statement, and COMMIT.
 	b = pgx.Batch{}
-	b.Queue(s.sql.insertLog, log.revs, log.keys, log.values, log.creates, log.prevs, log.deleted)
-	if len(gone) > 0 {
-		b.Queue(s.sql.deleteCurrent, gone)
-	}
-	if len(liveKeys) > 0 {
-		b.Queue(s.sql.upsertCurrent, liveKeys, liveValues, liveCreates, liveMods)
-	}
-	var notice string
+	args := []any{log.revs, log.keys, log.values, log.creates, log.prevs, log.deleted, log.final, s.sql.channelName, ""}
 	if revs == nil { // the test switch leaves the counter alone: its lock would order the commits
-		b.Queue(s.sql.setRevision, rev)
-		notice = fmt.Sprint(rev)
+		args[8] = strconv.FormatInt(rev, 10)
+		args = append(args, rev)
 		last = rev
 	} else {
 		last = slices.Max(log.revs)
 	}
-	b.Queue(s.sql.notify, s.sql.channelName, notice)
+	b.Queue(s.sql.writeBatch, args...)
 	if hook := s.config.beforeCommit; hook != nil {
 		hook(slices.Sorted(slices.Values(log.revs)))
 	}
@@ -411,5 +419,5 @@ func (s *Store) commitBatch(ctx context.Context, batch []*request) (last int64, 
 	// them, they are what its next read would bring, and the watchers
 	// have them at once, without that read. (Not so for the test switch's
 	// revisions, which need not follow the last one read.)
-	return last, revs == nil && s.recent.follow(events), nil
+	return last, revs == nil && s.recent.follow(bt.events), nil
 }

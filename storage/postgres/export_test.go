@@ -111,3 +111,11 @@ func FollowCommits(commits int, value []byte, check bool) error {
 	}
 	return nil
 }
+
+// ArrayArgs returns the committer's array arguments (args.go) holding b
+// and i, as pgx encodes them.
+func ArrayArgs(b [][]byte, i []int64) (bytes, ints any) { return bytesArray(b), int64Array(i) }
+
+// WriteBatchStatement returns the SQL of a commit's writes on schema
+// (see commit.go).
+func WriteBatchStatement(schema string) string { return newStatements(schema, false).writeBatch }

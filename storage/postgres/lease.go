@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -75,20 +76,23 @@ var errLeaseRefused = fmt.Errorf("%w: postgres: another store holds the sole-wri
 // only dates the writers' registrations, which decide who tries, not who
 // may.
 type leaseStatements struct {
-	schema   []string
-	check    string // may a write of $1 commit: mode shared, or held by $1
-	state    string // mode, holder, term, lease_ms, and whether another ($1) writes
-	take     string // $1 takes it for $2 ms if the term is still $3, under the revision lock
-	renew    string
-	share    string // turn another's lease to shared if its term is still $3
-	register string // $1 writes while shared
-	forget   string // the registrations that ran out, but $1's
-	release  string
-	leave    string // $1's registration
+	schema []string
+	check  string // may a write of $1 commit: mode shared, or held by $1
+	// check's answer on each of the current rows of keys $2, or on one
+	// row of NULLs if there is none
+	checkAndRead string
+	state        string // mode, holder, term, lease_ms, and whether another ($1) writes
+	take         string // $1 takes it for $2 ms if the term is still $3, under the revision lock
+	renew        string
+	share        string // turn another's lease to shared if its term is still $3
+	register     string // $1 writes while shared
+	forget       string // the registrations that ran out, but $1's
+	release      string
+	leave        string // $1's registration
 }
 
 func newLeaseStatements(q func(string) string) leaseStatements {
-	lease, writers := q("writer_lease"), q("writers")
+	lease, writers, current := q("writer_lease"), q("writers"), q("current")
 	othersWrite := fmt.Sprintf(`EXISTS (SELECT 1 FROM %s WHERE holder <> $1 AND until > now())`, writers)
 	ms := `$2::bigint`
 	return leaseStatements{
@@ -98,6 +102,13 @@ func newLeaseStatements(q func(string) string) leaseStatements {
 			fmt.Sprintf(`INSERT INTO %s (mode, holder, term, lease_ms) VALUES ('shared', '', 0, 0) ON CONFLICT DO NOTHING`, lease),
 		},
 		check: fmt.Sprintf(`SELECT mode = 'shared' OR holder = $1, mode = 'shared' FROM %s`, lease),
+		// The read is a subquery of its own, planned as it would be
+		// alone (the join's planner otherwise takes the lease table,
+		// never analyzed, for hundreds of rows, and materializes the
+		// read's rows for each).
+		checkAndRead: fmt.Sprintf(`SELECT l.allowed, l.shared, c.key, c.value, coalesce(c.create_rev, 0), coalesce(c.mod_rev, 0)
+FROM (SELECT mode = 'shared' OR holder = $1 AS allowed, mode = 'shared' AS shared FROM %s LIMIT 1) l
+LEFT JOIN LATERAL (SELECT key, value, create_rev, mod_rev FROM %s WHERE key = ANY ($2)) c ON true`, lease, current),
 		state: fmt.Sprintf(`SELECT mode, holder, term, lease_ms, %s FROM %s`, othersWrite, lease),
 		take: fmt.Sprintf(`UPDATE %s SET mode = 'sole', holder = $1, term = term + 1, lease_ms = %s WHERE term = $3 AND NOT %s`,
 			lease, ms, othersWrite),
@@ -260,10 +271,12 @@ func (l *lease) lost() {
 	l.holder, l.validUntil = false, time.Time{}
 }
 
-// leaseCheck queues, in a commit's first round trip after the revision
-// lock, the lease's check: allowed says whether the batch may commit.
+// checkAndRead queues, in a commit's first round trip after the revision
+// lock, the lease's check (allowed says whether the batch may commit) and
+// the read of the current rows of the batch's keys (add is called with
+// each).
 //
-// It is a statement of its own, after the lock's, and must stay one: a
+// The check is in a statement after the lock's, and must stay so: a
 // statement under READ COMMITTED reads in a snapshot taken when it
 // starts, so this one sees the lease as the lock's previous holder (a
 // take, a share) left it. Joined into the lock's SELECT ... FOR UPDATE it
@@ -271,6 +284,52 @@ func (l *lease) lost() {
 // for the lock reads the newest version of the row it locks only: the
 // lease row would come from its snapshot of before the wait, and a write
 // could commit under a lease another store took meanwhile.
+//
+// The read must come after the lock as well, for the same reason, and so
+// the check and the read are one statement (one Bind and Execute less a
+// batch), but for the tests' switches: without the check, and with
+// unordered revisions, whose read locks the current rows (FOR UPDATE,
+// which a LEFT JOIN cannot take on its nullable side).
+func (s *Store) checkAndRead(b *pgx.Batch, keys bytesArray, allowed *bool, add func(v version)) {
+	if s.config.skipLeaseCheck || s.config.unorderedRevisions {
+		s.leaseCheck(b, allowed)
+		b.Queue(s.sql.readCurrent, keys).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				v := version{live: true}
+				if err := rows.Scan(&v.key, &v.value, &v.create, &v.mod); err != nil {
+					return err
+				}
+				add(v)
+			}
+			return rows.Err()
+		})
+		return
+	}
+	b.Queue(s.sql.lease.checkAndRead, s.lease.id, keys).Query(func(rows pgx.Rows) error {
+		var (
+			shared bool
+			n      int
+		)
+		for ; rows.Next(); n++ {
+			v := version{live: true}
+			if err := rows.Scan(allowed, &shared, &v.key, &v.value, &v.create, &v.mod); err != nil {
+				return err
+			}
+			if v.key != nil { // not the row of NULLs
+				add(v)
+			}
+		}
+		if err := rows.Err(); err != nil || n == 0 { // no lease row: as leaseCheck's QueryRow
+			return cmp.Or(err, pgx.ErrNoRows)
+		}
+		if shared {
+			s.lease.sharedWrite.Store(time.Now().UnixNano())
+		}
+		return nil
+	})
+}
+
+// leaseCheck queues the lease's check alone (see checkAndRead).
 func (s *Store) leaseCheck(b *pgx.Batch, allowed *bool) {
 	if s.config.skipLeaseCheck {
 		*allowed = true

@@ -145,6 +145,16 @@ func TestTwoRoundTripsPerCommit(t *testing.T) {
 	if len(trips) != 2*4*n {
 		t.Errorf("%d writes made one at a time took %d round trips to commit, want two each", 4*n, len(trips))
 	}
+	// And few statements in each, each a Bind and an Execute PostgreSQL
+	// parses and runs: BEGIN, the lock, and the lease's check with the
+	// current rows; the writes with the counter and the notification,
+	// and COMMIT.
+	for _, trip := range trips {
+		if n := strings.Count(trip, "; ") + 1; n > 3 {
+			t.Errorf("a round trip of a commit sent %d statements, want at most 3: %s", n, trip)
+			break
+		}
+	}
 }
 
 // leaseTaken says whether trips hold the lease's own round trips: a take

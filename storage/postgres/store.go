@@ -157,6 +157,9 @@ type Store struct {
 
 	// lease is the store's side of the sole-writer lease (lease.go).
 	lease lease
+
+	// batch is the committer's (commit.go).
+	batch batch
 }
 
 var _ storage.Interface = (*Store)(nil)
