@@ -67,6 +67,9 @@ func merge(l any, lok bool, r any, rok bool, s *Schema) (any, bool) {
 		// comparison with the live object.
 		var arr [16]member
 		members := arr[:0]
+		if n := len(lm) + len(rm); n > len(arr) {
+			members = make([]member, 0, n)
+		}
 		same := lok && len(lm) > 0 && mergeEqualAsIs
 		for k, lv := range lm {
 			rv, ok := rm[k]
