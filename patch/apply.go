@@ -99,6 +99,8 @@ func (s *Schema) Apply(live, config []byte, managed []kapi.ManagedFieldsEntry, o
 // the object as a Merged: a server that holds the live object and the
 // configuration decoded has the result as a Go value from them
 // (Merged.Decode), without writing its JSON and decoding that again.
+// The entries returned may share their field sets' bytes (FieldsV1.Raw)
+// with managed's, as Update's do: neither is to be changed in place.
 func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.ManagedFieldsEntry, opts ApplyOptions) (*Merged, []kapi.ManagedFieldsEntry, error) {
 	if opts.Manager == "" {
 		return nil, nil, fmt.Errorf("%w: fieldManager is required for apply", ErrMalformed)
@@ -151,7 +153,9 @@ func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.
 	id := applier.id()
 	var lastSet fieldSet
 	if prev := ms[id]; prev != nil {
-		lastSet, applier.time = prev.set, prev.time
+		// raw: the entry's bytes, written back when the set applied now
+		// is the one applied before (the usual re-apply).
+		lastSet, applier.time, applier.raw = prev.set, prev.time, prev.raw
 	}
 	merged, _ := merge(liveObj, true, cfg, true, s)
 	applied := appliedSetOf(cfg, s, ignore, opts.Ignore, config.shape)
@@ -406,7 +410,7 @@ func (s *Schema) record(c *comparison, oldObj, newObj any, ms managerSet, opts U
 				own = own.union(prev.set)
 				if prev.parsed != nil && own.equal(prev.parsed.set) {
 					// What it owned before, written back as it was read.
-					own, writer.parsed = prev.parsed.set, prev.parsed
+					own, writer.parsed, writer.raw = prev.parsed.set, prev.parsed, prev.raw
 				}
 			}
 			writer.set, writer.time = own, &t

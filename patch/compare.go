@@ -1,6 +1,9 @@
 package patch
 
-import "reflect"
+import (
+	"encoding/json"
+	"reflect"
+)
 
 // comparison is what changed between two values, as Kubernetes' Compare
 // reports it. Its walk extends the path in place and copies it only into
@@ -32,8 +35,11 @@ func (c *comparison) add(set *fieldSet, p fieldPath) {
 	set.insert(c.clone(p))
 }
 
+// compareObjects compares two trees; its sets are made as their first
+// paths go in (add), nil while empty: an apply changes a field or two and
+// adds and removes none.
 func compareObjects(lhs, rhs any, s *Schema) comparison {
-	c := comparison{added: fieldSet{}, modified: fieldSet{}, removed: fieldSet{}}
+	var c comparison
 	c.walk(lhs, true, rhs, true, s, make(fieldPath, 0, pathDepth))
 	return c
 }
@@ -254,9 +260,16 @@ func equalValues(a, b any) bool {
 		}
 		return true
 	}
-	switch b.(type) {
+	switch y := b.(type) {
 	case []any, map[string]any:
 		return false
+	case string:
+		x, ok := a.(string)
+		return ok && x == y // what compareValues says of two strings, without ranking them
+	case json.Number:
+		if x, ok := a.(json.Number); ok && x == y {
+			return true // one literal: compareValues would parse both
+		}
 	}
 	return compareValues(a, b) == 0
 }

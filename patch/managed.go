@@ -56,6 +56,10 @@ type fieldManager struct {
 	time                         *kapi.Time
 	// parsed is the entry's FieldsV1 as read, while set is still it.
 	parsed *parsedSet
+	// raw is the FieldsV1 the entry was read with (nil if none), which
+	// encode writes back, shared, when it is parsed's encoding: a copy of
+	// parsedSets' bytes is made only for a set written otherwise.
+	raw []byte
 }
 
 // id identifies a manager as Kubernetes does: the JSON of its entry without
@@ -150,6 +154,9 @@ func decodeManagers(entries []kapi.ManagedFieldsEntry) (managerSet, error) {
 		// time is e's: a manager's time is replaced, never changed in
 		// place, and encode writes a copy.
 		m := &fieldManager{name: e.Manager, operation: e.Operation, subresource: e.Subresource, apiVersion: e.APIVersion, set: set, parsed: parsed, time: e.Time}
+		if parsed != nil {
+			m.raw = e.FieldsV1.Raw
+		}
 		out[m.id()] = m
 	}
 	return out, nil
@@ -162,20 +169,33 @@ func (ms managerSet) encode() []kapi.ManagedFieldsEntry {
 		return nil
 	}
 	out := make([]kapi.ManagedFieldsEntry, 0, len(ms))
+	// The entries' fields and times, in one allocation where they were two
+	// per entry.
+	parts := make([]struct {
+		fields kapi.FieldsV1
+		t      kapi.Time
+	}, len(ms))
 	for _, m := range ms {
 		var raw []byte
 		if m.parsed != nil && sameSet(m.set, m.parsed.set) {
-			raw = bytes.Clone(m.parsed.encoded) // a FieldsV1 may be decoded into again
+			// The set as read, shared with the entry it was read from;
+			// else a copy of the cache's, which a FieldsV1 decoded into
+			// again would change.
+			if raw = m.raw; !bytes.Equal(raw, m.parsed.encoded) {
+				raw = bytes.Clone(m.parsed.encoded)
+			}
 		} else {
 			raw, _ = m.set.MarshalJSON()
 		}
+		p := &parts[len(out)]
+		p.fields.Raw = raw
 		e := kapi.ManagedFieldsEntry{
 			Manager: m.name, Operation: m.operation, APIVersion: m.apiVersion,
-			FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: raw}, Subresource: m.subresource,
+			FieldsType: "FieldsV1", FieldsV1: &p.fields, Subresource: m.subresource,
 		}
 		if m.time != nil {
-			t := *m.time
-			e.Time = &t
+			p.t = *m.time
+			e.Time = &p.t
 		}
 		out = append(out, e)
 	}

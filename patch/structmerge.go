@@ -31,20 +31,21 @@ func merge(l any, lok bool, r any, rok bool, s *Schema) (any, bool) {
 		// merging makes of it is a copy of it, which it need not be.
 		return l, true
 	}
-	if lok && rok && mergeEqualAsIs && equalValues(l, r) {
-		// What merging makes of equal values (checked, so every item
-		// is named once): the configuration's, without building it
-		// again. Applying what was applied before is most applies. The
-		// live one is written alike (numbers are canonical), and the
-		// comparison with the live object then passes over it.
-		return l, true
-	}
 	switch s.Kind {
 	case List:
 		ll, _ := l.([]any)
 		rl, _ := r.([]any)
 		if len(ll) == 0 && len(rl) == 0 {
 			return keepRight()
+		}
+		if lok && rok && mergeEqualAsIs && equalValues(l, r) {
+			// What merging makes of equal values (checked, so every
+			// item is named once): the configuration's, without
+			// building it again. Applying what was applied before is
+			// most applies. The live one is written alike (numbers are
+			// canonical), and the comparison with the live object then
+			// passes over it.
+			return l, true
 		}
 		out := mergeGranularList(ll, rl, s)
 		if len(out) == 0 {
@@ -57,24 +58,43 @@ func merge(l any, lok bool, r any, rok bool, s *Schema) (any, bool) {
 		if len(lm) == 0 && len(rm) == 0 {
 			return keepRight()
 		}
-		out := map[string]any{}
+		// The members are merged first, and the live map is the result
+		// when each is the live one's (sameTree): what merging makes of
+		// a map the configuration changes nothing in, equal to it or a
+		// part of it (most of an object's metadata, an unchanged spec),
+		// without building it again or comparing it with the
+		// configuration's beforehand, and then passed over by the
+		// comparison with the live object.
+		var arr [16]member
+		members := arr[:0]
+		if n := len(lm) + len(rm); n > len(arr) {
+			members = make([]member, 0, n)
+		}
+		same := lok && len(lm) > 0 && mergeEqualAsIs
 		for k, lv := range lm {
 			rv, ok := rm[k]
 			if v, ok := merge(lv, true, rv, ok, s.Field(k)); ok {
-				out[k] = v
+				same = same && sameTree(v, lv)
+				members = append(members, member{k, v})
+			} else {
+				same = false
 			}
 		}
 		for k, rv := range rm {
 			if _, ok := lm[k]; !ok {
 				if v, ok := merge(nil, false, rv, true, s.Field(k)); ok {
-					out[k] = v
+					same = false
+					members = append(members, member{k, v})
 				}
 			}
 		}
-		if len(out) == 0 {
+		if same {
+			return l, true
+		}
+		if len(members) == 0 {
 			return nil, false
 		}
-		return out, true
+		return membersMap(members), true
 	}
 	return keepRight()
 }

@@ -170,19 +170,22 @@ func (c *treeCompiler) compileNew(t reflect.Type, mode treeMode) treeFunc {
 	case reflect.Bool:
 		return func(v reflect.Value, _ int, _ any, _ *treeBuild) (any, bool) { return v.Bool(), true }
 	case reflect.String:
-		return func(v reflect.Value, _ int, _ any, _ *treeBuild) (any, bool) {
+		return func(v reflect.Value, _ int, hint any, _ *treeBuild) (any, bool) {
 			s := v.String()
+			if h, ok := hint.(string); ok && h == s {
+				return hint, true // the hint's strings are valid UTF-8
+			}
 			return stringTree(s), utf8.ValidString(s) // else json.Marshal respells it
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return func(v reflect.Value, _ int, _ any, _ *treeBuild) (any, bool) {
+		return func(v reflect.Value, _ int, hint any, _ *treeBuild) (any, bool) {
 			var arr [24]byte
-			return numberTree(strconv.AppendInt(arr[:0], v.Int(), 10)), true
+			return hintedNumber(strconv.AppendInt(arr[:0], v.Int(), 10), hint), true
 		}
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return func(v reflect.Value, _ int, _ any, _ *treeBuild) (any, bool) {
+		return func(v reflect.Value, _ int, hint any, _ *treeBuild) (any, bool) {
 			var arr [24]byte
-			return numberTree(strconv.AppendUint(arr[:0], v.Uint(), 10)), true
+			return hintedNumber(strconv.AppendUint(arr[:0], v.Uint(), 10), hint), true
 		}
 	case reflect.Interface:
 		return func(v reflect.Value, _ int, _ any, _ *treeBuild) (any, bool) { return nil, v.IsNil() }
@@ -372,6 +375,16 @@ func stringMapTree(v reflect.Value, _ int, hint any, b *treeBuild) (any, bool) {
 	return out, true
 }
 
+// hintedNumber is numberTree(lit), or hint when it is that number: the
+// leaves of an object written again are mostly the hint's, and taking
+// them costs a comparison where interning one costs hashing it.
+func hintedNumber(lit []byte, hint any) any {
+	if h, ok := hint.(json.Number); ok && len(lit) < 19 && string(h) == string(lit) {
+		return hint // numberTree's own answer for a short literal
+	}
+	return numberTree(lit)
+}
+
 // stringTree is s boxed, a short one as the reader boxes it: made once
 // while it stays in internedValues.
 func stringTree(s string) any {
@@ -397,13 +410,16 @@ func sameStrings(m map[string]string, t map[string]any) bool {
 // timeTree is the tree of a kapi time written in layout: null when zero,
 // else its string in UTC (jsonwrite.AppendTime).
 func timeTree(layout string) treeFunc {
-	return func(v reflect.Value, _ int, _ any, _ *treeBuild) (any, bool) {
+	return func(v reflect.Value, _ int, hint any, _ *treeBuild) (any, bool) {
 		t := jsonimage.TimeOf(v)
 		if t.IsZero() {
 			return nil, true
 		}
 		var arr [40]byte
 		b := t.UTC().AppendFormat(arr[:0], layout)
+		if h, ok := hint.(string); ok && h == string(b) {
+			return hint, true
+		}
 		if len(b) <= maxInternedKey {
 			return internValue(b, false), true
 		}

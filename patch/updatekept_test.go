@@ -153,3 +153,39 @@ func TestUpdateKeptSharesWhatItRead(t *testing.T) {
 	}
 	write()
 }
+
+// An apply's entries share the sets they were read with as an update's
+// do: the applier's, applying the set it applied before, and another
+// manager's it leaves alone keep their bytes, and a FieldsV1 decoded into
+// in place changes no later apply's entries.
+func TestApplySharesWhatItRead(t *testing.T) {
+	s, err := SchemaOf(reflect.TypeFor[storedWidget]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := ApplyOptions{Manager: "a", APIVersion: "example.com/v1", Now: kapi.NewTime(time.Unix(2e9, 0))}
+	config := []byte(`{"apiVersion":"example.com/v1","kind":"Widget","spec":{"color":"red"}}`)
+	live := []byte(`{"apiVersion":"example.com/v1","kind":"Widget","spec":{"color":"red","replicas":1}}`)
+	const applied, updated = `{"f:spec":{"f:color":{}}}`, `{"f:spec":{"f:replicas":{}}}`
+	apply := func() ([]kapi.ManagedFieldsEntry, []kapi.ManagedFieldsEntry) {
+		managed := []kapi.ManagedFieldsEntry{
+			{Manager: "a", Operation: OperationApply, APIVersion: "example.com/v1", FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: []byte(applied)}},
+			{Manager: "b", Operation: OperationUpdate, APIVersion: "example.com/v1", FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: []byte(updated)}},
+		}
+		_, got, err := s.Apply(live, config, managed, opts)
+		if err != nil || len(got) != 2 || string(got[0].FieldsV1.Raw) != applied || string(got[1].FieldsV1.Raw) != updated {
+			t.Fatalf("Apply: %s, %v; want both entries as they were", entriesJSON(got), err)
+		}
+		return managed, got
+	}
+	managed, got := apply()
+	for i := range got {
+		if &got[i].FieldsV1.Raw[0] != &managed[i].FieldsV1.Raw[0] {
+			t.Errorf("%s's set is a copy of the one read", got[i].Manager)
+		}
+	}
+	if err := got[0].FieldsV1.UnmarshalJSON([]byte(`{"f:spec":{"f:colour":{}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	apply()
+}
