@@ -66,7 +66,7 @@ func TestAppliedSetShapeRandom(t *testing.T) {
 	sets := map[string]string{} // a shape's set, as written
 	read := map[string]string{} // a reader's shape's set, by schema
 	same, sameRead := 0, 0
-	eachRandomObject(t, 3, func(s *Schema, m map[string]any) {
+	eachRandomObject(t, 3, randomRounds(1000), func(s *Schema, m map[string]any) {
 		set := fieldSet{}
 		toSet(m, s, nil, set)
 		want, _ := set.filter(keep).MarshalJSON()
@@ -110,7 +110,7 @@ func TestAppliedSetShapeRandom(t *testing.T) {
 			}
 		}
 	})
-	if same < 300 || sameRead < 100 {
+	if same < randomRounds(300) || sameRead < randomRounds(100) {
 		t.Errorf("only %d values had a shape seen before, %d a reader's shape", same, sameRead)
 	}
 	t.Logf("%d values had a shape seen before, %d a reader's shape", same, sameRead)
@@ -195,7 +195,7 @@ func TestValidShapeRandom(t *testing.T) {
 	keep := ignoreFilter(nil)
 	valid := map[string]bool{} // a reader's shape's validity, by schema
 	same, invalid := 0, 0
-	eachRandomObject(t, 5, func(s *Schema, w map[string]any) {
+	eachRandomObject(t, 5, 1000, func(s *Schema, w map[string]any) {
 		c := readConfiguration(t, w)
 		ok := validate(c.tree, s, nil, false) == nil
 		if !ok {
@@ -226,9 +226,9 @@ func TestValidShapeRandom(t *testing.T) {
 }
 
 // eachRandomObject calls f with random objects of storedWidget's schema and
-// of its deduced variant, seeded by seed: for each of 1,000 values, the
-// value, two revalued and one mutated copies, those that are objects.
-func eachRandomObject(t *testing.T, seed int64, f func(s *Schema, m map[string]any)) {
+// of its deduced variant, seeded by seed: for each of n values a schema,
+// the value, two revalued and one mutated copies, those that are objects.
+func eachRandomObject(t *testing.T, seed int64, n int, f func(s *Schema, m map[string]any)) {
 	t.Helper()
 	s, err := SchemaOf(reflect.TypeFor[storedWidget]())
 	if err != nil {
@@ -236,7 +236,7 @@ func eachRandomObject(t *testing.T, seed int64, f func(s *Schema, m map[string]a
 	}
 	r := rand.New(rand.NewSource(seed))
 	for _, s := range []*Schema{s, withDeduced(s)} {
-		for i := 0; i < 1000; i++ {
+		for range n {
 			v := randomValue(r, s, 0)
 			for _, w := range []any{v, revalue(r, v, s, 0), revalue(r, v, s, 0), mutate(r, v, s, 0)} {
 				if m, ok := w.(map[string]any); ok {

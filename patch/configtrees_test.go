@@ -33,7 +33,7 @@ func readFresh(doc []byte) (tree map[string]any, shape []byte, plain bool, err e
 // changed by an apply shows. It fails too if nothing is ever kept.
 func TestConfigTreesRandom(t *testing.T) {
 	read, shared, n := 0, 0, 0
-	eachRandomObject(t, 11, func(s *Schema, m map[string]any) {
+	eachRandomObject(t, 11, randomRounds(1000), func(s *Schema, m map[string]any) {
 		if n++; n%8 != 0 {
 			return
 		}

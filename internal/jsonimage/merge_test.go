@@ -204,7 +204,7 @@ func TestMergeRandom(t *testing.T) {
 	sample, widget, sampleSchema, widgetSchema := newMergers(t)
 	var matched [2]int
 	data := make([]byte, 512)
-	const n = 20000
+	n := randomCases(20000)
 	for i := range n {
 		fuzzfill.Input(data, uint64(i), 17)
 		matched[0] += checkMerge[mergeSample](t, sample, sampleSchema, data)

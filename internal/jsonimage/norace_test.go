@@ -1,0 +1,5 @@
+//go:build !race
+
+package jsonimage_test
+
+const raceEnabled = false
