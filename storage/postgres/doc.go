@@ -330,31 +330,31 @@
 // Measured on a 2-core machine shared by the server, PostgreSQL and the
 // load generator (internal/test/loadtest/sqlrun.sh, 8 connections, every
 // row in one run; BENCHMARKS.md has the run and those before it): kapi on
-// PostgreSQL wrote 1,876 creates/s, 1,769 PUTs, 1,477 merge PATCHes and
-// 1,451 server-side applies, 1.05x to 1.39x kapi on one etcd member and
-// 6.6x to 10.8x kube-apiserver on kine v0.17.5 on the same PostgreSQL,
-// at 474 to 674 µs of kapi and PostgreSQL CPU per write (kapi and etcd:
-// 800 to 1,050 µs; kube-apiserver, kine and PostgreSQL: 6.5 to 13.9 ms).
-// Reads come from the watch cache: a consistent GET at 90 % of its
-// ceiling (the memory backend 77 % in the same run), a LIST of 10,000
-// widgets at 90 %.
+// PostgreSQL wrote 1,677 creates/s, 1,461 PUTs, 1,655 merge PATCHes and
+// 1,665 server-side applies, 0.99x to 1.27x kapi on one etcd member and
+// 5x to 10.9x kube-apiserver on kine v0.17.5 on the same PostgreSQL, at
+// 560 to 621 µs of kapi and PostgreSQL CPU per write (kapi and etcd: 804
+// to 1,036 µs; kube-apiserver, kine and PostgreSQL: 5.5 to 12.3 ms).
+// Reads come from the watch cache: a consistent GET at 89 % of its
+// ceiling (the memory backend 84 % in the same run), a LIST of 10,000
+// widgets at 99 %.
 //
 // What bounds writes: a batch of about 8 writes makes 2 round trips and
 // 5 statements (BEGIN, the revision lock, the lease check with the
 // current rows; the log, the current rows, the counter and the
-// notification in one statement, COMMIT; 9 statements before they were
-// merged), and costs PostgreSQL what the same statements from a bare
-// client cost. Beside such a client at the same concurrency, kapi reaches
-// 0.67x to 0.81x its rate (PostgreSQL's CPU per write about equal for
-// both); the difference is kapi's request handling in the time between
-// commits, in series with the commit because 8 writers answered together
-// come back together. Overlapping it with the next commit cannot pay:
-// PostgreSQL releases the revision lock only once the COMMIT's WAL flush
-// is done, and splitting the writers into two batches that take turns
-// halves the writes per commit (measured 1.2 to 1.6 times slower). A
-// commit that does not wait for the writers it expects raises
-// PostgreSQL's CPU per write (smaller batches). Making the store cheaper
-// speeds kapi and a bare client alike.
+// notification in one statement, COMMIT). A bare client issuing the same
+// statements at the same concurrency makes the same commits, as full (8
+// writes each, counted with pg_stat_statements), and writes 2,849 to
+// 3,351 times a second; kapi beside it reaches 0.71x its creates and
+// 0.73x its PUTs, 0.50x to 0.52x its PATCHes and applies: kapi's request
+// handling (131 to 149 µs of CPU per write for the bare client, 261 to
+// 431 for kapi) runs between commits, in series with them because 8
+// writers answered together come back together. Overlapping it with the
+// next commit cannot pay: PostgreSQL releases the revision lock only once
+// the COMMIT's WAL flush is done, and splitting the writers into two
+// batches that take turns halves the writes per commit (measured 1.2 to
+// 1.6 times slower). A commit that does not wait for the writers it
+// expects raises PostgreSQL's CPU per write (smaller batches).
 //
 // Every row again, side by side, from the repository root (the first run
 // builds kine and kube-apiserver):
