@@ -122,7 +122,8 @@
 // against the PostgreSQL-only server (-serve-ceiling -ceiling-postgres URL):
 // the ceiling, but each write first stored through kapi's PostgreSQL store,
 // the same statements and group commit with none of kapi's handling, as
-// the bolt-only server is for bolt. The etcd pass runs the etcd-only
+// the bolt-only server is for bolt; its tables first hold as many rows as
+// kapi's after seeding (-ceiling-postgres-fill). The etcd pass runs the etcd-only
 // server (-serve-ceiling -ceiling-etcd ENDPOINTS) in the same rounds as
 // kapi and the ceiling (-store-only URL), for GET and the writes: the
 // ceiling, but each request first makes the etcd requests kapi's store

@@ -34,6 +34,7 @@ func mainErr() error {
 		serveCeiling = flag.String("serve-ceiling", "", "serve the ceiling on `ADDR` and do nothing else")
 		ceilingStore = flag.String("ceiling-store", "", "with -serve-ceiling: serve as the bolt-only server, storing each write's answer in a bolt file in `DIR` first")
 		ceilingPG    = flag.String("ceiling-postgres", "", "with -serve-ceiling: serve as the PostgreSQL-only server, storing each write's answer through kapi's PostgreSQL store at `URL` first")
+		ceilingFill  = flag.Int("ceiling-postgres-fill", 0, "with -ceiling-postgres: values of ~1 KiB the PostgreSQL-only server stores before it serves, so that its tables hold as many rows as kapi's after a pass's seeding (-small + -large widgets)")
 		ceilingEtcd  = flag.String("ceiling-etcd", "", "with -serve-ceiling: serve as the etcd-only server, making each request's etcd requests (as kapi on etcd makes them) on the cluster at `ENDPOINTS` first")
 		servePG      = flag.String("serve-postgres", "", "start a throwaway PostgreSQL cluster, write its URL and its postmaster's PID to `FILE`, and wait for a signal to remove it")
 		fillPG       = flag.String("fill-postgres", "", "store -fill-objects widgets in the PostgreSQL database at `URL` (kapi's schema), as examples/widgets stores them, and exit")
@@ -111,7 +112,7 @@ func mainErr() error {
 	case *fillPG != "":
 		return fillPostgres(ctx, *fillPG, *fillObjs)
 	case *serveCeiling != "" && *ceilingPG != "":
-		h, stopCeiling, err := newPostgresCeiling(ctx, *ceilingPG)
+		h, stopCeiling, err := newPostgresCeiling(ctx, *ceilingPG, *ceilingFill)
 		if err != nil {
 			return err
 		}

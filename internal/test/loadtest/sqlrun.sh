@@ -163,7 +163,10 @@ CP=$(port)
 cpid=$!
 pids+=($cpid)
 OP=$(port)
-"$BIN/loadtest" -serve-ceiling 127.0.0.1:$OP -ceiling-postgres "$PGURL" 2>"$OUT/pg-only.log" &
+# The PostgreSQL-only server's tables hold as many rows as kapi's: the
+# harness seeds 500 + 10,000 widgets of ~1 KiB (-small, -large) into the
+# kapi it measures (PGONLY_FILL=0: its tables hold only what it writes).
+"$BIN/loadtest" -serve-ceiling 127.0.0.1:$OP -ceiling-postgres "$PGURL" -ceiling-postgres-fill "${PGONLY_FILL:-10500}" 2>"$OUT/pg-only.log" &
 opid=$!
 pids+=($opid)
 KP=$(port)
