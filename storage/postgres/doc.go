@@ -345,11 +345,12 @@
 // notification in one statement, COMMIT). A bare client issuing the same
 // statements at the same concurrency makes the same commits, as full (8
 // writes each, counted with pg_stat_statements), and writes 2,849 to
-// 3,351 times a second; kapi beside it reaches 0.71x its creates and
-// 0.73x its PUTs, 0.50x to 0.52x its PATCHes and applies: kapi's request
-// handling (131 to 149 µs of CPU per write for the bare client, 261 to
-// 431 for kapi) runs between commits, in series with them because 8
-// writers answered together come back together. Overlapping it with the
+// 3,351 times a second; kapi beside it reached 0.71x its creates and
+// 0.73x its PUTs, 0.50x to 0.52x its PATCHes and applies in that run,
+// and 0.53x to 0.81x across the four writes in short passes of the two
+// alone: kapi's request handling (131 to 149 µs of CPU per write for the
+// bare client, 261 to 431 for kapi) runs between commits, in series with
+// them because 8 writers answered together come back together. Overlapping it with the
 // next commit cannot pay: PostgreSQL releases the revision lock only once
 // the COMMIT's WAL flush is done, and splitting the writers into two
 // batches that take turns halves the writes per commit (measured 1.2 to
