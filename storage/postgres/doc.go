@@ -339,23 +339,23 @@
 // ceiling (the memory backend 84 % in the same run), a LIST of 10,000
 // widgets at 99 %.
 //
-// What bounds writes: a batch of about 8 writes makes 2 round trips and
-// 5 statements (BEGIN, the revision lock, the lease check with the
-// current rows; the log, the current rows, the counter and the
-// notification in one statement, COMMIT). A bare client issuing the same
-// statements at the same concurrency makes the same commits, as full (8
-// writes each, counted with pg_stat_statements), and writes 2,849 to
-// 3,351 times a second; kapi beside it reached 0.71x its creates and
-// 0.73x its PUTs, 0.50x to 0.52x its PATCHes and applies in that run,
-// and 0.53x to 0.81x across the four writes in short passes of the two
-// alone: kapi's request handling (131 to 149 µs of CPU per write for the
-// bare client, 261 to 431 for kapi) runs between commits, in series with
-// them because 8 writers answered together come back together. Overlapping it with the
-// next commit cannot pay: PostgreSQL releases the revision lock only once
-// the COMMIT's WAL flush is done, and splitting the writers into two
-// batches that take turns halves the writes per commit (measured 1.2 to
-// 1.6 times slower). A commit that does not wait for the writers it
-// expects raises PostgreSQL's CPU per write (smaller batches).
+// What bounds writes: a batch of about 8 writes makes 2 round trips and 5
+// statements (BEGIN, the revision lock, the lease check with the current
+// rows; the log, the current rows, the counter and the notification in one
+// statement, COMMIT). A bare client issuing the same statements at the
+// same concurrency makes the same commits, as full (8 writes each, counted
+// with pg_stat_statements), and writes 2,849 to 3,351 times a second; kapi
+// beside it reached 0.71x its creates and 0.73x its PUTs, 0.50x to 0.52x
+// its PATCHes and applies in that run, and 0.53x to 0.81x across the four
+// writes in short passes of the two alone: kapi's request handling (131 to
+// 149 µs of CPU per write for the bare client, 261 to 431 for kapi) runs
+// between commits, in series with them because 8 writers answered together
+// come back together. Overlapping it with the next commit cannot pay:
+// PostgreSQL releases the revision lock only once the COMMIT's WAL flush
+// is done, and splitting the writers into two batches that take turns
+// halves the writes per commit (measured 1.2 to 1.6 times slower). A
+// commit that does not wait for the writers it expects raises PostgreSQL's
+// CPU per write (smaller batches).
 //
 // Every row again, side by side, from the repository root (the first run
 // builds kine and kube-apiserver):
