@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kapi-dev/kapi/apiserver"
+	"github.com/kapi-dev/kapi/internal/test/race"
 )
 
 // createAllocs is what one CREATE of a realistic widget allocates through
@@ -21,7 +22,7 @@ import (
 const createAllocs = 60
 
 func TestCreateAllocations(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("allocation budgets do not hold under the race detector")
 	}
 	srv := newWidgetHandler(t)
@@ -44,7 +45,7 @@ func TestCreateAllocations(t *testing.T) {
 const patchAllocs = 71
 
 func TestPatchAllocations(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("allocation budgets do not hold under the race detector")
 	}
 	srv := newWidgetHandler(t)

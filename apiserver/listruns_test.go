@@ -14,6 +14,7 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/codec"
+	"github.com/kapi-dev/kapi/internal/test/race"
 )
 
 // A whole collection's LIST is written from runs of its items kept from
@@ -129,7 +130,7 @@ func TestListRunsMatchEncodedList(t *testing.T) {
 	// rounds in both builds; a run reused without comparing its items
 	// fails in the first round's lists.
 	rounds := 30
-	if raceEnabled {
+	if race.Enabled {
 		rounds = 10
 	}
 	for round := range rounds {

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/kapi-dev/kapi/internal/test/race"
 )
 
 // revalue changes v's values where toSet does not look at them: a
@@ -66,7 +68,7 @@ func TestAppliedSetShapeRandom(t *testing.T) {
 	sets := map[string]string{} // a shape's set, as written
 	read := map[string]string{} // a reader's shape's set, by schema
 	same, sameRead := 0, 0
-	eachRandomObject(t, 3, randomRounds(1000), func(s *Schema, m map[string]any) {
+	eachRandomObject(t, 3, race.Cases(1000), func(s *Schema, m map[string]any) {
 		set := fieldSet{}
 		toSet(m, s, nil, set)
 		want, _ := set.filter(keep).MarshalJSON()
@@ -110,7 +112,7 @@ func TestAppliedSetShapeRandom(t *testing.T) {
 			}
 		}
 	})
-	if same < randomRounds(300) || sameRead < randomRounds(100) {
+	if same < race.Cases(300) || sameRead < race.Cases(100) {
 		t.Errorf("only %d values had a shape seen before, %d a reader's shape", same, sameRead)
 	}
 	t.Logf("%d values had a shape seen before, %d a reader's shape", same, sameRead)

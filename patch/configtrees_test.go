@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/internal/test/race"
 )
 
 // readFresh is what ParseConfiguration reads of doc without the trees
@@ -33,7 +34,7 @@ func readFresh(doc []byte) (tree map[string]any, shape []byte, plain bool, err e
 // changed by an apply shows. It fails too if nothing is ever kept.
 func TestConfigTreesRandom(t *testing.T) {
 	read, shared, n := 0, 0, 0
-	eachRandomObject(t, 11, randomRounds(1000), func(s *Schema, m map[string]any) {
+	eachRandomObject(t, 11, race.Cases(1000), func(s *Schema, m map[string]any) {
 		if n++; n%8 != 0 {
 			return
 		}

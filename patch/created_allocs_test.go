@@ -5,12 +5,13 @@ import (
 	"testing"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/internal/test/race"
 )
 
 // A create's managedFields entry, of a shape seen before, is two
 // allocations: the entry with its time and fields, and the fields' bytes.
 func TestCreatedEntryAllocations(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("allocation budgets do not hold under the race detector")
 	}
 	s, err := SchemaOf(reflect.TypeFor[storedWidget]())

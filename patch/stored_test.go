@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/internal/test/race"
 )
 
 type storedWidget struct {
@@ -229,7 +230,7 @@ func mutate(r *rand.Rand, v any, s *Schema, depth int) any {
 
 // randomStoredPairs calls check on 8,000 random pairs of widget documents
 // (4,000 with storedWidget's schema, 4,000 with it deduced; a quarter of
-// each under the race detector, randomRounds), each pair's values first
+// each under the race detector, race.Cases), each pair's values first
 // given to managed (to add managedFields to one side); check says whether
 // compareStored compared the pair as written, which at least one in 16
 // must be (500 of 8,000).
@@ -240,7 +241,7 @@ func randomStoredPairs(t *testing.T, seed int64, managed func(r *rand.Rand, oldV
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewSource(seed))
-	taken, n := 0, randomRounds(4000)
+	taken, n := 0, race.Cases(4000)
 	for _, s := range []*Schema{s, withDeduced(s)} {
 		for range n {
 			oldV := randomValue(r, s, 0)

@@ -9,6 +9,7 @@ import (
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
 	"github.com/kapi-dev/kapi/internal/fuzzfill"
 	"github.com/kapi-dev/kapi/internal/jsonimage"
+	"github.com/kapi-dev/kapi/internal/test/race"
 )
 
 // OracleEmbedded is embedded under a JSON name: a field, not inlined.
@@ -139,7 +140,7 @@ func TestImageMatchesReflectiveWalk(t *testing.T) {
 	data := make([]byte, 512)
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
-			told, changed, n := 0, 0, randomCases(1500)
+			told, changed, n := 0, 0, race.Cases(1500)
 			for i := range n {
 				fuzzfill.Input(data, uint64(i), 29)
 				ok, ch := c.compare(t, data)

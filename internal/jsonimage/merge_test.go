@@ -14,6 +14,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/fuzzfill"
 	"github.com/kapi-dev/kapi/internal/jsonfields"
 	"github.com/kapi-dev/kapi/internal/jsonimage"
+	"github.com/kapi-dev/kapi/internal/test/race"
 	"github.com/kapi-dev/kapi/patch"
 )
 
@@ -204,7 +205,7 @@ func TestMergeRandom(t *testing.T) {
 	sample, widget, sampleSchema, widgetSchema := newMergers(t)
 	var matched [2]int
 	data := make([]byte, 512)
-	n := randomCases(20000)
+	n := race.Cases(20000)
 	for i := range n {
 		fuzzfill.Input(data, uint64(i), 17)
 		matched[0] += checkMerge[mergeSample](t, sample, sampleSchema, data)

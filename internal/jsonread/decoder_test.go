@@ -13,6 +13,7 @@ import (
 	"github.com/kapi-dev/kapi/codec"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
 	"github.com/kapi-dev/kapi/internal/jsonread"
+	"github.com/kapi-dev/kapi/internal/test/race"
 )
 
 // known is codec's UnmarshalKnownJSON's options: what a Decoder is to
@@ -227,7 +228,7 @@ func FuzzDecoder(f *testing.F) {
 const widgetAllocs = 12
 
 func TestDecoderAllocations(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("allocation budgets do not hold under the race detector")
 	}
 	dec := jsonread.New(reflect.TypeFor[widgetapi.Widget](), fallback)
@@ -247,7 +248,7 @@ func TestDecoderAllocations(t *testing.T) {
 // them again allocates only the widget and its two maps (two blocks
 // each), not the keys.
 func TestDecoderSharesLongKeys(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("allocation budgets do not hold under the race detector")
 	}
 	dec := jsonread.New(reflect.TypeFor[widgetapi.Widget](), fallback)

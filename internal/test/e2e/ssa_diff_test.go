@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/internal/test/race"
 	"github.com/kapi-dev/kapi/patch"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -648,7 +649,7 @@ func TestSSADifferentialRandom(t *testing.T) {
 	sequences := 600
 	if testing.Short() {
 		sequences = 100
-	} else if raceEnabled {
+	} else if race.Enabled {
 		sequences = 200
 	}
 	steps, conflicts, changes := 0, 0, 0

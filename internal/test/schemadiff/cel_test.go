@@ -21,6 +21,7 @@ import (
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"k8s.io/apiserver/pkg/cel/common"
 
+	"github.com/kapi-dev/kapi/internal/test/race"
 	"github.com/kapi-dev/kapi/schema"
 	"github.com/kapi-dev/kapi/validation"
 	kapicel "github.com/kapi-dev/kapi/validation/cel"
@@ -437,7 +438,7 @@ func TestRuleCases(t *testing.T) {
 
 func TestRealCRDRules(t *testing.T) {
 	objects := 30
-	if testing.Short() || raceEnabled {
+	if testing.Short() || race.Enabled {
 		objects = 4
 	}
 	for _, m := range crdModules {

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/kapi-dev/kapi/internal/test/race"
 )
 
 // Generated rules: expressions built from the fields of fuzzRuleSchema
@@ -167,7 +169,7 @@ func compareGeneratedRules(t *testing.T, src source, objects int) {
 
 func TestGeneratedRules(t *testing.T) {
 	n := 400
-	if testing.Short() || raceEnabled {
+	if testing.Short() || race.Enabled {
 		n = 60
 	}
 	for seed := range n {

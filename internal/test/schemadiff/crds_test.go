@@ -14,6 +14,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/kapi-dev/kapi/internal/test/race"
 	"github.com/kapi-dev/kapi/schema"
 )
 
@@ -130,7 +131,7 @@ func crdDocs(t testing.TB, dir string) []crdDoc {
 
 func TestRealCRDs(t *testing.T) {
 	objects := 40
-	if testing.Short() || raceEnabled {
+	if testing.Short() || race.Enabled {
 		objects = 5
 	}
 	for _, m := range crdModules {

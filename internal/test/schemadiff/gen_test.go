@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/kapi-dev/kapi/internal/test/race"
 )
 
 // source is where generators take their choices: fuzz bytes or a seeded
@@ -434,12 +436,9 @@ func compareGenerated(t *testing.T, src source, objects int) {
 	compareSchema(t, schemaJSON, list)
 }
 
-// raceEnabled is set in builds with the race detector (race_test.go).
-var raceEnabled bool
-
 func TestGenerated(t *testing.T) {
 	n := 1500
-	if testing.Short() || raceEnabled {
+	if testing.Short() || race.Enabled {
 		n = 200
 	}
 	for seed := range n {

@@ -1,5 +1,0 @@
-//go:build race
-
-package apiserver_test
-
-const raceEnabled = true

@@ -1,5 +1,0 @@
-//go:build !race
-
-package jsonimage_test
-
-const raceEnabled = false

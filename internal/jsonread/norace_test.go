@@ -1,5 +1,0 @@
-//go:build !race
-
-package jsonread_test
-
-const raceEnabled = false

@@ -1,5 +1,0 @@
-//go:build !race
-
-package patch
-
-const raceEnabled = false
