@@ -27,7 +27,7 @@ import (
 // KV calls the server directly. The whole suite passes on it.
 func TestInProcessClient(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storage.Interface {
-		client := v3client.New(etcdServer.Server)
+		client := v3client.New(etcdServer().Server)
 		t.Cleanup(func() { client.Close() })
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer cancel()
@@ -108,7 +108,7 @@ func TestWatcherOnAnotherConnection(t *testing.T) {
 		}
 		return streamer(ctx, desc, cc, method, opts...)
 	}
-	watches, err := clientv3.New(clientv3.Config{Endpoints: []string{etcdEndpoint}, DialTimeout: 10 * time.Second, Logger: zap.NewNop(),
+	watches, err := clientv3.New(clientv3.Config{Endpoints: []string{etcdEndpoint()}, DialTimeout: 10 * time.Second, Logger: zap.NewNop(),
 		DialOptions: []grpc.DialOption{grpc.WithChainStreamInterceptor(count)}})
 	if err != nil {
 		t.Fatal(err)

@@ -15,8 +15,8 @@ import (
 
 func ExampleNew() {
 	ctx := context.Background()
-	// etcdEndpoint is the cluster's client URL, such as http://127.0.0.1:2379.
-	client, err := clientv3.New(clientv3.Config{Endpoints: []string{etcdEndpoint}, DialTimeout: 5 * time.Second})
+	// etcdEndpoint() is the cluster's client URL, such as http://127.0.0.1:2379.
+	client, err := clientv3.New(clientv3.Config{Endpoints: []string{etcdEndpoint()}, DialTimeout: 5 * time.Second})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,26 +22,35 @@ import (
 // nothing to install, nothing left behind. Each test's stores live under a
 // prefix of their own.
 
-// etcdEndpoint is the embedded server's client URL.
-var etcdEndpoint string
+// The server starts at its first use, inside m.Run rather than before it:
+// its goroutines read os.Stderr (logrus.New, in etcd's websocket proxy),
+// which m.Run sets under go test -json, a data race under -race.
+var (
+	etcdOnce    sync.Once
+	etcdStarted *embed.Etcd
+)
 
 // etcdServer is the embedded server, for tests of an in-process client.
-var etcdServer *embed.Etcd
-
-func TestMain(m *testing.M) {
-	os.Exit(runMain(m))
+func etcdServer() *embed.Etcd {
+	etcdOnce.Do(func() {
+		server, err := startEtcd()
+		if err != nil {
+			panic(fmt.Sprintf("starting etcd: %v", err))
+		}
+		etcdStarted = server
+	})
+	return etcdStarted
 }
 
-func runMain(m *testing.M) int {
-	server, err := startEtcd()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting etcd:", err)
-		return 1
+// etcdEndpoint is the embedded server's client URL.
+func etcdEndpoint() string { return etcdServer().Clients[0].Addr().String() }
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if etcdStarted != nil {
+		etcdStarted.Close()
 	}
-	defer server.Close()
-	etcdServer = server
-	etcdEndpoint = server.Clients[0].Addr().String()
-	return m.Run()
+	os.Exit(code)
 }
 
 // startEtcd starts a one-member etcd on loopback. It fsyncs as a real one
@@ -88,7 +98,7 @@ func startEtcd() (*embed.Etcd, error) {
 // ends.
 func mustClient(t testing.TB) *clientv3.Client {
 	t.Helper()
-	client, err := clientv3.New(clientv3.Config{Endpoints: []string{etcdEndpoint}, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
+	client, err := clientv3.New(clientv3.Config{Endpoints: []string{etcdEndpoint()}, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func countingClient(t testing.TB) *clientv3.Client {
 func interceptedClient(t testing.TB, intercept grpc.UnaryClientInterceptor) *clientv3.Client {
 	t.Helper()
 	client, err := clientv3.New(clientv3.Config{
-		Endpoints: []string{etcdEndpoint}, DialTimeout: 10 * time.Second, Logger: zap.NewNop(),
+		Endpoints: []string{etcdEndpoint()}, DialTimeout: 10 * time.Second, Logger: zap.NewNop(),
 		DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(intercept)},
 	})
 	if err != nil {
