@@ -230,7 +230,7 @@ func (c *treeCompiler) compileNew(t reflect.Type, mode treeMode) treeFunc {
 				out[i] = item
 			}
 			if out == nil {
-				return hl, true
+				return hint, true // hl as it is, not boxed again (an allocation)
 			}
 			return out, true
 		}

@@ -211,3 +211,27 @@ func TestTypedTreeHintShares(t *testing.T) {
 		t.Errorf("built from a hint %v, without %v", got, want)
 	}
 }
+
+// TestTypedTreeHintAllocations: an object whose tree is all its hint's (an
+// apply's live object as the apply before read it, but for what changed)
+// takes the hint's lists as they are: its tree costs one allocation, the
+// build's count, which the plans' closures take by pointer.
+func TestTypedTreeHintAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation budgets do not hold under the race detector")
+	}
+	obj := &treeSample{ObjectMeta: kapi.ObjectMeta{Name: "x", Finalizers: []string{"f"}},
+		Spec: treeInner{Name: "y", Tags: []string{"a", "b"}, Next: &treeInner{Tags: []string{"c"}}}}
+	hint, _, ok := typedTree(obj, nil)
+	if !ok {
+		t.Fatal("gave up on a plain object")
+	}
+	var got map[string]any
+	allocs := testing.AllocsPerRun(100, func() { got, _, _ = typedTree(obj, hint) })
+	if !sameTree(got, hint) {
+		t.Fatal("the tree of an object equal to its hint is not the hint")
+	}
+	if allocs > 1 {
+		t.Errorf("the tree of an object equal to its hint allocates %v times, want 1", allocs)
+	}
+}
