@@ -8,6 +8,7 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/internal/fuzzfill"
+	"github.com/kapi-dev/kapi/internal/test/race"
 )
 
 // treeInner has what typedTree builds below the root.
@@ -217,7 +218,7 @@ func TestTypedTreeHintShares(t *testing.T) {
 // takes the hint's lists as they are: its tree costs one allocation, the
 // build's count, which the plans' closures take by pointer.
 func TestTypedTreeHintAllocations(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("allocation budgets do not hold under the race detector")
 	}
 	obj := &treeSample{ObjectMeta: kapi.ObjectMeta{Name: "x", Finalizers: []string{"f"}},
