@@ -52,7 +52,7 @@ func updateKept(c *comparison, managed []kapi.ManagedFieldsEntry, opts UpdateOpt
 	if writer < 0 || updaters > maxUpdateManagers || !ownsAlready(sets[writer].set, changed, c.removed) {
 		return nil, false
 	}
-	out := make([]kapi.ManagedFieldsEntry, len(managed))
+	out := newEntries(len(managed))
 	for i, e := range managed {
 		// The set as read, shared with managed (not with the cache of
 		// parsed sets, which a FieldsV1 decoded into would change).
@@ -60,20 +60,54 @@ func updateKept(c *comparison, managed []kapi.ManagedFieldsEntry, opts UpdateOpt
 		if !bytes.Equal(raw, sets[i].encoded) {
 			raw = bytes.Clone(sets[i].encoded)
 		}
-		out[i] = kapi.ManagedFieldsEntry{
+		out.fields[i].Raw = raw
+		out.entries[i] = kapi.ManagedFieldsEntry{
 			Manager: e.Manager, Operation: e.Operation, APIVersion: e.APIVersion, FieldsType: "FieldsV1",
-			FieldsV1: &kapi.FieldsV1{Raw: raw}, Subresource: e.Subresource,
+			FieldsV1: &out.fields[i], Subresource: e.Subresource,
 		}
-		t := opts.Now
-		if i != writer && e.Time != nil {
-			t = *e.Time
+		if i == writer {
+			out.times[i] = opts.Now
+		} else if e.Time != nil {
+			out.times[i] = *e.Time
 		}
 		if i == writer || e.Time != nil {
-			out[i].Time = &t
+			out.entries[i].Time = &out.times[i]
 		}
 	}
-	sortEntries(out)
-	return out, true
+	sortEntries(out.entries)
+	return out.entries, true
+}
+
+// entryBlock is n entries with their field sets and times. An entry's
+// FieldsV1 and Time were an allocation each, two thirds of updateKept's;
+// most objects have one or two managers, whose block is one allocation of
+// their size (a larger one would cost the collector more bytes than it
+// saves it allocations), and more take three. The entries point into it;
+// nothing changes it once they are returned.
+type entryBlock struct {
+	entries []kapi.ManagedFieldsEntry
+	fields  []kapi.FieldsV1
+	times   []kapi.Time
+}
+
+func newEntries(n int) entryBlock {
+	switch n {
+	case 1:
+		b := new(struct {
+			entries [1]kapi.ManagedFieldsEntry
+			fields  [1]kapi.FieldsV1
+			times   [1]kapi.Time
+		})
+		return entryBlock{b.entries[:], b.fields[:], b.times[:]}
+	case 2:
+		b := new(struct {
+			entries [2]kapi.ManagedFieldsEntry
+			fields  [2]kapi.FieldsV1
+			times   [2]kapi.Time
+		})
+		return entryBlock{b.entries[:], b.fields[:], b.times[:]}
+	}
+	return entryBlock{make([]kapi.ManagedFieldsEntry, n), make([]kapi.FieldsV1, n), make([]kapi.Time, n)}
 }
 
 // sameManagerEntry says whether two entries are one manager's (have one

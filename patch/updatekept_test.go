@@ -189,3 +189,46 @@ func TestApplySharesWhatItRead(t *testing.T) {
 	}
 	apply()
 }
+
+// The usual write of one's own object again is one allocation for its
+// entries, with their field sets and times, when it has one or two
+// managers (an entry's FieldsV1 and Time were an allocation each).
+func TestUpdateKeptAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation budgets do not hold under the race detector")
+	}
+	s, err := SchemaOf(reflect.TypeFor[storedWidget]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	then := kapi.NewTime(time.Unix(1e9, 0))
+	opts := UpdateOptions{Manager: "b", APIVersion: "example.com/v1", Now: kapi.NewTime(time.Unix(2e9, 0)), Ignore: []string{"status"}}
+	writer := kapi.ManagedFieldsEntry{Manager: "b", Operation: OperationUpdate, APIVersion: "example.com/v1", FieldsType: "FieldsV1", Time: &then,
+		FieldsV1: &kapi.FieldsV1{Raw: []byte(`{"f:spec":{"f:color":{}}}`)}}
+	other := kapi.ManagedFieldsEntry{Manager: "a", Operation: OperationUpdate, APIVersion: "example.com/v1", FieldsType: "FieldsV1", Time: &then,
+		FieldsV1: &kapi.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:x":{}}}}`)}}
+	oldObj, err := s.liveObject([]byte(`{"spec":{"color":"red"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newObj, err := s.liveObject([]byte(`{"spec":{"color":"blue"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, managed := range [][]kapi.ManagedFieldsEntry{{writer}, {other, writer}} {
+		c := compareObjects(oldObj, newObj, s)
+		var out []kapi.ManagedFieldsEntry
+		allocs := testing.AllocsPerRun(100, func() {
+			var ok bool
+			if out, ok = updateKept(&c, managed, opts); !ok {
+				t.Fatal("updateKept did not keep the entries")
+			}
+		})
+		if w := out[len(out)-1]; len(out) != len(managed) || w.Manager != "b" || !w.Time.Time.Equal(opts.Now.Time) || string(w.FieldsV1.Raw) != string(writer.FieldsV1.Raw) {
+			t.Errorf("entries %+v", out)
+		}
+		if allocs > 1 {
+			t.Errorf("%d entries kept: %v allocations, want 1", len(managed), allocs)
+		}
+	}
+}

@@ -51,7 +51,7 @@ func TestClassify(t *testing.T) {
 }
 
 // newFlow is a guard answering with JSON Statuses, ended with the test.
-func newFlow(t *testing.T, l guard.Limits, panicked *any) *guard.Flow {
+func newFlow(t testing.TB, l guard.Limits, panicked *any) *guard.Flow {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	return guard.New(ctx, guard.Config{
