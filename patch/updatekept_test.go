@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/internal/test/race"
 )
 
 // TestUpdateKeptIsRecord holds updateKept to record, entry for entry, on
@@ -194,7 +195,7 @@ func TestApplySharesWhatItRead(t *testing.T) {
 // entries, with their field sets and times, when it has one or two
 // managers (an entry's FieldsV1 and Time were an allocation each).
 func TestUpdateKeptAllocations(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("allocation budgets do not hold under the race detector")
 	}
 	s, err := SchemaOf(reflect.TypeFor[storedWidget]())
