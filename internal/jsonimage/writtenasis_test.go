@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kapi-dev/kapi/internal/jsonimage"
+	"github.com/kapi-dev/kapi/internal/test/race"
 )
 
 // rawWrittenAsIsByByte is RawWrittenAsIs as it was written first, one
@@ -47,7 +48,7 @@ func TestRawWrittenAsIsEveryByte(t *testing.T) {
 func TestRawWrittenAsIsRandom(t *testing.T) {
 	near := []byte{0, 1, ' ' - 1, ' ', '!', '"', '%', '&', '\'', ';', '<', '=', '>', '?', '}', '~', 0x7f, 0x80, 0x81, 0xfe, 0xff, 'a', '{', ':'}
 	r := rand.New(rand.NewPCG(25, 1))
-	for range randomCases(200000) {
+	for range race.Cases(200000) {
 		raw := make([]byte, r.IntN(40))
 		for i := range raw {
 			if r.IntN(4) == 0 {
