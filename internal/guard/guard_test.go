@@ -161,17 +161,48 @@ func TestRequestContextEnds(t *testing.T) {
 		})
 	}
 	t.Run("the request's deadline", func(t *testing.T) {
+		// A handler returning as its deadline passes has its own answer
+		// kept (the guard takes whichever it sees first): this one waits
+		// until the guard has answered, so that the answer is the guard's.
+		// Were the deadline taken for the client gone, the guard would
+		// wait for the handler instead, which then returns after a minute
+		// and answers nothing (200).
+		answered := make(chan struct{})
+		seen := make(chan error, 1)
+		h := f.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			<-r.Context().Done()
+			seen <- r.Context().Err()
+			select {
+			case <-answered:
+			case <-time.After(time.Minute):
+			}
+		}), nil)
 		dl := time.Now().Add(-time.Second) // passed: no timing in the test
 		ctx, cancel := context.WithDeadline(context.Background(), dl)
 		defer cancel()
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/x", nil).WithContext(ctx))
-		<-entered
-		if err := (<-seen)[0]; !errors.Is(err, context.DeadlineExceeded) {
+		h.ServeHTTP(headerSignal{rec, answered}, httptest.NewRequest(http.MethodGet, "/x", nil).WithContext(ctx))
+		if err := <-seen; !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("the handler's context ended with %v, want DeadlineExceeded", err)
 		}
 		if rec.Code != http.StatusGatewayTimeout {
 			t.Errorf("HTTP %d, want 504", rec.Code)
 		}
 	})
+}
+
+// headerSignal is a ResponseRecorder that closes wrote when a header is
+// written.
+type headerSignal struct {
+	*httptest.ResponseRecorder
+	wrote chan struct{}
+}
+
+func (h headerSignal) WriteHeader(code int) {
+	h.ResponseRecorder.WriteHeader(code)
+	select {
+	case <-h.wrote:
+	default:
+		close(h.wrote)
+	}
 }
