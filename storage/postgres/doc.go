@@ -329,33 +329,34 @@
 //
 // Measured on a 2-core machine shared by the server, PostgreSQL and the
 // load generator (internal/test/loadtest/sqlrun.sh, 8 connections, every
-// row in one run; BENCHMARKS.md has the run and those before it): kapi on
-// PostgreSQL wrote 1,677 creates/s, 1,461 PUTs, 1,655 merge PATCHes and
-// 1,665 server-side applies, 0.99x to 1.27x kapi on one etcd member and
-// 5x to 10.9x kube-apiserver on kine v0.17.5 on the same PostgreSQL, at
-// 560 to 621 µs of kapi and PostgreSQL CPU per write (kapi and etcd: 804
-// to 1,036 µs; kube-apiserver, kine and PostgreSQL: 5.5 to 12.3 ms).
-// Reads come from the watch cache: a consistent GET at 89 % of its
-// ceiling (the memory backend 84 % in the same run), a LIST of 10,000
-// widgets at 99 %.
+// row in one run; medians of two runs, BENCHMARKS.md has them and those
+// before): kapi on PostgreSQL wrote 1,772 creates/s, 1,806 PUTs, 1,675
+// merge PATCHes and 1,462 server-side applies, 1.40x to 1.50x kapi on one
+// etcd member and 5.4x to 10.8x kube-apiserver on kine v0.17.5 on the same
+// PostgreSQL, at 520 to 660 µs of kapi and PostgreSQL CPU per write (kapi
+// and etcd: 1.04 to 1.26 ms; kube-apiserver, kine and PostgreSQL: 5.4 to
+// 13.8 ms). Reads come from the watch cache, as on the memory backend: a
+// consistent GET at 85 % of its ceiling (memory 81 %), a LIST of 10,000
+// widgets at 93 % (memory 91 %).
 //
 // What bounds writes: a batch of about 8 writes makes 2 round trips and 5
 // statements (BEGIN, the revision lock, the lease check with the current
 // rows; the log, the current rows, the counter and the notification in one
-// statement, COMMIT). A bare client issuing the same statements at the
-// same concurrency makes the same commits, as full (8 writes each, counted
-// with pg_stat_statements), and writes 2,849 to 3,351 times a second; kapi
-// beside it reached 0.71x its creates and 0.73x its PUTs, 0.50x to 0.52x
-// its PATCHes and applies in that run, and 0.53x to 0.81x across the four
-// writes in short passes of the two alone: kapi's request handling (131 to
-// 149 µs of CPU per write for the bare client, 261 to 431 for kapi) runs
-// between commits, in series with them because 8 writers answered together
-// come back together. Overlapping it with the next commit cannot pay:
-// PostgreSQL releases the revision lock only once the COMMIT's WAL flush
-// is done, and splitting the writers into two batches that take turns
-// halves the writes per commit (measured 1.2 to 1.6 times slower). A
-// commit that does not wait for the writers it expects raises PostgreSQL's
-// CPU per write (smaller batches).
+// statement, COMMIT). A bare client issuing the same statements through
+// this store at the same concurrency makes the same commits, as full (8
+// writes each, counted with pg_stat_statements), and writes 1,951 to
+// 2,532 times a second; kapi beside it, in alternated rounds, reached
+// 0.70x to 0.74x its rates (medians; 0.66x to 0.80x in single runs):
+// kapi's request handling (282 to 420 µs of CPU per write, the bare
+// client's 148 to 204) runs between commits, in series with them because
+// 8 writers answered together come back together. Overlapping it with the
+// next commit cannot pay: PostgreSQL releases the revision lock only once
+// the COMMIT's WAL flush is done, and splitting the writers into two
+// batches that take turns halves the writes per commit (measured 1.2 to
+// 1.6 times slower). A commit that does not wait for the writers it
+// expects makes smaller batches: measured, both kapi and the bare client
+// wrote a quarter to a third fewer merge PATCHes a second, at 1.5 times
+// the CPU per write.
 //
 // Every row again, side by side, from the repository root (the first run
 // builds kine and kube-apiserver):
