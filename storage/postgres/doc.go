@@ -329,26 +329,26 @@
 //
 // Measured on a 2-core machine shared by the server, PostgreSQL and the
 // load generator (internal/test/loadtest/sqlrun.sh, 8 connections, every
-// row in one run; medians of two runs, BENCHMARKS.md has them and those
-// before): kapi on PostgreSQL wrote 1,772 creates/s, 1,806 PUTs, 1,675
-// merge PATCHes and 1,462 server-side applies, 1.40x to 1.50x kapi on one
-// etcd member and 5.4x to 10.8x kube-apiserver on kine v0.17.5 on the same
-// PostgreSQL, at 520 to 660 µs of kapi and PostgreSQL CPU per write (kapi
-// and etcd: 1.04 to 1.26 ms; kube-apiserver, kine and PostgreSQL: 5.4 to
-// 13.8 ms). Reads come from the watch cache, as on the memory backend: a
-// consistent GET at 85 % of its ceiling (memory 81 %), a LIST of 10,000
-// widgets at 93 % (memory 91 %).
+// row in one run; medians of three runs, BENCHMARKS.md has them and those
+// before): kapi on PostgreSQL wrote 1,805 creates/s, 1,752 PUTs, 1,707
+// merge PATCHes and 1,536 server-side applies, 1.29x to 1.49x kapi on one
+// etcd member and 5.5x to 11.2x kube-apiserver on kine v0.17.5 on the same
+// PostgreSQL, at 517 to 627 µs of kapi and PostgreSQL CPU per write (kapi
+// and etcd: 1.02 to 1.23 ms; kube-apiserver, kine and PostgreSQL: 5.6 to
+// 14.8 ms). Reads come from the watch cache, as on the memory backend: a
+// consistent GET at 88 % of its ceiling (memory 82 %), a LIST of 10,000
+// widgets at 95 % (memory 95 %).
 //
 // What bounds writes: a batch of about 8 writes makes 2 round trips and 5
 // statements (BEGIN, the revision lock, the lease check with the current
 // rows; the log, the current rows, the counter and the notification in one
 // statement, COMMIT). A bare client issuing the same statements through
 // this store at the same concurrency makes the same commits, as full (8
-// writes each, counted with pg_stat_statements), and writes 1,951 to
-// 2,532 times a second; kapi beside it, in alternated rounds, reached
-// 0.70x to 0.74x its rates (medians; 0.66x to 0.80x in single runs):
-// kapi's request handling (282 to 420 µs of CPU per write, the bare
-// client's 148 to 204) runs between commits, in series with them because
+// writes each, counted with pg_stat_statements), and writes 2,018 to
+// 2,456 times a second; kapi beside it, in alternated rounds, reached
+// 0.70x to 0.80x its rates (medians; 0.56x to 0.86x in single runs):
+// kapi's request handling (262 to 420 µs of CPU per write, the bare
+// client's 146 to 204) runs between commits, in series with them because
 // 8 writers answered together come back together. Overlapping it with the
 // next commit cannot pay: PostgreSQL releases the revision lock only once
 // the COMMIT's WAL flush is done, and splitting the writers into two
