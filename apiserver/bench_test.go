@@ -309,6 +309,26 @@ func BenchmarkPatch(b *testing.B) {
 	}
 }
 
+// BenchmarkPatchAmongMany is BenchmarkPatch in a collection of 10,000
+// widgets, as the load harness's PATCH runs beside its large LIST's: the
+// watch cache's tree is three levels deep, and each write's path copy
+// (watch/tree.go) copies a node at each. It patches 8 of them in turn,
+// as the harness's 8 connections do, so their objects stay decoded.
+func BenchmarkPatchAmongMany(b *testing.B) {
+	srv := newBenchServer(b)
+	body := creatable("default", "PLACEHOLDER")
+	for i := range 10000 {
+		serve(b, srv, http.MethodPost, widgetsIn("default"), bytes.Replace(body, []byte("PLACEHOLDER"), fmt.Appendf(nil, "w-%05d", i), 1), http.StatusCreated)
+	}
+	b.ReportAllocs()
+	defer reportCPU(b)()
+	i := 0
+	for b.Loop() {
+		i++
+		serveAs(b, srv, http.MethodPatch, widgetPath("default", fmt.Sprintf("w-%05d", i%8*1250)), "application/merge-patch+json", fmt.Appendf(nil, `{"spec":{"size":%d}}`, i%1000+13), http.StatusOK)
+	}
+}
+
 // BenchmarkApply is a server-side apply of a whole realistic widget whose
 // spec changes each time, with force, as the load harness sends it.
 func BenchmarkApply(b *testing.B) {

@@ -6,7 +6,9 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/kapi-dev/kapi/storage"
 	"github.com/kapi-dev/kapi/storage/memory"
@@ -139,13 +141,7 @@ func BenchmarkReadsUnderWrites(b *testing.B) {
 	for _, writers := range []int{0, 2} {
 		for _, read := range []string{"Get", "List"} {
 			b.Run(fmt.Sprintf("%s/writers=%d", read, writers), func(b *testing.B) {
-				e := newEnv(b, envOptions{})
-				keys := make([]string, items)
-				for i := range keys {
-					keys[i] = fmt.Sprintf("%sns%d/%05d", widgets, i%10, i)
-					mustCreate(b, e.store, keys[i], "v")
-				}
-				e.run(b)
+				e, keys := runFilled(b, items)
 
 				ctx, cancel := context.WithCancel(context.Background())
 				var wrote sync.WaitGroup
@@ -239,4 +235,57 @@ func BenchmarkCacheMemory(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(total/float64(b.N*items), "bytes/item")
+}
+
+// BenchmarkFollow measures the hub following a store written by 8
+// writers at once, each waiting for the hub to reach its write before the
+// next, as the server's writers do when the next request reads the cache:
+// the store's feed, the hub's apply of each event (10,000 cached items)
+// and the wake-ups between them. cpu-ns/op is the whole process's CPU per
+// write, which a machine busy with other work changes less than the time.
+func BenchmarkFollow(b *testing.B) {
+	const items, writers = 10000, 8
+	e, keys := runFilled(b, items)
+	value := []byte("v2")
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := processCPU()
+	var n atomic.Int64
+	var wrote sync.WaitGroup
+	for range writers {
+		wrote.Go(func() {
+			ctx := context.Background()
+			for i := n.Add(1); i <= int64(b.N); i = n.Add(1) {
+				rev, err := e.store.Update(ctx, keys[i*7919%items], value, 0)
+				if err == nil {
+					err = e.hub.WaitFor(ctx, rev)
+				}
+				if err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wrote.Wait()
+	b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
+}
+
+// runFilled is an env whose store holds n widgets in 10 namespaces, its
+// hub running and caught up, and their keys.
+func runFilled(b *testing.B, n int) (*env, []string) {
+	e := newEnv(b, envOptions{})
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("%sns%d/%05d", widgets, i%10, i)
+		mustCreate(b, e.store, keys[i], "v")
+	}
+	e.run(b)
+	return e, keys
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -14,8 +14,9 @@
 // A cache's state is an immutable ordered tree of items (a copy-on-write
 // B+tree that counts the items under each node). The one goroutine that
 // applies the store's changes builds each next version, sharing all but
-// the path it changed, and publishes it with its revision through an
-// atomic pointer. [Cache.Get], [Cache.List] and the start of a watch load
+// the path it changed (and on that path, the nodes' keys when the change
+// moved none), and publishes it with its revision through an atomic
+// pointer. [Cache.Get], [Cache.List] and the start of a watch load
 // the current version and read it without a lock, so a reader never waits
 // for the writer, nor the writer for a reader, and a list's remaining count
 // costs O(log n). A version a reader holds stays what it was.

@@ -28,15 +28,23 @@ type node struct {
 	firsts []string // firsts[i] is the least key under kids[i]
 }
 
-// A node and the arrays of its entries are one allocation, a block: a
-// path copy allocates one block a level, where a node and its slices
-// apart were two (a leaf) or three (an inner node), a dozen allocations a
-// write in a cache of a hundred thousand items. A block's arrays are the
-// smallest of a few sizes (8, 16, 24 or 32 entries) that hold the node's
-// entries, so a node holds room for at most 7 entries it does not use. A node
-// shares no array with another, so a node that is replaced frees all of
-// its memory, and a node's slices are as long as their capacity, so that
-// no append can write into an array a published node holds.
+// A node and the array of its entries are one allocation, a block: a
+// path copy allocates one block a level, where a node and its slice
+// apart were two, a dozen allocations a write in a cache of a hundred
+// thousand items. A block's array is the smallest of a few sizes (8, 16,
+// 24 or 32 entries) that holds the node's entries, so a node holds room
+// for at most 7 entries it does not use. A node's slices are as long as
+// their capacity, so that no append can write into an array a published
+// node holds.
+//
+// An inner node's least keys are an array of their own, which the copies
+// of the node share until one of its least keys changes: a write that
+// replaces an item (an update, the most common write) or adds one after a
+// leaf's first changes no least key, so its path copy copies the children
+// of each node on the path but none of their keys, half of an inner
+// node's bytes and of the pointers the garbage collector must be told of
+// as they are copied. Every other array belongs to one node only, so a
+// node that is replaced frees it.
 
 // newLeaf is a leaf of a copy of items, at most maxEntries of them.
 func newLeaf(items []*Item) *node {
@@ -50,7 +58,7 @@ func newLeaf(items []*Item) *node {
 func newInner(kids []*node, firsts []string) *node {
 	n := innerBlock(len(kids))
 	copy(n.kids, kids)
-	copy(n.firsts, firsts)
+	n.firsts = ownFirsts(firsts)
 	for _, k := range kids {
 		n.size += k.size
 	}
@@ -78,22 +86,18 @@ type (
 	inner8 struct {
 		n node
 		k [8]*node
-		f [8]string
 	}
 	inner16 struct {
 		n node
 		k [16]*node
-		f [16]string
 	}
 	inner24 struct {
 		n node
 		k [24]*node
-		f [24]string
 	}
 	inner32 struct {
 		n node
 		k [maxEntries]*node
-		f [maxEntries]string
 	}
 )
 
@@ -123,35 +127,52 @@ func leafBlock(n int) *node {
 func innerBlock(n int) *node {
 	var nd *node
 	var kids []*node
-	var firsts []string
 	switch {
 	case n <= 8:
 		b := new(inner8)
-		nd, kids, firsts = &b.n, b.k[:], b.f[:]
+		nd, kids = &b.n, b.k[:]
 	case n <= 16:
 		b := new(inner16)
-		nd, kids, firsts = &b.n, b.k[:], b.f[:]
+		nd, kids = &b.n, b.k[:]
 	case n <= 24:
 		b := new(inner24)
-		nd, kids, firsts = &b.n, b.k[:], b.f[:]
+		nd, kids = &b.n, b.k[:]
 	default:
 		b := new(inner32)
-		nd, kids, firsts = &b.n, b.k[:], b.f[:]
+		nd, kids = &b.n, b.k[:]
 	}
-	nd.kids, nd.firsts = kids[:n:n], firsts[:n:n]
+	nd.kids = kids[:n:n]
 	return nd
 }
 
-// clone is a copy of n, to change before it is published.
+// clone is a copy of n, to change before it is published; an inner
+// node's copy shares its least keys (see setFirst).
 func (n *node) clone() *node {
 	if n.leaf() {
 		return newLeaf(n.items)
 	}
 	m := innerBlock(len(n.kids))
 	copy(m.kids, n.kids)
-	copy(m.firsts, n.firsts)
+	m.firsts = n.firsts
 	m.size = n.size
 	return m
+}
+
+// setFirst makes key the least key of child i of m, a clone not yet
+// published, copying the least keys it shares only if that one changes.
+func (m *node) setFirst(i int, key string) {
+	if m.firsts[i] == key {
+		return
+	}
+	m.firsts = ownFirsts(m.firsts)
+	m.firsts[i] = key
+}
+
+// ownFirsts is a copy of firsts, as long as its capacity.
+func ownFirsts(firsts []string) []string {
+	c := make([]string, len(firsts))
+	copy(c, firsts)
+	return c
 }
 
 func (n *node) leaf() bool { return n.kids == nil }
@@ -334,7 +355,8 @@ func (n *node) set(it *Item) (_, split *node, prev *Item) {
 	kid, kidSplit, prev := old.set(it)
 	if kidSplit == nil {
 		m := n.clone()
-		m.kids[i], m.firsts[i] = kid, kid.first()
+		m.kids[i] = kid
+		m.setFirst(i, kid.first())
 		m.size += kid.size - old.size
 		return m, nil, prev
 	}
@@ -388,7 +410,7 @@ func (n *node) delete(key string) (*node, *Item) {
 		m := n.clone()
 		m.kids[i] = kid
 		if kid.size > 0 {
-			m.firsts[i] = kid.first()
+			m.setFirst(i, kid.first())
 		}
 		m.size += kid.size - old.size
 		return m, prev

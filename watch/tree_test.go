@@ -373,3 +373,72 @@ func BenchmarkTreeSet(b *testing.B) {
 		}
 	})
 }
+
+// TestTreeSharesLeastKeys checks that a write which changes no node's
+// least key (an update in place, or a key added after a leaf's first)
+// shares the least keys of every inner node it copies with the version
+// before it, and that one which does change them copies them: the version
+// before stays what it was either way.
+func TestTreeSharesLeastKeys(t *testing.T) {
+	// Added in order, the leaves and inner nodes are about half full:
+	// there is room for a key in the middle without a split.
+	var old tree
+	m := newModel()
+	for i := range 3000 {
+		it := item(fmt.Sprintf("k%05d", 2*i), 1)
+		old, _ = old.Set(it)
+		m.set(it)
+	}
+	mid := old.root
+	for depth := 0; !mid.leaf(); depth++ {
+		if depth == 2 {
+			t.Fatal("the tree is not three levels deep")
+		}
+		mid = mid.kids[len(mid.kids)/2]
+	}
+	if mid.entries() == maxEntries {
+		t.Fatal("the middle leaf is full")
+	}
+	first := mid.items[0].Key
+	// sharesPath says every inner node on key's path in b is a copy of
+	// a's that shares its least keys.
+	sharesPath := func(a, b tree, key string) bool {
+		x, y := a.root, b.root
+		for !x.leaf() {
+			if x == y || &x.firsts[0] != &y.firsts[0] {
+				return false
+			}
+			x, y = x.kids[x.child(key)], y.kids[y.child(key)]
+		}
+		return true
+	}
+	for _, tt := range []struct {
+		name, key string
+		shares    bool
+	}{
+		{"Update", first, true},
+		{"UpdateLast", m.keys[len(m.keys)-1], true},
+		{"AddAfterFirst", first + "a", true},
+		{"AddFirstOfAll", "a", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tr, _ := old.Set(item(tt.key, 2))
+			checkTree(t, tr)
+			if got := sharesPath(old, tr, tt.key); got != tt.shares {
+				t.Errorf("Set(%q) shares the path's least keys: %v, want %v", tt.key, got, tt.shares)
+			}
+			checkMatches(t, old, m, []string{"", tt.key, first, "z"})
+		})
+	}
+	t.Run("DeleteFirstOfLeaf", func(t *testing.T) {
+		tr, prev := old.Delete(first)
+		if prev == nil {
+			t.Fatal("Delete found nothing")
+		}
+		checkTree(t, tr)
+		if sharesPath(old, tr, first) {
+			t.Error("Delete of a leaf's first key shares the path's least keys")
+		}
+		checkMatches(t, old, m, []string{"", first, "z"})
+	})
+}
