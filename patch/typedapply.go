@@ -48,30 +48,32 @@ type typedMember struct {
 	fill   *fieldPlan // nil when the type's fill plan is
 }
 
-type typedKey struct {
-	t    reflect.Type
-	s    *Schema
-	mode treeMode
-}
-
-// typedRoots are the roots' plans by type and schema: *typedNode, nil
-// when the type's values may be live objects that are not valid.
+// typedRoots are the roots' plans by type: *typedRoot, the plan for
+// the schema last asked for (one schema per type is the usual; a
+// resource whose schema is replaced leaves none behind).
 var typedRoots sync.Map
+
+type typedRoot struct {
+	schema *Schema
+	node   *typedNode // nil when the type's values may be live objects that are not valid
+	never  bool       // no value of the type has a tree (typedTree): with no schema
+}
 
 // typedRootOf is the plan of a live object of type t (a struct), nil if
 // the typed apply does not take it.
 func typedRootOf(t reflect.Type, s *Schema) *typedNode {
-	k := typedKey{t, s, treeRoot}
-	if n, ok := typedRoots.Load(k); ok {
-		return n.(*typedNode)
+	if v, ok := typedRoots.Load(t); ok {
+		if r := v.(*typedRoot); r.never || r.schema == s {
+			return r.node
+		}
 	}
 	c := treeCompiler{seen: map[treeKey]*treePlan{}}
-	var n *typedNode
-	if typedValid(t, s, treeRoot, &c, 0, map[reflect.Type]bool{}) {
-		n = newTypedNode(t, s, treeRoot, &c)
+	r := &typedRoot{schema: s, never: c.compile(t, treeRoot).fn == nil}
+	if !r.never && typedValid(t, s, treeRoot, &c, 0, map[reflect.Type]bool{}) {
+		r.node = newTypedNode(t, s, treeRoot, &c)
 	}
-	typedRoots.Store(k, n)
-	return n
+	typedRoots.Store(t, r)
+	return r.node
 }
 
 func newTypedNode(t reflect.Type, s *Schema, mode treeMode, c *treeCompiler) *typedNode {

@@ -83,14 +83,31 @@ func TestTypedValid(t *testing.T) {
 	if typedRootOf(reflect.TypeFor[typedWidget](), s) == nil {
 		t.Error("typedWidget is not taken")
 	}
-	// storedWidget's port keys may be left out (omitempty): an item may
-	// be unnamed, which liveTree refuses.
-	s, err = SchemaOf(reflect.TypeFor[storedWidget]())
-	if err != nil {
-		t.Fatal(err)
+	// A list item whose key omitempty leaves out is unnamed, which
+	// liveTree refuses; a recursive type may be deeper than it reads.
+	type omittedKey struct {
+		kapi.ObjectMeta `json:"metadata,omitempty"`
+		Ports           []storedPort `json:"ports,omitempty" listType:"map" listMapKey:"name"`
 	}
-	if typedRootOf(reflect.TypeFor[storedWidget](), s) != nil {
-		t.Error("storedWidget is taken")
+	type recursive struct {
+		kapi.ObjectMeta `json:"metadata,omitempty"`
+		Nested          map[string]recursive `json:"nested,omitempty"`
+	}
+	type pointerItems struct {
+		Ports []*typedPort `json:"ports,omitempty" listType:"map" listMapKey:"name"`
+	}
+	for _, typ := range []reflect.Type{reflect.TypeFor[omittedKey](), reflect.TypeFor[recursive](), reflect.TypeFor[pointerItems](), reflect.TypeFor[storedWidget]()} {
+		s, err := SchemaOf(typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if typedRootOf(typ, s) != nil {
+			t.Errorf("%v is taken", typ)
+		}
+	}
+	s, _ = SchemaOf(reflect.TypeFor[omittedKey]())
+	if _, err := s.liveTree(nil, &omittedKey{Ports: []storedPort{{Port: 1}}}); err == nil {
+		t.Error("liveTree took an unnamed item")
 	}
 }
 
