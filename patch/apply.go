@@ -114,13 +114,27 @@ func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.
 			return nil, nil, fmt.Errorf("%w: apply configuration: %v", ErrMalformed, err)
 		}
 	}
-	liveObj, err := s.liveTree(live, opts.Live)
-	if err != nil {
-		return nil, nil, err
+	tl := s.typedLiveOf(opts.Live) // nil: the whole tree
+	var liveObj map[string]any
+	wholeTree := func() error {
+		tl = nil
+		var err error
+		liveObj, err = s.liveTree(live, opts.Live)
+		return err
+	}
+	if tl == nil {
+		if err := wholeTree(); err != nil {
+			return nil, nil, err
+		}
 	}
 	ms, err := decodeManagers(managed)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrNotApplicable, err)
+	}
+	if tl != nil && (len(ms) == 0 || ms.otherVersions(opts)) {
+		if err := wholeTree(); err != nil {
+			return nil, nil, err
+		}
 	}
 	now := opts.Now
 	if now.IsZero() {
@@ -132,7 +146,19 @@ func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.
 	touchesIgnored := false
 	for _, f := range opts.Ignore {
 		if cv, ok := cfg[f]; ok {
-			lv, lok := liveObj[f]
+			var lv any
+			var lok bool
+			if tl != nil {
+				var known bool
+				if lv, lok, known = tl.member(f); !known {
+					if err := wholeTree(); err != nil {
+						return nil, nil, err
+					}
+				}
+			}
+			if tl == nil {
+				lv, lok = liveObj[f]
+			}
 			if mv, _ := merge(lv, lok, cv, true, s.Field(f)); !lok || !equalValues(lv, mv) {
 				touchesIgnored = true
 			}
@@ -157,24 +183,42 @@ func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.
 		// is the one applied before (the usual re-apply).
 		lastSet, applier.time, applier.raw = prev.set, prev.time, prev.raw
 	}
-	merged, _ := merge(liveObj, true, cfg, true, s)
 	applied := appliedSetOf(cfg, s, ignore, opts.Ignore, config.shape)
 	applier.set = applied.set
 	ms[id] = applier
-	result := merged
-	if !sameSet(lastSet, applied.final.set) && !lastSet.subsetOf(applier.set) {
-		// Only what the applier applied before and no longer applies
-		// can go; re-applying the same fields (the usual apply) removes
-		// nothing, and pruning would walk the object six times for it.
-		result = s.prune(merged, ms, lastSet)
+	// Only what the applier applied before and no longer applies can go;
+	// re-applying the same fields (the usual apply) removes nothing, and
+	// pruning would walk the object six times for it.
+	prune := !sameSet(lastSet, applied.final.set) && !lastSet.subsetOf(applier.set)
+	var c comparison
+	var typed *typedResult
+	if tl != nil && !prune {
+		if typed, c = tl.apply(s, cfg); typed == nil {
+			tl = nil
+		}
+	}
+	var result any
+	if typed == nil {
+		if liveObj == nil {
+			if err := wholeTree(); err != nil {
+				return nil, nil, err
+			}
+		}
+		merged, _ := merge(liveObj, true, cfg, true, s)
+		result = merged
+		if prune {
+			result = s.prune(merged, ms, lastSet)
+		}
+		if len(ms) > 1 {
+			// What the apply changes matters only where another manager
+			// may own it: a manager alone (a controller's re-apply,
+			// kubectl apply after the first) compares nothing.
+			c = compareObjects(liveObj, result, s)
+		}
 	}
 
 	var versions *versionedComparisons
 	if len(ms) > 1 {
-		// What the apply changes matters only where another manager
-		// may own it: a manager alone (a controller's re-apply, kubectl
-		// apply after the first) compares nothing.
-		c := compareObjects(liveObj, result, s)
 		c.filter(ignore)
 		versions = newComparisons(opts.APIVersion, &c)
 	}
@@ -204,164 +248,23 @@ func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.
 	applier.set, applier.parsed = applied.final.set, applied.final // applier.set less serverOwned
 	ms.dropEmpty()
 
-	unchanged := equalValues(liveObj, result)
+	var unchanged bool
+	if typed != nil {
+		unchanged = typed.unchanged
+	} else {
+		unchanged = equalValues(liveObj, result)
+	}
 	if touchesIgnored || !unchanged {
 		t := now
 		applier.time = &t
+	}
+	if typed != nil {
+		return &Merged{typed: typed, config: cfg}, ms.encode(), nil
 	}
 	if unchanged {
 		result = liveObj
 	}
 	return &Merged{obj: result, live: liveObj, config: cfg}, ms.encode(), nil
-}
-
-// Update records that opts.Manager changed old into new by an ordinary
-// write (create: old is nil) and returns the new managedFields: the fields
-// it changed become its own and leave every other manager. It never
-// conflicts. As kube-apiserver does, it starts tracking an existing object
-// only at its first apply: with no managedFields and an old object, it
-// returns none. Which managedFields to pass (the live object's, or those a
-// client sent) is the caller's choice, as it is kube-apiserver's. A write
-// through the scale subresource (opts.Subresource "scale") records its
-// entry without a time, as kube-apiserver does. The entries returned may
-// share their field sets' bytes (FieldsV1.Raw) with managed's: neither
-// is to be changed in place.
-func (s *Schema) Update(old, new []byte, managed []kapi.ManagedFieldsEntry, opts UpdateOptions) ([]kapi.ManagedFieldsEntry, error) {
-	out, err := s.updateEntries(old, new, managed, opts)
-	if err == nil && opts.Subresource == "scale" {
-		untimeScaleWriter(out, opts)
-	}
-	return out, err
-}
-
-// untimeScaleWriter clears the time of the scale writer's entry in out,
-// which keeps kube-apiserver's order. kube-apiserver records a write to
-// /scale by the Scale's own field manager and ScaleHandler.ToParent
-// (apimachinery's managedfields/scalehandler.go) makes the object's entry
-// of it with the time of the object's entry under the Scale manager's
-// identity, which has apiVersion autoscaling/v1 and so is never among the
-// object's: no time.
-func untimeScaleWriter(out []kapi.ManagedFieldsEntry, opts UpdateOptions) {
-	manager := opts.Manager
-	if manager == "" {
-		manager = "unknown"
-	}
-	for i, e := range out {
-		if e.Manager == manager && e.Operation == OperationUpdate && e.APIVersion == opts.APIVersion && e.Subresource == opts.Subresource {
-			out[i].Time = nil
-			sortEntries(out)
-			return
-		}
-	}
-}
-
-func (s *Schema) updateEntries(old, new []byte, managed []kapi.ManagedFieldsEntry, opts UpdateOptions) ([]kapi.ManagedFieldsEntry, error) {
-	if opts.APIVersion == "" {
-		return nil, errNoAPIVersion
-	}
-	if out, ok := s.updateStored(old, new, managed, opts); ok {
-		return out, nil
-	}
-	if old == nil && !hasManagers(managed) {
-		return s.updateCreated(new, opts)
-	}
-	newObj, err := s.liveObject(new)
-	if err != nil {
-		return nil, err
-	}
-	oldObj := map[string]any{}
-	if old != nil {
-		if oldObj, err = s.liveObject(old); err != nil {
-			return nil, err
-		}
-	}
-	ms, err := decodeManagers(managed)
-	if err != nil {
-		ms = managerSet{} // as kube-apiserver: unreadable managedFields start over
-	}
-	if len(ms) == 0 && old != nil {
-		return nil, nil
-	}
-	if opts.Now.IsZero() {
-		opts.Now = kapi.Now()
-	}
-	s.update(oldObj, newObj, ms, opts)
-	return ms.encode(), nil
-}
-
-// updateStored is Update of an object that has managers, its versions
-// compared as written (compareStored); ok false when it cannot tell, and
-// Update decodes them.
-func (s *Schema) updateStored(old, new []byte, managed []kapi.ManagedFieldsEntry, opts UpdateOptions) ([]kapi.ManagedFieldsEntry, bool) {
-	if len(old) == 0 || len(managed) == 0 {
-		return nil, false
-	}
-	if opts.Convert != nil {
-		for _, e := range managed {
-			if e.APIVersion != opts.APIVersion {
-				return nil, false // compared in its version, which needs the objects
-			}
-		}
-	}
-	c, ok := compareStored(old, new, s)
-	if !ok {
-		return nil, false
-	}
-	if opts.Now.IsZero() {
-		opts.Now = kapi.Now()
-	}
-	if out, ok := updateKept(&c, managed, opts); ok {
-		return out, true
-	}
-	ms, err := decodeManagers(managed)
-	if err != nil || len(ms) == 0 {
-		return nil, false
-	}
-	s.record(&c, nil, nil, ms, opts)
-	return ms.encode(), true
-}
-
-// hasManagers says whether managed has entries that can be read.
-func hasManagers(managed []kapi.ManagedFieldsEntry) bool {
-	if len(managed) == 0 {
-		return false
-	}
-	ms, err := decodeManagers(managed)
-	return err == nil && len(ms) > 0
-}
-
-// updateCreated is Update of a create with no managers (the usual one):
-// its entry is written straight from the object (createdFields).
-func (s *Schema) updateCreated(new []byte, opts UpdateOptions) ([]kapi.ManagedFieldsEntry, error) {
-	raw, ok := s.createdStored(new, opts.Ignore)
-	if !ok {
-		newObj, err := s.liveObject(new)
-		if err != nil {
-			return nil, err
-		}
-		raw = s.createdFields(newObj, opts.Ignore)
-	}
-	if raw == nil {
-		return nil, nil
-	}
-	if opts.Manager == "" {
-		opts.Manager = "unknown"
-	}
-	if opts.Now.IsZero() {
-		opts.Now = kapi.Now()
-	}
-	// The entry, its time and its fields in one allocation, where they
-	// were three.
-	b := &struct {
-		entry  [1]kapi.ManagedFieldsEntry
-		t      kapi.Time
-		fields kapi.FieldsV1
-	}{t: opts.Now, fields: kapi.FieldsV1{Raw: raw}}
-	b.entry[0] = kapi.ManagedFieldsEntry{
-		Manager: opts.Manager, Operation: OperationUpdate, APIVersion: opts.APIVersion, Time: &b.t,
-		FieldsType: "FieldsV1", FieldsV1: &b.fields, Subresource: opts.Subresource,
-	}
-	return b.entry[:], nil
 }
 
 // update moves the fields that changed from old to new to the manager's

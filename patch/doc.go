@@ -67,7 +67,10 @@
 // and a server that decoded the live object and the configuration into Go
 // values has the applied object from them ([Schema.ApplyMerged],
 // [Merged.Decode]: each member copied from the one whose JSON it equals),
-// without writing its JSON and decoding that.
+// without writing its JSON and decoding that; a re-apply to an object
+// with managers, of a type whose values are all valid objects of its
+// schema, walks the configuration beside the live Go value and reads of
+// the live object only the members the configuration names.
 // Each way checks the documents as decoding would, and leaves anything
 // unusual (escaped or duplicate keys, a value the schema does not allow, a
 // member merged from both, a type that keeps how its JSON was spelled) to

@@ -57,12 +57,7 @@ func (s *Schema) liveTree(live []byte, obj any) (map[string]any, error) {
 		return s.liveObject(live)
 	}
 	slot, uid := liveHintSlot(obj)
-	var hint *liveHint
-	if slot != nil {
-		if hint = slot.Load(); hint != nil && hint.uid != uid {
-			hint = nil
-		}
-	}
+	hint := slotHint(slot, uid)
 	var hintTree map[string]any
 	if hint != nil {
 		hintTree = hint.tree
@@ -95,6 +90,21 @@ func (s *Schema) liveTree(live []byte, obj any) (map[string]any, error) {
 		slot.Store(&liveHint{uid: uid, schema: s, tree: m})
 	}
 	return m, nil
+}
+
+// liveHintOf is obj's hint, nil if none.
+func liveHintOf(obj any) *liveHint {
+	return slotHint(liveHintSlot(obj))
+}
+
+func slotHint(slot *atomic.Pointer[liveHint], uid string) *liveHint {
+	if slot == nil {
+		return nil
+	}
+	if h := slot.Load(); h != nil && h.uid == uid {
+		return h
+	}
+	return nil
 }
 
 // validFrom is valid(v, s, true) of a live tree v built from the tree

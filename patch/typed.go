@@ -13,12 +13,24 @@ import (
 
 // A Merged is the object an apply made, without its managedFields.
 type Merged struct {
-	obj          any            // the merged object
+	obj          any            // the merged object; nil while typed's is not made
 	live, config map[string]any // what it was merged from
+	typed        *typedResult   // a typed apply's result (see typedapply.go), or nil
 }
 
 // JSON is the merged object's JSON.
 func (m *Merged) JSON() ([]byte, error) {
+	if m.obj == nil && m.typed != nil {
+		// The tree the typed apply did not make: the whole-tree path's.
+		live, err := m.typed.schema.liveTree(nil, m.typed.live)
+		if err != nil {
+			return nil, err
+		}
+		m.obj, m.live = live, live
+		if !m.typed.unchanged {
+			m.obj, _ = merge(live, true, m.config, true, m.typed.schema)
+		}
+	}
 	out, err := encodeJSON(m.obj)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotApplicable, err)
@@ -40,6 +52,9 @@ func (m *Merged) JSON() ([]byte, error) {
 // What comes from live is copied, sharing nothing with it; what comes
 // from config is moved, as it is: the caller gives config up.
 func (m *Merged) Decode(dst, live, config any) (ok bool) {
+	if m.typed != nil {
+		return m.typed.decode(dst, live, config)
+	}
 	obj, isMap := m.obj.(map[string]any)
 	d := reflect.ValueOf(dst)
 	if !isMap || d.Kind() != reflect.Pointer || d.IsNil() || d.Elem().Kind() != reflect.Struct {

@@ -296,12 +296,9 @@ func (c *treeCompiler) compileStruct(t reflect.Type, mode treeMode) treeFunc {
 		if f.Quoted {
 			return nil
 		}
-		if mode == treeMetadata && f.Name == "managedFields" {
+		fm, kept := memberMode(mode, f.Name)
+		if !kept {
 			continue
-		}
-		fm := treeValue
-		if mode == treeRoot && f.Name == "metadata" {
-			fm = treeMetadata
 		}
 		fields = append(fields, treeField{index: f.Index, name: f.Name, omit: jsonwrite.Omitter(f), plan: c.compile(f.Type, fm)})
 	}
