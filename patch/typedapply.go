@@ -132,12 +132,12 @@ func typedValid(t reflect.Type, s *Schema, mode treeMode, c *treeCompiler, depth
 	if timeTypes[t] {
 		return s.Kind == Scalar
 	}
+	if exactScalar(t.Kind()) {
+		return s.Kind == Scalar
+	}
 	switch t.Kind() {
 	case reflect.Pointer:
 		return typedValid(t.Elem(), s, mode, c, depth+1, stack)
-	case reflect.Bool, reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return s.Kind == Scalar
 	case reflect.Struct:
 		if s.Kind != Struct && s.Kind != Map {
 			return false
@@ -170,16 +170,23 @@ func typedValid(t reflect.Type, s *Schema, mode treeMode, c *treeCompiler, depth
 	return false
 }
 
+// exactScalar says whether values of kind k are booleans, strings or
+// integers: scalars whose trees are their values (floats are left out,
+// as the typed apply does not take them).
+func exactScalar(k reflect.Kind) bool {
+	switch k {
+	case reflect.Bool, reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return true
+	}
+	return false
+}
+
 // itemsNamed says whether itemNamed takes every value of the item type
 // et of a granular list of schema s.
 func itemsNamed(et reflect.Type, s *Schema) bool {
 	if s.ListType != ListMap {
-		switch et.Kind() {
-		case reflect.Bool, reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-			return !timeTypes[et]
-		}
-		return false
+		return exactScalar(et.Kind()) && !timeTypes[et]
 	}
 	if et.Kind() != reflect.Struct {
 		return false
