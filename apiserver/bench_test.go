@@ -269,6 +269,7 @@ func BenchmarkCreate(b *testing.B) {
 		do := loopback(b, srv)
 		body := creatable("default", "PLACEHOLDER")
 		b.ReportAllocs()
+		defer reportCPU(b)()
 		i := 0
 		for b.Loop() {
 			i++

@@ -10,7 +10,21 @@ const MaxHint = 64 << 10
 // the request claims (its Content-Length within the body limit, -1 if
 // unknown) and one byte more, so that a body of that size is read into one
 // allocation rather than grown into.
-func Read(r io.Reader, size int64) ([]byte, error) {
+//
+// A body read to its end is closed: net/http drains a request body its
+// handler has not closed before it answers, even one already at its end
+// (an io.CopyN into io.Discard, some microseconds a write), and skips that
+// for one closed after its end. A body not read to its end is left open,
+// for net/http to drain or to close the connection after.
+func Read(r io.ReadCloser, size int64) ([]byte, error) {
+	b, err := read(r, size)
+	if err == nil {
+		_ = r.Close() // the body is whole: nothing a Close says changes it
+	}
+	return b, err
+}
+
+func read(r io.Reader, size int64) ([]byte, error) {
 	if size <= 0 || size > MaxHint {
 		return io.ReadAll(r)
 	}

@@ -24,7 +24,7 @@ func TestReadBodyIsReadAll(t *testing.T) {
 			}
 			for name, reader := range readers {
 				want, wantErr := io.ReadAll(reader())
-				got, err := Read(reader(), claim)
+				got, err := Read(io.NopCloser(reader()), claim)
 				if !bytes.Equal(got, want) || !errors.Is(err, wantErr) {
 					t.Errorf("%d bytes claiming %d, %s: %d bytes, %v; io.ReadAll: %d bytes, %v", n, claim, name, len(got), err, len(want), wantErr)
 				}
@@ -38,13 +38,47 @@ func TestReadBodyIsReadAll(t *testing.T) {
 func TestReadBodyAllocatesOnce(t *testing.T) {
 	body := strings.Repeat("x", 700)
 	r := strings.NewReader(body)
+	rc := io.NopCloser(r)
 	allocs := testing.AllocsPerRun(100, func() {
 		r.Reset(body)
-		if _, err := Read(r, int64(len(body))); err != nil {
+		if _, err := Read(rc, int64(len(body))); err != nil {
 			t.Fatal(err)
 		}
 	})
 	if allocs != 1 {
 		t.Errorf("%v allocations, want 1", allocs)
+	}
+}
+
+// closeCounter is a body that counts its Close calls.
+type closeCounter struct {
+	io.Reader
+	closed int
+}
+
+func (c *closeCounter) Close() error { c.closed++; return nil }
+
+// A body read to its end is closed once, so that net/http does not drain
+// it again; one that broke off is left open, for net/http to deal with.
+func TestReadClosesBodyAtItsEnd(t *testing.T) {
+	broken := errors.New("connection reset")
+	for _, tc := range []struct {
+		name   string
+		body   io.Reader
+		claim  int64
+		closed int
+	}{
+		{"claimed", strings.NewReader("{}"), 2, 1},
+		{"unknown length", strings.NewReader("{}"), -1, 1},
+		{"larger than the hint", strings.NewReader(strings.Repeat("x", MaxHint+1)), MaxHint + 1, 1},
+		{"broken", io.MultiReader(strings.NewReader("{"), iotest.ErrReader(broken)), 2, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := &closeCounter{Reader: tc.body}
+			_, err := Read(body, tc.claim)
+			if body.closed != tc.closed {
+				t.Errorf("closed %d times (err %v), want %d", body.closed, err, tc.closed)
+			}
+		})
 	}
 }
