@@ -26,8 +26,7 @@ import (
 func (rq *request) body() ([]byte, error) {
 	limit := rq.s.config.maxBodyBytes
 	data, err := httpbody.Read(http.MaxBytesReader(rq.w, rq.r.Body, limit), min(rq.r.ContentLength, limit))
-	var tooLarge *http.MaxBytesError
-	if err != nil && !errors.As(err, &tooLarge) {
+	if err != nil && !errors.As(err, new(*http.MaxBytesError)) { // new: only a failed read allocates it
 		return nil, badRequest("the request body could not be read: %v", err)
 	}
 	// kube-apiserver ignores Content-Encoding and so reads a compressed
