@@ -2,8 +2,12 @@ package httpbody
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httptrace"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -80,5 +84,42 @@ func TestReadClosesBodyAtItsEnd(t *testing.T) {
 				t.Errorf("closed %d times (err %v), want %d", body.closed, err, tc.closed)
 			}
 		})
+	}
+}
+
+// Read's close costs no connection: net/http ends a keep-alive connection
+// after the reply when its handler closed a body before its end, and a
+// body Read closed is at its end, so the next requests reuse it (checked
+// against net/http itself, whose rule this relies on).
+func TestReadKeepsConnection(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		data, err := Read(r.Body, r.ContentLength)
+		if err != nil || string(data) != `{"a":1}` {
+			t.Errorf("read %q, %v", data, err)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	client := srv.Client()
+	reused := 0
+	for range 3 {
+		trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+			if info.Reused {
+				reused++
+			}
+		}}
+		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodPost, srv.URL, strings.NewReader(`{"a":1}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if reused != 2 {
+		t.Errorf("%d of the 2 later requests reused the connection", reused)
 	}
 }
