@@ -2,6 +2,7 @@ package patch
 
 import (
 	"reflect"
+	"unicode/utf8"
 
 	"github.com/kapi-dev/kapi/internal/deepequal"
 	"github.com/kapi-dev/kapi/internal/jsonwrite"
@@ -27,7 +28,9 @@ import (
 //     the walk gives up): the documents' reading never fails, and the
 //     members' trees are what it reads;
 //   - two equal Go values write one JSON, with nothing to report; two
-//     unequal ones may too (a time's nanoseconds), and their trees say so;
+//     unequal ones may too (a time's nanoseconds), and their trees say so,
+//     but for booleans, integers and UTF-8 strings (typedMember.scalar),
+//     which write apart and are modified;
 //   - a struct member present on both sides is compared member by member,
 //     as walk compares two maps of the struct's schema key by key.
 //
@@ -73,6 +76,10 @@ func (c *comparison) typedMembers(n *typedNode, l, r reflect.Value, path fieldPa
 		p := append(path, fieldElement(m.name))
 		if lok && rok {
 			if deepequal.Values(lv, rv) {
+				continue
+			}
+			if m.scalar && (lv.Kind() != reflect.String || utf8.ValidString(lv.String()) && utf8.ValidString(rv.String())) {
+				c.add(&c.modified, p) // as stored says of two plain scalars
 				continue
 			}
 			if m.sub != nil {

@@ -88,7 +88,8 @@ func checkTypedUpdateRandom(t *testing.T, seed int64, n int) {
 // changedWidget is old changed at random: its tree changed and decoded,
 // or a copy of it changed as a Go value (sharing what it does not change,
 // as a server's next object shares its old one's parts; nil or empty
-// where JSON leaves both out; a time's nanoseconds, which JSON drops).
+// where JSON leaves both out; a time's nanoseconds, which JSON drops;
+// strings that are not UTF-8).
 func changedWidget(r *rand.Rand, s *Schema, old *typedWidget) *typedWidget {
 	if r.Intn(2) == 0 {
 		tree, _, ok := typedTree(old, nil)
@@ -105,7 +106,7 @@ func changedWidget(r *rand.Rand, s *Schema, old *typedWidget) *typedWidget {
 	}
 	next := *old
 	for range 1 + r.Intn(3) {
-		switch r.Intn(14) {
+		switch r.Intn(15) {
 		case 0:
 			next.Labels = map[string]string{}
 		case 1:
@@ -134,6 +135,10 @@ func changedWidget(r *rand.Rand, s *Schema, old *typedWidget) *typedWidget {
 				LastTransitionTime: kapi.NewTime(time.Unix(1_750_000_000, int64(r.Intn(2))*5000))}}
 		case 12:
 			next.Spec.Extra = []any{map[string]any{"k": fmt.Sprint(r.Intn(2))}, nil}[r.Intn(2)]
+		case 14:
+			// Not UTF-8: written as U+FFFD, which old's decoding holds.
+			next.Spec.Color = []string{"\xff", "\ufffd"}[r.Intn(2)]
+			next.Status.Phase = "\xfe"
 		case 13:
 			next.Spec.Template = []*struct {
 				Image string `json:"image,omitempty"`
