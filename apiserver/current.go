@@ -57,12 +57,14 @@ func (rq *request) latest(ctx context.Context, key string, fromCache bool) (kv s
 //
 // value is the object's marshalStored encoding (kv's value, unless it was
 // stored in another version and converted; then nil), from which its JSON
-// is made without encoding it again (objectJSON).
+// is made without encoding it again (objectJSON). rq.curOffered says the
+// object is the image this server offered for value (offer), so its JSON.
 func (rq *request) current(ctx context.Context, kv storage.KeyValue) (obj kapi.Object, value []byte, err error) {
-	if rq.subresource == "" && len(rq.s.config.mutating) == 0 && rq.res.cache != nil {
+	if rq.curOffered = false; rq.subresource == "" && len(rq.s.config.mutating) == 0 && rq.res.cache != nil {
 		rq.waitCache(ctx, kv.ModRevision) // if not reached, decoded below
 		if it, _ := rq.res.cache.Get(kv.Key); it != nil && it.Revision == kv.ModRevision {
 			if obj, err := cachedObject(it); err == nil && isObjectOf(obj, rq.res.storageVersion().objType.typ) {
+				rq.curOffered = it.Offered()
 				return shallowCopy(obj), it.Value, nil // no Value if converted
 			}
 		}
@@ -83,14 +85,10 @@ func stampRevision(obj any, rev int64) {
 // cachedObject is the object of a cached item (see watch.Item.Object).
 func cachedObject(it *watch.Item) (kapi.Object, error) {
 	obj, err := it.Object()
-	if err != nil {
-		return nil, err
+	if o, ok := obj.(kapi.Object); ok || err != nil {
+		return o, err
 	}
-	o, ok := obj.(kapi.Object)
-	if !ok {
-		return nil, fmt.Errorf("the cached item %s holds a %T", it.Key, obj)
-	}
-	return o, nil
+	return nil, fmt.Errorf("the cached item %s holds a %T", it.Key, obj)
 }
 
 // isObjectOf says whether obj is a *t.

@@ -81,7 +81,6 @@ func baseManagedFields(cur, want kapi.Object) []kapi.ManagedFieldsEntry {
 // encodings (next's may lack its managedFields, which the field manager
 // does not read), from which their JSON is made.
 func (rq *request) recordManaged(cur kapi.Object, curValue []byte, next kapi.Object, stored []byte) error {
-	manager := rq.fieldManager()
 	var old []byte
 	var err error
 	if cur != nil {
@@ -94,10 +93,12 @@ func (rq *request) recordManaged(cur kapi.Object, curValue []byte, next kapi.Obj
 		return err
 	}
 	meta := next.GetObjectMeta()
-	managed, err := rq.res.objType.schema.Update(old, now, meta.ManagedFields, patch.UpdateOptions{
-		Manager: manager, APIVersion: rq.res.apiVersion(), Subresource: rq.subresource,
-		Now: kapi.Now(), Ignore: rq.ignoredFields(old, now), Convert: rq.res.fieldsConverter(),
-	})
+	opts := patch.UpdateOptions{Manager: rq.fieldManager(), APIVersion: rq.res.apiVersion(), Subresource: rq.subresource,
+		Now: kapi.Now(), Ignore: rq.ignoredFields(old, now), Convert: rq.res.fieldsConverter()}
+	if rq.curOffered && curValue != nil && stored != nil && rq.objType.plainMetadata && !rq.res.converts() && rq.res.shape == nil {
+		opts.Old, opts.New = cur, next // old, now: their stored JSON (fieldsJSON), cur its image (current)
+	}
+	managed, err := rq.res.objType.schema.Update(old, now, meta.ManagedFields, opts)
 	if err != nil {
 		// Entries that do not fit the object (sent by a client, or from an
 		// older shape of the type) are kept as they are, as kube-apiserver

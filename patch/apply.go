@@ -46,6 +46,13 @@ type UpdateOptions struct {
 	Now         kapi.Time
 	Ignore      []string
 	Convert     Converter // as ApplyOptions.Convert
+	// Old and New, if both set, are the objects (pointers to structs of
+	// one type) whose JSON old and new are, but for the resourceVersion,
+	// which neither document holds (a stored value's JSON): Update then
+	// compares them as Go values, reading only the members that differ.
+	// A caller that cannot vouch for that (a stored value not written
+	// from its object, say) leaves them nil.
+	Old, New any
 }
 
 var errNoAPIVersion = errors.New("patch: the options' APIVersion is required")

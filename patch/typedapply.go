@@ -46,6 +46,11 @@ type typedMember struct {
 	schema *Schema    // s.Field(name)
 	sub    *typedNode // walked member by member: a struct by value, of a granular Struct schema
 	fill   *fieldPlan // nil when the type's fill plan is
+	// scalar: a boolean, string or integer of a Scalar schema, written
+	// as encoding/json writes its kind: two values of it that differ
+	// write apart (strings that are UTF-8), which the typed update
+	// reports without their trees.
+	scalar bool
 }
 
 // typedRoots are the roots' plans by type: *typedRoot, the plan for
@@ -84,6 +89,8 @@ func newTypedNode(t reflect.Type, s *Schema, mode treeMode, c *treeCompiler) *ty
 			continue
 		}
 		m := typedMember{name: f.Name, index: f.Index, omit: jsonwrite.Omitter(f), tree: c.compile(f.Type, fm), schema: s.Field(f.Name)}
+		m.scalar = exactScalar(f.Type.Kind()) && !f.Quoted && !timeTypes[f.Type] && m.schema != nil && m.schema.Kind == Scalar &&
+			!jsonfields.Implements(f.Type, jsonMarshalerType) && !jsonfields.Implements(f.Type, textMarshalerType)
 		if n.fill != nil {
 			m.fill = n.fill.fields[f.Name]
 		}

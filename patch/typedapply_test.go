@@ -131,32 +131,15 @@ func TestTypedApplyRandomSeeds(t *testing.T) {
 
 func checkTypedApplyRandom(t *testing.T, seed int64, n int) {
 	t.Helper()
-	s, err := SchemaOf(reflect.TypeFor[typedWidget]())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, seedTree := typedWidgetSeed(t)
 	defer func() { typedApplyOn = true }()
-	var seedTree any
-	if err := json.Unmarshal([]byte(typedSeed), &seedTree); err != nil {
-		t.Fatal(err)
-	}
-	seedTree = numbersOf(seedTree)
 	r := rand.New(rand.NewSource(seed))
 	var typed, decoded, steps, conflicts int
 	for i := range n {
 		// The live object is what decoding its stored JSON gives, as a
 		// server's is (Merged.Decode copies from it as such).
-		first, live := new(typedWidget), new(typedWidget)
-		ok := false
-		for try := 0; try < 20 && !ok; try++ { // most random values are not widgets
-			v := randomValue(r, s, 0)
-			if r.Intn(2) == 0 {
-				v = mutate(r, seedTree, s, 0)
-			}
-			first, live = new(typedWidget), new(typedWidget)
-			ok = decodeInto(v, first) && decodeInto(first, live)
-		}
-		if !ok {
+		live := randomWidget(r, s, seedTree)
+		if live == nil {
 			continue
 		}
 		live.UID = fmt.Sprint("uid-", seed, "-", i)
@@ -221,6 +204,37 @@ func checkTypedApplyRandom(t *testing.T, seed int64, n int) {
 	if typed < steps/4 || decoded < typed/4 {
 		t.Errorf("the typed apply took %d of %d applies and decoded %d: too few to test it", typed, steps, decoded)
 	}
+}
+
+// typedWidgetSeed is typedWidget's schema and typedSeed's tree, its
+// numbers as the reader reads them.
+func typedWidgetSeed(t testing.TB) (*Schema, any) {
+	t.Helper()
+	s, err := SchemaOf(reflect.TypeFor[typedWidget]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seedTree any
+	if err := json.Unmarshal([]byte(typedSeed), &seedTree); err != nil {
+		t.Fatal(err)
+	}
+	return s, numbersOf(seedTree)
+}
+
+// randomWidget is a random widget that is what decoding its JSON gives,
+// nil if the values tried were none.
+func randomWidget(r *rand.Rand, s *Schema, seedTree any) *typedWidget {
+	for range 20 { // most random values are not widgets
+		v := randomValue(r, s, 0)
+		if r.Intn(2) == 0 {
+			v = mutate(r, seedTree, s, 0)
+		}
+		first, w := new(typedWidget), new(typedWidget)
+		if decodeInto(v, first) && decodeInto(first, w) {
+			return w
+		}
+	}
+	return nil
 }
 
 // checkTypedApply applies doc to live both ways (typedFirst: the typed

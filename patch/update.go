@@ -92,7 +92,10 @@ func (s *Schema) updateStored(old, new []byte, managed []kapi.ManagedFieldsEntry
 			}
 		}
 	}
-	c, ok := compareStored(old, new, s)
+	c, ok := compareTyped(opts.Old, opts.New, s)
+	if !ok {
+		c, ok = compareStored(old, new, s)
+	}
 	if !ok {
 		return nil, false
 	}

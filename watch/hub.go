@@ -483,6 +483,7 @@ func (h *Hub) applyTo(c *Cache, ev storage.Event) bool {
 		h.config.onError(err)
 	} else {
 		item = c.newItem(kv, obj)
+		item.offered = offered && item.Value != nil
 	}
 	return c.apply(typ, ev.Key, item, ev.ModRevision)
 }

@@ -1211,13 +1211,18 @@ func TestItemObjectDecodedAgain(t *testing.T) {
 // A writer's offered object is what the cache keeps for the value it
 // wrote, stamped with the write's revision, instead of a decoding; an
 // offer for other bytes (another writer's, on the same key) is not taken;
-// a withdrawn offer is not taken.
+// a withdrawn offer is not taken. Item.Offered says which items hold an
+// offered object.
 func TestOffer(t *testing.T) {
 	store, hub, cache, decodes, ctx := countingHub(t, watch.TakeOffers(func(obj any, rev int64) { obj.(*object).Rev = rev }))
 	if err := hub.WaitFor(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
 	key := widgets + "ns/a"
+	offeredItem := func() bool {
+		it, _ := cache.Get(key)
+		return it.Offered()
+	}
 	write := func(value string, offered *object, withdraw bool) any {
 		t.Helper()
 		v := []byte(value)
@@ -1253,14 +1258,14 @@ func TestOffer(t *testing.T) {
 
 	offered := &object{Value: "one"}
 	before := decodes.Load()
-	if got := write("one", offered, false); got != offered || decodes.Load() != before {
-		t.Errorf("the offer was not taken (%d decodes)", decodes.Load()-before)
+	if got := write("one", offered, false); got != offered || decodes.Load() != before || !offeredItem() {
+		t.Errorf("the offer was not taken (%d decodes), or its item not Offered", decodes.Load()-before)
 	}
 	// An offer for other bytes under the same key (a writer that lost
 	// the race): not taken, decoded.
 	before = decodes.Load()
 	cache.Offer(key, []byte("lost"), &object{Value: "lost"})
-	if got := write("two", nil, false); decodes.Load() != before+1 {
+	if got := write("two", nil, false); decodes.Load() != before+1 || offeredItem() {
 		t.Errorf("an offer for other bytes was taken: %+v", got)
 	}
 	// Withdrawn before the event came: decoded (the event may come

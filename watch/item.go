@@ -41,6 +41,8 @@ type Item struct {
 	// cache's recent ones, and cache decodes it again.
 	recent atomic.Pointer[decoded]
 	cache  *Cache
+	// offered: the object is the one a writer offered for Value (Offer).
+	offered bool
 
 	// encodings is read without a lock: a format once encoded is found by
 	// every later reader at the cost of an atomic load. mu only serializes
@@ -108,6 +110,12 @@ func (it *Item) Kept() (any, bool) {
 	}
 	return nil, false
 }
+
+// Offered says whether the item's object is the one a writer offered for
+// its value ([Cache.Offer]), not one decoded from the value: the value is
+// then the encoding that writer made, and a writer that offers the image
+// of what it encoded knows the object for that encoding's image.
+func (it *Item) Offered() bool { return it.offered }
 
 // Object returns the item's object. For an item of a stored value that is
 // the value decoded again if the item has left its cache's recent ones,
