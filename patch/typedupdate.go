@@ -52,7 +52,8 @@ func compareTyped(old, new any, s *Schema) (c comparison, ok bool) {
 		return c, false
 	}
 	path := make(fieldPath, 0, pathDepth)
-	return c, c.typedMembers(root, l.Elem(), r.Elem(), path)
+	ok = c.typedMembers(root, l.Elem(), r.Elem(), path) // before c is read: a return's operands have no order but their calls'
+	return c, ok
 }
 
 // typedMembers compares the members of l and r, structs of plan n at path.
