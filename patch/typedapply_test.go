@@ -412,6 +412,8 @@ func FuzzTypedApply(f *testing.F) {
 	f.Add(typedSeed, `{"spec":{"color":"red","ports":[{"name":"http","port":81}]}}`, true, false)
 	f.Add(typedSeed, `{"metadata":{"labels":{"a":"2"}},"spec":{"inner":{"deep":{"c":"e"}}},"status":{"phase":"x"}}`, false, true)
 	f.Add(`{"metadata":{"uid":"u"},"spec":{"inner":{"deep":{}}}}`, `{"spec":{"inner":{"a":null},"extra":{"k":1}}}`, false, false)
+	// The live values again, numbers respelled and ports reordered.
+	f.Add(typedSeed, `{"spec":{"size":20e-1,"replicas":3.0,"ports":[{"name":"dns","protocol":"UDP","port":53},{"name":"http","protocol":"TCP","port":80}],"selector":{"app":"shop"}}}`, false, true)
 	s, err := SchemaOf(reflect.TypeFor[typedWidget]())
 	if err != nil {
 		f.Fatal(err)
