@@ -311,6 +311,14 @@ func (w *typedWalk) node(n *typedNode, cfg map[string]any, v reflect.Value, hint
 			}
 			w.stale = w.stale || b.nodes > 0 && !sameTree(lv, h)
 		}
+		if copyable && lok && equalValues(lv, cv) {
+			// The configuration repeats the live member (most members
+			// of a re-apply): merging them makes a value equal to both
+			// (equalValues is symmetric), which the comparison passes
+			// over and Merged.Decode takes from the configuration.
+			w.steps = append(w.steps, typedStep{member: m, op: stepMove})
+			continue
+		}
 		mv, mok := merge(lv, lok, cv, true, m.schema)
 		w.c.walk(lv, lok, mv, mok, m.schema, path)
 		if !mok {

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"math/rand"
 	"reflect"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -159,6 +161,11 @@ func checkTypedApplyRandom(t *testing.T, seed int64, n int) {
 					cfg = prev // applied again
 				case ok && r.Intn(2) == 0:
 					cfg = revalue(r, prev, s, 0)
+				case ok && r.Intn(3) == 0:
+					cfg = respell(r, prev, s) // equal, or its lists reordered
+				case r.Intn(8) == 0:
+					tree, _, _ := typedTree(live, nil)
+					cfg = respell(r, tree, s) // the live object's values, respelled or reordered
 				case r.Intn(3) == 0:
 					cfg = randomValue(r, s, 0)
 				case r.Intn(2) == 0:
@@ -337,6 +344,39 @@ func checkTypedApply(t *testing.T, s *Schema, live *typedWidget, doc []byte, opt
 	return want, isTyped, isDecoded && isTyped, false
 }
 
+// respell is v with some of its integers spelled otherwise (3 as 3.0,
+// 30e-1 or 3e0: equal values, other literals) and some of its lists'
+// items in another order (list-maps' items reordered, added to or
+// dropped from are named by key, not by place).
+func respell(r *rand.Rand, v any, s *Schema) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			out[k] = respell(r, x[k], s.Field(k))
+		}
+		return out
+	case []any:
+		var elem *Schema
+		if s != nil {
+			elem = s.Elem
+		}
+		out := make([]any, 0, len(x))
+		for _, c := range x {
+			out = append(out, respell(r, c, elem))
+		}
+		if r.Intn(3) == 0 {
+			r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+		}
+		return out
+	case json.Number:
+		if _, err := strconv.ParseInt(string(x), 10, 64); err == nil && r.Intn(2) == 0 {
+			return json.Number([]string{string(x) + ".0", string(x) + "0e-1", string(x) + "e0"}[r.Intn(3)])
+		}
+	}
+	return v
+}
+
 // decodeInto decodes v's JSON into dst: false if it does not decode.
 func decodeInto(v any, dst any) bool {
 	data, err := encodeJSON(v)
@@ -386,6 +426,8 @@ func FuzzTypedApply(f *testing.F) {
 	f.Add(typedSeed, `{"spec":{"color":"red","ports":[{"name":"http","port":81}]}}`, true, false)
 	f.Add(typedSeed, `{"metadata":{"labels":{"a":"2"}},"spec":{"inner":{"deep":{"c":"e"}}},"status":{"phase":"x"}}`, false, true)
 	f.Add(`{"metadata":{"uid":"u"},"spec":{"inner":{"deep":{}}}}`, `{"spec":{"inner":{"a":null},"extra":{"k":1}}}`, false, false)
+	// The live values again, numbers respelled and ports reordered.
+	f.Add(typedSeed, `{"spec":{"size":20e-1,"replicas":3.0,"ports":[{"name":"dns","protocol":"UDP","port":53},{"name":"http","protocol":"TCP","port":80}],"selector":{"app":"shop"}}}`, false, true)
 	s, err := SchemaOf(reflect.TypeFor[typedWidget]())
 	if err != nil {
 		f.Fatal(err)
