@@ -344,11 +344,12 @@
 // rows; the log, the current rows, the counter and the notification in one
 // statement, COMMIT). A bare client issuing the same statements through
 // this store at the same concurrency makes the same commits, as full (8
-// writes each, counted with pg_stat_statements), and writes 2,018 to
-// 2,456 times a second; kapi beside it, in alternated rounds, reached
-// 0.70x to 0.80x its rates (medians; 0.56x to 0.86x in single runs):
-// kapi's request handling (262 to 420 µs of CPU per write, the bare
-// client's 146 to 204) runs between commits, in series with them because
+// writes each, counted with pg_stat_statements), and writes 2,000 to
+// 3,500 times a second; kapi beside it, in alternated rounds, reached
+// 0.66x to 0.80x its rates (medians of nine runs: create 0.80, PUT 0.73,
+// merge PATCH 0.69, apply 0.66; 0.56x to 0.86x in single runs):
+// kapi's request handling (214 to 420 µs of CPU per write, the bare
+// client's 124 to 204) runs between commits, in series with them because
 // 8 writers answered together come back together. Overlapping it with the
 // next commit cannot pay: PostgreSQL releases the revision lock only once
 // the COMMIT's WAL flush is done, and splitting the writers into two
@@ -356,7 +357,8 @@
 // 1.6 times slower). A commit that does not wait for the writers it
 // expects makes smaller batches: measured in 3 alternated pairs, kapi and
 // the bare client each wrote a fifth to a third fewer merge PATCHes a
-// second, at 1.3 to 1.7 times the CPU per write.
+// second, at 1.3 to 1.7 times the CPU per write; one that waits twice as
+// long made batches no fuller and raised no ratio.
 //
 // Every row again, side by side, from the repository root (the first run
 // builds kine and kube-apiserver):
