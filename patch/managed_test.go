@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -110,22 +111,54 @@ func TestConflictErrorCauses(t *testing.T) {
 // TestUpdateManagersCapped: kube-apiserver keeps ten Update entries and
 // folds the oldest into "ancient-changes".
 func TestUpdateManagersCapped(t *testing.T) {
+	got := updateLabelsInTurn(t, 12, func(i int) (string, time.Time) {
+		return fmt.Sprintf("u%02d", i), base.Add(time.Duration(i) * time.Second)
+	})
+	if len(got) != 10 || got[0] != `ancient-changes Update @2 {"f:metadata":{"f:labels":{".":{},"f:l00":{},"f:l01":{},"f:l02":{}}}}` {
+		t.Errorf("managedFields =\n  %s", strings.Join(got, "\n  "))
+	}
+	if got[1] != `u03 Update @3 {"f:metadata":{"f:labels":{"f:l03":{}}}}` {
+		t.Errorf("second entry = %s", got[1])
+	}
+}
+
+// TestUpdateManagersCappedInTheSameSecond: entries of one second are
+// folded in the order of their identifiers (the entry's JSON, so by
+// manager name here), not in the order they were written, as
+// kube-apiserver's capManagersManager sorts them (apimachinery's
+// managedfields/internal/capmanagers.go). The managers write in reverse
+// order of their names: u11 first, u00 last.
+func TestUpdateManagersCappedInTheSameSecond(t *testing.T) {
+	got := updateLabelsInTurn(t, 12, func(i int) (string, time.Time) {
+		return fmt.Sprintf("u%02d", 11-i), base
+	})
+	want := []string{`ancient-changes Update @0 {"f:metadata":{"f:labels":{"f:l00":{},"f:l01":{},"f:l02":{}}}}`}
+	for i := 3; i <= 10; i++ {
+		want = append(want, fmt.Sprintf(`u%02d Update @0 {"f:metadata":{"f:labels":{"f:l%02d":{}}}}`, i, i))
+	}
+	want = append(want, `u11 Update @0 {"f:metadata":{"f:labels":{".":{},"f:l11":{}}}}`) // the first writer made the map
+	if !slices.Equal(got, want) {
+		t.Errorf("managedFields =\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+// updateLabelsInTurn has n managers, named and timed by who, each add a
+// label named after its own number (u07 adds l07) by an Update, in turn,
+// and returns the entries after the last (see entry).
+func updateLabelsInTurn(t *testing.T, n int, who func(i int) (string, time.Time)) []string {
+	t.Helper()
 	s := widgetSchema(t)
-	live := []byte(obj(`,"uid":"u"}`))
+	var live []byte
+	labels := map[string]any{}
 	var managed []kapi.ManagedFieldsEntry
-	for i := 0; i < 12; i++ {
-		next := []byte(obj(fmt.Sprintf(`,"uid":"u","labels":{"l%02d":"x"}`, i) + `}`))
-		if i > 0 {
-			var w map[string]any
-			json.Unmarshal(live, &w)
-			w["metadata"].(map[string]any)["labels"].(map[string]any)[fmt.Sprintf("l%02d", i)] = "x"
-			next, _ = json.Marshal(w)
-		} else {
-			live = nil
-		}
-		var err error
-		managed, err = s.Update(live, next, managed, patch.UpdateOptions{Manager: fmt.Sprintf("u%02d", i), APIVersion: gv, Now: kapi.NewTime(base.Add(time.Duration(i) * time.Second))})
+	for i := range n {
+		manager, at := who(i)
+		labels["l"+strings.TrimPrefix(manager, "u")] = "x"
+		next, err := json.Marshal(map[string]any{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w", "uid": "u", "labels": labels}})
 		if err != nil {
+			t.Fatal(err)
+		}
+		if managed, err = s.Update(live, next, managed, patch.UpdateOptions{Manager: manager, APIVersion: gv, Now: kapi.NewTime(at)}); err != nil {
 			t.Fatal(err)
 		}
 		live = next
@@ -134,12 +167,7 @@ func TestUpdateManagersCapped(t *testing.T) {
 	for _, e := range managed {
 		got = append(got, entry(e))
 	}
-	if len(managed) != 10 || got[0] != `ancient-changes Update @2 {"f:metadata":{"f:labels":{".":{},"f:l00":{},"f:l01":{},"f:l02":{}}}}` {
-		t.Errorf("managedFields =\n  %s", strings.Join(got, "\n  "))
-	}
-	if got[1] != `u03 Update @3 {"f:metadata":{"f:labels":{"f:l03":{}}}}` {
-		t.Errorf("second entry = %s", got[1])
-	}
+	return got
 }
 
 func TestFieldsV1RoundTrip(t *testing.T) {
