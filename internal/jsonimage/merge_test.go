@@ -260,6 +260,12 @@ func TestMergeable(t *testing.T) {
 		{`{"metadata":{"labels":{"a":"` + "\xff" + `"}}}`, false, false}, // not UTF-8
 		{`{"spec":{"size":3`, false, false},
 		{`{"spec":{"size":-}}`, false, false},
+		{`{"spec":{"size":10}}`, true, true}, // a zero, not first
+		{`{"spec":{"size":-100}}`, true, true},
+		{`{"\u0073pec":{"size":3}}`, false, false},               // an escape first in the name
+		{`{"metadata":{"labels":{"\u0061":"b"}}}`, false, false}, // a map's key too
+		{`{"spec":true}`, false, false},                          // a literal for a struct
+		{`{"metadata":{"labels":false}}`, false, false},
 	} {
 		if got := widget.Mergeable([]byte(tc.patch), false); got != tc.merge {
 			t.Errorf("merge patch %s: Mergeable %v, want %v", tc.patch, got, tc.merge)
@@ -321,6 +327,33 @@ func TestNewMergerRecursive(t *testing.T) {
 	}
 	if jsonimage.NewMerger(reflect.TypeFor[loopList]()) != nil || jsonimage.NewMerger(reflect.TypeFor[string]()) != nil {
 		t.Error("a Merger of a type that is not a struct")
+	}
+}
+
+// Literals are read whole, and only where the type has a scalar; a map
+// whose keys are not plain strings is left to merging.
+func TestMergeableLiteralsAndKeys(t *testing.T) {
+	type flags struct {
+		On   bool `json:"on"`
+		Size int  `json:"size"`
+	}
+	m := jsonimage.NewMerger(reflect.TypeFor[flags]())
+	sample, _, _, _ := newMergers(t)
+	for _, tc := range []struct {
+		m     *jsonimage.Merger
+		patch string
+		want  bool
+	}{
+		{m, `{"on":false,"size":1}`, true},
+		{m, `{"on":true,"size":1}`, true},
+		{m, `{"on":fals,"size":1}`, false},
+		{m, `{"on":truee}`, false},
+		{sample, `{"byNumber":{"1":"a"}}`, false}, // map[int]string
+		{sample, `{"labels":{"1":"a"}}`, true},
+	} {
+		if got := tc.m.Mergeable([]byte(tc.patch), false); got != tc.want {
+			t.Errorf("%s: Mergeable %v, want %v", tc.patch, got, tc.want)
+		}
 	}
 }
 
