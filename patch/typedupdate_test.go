@@ -279,3 +279,46 @@ func BenchmarkTypedUpdate(b *testing.B) {
 		})
 	}
 }
+
+// Update compares Old and New as Go values only where it can: given
+// values it cannot compare (one of them missing, of two types, not
+// pointers to structs, of a type the typed plan refuses), it records the
+// write from the documents, as it does without them.
+func TestTypedUpdateFallsBack(t *testing.T) {
+	s, _ := typedWidgetSeed(t)
+	old := &typedWidget{TypeMeta: kapi.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}, ObjectMeta: kapi.ObjectMeta{Name: "w", UID: "u"}}
+	old.Spec.Color = "Red"
+	oldJSON := storedJSON(old, false)
+	created, err := s.Update(nil, oldJSON, nil, UpdateOptions{Manager: "creator", APIVersion: "example.com/v1", Now: kapi.NewTime(time.Unix(1, 0))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := *old
+	next.Spec.Color, next.Spec.Size = "Blue", 3
+	newJSON := storedJSON(&next, false)
+	opts := UpdateOptions{Manager: "a", APIVersion: "example.com/v1", Now: kapi.NewTime(time.Unix(2, 0))}
+	want, err := s.Update(oldJSON, newJSON, created, opts)
+	if err != nil || len(want) != 2 {
+		t.Fatalf("from the documents: %v, %v", want, err)
+	}
+	stored := &storedWidget{} // a type typedValid refuses (stored_test.go)
+	for _, tc := range []struct {
+		name     string
+		old, new any
+	}{
+		{"old only", old, nil},
+		{"new only", nil, &next},
+		{"two types", old, stored},
+		{"not pointers", *old, next},
+		{"a pointer to a string", new(string), new(string)},
+		{"a nil pointer", (*typedWidget)(nil), &next},
+		{"a type the plan refuses", stored, stored},
+	} {
+		opts := opts
+		opts.Old, opts.New = tc.old, tc.new
+		got, err := s.Update(oldJSON, newJSON, created, opts)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %v, %v; want %v", tc.name, got, err, want)
+		}
+	}
+}
