@@ -3,16 +3,14 @@ package apiserver_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/kapi-dev/kapi/apiserver"
+	"github.com/kapi-dev/kapi/apiserver/apiservertest"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
 	"github.com/kapi-dev/kapi/storage/memory"
 )
@@ -25,44 +23,23 @@ import (
 // were (a comparison of the objects would have recorded the write).
 func TestManagedFieldsOfValueNotWritten(t *testing.T) {
 	store := memory.New()
-	api, err := apiserver.New(apiserver.WithStorage(store), apiserver.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := widgetapi.Register(api); err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(api)
-	t.Cleanup(func() { api.Close(); hs.Close() })
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if code, _ := call(t, hs, http.MethodGet, "/readyz", ""); code == http.StatusOK {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the server is not ready")
-		}
-	}
+	srv := apiservertest.New(t, widgetapi.Register, apiserver.WithStorage(store), apiserver.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	c := &apiClient{t: t, base: srv.URL, hc: srv.Client()}
 	const path = "/apis/example.com/v1/namespaces/default/widgets"
-	mustCall(t, hs, http.StatusCreated, http.MethodPost, path+"?fieldManager=a",
-		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"Red"}}`)
+	c.do(http.MethodPost, path+"?fieldManager=a", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"Red"}}`).mustCode(t, http.StatusCreated)
 	// put writes color as manager and returns the managers recorded.
 	put := func(manager, color string) []string {
 		t.Helper()
 		var obj map[string]any
-		if _, err := getJSON(hs, path+"/w", &obj); err != nil {
-			t.Fatal(err)
-		}
+		c.get(path+"/w").mustCode(t, http.StatusOK).into(t, &obj)
 		obj["spec"].(map[string]any)["color"] = color
-		body, _ := json.Marshal(obj)
-		mustCall(t, hs, http.StatusOK, http.MethodPut, path+"/w?fieldManager="+manager, string(body))
+		c.do(http.MethodPut, path+"/w?fieldManager="+manager, obj).mustCode(t, http.StatusOK)
 		var got struct {
 			Metadata struct {
 				ManagedFields []struct{ Manager string }
 			}
 		}
-		if _, err := getJSON(hs, path+"/w", &got); err != nil {
-			t.Fatal(err)
-		}
+		c.get(path+"/w").mustCode(t, http.StatusOK).into(t, &got)
 		var managers []string
 		for _, e := range got.Metadata.ManagedFields {
 			managers = append(managers, e.Manager)
