@@ -81,22 +81,22 @@ func baseManagedFields(cur, want kapi.Object) []kapi.ManagedFieldsEntry {
 // encodings (next's may lack its managedFields, which the field manager
 // does not read), from which their JSON is made.
 func (rq *request) recordManaged(cur kapi.Object, curValue []byte, next kapi.Object, stored []byte) error {
-	var old []byte
-	var err error
-	if cur != nil {
-		if old, err = rq.fieldsJSON(cur, curValue); err != nil {
-			return err
-		}
-	}
-	now, err := rq.fieldsJSON(next, stored)
+	now, nowAsIs, err := rq.fieldsJSON(next, stored)
 	if err != nil {
 		return err
+	}
+	var old []byte
+	var oldAsIs bool
+	if cur != nil {
+		if old, oldAsIs, err = rq.fieldsJSON(cur, curValue); err != nil {
+			return err
+		}
 	}
 	meta := next.GetObjectMeta()
 	opts := patch.UpdateOptions{Manager: rq.fieldManager(), APIVersion: rq.res.apiVersion(), Subresource: rq.subresource,
 		Now: kapi.Now(), Ignore: rq.ignoredFields(old, now), Convert: rq.res.fieldsConverter()}
-	if rq.curOffered && curValue != nil && stored != nil && rq.objType.plainMetadata && !rq.res.converts() && rq.res.shape == nil {
-		opts.Old, opts.New = cur, next // old, now: their stored JSON (fieldsJSON), cur its image (current)
+	if rq.curOffered && oldAsIs && nowAsIs && rq.res.shape == nil {
+		opts.Old, opts.New = cur, next // old, now: their stored values as they are, cur its image (current)
 	}
 	managed, err := rq.res.objType.schema.Update(old, now, meta.ManagedFields, opts)
 	if err != nil {
@@ -110,14 +110,15 @@ func (rq *request) recordManaged(cur kapi.Object, curValue []byte, next kapi.Obj
 	return nil
 }
 
-// fieldsJSON is the JSON the field manager reads of obj: its stored
-// bytes as they are when they are its JSON but for the resourceVersion,
+// fieldsJSON is the JSON the field manager reads of obj: its stored bytes
+// as they are (asIs) when they are its JSON but for the resourceVersion,
 // which no manager ever owns (patch's serverOwned), else objectJSON.
-func (rq *request) fieldsJSON(obj kapi.Object, stored []byte) ([]byte, error) {
+func (rq *request) fieldsJSON(obj kapi.Object, stored []byte) (data []byte, asIs bool, err error) {
 	if stored != nil && rq.objType.plainMetadata && !rq.res.converts() {
-		return stored, nil
+		return stored, true, nil
 	}
-	return rq.objectJSON(obj, stored)
+	data, err = rq.objectJSON(obj, stored)
+	return data, false, err
 }
 
 // apply is server-side apply: a PATCH whose body is an apply configuration.

@@ -113,8 +113,8 @@ func (it *Item) Kept() (any, bool) {
 
 // Offered says whether the item's object is the one a writer offered for
 // its value ([Cache.Offer]), not one decoded from the value: the value is
-// then the encoding that writer made, and a writer that offers the image
-// of what it encoded knows the object for that encoding's image.
+// then that writer's encoding, and the object its image, so a writer may
+// compare objects where it would compare their JSON.
 func (it *Item) Offered() bool { return it.offered }
 
 // Object returns the item's object. For an item of a stored value that is
