@@ -5,6 +5,7 @@ import (
 	"maps"
 	"reflect"
 	"sync"
+	"unsafe"
 )
 
 // Values says whether a and b, of one type, are deeply equal, as
@@ -14,11 +15,13 @@ import (
 // package's doc) must be valid for Interface.
 func Values(a, b reflect.Value) bool {
 	addressed := a.CanAddr() && b.CanAddr()
-	if addressed && a.Addr().UnsafePointer() == b.Addr().UnsafePointer() {
-		return true
-	}
 	p := planOf(a.Type())
-	if p.eq(a, b, 0) {
+	if addressed {
+		pa, pb := unsafe.Pointer(a.UnsafeAddr()), unsafe.Pointer(b.UnsafeAddr())
+		if pa == pb || p.at(pa, pb, 0) {
+			return true
+		}
+	} else if p.eq(a, b, 0) {
 		return true
 	}
 	if !p.cyclic || !a.CanInterface() || !b.CanInterface() {
@@ -36,12 +39,14 @@ func Values(a, b reflect.Value) bool {
 const maxDepth = 100
 
 type plan struct {
+	typ  reflect.Type
 	kind reflect.Kind
+	size uintptr
 	// cyclic says the type holds itself or an interface: values may hold
 	// a cycle, or more depth than eq goes.
 	cyclic bool
 	elem   *plan   // a pointer's, slice's, array's or map's element
-	fields []*plan // a struct's, by index
+	fields []field // a struct's, by index
 	// strings and bytes are a map[string]string and a []byte, compared
 	// without reflection.
 	strings, bytes bool
@@ -64,6 +69,11 @@ func planOf(t reflect.Type) *plan {
 	return p
 }
 
+type field struct {
+	*plan
+	offset uintptr
+}
+
 type planner struct {
 	seen     map[reflect.Type]*plan
 	building map[reflect.Type]bool // below itself, a type holds itself
@@ -75,7 +85,7 @@ func (pl *planner) plan(t reflect.Type) *plan {
 		pl.cyclic = pl.cyclic || pl.building[t]
 		return p
 	}
-	p := &plan{kind: t.Kind()}
+	p := &plan{typ: t, kind: t.Kind(), size: t.Size()}
 	pl.seen[t], pl.building[t] = p, true
 	defer delete(pl.building, t)
 	switch t.Kind() {
@@ -86,9 +96,10 @@ func (pl *planner) plan(t reflect.Type) *plan {
 	case reflect.Interface:
 		pl.cyclic = true
 	case reflect.Struct:
-		p.fields = make([]*plan, t.NumField())
+		p.fields = make([]field, t.NumField())
 		for i := range t.NumField() {
-			p.fields[i] = pl.plan(t.Field(i).Type)
+			f := t.Field(i)
+			p.fields[i] = field{pl.plan(f.Type), f.Offset}
 		}
 	}
 	return p
@@ -187,4 +198,101 @@ func (p *plan) eq(a, b reflect.Value, depth int) bool {
 		return planOf(ae.Type()).eq(ae, be, depth)
 	}
 	return false
+}
+
+// at is eq of the values at a and b, addressed: it reads their memory
+// as their type lays it out, rather than through reflect.Value's checks
+// (a field's flags, a pointer type's lookup for Addr), which were most
+// of a comparison's cost. What only reflection reads (a map other than
+// map[string]string, an interface) it hands to eq.
+func (p *plan) at(a, b unsafe.Pointer, depth int) bool {
+	switch p.kind {
+	case reflect.String:
+		return *(*string)(a) == *(*string)(b)
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		switch p.size {
+		case 1:
+			return *(*uint8)(a) == *(*uint8)(b)
+		case 2:
+			return *(*uint16)(a) == *(*uint16)(b)
+		case 4:
+			return *(*uint32)(a) == *(*uint32)(b)
+		}
+		return *(*uint64)(a) == *(*uint64)(b)
+	case reflect.Float32:
+		return *(*float32)(a) == *(*float32)(b)
+	case reflect.Float64:
+		return *(*float64)(a) == *(*float64)(b)
+	case reflect.Complex64:
+		return *(*complex64)(a) == *(*complex64)(b)
+	case reflect.Complex128:
+		return *(*complex128)(a) == *(*complex128)(b)
+	case reflect.Struct:
+		for _, f := range p.fields {
+			if !f.at(unsafe.Add(a, f.offset), unsafe.Add(b, f.offset), depth) {
+				return false
+			}
+		}
+		return true
+	case reflect.Array:
+		for i := range uintptr(p.typ.Len()) {
+			if !p.elem.at(unsafe.Add(a, i*p.elem.size), unsafe.Add(b, i*p.elem.size), depth) {
+				return false
+			}
+		}
+		return true
+	case reflect.Func:
+		return *(*unsafe.Pointer)(a) == nil && *(*unsafe.Pointer)(b) == nil
+	case reflect.Chan, reflect.UnsafePointer:
+		return *(*unsafe.Pointer)(a) == *(*unsafe.Pointer)(b)
+	}
+	if depth++; depth > maxDepth {
+		return false
+	}
+	switch p.kind {
+	case reflect.Pointer:
+		pa, pb := *(*unsafe.Pointer)(a), *(*unsafe.Pointer)(b)
+		if pa == pb {
+			return true
+		}
+		if pa == nil || pb == nil {
+			return false
+		}
+		return p.elem.at(pa, pb, depth)
+	case reflect.Slice:
+		sa, sb := (*sliceHeader)(a), (*sliceHeader)(b)
+		if (sa.data == nil) != (sb.data == nil) || sa.len != sb.len {
+			return false
+		}
+		if sa.data == sb.data {
+			return true
+		}
+		if p.bytes {
+			return bytes.Equal(unsafe.Slice((*byte)(sa.data), sa.len), unsafe.Slice((*byte)(sb.data), sb.len))
+		}
+		for i := range uintptr(sa.len) {
+			if !p.elem.at(unsafe.Add(sa.data, i*p.elem.size), unsafe.Add(sb.data, i*p.elem.size), depth) {
+				return false
+			}
+		}
+		return true
+	case reflect.Map:
+		if p.strings {
+			ma, mb := *(*map[string]string)(a), *(*map[string]string)(b)
+			if (ma == nil) != (mb == nil) || len(ma) != len(mb) {
+				return false
+			}
+			return *(*unsafe.Pointer)(a) == *(*unsafe.Pointer)(b) || maps.Equal(ma, mb)
+		}
+	}
+	// A map or an interface: eq reads them, as values that may be read
+	// (reflect.NewAt's are not read-only, as an unexported field's are).
+	return p.eq(reflect.NewAt(p.typ, a).Elem(), reflect.NewAt(p.typ, b).Elem(), depth-1)
+}
+
+// sliceHeader is a slice's layout in memory.
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
 }

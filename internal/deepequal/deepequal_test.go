@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
@@ -25,24 +26,51 @@ type inner struct {
 	N     *int
 }
 
+// scalars holds every kind of scalar, and the kinds compared by a word
+// (chan, unsafe pointer), which Values reads from memory where it can.
+type scalars struct {
+	I8    int8
+	I16   int16
+	U     uint
+	U16   uint16
+	U32   uint32
+	U64   uint64
+	Ptr   uintptr
+	F32   float32
+	C64   complex64
+	C128  complex128
+	B     bool
+	Bytes [3]byte
+	Ch    chan int
+	Raw   unsafe.Pointer
+	Named labels
+	Ints  map[string]int
+}
+
+type labels map[string]string
+
 type sample struct {
 	kapi.ObjectMeta
-	Plain   inner
-	Ptr     *inner
-	List    []inner
-	ByName  map[string]inner
-	ByPtr   map[string]*inner
-	Counts  map[int]int
-	Array   [2]inner
-	Any     any
-	Anys    []any
-	Tree    *node
-	Bytes   []byte
-	Float   float64
-	Fn      func()
-	PtrPtr  **string
-	Managed []kapi.ManagedFieldsEntry
+	Scalars  scalars
+	Scalarss []scalars
+	Plain    inner
+	Ptr      *inner
+	List     []inner
+	ByName   map[string]inner
+	ByPtr    map[string]*inner
+	Counts   map[int]int
+	Array    [2]inner
+	Any      any
+	Anys     []any
+	Tree     *node
+	Bytes    []byte
+	Float    float64
+	Fn       func()
+	PtrPtr   **string
+	Managed  []kapi.ManagedFieldsEntry
 }
+
+var sharedWord int
 
 // fill sets v from a small domain (two strings, two numbers, short lists),
 // so that two values filled apart are often equal in part, and sometimes
@@ -51,12 +79,22 @@ func fill(rng *rand.Rand, v reflect.Value, depth int) {
 	switch v.Kind() {
 	case reflect.String:
 		v.SetString([]string{"a", "b"}[rng.IntN(2)])
-	case reflect.Int, reflect.Int32, reflect.Int64:
-		v.SetInt(rng.Int64N(2))
-	case reflect.Uint8:
-		v.SetUint(uint64(rng.IntN(2)))
-	case reflect.Float64:
-		v.SetFloat([]float64{0, 1, math.NaN()}[rng.IntN(3)])
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(rng.Int64N(2) << rng.IntN(v.Type().Bits())) // 0, or one bit anywhere
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		v.SetUint(rng.Uint64N(2) << rng.IntN(v.Type().Bits()))
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat([]float64{0, 1, math.NaN(), math.Copysign(0, -1)}[rng.IntN(4)])
+	case reflect.Complex64, reflect.Complex128:
+		v.SetComplex(complex([]float64{0, 1, math.NaN(), math.Copysign(0, -1)}[rng.IntN(4)], 0))
+	case reflect.Chan:
+		if rng.IntN(2) == 0 {
+			v.Set(reflect.MakeChan(v.Type(), 0))
+		}
+	case reflect.UnsafePointer:
+		if rng.IntN(2) == 0 {
+			v.SetPointer(unsafe.Pointer(&sharedWord))
+		}
 	case reflect.Bool:
 		v.SetBool(rng.IntN(2) == 0)
 	case reflect.Pointer:
@@ -156,6 +194,22 @@ func checkType[T any](t *testing.T, seed uint64) (equal int) {
 		equal++
 	}
 	return equal
+}
+
+// TestOneField holds Values to reflect.DeepEqual's answer on two values
+// alike but for one scalar, which may differ in a single bit anywhere in
+// its memory.
+func TestOneField(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for seed := range uint64(3000) {
+		a, b := new(sample), new(sample)
+		fill(rng, reflect.ValueOf(a).Elem(), 0)
+		deepcopy.Set(reflect.ValueOf(b).Elem(), reflect.ValueOf(a).Elem())
+		sb := reflect.ValueOf(&b.Scalars).Elem()
+		fill(rng, sb.Field(rng.IntN(sb.NumField())), 0)
+		check(t, seed, a, b)
+		check(t, seed, &a.Scalars, &b.Scalars)
+	}
 }
 
 // TestValues holds Values to reflect.DeepEqual's answer on random values

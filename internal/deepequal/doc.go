@@ -10,4 +10,8 @@
 // once for the type instead, and leaves cycles to reflect.DeepEqual: only
 // a type that holds itself or an interface can have one, and such a
 // comparison that comes out unequal is asked of reflect.DeepEqual again.
+// Two addressable values (a write's objects always are) are compared by
+// reading their memory as the plan lays it out, through no reflect.Value:
+// a field's flags, and the pointer type Addr looks up, cost more than the
+// comparing.
 package deepequal
