@@ -14,8 +14,12 @@ import (
 // b.Interface() otherwise. Values of a type that may hold a cycle (see the
 // package's doc) must be valid for Interface.
 func Values(a, b reflect.Value) bool {
+	t := a.Type()
+	if b.Type() != t {
+		return false // as reflect.DeepEqual; and b's memory is not laid out as a's plan reads it
+	}
 	addressed := a.CanAddr() && b.CanAddr()
-	p := planOf(a.Type())
+	p := planOf(t)
 	if addressed {
 		pa, pb := unsafe.Pointer(a.UnsafeAddr()), unsafe.Pointer(b.UnsafeAddr())
 		if pa == pb || p.at(pa, pb, 0) {

@@ -262,6 +262,20 @@ func TestUnexported(t *testing.T) {
 	}
 }
 
+// Values of two types are unequal, as reflect.DeepEqual says, even where
+// the first's plan would read more memory than the second holds.
+func TestTypes(t *testing.T) {
+	type small struct{ A int8 }
+	type large struct {
+		A int8
+		S string
+	}
+	a, b := &small{}, &large{}
+	if deepequal.Values(reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()) || deepequal.Values(reflect.ValueOf(b).Elem(), reflect.ValueOf(a).Elem()) {
+		t.Fatal("Values says a small and a large are equal")
+	}
+}
+
 func BenchmarkValues(b *testing.B) {
 	w1, w2 := new(widgetapi.Widget), new(widgetapi.Widget)
 	fill(rand.New(rand.NewPCG(7, 1)), reflect.ValueOf(w1).Elem(), 0)
