@@ -37,6 +37,17 @@ func BenchmarkApplyLaneInTurn(b *testing.B) {
 }
 
 func benchmarkApplyLane(b *testing.B, uids []string) {
+	apply := newApplyLane(b, uids)
+	b.ReportAllocs()
+	defer reportCPU(b)()
+	for i := len(uids); b.Loop(); i++ {
+		apply(i)
+	}
+}
+
+// newApplyLane returns BenchmarkApplyLane's apply of its i-th
+// configuration to widgets of these uids in turn, each applied to once.
+func newApplyLane(b testing.TB, uids []string) func(i int) {
 	s, err := patch.SchemaOf(reflect.TypeFor[widgetapi.Widget]())
 	if err != nil {
 		b.Fatal(err)
@@ -81,9 +92,5 @@ func benchmarkApplyLane(b *testing.B, uids []string) {
 	for i := range lives { // the first apply takes the size from the creator
 		apply(i)
 	}
-	b.ReportAllocs()
-	defer reportCPU(b)()
-	for i := len(lives); b.Loop(); i++ {
-		apply(i)
-	}
+	return apply
 }
