@@ -18,7 +18,22 @@ import (
 // only ever compared with, so a wrong one (another object's, an older
 // version's) costs the comparison and changes nothing. Trees are never
 // changed once built, so they may be shared.
-var liveHints [64]atomic.Pointer[liveHint]
+//
+// The hints are kept in sets of liveHintWays by a hash of the uid, the
+// oldest one stored replaced: with one hint a slot, two objects applied to
+// in turn whose uids fell in one slot each replaced the other's hint at
+// every apply, and both took the whole-tree path each time (the load
+// harness's 8 widgets, with random uids, had such a pair in about a third
+// of its runs).
+var liveHints [liveHintSets][liveHintWays]atomic.Pointer[liveHint]
+
+const (
+	liveHintSets = 16
+	liveHintWays = 4
+)
+
+// liveHintStores orders the hints stored, for the oldest of a set to go.
+var liveHintStores atomic.Uint64
 
 // maxHintNodes bounds the memory liveHints holds: the maps and lists of an
 // object's tree, past which its tree is not kept.
@@ -29,11 +44,12 @@ type liveHint struct {
 	uid    string
 	schema *Schema
 	tree   map[string]any
+	stored uint64 // liveHintStores when stored
 }
 
-// liveHintSlot is the slot of an object's hint: by its uid, nil if obj
-// has none.
-func liveHintSlot(obj any) (*atomic.Pointer[liveHint], string) {
+// liveHintSet is the set of an object's hint: by its uid, nil if obj has
+// none.
+func liveHintSet(obj any) (*[liveHintWays]atomic.Pointer[liveHint], string) {
 	o, ok := obj.(interface{ GetObjectMeta() *kapi.ObjectMeta })
 	if !ok {
 		return nil, ""
@@ -46,7 +62,27 @@ func liveHintSlot(obj any) (*atomic.Pointer[liveHint], string) {
 	for i := 0; i < len(uid); i++ {
 		h = (h ^ uint32(uid[i])) * 16777619
 	}
-	return &liveHints[h%uint32(len(liveHints))], uid
+	return &liveHints[h%liveHintSets], uid
+}
+
+// storeHint keeps h in set: in place of the uid's hint, else of none,
+// else of the oldest. Two stores at once may pick one way: a hint lost
+// costs the next apply a build, nothing else.
+func storeHint(set *[liveHintWays]atomic.Pointer[liveHint], h *liveHint) {
+	h.stored = liveHintStores.Add(1)
+	victim, oldest := -1, uint64(0)
+	for i := range set {
+		switch old := set[i].Load(); {
+		case old != nil && old.uid == h.uid:
+			set[i].Store(h)
+			return
+		case old == nil:
+			oldest, victim = 0, i
+		case victim < 0 || old.stored < oldest:
+			oldest, victim = old.stored, i
+		}
+	}
+	set[victim].Store(h)
 }
 
 // liveTree is liveObject of live, or, given obj, live as a Go value
@@ -56,8 +92,8 @@ func (s *Schema) liveTree(live []byte, obj any) (map[string]any, error) {
 	if obj == nil {
 		return s.liveObject(live)
 	}
-	slot, uid := liveHintSlot(obj)
-	hint := slotHint(slot, uid)
+	set, uid := liveHintSet(obj)
+	hint := setHint(set, uid)
 	var hintTree map[string]any
 	if hint != nil {
 		hintTree = hint.tree
@@ -86,23 +122,25 @@ func (s *Schema) liveTree(live []byte, obj any) (map[string]any, error) {
 	if sameTree(m, validated) {
 		return m, nil // kept already
 	}
-	if slot != nil && built.nodes <= maxHintNodes {
-		slot.Store(&liveHint{uid: uid, schema: s, tree: m})
+	if set != nil && built.nodes <= maxHintNodes {
+		storeHint(set, &liveHint{uid: uid, schema: s, tree: m})
 	}
 	return m, nil
 }
 
 // liveHintOf is obj's hint, nil if none.
 func liveHintOf(obj any) *liveHint {
-	return slotHint(liveHintSlot(obj))
+	return setHint(liveHintSet(obj))
 }
 
-func slotHint(slot *atomic.Pointer[liveHint], uid string) *liveHint {
-	if slot == nil {
+func setHint(set *[liveHintWays]atomic.Pointer[liveHint], uid string) *liveHint {
+	if set == nil {
 		return nil
 	}
-	if h := slot.Load(); h != nil && h.uid == uid {
-		return h
+	for i := range set {
+		if h := set[i].Load(); h != nil && h.uid == uid {
+			return h
+		}
 	}
 	return nil
 }

@@ -3,10 +3,12 @@ package patch
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"math/rand"
 	"reflect"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -95,11 +97,65 @@ func TestLiveHintChangesNothing(t *testing.T) {
 	}
 	for i, v := range versions {
 		hinted := apply(v)
-		for j := range liveHints {
-			liveHints[j].Store(nil)
-		}
+		clearLiveHints()
 		if plain := apply(v); hinted != plain {
 			t.Errorf("version %d: %s from a hint, %s without", i, hinted, plain)
+		}
+	}
+}
+
+func clearLiveHints() {
+	for j := range liveHints {
+		for k := range liveHints[j] {
+			liveHints[j][k].Store(nil)
+		}
+	}
+}
+
+// TestLiveHintsOfObjectsInOneSet: objects applied to in turn whose uids
+// fall in one set of hints each keep theirs, so each apply takes the typed
+// path; with one hint a slot, each replaced the other's, and both took the
+// whole-tree path at every apply.
+func TestLiveHintsOfObjectsInOneSet(t *testing.T) {
+	clearLiveHints()
+	s, err := SchemaOf(reflect.TypeFor[hintKeyed]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	config, err := ParseConfiguration([]byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"ports":[{"name":"a","port":1}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []*hintKeyed
+	var set *[liveHintWays]atomic.Pointer[liveHint]
+	for i := 0; len(objs) < liveHintWays; i++ {
+		obj := &hintKeyed{ObjectMeta: kapi.ObjectMeta{Name: "w", UID: fmt.Sprintf("hints-in-one-set-%d", i)}, Ports: []hintPort{{Name: "a", Port: 1}}}
+		if in, _ := liveHintSet(obj); set == nil || in == set {
+			set = in
+			objs = append(objs, obj)
+		}
+	}
+	managed, err := s.Update(nil, []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"ports":[{"name":"a","port":1}]}`), nil, UpdateOptions{Manager: "creator", APIVersion: "example.com/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 3 {
+		for i, obj := range objs {
+			obj.ManagedFields = managed
+			if round > 0 && s.typedLiveOf(obj) == nil {
+				t.Errorf("round %d, object %d: no hint, the whole-tree path", round, i)
+			}
+			if _, _, err := s.ApplyMerged(nil, config, managed, ApplyOptions{Manager: "alice", APIVersion: "example.com/v1", Force: true, Live: obj}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// One more object in the set replaces the oldest hint, the first's.
+	extra := &hintKeyed{ObjectMeta: kapi.ObjectMeta{Name: "w", UID: "hints-in-one-set-extra"}}
+	storeHint(set, &liveHint{uid: string(extra.UID), schema: s, tree: map[string]any{}})
+	for i, obj := range objs {
+		if got := liveHintOf(obj) != nil; got != (i > 0) {
+			t.Errorf("object %d keeps its hint: %v", i, got)
 		}
 	}
 }
