@@ -30,12 +30,13 @@ type configTree struct {
 	tree      any
 	shape     []byte // what the reader wrote of raw into the document's shape
 	respelled bool   // raw alone marks its document respelled
+	wayStamp
 }
 
 var (
-	// configTrees are the values kept, by a hash of their bytes and where
-	// they were read.
-	configTrees [256]atomic.Pointer[configTree]
+	// configTrees are the values kept, in sets of ways by a hash of
+	// their bytes and where they were read.
+	configTrees [64]ways[configTree, *configTree]
 	// configTreesSeen are the hashes of values read once.
 	configTreesSeen [1024]atomic.Uint64
 	configTreeSeed  = maphash.MakeSeed()
@@ -67,14 +68,17 @@ func (d *jsonReader) composite(depth int, metadata bool) (any, bool) {
 	if metadata {
 		h ^= 1 << 60
 	}
-	slot := &configTrees[h%uint64(len(configTrees))]
-	if t := slot.Load(); t != nil && t.depth == depth && t.where == d.where && t.metadata == metadata && bytes.Equal(t.raw, raw) {
+	set, where := &configTrees[h%uint64(len(configTrees))], d.where
+	is := func(t *configTree) bool {
+		return t.depth == depth && t.where == where && t.metadata == metadata && bytes.Equal(t.raw, raw)
+	}
+	if t := set.find(is); t != nil {
 		d.i = end
 		d.shape = append(d.shape, t.shape...)
 		d.respelled = d.respelled || t.respelled
 		return t.tree, true
 	}
-	where, shapeAt, respelled := d.where, len(d.shape), d.respelled
+	shapeAt, respelled := len(d.shape), d.respelled
 	d.respelled = false
 	v, ok := d.compositeRead(depth, metadata)
 	own := d.respelled
@@ -85,10 +89,10 @@ func (d *jsonReader) composite(depth int, metadata bool) (any, bool) {
 	if seen := &configTreesSeen[h%uint64(len(configTreesSeen))]; seen.Swap(h) != h {
 		return v, ok // read once: kept if read again
 	}
-	slot.Store(&configTree{
+	set.store(&configTree{
 		raw: bytes.Clone(raw), depth: depth, where: where, metadata: metadata,
 		tree: v, shape: bytes.Clone(d.shape[shapeAt:]), respelled: own,
-	})
+	}, is)
 	return v, ok
 }
 

@@ -3,7 +3,6 @@ package patch
 import (
 	"encoding/json"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/kapi-dev/kapi"
 )
@@ -19,21 +18,8 @@ import (
 // version's) costs the comparison and changes nothing. Trees are never
 // changed once built, so they may be shared.
 //
-// The hints are kept in sets of liveHintWays by a hash of the uid, the
-// oldest one stored replaced: with one hint a slot, two objects applied to
-// in turn whose uids fell in one slot each replaced the other's hint at
-// every apply, and both took the whole-tree path each time (the load
-// harness's 8 widgets, with random uids, had such a pair in about a third
-// of its runs).
-var liveHints [liveHintSets][liveHintWays]atomic.Pointer[liveHint]
-
-const (
-	liveHintSets = 16
-	liveHintWays = 4
-)
-
-// liveHintStores orders the hints stored, for the oldest of a set to go.
-var liveHintStores atomic.Uint64
+// The hints are kept in sets of ways by a hash of the uid (see ways).
+var liveHints [16]ways[liveHint, *liveHint]
 
 // maxHintNodes bounds the memory liveHints holds: the maps and lists of an
 // object's tree, past which its tree is not kept.
@@ -44,12 +30,12 @@ type liveHint struct {
 	uid    string
 	schema *Schema
 	tree   map[string]any
-	stored uint64 // liveHintStores when stored
+	wayStamp
 }
 
 // liveHintSet is the set of an object's hint: by its uid, nil if obj has
 // none.
-func liveHintSet(obj any) (*[liveHintWays]atomic.Pointer[liveHint], string) {
+func liveHintSet(obj any) (*ways[liveHint, *liveHint], string) {
 	o, ok := obj.(interface{ GetObjectMeta() *kapi.ObjectMeta })
 	if !ok {
 		return nil, ""
@@ -62,27 +48,12 @@ func liveHintSet(obj any) (*[liveHintWays]atomic.Pointer[liveHint], string) {
 	for i := 0; i < len(uid); i++ {
 		h = (h ^ uint32(uid[i])) * 16777619
 	}
-	return &liveHints[h%liveHintSets], uid
+	return &liveHints[h%uint32(len(liveHints))], uid
 }
 
-// storeHint keeps h in set: in place of the uid's hint, else of none,
-// else of the oldest. Two stores at once may pick one way: a hint lost
-// costs the next apply a build, nothing else.
-func storeHint(set *[liveHintWays]atomic.Pointer[liveHint], h *liveHint) {
-	h.stored = liveHintStores.Add(1)
-	victim, oldest := -1, uint64(0)
-	for i := range set {
-		switch old := set[i].Load(); {
-		case old != nil && old.uid == h.uid:
-			set[i].Store(h)
-			return
-		case old == nil:
-			oldest, victim = 0, i
-		case victim < 0 || old.stored < oldest:
-			oldest, victim = old.stored, i
-		}
-	}
-	set[victim].Store(h)
+// storeHint keeps h in set, in place of its uid's hint if there is one.
+func storeHint(set *ways[liveHint, *liveHint], h *liveHint) {
+	set.store(h, func(old *liveHint) bool { return old.uid == h.uid })
 }
 
 // liveTree is liveObject of live, or, given obj, live as a Go value
@@ -133,16 +104,11 @@ func liveHintOf(obj any) *liveHint {
 	return setHint(liveHintSet(obj))
 }
 
-func setHint(set *[liveHintWays]atomic.Pointer[liveHint], uid string) *liveHint {
+func setHint(set *ways[liveHint, *liveHint], uid string) *liveHint {
 	if set == nil {
 		return nil
 	}
-	for i := range set {
-		if h := set[i].Load(); h != nil && h.uid == uid {
-			return h
-		}
-	}
-	return nil
+	return set.find(func(h *liveHint) bool { return h.uid == uid })
 }
 
 // validFrom is valid(v, s, true) of a live tree v built from the tree

@@ -8,7 +8,6 @@ import (
 	"math/rand"
 	"reflect"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -127,8 +126,8 @@ func TestLiveHintsOfObjectsInOneSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	var objs []*hintKeyed
-	var set *[liveHintWays]atomic.Pointer[liveHint]
-	for i := 0; len(objs) < liveHintWays; i++ {
+	var set *ways[liveHint, *liveHint]
+	for i := 0; len(objs) < cacheWays; i++ {
 		obj := &hintKeyed{ObjectMeta: kapi.ObjectMeta{Name: "w", UID: fmt.Sprintf("hints-in-one-set-%d", i)}, Ports: []hintPort{{Name: "a", Port: 1}}}
 		if in, _ := liveHintSet(obj); set == nil || in == set {
 			set = in
