@@ -135,7 +135,9 @@ func TestLateAnswerWhileStuck(t *testing.T) {
 		t.Errorf("HTTP %d, body %q; want 504 and its Status", resp.StatusCode, body)
 	}
 	if cl := resp.Header.Get("Content-Length"); cl != strconv.Itoa(len(body)) || !resp.Close || resp.Header.Get("X-Late") != "" {
-		t.Errorf("Content-Length %q for %d bytes, Connection: close %v, X-Late %q; want the length, close, none",
+		// Fatal: the next request would wait on the connection the
+		// stuck handler holds.
+		t.Fatalf("Content-Length %q for %d bytes, Connection: close %v, X-Late %q; want the length, close, none",
 			cl, len(body), resp.Close, resp.Header.Get("X-Late"))
 	}
 	next, err := srv.Client().Get(srv.URL + "/next")
