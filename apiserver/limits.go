@@ -51,8 +51,8 @@ func (l *limits) guardLimits() guard.Limits {
 // observed record.
 func newFlow(ctx context.Context, c *config) *guard.Flow {
 	return guard.New(ctx, guard.Config{
-		Limits:   c.limits.guardLimits(),
-		Logger:   c.logger,
+		Limits: c.limits.guardLimits(),
+		Logger: c.logger, Observed: len(c.observers) > 0,
 		Reply:    func(w http.ResponseWriter, r *http.Request, st kapi.Status) { writeStatus(w, r, nil, st) },
 		StatusOf: func(err error) kapi.Status { return statusOf(err, target{}) },
 		Panicked: func(r *http.Request, p any) {

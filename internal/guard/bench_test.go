@@ -12,23 +12,33 @@ import (
 )
 
 // nopWriter is a ResponseWriter that keeps nothing: what the guard
-// costs a request is measured, not a recorder's.
+// costs a request is measured, not a recorder's. It flushes, as
+// net/http's does.
 type nopWriter struct{ h http.Header }
 
 func (w *nopWriter) Header() http.Header         { return w.h }
 func (w *nopWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (w *nopWriter) WriteHeader(int)             {}
+func (w *nopWriter) Flush()                      {}
 
 // BenchmarkGuard is what the guard adds to a request with a deadline
-// whose handler answers at once: its context, the hand-off to a runner
-// and back.
+// whose handler answers at once: its context, and on HTTP/2 the hand-off
+// to a runner and back (on HTTP/1 the handler runs in the request's
+// goroutine).
 func BenchmarkGuard(b *testing.B) {
+	for _, proto := range protos {
+		b.Run(proto.name, func(b *testing.B) { benchmarkGuard(b, proto.major) })
+	}
+}
+
+func benchmarkGuard(b *testing.B, major int) {
 	f := newFlow(b, guard.DefaultLimits(), new(any))
 	h := f.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = r.Context().Done() // as a store's call looks at it
 		w.WriteHeader(http.StatusOK)
 	}), nil)
 	r := httptest.NewRequest(http.MethodPatch, "/apis/g/v1/namespaces/a/widgets/w", nil)
+	r.ProtoMajor = major
 	conn, stop := context.WithCancel(context.Background()) // as net/http's connection's
 	defer stop()
 	w := &nopWriter{h: http.Header{}}

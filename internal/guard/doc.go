@@ -14,9 +14,15 @@
 //     a fairness controller after the guard takes the place of the first two.
 //   - Deadlines: a request other than a watch or a probe has one (the
 //     server's, or less with timeout=) and is answered 504 when it passes,
-//     even if its handler is stuck in a hook that ignores its context: the
-//     handler runs in a runner goroutine of a small pool, writing through a
-//     writer that discards what comes after the deadline.
+//     even if its handler is stuck in a hook that ignores its context. The
+//     handler writes through a writer that discards what comes after the
+//     deadline. On HTTP/1 it runs in the request's own goroutine, and the
+//     504 is sent from a timer's, whole, with Connection: close (the
+//     connection stays the stuck handler's until it returns); on HTTP/2,
+//     whose stream ends only when ServeHTTP returns, and when the server's
+//     observers wrap the guard and must see the request end at its 504, it
+//     runs in a runner goroutine of a small pool, and ServeHTTP returns at
+//     the deadline.
 //   - Panics: a handler's panic is logged and answered 500 (or the
 //     connection aborted, if the response had begun); the server goes on.
 //
@@ -28,6 +34,10 @@
 // the deadline the timeout writer takes the response and the handler's
 // writes are discarded, unless the handler had begun its answer, which is
 // then left to finish.
+//
+// A handler run in the request's goroutine ends its request for whatever
+// wraps the guard (an embedder's middleware, net/http's connection) when it
+// returns: after its 504, if it ignored its context.
 //
 // # The slow, obviously correct path
 //

@@ -69,6 +69,12 @@ type Config struct {
 	// Panicked, if not nil, is told of a handler's panic before it is
 	// logged and answered.
 	Panicked func(r *http.Request, p any)
+	// Observed says that observers of the server's own wrap the guard
+	// and must see a request end when its client is answered, a 504
+	// included: every request with a deadline is then served in a runner
+	// (serveWithin), whose ServeHTTP returns at the deadline, not when a
+	// stuck handler does (serveInline).
+	Observed bool
 }
 
 // Flow is the state of the guard: what is in flight, and whether the
@@ -331,12 +337,15 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.TooManyRequests(w, r)
 		return
 	}
-	if timeout == 0 {
+	switch {
+	case timeout == 0:
 		defer f.release(slot)
 		g.serve(w, r)
-		return
+	case !f.config.Observed && inline(w, r):
+		g.serveInline(w, r, timeout, slot)
+	default:
+		g.serveWithin(w, r, timeout, slot)
 	}
-	g.serveWithin(w, r, timeout, slot)
 }
 
 // timeout is the request's deadline from now: the server's, or less if the
@@ -389,16 +398,10 @@ func (g *guard) serve(w http.ResponseWriter, r *http.Request) {
 // forwarded to, to spare that, cost the same map and four allocations
 // more (BenchmarkGuard).
 func (g *guard) serveWithin(w http.ResponseWriter, r *http.Request, timeout time.Duration, slot *atomic.Int64) {
-	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	d, cancel := g.within(w, r, timeout, slot)
 	defer cancel()
-	rctx := g.routeContext(ctx)
-	if rctx != nil {
-		ctx = context.WithValue(ctx, chi.RouteCtxKey, rctx)
-	}
-	r = r.WithContext(ctx)
-	d := deadlined.Get().(*deadlinedRequest)
-	d.g, d.r, d.slot, d.rctx = g, r, slot, rctx
-	d.tw.reset(w)
+	r = d.r
+	ctx := r.Context()
 	g.flow.runners.run(d)
 	result := d.result
 	select {
@@ -428,18 +431,37 @@ func (g *guard) serveWithin(w http.ResponseWriter, r *http.Request, timeout time
 		return
 	default:
 	}
-	err := error(context.DeadlineExceeded)
-	if g.flow.Classify(r) == Mutating {
-		// The handler may be writing as the deadline passes.
-		err = fmt.Errorf("%w (%w)", err, storage.ErrOutcomeUnknown)
-	}
-	if !d.tw.timeout(r, g.flow.config.StatusOf(err), g.flow.config.Reply) {
+	if !d.tw.timeout(r, g.flow.config.StatusOf(g.flow.timeoutError(r)), g.flow.config.Reply) {
 		// The handler had begun its answer: the work is done and being
 		// sent. Cutting it would turn a success into a broken connection.
 		if p := <-result; p != nil {
 			panic(p)
 		}
 	}
+}
+
+// timeoutError is the error of a request whose deadline has passed.
+func (f *Flow) timeoutError(r *http.Request) error {
+	err := error(context.DeadlineExceeded)
+	if f.Classify(r) == Mutating {
+		// The handler may be writing as the deadline passes.
+		err = fmt.Errorf("%w (%w)", err, storage.ErrOutcomeUnknown)
+	}
+	return err
+}
+
+// within readies a request with a deadline for its handler: its context
+// (see serveWithin) with the routing context, and a writer, in d.
+func (g *guard) within(w http.ResponseWriter, r *http.Request, timeout time.Duration, slot *atomic.Int64) (*deadlinedRequest, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	rctx := g.routeContext(ctx)
+	if rctx != nil {
+		ctx = context.WithValue(ctx, chi.RouteCtxKey, rctx)
+	}
+	d := deadlined.Get().(*deadlinedRequest)
+	d.g, d.r, d.slot, d.rctx = g, r.WithContext(ctx), slot, rctx
+	d.tw.reset(w)
+	return d, cancel
 }
 
 // deadlinedRequest is what serveWithin shares with the runner that serves
@@ -452,7 +474,8 @@ type deadlinedRequest struct {
 	slot   *atomic.Int64
 	rctx   *chi.Context // made by routeContext, or nil
 	tw     timeoutWriter
-	result chan any // a panic to re-raise in serveWithin; buffered: the handler never waits for it
+	result chan any    // a panic to re-raise in serveWithin; buffered: the handler never waits for it
+	timer  *time.Timer // answerLate's, made once (see serveInline)
 }
 
 var deadlined = sync.Pool{New: func() any {

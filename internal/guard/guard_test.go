@@ -50,6 +50,13 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+// protos are the two ways the guard serves a request with a deadline:
+// in the request's goroutine on HTTP/1, in a runner's on HTTP/2.
+var protos = []struct {
+	name  string
+	major int
+}{{"HTTP/1", 1}, {"HTTP/2", 2}}
+
 // newFlow is a guard answering with JSON Statuses, ended with the test.
 func newFlow(t testing.TB, l guard.Limits, panicked *any) *guard.Flow {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -79,6 +86,9 @@ func TestGuard(t *testing.T) {
 			<-release
 		case "/panic":
 			panic("oops")
+		case "/began":
+			w.WriteHeader(http.StatusOK)
+			panic("oops")
 		}
 		w.WriteHeader(http.StatusNoContent)
 	}), nil)
@@ -87,10 +97,26 @@ func TestGuard(t *testing.T) {
 		h.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
 		return rec
 	}
-	t.Run("a panic is answered 500", func(t *testing.T) {
-		if rec := serve(http.MethodGet, "/panic"); rec.Code != http.StatusInternalServerError || panicked != "oops" {
-			t.Errorf("HTTP %d, observer told %v; want 500, oops", rec.Code, panicked)
-		}
+	for _, proto := range protos {
+		t.Run("a panic is answered 500, "+proto.name, func(t *testing.T) {
+			panicked = nil
+			rec := httptest.NewRecorder()
+			r := httptest.NewRequest(http.MethodGet, "/panic", nil)
+			r.ProtoMajor = proto.major
+			h.ServeHTTP(rec, r)
+			if rec.Code != http.StatusInternalServerError || panicked != "oops" {
+				t.Errorf("HTTP %d, observer told %v; want 500, oops", rec.Code, panicked)
+			}
+		})
+	}
+	t.Run("a panic after the answer began aborts", func(t *testing.T) {
+		defer func() {
+			if p := recover(); p != http.ErrAbortHandler {
+				t.Errorf("panicked with %v, want http.ErrAbortHandler", p)
+			}
+		}()
+		serve(http.MethodGet, "/began")
+		t.Error("no panic")
 	})
 	t.Run("a bad timeout is answered 400", func(t *testing.T) {
 		if rec := serve(http.MethodGet, "/x?timeout=soon"); rec.Code != http.StatusBadRequest {
@@ -160,35 +186,39 @@ func TestRequestContextEnds(t *testing.T) {
 			<-done
 		})
 	}
-	t.Run("the request's deadline", func(t *testing.T) {
-		// A handler returning as its deadline passes has its own answer
-		// kept (the guard takes whichever it sees first): this one waits
-		// until the guard has answered, so that the answer is the guard's.
-		// Were the deadline taken for the client gone, the guard would
-		// wait for the handler instead, which then returns after a minute
-		// and answers nothing (200).
-		answered := make(chan struct{})
-		seen := make(chan error, 1)
-		h := f.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			<-r.Context().Done()
-			seen <- r.Context().Err()
-			select {
-			case <-answered:
-			case <-time.After(time.Minute):
+	for _, proto := range protos {
+		t.Run("the request's deadline, "+proto.name, func(t *testing.T) {
+			// A handler returning as its deadline passes has its own answer
+			// kept (the guard takes whichever it sees first): this one waits
+			// until the guard has answered, so that the answer is the guard's.
+			// Were the deadline taken for the client gone, the guard would
+			// wait for the handler instead, which then returns after a minute
+			// and answers nothing (200).
+			answered := make(chan struct{})
+			seen := make(chan error, 1)
+			h := f.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				<-r.Context().Done()
+				seen <- r.Context().Err()
+				select {
+				case <-answered:
+				case <-time.After(time.Minute):
+				}
+			}), nil)
+			dl := time.Now().Add(-time.Second) // passed: no timing in the test
+			ctx, cancel := context.WithDeadline(context.Background(), dl)
+			defer cancel()
+			rec := httptest.NewRecorder()
+			r := httptest.NewRequest(http.MethodGet, "/x", nil).WithContext(ctx)
+			r.ProtoMajor = proto.major
+			h.ServeHTTP(headerSignal{rec, answered}, r)
+			if err := <-seen; !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("the handler's context ended with %v, want DeadlineExceeded", err)
 			}
-		}), nil)
-		dl := time.Now().Add(-time.Second) // passed: no timing in the test
-		ctx, cancel := context.WithDeadline(context.Background(), dl)
-		defer cancel()
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(headerSignal{rec, answered}, httptest.NewRequest(http.MethodGet, "/x", nil).WithContext(ctx))
-		if err := <-seen; !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("the handler's context ended with %v, want DeadlineExceeded", err)
-		}
-		if rec.Code != http.StatusGatewayTimeout {
-			t.Errorf("HTTP %d, want 504", rec.Code)
-		}
-	})
+			if rec.Code != http.StatusGatewayTimeout {
+				t.Errorf("HTTP %d, want 504", rec.Code)
+			}
+		})
+	}
 }
 
 // headerSignal is a ResponseRecorder that closes wrote when a header is

@@ -3,6 +3,7 @@ package guard
 import (
 	"maps"
 	"net/http"
+	"strconv"
 	"sync"
 
 	"github.com/kapi-dev/kapi"
@@ -42,12 +43,13 @@ type timeoutWriter struct {
 	mu          sync.Mutex
 	wroteHeader bool
 	timedOut    bool
+	finished    bool // the handler's goroutine has taken the response back (finish)
 }
 
 // reset readies a recycled writer for a response to w: the handler's
 // headers start as w's.
 func (tw *timeoutWriter) reset(w http.ResponseWriter) {
-	tw.w, tw.wroteHeader, tw.timedOut = w, false, false
+	tw.w, tw.wroteHeader, tw.timedOut, tw.finished = w, false, false, false
 	maps.Copy(tw.header, w.Header())
 }
 
@@ -109,4 +111,62 @@ func (tw *timeoutWriter) timeout(r *http.Request, st kapi.Status, reply func(htt
 	tw.timedOut = true
 	reply(tw.w, r, st)
 	return true
+}
+
+// finish says that the handler has returned and its goroutine gives the
+// response back to the server: a timeout still to come leaves it alone.
+// If one is being answered, finish waits until it has been.
+func (tw *timeoutWriter) finish() {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	tw.finished = true
+}
+
+// timeoutWhole is timeout for a handler that runs in the goroutine the
+// server answers in (serveInline): the answer is sent while the handler
+// still runs, and the server finishes the response only once it returns.
+// So the answer carries its length, so that a client reads it whole now,
+// and Connection: close, so that the client does not send its next request
+// on a connection the handler holds; and it is flushed. It does nothing
+// once the response is the handler's again (finish).
+func (tw *timeoutWriter) timeoutWhole(r *http.Request, st kapi.Status, reply func(http.ResponseWriter, *http.Request, kapi.Status)) bool {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if tw.wroteHeader || tw.finished {
+		return false
+	}
+	tw.timedOut = true
+	whole := &wholeWriter{header: http.Header{}, code: http.StatusOK}
+	reply(whole, r, st)
+	h := tw.w.Header()
+	clear(h)
+	maps.Copy(h, whole.header)
+	h.Set("Content-Length", strconv.Itoa(len(whole.body)))
+	h.Set("Connection", "close")
+	tw.w.WriteHeader(whole.code)
+	_, _ = tw.w.Write(whole.body)
+	http.NewResponseController(tw.w).Flush() //nolint:errcheck // nothing to tell: inline checked it can flush
+	return true
+}
+
+// wholeWriter keeps a response whole, to be sent with its length.
+type wholeWriter struct {
+	header http.Header
+	code   int
+	body   []byte
+	wrote  bool
+}
+
+func (w *wholeWriter) Header() http.Header { return w.header }
+
+func (w *wholeWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.code, w.wrote = code, true
+	}
+}
+
+func (w *wholeWriter) Write(p []byte) (int, error) {
+	w.wrote = true
+	w.body = append(w.body, p...)
+	return len(p), nil
 }

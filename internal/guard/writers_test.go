@@ -15,8 +15,15 @@ import (
 // map at once (which the race detector, or the runtime's check of
 // concurrent map writes, would report). Handing the handler the
 // response's own header map, to spare the copy of its headers into it,
-// would break this.
+// would break this. So on either path, a runner's (HTTP/2) or the
+// request's goroutine (HTTP/1).
 func TestHeadersAfterDeadline(t *testing.T) {
+	for _, proto := range protos {
+		t.Run(proto.name, func(t *testing.T) { testHeadersAfterDeadline(t, proto.major) })
+	}
+}
+
+func testHeadersAfterDeadline(t *testing.T, major int) {
 	f := newFlow(t, guard.Limits{RequestTimeout: time.Millisecond}, new(any))
 	answered := make(chan struct{})
 	h := f.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -33,7 +40,9 @@ func TestHeadersAfterDeadline(t *testing.T) {
 		}
 	}), nil)
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(headerSignal{rec, answered}, httptest.NewRequest(http.MethodGet, "/x", nil))
+	r := httptest.NewRequest(http.MethodGet, "/x", nil)
+	r.ProtoMajor = major
+	h.ServeHTTP(headerSignal{rec, answered}, r)
 	if rec.Code != http.StatusGatewayTimeout {
 		t.Fatalf("HTTP %d, want 504", rec.Code)
 	}

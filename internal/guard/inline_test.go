@@ -1,0 +1,189 @@
+package guard_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/kapi-dev/kapi"
+	"github.com/kapi-dev/kapi/internal/guard"
+	"github.com/kapi-dev/kapi/internal/test/race"
+)
+
+// goroutineID is the current goroutine's number, from its stack's first
+// line.
+func goroutineID() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	buf = bytes.TrimPrefix(buf, []byte("goroutine "))
+	return string(buf[:bytes.IndexByte(buf, ' ')])
+}
+
+// flushless is a ResponseWriter that cannot flush.
+type flushless struct{ w http.ResponseWriter }
+
+func (f flushless) Header() http.Header         { return f.w.Header() }
+func (f flushless) Write(p []byte) (int, error) { return f.w.Write(p) }
+func (f flushless) WriteHeader(code int)        { f.w.WriteHeader(code) }
+
+// TestServedInRequestGoroutine: an HTTP/1 request with a deadline, to a
+// writer that flushes (net/http's), has its handler run in its own
+// goroutine, sparing the hand-off to a runner and back; an HTTP/2 one, one
+// to a writer that cannot flush its 504, and every one of a server whose
+// observers wrap the guard (Config.Observed), in a runner's. A guard that
+// handed every request to a runner fails the first case.
+func TestServedInRequestGoroutine(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		major     int
+		flushes   bool
+		observed  bool
+		wantHere  bool
+		unwrapped bool
+	}{
+		{name: "HTTP/1", major: 1, flushes: true, wantHere: true},
+		{name: "HTTP/1 through a writer that unwraps", major: 1, flushes: true, unwrapped: true, wantHere: true},
+		{name: "HTTP/2", major: 2, flushes: true},
+		{name: "a writer that cannot flush", major: 1},
+		{name: "observed", major: 1, flushes: true, observed: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			f := guard.New(ctx, guard.Config{
+				Limits: guard.DefaultLimits(), Logger: slog.New(slog.DiscardHandler), Observed: tc.observed,
+				Reply:    func(w http.ResponseWriter, _ *http.Request, st kapi.Status) { w.WriteHeader(int(st.Code)) },
+				StatusOf: func(error) kapi.Status { return kapi.Status{Code: http.StatusGatewayTimeout} },
+			})
+			var handler string
+			h := f.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				handler = goroutineID()
+				w.WriteHeader(http.StatusNoContent)
+			}), nil)
+			r := httptest.NewRequest(http.MethodPost, "/api/v1/namespaces/a/pods", nil)
+			r.ProtoMajor = tc.major
+			rec := httptest.NewRecorder()
+			var w http.ResponseWriter = rec
+			switch {
+			case !tc.flushes:
+				w = flushless{rec}
+			case tc.unwrapped:
+				w = unwrapping{flushless{rec}, rec}
+			}
+			h.ServeHTTP(w, r)
+			if rec.Code != http.StatusNoContent {
+				t.Fatalf("HTTP %d", rec.Code)
+			}
+			if here := handler == goroutineID(); here != tc.wantHere {
+				t.Errorf("the handler ran in the request's goroutine: %v, want %v", here, tc.wantHere)
+			}
+		})
+	}
+}
+
+// unwrapping is a writer that cannot flush itself but unwraps to one
+// that can, as http.ResponseController finds it.
+type unwrapping struct {
+	flushless
+	inner http.ResponseWriter
+}
+
+func (u unwrapping) Unwrap() http.ResponseWriter { return u.inner }
+
+// TestLateAnswerWhileStuck: over HTTP/1, a handler that ignores its
+// context holds the request's goroutine past the deadline, yet the client
+// reads the whole 504 at the deadline: it carries its length (a response
+// without one would end only when the handler returns) and Connection:
+// close, so the client's next request goes on another connection and is
+// answered while the stuck handler still holds the first.
+func TestLateAnswerWhileStuck(t *testing.T) {
+	f := newFlow(t, guard.Limits{RequestTimeout: time.Hour}, new(any))
+	release := make(chan struct{})
+	h := f.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/stuck" {
+			<-r.Context().Done()
+			<-release // a hook that ignores its context
+			w.Header().Set("X-Late", "1")
+			_, _ = w.Write([]byte("too late"))
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}), nil)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	defer close(release) // before srv.Close, which waits for the handler
+	resp, err := srv.Client().Get(srv.URL + "/stuck?timeout=10ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body) // returns before release only if the answer is whole
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st kapi.Status
+	if resp.StatusCode != http.StatusGatewayTimeout || json.Unmarshal(body, &st) != nil || st.Code != http.StatusGatewayTimeout {
+		t.Errorf("HTTP %d, body %q; want 504 and its Status", resp.StatusCode, body)
+	}
+	if cl := resp.Header.Get("Content-Length"); cl != strconv.Itoa(len(body)) || !resp.Close || resp.Header.Get("X-Late") != "" {
+		// Fatal: the next request would wait on the connection the
+		// stuck handler holds.
+		t.Fatalf("Content-Length %q for %d bytes, Connection: close %v, X-Late %q; want the length, close, none",
+			cl, len(body), resp.Close, resp.Header.Get("X-Late"))
+	}
+	next, err := srv.Client().Get(srv.URL + "/next")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next.Body.Close()
+	if next.StatusCode != http.StatusNoContent {
+		t.Errorf("the next request: HTTP %d, want 204", next.StatusCode)
+	}
+}
+
+// TestDeadlineAsHandlerReturns: requests whose deadline passes as their
+// handler returns are answered once, by the handler or by the guard's
+// 504, and never written after the guard has returned: the race
+// detector, or a response of both, would tell. Without the handler's
+// goroutine taking the response back (timeoutWriter.finish) before it
+// returns, the 504 of a deadline that passed a moment after the
+// handler's return is written into a response already handed back.
+func TestDeadlineAsHandlerReturns(t *testing.T) {
+	for _, proto := range protos {
+		t.Run(proto.name, func(t *testing.T) {
+			f := newFlow(t, guard.Limits{RequestTimeout: time.Hour}, new(any))
+			h := f.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Query().Get("write") == "1" {
+					w.WriteHeader(http.StatusNoContent)
+				}
+			}), nil)
+			for i := range race.Cases(2000) {
+				// Deadlines from 1 to 50 µs: some pass before the
+				// handler runs, some as it returns, some after.
+				r := httptest.NewRequest(http.MethodGet, fmt.Sprintf("/x?timeout=%dus&write=%d", i%50+1, i%2), nil)
+				r.ProtoMajor = proto.major
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, r)
+				want := http.StatusOK // net/http's for a handler that writes nothing
+				if i%2 == 1 {
+					want = http.StatusNoContent
+				}
+				if rec.Code != want && rec.Code != http.StatusGatewayTimeout {
+					t.Fatalf("request %d: HTTP %d, want %d or 504", i, rec.Code, want)
+				}
+				if rec.Code == http.StatusGatewayTimeout && !json.Valid(rec.Body.Bytes()) {
+					t.Fatalf("request %d: a 504 of %q", i, rec.Body.Bytes())
+				}
+			}
+		})
+	}
+}
