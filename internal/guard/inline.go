@@ -20,7 +20,7 @@ func inline(w http.ResponseWriter, r *http.Request) bool {
 	}
 	for {
 		switch u := w.(type) {
-		case http.Flusher:
+		case http.Flusher, interface{ FlushError() error }: // as http.ResponseController flushes
 			return true
 		case interface{ Unwrap() http.ResponseWriter }:
 			w = u.Unwrap()
@@ -56,9 +56,10 @@ func (g *guard) serveInline(w http.ResponseWriter, r *http.Request, timeout time
 	} else {
 		d.timer.Reset(time.Until(deadline))
 	}
+	// Two deferred calls, so that the timer is stopped and the slot
+	// released even if answering a panic panics (a logger's or a reply's
+	// hook): the timer would otherwise write into a finished response.
 	defer func() {
-		p := recover()
-		abort := p != nil && g.recovered(&d.tw, r, p, d.tw.began())
 		if d.timer.Stop() {
 			d.recycle()
 		} else {
@@ -67,7 +68,9 @@ func (g *guard) serveInline(w http.ResponseWriter, r *http.Request, timeout time
 			d.tw.finish()
 		}
 		g.flow.release(slot)
-		if abort {
+	}()
+	defer func() {
+		if p := recover(); p != nil && g.recovered(&d.tw, r, p, d.tw.began()) {
 			panic(http.ErrAbortHandler)
 		}
 	}()

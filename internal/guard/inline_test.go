@@ -49,9 +49,11 @@ func TestServedInRequestGoroutine(t *testing.T) {
 		observed  bool
 		wantHere  bool
 		unwrapped bool
+		flushErr  bool
 	}{
 		{name: "HTTP/1", major: 1, flushes: true, wantHere: true},
 		{name: "HTTP/1 through a writer that unwraps", major: 1, flushes: true, unwrapped: true, wantHere: true},
+		{name: "HTTP/1 to a writer with FlushError only", major: 1, flushes: true, flushErr: true, wantHere: true},
 		{name: "HTTP/2", major: 2, flushes: true},
 		{name: "a writer that cannot flush", major: 1},
 		{name: "observed", major: 1, flushes: true, observed: true},
@@ -78,6 +80,8 @@ func TestServedInRequestGoroutine(t *testing.T) {
 				w = flushless{rec}
 			case tc.unwrapped:
 				w = unwrapping{flushless{rec}, rec}
+			case tc.flushErr:
+				w = flushErrOnly{flushless{rec}}
 			}
 			h.ServeHTTP(w, r)
 			if rec.Code != http.StatusNoContent {
@@ -98,6 +102,12 @@ type unwrapping struct {
 }
 
 func (u unwrapping) Unwrap() http.ResponseWriter { return u.inner }
+
+// flushErrOnly is a writer that flushes through FlushError alone, which
+// http.ResponseController calls before Flush.
+type flushErrOnly struct{ flushless }
+
+func (f flushErrOnly) FlushError() error { return nil }
 
 // TestLateAnswerWhileStuck: over HTTP/1, a handler that ignores its
 // context holds the request's goroutine past the deadline, yet the client
@@ -185,5 +195,46 @@ func TestDeadlineAsHandlerReturns(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSlotFreedWhenAnsweringPanicPanics: on HTTP/1, where the handler runs
+// in the request's goroutine, a panic while a handler's panic is answered
+// (here the Panicked hook's; a logger's or a reply's would do the same)
+// leaves the request's slot released and its timer stopped: the next
+// request under a cap of one is served, not refused 429, and the flow
+// drains.
+func TestSlotFreedWhenAnsweringPanicPanics(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := guard.New(ctx, guard.Config{
+		Limits:   guard.Limits{Mutating: 1, RequestTimeout: time.Hour},
+		Logger:   slog.New(slog.DiscardHandler),
+		Reply:    func(w http.ResponseWriter, _ *http.Request, st kapi.Status) { w.WriteHeader(int(st.Code)) },
+		StatusOf: func(error) kapi.Status { return kapi.Status{Code: http.StatusGatewayTimeout} },
+		Panicked: func(*http.Request, any) { panic("the hook broke too") },
+	})
+	h := f.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/panic" {
+			panic("boom")
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}), nil)
+	serve := func(path string) (code int, p any) {
+		defer func() { p = recover() }()
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, path, nil))
+		return rec.Code, nil
+	}
+	if _, p := serve("/panic"); p == nil {
+		t.Fatal("the hook's panic did not reach the caller")
+	}
+	if code, p := serve("/ok"); p != nil || code != http.StatusNoContent {
+		t.Errorf("the next request: HTTP %d, panic %v; want 204 (its slot was not released)", code, p)
+	}
+	dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer dcancel()
+	if err := f.Drain(dctx); err != nil {
+		t.Errorf("Drain: %v", err)
 	}
 }

@@ -138,9 +138,9 @@ func (tw *timeoutWriter) timeoutWhole(r *http.Request, st kapi.Status, reply fun
 	tw.timedOut = true
 	whole := &wholeWriter{header: http.Header{}, code: http.StatusOK}
 	reply(whole, r, st)
-	h := tw.w.Header()
-	clear(h)
+	h := tw.w.Header() // w's own (an embedder's middleware's) stay, as timeout keeps them
 	maps.Copy(h, whole.header)
+	h.Del("Transfer-Encoding")
 	h.Set("Content-Length", strconv.Itoa(len(whole.body)))
 	h.Set("Connection", "close")
 	tw.w.WriteHeader(whole.code)

@@ -16,7 +16,8 @@ import (
 // concurrent map writes, would report). Handing the handler the
 // response's own header map, to spare the copy of its headers into it,
 // would break this. So on either path, a runner's (HTTP/2) or the
-// request's goroutine (HTTP/1).
+// request's goroutine (HTTP/1). A header set on the response before the
+// guard (an embedder's middleware's: CORS, a request id) stays in the 504.
 func TestHeadersAfterDeadline(t *testing.T) {
 	for _, proto := range protos {
 		t.Run(proto.name, func(t *testing.T) { testHeadersAfterDeadline(t, proto.major) })
@@ -40,6 +41,7 @@ func testHeadersAfterDeadline(t *testing.T, major int) {
 		}
 	}), nil)
 	rec := httptest.NewRecorder()
+	rec.Header().Set("X-Outer", "1")
 	r := httptest.NewRequest(http.MethodGet, "/x", nil)
 	r.ProtoMajor = major
 	h.ServeHTTP(headerSignal{rec, answered}, r)
@@ -50,5 +52,8 @@ func testHeadersAfterDeadline(t *testing.T, major int) {
 		if rec.Header().Get(name) != "" || rec.Result().Header.Get(name) != "" {
 			t.Errorf("the 504 carries the handler's header %s", name)
 		}
+	}
+	if got := rec.Result().Header.Get("X-Outer"); got != "1" {
+		t.Errorf("the 504 lost the header set before the guard: X-Outer %q", got)
 	}
 }
