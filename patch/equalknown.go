@@ -15,26 +15,36 @@ import (
 // addresses of their maps or lists, and a pair found there is equal
 // without a walk of either. Each pair holds its trees, so no other tree
 // is made at their addresses while it is kept.
-var equalKnown [256]atomic.Pointer[equalPair]
+var equalKnown [1 << equalKnownBits]atomic.Pointer[equalPair]
+
+const equalKnownBits = 8
 
 type equalPair struct{ a, b any }
 
 // equalKept is equalValues(a, b), found in equalKnown where a and b are
-// maps or lists found equal before, and kept there if found equal now.
-func equalKept(a, b any) bool {
+// maps or lists found equal before, and kept there if found equal now and
+// keep: a is its hint's tree (liveHints), so that the pair may be met
+// again and holds no more than a hint does (b, equal to a, is as large).
+// A pair of a tree made for this apply alone would never be found again,
+// and would hold a tree of any size until its slot is taken.
+func equalKept(a, b any, keep bool) bool {
 	pa, pb := treeAddress(a), treeAddress(b)
 	if pa == 0 || pb == 0 || pa == pb {
 		return equalValues(a, b)
 	}
-	h := (pa>>4)*0x9e3779b1 ^ pb>>4
-	slot := &equalKnown[h%uintptr(len(equalKnown))]
+	// The high bits of a multiplicative hash: its low ones are the
+	// addresses' low bits, the same for trees allocated alike.
+	h := (uint64(pa)*0x9e3779b97f4a7c15 ^ uint64(pb)) * 0xbf58476d1ce4e5b9
+	slot := &equalKnown[h>>(64-equalKnownBits)]
 	if p := slot.Load(); p != nil && sameTree(p.a, a) && sameTree(p.b, b) {
 		return true
 	}
 	if !equalValues(a, b) {
 		return false
 	}
-	slot.Store(&equalPair{a, b})
+	if keep {
+		slot.Store(&equalPair{a, b})
+	}
 	return true
 }
 

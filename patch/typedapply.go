@@ -311,7 +311,7 @@ func (w *typedWalk) node(n *typedNode, cfg map[string]any, v reflect.Value, hint
 			}
 			w.stale = w.stale || b.nodes > 0 && !sameTree(lv, h)
 		}
-		if copyable && lok && equalKept(lv, cv) {
+		if copyable && lok && equalKept(lv, cv, sameTree(lv, h)) {
 			// The configuration repeats the live member (most members
 			// of a re-apply): merging them makes a value equal to both
 			// (equalValues is symmetric), which the comparison passes
