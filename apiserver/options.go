@@ -168,19 +168,19 @@ func WithMaxMutatingRequestsInFlight(n int) Option {
 // WithMaxWatches caps the watches open at once; more are answered 429 like
 // other requests over their cap. Each watch holds a goroutine and a buffer
 // for as long as it lasts. The default, 1000, is far above what one
-// service's clients open (one per informer and resource) and low enough that
-// a client leaking watches is refused before it exhausts memory; 0 removes
-// the cap.
+// service's clients open (one per informer and resource) and low enough
+// that a client leaking watches is refused before memory runs out; 0 lifts it.
 func WithMaxWatches(n int) Option {
 	return func(c *config) { c.limits.watches = int64(n) }
 }
 
 // WithRequestTimeout bounds how long a request other than a watch may take
-// (default one minute, as kube-apiserver's --request-timeout). A client may
-// ask for less with the query parameter timeout (a Go duration: timeout=10s);
-// asking for more, or for 0, gets this. When the time is up the client gets
-// 504 Timeout and the handler's context is cancelled. Watches end when their
-// timeoutSeconds says.
+// (default one minute, as kube-apiserver's --request-timeout); a client may
+// ask for less with timeout= (a Go duration, timeout=10s; more or 0 gets
+// this). When the time is up the client gets 504 Timeout and the handler's
+// context is cancelled; a handler that ignores it may hold its HTTP/1
+// connection (the 504 then closes it), and middleware around the server see
+// the request end, only when it returns. Watches end at timeoutSeconds.
 func WithRequestTimeout(d time.Duration) Option {
 	return func(c *config) { c.limits.requestTimeout = d }
 }
