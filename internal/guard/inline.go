@@ -90,5 +90,5 @@ func (d *deadlinedRequest) answerLate() {
 		// and answers what it can, as in serveWithin.
 		return
 	}
-	d.tw.timeoutWhole(r, g.flow.config.StatusOf(g.flow.timeoutError(r)), g.flow.config.Reply)
+	d.tw.timeout(r, g.flow.config.StatusOf(g.flow.timeoutError(r)), g.flow.replyWhole)
 }

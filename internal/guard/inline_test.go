@@ -35,6 +35,17 @@ func (f flushless) Header() http.Header         { return f.w.Header() }
 func (f flushless) Write(p []byte) (int, error) { return f.w.Write(p) }
 func (f flushless) WriteHeader(code int)        { f.w.WriteHeader(code) }
 
+// codeFlow is a guard of c, answering with a status code alone (every
+// error a 504), ended with the test.
+func codeFlow(t *testing.T, c guard.Config) *guard.Flow {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	c.Logger = slog.New(slog.DiscardHandler)
+	c.Reply = func(w http.ResponseWriter, _ *http.Request, st kapi.Status) { w.WriteHeader(int(st.Code)) }
+	c.StatusOf = func(error) kapi.Status { return kapi.Status{Code: http.StatusGatewayTimeout} }
+	return guard.New(ctx, c)
+}
+
 // TestServedInRequestGoroutine: an HTTP/1 request with a deadline, to a
 // writer that flushes (net/http's), has its handler run in its own
 // goroutine, sparing the hand-off to a runner and back; an HTTP/2 one, one
@@ -59,13 +70,7 @@ func TestServedInRequestGoroutine(t *testing.T) {
 		{name: "observed", major: 1, flushes: true, observed: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			f := guard.New(ctx, guard.Config{
-				Limits: guard.DefaultLimits(), Logger: slog.New(slog.DiscardHandler), Observed: tc.observed,
-				Reply:    func(w http.ResponseWriter, _ *http.Request, st kapi.Status) { w.WriteHeader(int(st.Code)) },
-				StatusOf: func(error) kapi.Status { return kapi.Status{Code: http.StatusGatewayTimeout} },
-			})
+			f := codeFlow(t, guard.Config{Limits: guard.DefaultLimits(), Observed: tc.observed})
 			var handler string
 			h := f.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				handler = goroutineID()
@@ -205,13 +210,8 @@ func TestDeadlineAsHandlerReturns(t *testing.T) {
 // request under a cap of one is served, not refused 429, and the flow
 // drains.
 func TestSlotFreedWhenAnsweringPanicPanics(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	f := guard.New(ctx, guard.Config{
+	f := codeFlow(t, guard.Config{
 		Limits:   guard.Limits{Mutating: 1, RequestTimeout: time.Hour},
-		Logger:   slog.New(slog.DiscardHandler),
-		Reply:    func(w http.ResponseWriter, _ *http.Request, st kapi.Status) { w.WriteHeader(int(st.Code)) },
-		StatusOf: func(error) kapi.Status { return kapi.Status{Code: http.StatusGatewayTimeout} },
 		Panicked: func(*http.Request, any) { panic("the hook broke too") },
 	})
 	h := f.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -99,13 +99,13 @@ func (tw *timeoutWriter) began() bool {
 	return tw.wroteHeader
 }
 
-// timeout ends the handler's use of the response and answers st, unless
-// the handler has begun its response: then it returns false and changes
-// nothing.
+// timeout ends the handler's use of the response and answers st with
+// reply, unless the handler has begun its response or given it back to
+// the server (finish): then it returns false and changes nothing.
 func (tw *timeoutWriter) timeout(r *http.Request, st kapi.Status, reply func(http.ResponseWriter, *http.Request, kapi.Status)) bool {
 	tw.mu.Lock()
 	defer tw.mu.Unlock()
-	if tw.wroteHeader {
+	if tw.wroteHeader || tw.finished {
 		return false
 	}
 	tw.timedOut = true
@@ -122,31 +122,24 @@ func (tw *timeoutWriter) finish() {
 	tw.finished = true
 }
 
-// timeoutWhole is timeout for a handler that runs in the goroutine the
-// server answers in (serveInline): the answer is sent while the handler
-// still runs, and the server finishes the response only once it returns.
-// So the answer carries its length, so that a client reads it whole now,
-// and Connection: close, so that the client does not send its next request
-// on a connection the handler holds; and it is flushed. It does nothing
-// once the response is the handler's again (finish).
-func (tw *timeoutWriter) timeoutWhole(r *http.Request, st kapi.Status, reply func(http.ResponseWriter, *http.Request, kapi.Status)) bool {
-	tw.mu.Lock()
-	defer tw.mu.Unlock()
-	if tw.wroteHeader || tw.finished {
-		return false
-	}
-	tw.timedOut = true
+// replyWhole is f's Reply for a handler that runs in the goroutine the server
+// answers in (serveInline): the answer is sent while the handler still
+// runs, and the server finishes the response only once it returns. So the
+// answer carries its length, so that a client reads it whole now, and
+// Connection: close, so that the client does not send its next request on
+// a connection the handler holds; and it is flushed. The headers set on w
+// before the guard (an embedder's middleware's) stay, as Reply keeps them.
+func (f *Flow) replyWhole(w http.ResponseWriter, r *http.Request, st kapi.Status) {
 	whole := &wholeWriter{header: http.Header{}, code: http.StatusOK}
-	reply(whole, r, st)
-	h := tw.w.Header() // w's own (an embedder's middleware's) stay, as timeout keeps them
+	f.config.Reply(whole, r, st)
+	h := w.Header()
 	maps.Copy(h, whole.header)
 	h.Del("Transfer-Encoding")
 	h.Set("Content-Length", strconv.Itoa(len(whole.body)))
 	h.Set("Connection", "close")
-	tw.w.WriteHeader(whole.code)
-	_, _ = tw.w.Write(whole.body)
-	http.NewResponseController(tw.w).Flush() //nolint:errcheck // nothing to tell: inline checked it can flush
-	return true
+	w.WriteHeader(whole.code)
+	_, _ = w.Write(whole.body)
+	http.NewResponseController(w).Flush() //nolint:errcheck // nothing to tell: inline checked it can flush
 }
 
 // wholeWriter keeps a response whole, to be sent with its length.
