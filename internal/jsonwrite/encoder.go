@@ -18,6 +18,9 @@ import (
 type Encoder struct {
 	typ reflect.Type
 	fn  appendFunc
+	// top writes typ, or what it points to, when that is a struct (for
+	// LendEnd); nil otherwise.
+	top structPlan
 }
 
 // appendFunc appends the JSON of v, depth values down from the value
@@ -41,12 +44,18 @@ var (
 // New returns the Encoder of t, or nil if it can write no value of t (see
 // the package documentation).
 func New(t reflect.Type) *Encoder {
-	c := compiler{seen: map[reflect.Type]*entry{}}
+	c := compiler{seen: map[reflect.Type]*entry{}, plans: map[reflect.Type]structPlan{}}
 	fn, ok := c.compile(t)
 	if !ok || c.dynamic {
 		return nil
 	}
-	return &Encoder{typ: t, fn: fn}
+	e := &Encoder{typ: t, fn: fn}
+	if t.Kind() == reflect.Pointer {
+		e.top = c.plans[t.Elem()]
+	} else {
+		e.top = c.plans[t]
+	}
+	return e
 }
 
 // Append appends the JSON of v, a value of the Encoder's type, to b: what
@@ -85,6 +94,29 @@ func (e *Encoder) Lend(v reflect.Value) (b []byte, buf *Buffer, ok bool) {
 	return buf.b, buf, true
 }
 
+// LendEnd is Lend of a struct or a pointer to one, which also says where
+// in b the value of its field-th field (in jsonfields.Of's order) ends:
+// end is the offset just past it, or -1 if the field was left out (or the
+// pointer is nil, or the Encoder's type is no struct). A caller that
+// splices into what it wrote finds the place without reading it again.
+func (e *Encoder) LendEnd(v reflect.Value, field int) (b []byte, buf *Buffer, end int, ok bool) {
+	end = -1
+	if e.top == nil || !v.IsValid() || v.Type() != e.typ || e.typ.Kind() == reflect.Pointer && v.IsNil() {
+		b, buf, ok = e.Lend(v)
+		return b, buf, end, ok
+	}
+	depth := 0
+	if e.typ.Kind() == reflect.Pointer { // as compilePointer
+		v, depth = v.Elem(), 1
+	}
+	buf = buffers.Get().(*Buffer)
+	if buf.b, ok = e.top.append(buf.b[:0], v, depth, field, &end); !ok {
+		buffers.Put(buf)
+		return nil, nil, -1, false
+	}
+	return buf.b, buf, end, true
+}
+
 // Return gives buf back to the pool Lend took it from; a nil buf is
 // nothing to give.
 func (buf *Buffer) Return() {
@@ -112,7 +144,8 @@ type entry struct {
 }
 
 type compiler struct {
-	seen map[reflect.Type]*entry
+	seen  map[reflect.Type]*entry
+	plans map[reflect.Type]structPlan // of the struct types compiled
 	// dynamic is set on meeting an interface type. Its values are left to
 	// json.Marshal, which looks at what they hold, and a type that has one
 	// rarely holds nil in it: its values would be written in part, to be

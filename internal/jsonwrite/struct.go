@@ -16,7 +16,7 @@ type field struct {
 }
 
 func (c *compiler) compileStruct(t reflect.Type) (appendFunc, bool) {
-	var plan []field
+	var plan structPlan
 	for _, f := range jsonfields.Of(t) {
 		var fn appendFunc
 		var ok bool
@@ -31,30 +31,44 @@ func (c *compiler) compileStruct(t reflect.Type) (appendFunc, bool) {
 		}
 		plan = append(plan, field{index: f.Index, name: fieldName(f.Name), omit: omit, fn: fn})
 	}
+	c.plans[t] = plan
 	return func(b []byte, v reflect.Value, depth int) ([]byte, bool) {
-		if depth >= maxDepth {
+		return plan.append(b, v, depth, -1, nil)
+	}, true
+}
+
+// structPlan writes a struct: a field of it for each of jsonfields.Of's.
+type structPlan []field
+
+// append appends the JSON of struct v; if mark is the index of one of
+// its fields, *end is set to the offset in b just past that field's value,
+// and left as it is if the field is left out.
+func (plan structPlan) append(b []byte, v reflect.Value, depth, mark int, end *int) ([]byte, bool) {
+	if depth >= maxDepth {
+		return b, false
+	}
+	next := byte('{')
+	for i := range plan {
+		f := &plan[i]
+		fv, found := fieldOf(v, f.index)
+		if !found || f.omit != nil && f.omit(fv) {
+			continue
+		}
+		b = append(b, next)
+		next = ','
+		b = append(b, f.name...)
+		var ok bool
+		if b, ok = f.fn(b, fv, depth+1); !ok {
 			return b, false
 		}
-		next := byte('{')
-		for i := range plan {
-			f := &plan[i]
-			fv, found := fieldOf(v, f.index)
-			if !found || f.omit != nil && f.omit(fv) {
-				continue
-			}
-			b = append(b, next)
-			next = ','
-			b = append(b, f.name...)
-			var ok bool
-			if b, ok = f.fn(b, fv, depth+1); !ok {
-				return b, false
-			}
+		if i == mark {
+			*end = len(b)
 		}
-		if next == '{' {
-			b = append(b, '{')
-		}
-		return append(b, '}'), true
-	}, true
+	}
+	if next == '{' {
+		b = append(b, '{')
+	}
+	return append(b, '}'), true
 }
 
 // fieldOf finds the field at index in struct v, following embedded

@@ -12,6 +12,7 @@ import (
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
 	"github.com/kapi-dev/kapi/internal/fuzzfill"
+	"github.com/kapi-dev/kapi/internal/jsonfields"
 	"github.com/kapi-dev/kapi/internal/jsonwrite"
 )
 
@@ -130,6 +131,40 @@ type oddSample struct {
 	Node    *sampleNode     `json:"node"`
 }
 
+// checkLendEnd fails if LendEnd, for any field of rv (a struct, or a
+// pointer to one, which the Encoder writes as want), writes other than want
+// or says a field's value ends where it does not: just past the field's
+// name and its JSON, before a comma or the closing brace.
+func checkLendEnd(t *testing.T, enc *jsonwrite.Encoder, rv reflect.Value, want []byte) {
+	t.Helper()
+	sv := rv
+	if sv.Kind() == reflect.Pointer {
+		if sv.IsNil() {
+			return
+		}
+		sv = sv.Elem()
+	}
+	for i, f := range jsonfields.Of(sv.Type()) {
+		b, buf, end, ok := enc.LendEnd(rv, i)
+		if !ok || !bytes.Equal(b, want) {
+			t.Fatalf("LendEnd(%d) wrote %s (%v), want %s", i, b, ok, want)
+		}
+		buf.Return()
+		if end < 0 || f.Quoted {
+			continue
+		}
+		fv, _ := jsonwrite.FieldOf(sv, f.Index)
+		member, err := json.Marshal(map[string]any{f.Name: fv.Interface()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		member = member[1 : len(member)-1] // "name":value
+		if end >= len(want) || want[end] != ',' && want[end] != '}' || !bytes.HasSuffix(want[:end], member) {
+			t.Fatalf("LendEnd(%d): the field %s ends at %d in %s, want it just past %s", i, f.Name, end, want, member)
+		}
+	}
+}
+
 // choices are values that encoding/json writes in every way it can,
 // and some that it refuses.
 var choices = fuzzfill.Choices{
@@ -172,6 +207,7 @@ func checkAppend[T any](t *testing.T, enc *jsonwrite.Encoder, data []byte) bool 
 		if m, ok := enc.Marshal(rv); !ok || !bytes.Equal(m, want) {
 			t.Fatalf("Marshal wrote %s (%v), want %s", m, ok, want)
 		}
+		checkLendEnd(t, enc, rv, want)
 	}
 	if wrote == 1 {
 		t.Fatalf("Append wrote the value only when addressable, or only when not")

@@ -121,6 +121,24 @@ func WithManagedFields(stored []byte, managed []kapi.ManagedFieldsEntry) (out []
 	if !ok {
 		return nil, false, nil
 	}
+	return joinManaged(stored, cut, end, members, managed)
+}
+
+// InsertManagedFields is WithManagedFields of bare, a stored value with
+// no managedFields whose metadata closes at bare[end], as the encoder that
+// wrote it said: the place is not looked for. ok is false if bare[end]
+// is not a closing brace (end -1: not known).
+func InsertManagedFields(bare []byte, end int, managed []kapi.ManagedFieldsEntry) (out []byte, ok bool, err error) {
+	if end <= 0 || end >= len(bare) || bare[end] != '}' {
+		return nil, false, nil
+	}
+	// No member's value ends in '{': metadata has members unless it is {}.
+	return joinManaged(bare, end, end, bare[end-1] != '{', managed)
+}
+
+// joinManaged is stored with what lies between cut and end replaced by
+// the member managedFields of managed, comma first if members.
+func joinManaged(stored []byte, cut, end int, members bool, managed []kapi.ManagedFieldsEntry) (out []byte, ok bool, err error) {
 	// out is what the store and the cache keep: made to its exact size
 	// (a size class up costs every object), from managed's JSON written
 	// first into a pooled buffer when it fits (a manager's entry holds the

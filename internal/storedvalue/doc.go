@@ -8,7 +8,9 @@
 // A write encodes its object before its managedFields are recorded (the
 // field manager reads the object's JSON), so [Unmanaged] encodes it once
 // without them, and [Value.WithManaged] splices them in afterwards
-// (package splice). The first encoding is read and dropped: it is written
+// (package splice), where the encoder said metadata closes
+// (jsonwrite.Encoder.LendEnd) rather than where reading the bytes again
+// finds it. The first encoding is read and dropped: it is written
 // in a buffer lent by a pool, given back by [Value.Done], and the value
 // stored is WithManaged's, the one copy of the object's bytes a write
 // makes, to its size.

@@ -8,50 +8,76 @@ import (
 
 	"github.com/kapi-dev/kapi"
 	"github.com/kapi-dev/kapi/internal/deepequal"
+	"github.com/kapi-dev/kapi/internal/jsonfields"
 	"github.com/kapi-dev/kapi/internal/jsonwrite"
 	"github.com/kapi-dev/kapi/internal/splice"
 )
 
 // Marshal is the stored value of obj, in a slice of its own.
 func Marshal(obj kapi.Object) ([]byte, error) {
-	value, _, err := encode(obj, false)
+	value, _, _, err := encode(obj, false)
 	return value, err
 }
 
 // encode is Marshal; if lend, written in a buffer lent by jsonwrite where
-// it can be (lent not nil: see jsonwrite.Buffer).
-func encode(obj kapi.Object, lend bool) (value []byte, lent *jsonwrite.Buffer, err error) {
+// it can be (lent not nil: see jsonwrite.Buffer), with the offset of
+// metadata's closing brace in it, or -1 where that is not known.
+func encode(obj kapi.Object, lend bool) (value []byte, lent *jsonwrite.Buffer, metaEnd int, err error) {
 	meta := obj.GetObjectMeta()
 	rv := meta.ResourceVersion
 	meta.ResourceVersion = ""
 	defer func() { meta.ResourceVersion = rv }()
 	v := reflect.ValueOf(obj)
 	ok := false
-	if enc := Encoder(v.Type()); enc != nil && lend {
-		value, lent, ok = enc.Lend(v)
-	} else if enc != nil {
+	metaEnd = -1
+	if enc := encoderOf(v.Type()); enc.Encoder != nil && lend {
+		var end int
+		if value, lent, end, ok = enc.LendEnd(v, enc.metadata); ok && end > 0 {
+			metaEnd = end - 1
+		}
+	} else if enc.Encoder != nil {
 		value, ok = enc.Marshal(v)
 	}
 	if !ok {
 		value, err = json.Marshal(obj)
 	}
-	return value, lent, err
+	return value, lent, metaEnd, err
 }
 
-// encoders holds the *jsonwrite.Encoder of each object type (nil if
-// json.Marshal writes all its values), by the type. Marshal takes any
-// object, of a registered type or not, and finds its Encoder here in a
-// few nanoseconds; registering a type compiles it ahead of the first write.
+// encoders holds the typeEncoder of each object type, by the type.
+// Marshal takes any object, of a registered type or not, and finds its
+// Encoder here in a few nanoseconds; registering a type compiles it ahead
+// of the first write.
 var encoders sync.Map
+
+// typeEncoder is the *jsonwrite.Encoder of an object type (nil if
+// json.Marshal writes all its values), with the index of the field
+// "metadata" in jsonfields.Of's list of its fields (-1 if none).
+type typeEncoder struct {
+	*jsonwrite.Encoder
+	metadata int
+}
 
 // Encoder returns the Encoder that writes objects of type t, compiling it
 // the first time.
-func Encoder(t reflect.Type) *jsonwrite.Encoder {
+func Encoder(t reflect.Type) *jsonwrite.Encoder { return encoderOf(t).Encoder }
+
+func encoderOf(t reflect.Type) typeEncoder {
 	enc, ok := encoders.Load(t)
 	if !ok {
-		enc, _ = encoders.LoadOrStore(t, jsonwrite.New(t))
+		te := typeEncoder{Encoder: jsonwrite.New(t), metadata: -1}
+		st := t
+		if st.Kind() == reflect.Pointer {
+			st = st.Elem()
+		}
+		for i, f := range jsonfields.Of(st) {
+			if f.Name == "metadata" && f.Type == reflect.TypeFor[kapi.ObjectMeta]() {
+				te.metadata = i
+			}
+		}
+		enc, _ = encoders.LoadOrStore(t, te)
 	}
-	return enc.(*jsonwrite.Encoder)
+	return enc.(typeEncoder)
 }
 
 // Value is the stored value a write makes of an object, encoded before
@@ -62,12 +88,17 @@ type Value struct {
 	Bytes []byte
 	Bare  bool
 	lent  *jsonwrite.Buffer
+	// metaEnd is the offset in Bytes of metadata's closing brace, where
+	// WithManaged puts managedFields, as the encoder saw it write it;
+	// -1 if not known.
+	metaEnd int
 }
 
 // Unmanaged is the Value of obj: without its managedFields when plain (its
 // type's JSON is plain enough for splice.WithManagedFields), for
 // encoding/json would check every field set of them again; else Marshal's.
 func Unmanaged(obj kapi.Object, plain bool) (v Value, err error) {
+	v.metaEnd = -1
 	if !plain {
 		v.Bytes, err = Marshal(obj)
 		return v, err
@@ -77,7 +108,7 @@ func Unmanaged(obj kapi.Object, plain bool) (v Value, err error) {
 	meta.ManagedFields = nil
 	defer func() { meta.ManagedFields = managed }()
 	v.Bare = true
-	v.Bytes, v.lent, err = encode(obj, true)
+	v.Bytes, v.lent, v.metaEnd, err = encode(obj, true)
 	return v, err
 }
 
@@ -94,7 +125,11 @@ func (v Value) WithManaged(obj kapi.Object, changed, splices bool) ([]byte, erro
 		return v.Bytes, nil
 	}
 	if splices {
-		out, ok, err := splice.WithManagedFields(v.Bytes, obj.GetObjectMeta().ManagedFields)
+		managed := obj.GetObjectMeta().ManagedFields
+		out, ok, err := splice.InsertManagedFields(v.Bytes, v.metaEnd, managed)
+		if !ok && err == nil {
+			out, ok, err = splice.WithManagedFields(v.Bytes, managed)
+		}
 		if ok || err != nil {
 			return out, err
 		}

@@ -117,3 +117,54 @@ func TestUnchanged(t *testing.T) {
 		})
 	}
 }
+
+// bareThing has metadata that may be left out, and is then where none
+// closes.
+type bareThing struct {
+	kapi.TypeMeta `json:",inline"`
+	Meta          kapi.ObjectMeta   `json:"metadata,omitzero"`
+	Spec          map[string]string `json:"spec,omitempty"`
+}
+
+func (b *bareThing) GetObjectMeta() *kapi.ObjectMeta { return &b.Meta }
+
+// The value WithManaged makes from the bare one, put together where the
+// encoder said metadata closes, is json.Marshal's, whatever metadata
+// holds and whatever managedFields become; and the encoder said where
+// metadata closes wherever it wrote some.
+func TestWithManagedIsMarshal(t *testing.T) {
+	now := kapi.Now()
+	some := []kapi.ManagedFieldsEntry{{Manager: "m", Operation: "Update", APIVersion: "v1", Time: &now,
+		FieldsType: "FieldsV1", FieldsV1: &kapi.FieldsV1{Raw: []byte(`{"f:spec":{"f:a":{}}}`)}}}
+	escaped := []kapi.ManagedFieldsEntry{{Manager: "m<&>", FieldsV1: &kapi.FieldsV1{Raw: []byte(`{ "f:a": {} }`)}}, {Manager: "n", Subresource: "status"}}
+	metas := []kapi.ObjectMeta{{}, {Name: "a"}, {Name: `a"\}{`, Labels: map[string]string{"x": "}"}, Finalizers: []string{"{"}},
+		{Annotations: map[string]string{"managedFields": `"managedFields":[]}`}}, {Namespace: "n", ManagedFields: some}}
+	for _, meta := range metas {
+		for _, managed := range [][]kapi.ManagedFieldsEntry{nil, {}, some, escaped} {
+			objects := []kapi.Object{
+				&thing{TypeMeta: kapi.TypeMeta{Kind: "Thing"}, ObjectMeta: meta, Spec: map[string]string{"managedFields": "}"}},
+				&bareThing{Meta: meta},
+			}
+			for _, obj := range objects {
+				v, err := storedvalue.Unmanaged(obj, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, left := obj.(*bareThing); left && meta.Name == "" && meta.Namespace == "" && meta.Annotations == nil {
+					if storedvalue.MetaEnd(v) != -1 {
+						t.Errorf("metadata was left out of %s, yet closes at %d", v.Bytes, storedvalue.MetaEnd(v))
+					}
+				} else if at := storedvalue.MetaEnd(v); at < 0 || v.Bytes[at] != '}' {
+					t.Errorf("Unmanaged(%s): metadata closes at %d", v.Bytes, at)
+				}
+				obj.GetObjectMeta().ManagedFields = managed
+				got, err := v.WithManaged(obj, true, true)
+				v.Done()
+				want, wantErr := json.Marshal(obj)
+				if err != nil || wantErr != nil || !bytes.Equal(got, want) {
+					t.Errorf("WithManaged wrote\n%s (%v)\njson.Marshal\n%s (%v)", got, err, want, wantErr)
+				}
+			}
+		}
+	}
+}
