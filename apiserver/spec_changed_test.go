@@ -45,12 +45,17 @@ func TestSpecFieldsChanged(t *testing.T) {
 	} {
 		b := base()
 		tc.change(b)
-		changed, told := res.specFieldsChanged(base(), b)
+		changed, told := res.specFieldsChanged(base(), b, false)
 		if changed != tc.changed || told != tc.told {
 			t.Errorf("%s: changed %v told %v, want %v %v", tc.name, changed, told, tc.changed, tc.told)
 		}
+		// base() is what decoding its JSON gives: said so (as of the
+		// image a write offered, see prepareUpdate), the answer stands.
+		if c, k := res.specFieldsChanged(base(), b, true); c != changed || k != told {
+			t.Errorf("%s, the old object known an image: changed %v told %v, want %v %v", tc.name, c, k, changed, told)
+		}
 		// What it tells is what encoding says.
-		if want, err := res.specChanged(base(), b); err != nil || told && want != changed {
+		if want, err := res.specChanged(base(), b, false); err != nil || told && want != changed {
 			t.Errorf("%s: specChanged %v (%v), specFieldsChanged %v", tc.name, want, err, changed)
 		}
 	}
@@ -84,7 +89,7 @@ func TestSpecFieldsChangedUnexported(t *testing.T) {
 		t.Fatalf("spec fields of a type with an unexported one: %+v", res.specFields)
 	}
 	a, b := &hidden{hiddenPart: hiddenPart{Size: 1}}, &hidden{hiddenPart: hiddenPart{Size: 2}}
-	if changed, err := res.specChanged(a, b); err != nil || !changed {
+	if changed, err := res.specChanged(a, b, false); err != nil || !changed {
 		t.Errorf("specChanged %v, %v; want true", changed, err)
 	}
 }

@@ -279,7 +279,7 @@ func (rq *request) prepareUpdate(cur, want kapi.Object) (kapi.Object, error) {
 		res.hooks.update(cur, want)
 	}
 	wm.Generation = om.Generation
-	changed, err := res.specChanged(cur, want)
+	changed, err := res.specChanged(cur, want, rq.curOffered && !res.converts())
 	if err != nil {
 		return nil, err
 	}
@@ -292,10 +292,10 @@ func (rq *request) prepareUpdate(cur, want kapi.Object) (kapi.Object, error) {
 // specChanged says whether a and b differ outside metadata and status: what
 // moves metadata.generation; that is, whether they encode differently. For
 // two objects that are what decoding their JSON gives (jsonimage.Image.Is:
-// the old one as a rule, the new one unless a hook set what JSON does not
-// keep), comparing them says that without encoding either.
-func (r *resource) specChanged(a, b kapi.Object) (bool, error) {
-	if changed, told := r.specFieldsChanged(a, b); told {
+// the old one as a rule, aImage if known so, the new one unless a hook set
+// what JSON does not keep), comparing them says that without encoding either.
+func (r *resource) specChanged(a, b kapi.Object, aImage bool) (bool, error) {
+	if changed, told := r.specFieldsChanged(a, b, aImage); told {
 		return changed, nil
 	}
 	sa, sb := r.withoutMetaAndStatus(a), r.withoutMetaAndStatus(b)
@@ -351,15 +351,15 @@ func specFieldsOf(r *resource) []specField {
 
 // specFieldsChanged is specChanged field by field, where both objects'
 // fields outside metadata and status are what decoding their JSON gives:
-// told false otherwise. Metadata, the bulk of a small object, is neither
-// copied nor walked.
-func (r *resource) specFieldsChanged(a, b kapi.Object) (changed, told bool) {
+// told false otherwise (a's not looked at if aImage). Metadata, the bulk of
+// a small object, is neither copied nor walked.
+func (r *resource) specFieldsChanged(a, b kapi.Object, aImage bool) (changed, told bool) {
 	if r.specFields == nil || reflect.TypeOf(a).Elem() != r.objType.typ || reflect.TypeOf(b).Elem() != r.objType.typ {
 		return false, false
 	}
 	va, vb := reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()
 	for _, f := range r.specFields {
-		if !f.image.Is(va.Field(f.index)) || !f.image.Is(vb.Field(f.index)) {
+		if !aImage && !f.image.Is(va.Field(f.index)) || !f.image.Is(vb.Field(f.index)) {
 			return false, false
 		}
 	}
