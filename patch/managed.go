@@ -54,6 +54,7 @@ type fieldManager struct {
 	apiVersion                   string // of the last write; part of the identity only for Update
 	set                          fieldSet
 	time                         *kapi.Time
+	stamp                        kapi.Time // what time points to when the write stamps the entry: no allocation of its own
 	// parsed is the entry's FieldsV1 as read, while set is still it.
 	parsed *parsedSet
 	// raw is the FieldsV1 the entry was read with (nil if none), which
