@@ -116,7 +116,9 @@ func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.
 		return nil, nil, errNoAPIVersion // the caller's bug: entries without one cannot be read back
 	}
 	cfg := config.tree
-	if !validShape(s, opts.Ignore, config.shape) {
+	// A shape applied lately is valid, and its set is kept.
+	applied := shapeApplied(s, opts.Ignore, config.shape)
+	if applied == nil {
 		if err := validate(cfg, s, make(fieldPath, 0, pathDepth), false); err != nil {
 			return nil, nil, fmt.Errorf("%w: apply configuration: %v", ErrMalformed, err)
 		}
@@ -197,7 +199,9 @@ func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.
 	}
 	// cfg's set is the same with the ignored members as without: they
 	// are filtered out of it, and the key names them.
-	applied := appliedSetOf(cfg, s, ignore, opts.Ignore, config.shape)
+	if applied == nil {
+		applied = appliedSetOf(cfg, s, ignore, opts.Ignore, config.shape)
+	}
 	applier.set = applied.set
 	ms[id] = applier
 	// Only what the applier applied before and no longer applies can go;

@@ -130,7 +130,8 @@ func describeManager(name, operation, apiVersion, subresource string) string {
 type managerSet map[string]*fieldManager
 
 func decodeManagers(entries []kapi.ManagedFieldsEntry) (managerSet, error) {
-	out := managerSet{}
+	out := make(managerSet, len(entries))
+	all := make([]fieldManager, len(entries)) // one allocation for them all
 	for i, e := range entries {
 		if e.Operation != OperationApply && e.Operation != OperationUpdate {
 			return nil, fmt.Errorf("managedFields[%d]: operation must be `Apply` or `Update`", i)
@@ -154,7 +155,8 @@ func decodeManagers(entries []kapi.ManagedFieldsEntry) (managerSet, error) {
 		}
 		// time is e's: a manager's time is replaced, never changed in
 		// place, and encode writes a copy.
-		m := &fieldManager{name: e.Manager, operation: e.Operation, subresource: e.Subresource, apiVersion: e.APIVersion, set: set, parsed: parsed, time: e.Time}
+		m := &all[i]
+		*m = fieldManager{name: e.Manager, operation: e.Operation, subresource: e.Subresource, apiVersion: e.APIVersion, set: set, parsed: parsed, time: e.Time}
 		if parsed != nil {
 			m.raw = e.FieldsV1.Raw
 		}
