@@ -3,6 +3,7 @@ package patch
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand"
 	"strconv"
 	"testing"
 
@@ -137,6 +138,31 @@ func TestManagerID(t *testing.T) {
 		want, _ := json.Marshal(e)
 		if got := m.id(); got != string(want) {
 			t.Errorf("id %s, want %s", got, want)
+		}
+	}
+}
+
+// TestManagerIDsKept: ids kept by their keys' hash (managerIDs) are the
+// ids of the keys asked for, for random managers asked for by turns,
+// many more than the slots, many of them alike but for a field, and
+// whose strings run into each other ("ab"+"c" against "a"+"bc").
+func TestManagerIDsKept(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	pick := func(s ...string) string { return s[r.Intn(len(s))] }
+	for range 20000 {
+		m := fieldManager{
+			name:        pick("a", "ab", "abc", "kubectl", "kubectl-client-side-apply", "x\"y", ""),
+			operation:   pick(OperationApply, OperationUpdate, "c", "bc"),
+			apiVersion:  pick("v1", "example.com/v1", "example.com/v2", "", "c"),
+			subresource: pick("", "status", "scale", "c"),
+		}
+		e := kapi.ManagedFieldsEntry{Manager: m.name, Operation: m.operation, APIVersion: m.apiVersion, Subresource: m.subresource}
+		if m.operation == OperationApply {
+			e.APIVersion = ""
+		}
+		want, _ := json.Marshal(e)
+		if got := m.id(); got != string(want) {
+			t.Fatalf("id %s, want %s", got, want)
 		}
 	}
 }
