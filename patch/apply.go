@@ -208,7 +208,7 @@ func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.
 	// re-applying the same fields (the usual apply) removes nothing, and
 	// pruning would walk the object six times for it.
 	prune := !sameSet(lastSet, applied.final.set) && !lastSet.subsetOf(applier.set)
-	var c *comparison
+	var c comparison
 	var typed *typedResult
 	if tl != nil && !prune {
 		if typed, c = tl.apply(s, cfg, opts.Ignore); typed == nil {
@@ -218,7 +218,6 @@ func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.
 	var result any
 	if typed == nil {
 		cfg = withoutIgnored()
-		c = new(comparison)
 		if liveObj == nil {
 			if err := wholeTree(); err != nil {
 				return nil, nil, err
@@ -233,14 +232,14 @@ func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.
 			// What the apply changes matters only where another manager
 			// may own it: a manager alone (a controller's re-apply,
 			// kubectl apply after the first) compares nothing.
-			*c = compareObjects(liveObj, result, s)
+			c = compareObjects(liveObj, result, s)
 		}
 	}
 
 	var versions versionedComparisons
 	if len(ms) > 1 {
 		c.filter(ignore)
-		versions = versionedComparisons{own: opts.APIVersion, c: c}
+		versions = versionedComparisons{own: opts.APIVersion, c: &c}
 	}
 	conflicts := map[string]fieldSet{}
 	for mid, m := range ms {
@@ -446,8 +445,12 @@ func (s *Schema) liveObject(b []byte) (map[string]any, error) {
 type versionedComparisons struct {
 	own       string
 	c         *comparison            // in own
-	byVersion map[string]*comparison // the others', made when one is asked for
+	byVersion map[string]*comparison // the others', made when one is asked for; ownComparison: c
 }
+
+// ownComparison in byVersion stands for the write's own comparison, which
+// is not kept there so that it may stay on its caller's stack.
+var ownComparison = new(comparison)
 
 // of compares before and after in apiVersion, converted there unless they
 // are in it already. It is nil for a version the converter does not know
@@ -460,9 +463,12 @@ func (vc *versionedComparisons) of(apiVersion string, before, after any, convert
 		return vc.c
 	}
 	if c, ok := vc.byVersion[apiVersion]; ok {
+		if c == ownComparison {
+			return vc.c
+		}
 		return c
 	}
-	c := vc.c
+	c := ownComparison
 	if convert != nil {
 		b, schema, err := convertObject(before, apiVersion, convert)
 		if err == nil {
@@ -481,6 +487,9 @@ func (vc *versionedComparisons) of(apiVersion string, before, after any, convert
 		vc.byVersion = map[string]*comparison{}
 	}
 	vc.byVersion[apiVersion] = c
+	if c == ownComparison {
+		return vc.c
+	}
 	return c
 }
 

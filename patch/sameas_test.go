@@ -57,7 +57,7 @@ func TestSameAsRandom(t *testing.T) {
 					continue
 				}
 				members++
-				var w typedWalk
+				w := typedWalk{build: new(treeBuild)}
 				got := w.sameAs(m, fv, depth, cv)
 				lv, lok := tree[m.name]
 				want := lok && equalValues(lv, cv)

@@ -237,14 +237,14 @@ const (
 // with the result, and the steps that decode the result.
 type typedWalk struct {
 	c     comparison
-	path  fieldPath
 	steps []typedStep
 	fills []typedFill
 	stale bool // a map or list was built anew, not the hint's
-	// build counts what one member's tree build builds: here, as a
-	// treeFunc's argument escapes, so that the walk, made once, holds
-	// the one every build uses.
-	build treeBuild
+	// build counts what one member's tree build builds: typedLive's, as
+	// a treeFunc's argument escapes, and the walk, on the stack, is not
+	// to. (The path is node's argument, not the walk's: what the walk
+	// holds goes where its steps go, to the heap.)
+	build *treeBuild
 	// ignore are the root's members the walk passes over as if the
 	// configuration left them out (ApplyOptions.Ignore).
 	ignore []string
@@ -255,13 +255,13 @@ func (w *typedWalk) fill(m *typedMember, f typedFill) {
 	w.fills = append(w.fills, f)
 }
 
-// node merges cfg, a configuration's object, into v, the live struct of
-// plan n whose tree's hint is hint. changed: the result is not v's tree;
-// extra: it is not cfg. ok false to give up.
-func (w *typedWalk) node(n *typedNode, cfg map[string]any, v reflect.Value, hint map[string]any) (changed, extra, ok bool) {
+// node merges cfg, a configuration's object at at, into v, the live
+// struct of plan n whose tree's hint is hint. changed: the result is not
+// v's tree; extra: it is not cfg. ok false to give up.
+func (w *typedWalk) node(n *typedNode, cfg map[string]any, v reflect.Value, hint map[string]any, at fieldPath) (changed, extra, ok bool) {
 	found := 0
 	var ignore []string // the root's members only
-	if len(w.path) == 0 {
+	if len(at) == 0 {
 		ignore = w.ignore
 		for i, f := range ignore {
 			if _, named := cfg[f]; named && !slices.Contains(ignore[:i], f) {
@@ -286,7 +286,7 @@ func (w *typedWalk) node(n *typedNode, cfg map[string]any, v reflect.Value, hint
 				w.steps = append(w.steps, typedStep{member: m, op: stepCopy})
 				continue
 			}
-			lv, ok := m.tree.call(fv, len(w.path)+1, nil, &w.build)
+			lv, ok := m.tree.call(fv, len(at)+1, nil, w.build)
 			if !ok {
 				return false, false, false
 			}
@@ -294,7 +294,7 @@ func (w *typedWalk) node(n *typedNode, cfg map[string]any, v reflect.Value, hint
 			continue
 		}
 		found++
-		path := append(w.path, fieldElement(m.name))
+		path := append(at, fieldElement(m.name))
 		var h any
 		if hint != nil {
 			h = hint[m.name]
@@ -303,11 +303,8 @@ func (w *typedWalk) node(n *typedNode, cfg map[string]any, v reflect.Value, hint
 		if cm, isMap := cv.(map[string]any); isMap && len(cm) > 0 && m.sub != nil && lok {
 			enter := len(w.steps)
 			w.steps = append(w.steps, typedStep{member: m, op: stepEnter})
-			saved := w.path
-			w.path = path
 			hm, _ := h.(map[string]any)
-			ch, ex, ok := w.node(m.sub, cm, fv, hm)
-			w.path = saved
+			ch, ex, ok := w.node(m.sub, cm, fv, hm, path)
 			if !ok {
 				return false, false, false
 			}
@@ -332,8 +329,8 @@ func (w *typedWalk) node(n *typedNode, cfg map[string]any, v reflect.Value, hint
 		}
 		var lv any
 		if lok {
-			w.build = treeBuild{}
-			if lv, ok = m.tree.call(fv, len(path), h, &w.build); !ok {
+			*w.build = treeBuild{}
+			if lv, ok = m.tree.call(fv, len(path), h, w.build); !ok {
 				return false, false, false
 			}
 			w.stale = w.stale || w.build.nodes > 0 && !sameTree(lv, h)
@@ -374,8 +371,8 @@ func (w *typedWalk) node(n *typedNode, cfg map[string]any, v reflect.Value, hint
 // older than the configuration's, or a comparison of the two trees.
 // false says nothing: the member is built from its hint then.
 func (w *typedWalk) sameAs(m *typedMember, fv reflect.Value, depth int, cv any) bool {
-	w.build = treeBuild{}
-	t, ok := m.tree.call(fv, depth, cv, &w.build)
+	*w.build = treeBuild{}
+	t, ok := m.tree.call(fv, depth, cv, w.build)
 	return ok && sameTree(t, cv)
 }
 
@@ -448,12 +445,11 @@ type typedLive struct {
 	v    reflect.Value
 	hint map[string]any
 	// What its apply makes, in the one allocation of typedLiveOf: an
-	// apply made eleven of them, each a few words, or a few hundred
-	// bytes (the path and steps of an object of usual depth and size).
-	walk     typedWalk
+	// apply made ten of them, each a few words, or a few hundred bytes
+	// (the steps of an object of usual size).
+	build    treeBuild
 	result   typedResult
 	merged   Merged
-	pathArr  [pathDepth]pathElement
 	stepsArr [32]typedStep
 }
 
@@ -477,9 +473,7 @@ func (s *Schema) typedLiveOf(obj any) *typedLive {
 	if h == nil || h.schema != s {
 		return nil
 	}
-	tl := &typedLive{root: root, obj: obj, v: v.Elem(), hint: h.tree}
-	tl.walk.path, tl.walk.steps = tl.pathArr[:0], tl.stepsArr[:0]
-	return tl
+	return &typedLive{root: root, obj: obj, v: v.Elem(), hint: h.tree}
 }
 
 // typedApplyOn is off only in the tests that hold the typed apply to the
@@ -497,20 +491,20 @@ func (tl *typedLive) member(name string) (v any, ok, known bool) {
 	if !has || m.omit != nil && m.omit(fv) {
 		return nil, false, true
 	}
-	tl.walk.build = treeBuild{}
-	v, ok = m.tree.call(fv, 1, tl.hint[name], &tl.walk.build)
+	tl.build = treeBuild{}
+	v, ok = m.tree.call(fv, 1, tl.hint[name], &tl.build)
 	return v, ok, ok
 }
 
 // apply walks cfg into the live object, as if cfg left out the members
 // ignore names: the result's steps and its comparison with the live
 // object; nil if the walk gave up. It is called once.
-func (tl *typedLive) apply(s *Schema, cfg map[string]any, ignore []string) (*typedResult, *comparison) {
-	w := &tl.walk
-	w.ignore = ignore
-	changed, _, ok := w.node(tl.root, cfg, tl.v, tl.hint)
+func (tl *typedLive) apply(s *Schema, cfg map[string]any, ignore []string) (*typedResult, comparison) {
+	var path [pathDepth]pathElement
+	w := typedWalk{steps: tl.stepsArr[:0], build: &tl.build, ignore: ignore}
+	changed, _, ok := w.node(tl.root, cfg, tl.v, tl.hint, path[:0])
 	if !ok {
-		return nil, nil
+		return nil, comparison{}
 	}
 	if w.stale {
 		// The hint is an older version's, and the walk builds what
@@ -519,7 +513,7 @@ func (tl *typedLive) apply(s *Schema, cfg map[string]any, ignore []string) (*typ
 		_, _ = s.liveTree(nil, tl.obj)
 	}
 	tl.result = typedResult{schema: s, live: tl.obj, steps: w.steps, fills: w.fills, unchanged: !changed, ignore: ignore}
-	return &tl.result, &w.c
+	return &tl.result, w.c
 }
 
 // otherVersions says whether a manager recorded its fields in another
