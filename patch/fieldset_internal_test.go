@@ -131,15 +131,20 @@ func TestManagerID(t *testing.T) {
 		{name: "a<b>&\"c\\", operation: OperationApply, apiVersion: "v1", subresource: "status"},
 		{name: "é\u2028\xff", operation: "x", subresource: "scale"}, {apiVersion: "v1"},
 	} {
-		e := kapi.ManagedFieldsEntry{Manager: m.name, Operation: m.operation, APIVersion: m.apiVersion, Subresource: m.subresource}
-		if m.operation == OperationApply {
-			e.APIVersion = ""
-		}
-		want, _ := json.Marshal(e)
-		if got := m.id(); got != string(want) {
+		if got, want := m.id(), marshaledID(m); got != want {
 			t.Errorf("id %s, want %s", got, want)
 		}
 	}
+}
+
+// marshaledID is m's id as json.Marshal writes its entry.
+func marshaledID(m fieldManager) string {
+	e := kapi.ManagedFieldsEntry{Manager: m.name, Operation: m.operation, APIVersion: m.apiVersion, Subresource: m.subresource}
+	if m.operation == OperationApply {
+		e.APIVersion = ""
+	}
+	want, _ := json.Marshal(e)
+	return string(want)
 }
 
 // TestManagerIDsKept: ids kept by their keys' hash (managerIDs) are the
@@ -156,12 +161,7 @@ func TestManagerIDsKept(t *testing.T) {
 			apiVersion:  pick("v1", "example.com/v1", "example.com/v2", "", "c"),
 			subresource: pick("", "status", "scale", "c"),
 		}
-		e := kapi.ManagedFieldsEntry{Manager: m.name, Operation: m.operation, APIVersion: m.apiVersion, Subresource: m.subresource}
-		if m.operation == OperationApply {
-			e.APIVersion = ""
-		}
-		want, _ := json.Marshal(e)
-		if got := m.id(); got != string(want) {
+		if got, want := m.id(), marshaledID(m); got != want {
 			t.Fatalf("id %s, want %s", got, want)
 		}
 	}
