@@ -3,6 +3,7 @@ package patch
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand"
 	"strconv"
 	"testing"
@@ -164,5 +165,47 @@ func TestManagerIDsKept(t *testing.T) {
 		if got, want := m.id(), marshaledID(m); got != want {
 			t.Fatalf("id %s, want %s", got, want)
 		}
+	}
+}
+
+// TestRecentParsed: a FieldsV1 read through recentParsed reads as
+// parseFieldSet reads it, written as kapi writes it or otherwise, read
+// again and again among others that may share its slot; and once a set
+// is remembered for its encoding (as appliedSetOf remembers an apply's),
+// reading that encoding gives that set, not one read before it.
+func TestRecentParsed(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	var raws [][]byte
+	for i := range 200 {
+		set := fieldSet{}
+		for j := range 1 + r.Intn(4) {
+			set.insert(fieldPath{fieldElement("spec"), fieldElement(fmt.Sprint("f", (i+j)%7, "-", r.Intn(3)))})
+		}
+		raw, _ := set.MarshalJSON()
+		raws = append(raws, raw)
+		if r.Intn(3) == 0 { // written otherwise: spaced out
+			raws = append(raws, bytes.ReplaceAll(raw, []byte(":"), []byte(": ")))
+		}
+	}
+	for range 5000 {
+		raw := raws[r.Intn(len(raws))]
+		got, err := parseFieldSetCached(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := parseFieldSet(raw)
+		if !got.set.equal(want) {
+			t.Fatalf("%s read as %v, want %v", raw, got.set, want)
+		}
+	}
+	raw := raws[0]
+	if _, err := parseFieldSetCached(raw); err != nil {
+		t.Fatal(err)
+	}
+	set, _ := parseFieldSet(raw)
+	kept := &parsedSet{set: set, encoded: raw}
+	rememberParsed(kept)
+	if got, _ := parseFieldSetCached(raw); got != kept {
+		t.Fatal("a remembered set's encoding reads as another set")
 	}
 }
