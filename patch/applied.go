@@ -109,12 +109,22 @@ func lookupApplied(key []byte) *appliedSet {
 // configuration (its names, its values' kinds, the names of its list
 // items) the shape holds as written.
 func validShape(s *Schema, ignore []string, shape []byte) bool {
+	return shapeApplied(s, ignore, shape) != nil
+}
+
+// shapeApplied is the set appliedSetOf keeps for a configuration of this
+// shape with schema s, nil if none: appliedSetOf's answer for it, as the
+// key of a shape names no more than the shape.
+func shapeApplied(s *Schema, ignore []string, shape []byte) *appliedSet {
 	if shape == nil {
-		return false
+		return nil
 	}
 	var arr [1024]byte
 	key := appliedKey(arr[:0], nil, s, ignore, shape)
-	return len(key) <= maxShapeKey && lookupApplied(key) != nil
+	if len(key) > maxShapeKey {
+		return nil
+	}
+	return lookupApplied(key)
 }
 
 // appendShape appends what toSet reads of v, a value of schema s, walked

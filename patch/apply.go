@@ -116,7 +116,9 @@ func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.
 		return nil, nil, errNoAPIVersion // the caller's bug: entries without one cannot be read back
 	}
 	cfg := config.tree
-	if !validShape(s, opts.Ignore, config.shape) {
+	// A shape applied lately is valid, and its set is kept.
+	applied := shapeApplied(s, opts.Ignore, config.shape)
+	if applied == nil {
 		if err := validate(cfg, s, make(fieldPath, 0, pathDepth), false); err != nil {
 			return nil, nil, fmt.Errorf("%w: apply configuration: %v", ErrMalformed, err)
 		}
@@ -150,9 +152,10 @@ func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.
 	ignore := ignoreFilter(opts.Ignore)
 	// kube-apiserver merges the ignored fields and resets them afterwards:
 	// they are not applied, but a change to them still stamps the entry.
-	touchesIgnored := false
+	touchesIgnored, named := false, false
 	for _, f := range opts.Ignore {
 		if cv, ok := cfg[f]; ok {
+			named = true
 			var lv any
 			var lok bool
 			if tl != nil {
@@ -169,11 +172,15 @@ func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.
 			if mv, _ := merge(lv, lok, cv, true, s.Field(f)); !lok || !equalValues(lv, mv) {
 				touchesIgnored = true
 			}
-			if sameMap(cfg, config.tree) {
-				cfg = maps.Clone(cfg) // config is never changed
-			}
-			delete(cfg, f)
 		}
+	}
+	// Without them: the typed walk passes over them, and makes no copy
+	// of cfg to leave them out.
+	withoutIgnored := func() map[string]any {
+		if named {
+			cfg = without(cfg, opts.Ignore) // config is never changed
+		}
+		return cfg
 	}
 
 	if len(ms) == 0 {
@@ -190,7 +197,11 @@ func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.
 		// is the one applied before (the usual re-apply).
 		lastSet, applier.time, applier.raw = prev.set, prev.time, prev.raw
 	}
-	applied := appliedSetOf(cfg, s, ignore, opts.Ignore, config.shape)
+	// cfg's set is the same with the ignored members as without: they
+	// are filtered out of it, and the key names them.
+	if applied == nil {
+		applied = appliedSetOf(cfg, s, ignore, opts.Ignore, config.shape)
+	}
 	applier.set = applied.set
 	ms[id] = applier
 	// Only what the applier applied before and no longer applies can go;
@@ -200,12 +211,13 @@ func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.
 	var c comparison
 	var typed *typedResult
 	if tl != nil && !prune {
-		if typed, c = tl.apply(s, cfg); typed == nil {
+		if typed, c = tl.apply(s, cfg, opts.Ignore); typed == nil {
 			tl = nil
 		}
 	}
 	var result any
 	if typed == nil {
+		cfg = withoutIgnored()
 		if liveObj == nil {
 			if err := wholeTree(); err != nil {
 				return nil, nil, err
@@ -224,10 +236,10 @@ func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.
 		}
 	}
 
-	var versions *versionedComparisons
+	var versions versionedComparisons
 	if len(ms) > 1 {
 		c.filter(ignore)
-		versions = newComparisons(opts.APIVersion, &c)
+		versions = versionedComparisons{own: opts.APIVersion, c: &c}
 	}
 	conflicts := map[string]fieldSet{}
 	for mid, m := range ms {
@@ -262,11 +274,13 @@ func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.
 		unchanged = equalValues(liveObj, result)
 	}
 	if touchesIgnored || !unchanged {
-		t := now
-		applier.time = &t
+		applier.stamp = now
+		applier.time = &applier.stamp
 	}
 	if typed != nil {
-		return &Merged{typed: typed, config: cfg}, ms.encode(), nil
+		m := &tl.merged // made with tl: one allocation
+		*m = Merged{typed: typed, config: cfg}
+		return m, ms.encode(), nil
 	}
 	if unchanged {
 		result = liveObj
@@ -298,7 +312,7 @@ func (s *Schema) record(c *comparison, oldObj, newObj any, ms managerSet, opts U
 	// copies of it that taking the changes out and putting them back make.
 	prev := ms[wid]
 	kept := prev != nil && ownsAlready(prev.set, changed, c.removed)
-	versions := newComparisons(opts.APIVersion, c)
+	versions := versionedComparisons{own: opts.APIVersion, c: c}
 	for id, m := range ms {
 		if kept && id == wid {
 			continue // its version is the write's: cm is c
@@ -430,12 +444,13 @@ func (s *Schema) liveObject(b []byte) (map[string]any, error) {
 // after: in the write's own version, and in the others asked for.
 type versionedComparisons struct {
 	own       string
-	byVersion map[string]*comparison
+	c         *comparison            // in own
+	byVersion map[string]*comparison // the others', made when one is asked for; ownComparison: c
 }
 
-func newComparisons(own string, c *comparison) *versionedComparisons {
-	return &versionedComparisons{own: own, byVersion: map[string]*comparison{own: c}}
-}
+// ownComparison in byVersion stands for the write's own comparison, which
+// is not kept there so that it may stay on its caller's stack.
+var ownComparison = new(comparison)
 
 // of compares before and after in apiVersion, converted there unless they
 // are in it already. It is nil for a version the converter does not know
@@ -444,10 +459,16 @@ func newComparisons(own string, c *comparison) *versionedComparisons {
 // the manager's paths are taken as they are, where structured-merge-diff
 // would fail the write (ownership is advisory; the write is not).
 func (vc *versionedComparisons) of(apiVersion string, before, after any, convert Converter, keep func(fieldPath) bool) *comparison {
+	if apiVersion == vc.own {
+		return vc.c
+	}
 	if c, ok := vc.byVersion[apiVersion]; ok {
+		if c == ownComparison {
+			return vc.c
+		}
 		return c
 	}
-	c := vc.byVersion[vc.own]
+	c := ownComparison
 	if convert != nil {
 		b, schema, err := convertObject(before, apiVersion, convert)
 		if err == nil {
@@ -462,8 +483,28 @@ func (vc *versionedComparisons) of(apiVersion string, before, after any, convert
 			c = nil
 		}
 	}
+	if vc.byVersion == nil {
+		vc.byVersion = map[string]*comparison{}
+	}
 	vc.byVersion[apiVersion] = c
+	if c == ownComparison {
+		return vc.c
+	}
 	return c
+}
+
+// without is cfg without the members names names, a copy if it has one.
+func without(cfg map[string]any, names []string) map[string]any {
+	out := cfg
+	for _, f := range names {
+		if _, ok := out[f]; ok {
+			if sameMap(out, cfg) {
+				out = maps.Clone(cfg)
+			}
+			delete(out, f)
+		}
+	}
+	return out
 }
 
 func convertObject(obj any, apiVersion string, convert Converter) (map[string]any, *Schema, error) {

@@ -267,9 +267,37 @@ func equalValues(a, b any) bool {
 		x, ok := a.(string)
 		return ok && x == y // what compareValues says of two strings, without ranking them
 	case json.Number:
-		if x, ok := a.(json.Number); ok && x == y {
-			return true // one literal: compareValues would parse both
+		if x, ok := a.(json.Number); ok {
+			if x == y {
+				return true // one literal: compareValues would parse both
+			}
+			if plainInteger(x) && plainInteger(y) {
+				return false // two integers each written one way only
+			}
 		}
 	}
 	return compareValues(a, b) == 0
+}
+
+// plainInteger says whether n is an integer in the one way of writing
+// it that has no leading zero, sign of zero, fraction or exponent, and
+// short enough for an int64: two such literals that differ are
+// different numbers (a re-apply's changed field), told without parsing.
+func plainInteger(n json.Number) bool {
+	s := string(n)
+	if len(s) > 0 && s[0] == '-' {
+		s = s[1:]
+		if s == "0" {
+			return false // -0 is 0
+		}
+	}
+	if len(s) == 0 || len(s) > 18 || len(s) > 1 && s[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"reflect"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // fieldPath is a path from the object's root to one field or item.
@@ -375,12 +377,20 @@ var parsedSets struct {
 // maxParsedSets bounds the memory parsedSets holds: a few MiB at most.
 const maxParsedSets = 512
 
-// parseFieldSetCached is parseFieldSet through parsedSets.
+// parseFieldSetCached is parseFieldSet through parsedSets, and first
+// through recentParsed.
 func parseFieldSetCached(raw []byte) (*parsedSet, error) {
+	slot := &recentParsed[recentSlot(raw)]
+	if p := slot.Load(); p != nil && bytes.Equal(p.encoded, raw) {
+		return p, nil // its encoding, which reads as its set
+	}
 	parsedSets.Lock()
 	p := parsedSets.m[string(raw)]
 	parsedSets.Unlock()
 	if p != nil {
+		if bytes.Equal(p.encoded, raw) {
+			slot.Store(p)
+		}
 		return p, nil
 	}
 	set, err := parseFieldSet(raw)
@@ -389,8 +399,25 @@ func parseFieldSetCached(raw []byte) (*parsedSet, error) {
 	}
 	encoded, _ := set.MarshalJSON()
 	p = &parsedSet{set: set, encoded: encoded}
-	rememberParsedAs(raw, p)
+	rememberParsedAs(raw, p) // and in slot
 	return p, nil
+}
+
+// recentParsed keeps the sets read lately whose FieldsV1 is as kapi
+// writes it (the entries kapi wrote, read on the next write), each in a
+// slot picked by its length and a few of its bytes: one is found by
+// comparing its bytes with the set's encoding, without the lock, hash
+// and map of parsedSets that every write of the server shares.
+var recentParsed [64]atomic.Pointer[parsedSet]
+
+func recentSlot(raw []byte) int {
+	h := uint32(len(raw)) * 16777619
+	for _, i := range [...]int{len(raw) / 2, len(raw) * 3 / 4, len(raw) - 2} {
+		if i >= 0 && i < len(raw) {
+			h = (h ^ uint32(raw[i])) * 16777619
+		}
+	}
+	return int(h % uint32(len(recentParsed)))
 }
 
 // rememberParsed keeps p in parsedSets by its encoding, as read back.
@@ -403,6 +430,12 @@ func rememberParsedAs(raw []byte, p *parsedSet) {
 	}
 	parsedSets.m[string(raw)] = p
 	parsedSets.Unlock()
+	if bytes.Equal(p.encoded, raw) {
+		// The set parsedSets gives for raw from now on, which the
+		// slot gives too: a set kept as an apply's (appliedSetOf) is
+		// the one its entry reads back as (ApplyMerged's sameSet).
+		recentParsed[recentSlot(raw)].Store(p)
+	}
 }
 
 // parseFieldSet reads the FieldsV1 form.

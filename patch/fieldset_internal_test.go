@@ -3,6 +3,8 @@ package patch
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"math/rand"
 	"strconv"
 	"testing"
 
@@ -130,13 +132,80 @@ func TestManagerID(t *testing.T) {
 		{name: "a<b>&\"c\\", operation: OperationApply, apiVersion: "v1", subresource: "status"},
 		{name: "é\u2028\xff", operation: "x", subresource: "scale"}, {apiVersion: "v1"},
 	} {
-		e := kapi.ManagedFieldsEntry{Manager: m.name, Operation: m.operation, APIVersion: m.apiVersion, Subresource: m.subresource}
-		if m.operation == OperationApply {
-			e.APIVersion = ""
-		}
-		want, _ := json.Marshal(e)
-		if got := m.id(); got != string(want) {
+		if got, want := m.id(), marshaledID(m); got != want {
 			t.Errorf("id %s, want %s", got, want)
 		}
+	}
+}
+
+// marshaledID is m's id as json.Marshal writes its entry.
+func marshaledID(m fieldManager) string {
+	e := kapi.ManagedFieldsEntry{Manager: m.name, Operation: m.operation, APIVersion: m.apiVersion, Subresource: m.subresource}
+	if m.operation == OperationApply {
+		e.APIVersion = ""
+	}
+	want, _ := json.Marshal(e)
+	return string(want)
+}
+
+// TestManagerIDsKept: ids kept by their keys' hash (managerIDs) are the
+// ids of the keys asked for, for random managers asked for by turns,
+// many more than the slots, many of them alike but for a field, and
+// whose strings run into each other ("ab"+"c" against "a"+"bc").
+func TestManagerIDsKept(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	pick := func(s ...string) string { return s[r.Intn(len(s))] }
+	for range 20000 {
+		m := fieldManager{
+			name:        pick("a", "ab", "abc", "kubectl", "kubectl-client-side-apply", "x\"y", ""),
+			operation:   pick(OperationApply, OperationUpdate, "c", "bc"),
+			apiVersion:  pick("v1", "example.com/v1", "example.com/v2", "", "c"),
+			subresource: pick("", "status", "scale", "c"),
+		}
+		if got, want := m.id(), marshaledID(m); got != want {
+			t.Fatalf("id %s, want %s", got, want)
+		}
+	}
+}
+
+// TestRecentParsed: a FieldsV1 read through recentParsed reads as
+// parseFieldSet reads it, written as kapi writes it or otherwise, read
+// again and again among others that may share its slot; and once a set
+// is remembered for its encoding (as appliedSetOf remembers an apply's),
+// reading that encoding gives that set, not one read before it.
+func TestRecentParsed(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	var raws [][]byte
+	for i := range 200 {
+		set := fieldSet{}
+		for j := range 1 + r.Intn(4) {
+			set.insert(fieldPath{fieldElement("spec"), fieldElement(fmt.Sprint("f", (i+j)%7, "-", r.Intn(3)))})
+		}
+		raw, _ := set.MarshalJSON()
+		raws = append(raws, raw)
+		if r.Intn(3) == 0 { // written otherwise: spaced out
+			raws = append(raws, bytes.ReplaceAll(raw, []byte(":"), []byte(": ")))
+		}
+	}
+	for range 5000 {
+		raw := raws[r.Intn(len(raws))]
+		got, err := parseFieldSetCached(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := parseFieldSet(raw)
+		if !got.set.equal(want) {
+			t.Fatalf("%s read as %v, want %v", raw, got.set, want)
+		}
+	}
+	raw := raws[0]
+	if _, err := parseFieldSetCached(raw); err != nil {
+		t.Fatal(err)
+	}
+	set, _ := parseFieldSet(raw)
+	kept := &parsedSet{set: set, encoded: raw}
+	rememberParsed(kept)
+	if got, _ := parseFieldSetCached(raw); got != kept {
+		t.Fatal("a remembered set's encoding reads as another set")
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -54,6 +54,7 @@ type fieldManager struct {
 	apiVersion                   string // of the last write; part of the identity only for Update
 	set                          fieldSet
 	time                         *kapi.Time
+	stamp                        kapi.Time // what time points to when the write stamps the entry: no allocation of its own
 	// parsed is the entry's FieldsV1 as read, while set is still it.
 	parsed *parsedSet
 	// raw is the FieldsV1 the entry was read with (nil if none), which
@@ -70,12 +71,50 @@ func (m *fieldManager) id() string {
 	if m.operation == OperationApply {
 		apiVersion = ""
 	}
-	// json.Marshal of the entry, without its reflection: fields in the
-	// order of kapi.ManagedFieldsEntry, empty ones left out.
+	k := managerKey{m.name, m.operation, apiVersion, m.subresource}
+	// Every write names each of its object's managers, the same few: a
+	// slot keeps the id of the key that hashed there last.
+	slot := &managerIDs[k.hash()%uint32(len(managerIDs))]
+	if e := slot.Load(); e != nil && e.key == k {
+		return e.id
+	}
+	id := k.id()
+	slot.Store(&managerID{key: k, id: id})
+	return id
+}
+
+// managerKey is what identifies a manager.
+type managerKey struct{ name, operation, apiVersion, subresource string }
+
+// managerIDs are the ids made lately, by their keys' hash.
+var managerIDs [64]atomic.Pointer[managerID]
+
+type managerID struct {
+	key managerKey
+	id  string
+}
+
+// hash is FNV-1a of k's strings, each ended by a byte no string of an
+// entry holds where it matters (a key that hashes alike is compared).
+func (k *managerKey) hash() uint32 {
+	h := uint32(2166136261)
+	for _, s := range [...]string{k.name, k.operation, k.apiVersion, k.subresource} {
+		for i := 0; i < len(s); i++ {
+			h = (h ^ uint32(s[i])) * 16777619
+		}
+		h = (h ^ 0xff) * 16777619
+	}
+	return h
+}
+
+// id is the key's JSON: json.Marshal of the entry, without its
+// reflection: fields in the order of kapi.ManagedFieldsEntry, empty ones
+// left out.
+func (k *managerKey) id() string {
 	var arr [128]byte
 	b := append(arr[:0], '{')
 	for _, f := range [...]struct{ name, value string }{
-		{"manager", m.name}, {"operation", m.operation}, {"apiVersion", apiVersion}, {"subresource", m.subresource},
+		{"manager", k.name}, {"operation", k.operation}, {"apiVersion", k.apiVersion}, {"subresource", k.subresource},
 	} {
 		if f.value == "" {
 			continue
@@ -88,29 +127,7 @@ func (m *fieldManager) id() string {
 		b = append(b, '"', ':')
 		b = appendJSONString(b, f.value)
 	}
-	return internID(append(b, '}'))
-}
-
-// managerIDs are the ids made lately: every write reads its object's
-// entries, the same few, and names each by its id.
-var managerIDs struct {
-	sync.Mutex
-	m map[string]string
-}
-
-// internID is string(b), made once while managerIDs holds it.
-func internID(b []byte) string {
-	managerIDs.Lock()
-	defer managerIDs.Unlock()
-	if id, ok := managerIDs.m[string(b)]; ok {
-		return id
-	}
-	if len(managerIDs.m) >= 256 || managerIDs.m == nil {
-		managerIDs.m = make(map[string]string, 256) // a workload's managers come back soon
-	}
-	id := string(b)
-	managerIDs.m[id] = id
-	return id
+	return string(append(b, '}'))
 }
 
 // describe is how a conflict message names the manager.
@@ -129,7 +146,8 @@ func describeManager(name, operation, apiVersion, subresource string) string {
 type managerSet map[string]*fieldManager
 
 func decodeManagers(entries []kapi.ManagedFieldsEntry) (managerSet, error) {
-	out := managerSet{}
+	out := make(managerSet, len(entries))
+	all := make([]fieldManager, len(entries)) // one allocation for them all
 	for i, e := range entries {
 		if e.Operation != OperationApply && e.Operation != OperationUpdate {
 			return nil, fmt.Errorf("managedFields[%d]: operation must be `Apply` or `Update`", i)
@@ -153,7 +171,8 @@ func decodeManagers(entries []kapi.ManagedFieldsEntry) (managerSet, error) {
 		}
 		// time is e's: a manager's time is replaced, never changed in
 		// place, and encode writes a copy.
-		m := &fieldManager{name: e.Manager, operation: e.Operation, subresource: e.Subresource, apiVersion: e.APIVersion, set: set, parsed: parsed, time: e.Time}
+		m := &all[i]
+		*m = fieldManager{name: e.Manager, operation: e.Operation, subresource: e.Subresource, apiVersion: e.APIVersion, set: set, parsed: parsed, time: e.Time}
 		if parsed != nil {
 			m.raw = e.FieldsV1.Raw
 		}

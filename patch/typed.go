@@ -28,7 +28,7 @@ func (m *Merged) JSON() ([]byte, error) {
 		}
 		m.obj, m.live = live, live
 		if !m.typed.unchanged {
-			m.obj, _ = merge(live, true, m.config, true, m.typed.schema)
+			m.obj, _ = merge(live, true, without(m.config, m.typed.ignore), true, m.typed.schema)
 		}
 	}
 	out, err := encodeJSON(m.obj)

@@ -2,6 +2,7 @@ package patch
 
 import (
 	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/kapi-dev/kapi/internal/deepcopy"
@@ -236,10 +237,17 @@ const (
 // with the result, and the steps that decode the result.
 type typedWalk struct {
 	c     comparison
-	path  fieldPath
 	steps []typedStep
 	fills []typedFill
 	stale bool // a map or list was built anew, not the hint's
+	// build counts what one member's tree build builds: typedLive's, as
+	// a treeFunc's argument escapes, and the walk, on the stack, is not
+	// to. (The path is node's argument, not the walk's: what the walk
+	// holds goes where its steps go, to the heap.)
+	build *treeBuild
+	// ignore are the root's members the walk passes over as if the
+	// configuration left them out (ApplyOptions.Ignore).
+	ignore []string
 }
 
 func (w *typedWalk) fill(m *typedMember, f typedFill) {
@@ -247,16 +255,28 @@ func (w *typedWalk) fill(m *typedMember, f typedFill) {
 	w.fills = append(w.fills, f)
 }
 
-// node merges cfg, a configuration's object, into v, the live struct of
-// plan n whose tree's hint is hint. changed: the result is not v's tree;
-// extra: it is not cfg. ok false to give up.
-func (w *typedWalk) node(n *typedNode, cfg map[string]any, v reflect.Value, hint map[string]any) (changed, extra, ok bool) {
+// node merges cfg, a configuration's object at at, into v, the live
+// struct of plan n whose tree's hint is hint. changed: the result is not
+// v's tree; extra: it is not cfg. ok false to give up.
+func (w *typedWalk) node(n *typedNode, cfg map[string]any, v reflect.Value, hint map[string]any, at fieldPath) (changed, extra, ok bool) {
 	found := 0
+	var ignore []string // the root's members only
+	if len(at) == 0 {
+		ignore = w.ignore
+		for i, f := range ignore {
+			if _, named := cfg[f]; named && !slices.Contains(ignore[:i], f) {
+				found++ // named, and passed over
+			}
+		}
+	}
 	for i := range n.members {
 		m := &n.members[i]
 		fv, has := jsonwrite.FieldOf(v, m.index)
 		lok := has && (m.omit == nil || !m.omit(fv))
 		cv, cok := cfg[m.name]
+		if cok && len(ignore) > 0 && slices.Contains(ignore, m.name) {
+			cok = false
+		}
 		if !cok {
 			if !lok {
 				continue
@@ -266,8 +286,7 @@ func (w *typedWalk) node(n *typedNode, cfg map[string]any, v reflect.Value, hint
 				w.steps = append(w.steps, typedStep{member: m, op: stepCopy})
 				continue
 			}
-			var b treeBuild
-			lv, ok := m.tree.call(fv, len(w.path)+1, nil, &b)
+			lv, ok := m.tree.call(fv, len(at)+1, nil, w.build)
 			if !ok {
 				return false, false, false
 			}
@@ -275,7 +294,7 @@ func (w *typedWalk) node(n *typedNode, cfg map[string]any, v reflect.Value, hint
 			continue
 		}
 		found++
-		path := append(w.path, fieldElement(m.name))
+		path := append(at, fieldElement(m.name))
 		var h any
 		if hint != nil {
 			h = hint[m.name]
@@ -284,11 +303,8 @@ func (w *typedWalk) node(n *typedNode, cfg map[string]any, v reflect.Value, hint
 		if cm, isMap := cv.(map[string]any); isMap && len(cm) > 0 && m.sub != nil && lok {
 			enter := len(w.steps)
 			w.steps = append(w.steps, typedStep{member: m, op: stepEnter})
-			saved := w.path
-			w.path = path
 			hm, _ := h.(map[string]any)
-			ch, ex, ok := w.node(m.sub, cm, fv, hm)
-			w.path = saved
+			ch, ex, ok := w.node(m.sub, cm, fv, hm, path)
 			if !ok {
 				return false, false, false
 			}
@@ -303,19 +319,24 @@ func (w *typedWalk) node(n *typedNode, cfg map[string]any, v reflect.Value, hint
 			}
 			continue
 		}
-		var lv any
-		if lok {
-			var b treeBuild
-			if lv, ok = m.tree.call(fv, len(path), h, &b); !ok {
-				return false, false, false
-			}
-			w.stale = w.stale || b.nodes > 0 && !sameTree(lv, h)
-		}
-		if copyable && lok && equalKept(lv, cv, sameTree(lv, h)) {
+		if copyable && lok && w.sameAs(m, fv, len(path), cv) {
 			// The configuration repeats the live member (most members
 			// of a re-apply): merging them makes a value equal to both
 			// (equalValues is symmetric), which the comparison passes
 			// over and Merged.Decode takes from the configuration.
+			w.steps = append(w.steps, typedStep{member: m, op: stepMove})
+			continue
+		}
+		var lv any
+		if lok {
+			*w.build = treeBuild{}
+			if lv, ok = m.tree.call(fv, len(path), h, w.build); !ok {
+				return false, false, false
+			}
+			w.stale = w.stale || w.build.nodes > 0 && !sameTree(lv, h)
+		}
+		if copyable && lok && equalValues(lv, cv) {
+			// As above, where the two are equal but not alike.
 			w.steps = append(w.steps, typedStep{member: m, op: stepMove})
 			continue
 		}
@@ -343,6 +364,18 @@ func (w *typedWalk) node(n *typedNode, cfg map[string]any, v reflect.Value, hint
 	return changed, extra, true
 }
 
+// sameAs says whether the tree of fv, the live value of member m, is
+// cv, the configuration's, built with cv as its hint: then each of its
+// maps and lists is cv's and each leaf equal to cv's, and the tree is
+// equal to cv without the live tree's hint, which is looked up in memory
+// older than the configuration's, or a comparison of the two trees.
+// false says nothing: the member is built from its hint then.
+func (w *typedWalk) sameAs(m *typedMember, fv reflect.Value, depth int, cv any) bool {
+	*w.build = treeBuild{}
+	t, ok := m.tree.call(fv, depth, cv, w.build)
+	return ok && sameTree(t, cv)
+}
+
 // typedResult is a typed apply's result, decoded by its steps; its tree
 // is made only if asked for (Merged.JSON).
 type typedResult struct {
@@ -351,6 +384,7 @@ type typedResult struct {
 	steps     []typedStep
 	fills     []typedFill
 	unchanged bool
+	ignore    []string // the root's members the walk passed over
 }
 
 // decode runs steps on dst from live and config (invalid: none), as
@@ -410,6 +444,13 @@ type typedLive struct {
 	obj  any
 	v    reflect.Value
 	hint map[string]any
+	// What its apply makes, in the one allocation of typedLiveOf: an
+	// apply made ten of them, each a few words, or a few hundred bytes
+	// (the steps of an object of usual size).
+	build    treeBuild
+	result   typedResult
+	merged   Merged
+	stepsArr [32]typedStep
 }
 
 // typedLiveOf is obj (ApplyOptions.Live) for the typed apply, nil if it
@@ -450,16 +491,18 @@ func (tl *typedLive) member(name string) (v any, ok, known bool) {
 	if !has || m.omit != nil && m.omit(fv) {
 		return nil, false, true
 	}
-	var b treeBuild
-	v, ok = m.tree.call(fv, 1, tl.hint[name], &b)
+	tl.build = treeBuild{}
+	v, ok = m.tree.call(fv, 1, tl.hint[name], &tl.build)
 	return v, ok, ok
 }
 
-// apply walks cfg into the live object: the result's steps and its
-// comparison with the live object; nil if the walk gave up.
-func (tl *typedLive) apply(s *Schema, cfg map[string]any) (*typedResult, comparison) {
-	w := typedWalk{path: make(fieldPath, 0, pathDepth), steps: make([]typedStep, 0, 32)}
-	changed, _, ok := w.node(tl.root, cfg, tl.v, tl.hint)
+// apply walks cfg into the live object, as if cfg left out the members
+// ignore names: the result's steps and its comparison with the live
+// object; nil if the walk gave up. It is called once.
+func (tl *typedLive) apply(s *Schema, cfg map[string]any, ignore []string) (*typedResult, comparison) {
+	var path [pathDepth]pathElement
+	w := typedWalk{steps: tl.stepsArr[:0], build: &tl.build, ignore: ignore}
+	changed, _, ok := w.node(tl.root, cfg, tl.v, tl.hint, path[:0])
 	if !ok {
 		return nil, comparison{}
 	}
@@ -469,7 +512,8 @@ func (tl *typedLive) apply(s *Schema, cfg map[string]any) (*typedResult, compari
 		// is the next one's hint.
 		_, _ = s.liveTree(nil, tl.obj)
 	}
-	return &typedResult{schema: s, live: tl.obj, steps: w.steps, fills: w.fills, unchanged: !changed}, w.c
+	tl.result = typedResult{schema: s, live: tl.obj, steps: w.steps, fills: w.fills, unchanged: !changed, ignore: ignore}
+	return &tl.result, w.c
 }
 
 // otherVersions says whether a manager recorded its fields in another
