@@ -48,6 +48,7 @@ var configurationDecodeCases = []struct {
 	{"nulls", obj(`,"labels":null},"spec":{"replicas":null,"ports":null},"when":null,"whenP":null`), true},
 	{"empty", `{"metadata":{"labels":{}},"spec":{"ports":[],"tags":[]}}`, true},
 	{"unknown member", obj(`},"spec":{"colour":"red"}`), false},
+	{"unknown member beside known ones", obj(`},"spec":{"ports":[{"name":"http","port":80,"protocol":"TCP","number":80}]}`), false},
 	{"member named otherwise", obj(`},"Spec":{"color":"red"}`), false},
 	{"duplicate", obj(`},"spec":{"color":"red","color":"blue"}`), false},
 	{"escape", obj(`},"spec":{"color":"r\u0065d"}`), false},
