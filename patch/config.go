@@ -1,11 +1,14 @@
 package patch
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"reflect"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -41,10 +44,30 @@ func ParseConfiguration(config []byte) (*Configuration, error) {
 	if d.shape != nil {
 		*buf = d.shape
 		if len(d.shape) <= maxShapeKey {
-			c.shape = append([]byte(nil), d.shape...)
+			c.shape = keptShape(d.shape)
 		}
 	}
 	return c, nil
+}
+
+// configShapes are the shapes of the configurations read lately, by a
+// hash of their bytes: a client's configurations have one shape, read
+// again at every apply.
+var configShapes [64]atomic.Pointer[[]byte]
+
+// keptShape is shape, or the equal one kept in configShapes: a
+// configuration's shape is only read (a key of appliedSets), so one may
+// serve every configuration of that shape, where a copy of it was an
+// allocation of every configuration.
+func keptShape(shape []byte) []byte {
+	h := maphash.Bytes(configTreeSeed, shape)
+	slot := &configShapes[h%uint64(len(configShapes))]
+	if p := slot.Load(); p != nil && bytes.Equal(*p, shape) {
+		return *p
+	}
+	kept := bytes.Clone(shape)
+	slot.Store(&kept)
+	return kept
 }
 
 // Decode sets dst, a pointer to a new struct, to what decoding the

@@ -273,8 +273,7 @@ func (d *jsonReader) object(depth int, metadata bool) (any, bool) {
 		if len(m) < len(ms) {
 			d.respelled = true
 		}
-		clear(ms) // let the values go with the map
-		return m, true
+		return m, true // ms is written over by the next object's members, or cleared once read (readJSON)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
 	"github.com/kapi-dev/kapi/internal/applyconfig"
+	"github.com/kapi-dev/kapi/internal/test/race"
 	"github.com/kapi-dev/kapi/patch"
 )
 
@@ -77,4 +78,38 @@ func processCPU() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestReadDecodeAllocations holds reading and decoding the harness's
+// apply body, its size new each time, to its allocation budget: the
+// configuration, its root and spec maps (two allocations each) and the
+// new size read (parse); the widget, its labels and selector maps (two
+// each), its replicas and its ports (decode).
+func TestReadDecodeAllocations(t *testing.T) {
+	if race.Enabled {
+		t.Skip("allocation budgets do not hold under the race detector")
+	}
+	var buf []byte
+	size := 1 << 20
+	var parsed *patch.Configuration
+	read := func() {
+		size++
+		buf = harnessApply(buf, size)
+		var err error
+		if _, parsed, err = applyconfig.Read(buf, false); err != nil || parsed == nil {
+			t.Fatal(err)
+		}
+	}
+	read() // the trees kept, the shape seen
+	read()
+	if n := testing.AllocsPerRun(100, read); n > 6 {
+		t.Errorf("reading the configuration: %v allocations, want 6", n)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		if !parsed.Decode(&widgetapi.Widget{}) {
+			t.Fatal("not decoded")
+		}
+	}); n > 8 {
+		t.Errorf("decoding it: %v allocations, want 8", n)
+	}
 }
