@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
+	"maps"
 	"reflect"
 	"strconv"
 	"sync"
@@ -264,14 +265,11 @@ func makeFiller(t reflect.Type, compiling map[reflect.Type]*filler) filler {
 				if !ok {
 					return false
 				}
-				out := make(map[string]string, len(m))
-				for name, member := range m {
-					if out[name], ok = member.(string); !ok {
-						return false
-					}
+				out, ok := stringMapOf(m)
+				if ok {
+					dst.Set(reflect.ValueOf(out))
 				}
-				dst.Set(reflect.ValueOf(out))
-				return true
+				return ok
 			}
 		}
 		elemFill := compileFiller(t.Elem(), compiling)
@@ -385,4 +383,41 @@ func fieldOf(dst reflect.Value, index []int) reflect.Value {
 		return dst.Field(index[0])
 	}
 	return dst.FieldByIndex(index)
+}
+
+// A configuration's labels and selectors are mostly trees kept for their
+// bytes (configTrees), decoded again at every apply: a map made member by
+// member, each hashed and placed, where a copy of the one made before
+// copies its table whole. stringMapCopies keeps the map[string]string
+// decoded from an object read twice, by the object's address; the object
+// is held, so that no other is made there while kept, and like every
+// object of a configuration it is never changed.
+type stringMapCopy struct {
+	tree map[string]any
+	out  map[string]string // never handed out: copied
+}
+
+var (
+	stringMapCopies [64]atomic.Pointer[stringMapCopy]
+	stringMapsSeen  [64]atomic.Uintptr // the address of the object last decoded by each slot
+)
+
+// stringMapOf is m, an object of a configuration, as a map[string]string;
+// ok false if a member is not a string.
+func stringMapOf(m map[string]any) (out map[string]string, ok bool) {
+	at := uintptr(reflect.ValueOf(m).UnsafePointer())
+	i := (at * 0x9e3779b97f4a7c15) >> 58 // the top 6 bits: one of 64
+	if c := stringMapCopies[i].Load(); c != nil && sameMap(c.tree, m) {
+		return maps.Clone(c.out), true
+	}
+	out = make(map[string]string, len(m))
+	for name, member := range m {
+		if out[name], ok = member.(string); !ok {
+			return nil, false
+		}
+	}
+	if len(m) > 0 && stringMapsSeen[i].Swap(at) == at { // read twice: kept, as configTrees keeps a value
+		stringMapCopies[i].Store(&stringMapCopy{tree: m, out: maps.Clone(out)})
+	}
+	return out, true
 }

@@ -114,3 +114,32 @@ func checkConfigurationDecode(t *testing.T, config string) bool {
 	}
 	return true
 }
+
+// TestConfigurationDecodeMaps: a configuration decoded again and again
+// (its labels' map then copied from the one decoded before) gives each
+// decoding a map of its own, and a configuration of other labels its own.
+func TestConfigurationDecodeMaps(t *testing.T) {
+	for _, labels := range []string{`{"a":"1","b":"2"}`, `{"a":"1","b":"3"}`} {
+		doc := obj(`,"labels":` + labels + `},"spec":{"selector":` + labels + `}`)
+		for range 3 {
+			c, err := patch.ParseConfiguration([]byte(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 4 {
+				got := new(decodeTarget)
+				if !c.Decode(got) {
+					t.Fatalf("%s: not decoded", doc)
+				}
+				want := new(decodeTarget)
+				if err := codec.UnmarshalKnownJSON([]byte(doc), want); err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("Decode of %s gave\n%#v\ndecoding gives\n%#v", doc, got, want)
+				}
+				got.Labels["a"], got.Spec.Selector["b"] = "changed", "changed" // the caller's to change
+			}
+		}
+	}
+}

@@ -132,7 +132,7 @@ func TestConfigTreesAlike(t *testing.T) {
 }
 
 // TestConfigTreesShared: configurations read at once share kept trees and
-// neither reading nor applying one writes them (go test -race finds a
+// neither reading, applying nor decoding one writes them (go test -race finds a
 // write, such as a delete of the metadata's managedFields that is not
 // there).
 func TestConfigTreesShared(t *testing.T) {
@@ -158,6 +158,12 @@ func TestConfigTreesShared(t *testing.T) {
 					t.Error(err)
 					return
 				}
+				w := new(storedWidget)
+				if !c.Decode(w) || w.Labels["x"] != "y" {
+					t.Errorf("Decode: %v", w.Labels)
+					return
+				}
+				w.Labels["x"] = "z" // the decoded value is the caller's (stringMapCopies)
 			}
 		})
 	}
