@@ -1,10 +1,8 @@
-package applyconfig_test
+package apiserver_test
 
 import (
 	"strconv"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/kapi-dev/kapi/examples/widgets/widgetapi"
 	"github.com/kapi-dev/kapi/internal/applyconfig"
@@ -67,17 +65,6 @@ func BenchmarkReadDecode(b *testing.B) {
 			}
 		}
 	})
-}
-
-func reportCPU(b *testing.B) func() {
-	start := processCPU()
-	return func() { b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op") }
-}
-
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // TestReadDecodeAllocations holds reading and decoding the harness's
