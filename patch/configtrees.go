@@ -36,9 +36,10 @@ type configTree struct {
 
 var (
 	// configTrees are the values kept, in sets of ways by a hash of
-	// their bytes and where they were read.
+	// their first bytes (configTreeKey) and where they were read.
 	configTrees [64]ways[configTree, *configTree]
-	// configTreesSeen are the hashes of values read once.
+	// configTreesSeen are the hashes of values read once: of their
+	// whole bytes and where they were read.
 	configTreesSeen [1024]atomic.Uint64
 	configTreeSeed  = maphash.MakeSeed()
 )
