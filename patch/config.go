@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -298,6 +299,7 @@ func makeFiller(t reflect.Type, compiling map[reflect.Type]*filler) filler {
 			return func(_ reflect.Value, v any) bool { return v == nil } // a []byte is base64
 		}
 		elemFill := compileFiller(t.Elem(), compiling)
+		flat := flatType(t.Elem())
 		return func(dst reflect.Value, v any) bool {
 			if v == nil {
 				return true
@@ -307,12 +309,28 @@ func makeFiller(t reflect.Type, compiling map[reflect.Type]*filler) filler {
 				return false
 			}
 			out := reflect.MakeSlice(t, len(l), len(l))
+			var at uintptr
+			if flat && len(l) > 0 {
+				at = uintptr(unsafe.Pointer(&l[0]))
+				if c := decodedCopyOf(at, l, t); c != nil {
+					reflect.Copy(out, c.(reflect.Value))
+					dst.Set(out)
+					return true
+				}
+			}
 			for i, item := range l {
 				if item == nil || !(*elemFill)(out.Index(i), item) {
 					return false
 				}
 			}
 			dst.Set(out)
+			if at != 0 {
+				keepDecoded(at, l, t, func() any {
+					kept := reflect.MakeSlice(t, len(l), len(l))
+					reflect.Copy(kept, out)
+					return kept
+				})
+			}
 			return true
 		}
 	case reflect.String:
@@ -385,30 +403,64 @@ func fieldOf(dst reflect.Value, index []int) reflect.Value {
 	return dst.FieldByIndex(index)
 }
 
-// A configuration's labels and selectors are mostly trees kept for their
-// bytes (configTrees), decoded again at every apply: a map made member by
-// member, each hashed and placed, where a copy of the one made before
-// copies its table whole. stringMapCopies keeps the map[string]string
-// decoded from an object read twice, by the object's address; the object
-// is held, so that no other is made there while kept, and like every
-// object of a configuration it is never changed.
-type stringMapCopy struct {
-	tree map[string]any
-	out  map[string]string // never handed out: copied
+// A configuration's labels, selectors and lists of ports are mostly trees
+// kept for their bytes (configTrees), decoded again at every apply: a map
+// made member by member, each hashed and placed, a list item by item,
+// each struct field by field, where a copy of the one made before copies
+// its table or its items whole. decodedCopies keeps the value decoded
+// from an object or a list decoded twice, by the tree's address: a
+// map[string]string, or a slice of a flat type (flatType), whose copy
+// shares nothing but strings. The tree is held, so that no other is made
+// at its address while kept, and like every tree of a configuration it
+// is never changed.
+type decodedCopy struct {
+	tree any          // map[string]any or []any
+	typ  reflect.Type // of out
+	out  any          // never handed out: copied. A map[string]string, or a reflect.Value of a slice
 }
 
 var (
-	stringMapCopies [64]atomic.Pointer[stringMapCopy]
-	stringMapsSeen  [64]atomic.Uintptr // the address of the object last decoded by each slot
+	decodedCopies [64]atomic.Pointer[decodedCopy]
+	decodedSeen   [64]atomic.Uintptr // the address of the tree last decoded by each slot
 )
+
+// decodedSlot is the slot of decodedCopies of a tree at address at.
+func decodedSlot(at uintptr) int { return int((at * 0x9e3779b97f4a7c15) >> 58) } // the top 6 bits: one of 64
+
+// decodedCopyOf is the value of type t kept for tree (at its address at),
+// nil if none.
+func decodedCopyOf(at uintptr, tree any, t reflect.Type) any {
+	c := decodedCopies[decodedSlot(at)].Load()
+	if c == nil || c.typ != t {
+		return nil
+	}
+	switch tree := tree.(type) {
+	case map[string]any:
+		if m, ok := c.tree.(map[string]any); ok && sameMap(m, tree) {
+			return c.out
+		}
+	case []any:
+		if l, ok := c.tree.([]any); ok && sameList(l, tree) {
+			return c.out
+		}
+	}
+	return nil
+}
+
+// keepDecoded keeps what kept makes, the value of type t decoded from tree
+// (at its address at), if tree was decoded by its slot before.
+func keepDecoded(at uintptr, tree any, t reflect.Type, kept func() any) {
+	if i := decodedSlot(at); decodedSeen[i].Swap(at) == at { // read twice: kept, as configTrees keeps a value
+		decodedCopies[i].Store(&decodedCopy{tree: tree, typ: t, out: kept()})
+	}
+}
 
 // stringMapOf is m, an object of a configuration, as a map[string]string;
 // ok false if a member is not a string.
 func stringMapOf(m map[string]any) (out map[string]string, ok bool) {
 	at := uintptr(reflect.ValueOf(m).UnsafePointer())
-	i := (at * 0x9e3779b97f4a7c15) >> 58 // the top 6 bits: one of 64
-	if c := stringMapCopies[i].Load(); c != nil && sameMap(c.tree, m) {
-		return maps.Clone(c.out), true
+	if c := decodedCopyOf(at, m, stringMapType); c != nil {
+		return maps.Clone(c.(map[string]string)), true
 	}
 	out = make(map[string]string, len(m))
 	for name, member := range m {
@@ -416,8 +468,30 @@ func stringMapOf(m map[string]any) (out map[string]string, ok bool) {
 			return nil, false
 		}
 	}
-	if len(m) > 0 && stringMapsSeen[i].Swap(at) == at { // read twice: kept, as configTrees keeps a value
-		stringMapCopies[i].Store(&stringMapCopy{tree: m, out: maps.Clone(out)})
+	if len(m) > 0 {
+		keepDecoded(at, m, stringMapType, func() any { return maps.Clone(out) })
 	}
 	return out, true
+}
+
+// flatType says whether a value of t holds nothing but booleans, numbers
+// and strings (in structs and arrays): a copy of it shares nothing that
+// may be changed.
+func flatType(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.String:
+		return true
+	case reflect.Array:
+		return flatType(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if !flatType(t.Field(i).Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }

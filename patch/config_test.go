@@ -115,12 +115,13 @@ func checkConfigurationDecode(t *testing.T, config string) bool {
 	return true
 }
 
-// TestConfigurationDecodeMaps: a configuration decoded again and again
-// (its labels' map then copied from the one decoded before) gives each
-// decoding a map of its own, and a configuration of other labels its own.
-func TestConfigurationDecodeMaps(t *testing.T) {
+// TestConfigurationDecodeCopies: a configuration decoded again and again
+// (its labels' map and its ports then copied from the ones decoded
+// before) gives each decoding maps and lists of its own, and a
+// configuration of other labels and ports its own.
+func TestConfigurationDecodeCopies(t *testing.T) {
 	for _, labels := range []string{`{"a":"1","b":"2"}`, `{"a":"1","b":"3"}`} {
-		doc := obj(`,"labels":` + labels + `},"spec":{"selector":` + labels + `}`)
+		doc := obj(`,"labels":` + labels + `},"spec":{"selector":` + labels + `,"ports":[{"name":` + labels[5:8] + `,"port":80},{"name":"b","port":` + labels[14:15] + `}]}`)
 		for range 3 {
 			c, err := patch.ParseConfiguration([]byte(doc))
 			if err != nil {
@@ -139,6 +140,7 @@ func TestConfigurationDecodeMaps(t *testing.T) {
 					t.Fatalf("Decode of %s gave\n%#v\ndecoding gives\n%#v", doc, got, want)
 				}
 				got.Labels["a"], got.Spec.Selector["b"] = "changed", "changed" // the caller's to change
+				got.Spec.Ports[0].Name, got.Spec.Ports[1].Port = "changed", 1
 			}
 		}
 	}
