@@ -324,12 +324,10 @@ func makeFiller(t reflect.Type, compiling map[reflect.Type]*filler) filler {
 				}
 			}
 			dst.Set(out)
-			if at != 0 {
-				keepDecoded(at, l, t, func() any {
-					kept := reflect.MakeSlice(t, len(l), len(l))
-					reflect.Copy(kept, out)
-					return kept
-				})
+			if at != 0 && decodedTwice(at) {
+				kept := reflect.MakeSlice(t, len(l), len(l))
+				reflect.Copy(kept, out)
+				keepDecoded(at, &decodedCopy{tree: l, typ: t, out: kept})
 			}
 			return true
 		}
@@ -420,12 +418,12 @@ type decodedCopy struct {
 }
 
 var (
-	decodedCopies [64]atomic.Pointer[decodedCopy]
-	decodedSeen   [64]atomic.Uintptr // the address of the tree last decoded by each slot
+	decodedCopies [256]atomic.Pointer[decodedCopy]
+	decodedSeen   [256]atomic.Uintptr // the address of the tree last decoded by each slot
 )
 
 // decodedSlot is the slot of decodedCopies of a tree at address at.
-func decodedSlot(at uintptr) int { return int((at * 0x9e3779b97f4a7c15) >> 58) } // the top 6 bits: one of 64
+func decodedSlot(at uintptr) int { return int((at * 0x9e3779b97f4a7c15) >> 56) } // the top 8 bits: one of 256
 
 // decodedCopyOf is the value of type t kept for tree (at its address at),
 // nil if none.
@@ -447,13 +445,13 @@ func decodedCopyOf(at uintptr, tree any, t reflect.Type) any {
 	return nil
 }
 
-// keepDecoded keeps what kept makes, the value of type t decoded from tree
-// (at its address at), if tree was decoded by its slot before.
-func keepDecoded(at uintptr, tree any, t reflect.Type, kept func() any) {
-	if i := decodedSlot(at); decodedSeen[i].Swap(at) == at { // read twice: kept, as configTrees keeps a value
-		decodedCopies[i].Store(&decodedCopy{tree: tree, typ: t, out: kept()})
-	}
-}
+// decodedTwice says whether the tree at address at was the last its slot
+// of decodedCopies decoded: it is kept the second time, as configTrees
+// keeps a value.
+func decodedTwice(at uintptr) bool { return decodedSeen[decodedSlot(at)].Swap(at) == at }
+
+// keepDecoded keeps c, of the tree at address at.
+func keepDecoded(at uintptr, c *decodedCopy) { decodedCopies[decodedSlot(at)].Store(c) }
 
 // stringMapOf is m, an object of a configuration, as a map[string]string;
 // ok false if a member is not a string.
@@ -468,8 +466,8 @@ func stringMapOf(m map[string]any) (out map[string]string, ok bool) {
 			return nil, false
 		}
 	}
-	if len(m) > 0 {
-		keepDecoded(at, m, stringMapType, func() any { return maps.Clone(out) })
+	if len(m) > 0 && decodedTwice(at) {
+		keepDecoded(at, &decodedCopy{tree: m, typ: stringMapType, out: maps.Clone(out)})
 	}
 	return out, true
 }
