@@ -78,15 +78,23 @@ func YAMLToJSONOfJSON(data []byte) ([]byte, error) {
 // readAlike is plainJSON of data known to be valid JSON: whether the YAML
 // reader takes it for the same document. encoding/json takes invalid UTF-8
 // and escapes of lone surrogates where json/v2 does not; the scan says no
-// to both.
+// to both. It reads every apply's body, so the bytes most of a body is
+// (a string's plain ASCII, a number's digits) are passed over by table.
 func readAlike(data []byte) bool {
 	depth := 0
 	for i := 0; i < len(data); {
 		switch c := data[i]; {
 		case c == '"': // valid JSON: the string is closed, escapes complete
 			start := i
-			for i++; data[i] != '"'; {
-				switch c := data[i]; {
+			for i++; ; {
+				for alikeInString[data[i]] {
+					i++
+				}
+				c := data[i]
+				if c == '"' {
+					break
+				}
+				switch {
 				case c == '\\':
 					if data[i+1] == '/' || data[i+1] == 'u' && data[i+2]|0x20 == 'd' && data[i+3] >= '8' {
 						return false // \/, or \uD800-\uDFFF (digits 8, 9 and every letter are >= '8')
@@ -128,8 +136,8 @@ func readAlike(data []byte) bool {
 			i++
 		case c == '-' || c >= '0' && c <= '9':
 			j, float := i, false
-			for ; j < len(data) && strings.IndexByte("+-.eE0123456789", data[j]) >= 0; j++ {
-				float = float || data[j] == 'e' || data[j] == 'E'
+			for ; j < len(data) && alikeInNumber[data[j]]; j++ {
+				float = float || data[j]|0x20 == 'e'
 			}
 			if float || j-i > 15 {
 				if _, err := strconv.ParseFloat(string(data[i:j]), 64); err != nil {
@@ -143,6 +151,19 @@ func readAlike(data []byte) bool {
 	}
 	return true
 }
+
+// alikeInString are the bytes readAlike passes over in a valid JSON
+// string: printable ASCII but the quote, the backslash and DEL;
+// alikeInNumber, those of a number.
+var alikeInString, alikeInNumber = func() (s, n [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		s[c] = c != '"' && c != '\\'
+	}
+	for _, c := range "+-.eE0123456789" {
+		n[c] = true
+	}
+	return s, n
+}()
 
 func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 

@@ -1,11 +1,16 @@
 package patch
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
+	"maps"
 	"reflect"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -41,10 +46,30 @@ func ParseConfiguration(config []byte) (*Configuration, error) {
 	if d.shape != nil {
 		*buf = d.shape
 		if len(d.shape) <= maxShapeKey {
-			c.shape = append([]byte(nil), d.shape...)
+			c.shape = keptShape(d.shape)
 		}
 	}
 	return c, nil
+}
+
+// configShapes are the shapes of the configurations read lately, by a
+// hash of their bytes: a client's configurations have one shape, read
+// again at every apply.
+var configShapes [64]atomic.Pointer[[]byte]
+
+// keptShape is shape, or the equal one kept in configShapes: a
+// configuration's shape is only read (a key of appliedSets), so one may
+// serve every configuration of that shape, where a copy of it was an
+// allocation of every configuration.
+func keptShape(shape []byte) []byte {
+	h := maphash.Bytes(configTreeSeed, shape)
+	slot := &configShapes[h%uint64(len(configShapes))]
+	if p := slot.Load(); p != nil && bytes.Equal(*p, shape) {
+		return *p
+	}
+	kept := bytes.Clone(shape)
+	slot.Store(&kept)
+	return kept
 }
 
 // Decode sets dst, a pointer to a new struct, to what decoding the
@@ -140,8 +165,10 @@ func compileFiller(t reflect.Type, compiling map[reflect.Type]*filler) *filler {
 	return f
 }
 
-// fieldFiller is a struct field's index and the filler of its type.
+// fieldFiller is a struct field's name and index and the filler of its
+// type.
 type fieldFiller struct {
+	name  string
 	index []int
 	fill  *filler
 }
@@ -184,9 +211,12 @@ func makeFiller(t reflect.Type, compiling map[reflect.Type]*filler) filler {
 			return func(_ reflect.Value, v any) bool { return v == nil } // null leaves a zero value as it is
 		}
 		fields := make(map[string]fieldFiller, len(p.fields))
+		var list []fieldFiller
 		for name, f := range p.fields {
 			if !f.quoted {
-				fields[name] = fieldFiller{index: f.index, fill: compileFiller(t.FieldByIndex(f.index).Type, compiling)}
+				ff := fieldFiller{name: name, index: f.index, fill: compileFiller(t.FieldByIndex(f.index).Type, compiling)}
+				fields[name] = ff
+				list = append(list, ff)
 			}
 		}
 		return func(dst reflect.Value, v any) bool {
@@ -196,6 +226,23 @@ func makeFiller(t reflect.Type, compiling map[reflect.Type]*filler) filler {
 			m, ok := v.(map[string]any)
 			if !ok {
 				return false
+			}
+			if len(list) <= 2*len(m)+2 {
+				// Ranging over a map costs some three times what looking
+				// a name up in a small one does: when m names most of
+				// the fields (a spec, a list's items), each field is
+				// looked up in m, and a member no field names is one
+				// not found.
+				found := 0
+				for _, f := range list {
+					if member, has := m[f.name]; has {
+						if !(*f.fill)(fieldOf(dst, f.index), member) {
+							return false
+						}
+						found++
+					}
+				}
+				return found == len(m)
 			}
 			for name, member := range m {
 				f, ok := fields[name]
@@ -219,14 +266,11 @@ func makeFiller(t reflect.Type, compiling map[reflect.Type]*filler) filler {
 				if !ok {
 					return false
 				}
-				out := make(map[string]string, len(m))
-				for name, member := range m {
-					if out[name], ok = member.(string); !ok {
-						return false
-					}
+				out, ok := stringMapOf(m)
+				if ok {
+					dst.Set(reflect.ValueOf(out))
 				}
-				dst.Set(reflect.ValueOf(out))
-				return true
+				return ok
 			}
 		}
 		elemFill := compileFiller(t.Elem(), compiling)
@@ -255,6 +299,7 @@ func makeFiller(t reflect.Type, compiling map[reflect.Type]*filler) filler {
 			return func(_ reflect.Value, v any) bool { return v == nil } // a []byte is base64
 		}
 		elemFill := compileFiller(t.Elem(), compiling)
+		flat := flatType(t.Elem())
 		return func(dst reflect.Value, v any) bool {
 			if v == nil {
 				return true
@@ -264,12 +309,26 @@ func makeFiller(t reflect.Type, compiling map[reflect.Type]*filler) filler {
 				return false
 			}
 			out := reflect.MakeSlice(t, len(l), len(l))
+			var at uintptr
+			if flat && len(l) > 0 {
+				at = uintptr(unsafe.Pointer(&l[0]))
+				if c := decodedCopyOf(at, l, t); c != nil {
+					reflect.Copy(out, c.(reflect.Value))
+					dst.Set(out)
+					return true
+				}
+			}
 			for i, item := range l {
 				if item == nil || !(*elemFill)(out.Index(i), item) {
 					return false
 				}
 			}
 			dst.Set(out)
+			if at != 0 && decodedTwice(at) {
+				kept := reflect.MakeSlice(t, len(l), len(l))
+				reflect.Copy(kept, out)
+				keepDecoded(at, &decodedCopy{tree: l, typ: t, out: kept})
+			}
 			return true
 		}
 	case reflect.String:
@@ -340,4 +399,97 @@ func fieldOf(dst reflect.Value, index []int) reflect.Value {
 		return dst.Field(index[0])
 	}
 	return dst.FieldByIndex(index)
+}
+
+// A configuration's labels, selectors and lists of ports are mostly trees
+// kept for their bytes (configTrees), decoded again at every apply: a map
+// made member by member, each hashed and placed, a list item by item,
+// each struct field by field, where a copy of the one made before copies
+// its table or its items whole. decodedCopies keeps the value decoded
+// from an object or a list decoded twice, by the tree's address: a
+// map[string]string, or a slice of a flat type (flatType), whose copy
+// shares nothing but strings. The tree is held, so that no other is made
+// at its address while kept, and like every tree of a configuration it
+// is never changed.
+type decodedCopy struct {
+	tree any          // map[string]any or []any
+	typ  reflect.Type // of out
+	out  any          // never handed out: copied. A map[string]string, or a reflect.Value of a slice
+}
+
+var (
+	decodedCopies [256]atomic.Pointer[decodedCopy]
+	decodedSeen   [256]atomic.Uintptr // the address of the tree last decoded by each slot
+)
+
+// decodedSlot is the slot of decodedCopies of a tree at address at.
+func decodedSlot(at uintptr) int { return int((at * 0x9e3779b97f4a7c15) >> 56) } // the top 8 bits: one of 256
+
+// decodedCopyOf is the value of type t kept for tree (at its address at),
+// nil if none.
+func decodedCopyOf(at uintptr, tree any, t reflect.Type) any {
+	c := decodedCopies[decodedSlot(at)].Load()
+	if c == nil || c.typ != t {
+		return nil
+	}
+	switch tree := tree.(type) {
+	case map[string]any:
+		if m, ok := c.tree.(map[string]any); ok && sameMap(m, tree) {
+			return c.out
+		}
+	case []any:
+		if l, ok := c.tree.([]any); ok && sameList(l, tree) {
+			return c.out
+		}
+	}
+	return nil
+}
+
+// decodedTwice says whether the tree at address at was the last its slot
+// of decodedCopies decoded: it is kept the second time, as configTrees
+// keeps a value.
+func decodedTwice(at uintptr) bool { return decodedSeen[decodedSlot(at)].Swap(at) == at }
+
+// keepDecoded keeps c, of the tree at address at.
+func keepDecoded(at uintptr, c *decodedCopy) { decodedCopies[decodedSlot(at)].Store(c) }
+
+// stringMapOf is m, an object of a configuration, as a map[string]string;
+// ok false if a member is not a string.
+func stringMapOf(m map[string]any) (out map[string]string, ok bool) {
+	at := uintptr(reflect.ValueOf(m).UnsafePointer())
+	if c := decodedCopyOf(at, m, stringMapType); c != nil {
+		return maps.Clone(c.(map[string]string)), true
+	}
+	out = make(map[string]string, len(m))
+	for name, member := range m {
+		if out[name], ok = member.(string); !ok {
+			return nil, false
+		}
+	}
+	if len(m) > 0 && decodedTwice(at) {
+		keepDecoded(at, &decodedCopy{tree: m, typ: stringMapType, out: maps.Clone(out)})
+	}
+	return out, true
+}
+
+// flatType says whether a value of t holds nothing but booleans, numbers
+// and strings (in structs and arrays): a copy of it shares nothing that
+// may be changed.
+func flatType(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.String:
+		return true
+	case reflect.Array:
+		return flatType(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if !flatType(t.Field(i).Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }

@@ -48,6 +48,7 @@ var configurationDecodeCases = []struct {
 	{"nulls", obj(`,"labels":null},"spec":{"replicas":null,"ports":null},"when":null,"whenP":null`), true},
 	{"empty", `{"metadata":{"labels":{}},"spec":{"ports":[],"tags":[]}}`, true},
 	{"unknown member", obj(`},"spec":{"colour":"red"}`), false},
+	{"unknown member beside known ones", obj(`},"spec":{"ports":[{"name":"http","port":80,"protocol":"TCP","number":80}]}`), false},
 	{"member named otherwise", obj(`},"Spec":{"color":"red"}`), false},
 	{"duplicate", obj(`},"spec":{"color":"red","color":"blue"}`), false},
 	{"escape", obj(`},"spec":{"color":"r\u0065d"}`), false},
@@ -112,4 +113,35 @@ func checkConfigurationDecode(t *testing.T, config string) bool {
 		t.Fatalf("Decode of %s gave\n%#v\ndecoding gives\n%#v", config, got, want)
 	}
 	return true
+}
+
+// TestConfigurationDecodeCopies: a configuration decoded again and again
+// (its labels' map and its ports then copied from the ones decoded
+// before) gives each decoding maps and lists of its own, and a
+// configuration of other labels and ports its own.
+func TestConfigurationDecodeCopies(t *testing.T) {
+	for _, labels := range []string{`{"a":"1","b":"2"}`, `{"a":"1","b":"3"}`} {
+		doc := obj(`,"labels":` + labels + `},"spec":{"selector":` + labels + `,"ports":[{"name":` + labels[5:8] + `,"port":80},{"name":"b","port":` + labels[14:15] + `}]}`)
+		for range 3 {
+			c, err := patch.ParseConfiguration([]byte(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 4 {
+				got := new(decodeTarget)
+				if !c.Decode(got) {
+					t.Fatalf("%s: not decoded", doc)
+				}
+				want := new(decodeTarget)
+				if err := codec.UnmarshalKnownJSON([]byte(doc), want); err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("Decode of %s gave\n%#v\ndecoding gives\n%#v", doc, got, want)
+				}
+				got.Labels["a"], got.Spec.Selector["b"] = "changed", "changed" // the caller's to change
+				got.Spec.Ports[0].Name, got.Spec.Ports[1].Port = "changed", 1
+			}
+		}
+	}
 }

@@ -3,6 +3,7 @@ package patch
 import (
 	"bytes"
 	"hash/maphash"
+	"math/bits"
 	"sync/atomic"
 )
 
@@ -35,9 +36,10 @@ type configTree struct {
 
 var (
 	// configTrees are the values kept, in sets of ways by a hash of
-	// their bytes and where they were read.
+	// their first bytes (configTreeKey) and where they were read.
 	configTrees [64]ways[configTree, *configTree]
-	// configTreesSeen are the hashes of values read once.
+	// configTreesSeen are the hashes of values read once: of their
+	// whole bytes and where they were read.
 	configTreesSeen [1024]atomic.Uint64
 	configTreeSeed  = maphash.MakeSeed()
 )
@@ -47,6 +49,15 @@ var (
 // kept on their own.
 const maxConfigTree = 4 << 10
 
+// configTreeKey is how many bytes from a value's start choose its set of
+// configTrees: a kept value is looked for before the reader knows where
+// the value ends (finding that is a pass over its bytes, at every level
+// of the document), as the one kept whose bytes the document has at d.i,
+// and the set is chosen by what the reader has there: the value's first
+// bytes, and what follows a shorter one. Values that begin alike (specs
+// of one kind) share a set; 64 bytes reach past their first names.
+const configTreeKey = 64
+
 // composite reads the object or array at d.i, depth levels down (an
 // object's: the root's metadata when metadata), as the tree kept for its
 // bytes if d keeps trees (jsonReader.trees) and one is kept.
@@ -54,26 +65,23 @@ func (d *jsonReader) composite(depth int, metadata bool) (any, bool) {
 	if !d.trees || d.discard || d.shape == nil || depth < 2 { // the root: a whole configuration is rarely applied twice
 		return d.compositeRead(depth, metadata)
 	}
-	// Where the value ends, looked for in the next maxConfigTree bytes
-	// only: a larger value is not kept, and a look past them at every
-	// level of a deep document would read it once per level.
-	start := d.i
-	p := jsonReader{data: d.data[:min(len(d.data), start+maxConfigTree)], i: start}
-	if !p.pass() || p.i-start < 2 {
-		return d.compositeRead(depth, metadata)
-	}
-	end := p.i
-	raw := d.data[start:end]
-	h := maphash.Bytes(configTreeSeed, raw) ^ uint64(depth)<<48 ^ uint64(d.where)<<56
+	start, where := d.i, d.where
+	// Where the value is, spread over the hash's bits (the set is its
+	// low ones): equal bytes read at two places (a selector and the
+	// labels it selects) are two values kept, in sets of their own.
+	place := uint64(depth)<<8 | uint64(where)<<1
 	if metadata {
-		h ^= 1 << 60
+		place |= 1
 	}
-	set, where := &configTrees[h%uint64(len(configTrees))], d.where
-	is := func(t *configTree) bool {
-		return t.depth == depth && t.where == where && t.metadata == metadata && bytes.Equal(t.raw, raw)
-	}
-	if t := set.find(is); t != nil {
-		d.i = end
+	place = bits.RotateLeft64(place*0x9e3779b97f4a7c15, 32)
+	h := maphash.Bytes(configTreeSeed, d.data[start:min(len(d.data), start+configTreeKey)]) ^ place
+	set := &configTrees[h%uint64(len(configTrees))]
+	// A JSON value ends where its bytes say: if the document has a kept
+	// value's bytes at d.i, the value at d.i is that one.
+	if t := set.find(func(t *configTree) bool {
+		return t.depth == depth && t.where == where && t.metadata == metadata && bytes.HasPrefix(d.data[start:], t.raw)
+	}); t != nil {
+		d.i += len(t.raw)
 		d.shape = append(d.shape, t.shape...)
 		d.respelled = d.respelled || t.respelled
 		return t.tree, true
@@ -83,16 +91,23 @@ func (d *jsonReader) composite(depth int, metadata bool) (any, bool) {
 	v, ok := d.compositeRead(depth, metadata)
 	own := d.respelled
 	d.respelled = respelled || own
-	if !ok || d.i != end || d.shape == nil {
+	raw := d.data[start:d.i]
+	if !ok || d.shape == nil || len(raw) > maxConfigTree {
 		return v, ok
 	}
-	if seen := &configTreesSeen[h%uint64(len(configTreesSeen))]; seen.Swap(h) != h {
+	// Kept the second time its bytes are read (at this place), not the
+	// second time a value with its first bytes is.
+	whole := maphash.Bytes(configTreeSeed, raw) ^ place
+	if seen := &configTreesSeen[whole%uint64(len(configTreesSeen))]; seen.Swap(whole) != whole {
 		return v, ok // read once: kept if read again
 	}
-	set.store(&configTree{
+	t := &configTree{
 		raw: bytes.Clone(raw), depth: depth, where: where, metadata: metadata,
 		tree: v, shape: bytes.Clone(d.shape[shapeAt:]), respelled: own,
-	}, is)
+	}
+	set.store(t, func(old *configTree) bool {
+		return old.depth == depth && old.where == where && old.metadata == metadata && bytes.Equal(old.raw, raw)
+	})
 	return v, ok
 }
 

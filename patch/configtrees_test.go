@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 
@@ -101,8 +102,37 @@ func FuzzConfigTrees(f *testing.F) {
 	})
 }
 
+// TestConfigTreesAlike: values kept whose first configTreeKey bytes are
+// alike, read at one place (one set of configTrees), are each found as
+// themselves.
+func TestConfigTreesAlike(t *testing.T) {
+	pad := strings.Repeat("x", configTreeKey)
+	var docs []string
+	for i := range cacheWays {
+		docs = append(docs, fmt.Sprintf(`{"spec":{"pad":%q,"n":%d}}`, pad, i))
+	}
+	kept := map[string]map[string]any{}
+	for round := range 3 { // kept the second time read, found the third
+		for _, doc := range docs {
+			c, err := ParseConfiguration([]byte(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, wantShape, _, _ := readFresh([]byte(doc))
+			if !reflect.DeepEqual(c.tree, want) || !bytes.Equal(c.shape, wantShape) {
+				t.Fatalf("round %d, %s: tree %v shape %q, want %v shape %q", round, doc, c.tree, c.shape, want, wantShape)
+			}
+			spec := c.tree["spec"].(map[string]any)
+			if round == 2 && !sameMap(spec, kept[doc]) {
+				t.Errorf("%s: its spec was not the one kept", doc)
+			}
+			kept[doc] = spec
+		}
+	}
+}
+
 // TestConfigTreesShared: configurations read at once share kept trees and
-// neither reading nor applying one writes them (go test -race finds a
+// neither reading, applying nor decoding one writes them (go test -race finds a
 // write, such as a delete of the metadata's managedFields that is not
 // there).
 func TestConfigTreesShared(t *testing.T) {
@@ -128,6 +158,12 @@ func TestConfigTreesShared(t *testing.T) {
 					t.Error(err)
 					return
 				}
+				w := new(storedWidget)
+				if !c.Decode(w) || w.Labels["x"] != "y" {
+					t.Errorf("Decode: %v", w.Labels)
+					return
+				}
+				w.Labels["x"] = "z" // the decoded value is the caller's (stringMapCopies)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"sync"
 
 	"github.com/kapi-dev/kapi/internal/jsonskip"
 )
@@ -50,6 +51,18 @@ func readUnmanaged(d *jsonReader) (map[string]any, error) {
 }
 
 func readJSON(d *jsonReader) (any, error) {
+	if d.members == nil {
+		stack := memberStacks.Get().(*[]member)
+		d.members = (*stack)[:0]
+		defer func() {
+			if cap(d.members) <= maxPooledMembers {
+				clear(d.members[:cap(d.members)]) // what a failed read left
+				*stack = d.members[:0]
+				memberStacks.Put(stack)
+			}
+			d.members = nil
+		}()
+	}
 	v, ok := d.value(0)
 	if ok {
 		d.space()
@@ -110,6 +123,13 @@ type member struct {
 	key string
 	val any
 }
+
+// memberStacks keeps the readers' member stacks (jsonReader.members):
+// grown from nil at every read, a stack cost a document four or five
+// allocations of its own. One that grew past maxPooledMembers is let go.
+var memberStacks = sync.Pool{New: func() any { return new([]member) }}
+
+const maxPooledMembers = 1024
 
 func (d *jsonReader) space() { d.i = jsonskip.Space(d.data, d.i) }
 
@@ -253,8 +273,7 @@ func (d *jsonReader) object(depth int, metadata bool) (any, bool) {
 		if len(m) < len(ms) {
 			d.respelled = true
 		}
-		clear(ms) // let the values go with the map
-		return m, true
+		return m, true // ms is written over by the next object's members, or cleared once read (readJSON)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/kapi-dev/kapi/internal/jsonskip"
 )
@@ -120,21 +121,26 @@ func (d *jsonReader) shortString() (any, bool) {
 	return nil, false
 }
 
-// internedValue is a short string or number as decoded, boxed once.
+// internedValue is a short string or number as decoded, boxed once. It
+// is one allocation: lit's bytes are text's, and v holds lit itself
+// (boxAt), where a string boxed and its bytes would be two more; a value
+// read once (a size that changes at every write) costs one.
 type internedValue struct {
 	number bool // a json.Number, else a string
 	lit    string
 	v      any
+	text   [maxInternedKey]byte
 }
 
 // internedValues holds the short values read lately, as internedKeys holds
 // keys: an object's kind, apiVersion, namespace, labels and most of its
 // values are those of the objects of its kind written before, and a value
-// made again costs two allocations (its bytes and its box).
+// made again costs an allocation (internedValue).
 var internedValues [2048]atomic.Pointer[internedValue]
 
 // internValue is the string (or json.Number) b, boxed, made once while it
-// stays in its slot; b is at most maxInternedKey bytes, or a number.
+// stays in its slot; b is at most maxInternedKey bytes, or a number of
+// fewer than 19.
 func internValue(b []byte, number bool) any {
 	h := uint32(2166136261) // FNV-1a
 	for _, c := range b {
@@ -147,14 +153,32 @@ func internValue(b []byte, number bool) any {
 	if p := slot.Load(); p != nil && p.number == number && p.lit == string(b) {
 		return p.v
 	}
-	e := &internedValue{number: number, lit: string(b)}
+	e := &internedValue{number: number}
+	if len(b) > len(e.text) {
+		if number {
+			return json.Number(b)
+		}
+		return string(b)
+	}
+	copy(e.text[:], b)
+	e.lit = unsafe.String(&e.text[0], len(b))
 	if number {
-		e.v = json.Number(e.lit)
+		e.v = boxAt(json.Number(""), &e.lit)
 	} else {
-		e.v = e.lit
+		e.v = boxAt("", &e.lit)
 	}
 	slot.Store(e)
 	return e.v
+}
+
+// boxAt is like, a value of a type of kind string, made to hold *s: an
+// interface holds a string by a pointer to its header, this one s, which
+// its caller never changes, where boxing a string would allocate a
+// header of its own.
+func boxAt(like any, s *string) any {
+	e := (*struct{ typ, data unsafe.Pointer })(unsafe.Pointer(&like))
+	e.data = unsafe.Pointer(s)
+	return like
 }
 
 // plainByte says which bytes a string holds as they are: not '"', '\\',
