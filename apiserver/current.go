@@ -58,7 +58,7 @@ func (rq *request) latest(ctx context.Context, key string, fromCache bool) (kv s
 // value is the object's marshalStored encoding (kv's value, unless it was
 // stored in another version and converted; then nil), from which its JSON
 // is made without encoding it again (objectJSON). rq.curOffered says the
-// object is the image this server offered for value (offer), so its JSON.
+// object is the image offered for value (offer): fieldsJSON, specChanged trust it.
 func (rq *request) current(ctx context.Context, kv storage.KeyValue) (obj kapi.Object, value []byte, err error) {
 	if rq.curOffered = false; rq.subresource == "" && len(rq.s.config.mutating) == 0 && rq.res.cache != nil {
 		rq.waitCache(ctx, kv.ModRevision) // if not reached, decoded below

@@ -324,7 +324,7 @@ func makeFiller(t reflect.Type, compiling map[reflect.Type]*filler) filler {
 				}
 			}
 			dst.Set(out)
-			if at != 0 && decodedTwice(at) {
+			if at != 0 && len(l) <= maxDecodedCopy && decodedTwice(at) && treeBytes(l, maxConfigTree) >= 0 {
 				kept := reflect.MakeSlice(t, len(l), len(l))
 				reflect.Copy(kept, out)
 				keepDecoded(at, &decodedCopy{tree: l, typ: t, out: kept})
@@ -461,12 +461,14 @@ func stringMapOf(m map[string]any) (out map[string]string, ok bool) {
 		return maps.Clone(c.(map[string]string)), true
 	}
 	out = make(map[string]string, len(m))
+	size := 0
 	for name, member := range m {
 		if out[name], ok = member.(string); !ok {
 			return nil, false
 		}
+		size += len(name) + len(out[name])
 	}
-	if len(m) > 0 && decodedTwice(at) {
+	if len(m) > 0 && len(m) <= maxDecodedCopy && size <= maxConfigTree && decodedTwice(at) {
 		keepDecoded(at, &decodedCopy{tree: m, typ: stringMapType, out: maps.Clone(out)})
 	}
 	return out, true
@@ -492,4 +494,35 @@ func flatType(t reflect.Type) bool {
 		return true
 	}
 	return false
+}
+
+// maxDecodedCopy bounds the items or members of a tree decodedCopies
+// keeps, as treeBytes its strings: the trees decoded again are those
+// configTrees keeps (at most maxConfigTree bytes), and decodedTwice, by
+// address, also says yes for a tree allocated where one decoded before
+// was, of any size.
+const maxDecodedCopy = 256
+
+// treeBytes is budget less the bytes of v's strings and keys, negative
+// once they pass it.
+func treeBytes(v any, budget int) int {
+	switch v := v.(type) {
+	case string:
+		return budget - len(v)
+	case json.Number:
+		return budget - len(v)
+	case []any:
+		for _, item := range v {
+			if budget = treeBytes(item, budget-1); budget < 0 {
+				return budget
+			}
+		}
+	case map[string]any:
+		for k, item := range v {
+			if budget = treeBytes(item, budget-len(k)); budget < 0 {
+				return budget
+			}
+		}
+	}
+	return budget
 }

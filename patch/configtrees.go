@@ -54,7 +54,7 @@ const maxConfigTree = 4 << 10
 // the value ends (finding that is a pass over its bytes, at every level
 // of the document), as the one kept whose bytes the document has at d.i,
 // and the set is chosen by what the reader has there: the value's first
-// bytes, and what follows a shorter one. Values that begin alike (specs
+// bytes, up to its first closing bracket. Values that begin alike (specs
 // of one kind) share a set; 64 bytes reach past their first names.
 const configTreeKey = 64
 
@@ -66,15 +66,27 @@ func (d *jsonReader) composite(depth int, metadata bool) (any, bool) {
 		return d.compositeRead(depth, metadata)
 	}
 	start, where := d.i, d.where
-	// Where the value is, spread over the hash's bits (the set is its
-	// low ones): equal bytes read at two places (a selector and the
-	// labels it selects) are two values kept, in sets of their own.
+	// Where the value is (its depth, whether a list's item, whether the
+	// root's metadata), spread over the hash's bits (the set is its low
+	// ones): equal bytes read at places the reader treats apart are two
+	// values kept. Equal bytes at places alike (a selector and the labels
+	// it selects, both three levels down) may be one tree: never changed,
+	// and decoded into copies, it serves both.
 	place := uint64(depth)<<8 | uint64(where)<<1
 	if metadata {
 		place |= 1
 	}
 	place = bits.RotateLeft64(place*0x9e3779b97f4a7c15, 32)
-	h := maphash.Bytes(configTreeSeed, d.data[start:min(len(d.data), start+configTreeKey)]) ^ place
+	// The key is the value's own bytes, never what follows it: up to its
+	// first closing bracket (a value ends at one) within configTreeKey.
+	key := d.data[start:min(len(d.data), start+configTreeKey)]
+	if j := bytes.IndexByte(key, '}'); j >= 0 {
+		key = key[:j+1]
+	}
+	if j := bytes.IndexByte(key, ']'); j >= 0 {
+		key = key[:j+1]
+	}
+	h := maphash.Bytes(configTreeSeed, key) ^ place
 	set := &configTrees[h%uint64(len(configTrees))]
 	// A JSON value ends where its bytes say: if the document has a kept
 	// value's bytes at d.i, the value at d.i is that one.

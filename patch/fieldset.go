@@ -381,15 +381,18 @@ const maxParsedSets = 512
 // through recentParsed.
 func parseFieldSetCached(raw []byte) (*parsedSet, error) {
 	slot := &recentParsed[recentSlot(raw)]
-	if p := slot.Load(); p != nil && bytes.Equal(p.encoded, raw) {
-		return p, nil // its encoding, which reads as its set
+	seen := slot.Load()
+	if seen != nil && bytes.Equal(seen.encoded, raw) {
+		return seen, nil // its encoding, which reads as its set
 	}
 	parsedSets.Lock()
 	p := parsedSets.m[string(raw)]
 	parsedSets.Unlock()
 	if p != nil {
 		if bytes.Equal(p.encoded, raw) {
-			slot.Store(p)
+			// Unless a set was remembered meanwhile (rememberParsedAs),
+			// which p, read before, must not replace.
+			slot.CompareAndSwap(seen, p)
 		}
 		return p, nil
 	}
@@ -408,7 +411,7 @@ func parseFieldSetCached(raw []byte) (*parsedSet, error) {
 // slot picked by its length and a few of its bytes: one is found by
 // comparing its bytes with the set's encoding, without the lock, hash
 // and map of parsedSets that every write of the server shares.
-var recentParsed [64]atomic.Pointer[parsedSet]
+var recentParsed [1 << slotBits]atomic.Pointer[parsedSet]
 
 func recentSlot(raw []byte) int {
 	h := uint32(len(raw)) * 16777619
@@ -417,7 +420,7 @@ func recentSlot(raw []byte) int {
 			h = (h ^ uint32(raw[i])) * 16777619
 		}
 	}
-	return int(h % uint32(len(recentParsed)))
+	return int(h >> (32 - slotBits))
 }
 
 // rememberParsed keeps p in parsedSets by its encoding, as read back.

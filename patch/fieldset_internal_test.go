@@ -209,3 +209,31 @@ func TestRecentParsed(t *testing.T) {
 		t.Fatal("a remembered set's encoding reads as another set")
 	}
 }
+
+// TestManagerSlotsSpread: managers alike but for a byte's high bits
+// ("mgr-1" and "mgr-q") fall in slots of managerIDs apart about as often
+// as any two do. Slots picked by the hash's low bits put every such pair
+// in one slot, where each evicts the other's id at every write.
+func TestManagerSlotsSpread(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	const pairs = 1000
+	same := 0
+	for range pairs {
+		a := []byte(fmt.Sprint("mgr-", r.Intn(1000000)))
+		b := bytes.Clone(a)
+		for i, c := range b {
+			if c >= '0' && c <= '9' {
+				b[i] = c + 0x40 // '1' → 'q': the low six bits kept
+			}
+		}
+		ka := managerKey{string(a), OperationUpdate, "v1", ""}
+		kb := managerKey{string(b), OperationUpdate, "v1", ""}
+		if managerSlot(&ka) == managerSlot(&kb) {
+			same++
+		}
+	}
+	// By chance, pairs/64 ≈ 16; a tenth of the pairs is far above.
+	if same > pairs/10 {
+		t.Errorf("of %d managers alike but for high bits, %d share a slot with their twin", pairs, same)
+	}
+}

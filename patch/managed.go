@@ -74,7 +74,7 @@ func (m *fieldManager) id() string {
 	k := managerKey{m.name, m.operation, apiVersion, m.subresource}
 	// Every write names each of its object's managers, the same few: a
 	// slot keeps the id of the key that hashed there last.
-	slot := &managerIDs[k.hash()%uint32(len(managerIDs))]
+	slot := &managerIDs[managerSlot(&k)]
 	if e := slot.Load(); e != nil && e.key == k {
 		return e.id
 	}
@@ -83,11 +83,20 @@ func (m *fieldManager) id() string {
 	return id
 }
 
+// managerSlot is the slot of managerIDs that keeps k's id.
+func managerSlot(k *managerKey) uint32 { return k.hash() >> (32 - slotBits) }
+
 // managerKey is what identifies a manager.
 type managerKey struct{ name, operation, apiVersion, subresource string }
 
 // managerIDs are the ids made lately, by their keys' hash.
-var managerIDs [64]atomic.Pointer[managerID]
+var managerIDs [1 << slotBits]atomic.Pointer[managerID]
+
+// slotBits is how many of a hash's bits pick a slot of managerIDs or
+// recentParsed: its top bits, which every byte hashed moves (FNV's
+// multiply carries a byte's bits up only, so its low bits are the low
+// bits of the bytes: "controller-1" and "controller-q" shared a slot).
+const slotBits = 6
 
 type managerID struct {
 	key managerKey
