@@ -346,8 +346,8 @@
 // this store at the same concurrency makes the same commits, as full (8
 // writes each, counted with pg_stat_statements), and writes 2,000 to
 // 4,300 times a second; kapi beside it, in alternated rounds, reached
-// 0.69x to 0.79x its rates (medians of fifteen runs: create 0.79, PUT
-// 0.76, merge PATCH 0.71, apply 0.69; 0.56x to 0.98x in single runs):
+// 0.69x to 0.79x its rates (medians of sixteen runs: create 0.79, PUT
+// 0.76, merge PATCH 0.72, apply 0.69; 0.56x to 0.98x in single runs):
 // kapi's request handling (152 to 420 µs of CPU per write, the bare
 // client's 101 to 204) runs between commits, in series with them because
 // 8 writers answered together come back together. Overlapping it with the
