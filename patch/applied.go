@@ -102,19 +102,14 @@ func lookupApplied(key []byte) *appliedSet {
 	return appliedSets.m[string(key)]
 }
 
-// validShape says whether a configuration of this shape (the reader's,
-// Configuration.shape) was applied with schema s lately: then it was
-// found valid (ApplyMerged validates a configuration before it keeps its
-// set), and so is any of its shape, since what validate reads of a
+// shapeApplied is the set appliedSetOf keeps for a configuration of this
+// shape (the reader's, Configuration.shape) with schema s, nil if none:
+// appliedSetOf's answer for it, as the key of a shape names no more than
+// the shape. A shape kept was applied with s lately, and so found valid
+// (ApplyMerged validates a configuration before it keeps its set), and so
+// is any configuration of it, since what validate reads of a
 // configuration (its names, its values' kinds, the names of its list
 // items) the shape holds as written.
-func validShape(s *Schema, ignore []string, shape []byte) bool {
-	return shapeApplied(s, ignore, shape) != nil
-}
-
-// shapeApplied is the set appliedSetOf keeps for a configuration of this
-// shape with schema s, nil if none: appliedSetOf's answer for it, as the
-// key of a shape names no more than the shape.
 func shapeApplied(s *Schema, ignore []string, shape []byte) *appliedSet {
 	if shape == nil {
 		return nil

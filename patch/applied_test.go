@@ -189,9 +189,9 @@ func TestAppliedSetReadShapeNamesItems(t *testing.T) {
 	}
 }
 
-// TestValidShapeRandom holds validShape to what ApplyMerged takes it for:
+// TestValidShapeRandom holds shapeApplied to what ApplyMerged takes it for:
 // configurations of one reader's shape are all valid or all not, and
-// validShape says so of none that is not, before or after its shape's set
+// shapeApplied has a set of none that is not, before or after its shape's set
 // is kept.
 func TestValidShapeRandom(t *testing.T) {
 	keep := ignoreFilter(nil)
@@ -211,13 +211,13 @@ func TestValidShapeRandom(t *testing.T) {
 			}
 		}
 		valid[key] = ok
-		if validShape(s, nil, c.shape) && !ok {
-			t.Fatalf("%v: invalid, and validShape says valid", w)
+		if shapeApplied(s, nil, c.shape) != nil && !ok {
+			t.Fatalf("%v: invalid, and shapeApplied has its set", w)
 		}
 		if ok {
 			appliedSetOf(c.tree, s, keep, nil, c.shape) // as ApplyMerged keeps it
-			if !validShape(s, nil, c.shape) {
-				t.Fatalf("%v: its set kept, and validShape does not know it", w)
+			if shapeApplied(s, nil, c.shape) == nil {
+				t.Fatalf("%v: its set kept, and shapeApplied does not find it", w)
 			}
 		}
 	})
