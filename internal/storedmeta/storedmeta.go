@@ -42,7 +42,7 @@ func Meta(it *watch.Item, plain bool, decode func(*watch.Item) (kapi.Object, err
 
 // read returns the name, namespace and uid of the object stored as b, and
 // true if its metadata holds no ownerReferences, finalizers or
-// deletionTimestamp and those strings no escapes.
+// deletionTimestamp and those strings no escapes or invalid UTF-8.
 func read(b []byte) (*kapi.ObjectMeta, bool) {
 	i, ok := member(b, 0, "metadata")
 	if !ok || i >= len(b) || b[i] != '{' {
@@ -74,7 +74,9 @@ func read(b []byte) (*kapi.ObjectMeta, bool) {
 			if i >= len(b) || b[i] != '"' {
 				return nil, false
 			}
-			end, ok := jsonskip.String(b, i, jsonskip.AnyText)
+			// Exact: invalid UTF-8 decodes as U+FFFD, so a string with
+			// any is decoded, not copied.
+			end, ok := jsonskip.String(b, i, jsonskip.Exact)
 			if !ok || bytes.IndexByte(b[i+1:end-1], '\\') >= 0 {
 				return nil, false
 			}
