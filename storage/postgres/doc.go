@@ -330,27 +330,28 @@
 // Measured on a 2-core machine shared by the server, PostgreSQL and the
 // load generator (internal/test/loadtest/sqlrun.sh, 8 connections, every
 // row in one run; medians of three runs, BENCHMARKS.md has them and those
-// before): kapi on PostgreSQL wrote 1,805 creates/s, 1,752 PUTs, 1,707
-// merge PATCHes and 1,536 server-side applies, 1.29x to 1.49x kapi on one
-// etcd member and 5.5x to 11.2x kube-apiserver on kine v0.17.5 on the same
-// PostgreSQL, at 517 to 627 µs of kapi and PostgreSQL CPU per write (kapi
-// and etcd: 1.02 to 1.23 ms; kube-apiserver, kine and PostgreSQL: 5.6 to
-// 14.8 ms). Reads come from the watch cache, as on the memory backend: a
-// consistent GET at 88 % of its ceiling (memory 82 %), a LIST of 10,000
-// widgets at 95 % (memory 95 %).
+// before): kapi on PostgreSQL wrote 4,400 creates/s, 4,023 PUTs, 4,691
+// merge PATCHes and 4,224 server-side applies, 1.27x to 1.43x kapi on one
+// etcd member and 5.7x to 15.1x kube-apiserver on kine v0.17.5 on the same
+// PostgreSQL, at 218 to 255 µs of kapi and PostgreSQL CPU per write (kapi
+// and etcd: 418 to 469 µs; kube-apiserver, kine and PostgreSQL: 2.6 to
+// 6.8 ms). Reads come from the watch cache, as on the memory backend: a
+// consistent GET at 102 % of its ceiling (memory 94 %), a LIST of 10,000
+// widgets at 96 % (memory 92 %).
 //
 // What bounds writes: a batch of about 8 writes makes 2 round trips and 5
 // statements (BEGIN, the revision lock, the lease check with the current
 // rows; the log, the current rows, the counter and the notification in one
 // statement, COMMIT). A bare client issuing the same statements through
 // this store at the same concurrency makes the same commits, as full (8
-// writes each, counted with pg_stat_statements), and writes 2,000 to
-// 4,300 times a second; kapi beside it, in alternated rounds, reached
-// 0.69x to 0.79x its rates (medians of sixteen runs: create 0.79, PUT
-// 0.76, merge PATCH 0.72, apply 0.69; 0.56x to 0.98x in single runs):
-// kapi's request handling (152 to 420 µs of CPU per write, the bare
-// client's 101 to 204) runs between commits, in series with them because
-// 8 writers answered together come back together. Overlapping it with the
+// writes each, counted with pg_stat_statements), and writes 4,800 to
+// 6,800 times a second; kapi beside it, in alternated rounds, reached
+// 0.71x to 0.85x its rates (medians of the same three runs: create 0.80,
+// PUT 0.85, merge PATCH 0.72, apply 0.71; 0.56x to 0.98x in single runs
+// on this and slower machines): kapi's request handling (102 to 172 µs
+// of CPU per write in those runs, the bare client's 68 to 99) runs
+// between commits, in series with them because 8 writers answered
+// together come back together. Overlapping it with the
 // next commit cannot pay: PostgreSQL releases the revision lock only once
 // the COMMIT's WAL flush is done, and splitting the writers into two
 // batches that take turns halves the writes per commit (measured 1.2 to
