@@ -3,9 +3,9 @@ module github.com/kapi-dev/kapi/examples/aggregated
 go 1.26.0
 
 require (
-	github.com/kapi-dev/kapi v0.0.0-20261129200426-91e437e70bcf
-	github.com/kapi-dev/kapi/observe/otel v0.0.0-20261129200426-91e437e70bcf
-	github.com/kapi-dev/kapi/observe/prometheus v0.0.0-20261129200426-91e437e70bcf
+	github.com/kapi-dev/kapi v0.0.0-20261130105000-33eece04ae56
+	github.com/kapi-dev/kapi/observe/otel v0.0.0-20261130105000-33eece04ae56
+	github.com/kapi-dev/kapi/observe/prometheus v0.0.0-20261130105000-33eece04ae56
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0

@@ -3,8 +3,8 @@ module github.com/kapi-dev/kapi/examples/controlplane
 go 1.26.0
 
 require (
-	github.com/kapi-dev/kapi v0.0.0-20261129200426-91e437e70bcf
-	github.com/kapi-dev/kapi/validation/cel v0.0.0-20261129200426-91e437e70bcf
+	github.com/kapi-dev/kapi v0.0.0-20261130105000-33eece04ae56
+	github.com/kapi-dev/kapi/validation/cel v0.0.0-20261130105000-33eece04ae56
 )
 
 require (

@@ -3,7 +3,7 @@ module github.com/kapi-dev/kapi/observe/prometheus
 go 1.26.0
 
 require (
-	github.com/kapi-dev/kapi v0.0.0-20261129200426-91e437e70bcf
+	github.com/kapi-dev/kapi v0.0.0-20261130105000-33eece04ae56
 	github.com/prometheus/client_golang v1.23.2
 	github.com/prometheus/client_model v0.6.2
 )

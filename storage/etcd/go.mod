@@ -3,7 +3,7 @@ module github.com/kapi-dev/kapi/storage/etcd
 go 1.26.0
 
 require (
-	github.com/kapi-dev/kapi v0.0.0-20261129200426-91e437e70bcf
+	github.com/kapi-dev/kapi v0.0.0-20261130105000-33eece04ae56
 	go.etcd.io/etcd/api/v3 v3.7.3
 	go.etcd.io/etcd/client/v3 v3.7.3
 	go.etcd.io/etcd/server/v3 v3.7.3

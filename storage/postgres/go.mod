@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/jackc/pgx/v5 v5.12.0
-	github.com/kapi-dev/kapi v0.0.0-20261129200426-91e437e70bcf
+	github.com/kapi-dev/kapi v0.0.0-20261130105000-33eece04ae56
 )
 
 require (

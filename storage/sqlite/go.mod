@@ -3,7 +3,7 @@ module github.com/kapi-dev/kapi/storage/sqlite
 go 1.26.0
 
 require (
-	github.com/kapi-dev/kapi v0.0.0-20261129200426-91e437e70bcf
+	github.com/kapi-dev/kapi v0.0.0-20261130105000-33eece04ae56
 	modernc.org/sqlite v1.62.0
 )
 

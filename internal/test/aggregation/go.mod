@@ -2,7 +2,7 @@ module github.com/kapi-dev/kapi/internal/test/aggregation
 
 go 1.26.0
 
-require github.com/kapi-dev/kapi v0.0.0-20261129200426-91e437e70bcf
+require github.com/kapi-dev/kapi v0.0.0-20261130105000-33eece04ae56
 
 require (
 	github.com/evanphx/json-patch/v5 v5.9.11 // indirect

@@ -3,7 +3,7 @@ module github.com/kapi-dev/kapi/internal/test/ctrltest
 go 1.26.0
 
 require (
-	github.com/kapi-dev/kapi v0.0.0-20261129200426-91e437e70bcf
+	github.com/kapi-dev/kapi v0.0.0-20261130105000-33eece04ae56
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
@@ -48,7 +48,7 @@ require (
 	github.com/google/gnostic-models v0.7.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
-	github.com/kapi-dev/kapi/validation/cel v0.0.0-20261129200426-91e437e70bcf
+	github.com/kapi-dev/kapi/validation/cel v0.0.0-20261130105000-33eece04ae56
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect

@@ -3,7 +3,7 @@ module github.com/kapi-dev/kapi/internal/test/e2e
 go 1.26.0
 
 require (
-	github.com/kapi-dev/kapi v0.0.0-20261129200426-91e437e70bcf
+	github.com/kapi-dev/kapi v0.0.0-20261130105000-33eece04ae56
 	go.etcd.io/bbolt v1.5.0
 	google.golang.org/protobuf v1.36.12
 	k8s.io/api v0.37.2

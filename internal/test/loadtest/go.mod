@@ -4,8 +4,8 @@ go 1.26.0
 
 require (
 	github.com/jackc/pgx/v5 v5.12.0
-	github.com/kapi-dev/kapi v0.0.0-20261129200426-91e437e70bcf
-	github.com/kapi-dev/kapi/storage/postgres v0.0.0-20261129200426-91e437e70bcf
+	github.com/kapi-dev/kapi v0.0.0-20261130105000-33eece04ae56
+	github.com/kapi-dev/kapi/storage/postgres v0.0.0-20261130105000-33eece04ae56
 	go.etcd.io/etcd/client/v3 v3.7.3
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2

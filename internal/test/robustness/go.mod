@@ -4,9 +4,9 @@ go 1.26.0
 
 require (
 	github.com/anishathalye/porcupine v1.3.1
-	github.com/kapi-dev/kapi v0.0.0-20261129200426-91e437e70bcf
-	github.com/kapi-dev/kapi/storage/etcd v0.0.0-20261129200426-91e437e70bcf
-	github.com/kapi-dev/kapi/storage/postgres v0.0.0-20261129200426-91e437e70bcf
+	github.com/kapi-dev/kapi v0.0.0-20261130105000-33eece04ae56
+	github.com/kapi-dev/kapi/storage/etcd v0.0.0-20261130105000-33eece04ae56
+	github.com/kapi-dev/kapi/storage/postgres v0.0.0-20261130105000-33eece04ae56
 	go.etcd.io/etcd/client/v3 v3.7.3
 	go.etcd.io/etcd/server/v3 v3.7.3
 	go.uber.org/zap v1.27.1

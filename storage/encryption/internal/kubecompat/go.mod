@@ -9,8 +9,8 @@ replace (
 
 require (
 	github.com/go-logr/logr v1.4.3
-	github.com/kapi-dev/kapi v0.0.0-20261129200426-91e437e70bcf
-	github.com/kapi-dev/kapi/storage/encryption/secretbox v0.0.0-20261129200426-91e437e70bcf
+	github.com/kapi-dev/kapi v0.0.0-20261130105000-33eece04ae56
+	github.com/kapi-dev/kapi/storage/encryption/secretbox v0.0.0-20261130105000-33eece04ae56
 	k8s.io/apimachinery v0.37.2
 	k8s.io/apiserver v0.37.2
 	k8s.io/klog/v2 v2.140.0
