@@ -63,9 +63,10 @@ func Start(t testing.TB, args ...string) *Server {
 	}
 	s := &Server{URL: "http://" + addr, cmd: cmd}
 	t.Cleanup(func() { s.Stop(t) })
+	client := &http.Client{Timeout: 5 * time.Second}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		resp, err := http.Get(s.URL + "/readyz")
+		resp, err := client.Get(s.URL + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
