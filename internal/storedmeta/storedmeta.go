@@ -74,8 +74,8 @@ func read(b []byte) (*kapi.ObjectMeta, bool) {
 			if i >= len(b) || b[i] != '"' {
 				return nil, false
 			}
-			// Exact: invalid UTF-8 decodes as U+FFFD, so a string with
-			// any is decoded, not copied.
+			// Exact: a string holding invalid UTF-8 is decoded, not
+			// copied (encoding/json reads each invalid byte as U+FFFD).
 			end, ok := jsonskip.String(b, i, jsonskip.Exact)
 			if !ok || bytes.IndexByte(b[i+1:end-1], '\\') >= 0 {
 				return nil, false
