@@ -45,7 +45,8 @@ type Server struct {
 
 // Start starts the test binary again as the command, with args and
 // -addr on a free loopback port, and waits until /readyz answers 200. It
-// is stopped (SIGTERM, as a user's Ctrl-C) by Stop or at the test's end.
+// is stopped (SIGTERM, as a service manager stops it) by Stop or at the
+// test's end.
 func Start(t testing.TB, args ...string) *Server {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
