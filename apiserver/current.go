@@ -58,13 +58,13 @@ func (rq *request) latest(ctx context.Context, key string, fromCache bool) (kv s
 // value is the object's marshalStored encoding (kv's value, unless it was
 // stored in another version and converted; then nil), from which its JSON
 // is made without encoding it again (objectJSON). rq.curOffered says the
-// object is the image offered for value (offer): fieldsJSON, specChanged trust it.
+// object is, in rq's version, the image offered for value (offer).
 func (rq *request) current(ctx context.Context, kv storage.KeyValue) (obj kapi.Object, value []byte, err error) {
 	if rq.curOffered = false; rq.subresource == "" && len(rq.s.config.mutating) == 0 && rq.res.cache != nil {
 		rq.waitCache(ctx, kv.ModRevision) // if not reached, decoded below
 		if it, _ := rq.res.cache.Get(kv.Key); it != nil && it.Revision == kv.ModRevision {
 			if obj, err := cachedObject(it); err == nil && isObjectOf(obj, rq.res.storageVersion().objType.typ) {
-				rq.curOffered = it.Offered()
+				rq.curOffered = it.Offered() && !rq.res.converts()
 				return shallowCopy(obj), it.Value, nil // no Value if converted
 			}
 		}

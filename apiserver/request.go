@@ -53,7 +53,7 @@ type request struct {
 	warnedRunes      int
 	rec              *recording // what observers see, or nil (observe.go)
 	cacheSlow        bool       // the watch cache was waited for in vain (waitCache)
-	curOffered       bool       // current's object is the one this server offered for its value (see offer)
+	curOffered       bool       // current's object, in rq's version, is the one this server offered for its value (see offer)
 	w                http.ResponseWriter
 	r                *http.Request
 }

@@ -279,7 +279,7 @@ func (rq *request) prepareUpdate(cur, want kapi.Object) (kapi.Object, error) {
 		res.hooks.update(cur, want)
 	}
 	wm.Generation = om.Generation
-	changed, err := res.specChanged(cur, want, rq.curOffered && !res.converts())
+	changed, err := res.specChanged(cur, want, rq.curOffered)
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +300,7 @@ func (r *resource) specChanged(a, b kapi.Object, aImage bool) (bool, error) {
 	}
 	sa, sb := r.withoutMetaAndStatus(a), r.withoutMetaAndStatus(b)
 	if im := r.objType.image; im != nil && reflect.TypeOf(a).Elem() == r.objType.typ && reflect.TypeOf(b).Elem() == r.objType.typ &&
-		im.Is(reflect.ValueOf(sa).Elem()) && im.Is(reflect.ValueOf(sb).Elem()) {
+		(aImage || im.Is(reflect.ValueOf(sa).Elem())) && im.Is(reflect.ValueOf(sb).Elem()) {
 		return !deepequal.Values(reflect.ValueOf(sa).Elem(), reflect.ValueOf(sb).Elem()), nil
 	}
 	ja, errA := json.Marshal(sa)

@@ -126,11 +126,11 @@ func WithManagedFields(stored []byte, managed []kapi.ManagedFieldsEntry) (out []
 
 // InsertManagedFields is WithManagedFields of bare, a stored value with
 // no managedFields whose metadata closes at bare[end], as the encoder that
-// wrote it said: the place is not looked for. ok is false if bare[end]
-// is not a closing brace (end -1: not known).
+// wrote it said: the place is not looked for. Where end is not known (-1)
+// or bare[end] is not a closing brace, it is WithManagedFields.
 func InsertManagedFields(bare []byte, end int, managed []kapi.ManagedFieldsEntry) (out []byte, ok bool, err error) {
 	if end <= 0 || end >= len(bare) || bare[end] != '}' {
-		return nil, false, nil
+		return WithManagedFields(bare, managed)
 	}
 	// No member's value ends in '{': metadata has members unless it is {}.
 	return joinManaged(bare, end, end, bare[end-1] != '{', managed)

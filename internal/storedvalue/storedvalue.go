@@ -125,11 +125,7 @@ func (v Value) WithManaged(obj kapi.Object, changed, splices bool) ([]byte, erro
 		return v.Bytes, nil
 	}
 	if splices {
-		managed := obj.GetObjectMeta().ManagedFields
-		out, ok, err := splice.InsertManagedFields(v.Bytes, v.metaEnd, managed)
-		if !ok && err == nil {
-			out, ok, err = splice.WithManagedFields(v.Bytes, managed)
-		}
+		out, ok, err := splice.InsertManagedFields(v.Bytes, v.metaEnd, obj.GetObjectMeta().ManagedFields)
 		if ok || err != nil {
 			return out, err
 		}
@@ -149,7 +145,7 @@ func (v Value) Unchanged(next, cur kapi.Object, stored []byte) (bool, error) {
 	if same := splice.EqualUnmanaged(v.Bytes, stored); !same || deepequal.Values(reflect.ValueOf(managed).Elem(), reflect.ValueOf(&cur.GetObjectMeta().ManagedFields).Elem()) {
 		return same, nil
 	}
-	full, ok, err := splice.WithManagedFields(v.Bytes, *managed)
+	full, ok, err := splice.InsertManagedFields(v.Bytes, v.metaEnd, *managed)
 	if !ok || err != nil {
 		return false, err
 	}
