@@ -9,6 +9,7 @@
 package examplecheck
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -39,8 +40,10 @@ func Main(main func()) {
 
 // Server is a command started by Start.
 type Server struct {
-	URL string
-	cmd *exec.Cmd
+	URL    string
+	cmd    *exec.Cmd
+	exited chan struct{} // closed when the command has exited
+	err    error         // how it exited, once exited is closed
 }
 
 // Start starts the test binary again as the command, with args and
@@ -58,11 +61,11 @@ func Start(t testing.TB, args ...string) *Server {
 	cmd := exec.Command(os.Args[0], append(args, "-addr", addr)...)
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	cmd.WaitDelay = 10 * time.Second
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{URL: "http://" + addr, cmd: cmd}
+	s := &Server{URL: "http://" + addr, cmd: cmd, exited: make(chan struct{})}
+	go func() { s.err = cmd.Wait(); close(s.exited) }()
 	t.Cleanup(func() { s.Stop(t) })
 	client := &http.Client{Timeout: 5 * time.Second}
 	deadline := time.Now().Add(60 * time.Second)
@@ -74,6 +77,11 @@ func Start(t testing.TB, args ...string) *Server {
 				return s
 			}
 		}
+		select {
+		case <-s.exited:
+			t.Fatalf("%s %v exited before it was ready: %v", os.Args[0], args, s.err)
+		default:
+		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s %v: not ready after a minute (last: %v)", os.Args[0], args, err)
 		}
@@ -82,24 +90,33 @@ func Start(t testing.TB, args ...string) *Server {
 }
 
 // Stop stops the command with SIGTERM and waits for it to exit, which it
-// must do cleanly.
+// must do cleanly and within 10 s (it is killed then).
 func (s *Server) Stop(t testing.TB) {
 	t.Helper()
-	if s.cmd.ProcessState != nil {
-		return
+	select {
+	case <-s.exited:
+		return // stopped already, or exited: Start said so
+	default:
 	}
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Error(err)
 	}
-	if err := s.cmd.Wait(); err != nil {
-		t.Errorf("the command stopped with %v", err)
+	select {
+	case <-s.exited:
+		if s.err != nil {
+			t.Errorf("the command stopped with %v", s.err)
+		}
+	case <-time.After(10 * time.Second):
+		s.cmd.Process.Kill()
+		<-s.exited
+		t.Error("the command did not stop within 10 s of SIGTERM: killed")
 	}
 }
 
 // Kubectl returns a function that runs kubectl against s, with a home and
 // a discovery cache of its own and stdin as its input, and returns its
 // standard output; it fails t with all of kubectl's output if kubectl
-// fails. It skips t when kubectl is not installed.
+// fails or takes over a minute. It skips t when kubectl is not installed.
 func Kubectl(t testing.TB, s *Server) func(stdin string, args ...string) string {
 	t.Helper()
 	if _, err := os.Stat(KubectlBin); err != nil {
@@ -108,7 +125,9 @@ func Kubectl(t testing.TB, s *Server) func(stdin string, args ...string) string 
 	home := t.TempDir()
 	return func(stdin string, args ...string) string {
 		t.Helper()
-		cmd := exec.Command(KubectlBin, append([]string{"--server", s.URL, "--cache-dir", filepath.Join(home, "cache")}, args...)...)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, KubectlBin, append([]string{"--server", s.URL, "--cache-dir", filepath.Join(home, "cache")}, args...)...)
 		cmd.Env = append(os.Environ(), "HOME="+home, "KUBECONFIG="+filepath.Join(home, "none"))
 		cmd.Stdin = strings.NewReader(stdin)
 		cmd.WaitDelay = 10 * time.Second
