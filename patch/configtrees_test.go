@@ -163,7 +163,7 @@ func TestConfigTreesShared(t *testing.T) {
 					t.Errorf("Decode: %v", w.Labels)
 					return
 				}
-				w.Labels["x"] = "z" // the decoded value is the caller's (stringMapCopies)
+				w.Labels["x"] = "z" // the decoded value is the caller's (decodedCopies)
 			}
 		})
 	}

@@ -22,48 +22,61 @@ type boundedObj struct {
 // TestDecodedCopiesBounded: configurations read and decoded once each,
 // with large lists and label maps, leave nothing in decodedCopies, though
 // decodedTwice, by address, says yes for a tree allocated where one
-// decoded before was: only trees of the size configTrees keeps are kept.
+// decoded before was: only trees of the size configTrees keeps are kept,
+// by their items (2,000 short ones) and by their bytes (100 long ones,
+// ~9 KiB: under maxDecodedCopy items, over maxConfigTree bytes).
 func TestDecodedCopiesBounded(t *testing.T) {
-	for i := range decodedCopies {
-		decodedCopies[i].Store(nil)
-		decodedSeen[i].Store(0)
-	}
-	var names []string
-	for i := range 2000 {
-		names = append(names, fmt.Sprintf(`{"name":"port-%d","port":%d}`, i, i))
-	}
-	ports := strings.Join(names, ",")
-	var labels []string
-	for i := range 2000 {
-		labels = append(labels, fmt.Sprintf(`"label-%d":"value-%d"`, i, i))
-	}
-	for i := range 200 {
-		doc := fmt.Sprintf(`{"labels":{%s,"i":"%d"},"spec":{"ports":[%s,{"name":"last","port":%d}]}}`, strings.Join(labels, ","), i, ports, i)
-		c, err := ParseConfiguration([]byte(doc))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !c.Decode(new(boundedObj)) {
-			t.Fatal("not decoded")
-		}
-		if i%10 == 0 {
-			runtime.GC()
-		}
-	}
-	kept, items := 0, 0
-	for i := range decodedCopies {
-		if c := decodedCopies[i].Load(); c != nil {
-			kept++
-			switch tr := c.tree.(type) {
-			case []any:
-				items += len(tr)
-			case map[string]any:
-				items += len(tr)
+	for _, tc := range []struct {
+		name  string
+		items int
+		pad   string
+	}{
+		{"items", 2000, ""},
+		{"bytes", 100, strings.Repeat("x", 80)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for i := range decodedCopies {
+				decodedCopies[i].Store(nil)
+				decodedSeen[i].Store(0)
 			}
-		}
-	}
-	if kept > 0 {
-		t.Errorf("decodedCopies keeps %d trees (%d items/members) no configuration decoded twice", kept, items)
+			var names []string
+			for i := range tc.items {
+				names = append(names, fmt.Sprintf(`{"name":"port-%s%d","port":%d}`, tc.pad, i, i))
+			}
+			ports := strings.Join(names, ",")
+			var labels []string
+			for i := range tc.items {
+				labels = append(labels, fmt.Sprintf(`"label-%d":"value-%s%d"`, i, tc.pad, i))
+			}
+			for i := range 200 {
+				doc := fmt.Sprintf(`{"labels":{%s,"i":"%d"},"spec":{"ports":[%s,{"name":"last","port":%d}]}}`, strings.Join(labels, ","), i, ports, i)
+				c, err := ParseConfiguration([]byte(doc))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !c.Decode(new(boundedObj)) {
+					t.Fatal("not decoded")
+				}
+				if i%10 == 0 {
+					runtime.GC()
+				}
+			}
+			kept, items := 0, 0
+			for i := range decodedCopies {
+				if c := decodedCopies[i].Load(); c != nil {
+					kept++
+					switch tr := c.tree.(type) {
+					case []any:
+						items += len(tr)
+					case map[string]any:
+						items += len(tr)
+					}
+				}
+			}
+			if kept > 0 {
+				t.Errorf("decodedCopies keeps %d trees (%d items/members) no configuration decoded twice", kept, items)
+			}
+		})
 	}
 }
 
