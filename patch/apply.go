@@ -152,10 +152,9 @@ func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.
 	ignore := ignoreFilter(opts.Ignore)
 	// kube-apiserver merges the ignored fields and resets them afterwards:
 	// they are not applied, but a change to them still stamps the entry.
-	touchesIgnored, named := false, false
+	touchesIgnored := false
 	for _, f := range opts.Ignore {
 		if cv, ok := cfg[f]; ok {
-			named = true
 			var lv any
 			var lok bool
 			if tl != nil {
@@ -174,15 +173,6 @@ func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.
 			}
 		}
 	}
-	// Without them: the typed walk passes over them, and makes no copy
-	// of cfg to leave them out.
-	withoutIgnored := func() map[string]any {
-		if named {
-			cfg = without(cfg, opts.Ignore) // config is never changed
-		}
-		return cfg
-	}
-
 	if len(ms) == 0 {
 		s.update(map[string]any{}, liveObj, ms, UpdateOptions{
 			Manager: beforeFirstApply, APIVersion: opts.APIVersion, Subresource: opts.Subresource, Now: now, Ignore: opts.Ignore,
@@ -217,7 +207,9 @@ func (s *Schema) ApplyMerged(live []byte, config *Configuration, managed []kapi.
 	}
 	var result any
 	if typed == nil {
-		cfg = withoutIgnored()
+		// Without them (the typed walk passes over them, with no copy
+		// of cfg); config is never changed.
+		cfg = without(cfg, opts.Ignore)
 		if liveObj == nil {
 			if err := wholeTree(); err != nil {
 				return nil, nil, err
