@@ -44,18 +44,15 @@ var (
 // New returns the Encoder of t, or nil if it can write no value of t (see
 // the package documentation).
 func New(t reflect.Type) *Encoder {
-	c := compiler{seen: map[reflect.Type]*entry{}, plans: map[reflect.Type]structPlan{}}
+	c := compiler{seen: map[reflect.Type]*entry{}, root: t}
+	if t.Kind() == reflect.Pointer {
+		c.root = t.Elem()
+	}
 	fn, ok := c.compile(t)
 	if !ok || c.dynamic {
 		return nil
 	}
-	e := &Encoder{typ: t, fn: fn}
-	if t.Kind() == reflect.Pointer {
-		e.top = c.plans[t.Elem()]
-	} else {
-		e.top = c.plans[t]
-	}
-	return e
+	return &Encoder{typ: t, fn: fn, top: c.top}
 }
 
 // Append appends the JSON of v, a value of the Encoder's type, to b: what
@@ -144,8 +141,11 @@ type entry struct {
 }
 
 type compiler struct {
-	seen  map[reflect.Type]*entry
-	plans map[reflect.Type]structPlan // of the struct types compiled
+	seen map[reflect.Type]*entry
+	// root is the type compiled, or what it points to; top its plan if
+	// it is a struct (Encoder.top).
+	root reflect.Type
+	top  structPlan
 	// dynamic is set on meeting an interface type. Its values are left to
 	// json.Marshal, which looks at what they hold, and a type that has one
 	// rarely holds nil in it: its values would be written in part, to be

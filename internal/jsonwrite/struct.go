@@ -31,7 +31,9 @@ func (c *compiler) compileStruct(t reflect.Type) (appendFunc, bool) {
 		}
 		plan = append(plan, field{index: f.Index, name: fieldName(f.Name), omit: omit, fn: fn})
 	}
-	c.plans[t] = plan
+	if t == c.root {
+		c.top = plan
+	}
 	return func(b []byte, v reflect.Value, depth int) ([]byte, bool) {
 		return plan.append(b, v, depth, -1, nil)
 	}, true
